@@ -92,8 +92,8 @@ std::vector<at::Tensor> LayerParams::all() const {
   return out;
 }
 
-Model::Model(const ModelSpec& spec, uint64_t seed, Comm& comm, ActCkpt act_ckpt, c10::Device device)
-    : spec_(spec), comm_(comm), act_ckpt_(act_ckpt) {
+Model::Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knobs, c10::Device device)
+    : spec_(spec), comm_(comm), knobs_(knobs) {
   const int64_t h = spec.hidden_size, d = spec.head_dim, i = spec.intermediate_size, V = spec.vocab_size;
   const int64_t qkv = (spec.num_attention_heads + 2 * spec.num_key_value_heads) * d;
   const int64_t per_layer = 2 * h + qkv * h + (spec.qk_norm ? 2 * d : 0) + h * spec.q_dim() + 3 * i * h;
@@ -175,7 +175,7 @@ at::Tensor Model::loss_sum(const at::Tensor& inputs, const at::Tensor& labels, i
   at::Tensor x = at::embedding(embed_, inputs);  // [b, n, h]
   layer_fns_.assign(layers_.size(), LayerFn());
   for (size_t l = 0; l < layers_.size(); ++l) {
-    if (act_ckpt_ == ActCkpt::kFull) {
+    if (knobs_.act_ckpt == ActCkpt::kFull) {
       layer_fns_[l] = [this, l, cos = cos, sin = sin](const at::Tensor& in) { return layer(l, in, cos, sin); };
       const std::vector<at::Tensor> params = layers_[l].all();
       x = CheckpointedLayer::apply(&layer_fns_[l], x, at::TensorList(params))[0];

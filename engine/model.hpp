@@ -39,7 +39,7 @@ class Model {
   // Allocates and initialises the parameters (normal(0, 0.02) matrices, ones for norms, in
   // declaration order from one generator seeded with `seed`) and zeroed grads.
   // `device`: kCPU here; a CUDA device on GPUs (compiled, not exercised on this machine).
-  Model(const ModelSpec& spec, uint64_t seed, Comm& comm, ActCkpt act_ckpt, c10::Device device);
+  Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knobs, c10::Device device);
   ~Model();
 
   // Sum of the cross-entropy of this rank's tokens whose label is not kIgnoreLabel.
@@ -56,7 +56,7 @@ class Model {
 
   ModelSpec spec_;
   Comm& comm_;
-  ActCkpt act_ckpt_;
+  Knobs knobs_;  // act_ckpt, tiling and ZeRO settings of the run
   at::Tensor params_flat_, grads_flat_;
   at::Tensor embed_, final_norm_, lm_head_;
   std::vector<LayerParams> layers_;

@@ -20,7 +20,7 @@ int64_t sequences_per_step(const Knobs& k, int64_t dp) { return dp * k.micro_bat
 
 Trainer::Trainer(const RunOptions& options, Comm& comm, const TokenSource& data)
     : options_(options), comm_(comm), data_(data) {
-  model_ = std::make_unique<Model>(options.plan.model, options.seed, comm, options.plan.knobs.act_ckpt, comm.device());
+  model_ = std::make_unique<Model>(options.plan.model, options.seed, comm, options.plan.knobs, comm.device());
   MemoryScope tag(MemCategory::kOptimizer);  // allocated up front so the peak includes them from step 1
   exp_avg_ = at::zeros_like(model_->params_flat());
   exp_avg_sq_ = at::zeros_like(model_->params_flat());
