@@ -56,7 +56,8 @@ void StepGraphBuilder::emit_backward_layer(int micro, int layer) {
   if (layer + 1 == c_.layers) free_at_end(bwd.last, MemCategory::kParams, t_.reuse_kept_bytes);
   end_use(bwd.last);
 
-  const OpId reduce = add_optional(mp + "reduce.L" + li, Resource::kComm, OpCategory::kZero, c_.grad_reduce_s);
+  const double reduce_s = c_.reduces_in(micro) ? c_.grad_reduce_s : 0.0;  // ZeRO 0/1: only at the boundary
+  const OpId reduce = add_optional(mp + "reduce.L" + li, Resource::kComm, OpCategory::kZero, reduce_s);
   g_.add_dep(bwd.last, reduce);
   free_at_end(reduce != kNoOp ? reduce : bwd.last, MemCategory::kBuffers, t_.reduce_copy_bytes);
   if (reduce != kNoOp) reductions_.push_back(reduce);
@@ -80,7 +81,8 @@ void StepGraphBuilder::emit_embedding_backward(int micro) {
   free_at_end(embed, MemCategory::kGrads, t_.head_grad_transient_bytes);
   end_use(embed);
   const OpId reduce =
-      add_optional(mp + "reduce.embed", Resource::kComm, OpCategory::kZero, c_.embed_grad_reduce_s);
+      add_optional(mp + "reduce.embed", Resource::kComm, OpCategory::kZero,
+                   c_.reduces_in(micro) ? c_.embed_grad_reduce_s : 0.0);
   g_.add_dep(embed, reduce);
   free_at_end(reduce != kNoOp ? reduce : embed, MemCategory::kBuffers, t_.reduce_copy_bytes);
   if (reduce != kNoOp) reductions_.push_back(reduce);

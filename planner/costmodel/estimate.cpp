@@ -5,8 +5,9 @@
 //  1. Ulysses all-to-alls are synchronous: the layer waits for them (never hidden).
 //  2. ZeRO-3 all-gathers (and the H2D fetch of offloaded params) are prefetched on a side stream
 //     and hide behind the previous layer's compute; only the excess is exposed.
-//  3. Gradient reduce-scatters run on a side stream behind the next layer's backward, queued
-//     behind that layer's gather on the same links.
+//  3. Gradient reductions run on a side stream behind the next layer's backward, queued
+//     behind that layer's gather on the same links: every micro step at ZeRO 2/3, only in the
+//     last micro step of an accumulation at ZeRO 0/1 (DeepSpeed reduces at the boundary).
 //  4. Checkpoint offload copies run on copy engines behind the same layer's compute.
 //  5. The optimizer phase (grad D2H, Adam, param H2D, ZeRO-1/2 all-gather) runs after the last
 //     backward, alone.
@@ -36,30 +37,42 @@ LayerPassTime layer_pass_time(const LayerPassCosts& pass, double zero_s, double 
   return t;
 }
 
-TimeBreakdown time_breakdown(const StepCosts& c) {
+// One micro step's wall time and exposed ZeRO / offload time, with or without gradient reductions.
+struct MicroStepTime {
+  double step_s = 0, exposed_zero_s = 0, exposed_offload_s = 0;
+};
+
+MicroStepTime micro_step_time(const StepCosts& c, bool reduces) {
   const bool recompute = c.recompute.compute_s() > 0;
   const double gather = c.param_gather_s + c.param_fetch_h2d_s;
+  const double reduce = reduces ? c.grad_reduce_s : 0.0;
   const LayerPassTime fwd = layer_pass_time(c.forward, gather, c.ckpt_d2h_s);
   const LayerPassTime rec = recompute ? layer_pass_time(c.recompute, gather, c.ckpt_h2d_s) : LayerPassTime{};
   // Gathers and reduce-scatters share the links, so in backward they queue behind each other.
-  const LayerPassTime bwd = layer_pass_time(c.backward, gather + c.grad_reduce_s, 0.0);
+  const LayerPassTime bwd = layer_pass_time(c.backward, gather + reduce, 0.0);
+  // The embedding / head gathers and reductions are exposed (nothing to hide behind at the ends).
+  const double ends_zero = 3.0 * c.embed_gather_s + (reduces ? c.embed_grad_reduce_s : 0.0);
+  MicroStepTime t;
+  t.exposed_zero_s = c.layers * (fwd.exposed_zero_s + rec.exposed_zero_s + bwd.exposed_zero_s) + ends_zero;
+  t.exposed_offload_s = c.layers * (fwd.exposed_offload_s + rec.exposed_offload_s);
+  t.step_s = c.layers * (fwd.step_s + rec.step_s + bwd.step_s) + c.embed_fwd_s + c.embed_bwd_s + c.loss_fwd_s +
+             c.loss_bwd_s + ends_zero;
+  return t;
+}
 
+TimeBreakdown time_breakdown(const StepCosts& c) {
+  const MicroStepTime reducing = micro_step_time(c, true), accumulating = micro_step_time(c, false);
+  const double m = static_cast<double>(c.micro_steps), r = static_cast<double>(c.reducing_micro_steps);
   TimeBreakdown t;
-  const double m = static_cast<double>(c.micro_steps);
   t.compute_s = m * c.micro_step_compute_s();
   t.a2a_s = m * c.micro_step_a2a_s();
-  t.zero_comm_s = m * c.micro_step_zero_comm_s();
+  t.zero_comm_s = c.step_zero_comm_s();
   t.offload_s = m * c.micro_step_offload_s() + c.grad_d2h_s + c.param_h2d_s;
   t.optimizer_s = c.optimizer_phase_s();
   t.exposed_a2a_s = t.a2a_s;
-  // The embedding / head gathers and reductions are exposed (nothing to hide behind at the ends).
-  const double ends_zero = 3.0 * c.embed_gather_s + c.embed_grad_reduce_s;
-  t.exposed_zero_s = m * (c.layers * (fwd.exposed_zero_s + rec.exposed_zero_s + bwd.exposed_zero_s) + ends_zero) +
-                     c.param_allgather_s;
-  t.exposed_offload_s = m * c.layers * (fwd.exposed_offload_s + rec.exposed_offload_s) + c.grad_d2h_s + c.param_h2d_s;
-  const double micro_s = c.layers * (fwd.step_s + rec.step_s + bwd.step_s) + c.embed_fwd_s + c.embed_bwd_s +
-                         c.loss_fwd_s + c.loss_bwd_s + ends_zero;
-  t.step_time_s = m * micro_s + c.optimizer_phase_s();
+  t.exposed_zero_s = r * reducing.exposed_zero_s + (m - r) * accumulating.exposed_zero_s + c.param_allgather_s;
+  t.exposed_offload_s = m * reducing.exposed_offload_s + c.grad_d2h_s + c.param_h2d_s;
+  t.step_time_s = r * reducing.step_s + (m - r) * accumulating.step_s + c.optimizer_phase_s();
   t.serial_step_time_s = c.serial_s();
   return t;
 }

@@ -105,6 +105,7 @@ StepCosts step_costs(const PlanSpec& p) {
   StepCosts c;
   c.layers = p.model.num_hidden_layers;
   c.micro_steps = p.knobs.grad_accum_steps;
+  c.reducing_micro_steps = p.knobs.zero_stage >= 2 ? c.micro_steps : 1;
   c.forward = forward_pass(p, x);
   if (p.knobs.act_ckpt != ActCkpt::kNone) c.recompute = c.forward;
   c.backward = backward_pass(p, x, c.forward);
@@ -128,7 +129,7 @@ StepCosts step_costs(const PlanSpec& p) {
       c.param_fetch_h2d_s += layer_partition_bytes * ranks_on_node / (g.nvme_GBps_per_node * kGB);
     }
   }
-  // Gradients: reduce-scatter per layer at stage 2/3 (every micro step); all-reduce at stage 0/1.
+  // Gradients: reduce-scatter per layer at stage 2/3; all-reduce at stage 0/1 (reducing_micro_steps).
   const double comm = grad_comm_bytes(p);
   const Collective grad_kind = p.knobs.zero_stage >= 2 ? Collective::kReduceScatter : Collective::kAllReduce;
   c.grad_reduce_s = collective_time_s(p.cluster, grad_kind, comm * params.per_layer, world);
@@ -170,9 +171,15 @@ double StepCosts::micro_step_compute_s() const {
 
 double StepCosts::micro_step_a2a_s() const { return layers * (forward.a2a_s() + recompute.a2a_s() + backward.a2a_s()); }
 
-double StepCosts::micro_step_zero_comm_s() const {
+double StepCosts::micro_step_gather_s() const {
   const double uses = recompute.compute_s() > 0 ? 3.0 : 2.0;  // forward, (recompute,) backward
-  return layers * (uses * param_gather_s + grad_reduce_s) + 3.0 * embed_gather_s + embed_grad_reduce_s;
+  return layers * uses * param_gather_s + 3.0 * embed_gather_s;
+}
+
+double StepCosts::micro_step_reduce_s() const { return layers * grad_reduce_s + embed_grad_reduce_s; }
+
+double StepCosts::step_zero_comm_s() const {
+  return micro_steps * micro_step_gather_s() + reducing_micro_steps * micro_step_reduce_s();
 }
 
 double StepCosts::micro_step_offload_s() const {
@@ -183,7 +190,7 @@ double StepCosts::micro_step_offload_s() const {
 double StepCosts::optimizer_phase_s() const { return grad_d2h_s + optimizer_s + param_h2d_s + param_allgather_s; }
 
 double StepCosts::serial_s() const {
-  return micro_steps * (micro_step_compute_s() + micro_step_a2a_s() + micro_step_zero_comm_s() + micro_step_offload_s()) +
+  return micro_steps * (micro_step_compute_s() + micro_step_a2a_s() + micro_step_offload_s()) + step_zero_comm_s() +
          optimizer_phase_s();
 }
 

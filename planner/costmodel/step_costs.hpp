@@ -31,6 +31,10 @@ struct LayerPassCosts {
 struct StepCosts {
   int64_t layers = 0;
   int64_t micro_steps = 1;        // grad_accum_steps
+  // Micro steps whose backward reduces gradients: every one at ZeRO 2/3 (each backward
+  // reduce-scatters into the partition), only the last at ZeRO 0/1, where DeepSpeed reduces at the
+  // gradient accumulation boundary and earlier micro steps accumulate locally.
+  int64_t reducing_micro_steps = 1;
 
   // Per micro step.
   LayerPassCosts forward;          // per layer
@@ -56,7 +60,10 @@ struct StepCosts {
   // Sums used by the estimate and checked against the simulator.
   double micro_step_compute_s() const;  // all compute-stream work of one micro step
   double micro_step_a2a_s() const;      // all Ulysses all-to-alls of one micro step
-  double micro_step_zero_comm_s() const;// ZeRO gathers and reductions of one micro step
+  double micro_step_gather_s() const;   // ZeRO-3 parameter all-gathers of one micro step
+  double micro_step_reduce_s() const;   // gradient reductions of one reducing micro step
+  bool reduces_in(int64_t micro) const { return micro >= micro_steps - reducing_micro_steps; }
+  double step_zero_comm_s() const;      // all ZeRO gathers and reductions of one step
   double micro_step_offload_s() const;  // checkpoint and parameter copies of one micro step
   double optimizer_phase_s() const;     // grad_d2h + optimizer + param_h2d + param_allgather
   double serial_s() const;              // everything, one after another (no overlap)

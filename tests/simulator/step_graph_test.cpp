@@ -78,6 +78,7 @@ TEST(StepGraph, TwoLayersNoOverlapIsTheSerialSum) {
 TEST(StepGraph, MicroStepsRepeatBeforeOneOptimizerStep) {
   StepCosts c = two_layer_costs();
   c.micro_steps = 2;
+  c.reducing_micro_steps = 2;  // ZeRO 2/3: every backward reduces
   const SimResult r = simulate(c, MemoryTerms{}, Mode::kOverlap);
   EXPECT_DOUBLE_EQ(start_of(r, "m1.embed.fwd"), 78);
   EXPECT_DOUBLE_EQ(start_of(r, "m0.reduce.embed"), 83);
@@ -85,6 +86,19 @@ TEST(StepGraph, MicroStepsRepeatBeforeOneOptimizerStep) {
   EXPECT_DOUBLE_EQ(r.step_time_s, 166);
   EXPECT_DOUBLE_EQ(r.serial_step_time_s, 187);
   EXPECT_DOUBLE_EQ(c.serial_s(), 187);
+}
+
+// ZeRO 0/1 reduce only at the accumulation boundary: micro step 0 has no reductions, so the
+// serial time loses one micro step's 2 x 6 + 2 of reductions.
+TEST(StepGraph, AccumulatingMicroStepsDoNotReduce) {
+  StepCosts c = two_layer_costs();
+  c.micro_steps = 2;
+  c.reducing_micro_steps = 1;
+  const SimResult r = simulate(c, MemoryTerms{}, Mode::kOverlap);
+  EXPECT_LT(start_of(r, "m1.reduce.embed"), r.step_time_s);
+  EXPECT_DOUBLE_EQ(r.serial_step_time_s, 187 - 14);
+  EXPECT_DOUBLE_EQ(c.serial_s(), 187 - 14);
+  for (const auto& e : r.events) EXPECT_NE(e.name.rfind("m0.reduce", 0), 0u) << e.name;
 }
 
 // ZeRO-3 gathers, one use ahead. Only the MLP and the ends cost time: forward mlp 4, backward

@@ -5,6 +5,7 @@
 #include "planner/costmodel/compute.hpp"
 #include "planner/costmodel/estimate.hpp"
 #include "planner/costmodel/memory.hpp"
+#include "planner/costmodel/step_costs.hpp"
 #include "tests/planner/costmodel/fixtures.hpp"
 
 namespace spplan::costmodel {
@@ -83,6 +84,19 @@ TEST(Estimate, NvmeParameterOffloadReadsTheDrivesAndKeepsOnlyASwapBufferInHostMe
   EXPECT_NEAR(nvme.param_fetch_h2d_s - cpu.param_fetch_h2d_s, 2.0 * 218112000 / 8 * 8 / 25e9, 1e-12);
   EXPECT_DOUBLE_EQ(host_memory(p).params_bytes, 2.0 * 5e8 * 8);  // pinned swap buffers, not the weights
   EXPECT_GT(host_cpu, host_memory(p).params_bytes);
+}
+
+// DeepSpeed reduces ZeRO 0/1 gradients once per optimizer step; ZeRO 2/3 in every micro step.
+TEST(Estimate, GradientReductionsPerStepFollowTheZeroStage) {
+  for (const int64_t zero : {0, 1, 2}) {
+    PlanSpec one = plan(8, 1, 8192), four = one;
+    one.knobs.zero_stage = four.knobs.zero_stage = zero;
+    four.knobs.grad_accum_steps = 4;
+    const StepCosts c1 = step_costs(one), c4 = step_costs(four);
+    const double reductions = c4.step_zero_comm_s() / c1.step_zero_comm_s();
+    EXPECT_NEAR(reductions, zero >= 2 ? 4.0 : 1.0, 1e-9) << "zero " << zero;
+    EXPECT_NEAR(estimate(four).time.zero_comm_s, c4.step_zero_comm_s(), 1e-12);
+  }
 }
 
 TEST(Estimate, PriceFollowsThroughput) {
