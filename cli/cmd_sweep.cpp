@@ -19,16 +19,12 @@ struct SweepRow {
   std::optional<search::RankedPlan> best;
 };
 
-std::optional<search::RankedPlan> best_with_sp(const PlanSpec& base, int64_t sp) {
-  PlanSpec plan = base;
-  std::optional<search::RankedPlan> best;
-  for (const Knobs& k : search::candidate_knobs(base)) {
-    if (k.sp != sp) continue;
-    plan.knobs = k;
-    search::RankedPlan candidate{plan, costmodel::estimate(plan)};
-    if (candidate.estimate.fits && (!best || search::ranks_before(candidate, *best))) best = std::move(candidate);
+// The best plan with this sp: search_plans ranks best first, so the first feasible one.
+std::optional<search::RankedPlan> best_with_sp(const search::SearchResult& searched, int64_t sp) {
+  for (const search::RankedPlan& r : searched.feasible) {
+    if (r.plan.knobs.sp == sp) return r;
   }
-  return best;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -45,12 +41,14 @@ int cmd_sweep(int argc, const char* const* argv) {
   if (!to.ok()) return fail(to.status());
   if (*to < *from) return fail(Status::invalid("--seq-to: value " + std::to_string(*to) + " is below --seq-from " +
                                                std::to_string(*from) + " (allowed: >= --seq-from)"));
+  std::vector<std::pair<int64_t, search::SearchResult>> by_seq;  // one search per sequence length
+  for (int64_t seq = *from; seq <= *to; seq *= 2) {
+    base->seq_len = seq;
+    by_seq.emplace_back(seq, search::search_plans(*base, false));
+  }
   std::vector<SweepRow> rows;
   for (int64_t sp : valid_sp_degrees(base->model, base->cluster.num_gpus)) {
-    for (int64_t seq = *from; seq <= *to; seq *= 2) {
-      base->seq_len = seq;
-      rows.push_back({sp, seq, best_with_sp(*base, sp)});
-    }
+    for (const auto& [seq, searched] : by_seq) rows.push_back({sp, seq, best_with_sp(searched, sp)});
   }
   if (args->has("json")) {
     nlohmann::json out = nlohmann::json::array();
