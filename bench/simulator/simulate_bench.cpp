@@ -1,35 +1,23 @@
 // How long one simulated step takes: Llama-3.1-70B (80 layers, hidden 8192, 64 heads, 8 KV heads,
-// head_dim 128, intermediate 28672, vocab 128256) at 1M tokens on 1024 H100-like GPUs, sp 8 or
+// head_dim 128, intermediate 28672, vocab 128256) at 1M tokens on 1024 H100s (bundled presets), sp 8 or
 // 16, ZeRO-3 with offloaded checkpoints and tiled MLP / loss (the largest graphs: ~5,800 ops at
 // sp 8, where the MLP has 16 tiles). Run: spplan_simulator_bench --benchmark_min_time=1
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+
+#include "planner/config/loaders.hpp"
 #include "simulator/simulate.hpp"
 #include "simulator/step_graph.hpp"
 
 namespace {
 
+// The bundled presets, as `spplan simulate --model llama-3.1-70b --gpu h100-80gb` reads them.
 spplan::PlanSpec llama70b_plan(int64_t sp) {
+  setenv("SPPLAN_CONFIG_DIR", SPPLAN_CONFIG_DIR_DEFAULT, 0);
   spplan::PlanSpec p;
-  spplan::ModelSpec& m = p.model;
-  m.name = "llama-3.1-70b";
-  m.num_hidden_layers = 80;
-  m.hidden_size = 8192;
-  m.num_attention_heads = 64;
-  m.num_key_value_heads = 8;
-  m.head_dim = 128;
-  m.intermediate_size = 28672;
-  m.vocab_size = 128256;
-  spplan::GpuSpec& g = p.cluster.gpu;
-  g.name = "h100-like";
-  g.memory_gib = 79.6;
-  g.bf16_tflops = 989.4;
-  g.hbm_GBps = 3350;
-  g.intra_node_GBps = 450;
-  g.inter_node_GBps = 50;
-  g.pcie_GBps = 64;
-  g.host_memory_gib_per_node = 1900;
-  g.host_adam_params_per_s = 4.5e9;
+  p.model = spplan::load_model("llama-3.1-70b").value();
+  p.cluster.gpu = spplan::load_gpu("h100-80gb").value();
   p.cluster.num_gpus = 1024;
   p.seq_len = 1024 * 1024;
   p.knobs.sp = sp;
