@@ -77,6 +77,7 @@ double layer_grad_transient_bytes(const PlanSpec& plan);  // full bf16 grads of 
 double reduce_buffer_bytes(const PlanSpec& plan);         // IPG bucket + its reduce copy
 double optimizer_step_transient_bytes(const PlanSpec& plan);  // fp32 grad copy during a GPU Adam step
 double gemm_workspace_bytes(const PlanSpec& plan);        // cuBLAS workspaces
+double sp_all_to_all_buffer_bytes(const PlanSpec& plan);  // NCCL buffers of the SP group's peer connections
 double fixed_overhead_bytes(const PlanSpec& plan);        // CUDA context + GEMM workspaces + NCCL communicators
 
 double layer_gathered_bytes(const PlanSpec& plan);        // ZeRO-3: one decoder layer's gathered weights

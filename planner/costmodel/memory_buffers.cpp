@@ -71,12 +71,21 @@ double optimizer_step_transient_bytes(const PlanSpec& p) {
 
 double gemm_workspace_bytes(const PlanSpec& p) { return p.cluster.gpu.gemm_workspace_mib * kMiB; }
 
+// NCCL buffers of the SP all-to-all: every peer of the group is connected, those in other nodes
+// with fewer channels. SP groups are consecutive ranks, so a group spans whole nodes or fits in one.
+double sp_all_to_all_buffer_bytes(const PlanSpec& p) {
+  const double sp = static_cast<double>(p.knobs.sp);
+  const double node_peers = std::min(sp, static_cast<double>(p.cluster.gpus_per_node())) - 1.0;
+  const double net_peers = sp - 1.0 - node_peers;
+  const double net_share = facts::kNcclNetChannelsPerPeer / facts::kNcclP2pChannelsPerPeer;
+  return (node_peers + net_peers * net_share) * p.cluster.gpu.nccl_a2a_gib_per_peer * kGiB;
+}
+
 double fixed_overhead_bytes(const PlanSpec& p) {
   const GpuSpec& g = p.cluster.gpu;
   double bytes = g.cuda_context_gib * kGiB + gemm_workspace_bytes(p);
   if (p.cluster.num_gpus > 1) bytes += g.nccl_gib_per_group * kGiB;  // world / ZeRO ring communicator
-  if (p.knobs.sp > 1) bytes += (p.knobs.sp - 1) * g.nccl_a2a_gib_per_peer * kGiB;  // SP all-to-all peers
-  return bytes;
+  return bytes + sp_all_to_all_buffer_bytes(p);
 }
 
 }  // namespace spplan::costmodel

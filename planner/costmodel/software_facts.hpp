@@ -56,4 +56,11 @@ inline constexpr double kPageableCopyEfficiency = 0.5;
 // Trainer drops them earlier, so for it this term is conservative by 2 B per token per vocab entry.
 inline constexpr bool kLoopHoldsLogitsThroughBackward = true;
 
+// NCCL all-to-all buffers are per channel per connected peer (MEMORY-FACTS 6.4). A peer in the
+// same node is reached over NVLink P2P with 32 channels (NCCL issue #1685's 8xH100 measurement,
+// the basis of GpuSpec::nccl_a2a_gib_per_peer); a peer in another node over the network with 2
+// channels (NCCL's NET default, ncclTopoGetNchannels in src/graph/paths.cc), so it costs 2/32 as much.
+inline constexpr double kNcclP2pChannelsPerPeer = 32.0;
+inline constexpr double kNcclNetChannelsPerPeer = 2.0;
+
 }  // namespace spplan::costmodel::facts

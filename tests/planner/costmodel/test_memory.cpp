@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "planner/config/loaders.hpp"
+#include "planner/core/units.hpp"
 #include "tests/planner/costmodel/fixtures.hpp"
 
 namespace spplan::costmodel {
@@ -89,6 +90,14 @@ TEST(Loss, UntiledLossKeepsFp32LogitsAndTiledDoesNot) {
   // Liger FLCE keeps grad_input [s, h], grad_weight [V, h] (bf16) and the fp32 per-token loss.
   p.knobs.tiled_loss = true;
   EXPECT_DOUBLE_EQ(loss_backward_peak_bytes(p), 2.0 * h * s + 2.0 * v * h + 4.0 * s);
+}
+
+// NCCL connects every SP peer: 32 channels to a peer in the node, 2 to a peer across the network.
+TEST(Overhead, AllToAllBuffersCostLessForPeersInOtherNodes) {
+  const double per_peer = llama8b(8, 8, 8192).cluster.gpu.nccl_a2a_gib_per_peer * kGiB;
+  EXPECT_DOUBLE_EQ(sp_all_to_all_buffer_bytes(llama8b(8, 1, 8192)), 0.0);
+  EXPECT_NEAR(sp_all_to_all_buffer_bytes(llama8b(8, 8, 8192)), 7 * per_peer, 1.0);
+  EXPECT_NEAR(sp_all_to_all_buffer_bytes(llama8b(32, 32, 8192)), (7 + 24 * 2.0 / 32.0) * per_peer, 1.0);
 }
 
 TEST(Peak, GrowsWithSequenceAndFallsWithSp) {
