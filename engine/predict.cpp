@@ -44,6 +44,9 @@ Prediction predict(const PlanSpec& plan, const GpuSpec* calibrated_spec) {
   bool calibrated = calibrated_spec != nullptr;
   host.cluster.gpu = calibrated ? *calibrated_spec : host_machine(plan.cluster.gpu, &calibrated);
   host.cluster.gpu.gpus_per_node = plan.cluster.num_gpus;  // all ranks on this one machine
+  // The engine's ZeRO-3 frees every gathered unit right after its use and keeps no small
+  // parameters gathered (engine/zero.hpp): no reuse window, no persistence.
+  host.zero3 = {0.0, 0.0};
   out.machine = host.cluster.gpu.name;
 #ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
   const costmodel::Estimate e = costmodel::estimate(host);

@@ -53,6 +53,7 @@ struct ModelStateBytes {
   double optimizer = 0;  // fp32 master + Adam moments kept on the device
 };
 ModelStateBytes model_state_bytes(const PlanSpec& plan);
+double zero3_persistent_elems(const PlanSpec& plan);  // parameters ZeRO-3 never partitions
 
 // ---- Activations (bytes, one rank) ----
 double local_tokens(const PlanSpec& plan);                // micro_batch * ceil(seq / sp)

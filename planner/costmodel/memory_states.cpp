@@ -24,6 +24,17 @@ ParamCounts param_counts(const ModelSpec& m) {
   return c;
 }
 
+// Parameters below the persistence threshold stay gathered under ZeRO-3 (MEMORY-FACTS 2.1): in
+// these models the RMSNorm weights (h each, two per layer and the final one) and Qwen3's q/k norms.
+double zero3_persistent_elems(const PlanSpec& p) {
+  const ModelSpec& m = p.model;
+  const double threshold = p.zero3.persistence_threshold_elems, layers = m.num_hidden_layers;
+  double elems = 0;
+  if (m.hidden_size < threshold) elems += (2 * layers + 1) * m.hidden_size;
+  if (m.qk_norm && m.head_dim < threshold) elems += 2 * layers * m.head_dim;
+  return elems;
+}
+
 // ZeRO partitions over the whole world, dp x sp (DeepSpeed seq_data_parallel_group, MEMORY-FACTS 1.3).
 static double zero_partitions(const PlanSpec& p) { return static_cast<double>(p.cluster.num_gpus); }
 
@@ -39,8 +50,7 @@ ModelStateBytes model_state_bytes(const PlanSpec& p) {
   } else if (p.knobs.offload_params == OffloadDevice::kNone) {
     s.params = w * psi / n;
   }
-  // Persistent small parameters (norms) stay gathered under ZeRO-3 (MEMORY-FACTS 2.1).
-  if (stage == 3) s.params += w * (p.model.num_hidden_layers * 2.0 + 1.0) * p.model.hidden_size;
+  if (stage == 3) s.params += w * zero3_persistent_elems(p);
   // Gradients in the model dtype (grad_accum_dtype default, MEMORY-FACTS 1.3): full below stage 2,
   // partitioned from 2, kept on the host when the optimizer is offloaded at stage 2/3 (3.1).
   if (stage < 2) {

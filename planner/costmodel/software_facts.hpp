@@ -5,15 +5,8 @@
 
 namespace spplan::costmodel::facts {
 
-// ZeRO-3 keeps a gathered parameter until it is not reused within max_reuse_distance elements and
-// prefetches while fewer than max_live_parameters are gathered; both default to 1e9 elements
-// (DeepSpeed zero/config.py, MEMORY-FACTS 1.1 and 2.2). At the forward/backward turn the last
-// layers are reused within that distance, so up to this many elements stay gathered.
-inline constexpr double kZero3MaxLiveElems = 1e9;
-
-// ZeRO-3 parameters below stage3_param_persistence_threshold (1e5 elements, DeepSpeed default)
-// stay gathered on every GPU: in these models the norm weights (MEMORY-FACTS 2.1).
-inline constexpr double kZero3PersistenceThresholdElems = 1e5;
+// ZeRO-3's reuse window and persistence threshold are in PlanSpec::zero3 (planner/config/
+// plan_spec.hpp): DeepSpeed's defaults, and what spplan-engine does instead.
 
 // ZeRO-Infinity parameter swapping (offload_param: nvme) keeps one pinned buffer of buffer_count x
 // buffer_size elements in the param dtype per rank: 5 x 1e8 (DeepSpeed defaults, MEMORY-FACTS 3.3).

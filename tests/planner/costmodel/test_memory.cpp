@@ -34,6 +34,20 @@ TEST(ModelState, Zero3ShardsEverythingOverTheWorld) {
   EXPECT_DOUBLE_EQ(host_memory(p).optimizer_bytes, 18 * psi / 8 * 8);  // 18 B per element, 8 ranks on the node
 }
 
+// DeepSpeed keeps small parameters and the layers reused across the forward/backward turn
+// gathered; a stack that frees every gathered layer (reuse window 0, no persistence) keeps none.
+TEST(ModelState, Zero3RetentionFollowsTheStack) {
+  PlanSpec p = llama8b(8, 8, 8192);
+  p.knobs.zero_stage = 3;
+  const double psi = param_counts(p.model).total, h = p.model.hidden_size;
+  EXPECT_DOUBLE_EQ(zero3_persistent_elems(p), (2 * 32 + 1) * h);
+  EXPECT_GT(reuse_kept_params_bytes(p), 0.0);
+  p.zero3 = {0.0, 0.0};
+  EXPECT_DOUBLE_EQ(zero3_persistent_elems(p), 0.0);
+  EXPECT_DOUBLE_EQ(reuse_kept_params_bytes(p), 0.0);
+  EXPECT_DOUBLE_EQ(model_state_bytes(p).params, 2 * psi / 8);
+}
+
 TEST(ModelState, Zero0ReplicatesAndZero1ShardsOnlyTheOptimizer) {
   PlanSpec p = llama8b(8, 1, 8192);
   const double psi = param_counts(p.model).total;
