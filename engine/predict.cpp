@@ -46,7 +46,9 @@ Prediction predict(const PlanSpec& plan, const GpuSpec* calibrated_spec) {
   host.cluster.gpu.gpus_per_node = plan.cluster.num_gpus;  // all ranks on this one machine
   // The engine's ZeRO-3 frees every gathered unit right after its use and keeps no small
   // parameters gathered (engine/zero.hpp): no reuse window, no persistence.
-  host.zero3 = {0.0, 0.0};
+  host.stack.zero3_reuse_window_elems = 0.0;
+  host.stack.zero3_persistence_threshold_elems = 0.0;
+  host.stack.loop_holds_logits = false;  // Trainer::step drops the outputs before backward
   out.machine = host.cluster.gpu.name;
 #ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
   const costmodel::Estimate e = costmodel::estimate(host);

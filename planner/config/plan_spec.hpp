@@ -10,14 +10,19 @@
 
 namespace spplan {
 
-// What the training stack keeps of ZeRO-3's gathered parameters. The defaults are DeepSpeed's:
-// a gathered parameter stays while it is reused within stage3_max_reuse_distance elements and
-// fewer than stage3_max_live_parameters are gathered (both 1e9), and parameters below
-// stage3_param_persistence_threshold (1e5) elements stay gathered always (DeepSpeed
-// zero/config.py, MEMORY-FACTS 1.1, 2.1, 2.2). spplan-engine keeps neither (engine/predict.cpp).
-struct Zero3Retention {
-  double reuse_window_elems = 1e9;
-  double persistence_threshold_elems = 1e5;
+// What the training software does that changes memory and is not a knob. The defaults describe
+// DeepSpeed under ArcticTraining, what ALST runs; spplan-engine predicts itself with its own
+// values (engine/predict.cpp).
+struct TrainingStack {
+  // ZeRO-3 keeps a gathered parameter while it is reused within stage3_max_reuse_distance
+  // elements and fewer than stage3_max_live_parameters are gathered (both 1e9), and parameters
+  // below stage3_param_persistence_threshold (1e5) elements gathered always (DeepSpeed
+  // zero/config.py, MEMORY-FACTS 1.1, 2.1, 2.2).
+  double zero3_reuse_window_elems = 1e9;
+  double zero3_persistence_threshold_elems = 1e5;
+  // ArcticTraining's loop holds the model outputs (the logits) until backward returns
+  // (MEMORY-FACTS 10.5); Hugging Face Trainer drops them before backward.
+  bool loop_holds_logits = true;
 };
 
 struct PlanSpec {
@@ -25,7 +30,7 @@ struct PlanSpec {
   ClusterSpec cluster;
   int64_t seq_len = 0;  // tokens per sequence (global, before SP sharding)
   Knobs knobs;
-  Zero3Retention zero3;  // the stack's behaviour, not a knob: DeepSpeed unless the engine predicts itself
+  TrainingStack stack;
 
   int64_t dp() const { return cluster.num_gpus / knobs.sp; }  // data-parallel degree
 };

@@ -65,6 +65,9 @@ double layer_backward_extra_bytes(const PlanSpec& plan);  // transients during o
 double ulysses_buffer_bytes(const PlanSpec& plan);        // all-to-all send/recv copies alive in attention
 
 // ---- Logits and loss (bytes, one rank) ----
+double liger_chunk_tokens(double tokens, double hidden, double vocab);  // FLCE chunk (MEMORY-FACTS 7.2)
+double final_norm_saved_bytes(const PlanSpec& plan);      // final RMSNorm's saved tensors but its output
+double head_input_bytes(const PlanSpec& plan);            // the final norm's output, the head's input
 double loss_forward_peak_bytes(const PlanSpec& plan);     // while the loss forward runs
 double loss_saved_bytes(const PlanSpec& plan);            // kept from the loss forward to its backward
 double loss_backward_peak_bytes(const PlanSpec& plan);    // while the loss backward runs

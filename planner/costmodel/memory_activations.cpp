@@ -10,11 +10,12 @@
 namespace spplan::costmodel {
 namespace {
 
-// Tokens of one TiledMLP shard: ceil(s / h) shards (MEMORY-FACTS 8.4).
+// Tokens of one TiledMLP shard: DeepSpeed slices each sequence into ceil(s / h) shards along the
+// sequence dimension, every micro-batch row at once (MEMORY-FACTS 8.4).
 double mlp_tile_tokens(const PlanSpec& p) {
-  const double s = local_tokens(p), h = p.model.hidden_size;
+  const double b = p.knobs.micro_batch, s = local_tokens(p) / b, h = p.model.hidden_size;
   const double shards = std::ceil(s / (facts::kTiledMlpTokensPerShardPerHidden * h));
-  return std::ceil(s / std::max(1.0, shards));
+  return b * std::ceil(s / std::max(1.0, shards));
 }
 
 // Tiled loss is Liger-Kernel's fused linear cross-entropy, which ALST and Hugging Face enable
@@ -28,11 +29,23 @@ double mlp_saved_per_token(const PlanSpec& p) {
   return (fused_layer_kernels(p) ? 3 : 4) * act_bytes(p) * p.model.intermediate_size;
 }
 
-// Saved by the two RMSNorms per token. Eager HF: fp32 input copy + normalised + weighted output
-// each; Liger: the post-attention residual and the two outputs (the first input is the checkpoint).
-double norms_saved_per_token(const PlanSpec& p) {
+// Bytes one RMSNorm saves per token, its output included (the next linear saves it). Eager HF: the
+// fp32 copy of the input, the normalised output and the weighted output; in fp32 training the
+// "copy" is the input itself. Liger: the input and the output. A saved input costs nothing extra
+// when something else keeps it anyway (`input_kept`: the layer input is the checkpoint).
+double norm_saved_per_token(const PlanSpec& p, bool input_kept) {
   const double a = act_bytes(p), h = p.model.hidden_size;
-  return fused_layer_kernels(p) ? 3 * a * h : 2 * (upcast_bytes(p) + 2 * a) * h;
+  const double input = input_kept ? 0.0 : a;
+  if (fused_layer_kernels(p)) return (input + a) * h;
+  const double upcast = upcast_bytes(p);
+  return ((upcast > 0 ? upcast : input) + 2 * a) * h;
+}
+
+// The two RMSNorms of a layer: the first normalises the layer input (kept as the checkpoint when
+// checkpointing), the second the post-attention residual (kept by nothing else).
+double norms_saved_per_token(const PlanSpec& p) {
+  const bool input_is_checkpoint = p.knobs.act_ckpt != ActCkpt::kNone;
+  return norm_saved_per_token(p, input_is_checkpoint) + norm_saved_per_token(p, false);
 }
 
 }  // namespace
@@ -64,15 +77,15 @@ double checkpoints_on_device_bytes(const PlanSpec& p) {
 
 double layer_saved_bytes(const PlanSpec& p) {
   const ModelSpec& m = p.model;
-  const double a = act_bytes(p), h = m.hidden_size, q = m.q_dim(), s = local_tokens(p);
+  const double a = act_bytes(p), q = m.q_dim(), s = local_tokens(p);
   const double norms = norms_saved_per_token(p);
   // Attention after the all-to-all: q, k, v (kv possibly replicated), FA output, its fp32
   // log-sum-exp, and o_proj's input (the output moved back to sequence layout).
   const double attention = 3 * a * q + 2 * a * kv_width_after_a2a(p) + kFp32Bytes * m.num_attention_heads;
   // Qwen3's per-head q/k RMSNorms keep an fp32 copy and the normalised output of q and k.
   const double qk_norm = m.qk_norm ? (upcast_bytes(p) + a) * (q + m.kv_dim()) : 0.0;
-  const double mlp_tokens = p.knobs.tiled_mlp ? mlp_tile_tokens(p) : s;
-  const double mlp = mlp_saved_per_token(p) * mlp_tokens;  // TiledMLP's input is norm2's output, counted above
+  // TiledMLP's forward runs without autograd: it keeps only its input (norm2's output, counted above).
+  const double mlp = p.knobs.tiled_mlp ? 0.0 : mlp_saved_per_token(p) * s;
   return (norms + attention + qk_norm) * s + mlp;
 }
 
@@ -82,13 +95,14 @@ double layer_backward_extra_bytes(const PlanSpec& p) {
   const double upstream = a * h * s;  // gradient flowing into the layer
   // MLP backward while the MLP's saved tensors are alive: eager autograd makes three i-wide
   // gradients; Liger's SwiGLU writes its gradients into the saved gate/up buffers in place, so
-  // only down_proj's input gradient is new (Liger swiglu_backward).
-  const double mlp_tokens = p.knobs.tiled_mlp ? mlp_tile_tokens(p) : s;
-  const double mlp_grads = fused_layer_kernels(p) ? 1.0 : 3.0;
-  const double mlp = mlp_grads * a * i * mlp_tokens + (p.knobs.tiled_mlp ? a * h * s : 0.0);  // + TiledMLP x_grad
+  // only down_proj's input gradient is new (Liger swiglu_backward). TiledMLP recomputes one shard
+  // at a time, so the shard's saved tensors are part of this transient, plus the full x_grad.
+  const double mlp_grads = (fused_layer_kernels(p) ? 1.0 : 3.0) * a * i;
+  const double mlp = p.knobs.tiled_mlp ? (mlp_saved_per_token(p) + mlp_grads) * mlp_tile_tokens(p) + a * h * s
+                                       : mlp_grads * s;
   // FA backward after the MLP's saved tensors are freed: the output gradient moved to heads, dq,
   // dk and dv expanded to all query heads, the fp32 dq accumulator and softmax_d (MEMORY-FACTS 6.5).
-  const double mlp_saved = mlp_saved_per_token(p) * mlp_tokens;
+  const double mlp_saved = p.knobs.tiled_mlp ? 0.0 : mlp_saved_per_token(p) * s;
   const double flash = (4 * a * q + kFp32Bytes * q + kFp32Bytes * m.num_attention_heads) * s - mlp_saved;
   // Then the mirrored all-to-all: dq, dk, dv in head layout plus the send/receive copies.
   const double a2a = 1.5 * ulysses_buffer_bytes(p) - mlp_saved;
@@ -102,22 +116,38 @@ double ulysses_buffer_bytes(const PlanSpec& p) {
   return facts::kUlyssesTransientCopies * qkv * s;
 }
 
+// Liger's chunk: next_pow2(ceil(T / ceil(V / H))) tokens, at most T (MEMORY-FACTS 7.2).
+double liger_chunk_tokens(double tokens, double hidden, double vocab) {
+  const double chunk = std::ceil(tokens / std::ceil(vocab / hidden));
+  return std::min(tokens, std::exp2(std::ceil(std::log2(std::max(1.0, chunk)))));
+}
+
+// The final RMSNorm runs just before the head: what it keeps for backward besides its output, and
+// its output, which the head takes as input (the untiled lm_head saves it; Liger's FLCE reads it
+// during its forward only).
+double final_norm_saved_bytes(const PlanSpec& p) {
+  return (norm_saved_per_token(p, false) - act_bytes(p) * p.model.hidden_size) * local_tokens(p);
+}
+double head_input_bytes(const PlanSpec& p) { return act_bytes(p) * p.model.hidden_size * local_tokens(p); }
+
 double loss_forward_peak_bytes(const PlanSpec& p) {
   const double a = act_bytes(p), s = local_tokens(p), v = p.model.vocab_size, h = p.model.hidden_size;
   if (p.knobs.tiled_loss) {
-    // Liger FLCE: one logits chunk of ~s*h/V tokens (rounded up) + grad_input [s, h] + grad_weight [V, h].
-    const double chunk_tokens = std::min(s, facts::kLigerChunkRounding * std::ceil(s * h / v));
-    return a * chunk_tokens * v + loss_saved_bytes(p);
+    // Liger FLCE: one logits chunk + what it keeps (grad_input, grad_weight) + its input.
+    return a * liger_chunk_tokens(s, h, v) * v + loss_saved_bytes(p) + head_input_bytes(p);
   }
   // lm_head logits (a), .float() copy (upcast), log_softmax output (fp32) (MEMORY-FACTS 7.1).
-  return (a + upcast_bytes(p) + kFp32Bytes) * v * s;
+  return (a + upcast_bytes(p) + kFp32Bytes) * v * s + final_norm_saved_bytes(p) + head_input_bytes(p);
 }
 
 double loss_saved_bytes(const PlanSpec& p) {
   const double a = act_bytes(p), s = local_tokens(p), v = p.model.vocab_size, h = p.model.hidden_size;
-  if (p.knobs.tiled_loss) return a * h * s + a * v * h + kFp32Bytes * s;  // grad_input, grad_weight, loss_1d
-  const double held_logits = facts::kLoopHoldsLogitsThroughBackward ? act_bytes(p) : 0.0;
-  return (kFp32Bytes + held_logits) * v * s;  // log_softmax output saved for backward (+ held logits)
+  if (p.knobs.tiled_loss) {
+    return a * h * s + a * v * h + kFp32Bytes * s + final_norm_saved_bytes(p);  // grad_input, grad_weight, loss_1d
+  }
+  const double held_logits = p.stack.loop_holds_logits ? act_bytes(p) : 0.0;
+  // log_softmax output saved for backward (+ held logits), lm_head's input.
+  return (kFp32Bytes + held_logits) * v * s + final_norm_saved_bytes(p) + head_input_bytes(p);
 }
 
 double loss_backward_peak_bytes(const PlanSpec& p) {
@@ -125,8 +155,8 @@ double loss_backward_peak_bytes(const PlanSpec& p) {
   if (p.knobs.tiled_loss) return loss_saved_bytes(p);  // gradients were computed in the forward
   // Saved log_softmax output + gradient w.r.t. it + gradient w.r.t. the logits, all fp32, and the
   // logits themselves when the training loop still holds the outputs.
-  const double held_logits = facts::kLoopHoldsLogitsThroughBackward ? act_bytes(p) : 0.0;
-  return (3 * kFp32Bytes + held_logits) * v * s;
+  const double held_logits = p.stack.loop_holds_logits ? act_bytes(p) : 0.0;
+  return (3 * kFp32Bytes + held_logits) * v * s + final_norm_saved_bytes(p) + head_input_bytes(p);
 }
 
 }  // namespace spplan::costmodel

@@ -28,7 +28,7 @@ ParamCounts param_counts(const ModelSpec& m) {
 // these models the RMSNorm weights (h each, two per layer and the final one) and Qwen3's q/k norms.
 double zero3_persistent_elems(const PlanSpec& p) {
   const ModelSpec& m = p.model;
-  const double threshold = p.zero3.persistence_threshold_elems, layers = m.num_hidden_layers;
+  const double threshold = p.stack.zero3_persistence_threshold_elems, layers = m.num_hidden_layers;
   double elems = 0;
   if (m.hidden_size < threshold) elems += (2 * layers + 1) * m.hidden_size;
   if (m.qk_norm && m.head_dim < threshold) elems += 2 * layers * m.head_dim;

@@ -5,8 +5,8 @@
 
 namespace spplan::costmodel::facts {
 
-// ZeRO-3's reuse window and persistence threshold are in PlanSpec::zero3 (planner/config/
-// plan_spec.hpp): DeepSpeed's defaults, and what spplan-engine does instead.
+// ZeRO-3's reuse window and persistence threshold, and whether the loop holds the logits through
+// backward, are PlanSpec::stack (planner/config/plan_spec.hpp): they depend on the software.
 
 // ZeRO-Infinity parameter swapping (offload_param: nvme) keeps one pinned buffer of buffer_count x
 // buffer_size elements in the param dtype per rank: 5 x 1e8 (DeepSpeed defaults, MEMORY-FACTS 3.3).
@@ -25,10 +25,6 @@ inline constexpr double kHostOptimizerBytesPerParam = 18.0;
 // copies of q, k, v are alive around the all-to-all besides the tensors attention keeps.
 inline constexpr double kUlyssesTransientCopies = 2.0;
 
-// Liger fused linear cross-entropy works on chunks of ~T*h/V tokens, rounded up to a power of two
-// (up to 2x) (Liger fused_linear_cross_entropy.py, MEMORY-FACTS 7.2).
-inline constexpr double kLigerChunkRounding = 2.0;
-
 // DeepSpeed TiledMLP runs ceil(s / h) shards (DeepSpeed ulysses_sp.py, MEMORY-FACTS 8.4).
 inline constexpr double kTiledMlpTokensPerShardPerHidden = 1.0;
 
@@ -44,10 +40,6 @@ inline constexpr double kAttentionBwdFlopsFactor = 2.5;
 // plain .cpu()/.to() (ArcticTraining's checkpoint offload patch uses a synchronous .cpu()).
 inline constexpr double kPageableCopyEfficiency = 0.5;
 
-// The training loop keeps the model outputs (the bf16 logits) alive until backward returns:
-// ArcticTraining's trainer holds `outputs` in scope across backward (MEMORY-FACTS 10.5). HF
-// Trainer drops them earlier, so for it this term is conservative by 2 B per token per vocab entry.
-inline constexpr bool kLoopHoldsLogitsThroughBackward = true;
 
 // NCCL all-to-all buffers are per channel per connected peer (MEMORY-FACTS 6.4). A peer in the
 // same node is reached over NVLink P2P with 32 channels (NCCL issue #1685's 8xH100 measurement,

@@ -59,7 +59,7 @@ LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   c.out_proj_s = gemm_time_s(g, x.s, x.h, x.q, x.a);
   c.mlp_s = mlp_fwd_s(g, x);
   if (p.knobs.tiled_mlp) {
-    c.mlp_tiles = static_cast<int64_t>(std::ceil(x.s / x.h));
+    c.mlp_tiles = static_cast<int64_t>(std::ceil(x.s / x.b / x.h));  // shards of each sequence, all rows at once
     c.mlp_s = c.mlp_tiles * mlp_fwd_s(g, Shape{x.s / c.mlp_tiles, x.S, x.b, x.h, x.q, x.kv, x.kv_a2a, x.i, x.v, x.a, x.sp});
   }
   return c;

@@ -42,7 +42,7 @@ TEST(ModelState, Zero3RetentionFollowsTheStack) {
   const double psi = param_counts(p.model).total, h = p.model.hidden_size;
   EXPECT_DOUBLE_EQ(zero3_persistent_elems(p), (2 * 32 + 1) * h);
   EXPECT_GT(reuse_kept_params_bytes(p), 0.0);
-  p.zero3 = {0.0, 0.0};
+  p.stack.zero3_reuse_window_elems = p.stack.zero3_persistence_threshold_elems = 0.0;
   EXPECT_DOUBLE_EQ(zero3_persistent_elems(p), 0.0);
   EXPECT_DOUBLE_EQ(reuse_kept_params_bytes(p), 0.0);
   EXPECT_DOUBLE_EQ(model_state_bytes(p).params, 2 * psi / 8);
@@ -97,13 +97,31 @@ TEST(Activations, KvHeadsAreReplicatedBeyondKvHeadCount) {
 TEST(Loss, UntiledLossKeepsFp32LogitsAndTiledDoesNot) {
   PlanSpec p = llama8b(8, 8, 8 * 32768);
   const double s = 32768, v = 128256, h = 4096;
+  // The final RMSNorm (eager): its fp32 input copy (4) and normalised output (2) per hidden entry,
+  // and its output (2), which lm_head saves as its input.
+  const double final_norm = (4.0 + 2.0) * h * s, head_input = 2.0 * h * s;
   // Backward: saved log_softmax (4) + its gradient (4) + logits gradient (4) + held bf16 logits (2).
-  EXPECT_DOUBLE_EQ(loss_backward_peak_bytes(p), 14.0 * v * s);
+  EXPECT_DOUBLE_EQ(loss_backward_peak_bytes(p), 14.0 * v * s + final_norm + head_input);
   // Forward: bf16 logits (2) + fp32 upcast (4) + log_softmax output (4).
-  EXPECT_DOUBLE_EQ(loss_forward_peak_bytes(p), 10.0 * v * s);
-  // Liger FLCE keeps grad_input [s, h], grad_weight [V, h] (bf16) and the fp32 per-token loss.
+  EXPECT_DOUBLE_EQ(loss_forward_peak_bytes(p), 10.0 * v * s + final_norm + head_input);
+  // Liger FLCE keeps grad_input [s, h], grad_weight [V, h] (bf16) and the fp32 per-token loss;
+  // Liger's RMSNorm keeps only its input (2). The forward walks chunks of next_pow2(ceil(s /
+  // ceil(V / h))) = next_pow2(32768 / 32) = 1024 tokens while reading its input [s, h].
   p.knobs.tiled_loss = true;
-  EXPECT_DOUBLE_EQ(loss_backward_peak_bytes(p), 2.0 * h * s + 2.0 * v * h + 4.0 * s);
+  const double saved = 2.0 * h * s + 2.0 * v * h + 4.0 * s + 2.0 * h * s;
+  EXPECT_DOUBLE_EQ(loss_backward_peak_bytes(p), saved);
+  EXPECT_DOUBLE_EQ(liger_chunk_tokens(s, h, v), 1024.0);
+  EXPECT_DOUBLE_EQ(loss_forward_peak_bytes(p), 2.0 * 1024 * v + saved + head_input);
+}
+
+// TiledMLP's forward saves nothing of the MLP (it recomputes one shard at a time in backward).
+TEST(Activations, TiledMlpSavesNothingOfTheMlp) {
+  PlanSpec p = llama8b(8, 8, 8 * 32768);
+  p.knobs.act_ckpt = ActCkpt::kFull;
+  const PlanSpec untiled = p;
+  p.knobs.tiled_mlp = true;
+  const double i = 14336, s = 32768;
+  EXPECT_DOUBLE_EQ(layer_saved_bytes(untiled) - layer_saved_bytes(p), 4 * 2 * i * s);  // eager SwiGLU's 4 saved
 }
 
 // NCCL connects every SP peer: 32 channels to a peer in the node, 2 to a peer across the network.

@@ -99,6 +99,16 @@ TEST(Estimate, GradientReductionsPerStepFollowTheZeroStage) {
   }
 }
 
+// DeepSpeed's TiledMLP cuts each sequence into ceil(s / h) shards and runs all micro-batch rows
+// of a shard together: the shard count does not grow with the micro batch.
+TEST(StepCosts, TiledMlpShardsFollowTheSequenceNotTheMicroBatch) {
+  PlanSpec p = plan(8, 8, 8 * 32768);  // 32768 tokens per rank, h 4096: 8 shards
+  p.knobs.tiled_mlp = true;
+  EXPECT_EQ(step_costs(p).forward.mlp_tiles, 8);
+  p.knobs.micro_batch = 2;
+  EXPECT_EQ(step_costs(p).forward.mlp_tiles, 8);
+}
+
 TEST(Estimate, PriceFollowsThroughput) {
   const PlanSpec p = plan(8, 8, 131072);
   const Estimate e = estimate(p);

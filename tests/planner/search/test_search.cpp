@@ -22,7 +22,9 @@ TEST(Search, RankedFeasiblePlansAllFitAndAreOrdered) {
   EXPECT_EQ(r.evaluated, static_cast<int64_t>(r.feasible.size() + r.rejected.size()));
   for (size_t i = 0; i < r.feasible.size(); ++i) {
     EXPECT_TRUE(r.feasible[i].estimate.fits);
-    if (i) EXPECT_FALSE(ranks_before(r.feasible[i], r.feasible[i - 1]));
+    if (i > 0) {
+      EXPECT_FALSE(ranks_before(r.feasible[i], r.feasible[i - 1]));
+    }
   }
   for (const auto& rej : r.rejected) EXPECT_FALSE(rej.reason.empty());
 }
@@ -30,7 +32,9 @@ TEST(Search, RankedFeasiblePlansAllFitAndAreOrdered) {
 TEST(Search, CandidatesRespectThePlanRules) {
   for (const Knobs& k : candidate_knobs(base("qwen3-4b", 8, 8192))) {
     EXPECT_EQ(8 % k.sp, 0);
-    if (k.offload_params != OffloadDevice::kNone) EXPECT_EQ(k.zero_stage, 3);
+    if (k.offload_params != OffloadDevice::kNone) {
+      EXPECT_EQ(k.zero_stage, 3);
+    }
   }
 }
 
