@@ -126,6 +126,47 @@ std::vector<at::Tensor> Comm::all_gather(const at::Tensor& t) {
   return out[0];
 }
 
+void Comm::reduce_scatter_sum(at::Tensor& out, const at::Tensor& in) {
+  TORCH_CHECK(in.is_contiguous() && out.is_contiguous() && in.numel() == world_ * out.numel(),
+              "reduce_scatter_sum: bad buffers");
+  if (world_ == 1) {
+    out.copy_(in);
+    return;
+  }
+  const auto t0 = Clock::now();
+  at::Tensor send = in;  // c10d takes non-const references
+  if (device_.is_cuda()) {
+    run(groups_->world->_reduce_scatter_base(out, send));
+  } else {
+    // Chunk p of `in` goes to rank p; we receive every rank's chunk `rank_` and add them up.
+    at::Tensor received = at::empty_like(in);
+    std::vector<int64_t> equal_splits;
+    run(groups_->world->alltoall_base(received, send, equal_splits, equal_splits));
+    at::sum_out(out, received.view({world_, out.numel()}), {0});
+  }
+  times_.reduce_scatter_s += seconds_since(t0);
+}
+
+void Comm::all_gather_flat(at::Tensor& out, const at::Tensor& in) {
+  TORCH_CHECK(in.is_contiguous() && out.numel() == world_ * in.numel() && out.dim() == 1, "all_gather_flat: bad buffers");
+  if (world_ == 1) {
+    out.copy_(in);
+    return;
+  }
+  const auto t0 = Clock::now();
+  std::vector<at::Tensor> input{in};
+  if (device_.is_cuda() && out.is_contiguous()) {
+    run(groups_->world->_allgather_base(out, input[0]));
+  } else {
+    // The list form (Gloo lacks _allgather_base): it gathers into its own flat buffer and copies
+    // into each output, so views of `out` are fine.
+    std::vector<std::vector<at::Tensor>> outputs(1);
+    for (int64_t r = 0; r < world_; ++r) outputs[0].push_back(out.narrow(0, r * in.numel(), in.numel()));
+    run(groups_->world->allgather(outputs, input));
+  }
+  times_.all_gather_s += seconds_since(t0);
+}
+
 void Comm::barrier() {
   if (world_ > 1) run(groups_->world->barrier());
 }

@@ -4,8 +4,9 @@
 // sp_rank = r % sp and dp_rank = r / sp. Gradients reduce over the whole world.
 // Every call blocks until done. A failed peer surfaces as an exception from the call within the
 // timeout (c10d's Gloo/NCCL errors); the caller (the rank's main) turns it into an exit code.
-// Gloo has no reduce_scatter/_allgather_base (BUILD-NOTES G8): this layer offers only what Gloo
-// has, so the CPU and GPU paths run the same code.
+// Gloo has no reduce_scatter/_allgather_base (BUILD-NOTES G8): reduce_scatter_sum and
+// all_gather_flat (ZeRO) are built from what Gloo has (alltoall_base, the list allgather) on CPU and
+// use NCCL's native collectives on CUDA; every other call runs the same code on both.
 #pragma once
 
 #include <chrono>
@@ -22,6 +23,8 @@ namespace spplan::engine {
 struct CommTimes {
   double all_to_all_s = 0;     // Ulysses all-to-all (forward and backward)
   double all_reduce_s = 0;     // gradient and loss all-reduce
+  double reduce_scatter_s = 0; // ZeRO-2/3 gradient reduce-scatter
+  double all_gather_s = 0;     // ZeRO parameter all-gather
 };
 
 // Waits for the device's queued work (CUDA); nothing on CPU. For phase timings.
@@ -49,6 +52,13 @@ class Comm {
   void all_reduce_sum(at::Tensor& t);
   void all_reduce_max(at::Tensor& t);
   std::vector<at::Tensor> all_gather(const at::Tensor& t);  // over the world, one tensor per rank
+  // Over the world: `out` [n] = sum over ranks of chunk `rank()` of their `in` [world * n].
+  // REQUIRES: both contiguous, on device(). Gloo: alltoall_base then a sum over the received
+  // chunks in rank order (the same order on every rank, so all ranks agree bit for bit).
+  void reduce_scatter_sum(at::Tensor& out, const at::Tensor& in);
+  // Over the world: chunk r of `out` [world * n] := rank r's `in` [n]. `out` may be a view (its
+  // chunks are written in place); `in` must not alias `out`.
+  void all_gather_flat(at::Tensor& out, const at::Tensor& in);
   void barrier();
 
   const CommTimes& times() const { return times_; }

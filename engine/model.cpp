@@ -1,6 +1,7 @@
 #include "engine/model.hpp"
 
 #include <functional>
+#include <optional>
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -9,7 +10,9 @@
 
 #include "engine/attention.hpp"
 #include "engine/data.hpp"
+#include "engine/fused_kernels.hpp"
 #include "engine/memory_meter.hpp"
+#include "engine/tiling.hpp"
 
 namespace spplan::engine {
 namespace {
@@ -71,18 +74,55 @@ at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tens
   return at::cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, 3);
 }
 
-// Carves parameters out of the flat buffer in declaration order.
-struct Carver {
-  at::Tensor flat;
-  int64_t offset = 0;
-  at::Tensor take(at::IntArrayRef shape) {
-    int64_t n = 1;
-    for (int64_t s : shape) n *= s;
-    at::Tensor t = flat.narrow(0, offset, n).view(shape);
-    offset += n;
-    return t;
-  }
+// One parameter: its shape and how it starts (norms: ones; matrices: normal(0, 0.02)).
+struct ParamDecl {
+  Shape shape;
+  bool is_norm = false;
 };
+
+// The parameters in declaration order, grouped in ZeRO units (zero.hpp): the embedding; each layer
+// (attn_norm, wqkv, [q_norm, k_norm], wo, mlp_norm, w_gate_up, w_down); the final norm and the
+// untied head. Unpadded, this order is the flat layout at ZeRO 0 and the checkpoint format.
+std::vector<std::vector<ParamDecl>> param_units(const ModelSpec& spec) {
+  const int64_t h = spec.hidden_size, d = spec.head_dim, i = spec.intermediate_size, V = spec.vocab_size;
+  const int64_t qkv = (spec.num_attention_heads + 2 * spec.num_key_value_heads) * d;
+  std::vector<std::vector<ParamDecl>> units{{{{V, h}, false}}};
+  for (int64_t l = 0; l < spec.num_hidden_layers; ++l) {
+    std::vector<ParamDecl> layer{{{h}, true}, {{qkv, h}, false}};
+    if (spec.qk_norm) layer.insert(layer.end(), {{{d}, true}, {{d}, true}});
+    layer.insert(layer.end(), {{{h, spec.q_dim()}, false}, {{h}, true}, {{2 * i, h}, false}, {{h, i}, false}});
+    units.push_back(layer);
+  }
+  units.push_back({{{h}, true}});
+  if (!spec.tie_word_embeddings) units.back().push_back({{V, h}, false});
+  return units;
+}
+
+std::vector<std::vector<Shape>> shapes_of(const std::vector<std::vector<ParamDecl>>& units) {
+  std::vector<std::vector<Shape>> out;
+  for (const auto& unit : units) {
+    out.emplace_back();
+    for (const ParamDecl& p : unit) out.back().push_back(p.shape);
+  }
+  return out;
+}
+
+// Fills `full` (ZeroLayout's full layout) in declaration order from one generator; padding is 0.
+// Values come from the CPU generator on every device, so a GPU run starts from the same weights.
+void init_params(at::Tensor& full, const ZeroLayout& layout, const std::vector<std::vector<ParamDecl>>& decls,
+                 uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  full.zero_();
+  for (size_t u = 0; u < decls.size(); ++u) {
+    const ZeroUnit& unit = layout.units()[u];
+    const std::vector<at::Tensor> views = ZeroLayout::carve(layout.unit_of(full, unit), unit);
+    for (size_t i = 0; i < views.size(); ++i) {
+      at::Tensor init = full.is_cpu() ? views[i] : at::empty(views[i].sizes(), at::kFloat);
+      decls[u][i].is_norm ? init.fill_(1.0) : init.normal_(0.0, 0.02, gen);
+      if (!full.is_cpu()) views[i].copy_(init);
+    }
+  }
+}
 
 }  // namespace
 
@@ -94,49 +134,121 @@ std::vector<at::Tensor> LayerParams::all() const {
 
 Model::Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knobs, c10::Device device)
     : spec_(spec), comm_(comm), knobs_(knobs) {
-  const int64_t h = spec.hidden_size, d = spec.head_dim, i = spec.intermediate_size, V = spec.vocab_size;
-  const int64_t qkv = (spec.num_attention_heads + 2 * spec.num_key_value_heads) * d;
-  const int64_t per_layer = 2 * h + qkv * h + (spec.qk_norm ? 2 * d : 0) + h * spec.q_dim() + 3 * i * h;
-  const int64_t total = V * h + spec.num_hidden_layers * per_layer + h + (spec.tie_word_embeddings ? 0 : V * h);
+  const auto decls = param_units(spec);
+  const int64_t stage = knobs.zero_stage;
+  // ZeRO 0 keeps the unpadded layout; stages 1-3 partition every unit over the whole world.
+  const bool partitioned = stage >= 1;
+  layout_ = ZeroLayout(shapes_of(decls), partitioned ? comm.world() : 1, partitioned ? comm.rank() : 0);
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
+  at::Tensor full;
   {
+    // At stage 3 a temporary (the same on every rank, so each keeps its chunks): it dies before
+    // training starts, and the worker resets the peak after building the model.
     MemoryScope tag(MemCategory::kParams);
-    params_flat_ = at::empty({total}, at::TensorOptions().dtype(at::kFloat).device(device));
+    full = at::empty({layout_.full_numel()}, f32);
   }
+  init_params(full, layout_, decls, seed);
+  if (stage < 3) {
+    params_flat_ = full;
+  } else {
+    MemoryScope tag(MemCategory::kParams);
+    params_flat_ = at::empty({layout_.shard_numel()}, f32);
+    for (const ZeroUnit& u : layout_.units()) layout_.shard_part(params_flat_, u).copy_(layout_.chunk_of(full, u));
+  }
+  full.reset();
   {
     MemoryScope tag(MemCategory::kGrads);  // allocated once; autograd accumulates into it in place
-    grads_flat_ = at::zeros({total}, at::TensorOptions().dtype(at::kFloat).device(device));
+    grads_flat_ = at::zeros({stage < 2 ? layout_.full_numel() : layout_.shard_numel()}, f32);
   }
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  Carver p{params_flat_}, g{grads_flat_};
-  // Each parameter: a leaf view of the flat buffer whose .grad is the matching view of the grads.
-  // Values come from the CPU generator on every device, so a GPU run starts from the same weights.
-  auto take = [&](at::IntArrayRef shape, bool is_norm) {
-    at::Tensor t = p.take(shape);
-    at::Tensor init = device.is_cpu() ? t : at::empty(shape, at::kFloat);
-    is_norm ? init.fill_(1.0) : init.normal_(0.0, 0.02, gen);
-    if (!device.is_cpu()) t.copy_(init);
-    t = t.detach().requires_grad_(true);
-    t.mutable_grad() = g.take(shape);
-    return t;
-  };
-  embed_ = take({V, h}, false);
-  for (int64_t l = 0; l < spec.num_hidden_layers; ++l) {
-    LayerParams L;
-    L.attn_norm = take({h}, true);
-    L.wqkv = take({qkv, h}, false);
-    if (spec.qk_norm) {
-      L.q_norm = take({d}, true);
-      L.k_norm = take({d}, true);
+  layers_.resize(static_cast<size_t>(spec.num_hidden_layers));
+  const std::vector<ZeroUnit>& units = layout_.units();
+  if (stage < 2) {
+    // Each parameter: a leaf view of the flat buffer whose .grad is the matching view of the grads.
+    for (size_t u = 0; u < units.size(); ++u) {
+      std::vector<at::Tensor> params = ZeroLayout::carve(layout_.unit_of(params_flat_, units[u]), units[u]);
+      const std::vector<at::Tensor> grads = ZeroLayout::carve(layout_.unit_of(grads_flat_, units[u]), units[u]);
+      for (size_t i = 0; i < params.size(); ++i) {
+        params[i] = params[i].detach().requires_grad_(true);
+        params[i].mutable_grad() = grads[i];
+      }
+      bind_unit(u, params);
     }
-    L.wo = take({h, spec.q_dim()}, false);
-    L.mlp_norm = take({h}, true);
-    L.w_gate_up = take({2 * i, h}, false);
-    L.w_down = take({h, i}, false);
-    layers_.push_back(L);
+    return;
   }
-  final_norm_ = take({h}, true);
-  lm_head_ = spec.tie_word_embeddings ? embed_ : take({V, h}, false);
-  TORCH_CHECK(p.offset == total, "model: parameter layout does not add up");
+  // Stage 2, 3: the leaves are this rank's chunks, whose .grad is its part of the shard grads. At
+  // stage 2 a chunk is a view of the full params (AdamW updates it in place, the all-gather after
+  // the step spreads it); at stage 3 it is the shard itself.
+  const bool bf16 = comm.sp() > 1 && knobs.sp_comm_dtype == CommDtype::kBf16;
+  unit_contexts_.reserve(units.size());  // zero_unit_params keeps pointers to them
+  for (const ZeroUnit& u : units) {
+    at::Tensor chunk = stage == 2 ? layout_.chunk_of(params_flat_, u) : layout_.shard_part(params_flat_, u);
+    chunk = chunk.detach().requires_grad_(true);
+    chunk.mutable_grad() = layout_.shard_part(grads_flat_, u);
+    shard_leaves_.push_back(chunk);
+    const at::Tensor resident = stage == 2 ? layout_.unit_of(params_flat_, u) : at::Tensor();
+    unit_contexts_.push_back({&comm, &u, resident, knobs.reduce_bucket_elems, bf16});
+  }
+}
+
+// Points the named parameters of `unit` at `params` (declaration order); an empty list unbinds.
+void Model::bind_unit(size_t unit, const std::vector<at::Tensor>& params) {
+  size_t next = 0;
+  auto take = [&] { return next < params.size() ? params[next++] : at::Tensor(); };
+  const bool tied = spec_.tie_word_embeddings;
+  if (unit == 0) {
+    embed_ = take();
+    if (tied) lm_head_ = embed_;
+  } else if (unit <= layers_.size()) {
+    LayerParams& L = layers_[unit - 1];
+    L.attn_norm = take();
+    L.wqkv = take();
+    if (spec_.qk_norm) {
+      L.q_norm = take();
+      L.k_norm = take();
+    }
+    L.wo = take();
+    L.mlp_norm = take();
+    L.w_gate_up = take();
+    L.w_down = take();
+  } else {
+    final_norm_ = take();
+    if (!tied) lm_head_ = take();
+  }
+}
+
+// Stage 2, 3: binds a unit's parameters from zero_unit_params while it lives (the graph keeps what
+// it saved for the backward; the rest of a gathered unit is freed when this ends). Stages 0, 1:
+// nothing to do, the parameters stay bound.
+class Model::UnitUse {
+ public:
+  UnitUse(Model& m, size_t unit) : m_(m), unit_(unit) {
+    if (!m_.shard_leaves_.empty()) m_.bind_unit(unit_, zero_unit_params(&m_.unit_contexts_[unit_], m_.shard_leaves_[unit_]));
+  }
+  ~UnitUse() {
+    if (!m_.shard_leaves_.empty()) m_.bind_unit(unit_, {});
+  }
+  UnitUse(const UnitUse&) = delete;
+  UnitUse& operator=(const UnitUse&) = delete;
+
+ private:
+  Model& m_;
+  size_t unit_;
+};
+
+std::vector<at::Tensor> Model::owned_params() const {
+  std::vector<at::Tensor> out;
+  for (const ZeroUnit& u : layout_.units()) {
+    out.push_back(knobs_.zero_stage >= 3 ? layout_.shard_part(params_flat_, u) : layout_.chunk_of(params_flat_, u));
+  }
+  return out;
+}
+
+std::vector<at::Tensor> Model::owned_grads() const {
+  std::vector<at::Tensor> out;
+  for (const ZeroUnit& u : layout_.units()) {
+    out.push_back(knobs_.zero_stage >= 2 ? layout_.shard_part(grads_flat_, u) : layout_.chunk_of(grads_flat_, u));
+  }
+  return out;
 }
 
 Model::~Model() = default;
@@ -144,9 +256,11 @@ Model::~Model() = default;
 at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const {
   const LayerParams& L = layers_[index];
   const int64_t b = x.size(0), n = x.size(1), h = spec_.hidden_size, d = spec_.head_dim;
-  const int64_t nh = spec_.num_attention_heads, nkv = spec_.num_key_value_heads, ffn = spec_.intermediate_size;
+  const int64_t nh = spec_.num_attention_heads, nkv = spec_.num_key_value_heads;
   const double eps = spec_.rms_norm_eps;
-  const at::Tensor qkv = at::linear(at::rms_norm(x, {h}, L.attn_norm, eps), L.wqkv);  // [b, n, (nh + 2 nkv) d]
+  // --tiled-loss brings Liger's fused RMSNorm and SwiGLU with it (fused_kernels.hpp), as the costmodel assumes.
+  const bool fused = knobs_.tiled_loss;
+  const at::Tensor qkv = at::linear(rms_normalize(x, L.attn_norm, eps, fused), L.wqkv);  // [b, n, (nh + 2 nkv) d]
   at::Tensor q = qkv.narrow(2, 0, nh * d).view({b, n, nh, d});
   at::Tensor k = qkv.narrow(2, nh * d, nkv * d).view({b, n, nkv, d});
   const at::Tensor v = qkv.narrow(2, (nh + nkv) * d, nkv * d).view({b, n, nkv, d});
@@ -158,33 +272,55 @@ at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos
   k = apply_rope(k, cos, sin);
   const at::Tensor attn = sp_causal_attention(comm_, q, k, v);                         // [b, n, nh, d]
   const at::Tensor x1 = x + at::linear(attn.reshape({b, n, nh * d}), L.wo);
-  const at::Tensor gate_up = at::linear(at::rms_norm(x1, {h}, L.mlp_norm, eps), L.w_gate_up);  // [b, n, 2 ffn]
-  return x1 + at::linear(at::silu(gate_up.narrow(2, 0, ffn)) * gate_up.narrow(2, ffn, ffn), L.w_down);
+  return x1 + swiglu_mlp(rms_normalize(x1, L.mlp_norm, eps, fused), L.w_gate_up, L.w_down, mlp_options(knobs_, n, h));
 }
 
 at::Tensor Model::head_loss(const at::Tensor& x, const at::Tensor& labels) const {
+  if (knobs_.tiled_loss) {  // chunked fused linear cross-entropy: no [tokens, V] logits (tiling.hpp)
+    const at::Tensor normed = fused_rms_norm(x, final_norm_, spec_.rms_norm_eps);
+    return fused_linear_cross_entropy(normed.reshape({-1, spec_.hidden_size}), lm_head_, labels.reshape({-1}));
+  }
   const at::Tensor logits = at::linear(at::rms_norm(x, {spec_.hidden_size}, final_norm_, spec_.rms_norm_eps), lm_head_);
   return at::cross_entropy_loss(logits.view({-1, spec_.vocab_size}), labels.reshape({-1}), {}, at::Reduction::Sum,
                                 kIgnoreLabel);
+}
+
+// act_ckpt full. Stages 2, 3: the checkpoint's only parameter input is the layer's shard leaf and
+// the layer function gathers the parameters itself, in the forward and again in the recompute, so
+// at stage 3 a layer's parameters are gathered only while it runs.
+at::Tensor Model::checkpointed_layer(size_t l, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+  layer_fns_[l] = [this, l, cos, sin](const at::Tensor& in) {
+    UnitUse use(*this, l + 1);
+    return layer(l, in, cos, sin);
+  };
+  const std::vector<at::Tensor> params = shard_leaves_.empty() ? layers_[l].all() : std::vector<at::Tensor>{shard_leaves_[l + 1]};
+  return CheckpointedLayer::apply(&layer_fns_[l], x, at::TensorList(params))[0];
 }
 
 at::Tensor Model::loss_sum(const at::Tensor& inputs, const at::Tensor& labels, int64_t first_position) {
   MemoryScope tag(MemCategory::kActivations);
   const auto [cos, sin] = rope_tables(first_position, inputs.size(1), spec_.head_dim, spec_.rope_theta,
                                         params_flat_.device());
-  at::Tensor x = at::embedding(embed_, inputs);  // [b, n, h]
+  at::Tensor x;
+  {
+    UnitUse use(*this, 0);  // the embedding's backward needs only the indices: freed at once
+    x = at::embedding(embed_, inputs);  // [b, n, h]
+  }
   layer_fns_.assign(layers_.size(), LayerFn());
   for (size_t l = 0; l < layers_.size(); ++l) {
     if (knobs_.act_ckpt == ActCkpt::kFull) {
-      layer_fns_[l] = [this, l, cos = cos, sin = sin](const at::Tensor& in) { return layer(l, in, cos, sin); };
-      const std::vector<at::Tensor> params = layers_[l].all();
-      x = CheckpointedLayer::apply(&layer_fns_[l], x, at::TensorList(params))[0];
+      x = checkpointed_layer(l, x, cos, sin);
     } else {
+      UnitUse use(*this, l + 1);
       x = layer(l, x, cos, sin);
     }
   }
   x = TagOnBackward::apply(x);
   MemoryScope logits_tag(MemCategory::kLogits);
+  // The head's parameters stay gathered until its backward (its graph saves them), which runs next.
+  UnitUse head(*this, layers_.size() + 1);
+  std::optional<UnitUse> tied_head;
+  if (spec_.tie_word_embeddings) tied_head.emplace(*this, 0);
   return head_loss(x, labels);
 }
 

@@ -5,7 +5,10 @@
 //
 // All parameters are views into one flat buffer (and their grads into a second), so the gradient
 // all-reduce, AdamW and checkpoints each work on one contiguous tensor. Initialisation depends
-// only on the seed: identical on every rank and for every sp.
+// only on the seed: identical on every rank, for every sp and every ZeRO stage.
+// ZeRO (zero.hpp): the flat buffers are in ZeroLayout's padded unit layout; from stage 2 the grads
+// buffer is this rank's shard, at stage 3 the params buffer too, and the forward takes each unit's
+// parameters from zero_unit_params (gathered, and reduce-scattered in the backward).
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "engine/comm.hpp"
+#include "engine/zero.hpp"
 #include "planner/config/knobs.hpp"
 #include "planner/config/model_spec.hpp"
 
@@ -46,11 +50,22 @@ class Model {
   // inputs, labels: [b, s/P] int64; first_position: global position of column 0.
   at::Tensor loss_sum(const at::Tensor& inputs, const at::Tensor& labels, int64_t first_position);
 
+  // Stage < 3: the full parameters (padded layout); stage 3: this rank's shard.
   at::Tensor& params_flat() { return params_flat_; }
+  // What autograd accumulates into. Stage < 2: the full gradients; stage 2, 3: this rank's shard.
   at::Tensor& grads_flat() { return grads_flat_; }
-  int64_t num_params() const { return params_flat_.numel(); }
+  int64_t num_params() const { return layout_.num_params(); }
+  const ZeroLayout& zero_layout() const { return layout_; }
+  // What this rank's optimizer steps, one view per unit: its chunk of params and of grads (all of
+  // them at stage 0). AdamW moments are shard-shaped at every stage (the full layout at stage 0).
+  std::vector<at::Tensor> owned_params() const;
+  std::vector<at::Tensor> owned_grads() const;
 
  private:
+  class UnitUse;
+  void bind_unit(size_t unit, const std::vector<at::Tensor>& params);
+  at::Tensor checkpointed_layer(size_t l, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+
   at::Tensor layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;
   at::Tensor head_loss(const at::Tensor& x, const at::Tensor& labels) const;
 
@@ -58,6 +73,11 @@ class Model {
   Comm& comm_;
   Knobs knobs_;  // act_ckpt, tiling and ZeRO settings of the run
   at::Tensor params_flat_, grads_flat_;
+  ZeroLayout layout_;  // units: embedding, each layer, final norm (+ head when untied)
+  // Stage 2, 3: per unit, the autograd leaf of this rank's chunk (its .grad: a view of grads_flat_)
+  // and what zero_unit_params needs; the named parameters below are bound only while in use.
+  std::vector<at::Tensor> shard_leaves_;
+  std::vector<ZeroUnitContext> unit_contexts_;
   at::Tensor embed_, final_norm_, lm_head_;
   std::vector<LayerParams> layers_;
   // act_ckpt full: the recompute closures of the last forward; they must outlive its backward.

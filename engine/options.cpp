@@ -102,8 +102,8 @@ Result<RunOptions> parse_run_options(int argc, const char* const* argv, int firs
     if (args.has(spec.name)) o.knob_flags_given.push_back(spec.name);
   }
   if (args.has("prefetch-bucket")) {
-    return Status::invalid("--prefetch-bucket: not implemented yet in the engine (it applies to ZeRO-3, which comes "
-                           "in a later issue; allowed now: leave it out)");
+    return Status::invalid("--prefetch-bucket: not implemented yet in the engine (its ZeRO-3 gathers each layer "
+                           "when it runs, without prefetch; allowed now: leave it out)");
   }
   SPPLAN_RETURN_IF_ERROR(read_run_flags(args, &o));
   return o;
@@ -135,7 +135,13 @@ std::string quoted(const std::string& name) {
 
 Status check_implemented(const RunOptions& o) {
   const Knobs& k = o.plan.knobs;
-  if (k.zero_stage != 0) return not_yet(o, "zero_stage", std::to_string(k.zero_stage), "0");
+  // ZeRO-3 gathers each layer inside its checkpointed-layer function, forward and recompute
+  // (model.cpp); without checkpointing every gathered layer would stay alive until its backward.
+  if (k.zero_stage == 3 && k.act_ckpt != ActCkpt::kFull) {
+    return Status::invalid(o.where("act_ckpt") + ": value " + quoted(to_string(k.act_ckpt)) +
+                           " is not implemented yet in the engine with zero_stage 3 (allowed now: full, or zero_stage "
+                           "0, 1, 2)");
+  }
   if (k.offload_optimizer != OffloadDevice::kNone) {
     return not_yet(o, "offload_optimizer", quoted(to_string(k.offload_optimizer)), "none");
   }
@@ -143,8 +149,6 @@ Status check_implemented(const RunOptions& o) {
     return not_yet(o, "offload_params", quoted(to_string(k.offload_params)), "none");
   }
   if (k.act_ckpt == ActCkpt::kOffload) return not_yet(o, "act_ckpt", "\"offload\"", "none, full");
-  if (k.tiled_mlp) return not_yet(o, "tiled_mlp", "true", "false");
-  if (k.tiled_loss) return not_yet(o, "tiled_loss", "true", "false");
   if (k.precision != Precision::kFp32) return not_yet(o, "precision", quoted(to_string(k.precision)), "fp32 (CPU runs)");
   return Status::ok();
 }

@@ -49,6 +49,7 @@ Prediction predict(const PlanSpec& plan, const GpuSpec* calibrated_spec) {
   host.stack.zero3_reuse_window_elems = 0.0;
   host.stack.zero3_persistence_threshold_elems = 0.0;
   host.stack.loop_holds_logits = false;  // Trainer::step drops the outputs before backward
+  host.knobs.prefetch_bucket_elems = 0;  // its ZeRO-3 gathers a unit when it runs, never ahead
   out.machine = host.cluster.gpu.name;
 #ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
   const costmodel::Estimate e = costmodel::estimate(host);

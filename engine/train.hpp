@@ -6,6 +6,12 @@
 // each rank then back-propagates (sum of its token losses) / N, and the gradients are summed over
 // the world. The result is the gradient of the global batch's mean token loss, exactly what one
 // process computing that batch would get (never a mean of per-rank means).
+//
+// ZeRO (zero.hpp) changes where state lives, not the math: stage 1 all-reduces the gradients, steps
+// AdamW on this rank's chunks only and all-gathers the parameters; stage 2 also keeps only the
+// shard of the gradients (reduce-scattered during the backward by the model); stage 3 also keeps
+// only the shard of the parameters (gathered by the model around each use), so nothing is
+// gathered after the step.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +34,9 @@ struct PhaseTimes {        // one optimizer step, this rank, seconds
   double forward_s = 0;    // includes the forward all-to-alls
   double backward_s = 0;   // includes the backward all-to-alls (and recompute with act_ckpt full)
   double all_to_all_s = 0; // the Ulysses all-to-alls alone (part of forward_s + backward_s)
-  double grad_all_reduce_s = 0;
-  double optimizer_s = 0;
+  double grad_all_reduce_s = 0;  // gradient reduction: all-reduce, or (ZeRO 2, 3) the reduce-scatters
+                                 // inside the backward (part of backward_s too)
+  double optimizer_s = 0;        // AdamW, plus the parameter all-gather at ZeRO 1, 2
 };
 
 struct StepStats {
@@ -59,8 +66,11 @@ class Trainer {
   int64_t next_sequence() const { return next_sequence_; }
   int64_t num_params() const { return model_->num_params(); }
 
-  // Checkpoint state: parameters, AdamW moments, the default CPU generator; and back.
+  // Checkpoint state: parameters, AdamW moments (full and unpadded, whatever the ZeRO stage and
+  // world), the default CPU generator; and back. state_blobs() is collective (at ZeRO >= 1 it
+  // gathers the shards): every rank calls it, one writes; drop_state_blobs() frees the copies.
   std::vector<BlobRef> state_blobs();
+  void drop_state_blobs() { host_state_.clear(); }
   CheckpointMeta state_meta() const;
   Status restore(const LoadedCheckpoint& checkpoint);
 
@@ -69,13 +79,15 @@ class Trainer {
   int64_t count_valid_tokens() const;
   void all_reduce_grads();
   void adamw_step();
+  void all_gather_params();
+  std::vector<at::Tensor> full_state();
 
   const RunOptions& options_;
   Comm& comm_;
   const TokenSource& data_;
   std::unique_ptr<Model> model_;
-  at::Tensor exp_avg_, exp_avg_sq_;
-  std::vector<at::Tensor> host_state_;  // what state_blobs() points into
+  at::Tensor exp_avg_, exp_avg_sq_;     // shard-shaped (the full layout at ZeRO 0)
+  std::vector<at::Tensor> host_state_;  // what state_blobs() points into (gathered at ZeRO >= 1)
   AdamWConfig adamw_;
   int64_t steps_done_ = 0;
   int64_t next_sequence_ = 0;

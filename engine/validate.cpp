@@ -22,15 +22,42 @@ namespace spplan::engine {
 namespace {
 
 struct Case {
-  int64_t seq, sp;
-  const char* act_ckpt;
+  int64_t seq, sp, world;  // world = dp x sp ranks
+  std::vector<std::string> knobs;  // knob flags beyond --sp
 };
 
-// tiny-llama; sp ranks each (dp 1). Chosen to cover seq, sp and act-ckpt within a few minutes.
-const std::vector<Case> kFull = {{4096, 1, "none"},  {4096, 2, "none"},  {4096, 4, "none"},
-                                 {4096, 1, "full"},  {8192, 1, "none"},  {8192, 2, "full"},
-                                 {8192, 4, "none"},  {16384, 2, "full"}, {16384, 4, "none"}};
-const std::vector<Case> kQuick = {{2048, 1, "none"}, {2048, 2, "none"}, {2048, 2, "full"}};
+// tiny-llama. Chosen to cover seq, sp, act-ckpt, ZeRO stages and tiling within a few minutes.
+// ZeRO 2/3 cases reduce in buckets of 256K elements, below the largest unit (the 1M-element
+// embedding and head): DeepSpeed allocates its reduce bucket whole (what the costmodel prices),
+// the engine one slab at a time, and the two agree when the bucket is the smaller.
+const std::vector<Case> kFull = {
+    {4096, 1, 1, {"--act-ckpt", "none"}},  {4096, 2, 2, {"--act-ckpt", "none"}},
+    {4096, 4, 4, {"--act-ckpt", "none"}},  {4096, 1, 1, {"--act-ckpt", "full"}},
+    {8192, 1, 1, {"--act-ckpt", "none"}},  {8192, 2, 2, {"--act-ckpt", "full"}},
+    {8192, 4, 4, {"--act-ckpt", "none"}},  {16384, 2, 2, {"--act-ckpt", "full"}},
+    {16384, 4, 4, {"--act-ckpt", "none"}},
+    {8192, 2, 4, {"--act-ckpt", "full", "--zero", "1"}},
+    {8192, 2, 4, {"--act-ckpt", "full", "--zero", "2", "--reduce-bucket", "262144"}},
+    {8192, 2, 4, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144"}},
+    {8192, 1, 1, {"--act-ckpt", "full", "--tiled-loss"}},
+    {8192, 2, 2, {"--act-ckpt", "full", "--tiled-mlp", "--tiled-loss"}},
+    {16384, 4, 4, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144", "--tiled-mlp", "--tiled-loss"}}};
+const std::vector<Case> kQuick = {
+    {2048, 1, 1, {"--act-ckpt", "none"}},
+    {2048, 2, 2, {"--act-ckpt", "none"}},
+    {2048, 2, 2, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144", "--tiled-loss"}}};
+
+// "tiny-llama s8k sp2 w4 act-ckpt-full zero-3 tiled-loss"
+std::string case_name(const Case& c) {
+  std::string name = "tiny-llama s" + std::to_string(c.seq / 1024) + "k sp" + std::to_string(c.sp);
+  if (c.world != c.sp) name += " w" + std::to_string(c.world);
+  for (size_t i = 0; i < c.knobs.size(); ++i) {
+    name += " " + c.knobs[i].substr(2);  // "--zero" -> "zero"
+    const bool has_value = i + 1 < c.knobs.size() && c.knobs[i + 1].rfind("--", 0) != 0;
+    if (has_value) name += "-" + c.knobs[++i];
+  }
+  return name;
+}
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
@@ -122,31 +149,33 @@ int validate_main(int argc, char** argv) {
   double max_mem = 0, max_time = 0, sum_mem = 0, sum_time = 0;
   int failed = 0;
   for (const Case& c : cases) {
-    std::vector<std::string> args = {"run",        "--model",    "tiny-llama", "--seq",
-                                     std::to_string(c.seq),       "--sp",       std::to_string(c.sp),
-                                     "--act-ckpt", c.act_ckpt,    "--nproc",    std::to_string(c.sp),
-                                     "--steps",    std::to_string(steps), "--seed", "1", "--json"};
-    const std::string name = "tiny-llama s" + std::to_string(c.seq / 1024) + "k sp" + std::to_string(c.sp) +
-                             " ckpt-" + c.act_ckpt;
+    std::vector<std::string> args = {"run", "--model", "tiny-llama", "--seq", std::to_string(c.seq),
+                                     "--sp", std::to_string(c.sp)};
+    args.insert(args.end(), c.knobs.begin(), c.knobs.end());
+    for (const std::string& a : {std::string("--nproc"), std::to_string(c.world), std::string("--steps"),
+                                 std::to_string(steps), std::string("--seed"), std::string("1"), std::string("--json")}) {
+      args.push_back(a);
+    }
+    const std::string name = case_name(c);
     // The plan as the run sees it, priced on this machine. The ranks share the machine: each gets
     // 1/world of its compute, memory bandwidth and copy rate (threads per rank = cores / world).
     std::vector<const char*> cargv = {"spplan-engine"};
     for (const auto& a : args) cargv.push_back(a.c_str());
     auto opts = parse_run_options(static_cast<int>(cargv.size()), cargv.data(), 2);
     if (!opts.ok()) return bad_input(name + ": " + opts.status().message());
-    if (auto s = check_run_options(&*opts, c.sp); !s) return bad_input(name + ": " + s.message());
+    if (auto s = check_run_options(&*opts, c.world); !s) return bad_input(name + ": " + s.message());
     GpuSpec share = *machine;
-    const double w = static_cast<double>(c.sp);
+    const double w = static_cast<double>(c.world);
     share.bf16_tflops /= w;
     share.hbm_GBps /= w;
     const Prediction pred = predict(opts->plan, &share);
 
-    std::string cmd = "env OMP_NUM_THREADS=" + std::to_string(std::max<int64_t>(1, cores / c.sp)) + " " + quote(self);
+    std::string cmd = "env OMP_NUM_THREADS=" + std::to_string(std::max<int64_t>(1, cores / c.world)) + " " + quote(self);
     for (const auto& a : args) cmd += " " + quote(a);
     int rc = 0;
     const std::string out = capture(cmd + " 2>/dev/null", &rc);
     const nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
-    nlohmann::json row = {{"case", name}, {"seq", c.seq}, {"sp", c.sp}, {"act_ckpt", c.act_ckpt}};
+    nlohmann::json row = {{"case", name}, {"seq", c.seq}, {"sp", c.sp}, {"world", c.world}, {"knobs", c.knobs}};
     if (rc != 0 || !j.is_object() || !j["peak_memory_bytes"].is_number() || !j["step_time_s"].is_number()) {
       ++failed;
       row["error"] = "run failed (exit " + std::to_string(rc) + ")";
@@ -185,14 +214,14 @@ int validate_main(int argc, char** argv) {
                              {"rows", rows}};
     std::cout << report.dump(2) << "\n";
   } else {
-    std::printf("%-28s %12s %12s %8s %10s %10s %8s\n", "case", "meas MiB", "pred MiB", "d %", "meas s", "pred s",
+    std::printf("%-52s %12s %12s %8s %10s %10s %8s\n", "case", "meas MiB", "pred MiB", "d %", "meas s", "pred s",
                 "d %");
     for (const auto& r : rows) {
       if (r.contains("error")) {
-        std::printf("%-28s %s\n", r["case"].get<std::string>().c_str(), r["error"].get<std::string>().c_str());
+        std::printf("%-52s %s\n", r["case"].get<std::string>().c_str(), r["error"].get<std::string>().c_str());
         continue;
       }
-      std::printf("%-28s %12.1f %12.1f %+8.1f %10.3f %10.3f %+8.1f\n", r["case"].get<std::string>().c_str(),
+      std::printf("%-52s %12.1f %12.1f %+8.1f %10.3f %10.3f %+8.1f\n", r["case"].get<std::string>().c_str(),
                   r["measured_peak_memory_bytes"].get<double>() / kMiB,
                   r["predicted_peak_memory_bytes"].get<double>() / kMiB, r["mem_error_pct"].get<double>(),
                   r["measured_step_time_s"].get<double>(), r["predicted_step_time_s"].get<double>(),

@@ -130,8 +130,10 @@ RunReport base_report(const RunOptions& o, const Comm& comm, const Trainer& trai
 
 Status save(const RunOptions& o, Comm& comm, Trainer& trainer) {
   Status s;
-  if (comm.rank() == 0) s = save_checkpoint(o.save_dir, trainer.state_meta(), trainer.state_blobs());
+  const std::vector<BlobRef> blobs = trainer.state_blobs();  // collective: every rank gathers its shards
+  if (comm.rank() == 0) s = save_checkpoint(o.save_dir, trainer.state_meta(), blobs);
   comm.barrier();  // the others wait, so a run never ends before its checkpoint is on disk
+  trainer.drop_state_blobs();
   return s;
 }
 

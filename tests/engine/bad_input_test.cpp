@@ -49,11 +49,9 @@ const std::vector<BadCase>& cases() {
       {flags({"--steps", "0"}), "--steps: value \"0\" is not allowed (allowed: a whole number from 1"},
       {flags({"--seed", "-1"}), "--seed: value \"-1\" is not allowed"},
       {flags({"--bogus"}), "--bogus: unknown flag (allowed: --plan"},
-      {flags({"--zero", "3"}), "--zero: value 3 is not implemented yet in the engine (allowed now: 0"},
+      {flags({"--zero", "3"}), "--act-ckpt: value \"none\" is not implemented yet in the engine with zero_stage 3"},
       {flags({"--act-ckpt", "offload"}), "--act-ckpt: value \"offload\" is not implemented yet"},
       {flags({"--act-ckpt", "some"}), "--act-ckpt: value \"some\""},
-      {flags({"--tiled-mlp"}), "--tiled-mlp: value true is not implemented yet"},
-      {flags({"--tiled-loss"}), "--tiled-loss: value true is not implemented yet"},
       {flags({"--precision", "bf16"}), "--precision: value \"bf16\" is not implemented yet"},
       {flags({"--offload-params", "cpu"}), "--offload-params"},
       {flags({"--prefetch-bucket", "1e6"}), "--prefetch-bucket: not implemented yet"},
@@ -67,7 +65,7 @@ const std::vector<BadCase>& cases() {
       {flags({"--resume", "$D/none"}), "--resume: $D/none: no such folder"},
       {flags({"--resume", "$D/ckpt"}), "--resume: $D/ckpt: no LATEST file or manifest.json"},
       {{"--plan", "$D/none.toml", "--nproc", "1"}, "none.toml: cannot open"},
-      {{"--plan", "$D/zero3.toml", "--nproc", "2"}, "zero3.toml: key \"knobs.zero_stage\": value 3 is not implemented yet"},
+      {{"--plan", "$D/zero3.toml", "--nproc", "2"}, "zero3.toml: key \"knobs.precision\": value \"bf16\" is not implemented yet"},
       {{"--plan", "$D/zero3.toml", "--model", "tiny-llama", "--nproc", "2"}, "--model: not allowed with --plan"},
   };
   return kCases;

@@ -1,0 +1,92 @@
+#include "engine/fused_kernels.hpp"
+
+#include <algorithm>
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+namespace spplan::engine {
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// Functions that overwrite their saved tensors in backward can run backward once; a second call
+// (retain_graph) would read gradients where inputs used to be. Fail loudly instead.
+void mark_backward_done(AutogradContext* ctx, const char* who) {
+  TORCH_CHECK(!ctx->saved_data.count("done"), who, ": backward ran twice (its saved tensors are overwritten in place)");
+  ctx->saved_data["done"] = true;
+}
+
+struct FusedRmsNorm : torch::autograd::Function<FusedRmsNorm> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight, double eps) {
+    const at::Tensor rstd = at::rsqrt(x.square().mean(-1, /*keepdim=*/true).add_(eps));  // [..., 1]
+    ctx->save_for_backward({x, weight, rstd});
+    at::Tensor y = x * rstd;
+    return y.mul_(weight);
+  }
+
+  // With n = x * rstd (the normalised input) and dn = dy * weight:
+  //   d weight = sum over tokens of dy * n
+  //   d x      = rstd * (dn - n * mean(dn * n))   (the mean over the hidden dim: rstd depends on x)
+  static variable_list backward(AutogradContext* ctx, variable_list grad) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &weight = saved[1], &rstd = saved[2];
+    const at::Tensor& dy = grad[0];
+    const at::Tensor n = x * rstd;
+    const at::Tensor d_weight = (dy * n).reshape({-1, x.size(-1)}).sum(0);
+    at::Tensor dn = dy * weight;
+    const at::Tensor dot = (dn * n).mean(-1, /*keepdim=*/true);
+    at::Tensor dx = dn.sub_(n * dot).mul_(rstd);
+    return {dx, d_weight, at::Tensor()};
+  }
+};
+
+// Rows per block in SwiGLU's backward: its temporaries (silu(gate), dc * up, ...) are one block
+// wide, about 1 MiB each in fp32, instead of token-count wide, which is what keeps the backward's
+// extra memory at one i-wide tensor (dc) as with Liger's elementwise kernel.
+int64_t swiglu_block_rows(int64_t ffn) { return std::max<int64_t>(1, (int64_t{1} << 18) / ffn); }
+
+struct FusedSwiGlu : torch::autograd::Function<FusedSwiGlu> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& gate_up) {
+    TORCH_CHECK(gate_up.is_contiguous(), "fused_swiglu: gate_up must be contiguous");
+    const int64_t ffn = gate_up.size(-1) / 2;
+    ctx->save_for_backward({gate_up});
+    at::Tensor out = at::silu(gate_up.narrow(-1, 0, ffn));  // the one new i-wide tensor: down_proj's input
+    return out.mul_(gate_up.narrow(-1, ffn, ffn));
+  }
+
+  // c = silu(g) * u  =>  dg = silu'(g) * u * dc,  du = silu(g) * dc. Both are written over the
+  // saved [g | u] block by block; dg is computed first because it reads u.
+  static variable_list backward(AutogradContext* ctx, variable_list grad) {
+    mark_backward_done(ctx, "fused_swiglu");
+    at::Tensor gate_up = ctx->get_saved_variables()[0];
+    const int64_t ffn = gate_up.size(-1) / 2;
+    const at::Tensor rows = gate_up.view({-1, 2 * ffn});
+    const at::Tensor dc = grad[0].reshape({-1, ffn});
+    const int64_t n = rows.size(0), block = swiglu_block_rows(ffn);
+    for (int64_t r = 0; r < n; r += block) {
+      const int64_t len = std::min(block, n - r);
+      at::Tensor g = rows.narrow(0, r, len).narrow(1, 0, ffn), u = rows.narrow(0, r, len).narrow(1, ffn, ffn);
+      const at::Tensor dcb = dc.narrow(0, r, len);
+      const at::Tensor dg = at::silu_backward(dcb * u, g);
+      u.copy_(at::silu(g).mul_(dcb));
+      g.copy_(dg);
+    }
+    return {gate_up};
+  }
+};
+
+}  // namespace
+
+at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  return FusedRmsNorm::apply(x, weight, eps);
+}
+
+at::Tensor fused_swiglu(const at::Tensor& gate_up) { return FusedSwiGlu::apply(gate_up); }
+
+at::Tensor rms_normalize(const at::Tensor& x, const at::Tensor& weight, double eps, bool fused) {
+  return fused ? fused_rms_norm(x, weight, eps) : at::rms_norm(x, {x.size(-1)}, weight, eps);
+}
+
+}  // namespace spplan::engine

@@ -1,0 +1,153 @@
+// The engine's tiled and fused autograd functions against the plain ATen computation they replace,
+// on small random fp32 tensors: values and every gradient within 1e-5 of the tensor's largest
+// entry (+ 1e-6). Shapes are chosen so chunks and shards do not divide the token count, and labels
+// include kIgnoreLabel.
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+
+#include "engine/data.hpp"
+#include "engine/fused_kernels.hpp"
+#include "engine/tiling.hpp"
+
+namespace spplan::engine {
+namespace {
+
+constexpr double kRtol = 1e-5, kAtol = 1e-6;
+
+at::Tensor leaf(at::Tensor t) { return t.detach().requires_grad_(true); }
+
+at::Tensor randn(at::IntArrayRef shape, double scale = 1.0) { return at::randn(shape, at::kFloat) * scale; }
+
+// Gradients of `out` (scalar: 1-d weighting applied by the caller) with respect to `inputs`.
+std::vector<at::Tensor> grads_of(const at::Tensor& out, const std::vector<at::Tensor>& inputs) {
+  return torch::autograd::grad({out}, inputs);
+}
+
+// Relative to the tensor's largest entry: summing a gradient over chunks or shards reorders fp32
+// additions, so entries near zero differ by more than 1e-5 of themselves.
+void expect_close(const at::Tensor& got, const at::Tensor& want, const char* what) {
+  ASSERT_EQ(got.sizes(), want.sizes()) << what;
+  const double diff = (got - want).abs().max().item<double>(), scale = want.abs().max().item<double>();
+  EXPECT_LE(diff, kRtol * scale + kAtol) << what << ": max abs diff " << diff << ", largest entry " << scale;
+}
+
+// Labels of T tokens over V classes, every third one ignored.
+at::Tensor labels_with_ignored(int64_t tokens, int64_t vocab) {
+  at::Tensor labels = at::randint(vocab, {tokens}, at::kLong);
+  labels.index_fill_(0, at::arange(0, tokens, 3, at::kLong), kIgnoreLabel);
+  return labels;
+}
+
+at::Tensor reference_loss(const at::Tensor& hidden, const at::Tensor& weight, const at::Tensor& labels) {
+  return at::cross_entropy_loss(at::linear(hidden, weight), labels, {}, at::Reduction::Sum, kIgnoreLabel);
+}
+
+TEST(TiledLoss, ChunkSizeFollowsLigersRule) {
+  // ceil(V / h) = 16 for tiny-llama (h 256, V 4096): 4096 tokens -> 256-token chunks.
+  EXPECT_EQ(loss_chunk_tokens(4096, 256, 4096), 256);
+  EXPECT_EQ(loss_chunk_tokens(2048, 256, 4096), 128);
+  EXPECT_EQ(loss_chunk_tokens(3000, 256, 4096), 256);  // 188 rounded up to a power of two
+  EXPECT_EQ(loss_chunk_tokens(5, 256, 4096), 1);
+}
+
+TEST(TiledLoss, EqualsUntiledLossAndGradientsWithIgnoredLabels) {
+  at::manual_seed(1);
+  const int64_t tokens = 37, hidden = 16, vocab = 50;
+  const at::Tensor x0 = randn({tokens, hidden}), w0 = randn({vocab, hidden}, 0.3);
+  const at::Tensor labels = labels_with_ignored(tokens, vocab);
+  for (int64_t chunk : {int64_t{1}, int64_t{8}, int64_t{64}}) {  // 8 does not divide 37; 64 is one chunk
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    const at::Tensor x = leaf(x0), w = leaf(w0), xr = leaf(x0), wr = leaf(w0);
+    const at::Tensor loss = fused_linear_cross_entropy(x, w, labels, chunk);
+    const at::Tensor ref = reference_loss(xr, wr, labels);
+    expect_close(loss, ref, "loss");
+    // A non-unit incoming gradient, as the engine's loss_sum / N.
+    const auto g = grads_of(loss * 0.37, {x, w});
+    const auto gr = grads_of(ref * 0.37, {xr, wr});
+    expect_close(g[0], gr[0], "d hidden");
+    expect_close(g[1], gr[1], "d weight");
+    // Ignored tokens get no gradient.
+    EXPECT_EQ(g[0].index_select(0, at::arange(0, tokens, 3, at::kLong)).abs().max().item<float>(), 0.0f);
+  }
+}
+
+TEST(TiledLoss, TiedEmbeddingGetsBothGradients) {
+  // tie_word_embeddings: the head weight is also the embedding table; its gradient is the sum.
+  at::manual_seed(2);
+  const int64_t tokens = 29, hidden = 8, vocab = 40;
+  const at::Tensor w0 = randn({vocab, hidden}, 0.5), ids = at::randint(vocab, {tokens}, at::kLong);
+  const at::Tensor labels = labels_with_ignored(tokens, vocab);
+  const at::Tensor w = leaf(w0), wr = leaf(w0);
+  const at::Tensor loss = fused_linear_cross_entropy(at::tanh(at::embedding(w, ids)), w, labels, 4);
+  const at::Tensor ref = reference_loss(at::tanh(at::embedding(wr, ids)), wr, labels);
+  expect_close(loss, ref, "loss");
+  expect_close(grads_of(loss, {w})[0], grads_of(ref, {wr})[0], "d weight");
+}
+
+TEST(TiledLoss, RefusesASecondBackward) {
+  const at::Tensor x = leaf(randn({6, 4})), w = leaf(randn({5, 4}));
+  const at::Tensor loss = fused_linear_cross_entropy(x, w, at::zeros({6}, at::kLong), 4);
+  torch::autograd::grad({loss}, {x}, {}, /*retain_graph=*/true);
+  EXPECT_ANY_THROW(torch::autograd::grad({loss}, {x}));
+}
+
+struct MlpCase {
+  bool fused_swiglu;
+  int64_t shards;
+};
+
+TEST(TiledMlp, EqualsUntiledMlpInValueAndGradient) {
+  at::manual_seed(3);
+  const int64_t b = 2, n = 37, hidden = 16, ffn = 24;
+  const at::Tensor x0 = randn({b, n, hidden}), gu0 = randn({2 * ffn, hidden}, 0.2), down0 = randn({hidden, ffn}, 0.2);
+  const at::Tensor dy = randn({b, n, hidden});
+  const at::Tensor x = leaf(x0), gu = leaf(gu0), down = leaf(down0);
+  const at::Tensor gate_up = at::linear(x, gu);
+  const at::Tensor ref = at::linear(at::silu(gate_up.narrow(2, 0, ffn)) * gate_up.narrow(2, ffn, ffn), down);
+  const auto gr = torch::autograd::grad({ref}, {x, gu, down}, {dy});
+  for (const MlpCase c : {MlpCase{false, 5}, MlpCase{true, 5}, MlpCase{true, 1}, MlpCase{false, 37}}) {
+    SCOPED_TRACE("fused " + std::to_string(c.fused_swiglu) + " shards " + std::to_string(c.shards));
+    const at::Tensor xt = leaf(x0), gut = leaf(gu0), downt = leaf(down0);
+    const at::Tensor y = swiglu_mlp(xt, gut, downt, MlpOptions{c.fused_swiglu, c.shards});
+    expect_close(y, ref, "output");
+    const auto g = torch::autograd::grad({y}, {xt, gut, downt}, {dy});
+    expect_close(g[0], gr[0], "d x");
+    expect_close(g[1], gr[1], "d w_gate_up");
+    expect_close(g[2], gr[2], "d w_down");
+  }
+}
+
+TEST(TiledMlp, ShardCountIsCeilTokensOverHidden) {
+  EXPECT_EQ(mlp_shards(4096, 256), 16);
+  EXPECT_EQ(mlp_shards(2049, 256), 9);
+  EXPECT_EQ(mlp_shards(100, 256), 1);
+}
+
+TEST(FusedKernels, RmsNormMatchesAtRmsNorm) {
+  at::manual_seed(4);
+  const at::Tensor x0 = randn({3, 11, 32}), w0 = 1 + randn({32}, 0.1), dy = randn({3, 11, 32});
+  const at::Tensor x = leaf(x0), w = leaf(w0), xr = leaf(x0), wr = leaf(w0);
+  const at::Tensor y = fused_rms_norm(x, w, 1e-5), ref = at::rms_norm(xr, {32}, wr, 1e-5);
+  expect_close(y, ref, "output");
+  const auto g = torch::autograd::grad({y}, {x, w}, {dy});
+  const auto gr = torch::autograd::grad({ref}, {xr, wr}, {dy});
+  expect_close(g[0], gr[0], "d x");
+  expect_close(g[1], gr[1], "d weight");
+}
+
+TEST(FusedKernels, SwiGluMatchesSiluTimesUp) {
+  at::manual_seed(5);
+  const int64_t ffn = 300;  // blocks of 873 rows: 2 x 500 rows is two blocks
+  const at::Tensor gu0 = randn({2, 500, 2 * ffn}, 2.0), dc = randn({2, 500, ffn});
+  const at::Tensor gu = leaf(gu0), gur = leaf(gu0);
+  // fused_swiglu overwrites its saved input with the gradient: feed it a fresh non-leaf tensor.
+  const at::Tensor c = fused_swiglu(gu * 1.0);
+  const at::Tensor ref = at::silu(gur.narrow(2, 0, ffn)) * gur.narrow(2, ffn, ffn);
+  expect_close(c, ref, "output");
+  expect_close(torch::autograd::grad({c}, {gu}, {dc})[0], torch::autograd::grad({ref}, {gur}, {dc})[0], "d gate_up");
+}
+
+}  // namespace
+}  // namespace spplan::engine
