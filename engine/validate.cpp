@@ -214,14 +214,16 @@ int validate_main(int argc, char** argv) {
                              {"rows", rows}};
     std::cout << report.dump(2) << "\n";
   } else {
-    std::printf("%-52s %12s %12s %8s %10s %10s %8s\n", "case", "meas MiB", "pred MiB", "d %", "meas s", "pred s",
+    int width = 4;  // the longest case name
+    for (const auto& r : rows) width = std::max(width, static_cast<int>(r["case"].get<std::string>().size()));
+    std::printf("%-*s %12s %12s %8s %10s %10s %8s\n", width, "case", "meas MiB", "pred MiB", "d %", "meas s", "pred s",
                 "d %");
     for (const auto& r : rows) {
       if (r.contains("error")) {
-        std::printf("%-52s %s\n", r["case"].get<std::string>().c_str(), r["error"].get<std::string>().c_str());
+        std::printf("%-*s %s\n", width, r["case"].get<std::string>().c_str(), r["error"].get<std::string>().c_str());
         continue;
       }
-      std::printf("%-52s %12.1f %12.1f %+8.1f %10.3f %10.3f %+8.1f\n", r["case"].get<std::string>().c_str(),
+      std::printf("%-*s %12.1f %12.1f %+8.1f %10.3f %10.3f %+8.1f\n", width, r["case"].get<std::string>().c_str(),
                   r["measured_peak_memory_bytes"].get<double>() / kMiB,
                   r["predicted_peak_memory_bytes"].get<double>() / kMiB, r["mem_error_pct"].get<double>(),
                   r["measured_step_time_s"].get<double>(), r["predicted_step_time_s"].get<double>(),
