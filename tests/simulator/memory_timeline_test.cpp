@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include "simulator/simulate.hpp"
+#include "tests/simulator/step_cost_fixtures.hpp"
 
 namespace spplan::sim {
 namespace {
 
-using costmodel::LayerPassCosts;
 using costmodel::StepCosts;
 
 // A (compute 2) allocates 50 activations and frees them at its end but leaves 20; B (comm 3,
@@ -47,17 +47,8 @@ TEST(MemoryTimeline, PeakAndCategoriesOfAKnownSchedule) {
 //   bwd.L1:           1000 + 20 + 100 + 50 + 20 + 5       = 1195  (its a2a copies are in the 50)
 //   Adam:             1000 + 30                           = 1030
 StepCosts checkpointed_costs() {
-  StepCosts c;
-  c.layers = 2;
-  c.forward = LayerPassCosts{1, 2, 1, 4, 1, 1, 2, 1};
+  StepCosts c = testing::two_layer_costs();
   c.recompute = c.forward;
-  c.backward = LayerPassCosts{2, 4, 1, 8, 1, 2, 4, 1};
-  c.embed_fwd_s = c.embed_bwd_s = 1;
-  c.loss_fwd_s = 3;
-  c.loss_bwd_s = 5;
-  c.grad_reduce_s = 6;
-  c.embed_grad_reduce_s = 2;
-  c.optimizer_s = 3;
   return c;
 }
 

@@ -6,12 +6,13 @@
 
 #include "simulator/analysis.hpp"
 #include "simulator/simulate.hpp"
+#include "tests/simulator/step_cost_fixtures.hpp"
 
 namespace spplan::sim {
 namespace {
 
-using costmodel::LayerPassCosts;
 using costmodel::StepCosts;
+using testing::two_layer_costs;
 
 double start_of(const SimResult& r, const std::string& name) {
   for (const SimEvent& e : r.events) {
@@ -19,25 +20,6 @@ double start_of(const SimResult& r, const std::string& name) {
   }
   ADD_FAILURE() << "no event " << name;
   return -1;
-}
-
-// Two layers, no checkpointing, no ZeRO-3, GPU Adam.
-//   forward pass:  norm 1, qkv 2, a2a 1, attention 4, a2a 1, out_proj 1, mlp 2  = 12 (a2a 2)
-//   backward pass: norm 2, qkv 4, a2a 1, attention 8, a2a 1, out_proj 2, mlp 4  = 22 (a2a 2)
-//   embed fwd 1, embed bwd 1, loss fwd 3, loss bwd 5, reduce 6 per layer, embed reduce 2, Adam 3.
-StepCosts two_layer_costs() {
-  StepCosts c;
-  c.layers = 2;
-  c.forward = LayerPassCosts{1, 2, 1, 4, 1, 1, 2, 1};
-  c.backward = LayerPassCosts{2, 4, 1, 8, 1, 2, 4, 1};
-  c.embed_fwd_s = 1;
-  c.embed_bwd_s = 1;
-  c.loss_fwd_s = 3;
-  c.loss_bwd_s = 5;
-  c.grad_reduce_s = 6;
-  c.embed_grad_reduce_s = 2;
-  c.optimizer_s = 3;
-  return c;
 }
 
 // Compute stream: embed 0-1, fwd.L0 1-13, fwd.L1 13-25, loss 25-33, bwd.L1 33-55, bwd.L0 55-77,
