@@ -114,15 +114,15 @@ void Trainer::all_gather_params() {
 }
 
 // Params and AdamW moments, full and unpadded in declaration order: the checkpoint format at every
-// ZeRO stage and world size. Collective at ZeRO >= 1 with world > 1 (the shards are gathered); at
-// ZeRO 0 the tensors themselves (no copy on CPU).
+// ZeRO stage and world size, on the device. Collective at ZeRO >= 1 with world > 1 (the shards
+// are gathered); at ZeRO 0 the tensors themselves.
 std::vector<at::Tensor> Trainer::full_state() {
   const ZeroLayout& layout = model_->zero_layout();
   MemoryScope tag(MemCategory::kBuffers);  // checkpoint staging
   const bool sharded_params = options_.plan.knobs.zero_stage >= 3;
   const at::Tensor params = sharded_params ? gather_shards(comm_, layout, model_->params_flat()) : model_->params_flat();
-  return {layout.unpadded(params).cpu(), layout.unpadded(gather_shards(comm_, layout, exp_avg_)).cpu(),
-          layout.unpadded(gather_shards(comm_, layout, exp_avg_sq_)).cpu()};
+  return {layout.unpadded(params), layout.unpadded(gather_shards(comm_, layout, exp_avg_)),
+          layout.unpadded(gather_shards(comm_, layout, exp_avg_sq_))};
 }
 
 StepStats Trainer::step() {
@@ -169,8 +169,16 @@ StepStats Trainer::step() {
 }
 
 std::vector<BlobRef> Trainer::state_blobs() {
+  // Only rank 0 writes: the others take part only when the shards must be gathered, and then
+  // keep nothing (no device-to-host copies of state nobody writes).
+  const bool gather = options_.plan.knobs.zero_stage >= 1 && comm_.world() > 1;
+  if (comm_.rank() != 0) {
+    if (gather) full_state();
+    return {};
+  }
   // Host copies (the tensors themselves on CPU at ZeRO 0); kept alive until drop_state_blobs().
   host_state_ = full_state();
+  for (at::Tensor& t : host_state_) t = t.cpu();
   host_state_.push_back(at::detail::getDefaultCPUGenerator().get_state());
   const char* names[] = {"params.f32", "adam_m.f32", "adam_v.f32", "cpu_rng.bin"};
   std::vector<BlobRef> blobs;

@@ -68,7 +68,8 @@ class Trainer {
 
   // Checkpoint state: parameters, AdamW moments (full and unpadded, whatever the ZeRO stage and
   // world), the default CPU generator; and back. state_blobs() is collective (at ZeRO >= 1 it
-  // gathers the shards): every rank calls it, one writes; drop_state_blobs() frees the copies.
+  // gathers the shards): every rank calls it, rank 0 gets the blobs and writes them, the others get
+  // none; drop_state_blobs() frees the copies.
   std::vector<BlobRef> state_blobs();
   void drop_state_blobs() { host_state_.clear(); }
   CheckpointMeta state_meta() const;
