@@ -111,7 +111,7 @@ TEST(Cli, BadInputTable) {
 }
 
 TEST(Cli, ValidatePublishedPrintsTheTable) {
-  const CliRun r = run_spplan(std::string("validate published ") + SPPLAN_SOURCE_DIR + "/validation/published_points.csv --json");
+  const CliRun r = run_spplan(std::string("validate published ") + SPPLAN_SOURCE_DIR + "/validation/published_visible.csv --json");
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["rows"].size(), 14u);
