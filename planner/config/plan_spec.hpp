@@ -23,6 +23,9 @@ struct TrainingStack {
   // ArcticTraining's loop holds the model outputs (the logits) until backward returns
   // (MEMORY-FACTS 10.5); Hugging Face Trainer drops them before backward.
   bool loop_holds_logits = true;
+  // With act_ckpt offload, DeepSpeed's checkpoint offload keeps at most max_fwd_stash_count (2) +
+  // keep_last_count (1) layer inputs on the GPU (offload_activations.py, MEMORY-FACTS 8.1).
+  int64_t offloaded_checkpoints_on_device = 3;
 };
 
 struct PlanSpec {

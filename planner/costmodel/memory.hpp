@@ -60,6 +60,8 @@ double local_tokens(const PlanSpec& plan);                // micro_batch * ceil(
 double kv_width_after_a2a(const PlanSpec& plan);          // K (or V) width per local token after the all-to-all
 double checkpoint_bytes_per_layer(const PlanSpec& plan);  // hidden state a checkpoint keeps
 double checkpoints_on_device_bytes(const PlanSpec& plan); // all kept checkpoints on the device
+// act_ckpt offload: how many of `layers_done` checkpoints are still on the device (stack rule).
+double offloaded_checkpoints_kept(const PlanSpec& plan, double layers_done);
 double layer_saved_bytes(const PlanSpec& plan);           // what one layer saves for its backward
 double layer_backward_extra_bytes(const PlanSpec& plan);  // transients during one layer's backward (incl. a2a)
 double ulysses_buffer_bytes(const PlanSpec& plan);        // all-to-all send/recv copies alive in attention

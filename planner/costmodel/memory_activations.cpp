@@ -64,13 +64,17 @@ double checkpoint_bytes_per_layer(const PlanSpec& p) {
   return act_bytes(p) * p.model.hidden_size * local_tokens(p);  // the layer's input hidden state
 }
 
+double offloaded_checkpoints_kept(const PlanSpec& p, double layers_done) {
+  return std::min(layers_done, static_cast<double>(p.stack.offloaded_checkpoints_on_device));
+}
+
 double checkpoints_on_device_bytes(const PlanSpec& p) {
   const double layers = p.model.num_hidden_layers;
   switch (p.knobs.act_ckpt) {
     case ActCkpt::kNone: return 0.0;  // nothing checkpointed: every layer keeps layer_saved_bytes
     case ActCkpt::kFull: return layers * checkpoint_bytes_per_layer(p);
     case ActCkpt::kOffload:
-      return std::min(layers, facts::kOffloadedCheckpointsOnDevice) * checkpoint_bytes_per_layer(p);
+      return offloaded_checkpoints_kept(p, layers) * checkpoint_bytes_per_layer(p);
   }
   return 0.0;
 }

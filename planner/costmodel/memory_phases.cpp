@@ -2,7 +2,6 @@
 #include <algorithm>
 
 #include "planner/costmodel/memory.hpp"
-#include "planner/costmodel/software_facts.hpp"
 
 namespace spplan::costmodel {
 namespace {
@@ -11,7 +10,7 @@ namespace {
 double stored_activations(const PlanSpec& p, double layers_done) {
   if (p.knobs.act_ckpt == ActCkpt::kNone) return layers_done * layer_saved_bytes(p);
   if (p.knobs.act_ckpt == ActCkpt::kFull) return layers_done * checkpoint_bytes_per_layer(p);
-  return std::min(layers_done, facts::kOffloadedCheckpointsOnDevice) * checkpoint_bytes_per_layer(p);
+  return offloaded_checkpoints_kept(p, layers_done) * checkpoint_bytes_per_layer(p);
 }
 
 // Allocator fragmentation grows with what the allocator hands out (reserved/allocated - 1).

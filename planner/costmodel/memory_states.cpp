@@ -70,7 +70,7 @@ HostMemory host_memory(const PlanSpec& p) {
   const double partition = c.total / n;  // elements one rank owns
   HostMemory host;
   if (p.knobs.offload_optimizer == OffloadDevice::kCpu) {
-    host.optimizer_bytes = facts::kHostOptimizerBytesPerParam * partition * ranks_on_node;
+    host.optimizer_bytes = (facts::kHostOptimizerBytesPerParamBesidesGrads + act_bytes(p)) * partition * ranks_on_node;
   } else if (p.knobs.offload_optimizer == OffloadDevice::kNvme) {
     // States live on NVMe; the gradient partition and the swap buffers stay in host RAM:
     // 4 buffers of one sub-group, fp32 (MEMORY-FACTS 3.3).

@@ -16,9 +16,10 @@ inline constexpr double kNvmeParamSwapBufferElems = 5 * 1e8;
 // sub-group of gradients at a time (MEMORY-FACTS 2.4).
 inline constexpr double kSubGroupElems = 1e9;
 
-// Host bytes per offloaded partition element with offload_optimizer=cpu: fp32 master 4 + fp32
-// grad buffer 4 + Adam exp_avg/exp_avg_sq 8 + bf16 grad partition 2 (MEMORY-FACTS 3.1).
-inline constexpr double kHostOptimizerBytesPerParam = 18.0;
+// Host bytes per offloaded partition element with offload_optimizer=cpu, besides the gradient
+// partition itself (in the model dtype): fp32 master 4 + fp32 grad buffer 4 + Adam
+// exp_avg/exp_avg_sq 8 (MEMORY-FACTS 3.1: 18 B with bf16 gradients, 20 B with fp32).
+inline constexpr double kHostOptimizerBytesPerParamBesidesGrads = 16.0;
 
 // Ulysses under DeepSpeed copies q, k, v into a contiguous send layout and receives into a new
 // tensor, then rearranges again (DeepSpeed ulysses_sp.py, MEMORY-FACTS 8.3): two local-size
@@ -28,10 +29,6 @@ inline constexpr double kUlyssesTransientCopies = 2.0;
 // DeepSpeed TiledMLP runs ceil(s / h) shards (DeepSpeed ulysses_sp.py, MEMORY-FACTS 8.4).
 inline constexpr double kTiledMlpTokensPerShardPerHidden = 1.0;
 
-// DeepSpeed's activation-checkpoint offload keeps at most max_fwd_stash_count (2) +
-// keep_last_count (1) layer inputs on the GPU (offload_activations.py, MEMORY-FACTS 8.1).
-inline constexpr double kOffloadedCheckpointsOnDevice = 3.0;
-
 // FlashAttention backward executes 2.5x the forward FLOPs (5 matmuls of s*s*d against 2; the FA2
 // paper's benchmark counts it so, arXiv 2307.08691).
 inline constexpr double kAttentionBwdFlopsFactor = 2.5;
@@ -39,7 +36,6 @@ inline constexpr double kAttentionBwdFlopsFactor = 2.5;
 // Pageable-to-pinned staging halves effective PCIe bandwidth for tensors DeepSpeed moves with
 // plain .cpu()/.to() (ArcticTraining's checkpoint offload patch uses a synchronous .cpu()).
 inline constexpr double kPageableCopyEfficiency = 0.5;
-
 
 // NCCL all-to-all buffers are per channel per connected peer (MEMORY-FACTS 6.4). A peer in the
 // same node is reached over NVLink P2P with 32 channels (NCCL issue #1685's 8xH100 measurement,
