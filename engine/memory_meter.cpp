@@ -20,7 +20,9 @@ constexpr size_t kHeaderBytes = 64;
 struct Header {
   size_t bytes;
   MemCategory category;
+  bool host;
 };
+static_assert(sizeof(Header) <= kHeaderBytes);
 
 // Freed blocks of at least this size are kept for reuse: a training step frees and allocates the
 // same sizes every step, and reusing a block skips the page faults of fresh memory (several % of
@@ -28,20 +30,30 @@ struct Header {
 constexpr size_t kCacheMinBytes = size_t{1} << 20;
 
 std::mutex g_mutex;  // allocation is rare enough (thousands per step) that a lock costs nothing
-MemorySnapshot g_current, g_peak;
+MemorySnapshot g_current, g_peak;            // device
+MemorySnapshot g_host_current, g_host_peak;  // allocations made inside a HostScope
 int64_t g_cached_bytes = 0, g_peak_reserved_bytes = 0;
 std::unordered_map<size_t, std::vector<void*>> g_free_blocks;  // by requested size
 MemCategory g_category = MemCategory::kOther;  // set by the training thread only
+bool g_host = false;                            // likewise
 
 // REQUIRES: g_mutex held.
-void account(MemCategory c, int64_t delta_bytes) {
+void account_host(MemCategory c, int64_t delta_bytes) {
+  g_host_current.total_bytes += delta_bytes;
+  g_host_current.by_category_bytes[static_cast<int>(c)] += delta_bytes;
+  if (g_host_current.total_bytes > g_host_peak.total_bytes) g_host_peak = g_host_current;
+}
+
+// REQUIRES: g_mutex held.
+void account(MemCategory c, bool host, int64_t delta_bytes) {
+  if (host) return account_host(c, delta_bytes);
   g_current.total_bytes += delta_bytes;
   g_current.by_category_bytes[static_cast<int>(c)] += delta_bytes;
   if (g_current.total_bytes > g_peak.total_bytes) g_peak = g_current;
   g_peak_reserved_bytes = std::max(g_peak_reserved_bytes, g_current.total_bytes + g_cached_bytes);
 }
 
-void* take_block(size_t bytes, MemCategory c) {
+void* take_block(size_t bytes, MemCategory c, bool host) {
   std::lock_guard<std::mutex> lock(g_mutex);
   void* base = nullptr;
   if (auto it = g_free_blocks.find(bytes); it != g_free_blocks.end() && !it->second.empty()) {
@@ -49,7 +61,7 @@ void* take_block(size_t bytes, MemCategory c) {
     it->second.pop_back();
     g_cached_bytes -= static_cast<int64_t>(bytes);
   }
-  account(c, static_cast<int64_t>(bytes));
+  account(c, host, static_cast<int64_t>(bytes));
   return base;
 }
 
@@ -59,7 +71,7 @@ void counting_delete(void* data) {
   const size_t bytes = h->bytes;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    account(h->category, -static_cast<int64_t>(bytes));
+    account(h->category, h->host, -static_cast<int64_t>(bytes));
     if (bytes >= kCacheMinBytes && g_cached_bytes + static_cast<int64_t>(bytes) <= g_peak.total_bytes) {
       g_free_blocks[bytes].push_back(base);
       g_cached_bytes += static_cast<int64_t>(bytes);
@@ -73,9 +85,10 @@ void counting_delete(void* data) {
 struct CountingCpuAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t bytes) override {
     const MemCategory c = g_category;
-    void* base = take_block(bytes, c);
+    const bool host = g_host;
+    void* base = take_block(bytes, c, host);
     if (base == nullptr) base = c10::alloc_cpu(bytes + kHeaderBytes);
-    new (base) Header{bytes, c};
+    new (base) Header{bytes, c, host};
     void* data = static_cast<char*>(base) + kHeaderBytes;
     return {data, data, &counting_delete, c10::Device(c10::kCPU)};
   }
@@ -110,9 +123,20 @@ MemorySnapshot peak_memory() {
   return g_peak;
 }
 
+MemorySnapshot current_host_memory() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_host_current;
+}
+
+MemorySnapshot peak_host_memory() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_host_peak;
+}
+
 void reset_peak_memory() {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_peak = g_current;
+  g_host_peak = g_host_current;
   g_peak_reserved_bytes = g_current.total_bytes + g_cached_bytes;
 }
 
@@ -121,6 +145,9 @@ void set_memory_category(MemCategory c) { g_category = c; }
 
 MemoryScope::MemoryScope(MemCategory c) : previous_(g_category) { g_category = c; }
 MemoryScope::~MemoryScope() { g_category = previous_; }
+
+HostScope::HostScope() : previous_(g_host) { g_host = true; }
+HostScope::~HostScope() { g_host = previous_; }
 
 #ifdef SPPLAN_TORCH_HAS_CUDA
 int64_t cuda_peak_bytes(int device) {

@@ -8,6 +8,11 @@
 // Grads are tagged correctly because the engine allocates them once, before the first step, and
 // autograd accumulates into them in place.
 // On a GPU the CUDA caching allocator's statistics give the peak (no breakdown).
+//
+// Host memory. On a CPU the "device" and the host are the same RAM, so what a plan offloads to the
+// host (optimizer state, parameter shards, activation checkpoints) is allocated inside a
+// HostScope: counted apart, in the host tallies, and left out of the device peak, as it would be
+// on a GPU. The copies between the two stay real copies (engine/offload.hpp).
 #pragma once
 
 #include <array>
@@ -33,6 +38,10 @@ void reset_peak_memory();      // peak := current
 // Live bytes plus freed blocks the allocator keeps for reuse (what the process holds), at its peak.
 int64_t peak_reserved_bytes();
 
+// Host memory (allocations made inside a HostScope): live now, and the largest since the reset.
+MemorySnapshot current_host_memory();
+MemorySnapshot peak_host_memory();
+
 // CUDA: peak allocated bytes of `device` since the last reset (0 when not built with CUDA).
 int64_t cuda_peak_bytes(int device);
 void cuda_reset_peak(int device);
@@ -51,6 +60,18 @@ class MemoryScope {
 
  private:
   MemCategory previous_;
+};
+
+// Allocations made while it lives are host memory (see above); nests.
+class HostScope {
+ public:
+  HostScope();
+  ~HostScope();
+  HostScope(const HostScope&) = delete;
+  HostScope& operator=(const HostScope&) = delete;
+
+ private:
+  bool previous_;
 };
 
 }  // namespace spplan::engine

@@ -12,6 +12,7 @@
 #include "engine/data.hpp"
 #include "engine/fused_kernels.hpp"
 #include "engine/memory_meter.hpp"
+#include "engine/offload.hpp"
 #include "engine/tiling.hpp"
 
 namespace spplan::engine {
@@ -24,10 +25,13 @@ using LayerFn = std::function<at::Tensor(const at::Tensor&)>;
 // Activation checkpointing (BUILD-NOTES section 4): forward keeps only the layer input; backward
 // recomputes the layer (all-to-alls included, in the same order on every rank) and differentiates
 // it. Parameters come in as a TensorList so autograd routes their gradients (gotcha G4).
+// act_ckpt offload: the kept input is a host copy, brought back right before the recompute.
 struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
-  static variable_list forward(AutogradContext* ctx, const LayerFn* fn, const at::Tensor& x, at::TensorList params) {
+  static variable_list forward(AutogradContext* ctx, const LayerFn* fn, bool offload, const at::Tensor& x,
+                               at::TensorList params) {
     ctx->saved_data["fn"] = reinterpret_cast<int64_t>(fn);
-    std::vector<at::Tensor> keep{x};
+    ctx->saved_data["offload"] = offload;
+    std::vector<at::Tensor> keep{offload ? copy_to_host(x, MemCategory::kActivations) : x};
     keep.insert(keep.end(), params.begin(), params.end());
     ctx->save_for_backward(keep);
     at::NoGradGuard no_grad;
@@ -36,7 +40,8 @@ struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
   static variable_list backward(AutogradContext* ctx, variable_list grad) {
     const auto* fn = reinterpret_cast<const LayerFn*>(ctx->saved_data["fn"].toInt());
     const variable_list saved = ctx->get_saved_variables();
-    variable_list inputs{saved[0].detach().requires_grad_(true)};
+    const at::Tensor x = ctx->saved_data["offload"].toBool() ? copy_to_device(saved[0], grad[0].device()) : saved[0];
+    variable_list inputs{x.detach().requires_grad_(true)};
     inputs.insert(inputs.end(), saved.begin() + 1, saved.end());
     at::Tensor y;
     {
@@ -44,7 +49,7 @@ struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
       y = (*fn)(inputs[0]);
     }
     variable_list g = torch::autograd::grad({y}, inputs, {grad[0]}, false, false, /*allow_unused=*/true);
-    g.insert(g.begin(), at::Tensor());  // no gradient for `fn`
+    g.insert(g.begin(), {at::Tensor(), at::Tensor()});  // no gradient for `fn`, `offload`
     return g;
   }
 };
@@ -124,6 +129,12 @@ void init_params(at::Tensor& full, const ZeroLayout& layout, const std::vector<s
   }
 }
 
+// A zero-filled device buffer tagged `category`.
+at::Tensor shard_buffer(int64_t numel, MemCategory category, const at::TensorOptions& options) {
+  MemoryScope tag(category);
+  return at::zeros({numel}, options);
+}
+
 }  // namespace
 
 std::vector<at::Tensor> LayerParams::all() const {
@@ -151,15 +162,20 @@ Model::Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knob
   if (stage < 3) {
     params_flat_ = full;
   } else {
-    MemoryScope tag(MemCategory::kParams);
-    params_flat_ = at::empty({layout_.shard_numel()}, f32);
+    const int64_t n = layout_.shard_numel();
+    params_flat_ = knobs.offload_params != OffloadDevice::kNone ? host_zeros(n, MemCategory::kParams, device)
+                                                                 : shard_buffer(n, MemCategory::kParams, f32);
     for (const ZeroUnit& u : layout_.units()) layout_.shard_part(params_flat_, u).copy_(layout_.chunk_of(full, u));
   }
   full.reset();
-  {
-    MemoryScope tag(MemCategory::kGrads);  // allocated once; autograd accumulates into it in place
-    grads_flat_ = at::zeros({stage < 2 ? layout_.full_numel() : layout_.shard_numel()}, f32);
-  }
+  // Autograd accumulates into the grads in place, so they are allocated once. With the optimizer
+  // offloaded, DeepSpeed keeps the stage 2, 3 gradient partition on the host (MEMORY-FACTS 3.1);
+  // on a GPU the leaf and its grad must share a device, so there only with the parameters.
+  const int64_t grad_numel = stage < 2 ? layout_.full_numel() : layout_.shard_numel();
+  grads_on_host_ = stage >= 2 && knobs.offload_optimizer != OffloadDevice::kNone &&
+                  (device.is_cpu() || knobs.offload_params != OffloadDevice::kNone);
+  grads_flat_ = grads_on_host_ ? host_zeros(grad_numel, MemCategory::kGrads, device)
+                               : shard_buffer(grad_numel, MemCategory::kGrads, f32);
   layers_.resize(static_cast<size_t>(spec.num_hidden_layers));
   const std::vector<ZeroUnit>& units = layout_.units();
   if (stage < 2) {
@@ -186,7 +202,8 @@ Model::Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knob
     chunk.mutable_grad() = layout_.shard_part(grads_flat_, u);
     shard_leaves_.push_back(chunk);
     const at::Tensor resident = stage == 2 ? layout_.unit_of(params_flat_, u) : at::Tensor();
-    unit_contexts_.push_back({&comm, &u, resident, knobs.reduce_bucket_elems, bf16});
+    const bool shard_on_host = stage == 3 && knobs.offload_params != OffloadDevice::kNone;
+    unit_contexts_.push_back({&comm, &u, resident, knobs.reduce_bucket_elems, bf16, device, shard_on_host});
   }
 }
 
@@ -285,8 +302,8 @@ at::Tensor Model::head_loss(const at::Tensor& x, const at::Tensor& labels) const
                                 kIgnoreLabel);
 }
 
-// act_ckpt full. Stages 2, 3: the checkpoint's only parameter input is the layer's shard leaf and
-// the layer function gathers the parameters itself, in the forward and again in the recompute, so
+// act_ckpt full or offload. Stages 2, 3: the checkpoint's only parameter input is the layer's
+// shard leaf and the layer function gathers the parameters itself, in the forward and again in the recompute, so
 // at stage 3 a layer's parameters are gathered only while it runs.
 at::Tensor Model::checkpointed_layer(size_t l, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
   layer_fns_[l] = [this, l, cos, sin](const at::Tensor& in) {
@@ -294,7 +311,8 @@ at::Tensor Model::checkpointed_layer(size_t l, const at::Tensor& x, const at::Te
     return layer(l, in, cos, sin);
   };
   const std::vector<at::Tensor> params = shard_leaves_.empty() ? layers_[l].all() : std::vector<at::Tensor>{shard_leaves_[l + 1]};
-  return CheckpointedLayer::apply(&layer_fns_[l], x, at::TensorList(params))[0];
+  const bool offload = knobs_.act_ckpt == ActCkpt::kOffload;
+  return CheckpointedLayer::apply(&layer_fns_[l], offload, x, at::TensorList(params))[0];
 }
 
 at::Tensor Model::loss_sum(const at::Tensor& inputs, const at::Tensor& labels, int64_t first_position) {
@@ -308,7 +326,7 @@ at::Tensor Model::loss_sum(const at::Tensor& inputs, const at::Tensor& labels, i
   }
   layer_fns_.assign(layers_.size(), LayerFn());
   for (size_t l = 0; l < layers_.size(); ++l) {
-    if (knobs_.act_ckpt == ActCkpt::kFull) {
+    if (knobs_.act_ckpt != ActCkpt::kNone) {
       x = checkpointed_layer(l, x, cos, sin);
     } else {
       UnitUse use(*this, l + 1);

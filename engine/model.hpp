@@ -54,6 +54,8 @@ class Model {
   at::Tensor& params_flat() { return params_flat_; }
   // What autograd accumulates into. Stage < 2: the full gradients; stage 2, 3: this rank's shard.
   at::Tensor& grads_flat() { return grads_flat_; }
+  // offload_optimizer at stage 2, 3: the grads buffer is host memory (engine/offload.hpp).
+  bool grads_on_host() const { return grads_on_host_; }
   int64_t num_params() const { return layout_.num_params(); }
   const ZeroLayout& zero_layout() const { return layout_; }
   // What this rank's optimizer steps, one view per unit: its chunk of params and of grads (all of
@@ -73,6 +75,7 @@ class Model {
   Comm& comm_;
   Knobs knobs_;  // act_ckpt, tiling and ZeRO settings of the run
   at::Tensor params_flat_, grads_flat_;
+  bool grads_on_host_ = false;
   ZeroLayout layout_;  // units: embedding, each layer, final norm (+ head when untied)
   // Stage 2, 3: per unit, the autograd leaf of this rank's chunk (its .grad: a view of grads_flat_)
   // and what zero_unit_params needs; the named parameters below are bound only while in use.

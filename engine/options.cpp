@@ -133,22 +133,29 @@ std::string quoted(const std::string& name) {
   return q;
 }
 
+// The engine's host tier is RAM (engine/offload.hpp); it has no NVMe tier. Checked before the
+// plan rules, which would ask the (unnamed) engine device for NVMe drives.
+Status check_no_nvme(const RunOptions& o) {
+  const Knobs& k = o.plan.knobs;
+  if (k.offload_optimizer == OffloadDevice::kNvme) return not_yet(o, "offload_optimizer", "\"nvme\"", "none, cpu");
+  if (k.offload_params == OffloadDevice::kNvme) return not_yet(o, "offload_params", "\"nvme\"", "none, cpu");
+  return Status::ok();
+}
+
 Status check_implemented(const RunOptions& o) {
   const Knobs& k = o.plan.knobs;
   // ZeRO-3 gathers each layer inside its checkpointed-layer function, forward and recompute
   // (model.cpp); without checkpointing every gathered layer would stay alive until its backward.
-  if (k.zero_stage == 3 && k.act_ckpt != ActCkpt::kFull) {
-    return Status::invalid(o.where("act_ckpt") + ": value " + quoted(to_string(k.act_ckpt)) +
-                           " is not implemented yet in the engine with zero_stage 3 (allowed now: full, or zero_stage "
-                           "0, 1, 2)");
+  if (k.zero_stage == 3 && k.act_ckpt == ActCkpt::kNone) {
+    return Status::invalid(o.where("act_ckpt") + ": value \"none\" is not implemented yet in the engine with "
+                           "zero_stage 3 (allowed now: full, offload, or zero_stage 0, 1, 2)");
   }
-  if (k.offload_optimizer != OffloadDevice::kNone) {
-    return not_yet(o, "offload_optimizer", quoted(to_string(k.offload_optimizer)), "none");
+  // With the parameter shards on the host, AdamW steps there too (the moments follow the shards).
+  if (k.offload_params == OffloadDevice::kCpu && k.offload_optimizer != OffloadDevice::kCpu) {
+    return Status::invalid(o.where("offload_params") + ": value \"cpu\" is not implemented yet in the engine with "
+                           "offload_optimizer " + quoted(to_string(k.offload_optimizer)) +
+                           " (allowed now: none, or cpu with offload_optimizer cpu)");
   }
-  if (k.offload_params != OffloadDevice::kNone) {
-    return not_yet(o, "offload_params", quoted(to_string(k.offload_params)), "none");
-  }
-  if (k.act_ckpt == ActCkpt::kOffload) return not_yet(o, "act_ckpt", "\"offload\"", "none, full");
   if (k.precision != Precision::kFp32) return not_yet(o, "precision", quoted(to_string(k.precision)), "fp32 (CPU runs)");
   return Status::ok();
 }
@@ -163,6 +170,7 @@ Status check_run_options(RunOptions* o, int64_t world) {
                            std::to_string(world) + " ranks (--nproc or WORLD_SIZE) (allowed sp: " +
                            join_ints(valid_sp_degrees(o->plan.model, world)) + ")");
   }
+  SPPLAN_RETURN_IF_ERROR(check_no_nvme(*o));
   SPPLAN_RETURN_IF_ERROR(check_plan(o->plan, [o](const std::string& key) { return o->where(key); }));
   return check_implemented(*o);
 }

@@ -50,11 +50,15 @@ Prediction predict(const PlanSpec& plan, const GpuSpec* calibrated_spec) {
   host.stack.zero3_persistence_threshold_elems = 0.0;
   host.stack.loop_holds_logits = false;  // Trainer::step drops the outputs before backward
   host.knobs.prefetch_bucket_elems = 0;  // its ZeRO-3 gathers a unit when it runs, never ahead
+  // act_ckpt offload copies each layer input to the host inside the layer's forward and back inside
+  // its backward: only the input of the layer running is on the device (model.cpp).
+  host.stack.offloaded_checkpoints_on_device = 1;
   out.machine = host.cluster.gpu.name;
 #ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
   const costmodel::Estimate e = costmodel::estimate(host);
   const costmodel::MemoryBreakdown& m = e.memory;
   out.peak_memory_bytes = positive(m.total_bytes());
+  out.host_memory_bytes = e.host.total_bytes() / static_cast<double>(host.cluster.num_gpus);
   if (calibrated) out.step_time_s = positive(e.time.step_time_s);
   out.memory_bytes = {{"params_bytes", m.params_bytes},       {"grads_bytes", m.grads_bytes},
                       {"optimizer_bytes", m.optimizer_bytes}, {"activations_bytes", m.activations_bytes},

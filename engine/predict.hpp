@@ -17,6 +17,7 @@ namespace spplan::engine {
 
 struct Prediction {
   std::optional<double> peak_memory_bytes;
+  std::optional<double> host_memory_bytes;  // per rank: the node's offloaded state / ranks on it
   std::optional<double> step_time_s;
   std::map<std::string, double> memory_bytes;  // the costmodel's categories: "params_bytes", ...
   std::string machine;                         // which accelerator spec priced it

@@ -31,6 +31,8 @@ std::string to_json(const RunReport& r) {
   j["peak_memory_bytes"] = r.peak_memory_bytes;
   j["peak_reserved_bytes"] = r.peak_reserved_bytes;
   j["predicted_peak_memory_bytes"] = optional_number(r.prediction.peak_memory_bytes);
+  j["peak_host_memory_bytes"] = r.peak_host_memory_bytes;
+  j["predicted_host_memory_bytes"] = optional_number(r.prediction.host_memory_bytes);
   j["predicted_step_time_s"] = optional_number(r.prediction.step_time_s);
   j["memory"] = r.memory_bytes;
   j["memory"]["rank"] = r.peak_rank;

@@ -20,6 +20,7 @@ struct RunReport {
   int64_t peak_rank = 0;                            // the rank that had it
   int64_t peak_reserved_bytes = 0;                  // live + cached blocks, largest over ranks
   std::map<std::string, int64_t> memory_bytes;      // that rank's peak, by costmodel category
+  int64_t peak_host_memory_bytes = 0;               // offloaded state (HostScope), largest over ranks
   Prediction prediction;
   std::map<std::string, double> phases_s;           // mean seconds per step, rank 0
   int64_t world = 1, sp = 1, dp = 1, micro_batch = 1, grad_accum = 1, seq_len = 0, first_step = 1;

@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "engine/offload.hpp"
 #include "engine/zero.hpp"
 
 namespace spplan::engine {
@@ -23,10 +24,18 @@ int64_t sequences_per_step(const Knobs& k, int64_t dp) { return dp * k.micro_bat
 Trainer::Trainer(const RunOptions& options, Comm& comm, const TokenSource& data)
     : options_(options), comm_(comm), data_(data) {
   model_ = std::make_unique<Model>(options.plan.model, options.seed, comm, options.plan.knobs, comm.device());
-  MemoryScope tag(MemCategory::kOptimizer);  // allocated up front so the peak includes them from step 1
+  // Allocated up front so the peak includes them from step 1.
   const int64_t n = model_->zero_layout().shard_numel();  // ZeRO >= 1: this rank's chunks only
-  exp_avg_ = at::zeros({n}, model_->params_flat().options());
-  exp_avg_sq_ = at::zeros({n}, model_->params_flat().options());
+  if (options.plan.knobs.offload_optimizer == OffloadDevice::kNone) {
+    MemoryScope tag(MemCategory::kOptimizer);
+    exp_avg_ = at::zeros({n}, model_->params_flat().options());
+    exp_avg_sq_ = at::zeros({n}, model_->params_flat().options());
+    return;
+  }
+  const c10::Device device = comm.device();
+  for (at::Tensor* t : {&exp_avg_, &exp_avg_sq_, &master_, &fp32_grads_}) *t = host_zeros(n, MemCategory::kOptimizer, device);
+  copy_params_to_master();
+  if (!model_->grads_on_host()) grad_partition_ = host_zeros(n, MemCategory::kOptimizer, device);
 }
 
 Trainer::~Trainer() = default;
@@ -102,6 +111,44 @@ void Trainer::adamw_step() {
                     c.weight_decay, c.eps, /*amsgrad=*/false, /*maximize=*/false);
 }
 
+// offload_optimizer: the gradients go to the host (into the gradient partition, then the fp32
+// buffer AdamW reads, as DeepSpeed does), AdamW steps the host master copy, and the updated
+// parameters go back to the device.
+void Trainer::offloaded_adamw_step() {
+  at::NoGradGuard no_grad;
+  const AdamWConfig& c = adamw_;
+  const ZeroLayout& layout = model_->zero_layout();
+  const std::vector<at::Tensor> grads = model_->owned_grads(), params = model_->owned_params();
+  const at::Tensor step = at::full({}, static_cast<double>(steps_done_ + 1), master_.options());
+  std::vector<at::Tensor> master, fp32_grads, m, v, steps;
+  for (size_t u = 0; u < grads.size(); ++u) {
+    const ZeroUnit& unit = layout.units()[u];
+    at::Tensor partition = grads[u];
+    if (grad_partition_.defined()) {
+      partition = layout.shard_part(grad_partition_, unit);
+      partition.copy_(grads[u]);  // device to host
+    }
+    fp32_grads.push_back(layout.shard_part(fp32_grads_, unit));
+    fp32_grads.back().copy_(partition);
+    master.push_back(layout.shard_part(master_, unit));
+    m.push_back(layout.shard_part(exp_avg_, unit));
+    v.push_back(layout.shard_part(exp_avg_sq_, unit));
+    steps.push_back(step);
+  }
+  at::_fused_adamw_(master, fp32_grads, m, v, {}, steps, c.lr, c.beta1, c.beta2, c.weight_decay, c.eps,
+                    /*amsgrad=*/false, /*maximize=*/false);
+  for (size_t u = 0; u < params.size(); ++u) params[u].copy_(master[u]);  // host to device
+}
+
+// offload_optimizer: the host master copy starts from (or, after a resume, is reset to) the
+// owned parameters.
+void Trainer::copy_params_to_master() {
+  if (!master_.defined()) return;
+  const ZeroLayout& layout = model_->zero_layout();
+  const std::vector<at::Tensor> owned = model_->owned_params();
+  for (size_t u = 0; u < owned.size(); ++u) layout.shard_part(master_, layout.units()[u]).copy_(owned[u]);
+}
+
 // ZeRO 1, 2: every rank stepped its chunks; gather them so all ranks hold the new full parameters.
 void Trainer::all_gather_params() {
   const ZeroLayout& layout = model_->zero_layout();
@@ -120,9 +167,12 @@ std::vector<at::Tensor> Trainer::full_state() {
   const ZeroLayout& layout = model_->zero_layout();
   MemoryScope tag(MemCategory::kBuffers);  // checkpoint staging
   const bool sharded_params = options_.plan.knobs.zero_stage >= 3;
-  const at::Tensor params = sharded_params ? gather_shards(comm_, layout, model_->params_flat()) : model_->params_flat();
-  return {layout.unpadded(params), layout.unpadded(gather_shards(comm_, layout, exp_avg_)),
-          layout.unpadded(gather_shards(comm_, layout, exp_avg_sq_))};
+  // Offloaded state is host memory; collectives run on the device (a no-op on the CPU).
+  auto on_device = [&](const at::Tensor& t) { return t.to(comm_.device()); };
+  const at::Tensor params = sharded_params ? gather_shards(comm_, layout, on_device(model_->params_flat()))
+                                           : model_->params_flat();
+  return {layout.unpadded(params), layout.unpadded(gather_shards(comm_, layout, on_device(exp_avg_))),
+          layout.unpadded(gather_shards(comm_, layout, on_device(exp_avg_sq_)))};
 }
 
 StepStats Trainer::step() {
@@ -156,7 +206,7 @@ StepStats Trainer::step() {
   comm_.all_reduce_sum(loss);
   st.phases.grad_all_reduce_s = seconds_since(t0) + (comm_.times().reduce_scatter_s - reduce_scatter_before);
   t0 = Clock::now();
-  adamw_step();
+  master_.defined() ? offloaded_adamw_step() : adamw_step();
   if ((stage == 1 || stage == 2) && comm_.world() > 1) all_gather_params();
   synchronize(comm_.device());
   st.phases.optimizer_s = seconds_since(t0);
@@ -229,6 +279,7 @@ Status Trainer::restore(const LoadedCheckpoint& ck) {
   SPPLAN_RETURN_IF_ERROR(read("cpu_rng.bin", rng));
   at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle to the global one
   generator.set_state(rng);
+  copy_params_to_master();
   steps_done_ = ck.meta.step;
   next_sequence_ = ck.meta.next_sequence;
   return Status::ok();

@@ -12,6 +12,12 @@
 // shard of the gradients (reduce-scattered during the backward by the model); stage 3 also keeps
 // only the shard of the parameters (gathered by the model around each use), so nothing is
 // gathered after the step.
+//
+// offload_optimizer cpu, as DeepSpeed does it (MEMORY-FACTS 3.1): the AdamW moments, an fp32
+// master copy of the owned parameters and an fp32 gradient buffer live on the host, with the
+// gradient partition itself (the stage 2, 3 grads, or a host copy of the owned chunk below stage
+// 2). The step copies the gradients to the host, runs AdamW there and copies the updated
+// parameters back to the device.
 #pragma once
 
 #include <cstdint>
@@ -80,6 +86,8 @@ class Trainer {
   int64_t count_valid_tokens() const;
   void all_reduce_grads();
   void adamw_step();
+  void offloaded_adamw_step();
+  void copy_params_to_master();
   void all_gather_params();
   std::vector<at::Tensor> full_state();
 
@@ -88,6 +96,9 @@ class Trainer {
   const TokenSource& data_;
   std::unique_ptr<Model> model_;
   at::Tensor exp_avg_, exp_avg_sq_;     // shard-shaped (the full layout at ZeRO 0)
+  // offload_optimizer: shard-shaped host buffers; grad_partition_ only where the grads are not
+  // host memory already.
+  at::Tensor master_, fp32_grads_, grad_partition_;
   std::vector<at::Tensor> host_state_;  // what state_blobs() points into (gathered at ZeRO >= 1)
   AdamWConfig adamw_;
   int64_t steps_done_ = 0;

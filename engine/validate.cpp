@@ -26,7 +26,7 @@ struct Case {
   std::vector<std::string> knobs;  // knob flags beyond --sp
 };
 
-// tiny-llama. Chosen to cover seq, sp, act-ckpt, ZeRO stages and tiling within a few minutes.
+// tiny-llama. Chosen to cover seq, sp, act-ckpt, ZeRO stages, tiling and offload within a few minutes.
 // ZeRO 2/3 cases reduce in buckets of 256K elements, below the largest unit (the 1M-element
 // embedding and head): DeepSpeed allocates its reduce bucket whole (what the costmodel prices),
 // the engine one slab at a time, and the two agree when the bucket is the smaller.
@@ -41,11 +41,16 @@ const std::vector<Case> kFull = {
     {8192, 2, 4, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144"}},
     {8192, 1, 1, {"--act-ckpt", "full", "--tiled-loss"}},
     {8192, 2, 2, {"--act-ckpt", "full", "--tiled-mlp", "--tiled-loss"}},
-    {16384, 4, 4, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144", "--tiled-mlp", "--tiled-loss"}}};
+    {16384, 4, 4, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144", "--tiled-mlp", "--tiled-loss"}},
+    {8192, 2, 2, {"--act-ckpt", "offload", "--zero", "1", "--offload-optimizer", "cpu"}},
+    {16384, 2, 4, {"--act-ckpt", "offload", "--zero", "3", "--reduce-bucket", "262144", "--offload-optimizer", "cpu",
+                   "--offload-params", "cpu"}}};
 const std::vector<Case> kQuick = {
     {2048, 1, 1, {"--act-ckpt", "none"}},
     {2048, 2, 2, {"--act-ckpt", "none"}},
-    {2048, 2, 2, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144", "--tiled-loss"}}};
+    {2048, 2, 2, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144", "--tiled-loss"}},
+    {2048, 2, 2, {"--act-ckpt", "offload", "--zero", "3", "--reduce-bucket", "262144", "--offload-optimizer", "cpu",
+                  "--offload-params", "cpu"}}};
 
 // "tiny-llama s8k sp2 w4 act-ckpt-full zero-3 tiled-loss"
 std::string case_name(const Case& c) {
@@ -98,6 +103,108 @@ int bad_input(const std::string& message) {
   return 2;
 }
 
+// One case: the plan as the run sees it, priced on this machine, then run and measured. The ranks
+// share the machine: each gets 1/world of its compute, memory bandwidth and copy rate (threads per
+// rank = cores / world). A run that fails is a row with "error"; bad case flags are bad input.
+Result<nlohmann::json> run_case(const Case& c, int64_t steps, const GpuSpec& machine, const std::string& self) {
+  std::vector<std::string> args = {"run", "--model", "tiny-llama", "--seq", std::to_string(c.seq),
+                                   "--sp", std::to_string(c.sp)};
+  args.insert(args.end(), c.knobs.begin(), c.knobs.end());
+  for (const std::string& a : {std::string("--nproc"), std::to_string(c.world), std::string("--steps"),
+                               std::to_string(steps), std::string("--seed"), std::string("1"), std::string("--json")}) {
+    args.push_back(a);
+  }
+  const std::string name = case_name(c);
+  std::vector<const char*> cargv = {"spplan-engine"};
+  for (const auto& a : args) cargv.push_back(a.c_str());
+  auto opts = parse_run_options(static_cast<int>(cargv.size()), cargv.data(), 2);
+  if (!opts.ok()) return Status::invalid(name + ": " + opts.status().message());
+  if (auto s = check_run_options(&*opts, c.world); !s) return Status::invalid(name + ": " + s.message());
+  GpuSpec share = machine;
+  const double w = static_cast<double>(c.world);
+  share.bf16_tflops /= w;
+  share.hbm_GBps /= w;
+  share.pcie_GBps /= w;  // calibrate measures it as a memory copy: the same shared bandwidth
+  const Prediction pred = predict(opts->plan, &share);
+
+  const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
+  std::string cmd = "env OMP_NUM_THREADS=" + std::to_string(std::max<int64_t>(1, cores / c.world)) + " " + quote(self);
+  for (const auto& a : args) cmd += " " + quote(a);
+  int rc = 0;
+  const nlohmann::json j = nlohmann::json::parse(capture(cmd + " 2>/dev/null", &rc), nullptr, false);
+  nlohmann::json row = {{"case", name}, {"seq", c.seq}, {"sp", c.sp}, {"world", c.world}, {"knobs", c.knobs}};
+  if (rc != 0 || !j.is_object() || !j["peak_memory_bytes"].is_number() || !j["step_time_s"].is_number()) {
+    row["error"] = "run failed (exit " + std::to_string(rc) + ")";
+    return row;
+  }
+  const double mem = j["peak_memory_bytes"].get<double>(), time = j["step_time_s"].get<double>();
+  const double host = j.value("peak_host_memory_bytes", 0.0);
+  const double pmem = pred.peak_memory_bytes.value_or(std::nan("")), ptime = pred.step_time_s.value_or(std::nan(""));
+  const double phost = pred.host_memory_bytes.value_or(0.0);
+  row.update({{"measured_peak_memory_bytes", mem},
+              {"predicted_peak_memory_bytes", pmem},
+              {"mem_error_pct", pct(mem, pmem)},
+              {"measured_step_time_s", time},
+              {"predicted_step_time_s", ptime},
+              {"time_error_pct", pct(time, ptime)},
+              {"measured_host_memory_bytes", host},
+              {"predicted_host_memory_bytes", phost},
+              {"measured_memory", j.value("memory", nlohmann::json::object())},
+              {"predicted_memory", pred.memory_bytes},
+              {"measured_phases_s", j.value("phases", nlohmann::json::object())}});
+  if (host > 0 || phost > 0) row["host_mem_error_pct"] = pct(host, phost);
+  return row;
+}
+
+struct Summary {
+  int ok = 0, failed = 0;
+  double max_mem = 0, max_time = 0, max_host = 0, mean_mem = std::nan(""), mean_time = std::nan("");
+};
+
+Summary summarize(const nlohmann::json& rows) {
+  Summary s;
+  double sum_mem = 0, sum_time = 0;
+  for (const auto& r : rows) {
+    if (r.contains("error")) {
+      ++s.failed;
+      continue;
+    }
+    ++s.ok;
+    const double dm = std::abs(r["mem_error_pct"].get<double>()), dt = std::abs(r["time_error_pct"].get<double>());
+    s.max_mem = std::max(s.max_mem, dm);
+    s.max_time = std::max(s.max_time, dt);
+    sum_mem += dm;
+    sum_time += dt;
+    if (r.contains("host_mem_error_pct")) s.max_host = std::max(s.max_host, std::abs(r["host_mem_error_pct"].get<double>()));
+  }
+  if (s.ok > 0) s.mean_mem = sum_mem / s.ok, s.mean_time = sum_time / s.ok;
+  return s;
+}
+
+void print_table(const nlohmann::json& rows, const Summary& sum) {
+  int width = 4;  // the longest case name
+  for (const auto& r : rows) width = std::max(width, static_cast<int>(r["case"].get<std::string>().size()));
+  std::printf("%-*s %12s %12s %8s %10s %10s %8s %8s\n", width, "case", "meas MiB", "pred MiB", "d %", "meas s",
+              "pred s", "d %", "host d %");
+  for (const auto& r : rows) {
+    const std::string name = r["case"].get<std::string>();
+    if (r.contains("error")) {
+      std::printf("%-*s %s\n", width, name.c_str(), r["error"].get<std::string>().c_str());
+      continue;
+    }
+    char host[32] = "       -";
+    if (r.contains("host_mem_error_pct")) std::snprintf(host, sizeof host, "%+8.1f", r["host_mem_error_pct"].get<double>());
+    std::printf("%-*s %12.1f %12.1f %+8.1f %10.3f %10.3f %+8.1f %s\n", width, name.c_str(),
+                r["measured_peak_memory_bytes"].get<double>() / kMiB, r["predicted_peak_memory_bytes"].get<double>() / kMiB,
+                r["mem_error_pct"].get<double>(), r["measured_step_time_s"].get<double>(),
+                r["predicted_step_time_s"].get<double>(), r["time_error_pct"].get<double>(), host);
+  }
+  std::printf("mean |delta|: memory %.1f %%, time %.1f %%; max |delta|: memory %.1f %%, time %.1f %%, host memory "
+              "%.1f %% (%d cases",
+              sum.mean_mem, sum.mean_time, sum.max_mem, sum.max_time, sum.max_host, sum.ok);
+  std::printf(sum.failed ? ", %d failed)\n" : ")\n", sum.failed);
+}
+
 }  // namespace
 
 int validate_main(int argc, char** argv) {
@@ -142,97 +249,31 @@ int validate_main(int argc, char** argv) {
   if (!tmp_spec.empty()) ::unlink(tmp_spec.c_str());
   if (!machine.ok()) return bad_input("--calibration: " + machine.status().message());
 
-  const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
   const auto& cases = quick ? kQuick : kFull;
-  const int64_t steps = quick ? 2 : 3;
   nlohmann::json rows = nlohmann::json::array();
-  double max_mem = 0, max_time = 0, sum_mem = 0, sum_time = 0;
-  int failed = 0;
   for (const Case& c : cases) {
-    std::vector<std::string> args = {"run", "--model", "tiny-llama", "--seq", std::to_string(c.seq),
-                                     "--sp", std::to_string(c.sp)};
-    args.insert(args.end(), c.knobs.begin(), c.knobs.end());
-    for (const std::string& a : {std::string("--nproc"), std::to_string(c.world), std::string("--steps"),
-                                 std::to_string(steps), std::string("--seed"), std::string("1"), std::string("--json")}) {
-      args.push_back(a);
-    }
-    const std::string name = case_name(c);
-    // The plan as the run sees it, priced on this machine. The ranks share the machine: each gets
-    // 1/world of its compute, memory bandwidth and copy rate (threads per rank = cores / world).
-    std::vector<const char*> cargv = {"spplan-engine"};
-    for (const auto& a : args) cargv.push_back(a.c_str());
-    auto opts = parse_run_options(static_cast<int>(cargv.size()), cargv.data(), 2);
-    if (!opts.ok()) return bad_input(name + ": " + opts.status().message());
-    if (auto s = check_run_options(&*opts, c.world); !s) return bad_input(name + ": " + s.message());
-    GpuSpec share = *machine;
-    const double w = static_cast<double>(c.world);
-    share.bf16_tflops /= w;
-    share.hbm_GBps /= w;
-    const Prediction pred = predict(opts->plan, &share);
-
-    std::string cmd = "env OMP_NUM_THREADS=" + std::to_string(std::max<int64_t>(1, cores / c.world)) + " " + quote(self);
-    for (const auto& a : args) cmd += " " + quote(a);
-    int rc = 0;
-    const std::string out = capture(cmd + " 2>/dev/null", &rc);
-    const nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
-    nlohmann::json row = {{"case", name}, {"seq", c.seq}, {"sp", c.sp}, {"world", c.world}, {"knobs", c.knobs}};
-    if (rc != 0 || !j.is_object() || !j["peak_memory_bytes"].is_number() || !j["step_time_s"].is_number()) {
-      ++failed;
-      row["error"] = "run failed (exit " + std::to_string(rc) + ")";
-      rows.push_back(row);
-      continue;
-    }
-    const double mem = j["peak_memory_bytes"].get<double>(), time = j["step_time_s"].get<double>();
-    const double pmem = pred.peak_memory_bytes.value_or(std::nan("")), ptime = pred.step_time_s.value_or(std::nan(""));
-    const double dm = pct(mem, pmem), dt = pct(time, ptime);
-    row.update({{"measured_peak_memory_bytes", mem},
-                {"predicted_peak_memory_bytes", pmem},
-                {"mem_error_pct", dm},
-                {"measured_step_time_s", time},
-                {"predicted_step_time_s", ptime},
-                {"time_error_pct", dt},
-                {"measured_memory", j.value("memory", nlohmann::json::object())},
-                {"predicted_memory", pred.memory_bytes},
-                {"measured_phases_s", j.value("phases", nlohmann::json::object())}});
-    rows.push_back(row);
-    max_mem = std::max(max_mem, std::abs(dm));
-    max_time = std::max(max_time, std::abs(dt));
-    sum_mem += std::abs(dm);
-    sum_time += std::abs(dt);
-    if (!json) std::cerr << "validate engine: " << name << " done\n";
+    auto row = run_case(c, quick ? 2 : 3, *machine, self);
+    if (!row.ok()) return bad_input(row.status().message());
+    rows.push_back(*row);
+    if (!json) std::cerr << "validate engine: " << (*row)["case"].get<std::string>() << " done\n";
   }
-  const int ok = static_cast<int>(cases.size()) - failed;
-  const double mean_mem = ok > 0 ? sum_mem / ok : std::nan(""), mean_time = ok > 0 ? sum_time / ok : std::nan("");
+  const Summary sum = summarize(rows);
   if (json) {
-    nlohmann::json report = {{"cases", ok},
-                             {"failed", failed},
-                             {"max_mem_error_pct", max_mem},
-                             {"max_time_error_pct", max_time},
-                             {"mean_mem_error_pct", mean_mem},
-                             {"mean_time_error_pct", mean_time},
-                             {"machine", machine->name},
-                             {"rows", rows}};
-    std::cout << report.dump(2) << "\n";
+    std::cout << nlohmann::json({{"cases", sum.ok},
+                                 {"failed", sum.failed},
+                                 {"max_mem_error_pct", sum.max_mem},
+                                 {"max_time_error_pct", sum.max_time},
+                                 {"max_host_mem_error_pct", sum.max_host},
+                                 {"mean_mem_error_pct", sum.mean_mem},
+                                 {"mean_time_error_pct", sum.mean_time},
+                                 {"machine", machine->name},
+                                 {"rows", rows}})
+                     .dump(2)
+              << "\n";
   } else {
-    int width = 4;  // the longest case name
-    for (const auto& r : rows) width = std::max(width, static_cast<int>(r["case"].get<std::string>().size()));
-    std::printf("%-*s %12s %12s %8s %10s %10s %8s\n", width, "case", "meas MiB", "pred MiB", "d %", "meas s", "pred s",
-                "d %");
-    for (const auto& r : rows) {
-      if (r.contains("error")) {
-        std::printf("%-*s %s\n", width, r["case"].get<std::string>().c_str(), r["error"].get<std::string>().c_str());
-        continue;
-      }
-      std::printf("%-*s %12.1f %12.1f %+8.1f %10.3f %10.3f %+8.1f\n", width, r["case"].get<std::string>().c_str(),
-                  r["measured_peak_memory_bytes"].get<double>() / kMiB,
-                  r["predicted_peak_memory_bytes"].get<double>() / kMiB, r["mem_error_pct"].get<double>(),
-                  r["measured_step_time_s"].get<double>(), r["predicted_step_time_s"].get<double>(),
-                  r["time_error_pct"].get<double>());
-    }
-    std::printf("mean |delta|: memory %.1f %%, time %.1f %%; max |delta|: memory %.1f %%, time %.1f %% (%d cases",
-                mean_mem, mean_time, max_mem, max_time, ok);
-    std::printf(failed ? ", %d failed)\n" : ")\n", failed);
+    print_table(rows, sum);
   }
+  const int failed = sum.failed;
   return failed == 0 ? 0 : 1;
 }
 

@@ -186,6 +186,7 @@ std::vector<StepStats> run_steps(const RunOptions& o, int64_t rank, Comm& comm, 
 // Collective (every rank calls it); rank 0 prints the JSON object.
 void report_json(const RunOptions& o, Comm& comm, const std::vector<StepStats>& steps, RunReport report) {
   const Gathered g = gather_peak(comm);
+  const int64_t host_peak = max_over_ranks(comm, peak_host_memory().total_bytes);
   if (comm.rank() != 0) return;
   for (const StepStats& st : steps) {
     report.losses.push_back(st.loss);
@@ -196,6 +197,7 @@ void report_json(const RunOptions& o, Comm& comm, const std::vector<StepStats>& 
   report.peak_rank = g.rank;
   report.peak_reserved_bytes = g.reserved_bytes;
   report.memory_bytes = g.by_category;
+  report.peak_host_memory_bytes = host_peak;
   report.prediction = predict(o.plan);
   std::cout << to_json(report) << std::endl;
 }

@@ -6,6 +6,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "engine/memory_meter.hpp"
+#include "engine/offload.hpp"
 
 namespace spplan::engine {
 namespace {
@@ -27,8 +28,9 @@ struct ZeroUnitParams : torch::autograd::Function<ZeroUnitParams> {
     at::Tensor full = z->resident;
     if (!full.defined()) {
       MemoryScope tag(MemCategory::kBuffers);  // gathered parameters: a ZeRO-3 working buffer
-      full = at::empty({z->comm->world() * z->unit->chunk}, shard_leaf.options());
-      z->comm->all_gather_flat(full, shard_leaf);
+      const at::Tensor mine = z->shard_on_host ? copy_to_device(shard_leaf.detach(), z->device) : shard_leaf;
+      full = at::empty({z->comm->world() * z->unit->chunk}, mine.options());
+      z->comm->all_gather_flat(full, mine);
     }
     variable_list views = ZeroLayout::carve(full, *z->unit);
     // Not views for autograd: this function is their grad_fn, its backward does the reduction.
@@ -45,7 +47,9 @@ struct ZeroUnitParams : torch::autograd::Function<ZeroUnitParams> {
       if (grads[i].defined()) slots[i].copy_(grads[i]);
     }
     grads.clear();  // the producers' full-size gradients can go before the collective
-    return {at::Tensor(), reduce_scatter_unit(*z->comm, flat, z->unit->chunk, z->bucket_elems, z->bf16)};
+    at::Tensor mine = reduce_scatter_unit(*z->comm, flat, z->unit->chunk, z->bucket_elems, z->bf16);
+    if (z->shard_on_host) mine = copy_to_host(mine, MemCategory::kBuffers);
+    return {at::Tensor(), mine};
   }
 };
 

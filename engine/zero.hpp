@@ -87,6 +87,8 @@ struct ZeroUnitContext {
   at::Tensor resident;        // stage 2: the unit's range of the full params; undefined at stage 3
   double bucket_elems = 5e8;  // reduce_bucket_elems
   bool bf16 = false;          // reduce-scatter in bf16 (sp_comm_dtype under sp > 1)
+  c10::Device device = c10::kCPU;  // where the unit is gathered and used
+  bool shard_on_host = false;      // offload_params: the shard is host memory (engine/offload.hpp)
 };
 
 // The unit's parameters (views, in declaration order) for use in the graph; `shard_leaf` is the
@@ -95,7 +97,8 @@ struct ZeroUnitContext {
 // Backward: assembles the unit's gradient and reduce-scatters it: the owner's chunk is the
 // gradient of `shard_leaf` (reduce-scatter is the adjoint of all-gather), which autograd
 // accumulates into the shard grads (so grad_accum > 1 accumulates in the shard), and the
-// full-size gradient dies right there.
+// full-size gradient dies right there. With the shard on the host (offload_params) the chunk is
+// copied to the device before the gather and the reduced chunk back after the reduce-scatter.
 std::vector<at::Tensor> zero_unit_params(const ZeroUnitContext* ctx, const at::Tensor& shard_leaf);
 
 }  // namespace spplan::engine
