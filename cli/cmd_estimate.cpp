@@ -11,7 +11,7 @@
 namespace spplan::cli {
 
 int cmd_estimate(int argc, const char* const* argv) {
-  auto args = Args::parse(argc, argv, 1, with(with(cluster_flag_specs(true), knob_flag_specs()), {{"json", false}}));
+  auto args = parse_flags(argc, argv, with(with(cluster_flag_specs(true), knob_flag_specs()), {{"json", false}}));
   if (!args.ok()) return fail(args.status());
   auto plan = plan_from_flags(*args, true);
   if (!plan.ok()) return fail(plan.status());

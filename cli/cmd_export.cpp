@@ -9,7 +9,7 @@
 namespace spplan::cli {
 
 int cmd_export(int argc, const char* const* argv) {
-  auto args = Args::parse(argc, argv, 1, {{"plan"}, {"format"}, {"out"}});
+  auto args = parse_flags(argc, argv, {{"plan"}, {"format"}, {"out"}});
   if (!args.ok()) return fail(args.status());
   auto format_name = args->require("format", "deepspeed, accelerate, arctic or torchrun");
   if (!format_name.ok()) return fail(format_name.status());
@@ -22,6 +22,7 @@ int cmd_export(int argc, const char* const* argv) {
   auto text = export_plan(*plan, *format);
   if (!text.ok()) return fail(text.status().with_context(*path));
   if (auto out = args->get("out")) {
+    if (Status s = check_not_an_input("--out", *out, {*path}); !s) return fail(s);
     if (Status s = write_file_atomically(*out, *text); !s) return fail(s);
   } else {
     std::cout << *text;

@@ -16,7 +16,7 @@ constexpr int64_t kMaxSuggestedGpus = 4096;
 }  // namespace
 
 int cmd_fit(int argc, const char* const* argv) {
-  auto args = Args::parse(argc, argv, 1, with(cluster_flag_specs(true), {{"json", false}}));
+  auto args = parse_flags(argc, argv, with(cluster_flag_specs(true), {{"json", false}}));
   if (!args.ok()) return fail(args.status());
   auto base = plan_from_flags(*args, true);
   if (!base.ok()) return fail(base.status());

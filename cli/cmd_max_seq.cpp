@@ -13,7 +13,7 @@
 namespace spplan::cli {
 
 int cmd_max_seq(int argc, const char* const* argv) {
-  auto args = Args::parse(argc, argv, 1,
+  auto args = parse_flags(argc, argv,
                           with(with(cluster_flag_specs(false), knob_flag_specs()), {{"granularity"}, {"json", false}}));
   if (!args.ok()) return fail(args.status());
   auto base = plan_from_flags(*args, false);
@@ -23,6 +23,11 @@ int cmd_max_seq(int argc, const char* const* argv) {
     auto parsed = parse_seq_len("--granularity", *v);
     if (!parsed.ok()) return fail(parsed.status());
     granularity = *parsed;
+  }
+  if (granularity > search::kMaxSearchedSeqLen) {  // the answer would be 0 whatever fits
+    return fail(Status::invalid("--granularity: value " + std::to_string(granularity) +
+                                " is above the longest sequence searched (allowed: at most " +
+                                std::to_string(search::kMaxSearchedSeqLen) + " tokens)"));
   }
   if (has_knob_flags(*args) && !args->has("sp")) {
     return fail(Status::invalid("--sp: missing (required when knobs are fixed; omit all knobs to search them)"));

@@ -40,7 +40,7 @@ void print_rejections(const std::vector<search::Rejected>& rejected) {
 }  // namespace
 
 int cmd_plan(int argc, const char* const* argv) {
-  auto args = Args::parse(argc, argv, 1,
+  auto args = parse_flags(argc, argv,
                           with(cluster_flag_specs(true), {{"top"}, {"out"}, {"json", false}, {"simulate", false},
                                                           {"show-rejected", false}}));
   if (!args.ok()) return fail(args.status());
@@ -51,6 +51,10 @@ int cmd_plan(int argc, const char* const* argv) {
     auto parsed = parse_int("--top", *v, 1, 1000);
     if (!parsed.ok()) return fail(parsed.status());
     top = *parsed;
+  }
+  if (auto out = args->get("out")) {
+    const Status s = check_not_an_input("--out", *out, {*args->get("model"), *args->get("gpu")});
+    if (!s) return fail(s);
   }
   search::SearchResult result = search::search_plans(*base, true);
 #ifdef SPPLAN_HAVE_SIMULATOR
@@ -84,6 +88,8 @@ int cmd_plan(int argc, const char* const* argv) {
               static_cast<long long>(base->seq_len), result.feasible.size(), static_cast<long long>(result.evaluated));
   if (result.feasible.empty()) {
     print_rejections(result.rejected);
+    // An older file of that name is still there: say so, or a script may read it as this plan.
+    if (auto out = args->get("out")) std::cout << "nothing fits: " << *out << " not written\n";
     return kExitOk;
   }
   print_table(result.feasible, static_cast<size_t>(top));

@@ -89,7 +89,7 @@ void print_table(const spplan::sim::SimResult& r, const spplan::costmodel::Estim
 int cmd_simulate(int argc, const char* const* argv) {
   const std::vector<spplan::FlagSpec> flags = {{"plan"}, {"trace"}, {"svg"}, {"no-overlap", false},
                                                {"json", false}, {"events"}};
-  const auto args = spplan::Args::parse(argc, argv, 1, flags);
+  const auto args = spplan::cli::parse_flags(argc, argv, flags);
   if (!args.ok()) return fail(args.status());
   const auto plan_path = args->require("plan", "a plan file, e.g. --plan plan.toml");
   if (!plan_path.ok()) return fail(plan_path.status());
@@ -101,6 +101,12 @@ int cmd_simulate(int argc, const char* const* argv) {
   }
   const auto plan = spplan::load_plan(*plan_path);
   if (!plan.ok()) return fail(plan.status());
+  for (const char* flag : {"trace", "svg"}) {
+    if (const auto out = args->get(flag)) {
+      const auto s = spplan::cli::check_not_an_input(std::string("--") + flag, *out, {*plan_path});
+      if (!s.is_ok()) return fail(s);
+    }
+  }
 
   const bool overlap = !args->has("no-overlap");
   const auto mode = overlap ? spplan::sim::Mode::kOverlap : spplan::sim::Mode::kNoOverlap;

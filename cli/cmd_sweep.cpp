@@ -30,9 +30,12 @@ std::optional<search::RankedPlan> best_with_sp(const search::SearchResult& searc
 }  // namespace
 
 int cmd_sweep(int argc, const char* const* argv) {
-  auto args = Args::parse(argc, argv, 1,
+  auto args = parse_flags(argc, argv,
                           with(cluster_flag_specs(false), {{"seq-from"}, {"seq-to"}, {"csv", false}, {"json", false}}));
   if (!args.ok()) return fail(args.status());
+  if (args->has("csv") && args->has("json")) {
+    return fail(Status::invalid("--csv: not allowed with --json (allowed: one output format)"));
+  }
   auto base = plan_from_flags(*args, false);
   if (!base.ok()) return fail(base.status());
   auto from = parse_seq_len("--seq-from", args->get("seq-from").value_or("8k"));

@@ -1,11 +1,21 @@
 #include "cli/common.hpp"
 
+#include <filesystem>
 #include <iostream>
 
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
 
 namespace spplan::cli {
+
+Result<Args> parse_flags(int argc, const char* const* argv, const std::vector<FlagSpec>& specs) {
+  SPPLAN_ASSIGN_OR_RETURN(Args args, Args::parse(argc, argv, 1, specs));
+  if (!args.positional().empty()) {
+    return Status::invalid(std::string(argv[0]) + ": unexpected argument \"" + args.positional().front() +
+                           "\" (allowed: flags only)");
+  }
+  return args;
+}
 
 std::vector<FlagSpec> cluster_flag_specs(bool with_seq) {
   std::vector<FlagSpec> specs{{"model"}, {"gpu"}, {"gpus"}, {"gpus-per-node"}, {"nodes"}};
@@ -30,8 +40,14 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
   if (auto v = args.get("nodes")) {
     SPPLAN_ASSIGN_OR_RETURN(const int64_t nodes, parse_int("--nodes", *v, 1, 1 << 20));
     plan.cluster.num_gpus = nodes * plan.cluster.gpu.gpus_per_node;
+    // The searches visit every GPU count up to num_gpus: bound it as --gpus is bounded.
+    if (plan.cluster.num_gpus > kMaxGpus) {
+      return Status::invalid("--nodes: value " + *v + " x " + std::to_string(plan.cluster.gpu.gpus_per_node) +
+                             " GPUs per node is " + std::to_string(plan.cluster.num_gpus) + " GPUs (allowed: at most " +
+                             std::to_string(kMaxGpus) + " GPUs in all)");
+    }
     if (auto g = args.get("gpus")) {
-      SPPLAN_ASSIGN_OR_RETURN(const int64_t gpus, parse_int("--gpus", *g, 1, 1 << 24));
+      SPPLAN_ASSIGN_OR_RETURN(const int64_t gpus, parse_int("--gpus", *g, 1, kMaxGpus));
       if (gpus != plan.cluster.num_gpus) {
         return Status::invalid("--gpus: value " + *g + " disagrees with --nodes " + *v + " x " +
                                std::to_string(plan.cluster.gpu.gpus_per_node) + " GPUs per node (allowed: " +
@@ -40,7 +56,7 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
     }
   } else {
     SPPLAN_ASSIGN_OR_RETURN(const std::string gpus, args.require("gpus", "the number of GPUs"));
-    SPPLAN_ASSIGN_OR_RETURN(plan.cluster.num_gpus, parse_int("--gpus", gpus, 1, 1 << 24));
+    SPPLAN_ASSIGN_OR_RETURN(plan.cluster.num_gpus, parse_int("--gpus", gpus, 1, kMaxGpus));
   }
   if (with_seq) {
     SPPLAN_ASSIGN_OR_RETURN(const std::string seq, args.require("seq", "a sequence length such as 128k"));
@@ -49,8 +65,20 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
   return plan;
 }
 
+Status check_not_an_input(const std::string& flag, const std::string& out, const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    std::error_code error;
+    if (std::filesystem::equivalent(out, input, error)) {
+      return Status::invalid(flag + ": value \"" + out + "\" is the input file " + input +
+                             " (allowed: a different file; writing would overwrite the input)");
+    }
+  }
+  return Status::ok();
+}
+
 int fail(const Status& status) {
-  std::cerr << "spplan: " << status.message() << "\n";
+  // printable(): a newline inside a value (a TOML string, a flag) would break the one-line rule.
+  std::cerr << "spplan: " << printable(status.message()) << "\n";
   // A file that cannot be read or written is a bad flag value too; only a bug is something else.
   return status.code() == Status::Code::kInternal ? kExitInternal : kExitBadInput;
 }

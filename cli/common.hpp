@@ -16,13 +16,21 @@ inline constexpr int kExitNoFit = 1;
 inline constexpr int kExitBadInput = 2;
 inline constexpr int kExitInternal = 70;  // EX_SOFTWARE: a bug in spplan, not in the input
 
+// Args::parse from argv[1] for a subcommand that takes flags only: a stray word ("128k" after a
+// flag that takes none) is an error rather than silently ignored.
+Result<Args> parse_flags(int argc, const char* const* argv, const std::vector<FlagSpec>& specs);
+
 // --model --gpu --gpus [--gpus-per-node] [--nodes] (and --seq when `with_seq`).
 std::vector<FlagSpec> cluster_flag_specs(bool with_seq);
 
 // Builds a plan from those flags (knobs at their defaults); --nodes sets gpus = nodes x per node.
 Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq);
 
-// Prints "spplan: <message>" on stderr and returns the exit code for the status.
+// Error when the output file `out` (given with `flag`) is one of the input files: writing it
+// would destroy the input. Inputs that are not files (preset names) are skipped.
+Status check_not_an_input(const std::string& flag, const std::string& out, const std::vector<std::string>& inputs);
+
+// Prints "spplan: <message>" on stderr, always one line, and returns the exit code for the status.
 int fail(const Status& status);
 
 // Appends `extra` to `base`.

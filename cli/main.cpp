@@ -8,6 +8,8 @@
 
 namespace {
 
+constexpr const char* kCommands = "estimate, plan, fit, max-seq, sweep, export, simulate, run, validate, calibrate";
+
 constexpr const char* kUsage =
     "usage: spplan <command> [flags]\n"
     "commands:\n"
@@ -34,9 +36,13 @@ int cmd_simulate(int argc, const char* const* argv);
 
 int main(int argc, char** argv) {
   using namespace spplan::cli;
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "help") == 0) {
+  if (argc < 2) {
+    return fail(
+        spplan::Status::invalid("command: missing (allowed: " + std::string(kCommands) + "; see spplan --help)"));
+  }
+  if (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "help") == 0) {
     std::cout << kUsage;
-    return argc < 2 ? kExitBadInput : kExitOk;
+    return kExitOk;
   }
   const std::string command = argv[1];
   const int sub_argc = argc - 1;
@@ -52,8 +58,5 @@ int main(int argc, char** argv) {
   if (command == "simulate") return cmd_simulate(sub_argc, sub_argv);
 #endif
   if (command == "run" || command == "calibrate") return cmd_forward_to_engine(argc, argv);
-  std::cerr << "spplan: command \"" << command
-            << "\" is not known (allowed: estimate, plan, fit, max-seq, sweep, export, simulate, run, validate, "
-               "calibrate)\n";
-  return kExitBadInput;
+  return fail(spplan::Status::invalid("command \"" + command + "\" is not known (allowed: " + kCommands + ")"));
 }

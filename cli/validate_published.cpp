@@ -1,5 +1,6 @@
 #include "cli/validate_published.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -23,12 +24,19 @@ const std::vector<std::string> kColumns{"id", "model", "gpu", "num_gpus", "sp", 
                                         "micro_batch", "peak_mem_gb", "fits", "tokens_per_s", "tflops_per_gpu",
                                         "iter_time_s", "reference"};
 
+// "file.csv:3: column \"sp\"": where a cell's value came from.
+std::string column(const std::string& where, const std::string& key) { return where + ": column \"" + key + "\""; }
+
 Result<PlanSpec> plan_of(const std::string& where, const Row& r) {
   PlanSpec p;
-  SPPLAN_ASSIGN_OR_RETURN(p.model, load_model(r.at("model")));
-  SPPLAN_ASSIGN_OR_RETURN(p.cluster.gpu, load_gpu(r.at("gpu")));
-  auto col = [&](const char* key) { return where + ": column \"" + key + "\""; };
-  SPPLAN_ASSIGN_OR_RETURN(p.cluster.num_gpus, parse_int(col("num_gpus"), r.at("num_gpus"), 1, 1 << 24));
+  auto col = [&](const char* key) { return column(where, key); };
+  auto model = load_model(r.at("model"), "");
+  if (!model.ok()) return model.status().with_context(col("model"));
+  p.model = *model;
+  auto gpu = load_gpu(r.at("gpu"), "");
+  if (!gpu.ok()) return gpu.status().with_context(col("gpu"));
+  p.cluster.gpu = *gpu;
+  SPPLAN_ASSIGN_OR_RETURN(p.cluster.num_gpus, parse_int(col("num_gpus"), r.at("num_gpus"), 1, kMaxGpus));
   SPPLAN_ASSIGN_OR_RETURN(p.knobs.sp, parse_int(col("sp"), r.at("sp"), 1, 1 << 20));
   SPPLAN_ASSIGN_OR_RETURN(p.knobs.zero_stage, parse_int(col("zero"), r.at("zero"), 0, 3));
   SPPLAN_ASSIGN_OR_RETURN(const size_t opt, parse_choice(col("offload_optimizer"), r.at("offload_optimizer"), offload_device_names()));
@@ -49,11 +57,64 @@ Result<PlanSpec> plan_of(const std::string& where, const Row& r) {
   return p;
 }
 
-std::optional<double> number(const Row& r, const char* key) {
+// What the publication reported for one row.
+struct Published {
+  bool fits = false;
+  std::optional<double> peak_mem_gb, tokens_per_s, tflops_per_gpu;
+  std::optional<double> iter_time_s;  // checked like the others; the deltas use tflops_per_gpu instead
+};
+
+// A measurement: empty when the source did not report it, else a number > 0 (the deltas divide
+// by it).
+Result<std::optional<double>> measured(const std::string& where, const Row& r, const char* key) {
   const std::string& text = r.at(key);
-  if (text.empty()) return std::nullopt;
-  auto v = parse_double(key, text, -1e300);
-  return v.ok() ? std::optional<double>(*v) : std::nullopt;
+  if (text.empty()) return std::optional<double>();
+  const auto value = parse_double(column(where, key), text, 0.0);
+  if (!value.ok() || *value <= 0) {
+    return Status::invalid(column(where, key) + ": value \"" + text +
+                           "\" is not allowed (allowed: a number > 0, or empty when not published)");
+  }
+  return std::optional<double>(*value);
+}
+
+Result<Published> published_of(const std::string& where, const Row& r) {
+  Published p;
+  SPPLAN_ASSIGN_OR_RETURN(const size_t fits, parse_choice(column(where, "fits"), r.at("fits"), {"oom", "yes"}));
+  p.fits = fits == 1;
+  SPPLAN_ASSIGN_OR_RETURN(p.peak_mem_gb, measured(where, r, "peak_mem_gb"));
+  SPPLAN_ASSIGN_OR_RETURN(p.tokens_per_s, measured(where, r, "tokens_per_s"));
+  SPPLAN_ASSIGN_OR_RETURN(p.tflops_per_gpu, measured(where, r, "tflops_per_gpu"));
+  SPPLAN_ASSIGN_OR_RETURN(p.iter_time_s, measured(where, r, "iter_time_s"));
+  return p;
+}
+
+// The header's column names; each required column once.
+Result<std::vector<std::string>> read_header(const std::string& path, const std::string& line) {
+  const std::vector<std::string> header = split_csv_line(line);
+  for (const auto& c : kColumns) {
+    const auto count = std::count(header.begin(), header.end(), c);
+    if (count == 0) {
+      return Status::invalid(path + ": column \"" + c + "\": missing (required columns: " + join(kColumns) + ")");
+    }
+    if (count > 1) return Status::invalid(path + ": column \"" + c + "\": given twice (allowed: once)");
+  }
+  return header;
+}
+
+// One data line as column -> cell.
+Result<Row> read_row(const std::string& where, const std::vector<std::string>& header, const std::string& line) {
+  bool unclosed_quote = false;
+  const auto cells = split_csv_line(line, &unclosed_quote);
+  if (unclosed_quote) {
+    return Status::invalid(where + ": a quote is not closed (allowed: quoted cells that end on their own line)");
+  }
+  if (cells.size() != header.size()) {
+    return Status::invalid(where + ": " + std::to_string(cells.size()) + " columns, expected " +
+                           std::to_string(header.size()));
+  }
+  Row r;
+  for (size_t i = 0; i < header.size(); ++i) r[header[i]] = cells[i];
+  return r;
 }
 
 double pct(double predicted, double published) { return 100.0 * (predicted - published) / published; }
@@ -75,7 +136,7 @@ struct Stats {
 
 }  // namespace
 
-std::vector<std::string> split_csv_line(const std::string& line) {
+std::vector<std::string> split_csv_line(const std::string& line, bool* unclosed_quote) {
   std::vector<std::string> out(1);
   bool quoted = false;
   for (size_t i = 0; i < line.size(); ++i) {
@@ -91,20 +152,16 @@ std::vector<std::string> split_csv_line(const std::string& line) {
       out.back() += c;
     }
   }
+  if (unclosed_quote != nullptr) *unclosed_quote = quoted;
   return out;
 }
 
 Result<ValidationReport> validate_published(const std::string& path) {
+  SPPLAN_RETURN_IF_ERROR(check_input_file(path));  // a device or a pipe would never end
   std::ifstream in(path);
-  if (!in) return Status::invalid(path + ": cannot open (no such file)");
   std::string line;
   std::getline(in, line);
-  const std::vector<std::string> header = split_csv_line(line);
-  for (const auto& c : kColumns) {
-    if (std::find(header.begin(), header.end(), c) == header.end()) {
-      return Status::invalid(path + ": column \"" + c + "\": missing (required columns: " + join(kColumns) + ")");
-    }
-  }
+  SPPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> header, read_header(path, line));
   ValidationReport rep;
   Stats mem, tput, seq;
   int verdicts = 0, verdict_misses = 0;
@@ -113,20 +170,15 @@ Result<ValidationReport> validate_published(const std::string& path) {
                 "gpus", "sp", "seq", "fits p/m", "mem p", "mem m", "d%", "tput p", "tput m", "d%", "maxseq");
   rep.table += buf;
   for (int line_no = 2; std::getline(in, line); ++line_no) {
-    if (line.empty()) continue;
-    const auto cells = split_csv_line(line);
-    if (cells.size() != header.size()) {
-      return Status::invalid(path + ":" + std::to_string(line_no) + ": " + std::to_string(cells.size()) +
-                             " columns, expected " + std::to_string(header.size()));
-    }
-    Row r;
-    for (size_t i = 0; i < header.size(); ++i) r[header[i]] = cells[i];
+    if (line.empty() || line == "\r") continue;
     const std::string where = path + ":" + std::to_string(line_no);
+    SPPLAN_ASSIGN_OR_RETURN(Row r, read_row(where, header, line));
     SPPLAN_ASSIGN_OR_RETURN(const PlanSpec p, plan_of(where, r));
+    SPPLAN_ASSIGN_OR_RETURN(const Published published, published_of(where, r));
     const costmodel::Estimate e = costmodel::estimate(p);
     nlohmann::json row{{"id", r["id"]}, {"model", r["model"]}, {"seq_len", p.seq_len}, {"predicted_fits", e.fits}};
 
-    const bool published_fits = r["fits"] == "yes";
+    const bool published_fits = published.fits;
     ++verdicts;
     const bool verdict_ok = e.fits == published_fits;
     verdict_misses += verdict_ok ? 0 : 1;
@@ -136,7 +188,7 @@ Result<ValidationReport> validate_published(const std::string& path) {
     // which does not include the CUDA context, NCCL buffers or allocator slack.
     const double mem_pred_gib = (e.memory.total_bytes() - e.memory.overhead_bytes) / kGiB;
     std::string mem_cells = "      -       -      -";
-    if (auto m = number(r, "peak_mem_gb"); m && published_fits) {
+    if (const auto& m = published.peak_mem_gb; m && published_fits) {
       const double d = pct(mem_pred_gib, *m);
       mem.add(d);
       rep.misses += std::fabs(d) > kMemoryTargetPct;
@@ -145,14 +197,14 @@ Result<ValidationReport> validate_published(const std::string& path) {
       mem_cells = buf;
     }
     std::string tput_cells = "        -         -      -";
-    if (auto t = number(r, "tokens_per_s")) {
+    if (const auto& t = published.tokens_per_s) {
       const double d = pct(e.tokens_per_s, *t);
       tput.add(d);
       rep.misses += std::fabs(d) > kThroughputTargetPct;
       row["tokens_per_s"] = {{"predicted", e.tokens_per_s}, {"published", *t}, {"delta_pct", d}};
       std::snprintf(buf, sizeof buf, "%9.0f %9.0f %+6.1f", e.tokens_per_s, *t, d);
       tput_cells = buf;
-    } else if (auto f = number(r, "tflops_per_gpu")) {
+    } else if (const auto& f = published.tflops_per_gpu) {
       const double predicted = alst_tflops_per_gpu(p, e.time.step_time_s);
       const double d = pct(predicted, *f);
       tput.add(d);

@@ -27,7 +27,8 @@ struct ValidationReport {
 
 Result<ValidationReport> validate_published(const std::string& csv_path);
 
-// Splits one CSV line (RFC 4180 quoting: "" inside quotes is a quote).
-std::vector<std::string> split_csv_line(const std::string& line);
+// Splits one CSV line (RFC 4180 quoting: "" inside quotes is a quote). *unclosed_quote, when
+// given, is set when the line ends inside a quoted cell.
+std::vector<std::string> split_csv_line(const std::string& line, bool* unclosed_quote = nullptr);
 
 }  // namespace spplan::cli

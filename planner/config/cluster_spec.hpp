@@ -41,6 +41,9 @@ struct GpuSpec {
   double allocator_fragmentation = 0.05;// reserved / allocated - 1 (expandable segments)
 };
 
+// The largest cluster any input may describe (flags, plan files, CSV rows).
+inline constexpr int64_t kMaxGpus = int64_t{1} << 24;
+
 struct ClusterSpec {
   GpuSpec gpu;
   int64_t num_gpus = 1;

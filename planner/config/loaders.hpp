@@ -20,8 +20,10 @@ namespace spplan {
 // configs/ (compiled in).
 std::string configs_dir();
 
-Result<ModelSpec> load_model(std::string_view name_or_path);
-Result<GpuSpec> load_gpu(std::string_view name_or_path);
+// `flag` names the source of an unknown preset name in its message ("--model: value ..."); callers
+// that add their own context (a plan file's key, a CSV column) pass "".
+Result<ModelSpec> load_model(std::string_view name_or_path, const std::string& flag = "--model");
+Result<GpuSpec> load_gpu(std::string_view name_or_path, const std::string& flag = "--gpu");
 
 // Preset names found under configs_dir(), sorted.
 std::vector<std::string> model_presets();
@@ -33,6 +35,10 @@ Result<PlanSpec> load_plan(const std::string& path);
 
 // Self-contained TOML (model and GPU written in full) that load_plan() reads back unchanged.
 std::string plan_to_toml(const PlanSpec& plan);
+
+// Ok when `path` is a regular file that can be opened; else "path: cannot open (no such file)",
+// "(a directory; ...)", "(not a regular file; ...)": devices and pipes would block or never end.
+Status check_input_file(const std::string& path);
 
 // Writes `text` to `path` atomically (temporary file in the same folder, fsync, rename).
 Status write_file_atomically(const std::string& path, const std::string& text);

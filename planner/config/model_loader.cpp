@@ -10,11 +10,15 @@
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/toml_reader.hpp"
 #include "planner/config/preset_path.hpp"
+#include "planner/core/parse.hpp"
 
 namespace spplan {
 namespace {
 
+// The same limits for TOML files and config.json: a simulated step walks every layer and head.
 constexpr int64_t kMaxDim = int64_t{1} << 40;
+constexpr int64_t kMaxLayers = 10000;  // Llama-3.1-405B has 126; a simulated step walks every layer
+constexpr int64_t kMaxHeads = int64_t{1} << 20;
 
 // model_type values whose attention normalises q and k per head (HF Qwen3 modeling).
 bool has_qk_norm(const std::string& model_type) { return model_type == "qwen3" || model_type == "qwen3_moe"; }
@@ -26,72 +30,118 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   std::string model_type;
   SPPLAN_RETURN_IF_ERROR(r.read_string("name", &m.name, false));
   SPPLAN_RETURN_IF_ERROR(r.read_string("model_type", &model_type, false));
-  SPPLAN_RETURN_IF_ERROR(r.read_int("num_hidden_layers", &m.num_hidden_layers, true, 1, 100000));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("num_hidden_layers", &m.num_hidden_layers, true, 1, kMaxLayers));
   SPPLAN_RETURN_IF_ERROR(r.read_int("hidden_size", &m.hidden_size, true, 1, kMaxDim));
-  SPPLAN_RETURN_IF_ERROR(r.read_int("num_attention_heads", &m.num_attention_heads, true, 1, 1 << 20));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("num_attention_heads", &m.num_attention_heads, true, 1, kMaxHeads));
   m.num_key_value_heads = m.num_attention_heads;
-  SPPLAN_RETURN_IF_ERROR(r.read_int("num_key_value_heads", &m.num_key_value_heads, false, 1, 1 << 20));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("num_key_value_heads", &m.num_key_value_heads, false, 1, kMaxHeads));
   m.head_dim = m.hidden_size / m.num_attention_heads;
-  SPPLAN_RETURN_IF_ERROR(r.read_int("head_dim", &m.head_dim, false, 1, 1 << 20));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("head_dim", &m.head_dim, false, 1, kMaxHeads));
   SPPLAN_RETURN_IF_ERROR(r.read_int("intermediate_size", &m.intermediate_size, true, 1, kMaxDim));
   SPPLAN_RETURN_IF_ERROR(r.read_int("vocab_size", &m.vocab_size, true, 1, kMaxDim));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("tie_word_embeddings", &m.tie_word_embeddings, false));
   m.qk_norm = has_qk_norm(model_type);
   SPPLAN_RETURN_IF_ERROR(r.read_bool("qk_norm", &m.qk_norm, false));
-  SPPLAN_RETURN_IF_ERROR(r.read_double("rope_theta", &m.rope_theta, false, 0.0));
-  SPPLAN_RETURN_IF_ERROR(r.read_double("rms_norm_eps", &m.rms_norm_eps, false, 0.0));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("rope_theta", &m.rope_theta, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("rms_norm_eps", &m.rms_norm_eps, false));
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));
   return m;
 }
 
-// Reads one integer key of a config.json; `fallback` < 0 means required.
-Status json_int(const std::string& path, const nlohmann::json& j, const char* key, int64_t fallback, int64_t* out) {
+// A JSON value for messages, cut short: a nested object can be arbitrarily long.
+std::string short_dump(const nlohmann::json& v) {
+  constexpr size_t kMaxChars = 60;
+  const std::string text = v.dump();
+  return text.size() <= kMaxChars ? text : text.substr(0, kMaxChars) + "...";
+}
+
+Status json_bad_value(const std::string& path, const char* key, const nlohmann::json& v, const std::string& allowed) {
+  return Status::invalid(path + ": key \"" + key + "\": value " + short_dump(v) + " is not allowed (allowed: " +
+                         allowed + ")");
+}
+
+// Reads one integer key of a config.json in [1, max]; `fallback` < 0 means required.
+Status json_int(const std::string& path, const nlohmann::json& j, const char* key, int64_t fallback, int64_t max,
+                int64_t* out) {
   if (!j.contains(key) || j[key].is_null()) {
     if (fallback < 0) return Status::invalid(path + ": key \"" + key + "\": missing (required)");
     *out = fallback;
     return Status::ok();
   }
   const auto& v = j[key];
-  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > kMaxDim) {
-    return Status::invalid(path + ": key \"" + key + "\": value " + v.dump() +
-                           " is not allowed (allowed: a whole number >= 1)");
+  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > max) {
+    return json_bad_value(path, key, v, "a whole number from 1 to " + std::to_string(max));
   }
   *out = v.get<int64_t>();
   return Status::ok();
 }
 
-Result<ModelSpec> model_from_json(const std::string& path) {
+// Optional keys: absent or null keep *out; a value of another type is an error, not a silent default.
+Status json_bool(const std::string& path, const nlohmann::json& j, const char* key, bool* out) {
+  if (!j.contains(key) || j[key].is_null()) return Status::ok();
+  if (!j[key].is_boolean()) return json_bad_value(path, key, j[key], "true, false");
+  *out = j[key].get<bool>();
+  return Status::ok();
+}
+
+Status json_positive(const std::string& path, const nlohmann::json& j, const char* key, double* out) {
+  if (!j.contains(key) || j[key].is_null()) return Status::ok();
+  const auto& v = j[key];
+  if (!v.is_number() || !(v.get<double>() >= kMinPositive && v.get<double>() <= kMaxNumber)) {
+    return json_bad_value(path, key, v,
+                          "a number from " + format_number(kMinPositive) + " to " + format_number(kMaxNumber));
+  }
+  *out = v.get<double>();
+  return Status::ok();
+}
+
+// The file's top-level object; a syntax error names the byte where parsing stopped.
+Result<nlohmann::json> read_json_object(const std::string& path) {
+  SPPLAN_RETURN_IF_ERROR(check_input_file(path));
   std::ifstream in(path);
-  if (!in) return Status::invalid(path + ": cannot open (no such file)");
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Status::invalid(path + ": not a JSON object (expected a config.json)");
+  try {
+    nlohmann::json j = nlohmann::json::parse(in);
+    if (j.is_object()) return j;
+    return Status::invalid(path + ": the top level is " + std::string(j.type_name()) +
+                           " (allowed: a JSON object, as in a config.json)");
+  } catch (const nlohmann::json::parse_error& error) {
+    return Status::invalid(path + ": not valid JSON at byte " + std::to_string(error.byte) +
+                           " (allowed: a JSON object, as in a config.json)");
+  } catch (const nlohmann::json::exception& error) {  // out_of_range: a number such as 1e400
+    const std::string what = error.what();
+    return Status::invalid(path + ": not valid JSON: " + what.substr(what.find("] ") + 2) +
+                           " (allowed: a JSON object, as in a config.json)");
+  }
+}
+
+Result<ModelSpec> model_from_json(const std::string& path) {
+  SPPLAN_ASSIGN_OR_RETURN(nlohmann::json j, read_json_object(path));
   // Multimodal configs nest the language model (text_config); plan that part.
   if (j.contains("text_config") && j["text_config"].is_object()) j = j["text_config"];
   ModelSpec m;
   m.name = std::filesystem::path(path).parent_path().filename().string();
   if (m.name.empty()) m.name = std::filesystem::path(path).stem().string();
-  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_hidden_layers", -1, &m.num_hidden_layers));
-  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "hidden_size", -1, &m.hidden_size));
-  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_attention_heads", -1, &m.num_attention_heads));
-  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_key_value_heads", m.num_attention_heads, &m.num_key_value_heads));
-  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "head_dim", m.hidden_size / m.num_attention_heads, &m.head_dim));
-  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "intermediate_size", -1, &m.intermediate_size));
-  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "vocab_size", -1, &m.vocab_size));
-  if (j.contains("tie_word_embeddings") && j["tie_word_embeddings"].is_boolean()) {
-    m.tie_word_embeddings = j["tie_word_embeddings"].get<bool>();
-  }
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_hidden_layers", -1, kMaxLayers, &m.num_hidden_layers));
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "hidden_size", -1, kMaxDim, &m.hidden_size));
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_attention_heads", -1, kMaxHeads, &m.num_attention_heads));
+  SPPLAN_RETURN_IF_ERROR(
+      json_int(path, j, "num_key_value_heads", m.num_attention_heads, kMaxHeads, &m.num_key_value_heads));
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "head_dim", m.hidden_size / m.num_attention_heads, kMaxHeads, &m.head_dim));
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "intermediate_size", -1, kMaxDim, &m.intermediate_size));
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "vocab_size", -1, kMaxDim, &m.vocab_size));
+  SPPLAN_RETURN_IF_ERROR(json_bool(path, j, "tie_word_embeddings", &m.tie_word_embeddings));
   if (j.contains("model_type") && j["model_type"].is_string()) m.qk_norm = has_qk_norm(j["model_type"]);
-  if (j.contains("rope_theta") && j["rope_theta"].is_number()) m.rope_theta = j["rope_theta"].get<double>();
-  if (j.contains("rms_norm_eps") && j["rms_norm_eps"].is_number()) m.rms_norm_eps = j["rms_norm_eps"].get<double>();
+  SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "rope_theta", &m.rope_theta));
+  SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "rms_norm_eps", &m.rms_norm_eps));
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));
   return m;
 }
 
 }  // namespace
 
-Result<ModelSpec> load_model(std::string_view name_or_path) {
-  SPPLAN_ASSIGN_OR_RETURN(const std::string path, resolve_preset("models", "--model", name_or_path, model_presets()));
+Result<ModelSpec> load_model(std::string_view name_or_path, const std::string& flag) {
+  SPPLAN_ASSIGN_OR_RETURN(const std::string path, resolve_preset("models", flag, name_or_path, model_presets()));
   if (std::filesystem::path(path).extension() == ".json") return model_from_json(path);
   SPPLAN_ASSIGN_OR_RETURN(const toml::table table, parse_toml_file(path));
   return model_from_toml(path, table);

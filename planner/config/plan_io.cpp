@@ -12,6 +12,7 @@
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/preset_path.hpp"
 #include "planner/config/toml_reader.hpp"
+#include "planner/core/parse.hpp"
 
 namespace spplan {
 namespace {
@@ -24,54 +25,49 @@ Result<Spec> read_part(const std::string& path, const toml::table& root, std::st
                        FromTable from_table) {
   const toml::table* table = subtable(root, key);
   if (table == nullptr) {
-    return Status::invalid(path + ": key \"" + std::string(key) + "\": missing (required: a table with preset = \"name\" or all " +
-                           std::string(key) + " keys)");
+    const std::string allowed = "a table with preset = \"name\" or all " + std::string(key) + " keys";
+    if (const toml::node* node = root.get(key)) {
+      return Status::invalid(path + ": key \"" + std::string(key) + "\": value " + describe(*node) +
+                             " is not allowed (allowed: " + allowed + ")");
+    }
+    return Status::invalid(path + ": key \"" + std::string(key) + "\": missing (required: " + allowed + ")");
   }
   if (table->contains("preset")) {
     KeyReader r(path, *table, std::string(key) + ".");
     std::string preset;
     SPPLAN_RETURN_IF_ERROR(r.read_string("preset", &preset, true));
     SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
-    auto loaded = load_preset(preset);
+    auto loaded = load_preset(preset, "");  // the context below names the key instead of a flag
     if (!loaded.ok()) return loaded.status().with_context(r.where("preset"));
     return loaded;
   }
   return from_table(path + " [" + std::string(key) + "]", *table);
 }
 
+// An optional key naming one of `names`; absent keeps *value.
+template <typename Enum>
+Status read_enum(KeyReader& r, std::string_view key, const std::vector<std::string>& names, Enum* value) {
+  size_t index = static_cast<size_t>(*value);
+  SPPLAN_RETURN_IF_ERROR(r.read_choice(key, &index, false, names));
+  *value = static_cast<Enum>(index);
+  return Status::ok();
+}
+
 Status read_knobs(const std::string& path, const toml::table& table, Knobs* k) {
   KeyReader r(path, table, "knobs.");
-  size_t choice = 0;
   SPPLAN_RETURN_IF_ERROR(r.read_int("sp", &k->sp, true, 1, 1 << 20));
   SPPLAN_RETURN_IF_ERROR(r.read_int("zero_stage", &k->zero_stage, true, 0, 3));
-  if (r.has("offload_optimizer")) {
-    SPPLAN_RETURN_IF_ERROR(r.read_choice("offload_optimizer", &choice, true, offload_device_names()));
-    k->offload_optimizer = static_cast<OffloadDevice>(choice);
-  }
-  if (r.has("offload_params")) {
-    SPPLAN_RETURN_IF_ERROR(r.read_choice("offload_params", &choice, true, offload_device_names()));
-    k->offload_params = static_cast<OffloadDevice>(choice);
-  }
-  if (r.has("act_ckpt")) {
-    SPPLAN_RETURN_IF_ERROR(r.read_choice("act_ckpt", &choice, true, act_ckpt_names()));
-    k->act_ckpt = static_cast<ActCkpt>(choice);
-  }
-  if (r.has("sp_comm_dtype")) {
-    SPPLAN_RETURN_IF_ERROR(r.read_choice("sp_comm_dtype", &choice, true, comm_dtype_names()));
-    k->sp_comm_dtype = static_cast<CommDtype>(choice);
-  }
-  if (r.has("precision")) {
-    SPPLAN_RETURN_IF_ERROR(r.read_choice("precision", &choice, true, precision_names()));
-    k->precision = static_cast<Precision>(choice);
-  }
+  SPPLAN_RETURN_IF_ERROR(read_enum(r, "offload_optimizer", offload_device_names(), &k->offload_optimizer));
+  SPPLAN_RETURN_IF_ERROR(read_enum(r, "offload_params", offload_device_names(), &k->offload_params));
+  SPPLAN_RETURN_IF_ERROR(read_enum(r, "act_ckpt", act_ckpt_names(), &k->act_ckpt));
+  SPPLAN_RETURN_IF_ERROR(read_enum(r, "sp_comm_dtype", comm_dtype_names(), &k->sp_comm_dtype));
+  SPPLAN_RETURN_IF_ERROR(read_enum(r, "precision", precision_names(), &k->precision));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("tiled_mlp", &k->tiled_mlp, false));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("tiled_loss", &k->tiled_loss, false));
   SPPLAN_RETURN_IF_ERROR(r.read_int("micro_batch", &k->micro_batch, false, 1, 1 << 20));
   SPPLAN_RETURN_IF_ERROR(r.read_int("grad_accum_steps", &k->grad_accum_steps, false, 1, 1 << 20));
-  SPPLAN_RETURN_IF_ERROR(r.read_double("reduce_bucket_elems", &k->reduce_bucket_elems, false, 0.0));
-  SPPLAN_RETURN_IF_ERROR(r.read_double("prefetch_bucket_elems", &k->prefetch_bucket_elems, false, -1.0));
-  // Keep the allowed list complete even when optional choice keys were absent.
-  for (const char* key : {"offload_optimizer", "offload_params", "act_ckpt", "sp_comm_dtype", "precision"}) r.mark_read(key);
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("reduce_bucket_elems", &k->reduce_bucket_elems, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("prefetch_bucket_elems", &k->prefetch_bucket_elems, false));
   return r.check_no_unknown_keys();
 }
 
@@ -84,13 +80,33 @@ WhereFn file_where(const std::string& path) {
   };
 }
 
+// A TOML basic string that reads back as `text`: a name may hold quotes or newlines (a
+// config.json's folder name), which written raw would end the string early.
+std::string toml_string(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", byte);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 }  // namespace
 
 Result<PlanSpec> load_plan(const std::string& path) {
   SPPLAN_ASSIGN_OR_RETURN(const toml::table root, parse_toml_file(path));
   PlanSpec plan;
   KeyReader top(path, root);
-  SPPLAN_RETURN_IF_ERROR(top.read_int("seq_len", &plan.seq_len, true, 1, int64_t{1} << 40));
+  SPPLAN_RETURN_IF_ERROR(top.read_int("seq_len", &plan.seq_len, true, 1, kMaxSeqLen));
   for (const char* key : {"model", "gpu", "cluster", "knobs"}) top.mark_read(key);
   SPPLAN_RETURN_IF_ERROR(top.check_no_unknown_keys());
 
@@ -100,7 +116,7 @@ Result<PlanSpec> load_plan(const std::string& path) {
   const toml::table* cluster = subtable(root, "cluster");
   if (cluster == nullptr) return Status::invalid(path + ": key \"cluster\": missing (required: a table with num_gpus)");
   KeyReader rc(path, *cluster, "cluster.");
-  SPPLAN_RETURN_IF_ERROR(rc.read_int("num_gpus", &plan.cluster.num_gpus, true, 1, 1 << 24));
+  SPPLAN_RETURN_IF_ERROR(rc.read_int("num_gpus", &plan.cluster.num_gpus, true, 1, kMaxGpus));
   SPPLAN_RETURN_IF_ERROR(rc.read_int("gpus_per_node", &plan.cluster.gpu.gpus_per_node, false, 1, 1 << 16));
   SPPLAN_RETURN_IF_ERROR(rc.check_no_unknown_keys());
 
@@ -117,18 +133,18 @@ std::string plan_to_toml(const PlanSpec& plan) {
   const Knobs& k = plan.knobs;
   std::ostringstream o;
   o.precision(17);
-  o << "# spplan plan: " << m.name << " on " << plan.cluster.num_gpus << "x " << g.name << " at " << plan.seq_len
-    << " tokens\n";
+  o << "# spplan plan: " << printable(m.name) << " on " << plan.cluster.num_gpus << "x " << printable(g.name) << " at "
+    << plan.seq_len << " tokens\n";
   o << "seq_len = " << plan.seq_len << "\n\n";
-  o << "[model]\nname = \"" << m.name << "\"\nnum_hidden_layers = " << m.num_hidden_layers
+  o << "[model]\nname = " << toml_string(m.name) << "\nnum_hidden_layers = " << m.num_hidden_layers
     << "\nhidden_size = " << m.hidden_size << "\nnum_attention_heads = " << m.num_attention_heads
     << "\nnum_key_value_heads = " << m.num_key_value_heads << "\nhead_dim = " << m.head_dim
     << "\nintermediate_size = " << m.intermediate_size << "\nvocab_size = " << m.vocab_size
     << "\ntie_word_embeddings = " << (m.tie_word_embeddings ? "true" : "false")
     << "\nqk_norm = " << (m.qk_norm ? "true" : "false") << "\nrope_theta = " << m.rope_theta
     << "\nrms_norm_eps = " << m.rms_norm_eps << "\n\n";
-  o << "[gpu]\nname = \"" << g.name << "\"\nmemory_gib = " << g.memory_gib << "\nbf16_tflops = " << g.bf16_tflops
-    << "\nhbm_GBps = " << g.hbm_GBps << "\ngpus_per_node = " << g.gpus_per_node
+  o << "[gpu]\nname = " << toml_string(g.name) << "\nmemory_gib = " << g.memory_gib
+    << "\nbf16_tflops = " << g.bf16_tflops << "\nhbm_GBps = " << g.hbm_GBps << "\ngpus_per_node = " << g.gpus_per_node
     << "\nintra_node_GBps = " << g.intra_node_GBps << "\ninter_node_GBps = " << g.inter_node_GBps
     << "\npcie_GBps = " << g.pcie_GBps << "\nhost_memory_gib_per_node = " << g.host_memory_gib_per_node
     << "\nhost_adam_params_per_s = " << g.host_adam_params_per_s << "\nnvme_GBps_per_node = " << g.nvme_GBps_per_node
@@ -152,6 +168,7 @@ std::string plan_to_toml(const PlanSpec& plan) {
 }
 
 Status write_file_atomically(const std::string& path, const std::string& text) {
+  if (path.empty()) return Status::invalid("\"\": cannot write (an empty file name; allowed: a path to a file)");
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return Status::io_error(path + ": cannot write (" + std::strerror(errno) + ")");

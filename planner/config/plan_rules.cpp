@@ -25,6 +25,12 @@ std::string flag_where(const std::string& key) {
 }
 
 Status check_model(const ModelSpec& m, const std::string& source) {
+  // head_dim defaults to hidden_size / num_attention_heads, which is 0 for a narrow model.
+  if (m.head_dim < 1) {
+    return Status::invalid(source + ": key \"head_dim\": missing, and hidden_size " + std::to_string(m.hidden_size) +
+                           " / num_attention_heads " + std::to_string(m.num_attention_heads) +
+                           " is below 1 (allowed: a head_dim of at least 1)");
+  }
   if (m.num_attention_heads % m.num_key_value_heads != 0) {
     return Status::invalid(source + ": key \"num_key_value_heads\": value " + std::to_string(m.num_key_value_heads) +
                            " does not divide num_attention_heads " + std::to_string(m.num_attention_heads) +

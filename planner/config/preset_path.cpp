@@ -1,8 +1,11 @@
 #include "planner/config/preset_path.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
@@ -37,15 +40,32 @@ Result<std::string> resolve_preset(const std::string& kind, const std::string& f
   };
   const bool is_name = text.find('/') == std::string::npos && !ends_with(".toml") && !ends_with(".json");
   if (!is_name) {
-    if (!std::filesystem::is_regular_file(text)) return Status::invalid(text + ": cannot open (no such file)");
+    SPPLAN_RETURN_IF_ERROR(check_input_file(text));
     return text;
   }
   const std::string path = configs_dir() + "/" + kind + "/" + text + ".toml";
   if (text.empty() || !std::filesystem::is_regular_file(path)) {
-    return Status::invalid(flag + ": value \"" + text + "\" is not a preset or a file (allowed presets: " +
-                           join(presets) + "; or a path to a .toml or config.json)");
+    return Status::invalid((flag.empty() ? "" : flag + ": ") + "value \"" + text +
+                           "\" is not a preset or a file (allowed presets: " + join(presets) +
+                           "; or a path to a .toml or config.json)");
   }
   return path;
+}
+
+Status check_input_file(const std::string& path) {
+  std::error_code error;
+  const auto type = std::filesystem::status(path, error).type();
+  if (type == std::filesystem::file_type::not_found || type == std::filesystem::file_type::none) {
+    return Status::invalid(path + ": cannot open (no such file)");
+  }
+  if (type == std::filesystem::file_type::directory) {
+    return Status::invalid(path + ": cannot open (a directory; allowed: a file)");
+  }
+  if (type != std::filesystem::file_type::regular) {
+    return Status::invalid(path + ": cannot open (not a regular file; allowed: a file)");
+  }
+  if (!std::ifstream(path)) return Status::invalid(path + ": cannot open (" + std::strerror(errno) + ")");
+  return Status::ok();
 }
 
 }  // namespace spplan

@@ -14,7 +14,7 @@
 
 namespace spplan {
 
-// `kind` is "models" or "gpus"; `flag` names the option in messages ("--model").
+// `kind` is "models" or "gpus"; `flag` names the option in messages ("--model"; "" for none).
 // A name with no '/' and no .toml/.json ending is a preset under configs_dir()/kind; else a path.
 Result<std::string> resolve_preset(const std::string& kind, const std::string& flag, std::string_view name_or_path,
                                    const std::vector<std::string>& presets);

@@ -1,29 +1,83 @@
 #include "planner/config/toml_reader.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
+#include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
 
 namespace spplan {
 namespace {
 
+// spplan's files are a few KiB; a larger "config" is some other file passed by mistake.
+constexpr size_t kMaxConfigBytes = size_t{1} << 20;
+// toml++ recurses once per part of a dotted key or table header and overflows the stack near
+// 30000 parts; spplan's tables are flat, so a few hundred dots on one line is never a real file.
+constexpr int kMaxDotsPerLine = 256;
+
+// Counts '.' outside strings and comments, line by line; fails on the first line with too many.
+Status check_key_depth(const std::string& path, const std::string& text) {
+  int line = 1, dots = 0;
+  char quote = 0;  // the quote that opened the current string; 0 outside strings
+  bool comment = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line, dots = 0, comment = false;
+    } else if (comment) {
+      continue;
+    } else if (quote != 0) {
+      if (c == '\\' && quote == '"') ++i;  // skip the escaped character
+      else if (c == quote) quote = 0;
+    } else if (c == '#') {
+      comment = true;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '.' && ++dots > kMaxDotsPerLine) {
+      return Status::invalid(path + ":" + std::to_string(line) + ": more than " + std::to_string(kMaxDotsPerLine) +
+                             " dots outside strings (allowed: keys nested at most " +
+                             std::to_string(kMaxDotsPerLine) + " levels deep)");
+    }
+  }
+  return Status::ok();
+}
+
+Result<std::string> read_config_text(const std::string& path) {
+  SPPLAN_RETURN_IF_ERROR(check_input_file(path));
+  std::error_code error;
+  const auto size = std::filesystem::file_size(path, error);
+  if (!error && size > kMaxConfigBytes) {
+    return Status::invalid(path + ": file is " + std::to_string(size) + " bytes (allowed: a config file of at most " +
+                           std::to_string(kMaxConfigBytes) + " bytes)");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
 std::string describe(const toml::node& node) {
   std::ostringstream out;
   if (node.is_string()) {
-    out << '"' << node.value_or(std::string()) << '"';
+    out << '"' << printable(node.value_or(std::string())) << '"';
   } else if (node.is_table()) {
     out << "(a table)";
   } else if (node.is_array()) {
     out << "(an array)";
+  } else if (node.is_floating_point()) {
+    // toml++ prints every binary digit (-0.90000000000000002); keep ".0" so 36.0 reads as a float.
+    const std::string text = format_number(*node.value<double>());
+    out << text << (text.find_first_of(".eni") == std::string::npos ? ".0" : "");
   } else {
     node.visit([&out](auto&& value) { out << value; });
   }
   return out.str();
 }
-
-}  // namespace
 
 KeyReader::KeyReader(std::string file, const toml::table& table, std::string prefix)
     : file_(std::move(file)), table_(table), prefix_(std::move(prefix)) {}
@@ -36,8 +90,17 @@ Status KeyReader::missing(std::string_view key) const {
   return Status::invalid(where(key) + ": missing (required)");
 }
 
+void KeyReader::note_known(std::string_view key) {
+  if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.emplace_back(key);
+}
+
+void KeyReader::mark_read(std::string_view key) {
+  note_known(key);
+  read_.insert(std::string(key));
+}
+
 Status KeyReader::read_int(std::string_view key, int64_t* out, bool required, int64_t min, int64_t max) {
-  known_.emplace_back(key);
+  note_known(key);
   const toml::node* node = table_.get(key);
   if (!node) return required ? missing(key) : Status::ok();
   read_.insert(std::string(key));
@@ -50,24 +113,30 @@ Status KeyReader::read_int(std::string_view key, int64_t* out, bool required, in
   return Status::ok();
 }
 
-Status KeyReader::read_double(std::string_view key, double* out, bool required, double min_exclusive) {
-  known_.emplace_back(key);
+Status KeyReader::read_positive(std::string_view key, double* out, bool required) {
+  return read_number(key, out, required, kMinPositive);
+}
+
+Status KeyReader::read_nonnegative(std::string_view key, double* out, bool required) {
+  return read_number(key, out, required, 0.0);
+}
+
+Status KeyReader::read_number(std::string_view key, double* out, bool required, double min) {
+  note_known(key);
   const toml::node* node = table_.get(key);
   if (!node) return required ? missing(key) : Status::ok();
   read_.insert(std::string(key));
   const auto value = node->value<double>();  // integers convert
-  if (!(node->is_number()) || !value || !std::isfinite(*value) || *value <= min_exclusive) {
-    std::ostringstream bound;
-    bound << min_exclusive;
-    return Status::invalid(where(key) + ": value " + describe(*node) + " is not allowed (allowed: a number > " +
-                           bound.str() + ")");
+  if (!node->is_number() || !value || !(*value >= min && *value <= kMaxNumber)) {  // NaN fails too
+    return Status::invalid(where(key) + ": value " + describe(*node) + " is not allowed (allowed: a number from " +
+                           format_number(min) + " to " + format_number(kMaxNumber) + ")");
   }
   *out = *value;
   return Status::ok();
 }
 
 Status KeyReader::read_bool(std::string_view key, bool* out, bool required) {
-  known_.emplace_back(key);
+  note_known(key);
   const toml::node* node = table_.get(key);
   if (!node) return required ? missing(key) : Status::ok();
   read_.insert(std::string(key));
@@ -79,7 +148,7 @@ Status KeyReader::read_bool(std::string_view key, bool* out, bool required) {
 }
 
 Status KeyReader::read_string(std::string_view key, std::string* out, bool required) {
-  known_.emplace_back(key);
+  note_known(key);
   const toml::node* node = table_.get(key);
   if (!node) return required ? missing(key) : Status::ok();
   read_.insert(std::string(key));
@@ -92,7 +161,7 @@ Status KeyReader::read_string(std::string_view key, std::string* out, bool requi
 
 Status KeyReader::read_choice(std::string_view key, size_t* index, bool required,
                               const std::vector<std::string>& allowed) {
-  known_.emplace_back(key);
+  note_known(key);
   const toml::node* node = table_.get(key);
   if (!node) return required ? missing(key) : Status::ok();
   read_.insert(std::string(key));
@@ -119,12 +188,10 @@ Status KeyReader::check_no_unknown_keys() const {
 }
 
 Result<toml::table> parse_toml_file(const std::string& path) {
-  std::error_code error_code;
-  if (!std::filesystem::is_regular_file(path, error_code)) {
-    return Status::invalid(path + ": cannot open (no such file)");
-  }
+  SPPLAN_ASSIGN_OR_RETURN(const std::string text, read_config_text(path));
+  SPPLAN_RETURN_IF_ERROR(check_key_depth(path, text));
   try {
-    return toml::parse_file(path);
+    return toml::parse(text, path);
   } catch (const toml::parse_error& error) {
     const auto& begin = error.source().begin;
     return Status::invalid(path + ":" + std::to_string(begin.line) + ":" + std::to_string(begin.column) + ": " +

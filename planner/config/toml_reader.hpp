@@ -21,14 +21,19 @@ class KeyReader {
 
   // Each read: absent and not required -> leaves *out unchanged, returns ok.
   Status read_int(std::string_view key, int64_t* out, bool required, int64_t min, int64_t max);
-  Status read_double(std::string_view key, double* out, bool required, double min_exclusive);
+  // A number in [kMinPositive, kMaxNumber]: sizes and rates, which the costmodel multiplies and
+  // divides by.
+  Status read_positive(std::string_view key, double* out, bool required);
+  // A number in [0, kMaxNumber]: costs and overheads that may be zero but never negative.
+  Status read_nonnegative(std::string_view key, double* out, bool required);
   Status read_bool(std::string_view key, bool* out, bool required);
   Status read_string(std::string_view key, std::string* out, bool required);
   // A string that must be one of `allowed`; *index receives its position.
   Status read_choice(std::string_view key, size_t* index, bool required, const std::vector<std::string>& allowed);
 
   bool has(std::string_view key) const { return table_.contains(key); }
-  void mark_read(std::string_view key) { read_.insert(std::string(key)); }
+  // Accepts `key` (read elsewhere, e.g. a sub-table) and lists it among the allowed keys.
+  void mark_read(std::string_view key);
   // Error naming the first key that was never read (allowed keys listed).
   Status check_no_unknown_keys() const;
 
@@ -36,6 +41,8 @@ class KeyReader {
 
  private:
   Status missing(std::string_view key) const;
+  void note_known(std::string_view key);
+  Status read_number(std::string_view key, double* out, bool required, double min);
   std::string file_;
   const toml::table& table_;
   std::string prefix_;
@@ -43,7 +50,11 @@ class KeyReader {
   std::vector<std::string> known_;  // every key a read_* asked for, for the "allowed" list
 };
 
-// Parses a TOML file; a syntax error becomes "file:line:col: message".
+// "36", "\"qwen3\"", "(a table)": a TOML value as messages show it.
+std::string describe(const toml::node& node);
+
+// Parses a TOML file; a syntax error becomes "file:line:col: message". Files over 1 MiB and keys
+// nested absurdly deep are refused before parsing (toml++ recurses once per dotted key part).
 Result<toml::table> parse_toml_file(const std::string& path);
 
 }  // namespace spplan

@@ -3,6 +3,11 @@
 #include "planner/core/parse.hpp"
 
 namespace spplan {
+namespace {
+
+bool is_flag(std::string_view token) { return token.rfind("--", 0) == 0; }
+
+}  // namespace
 
 Result<Args> Args::parse(int argc, const char* const* argv, int first, const std::vector<FlagSpec>& specs) {
   Args args;
@@ -10,7 +15,7 @@ Result<Args> Args::parse(int argc, const char* const* argv, int first, const std
   for (const auto& s : specs) allowed.push_back("--" + s.name);
   for (int i = first; i < argc; ++i) {
     std::string token = argv[i];
-    if (token.rfind("--", 0) != 0) {
+    if (!is_flag(token)) {
       args.positional_.push_back(token);
       continue;
     }
@@ -35,8 +40,12 @@ Result<Args> Args::parse(int argc, const char* const* argv, int first, const std
     }
     if (inline_value) {
       args.values_[name] = *inline_value;
-    } else if (i + 1 < argc) {
+    } else if (i + 1 < argc && !is_flag(argv[i + 1])) {
       args.values_[name] = argv[++i];
+    } else if (i + 1 < argc) {
+      // `--out --json` would otherwise write a file named "--json"; --name=VALUE still takes any value.
+      return Status::invalid("--" + name + ": missing value, found the flag \"" + argv[i + 1] + "\" (allowed: --" +
+                             name + " VALUE or --" + name + "=VALUE)");
     } else {
       return Status::invalid("--" + name + ": missing value");
     }

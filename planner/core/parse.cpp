@@ -2,12 +2,15 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <sstream>
 #include <string>
 
 namespace spplan {
 namespace {
 
-std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+std::string quoted(std::string_view text) { return "\"" + printable(text) + "\""; }
 
 }  // namespace
 
@@ -31,7 +34,11 @@ Result<int64_t> parse_seq_len(std::string_view what, std::string_view text) {
     return Status::invalid(std::string(what) + ": value " + quoted(text) + " is not a sequence length " + allowed);
   }
   const double tokens = value * multiplier;
-  if (tokens < 1 || tokens > 1e12 || tokens != std::floor(tokens)) {
+  if (tokens > static_cast<double>(kMaxSeqLen)) {
+    return Status::invalid(std::string(what) + ": value " + quoted(text) + " is too long (allowed: at most " +
+                           std::to_string(kMaxSeqLen) + " tokens)");
+  }
+  if (tokens < 1 || tokens != std::floor(tokens)) {
     return Status::invalid(std::string(what) + ": value " + quoted(text) + " is not a whole positive number of tokens " +
                            allowed);
   }
@@ -48,14 +55,21 @@ Result<int64_t> parse_int(std::string_view what, std::string_view text, int64_t 
   return value;
 }
 
-Result<double> parse_double(std::string_view what, std::string_view text, double min) {
+Result<double> parse_double(std::string_view what, std::string_view text, double min, double max) {
   double value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < min) {
-    return Status::invalid(std::string(what) + ": value " + quoted(text) + " is not allowed (allowed: a number >= " +
-                           std::to_string(min) + ")");
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value < min ||
+      value > max) {
+    return Status::invalid(std::string(what) + ": value " + quoted(text) + " is not allowed (allowed: a number from " +
+                           format_number(min) + " to " + format_number(max) + ")");
   }
   return value;
+}
+
+std::string format_number(double value) {
+  std::ostringstream out;
+  out << std::setprecision(15) << value;  // enough digits to tell 1.0000001 from 1, not 0.9000000000000002
+  return out.str();
 }
 
 Result<size_t> parse_choice(std::string_view what, std::string_view text, const std::vector<std::string>& allowed) {
@@ -64,6 +78,21 @@ Result<size_t> parse_choice(std::string_view what, std::string_view text, const 
   }
   return Status::invalid(std::string(what) + ": value " + quoted(text) + " is not allowed (allowed: " + join(allowed) +
                          ")");
+}
+
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      out += c;
+    } else {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      out += escaped;
+    }
+  }
+  return out;
 }
 
 std::string join(const std::vector<std::string>& items, std::string_view sep) {

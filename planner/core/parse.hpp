@@ -11,19 +11,33 @@
 
 namespace spplan {
 
+// The longest sequence any input may ask for; beyond it the costmodel's numbers stop meaning anything.
+inline constexpr int64_t kMaxSeqLen = 1'000'000'000'000;
+// The range of a config value or flag: products such as GiB x bytes and quotients such as
+// FLOPs / (TFLOPs x efficiency) stay finite (1e-320 TFLOPs made the step time infinite).
+inline constexpr double kMaxNumber = 1e15;
+inline constexpr double kMinPositive = 1e-15;
+
 // "131072", "128k", "128K", "1.5M", "2m": k = 1024, M = 1024^2 tokens. REQUIRES nothing; the
-// result is a positive whole number of tokens.
+// result is a whole number of tokens from 1 to kMaxSeqLen.
 Result<int64_t> parse_seq_len(std::string_view what, std::string_view text);
 
 // A whole number in [min, max].
 Result<int64_t> parse_int(std::string_view what, std::string_view text, int64_t min, int64_t max);
 
-// A finite number >= min.
-Result<double> parse_double(std::string_view what, std::string_view text, double min);
+// A finite number from min to max.
+Result<double> parse_double(std::string_view what, std::string_view text, double min, double max = kMaxNumber);
+
+// A number for messages: "0.5", "1e+15" (up to 15 significant digits, no trailing zeros).
+std::string format_number(double value);
 
 // One of `allowed`; returns its index.
 Result<size_t> parse_choice(std::string_view what, std::string_view text,
                             const std::vector<std::string>& allowed);
+
+// `text` with control characters (newline, tab, ...) shown as \xNN: for one-line messages and for
+// names copied into comments of generated files, where a newline would start a new line of code.
+std::string printable(std::string_view text);
 
 // "a, b, c" for messages.
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/config/plan_rules.hpp"
+#include "planner/core/parse.hpp"
 
 namespace spplan {
 namespace {
@@ -104,9 +105,11 @@ void emit_yaml(std::ostringstream& o, const Json& j, int indent) {
 std::string summary(const PlanSpec& plan, ExportFormat format) {
   const Knobs& k = plan.knobs;
   std::ostringstream o;
-  o << "# spplan export (" << to_string(format) << "): " << plan.model.name << " on " << plan.cluster.num_gpus << " x "
-    << plan.cluster.gpu.name << " (" << plan.cluster.num_nodes() << " node" << (plan.cluster.num_nodes() > 1 ? "s" : "")
-    << "), seq_len " << plan.seq_len << ", sp " << k.sp << ", dp " << plan.dp() << ", ZeRO " << k.zero_stage
+  // printable(): a newline in a name would end the comment and run the rest as a shell command.
+  o << "# spplan export (" << to_string(format) << "): " << printable(plan.model.name) << " on "
+    << plan.cluster.num_gpus << " x " << printable(plan.cluster.gpu.name) << " (" << plan.cluster.num_nodes()
+    << " node" << (plan.cluster.num_nodes() > 1 ? "s" : "") << "), seq_len " << plan.seq_len << ", sp " << k.sp
+    << ", dp " << plan.dp() << ", ZeRO " << k.zero_stage
     << ", offload optimizer " << to_string(k.offload_optimizer) << " / params " << to_string(k.offload_params)
     << ", act_ckpt " << to_string(k.act_ckpt) << (k.tiled_mlp ? ", tiled MLP" : "") << (k.tiled_loss ? ", tiled loss" : "")
     << "\n";

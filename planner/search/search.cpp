@@ -7,9 +7,6 @@
 namespace spplan::search {
 namespace {
 
-// The longest sequence searched: 64M tokens, beyond any published Ulysses run (15M, ALST).
-constexpr int64_t kMaxSeqTokens = int64_t{64} << 20;
-
 bool allowed(const PlanSpec& plan) {
   return check_plan(plan, [](const std::string& key) { return key; }).is_ok();
 }
@@ -93,7 +90,7 @@ std::optional<int64_t> smallest_fitting_gpus(const PlanSpec& base, int64_t max_g
 int64_t max_seq_fixed(const PlanSpec& base, int64_t granularity) {
   // Peak memory grows with the sequence, so "fits" is monotone: bisect on multiples of granularity.
   PlanSpec plan = base;
-  int64_t lo = 0, hi = kMaxSeqTokens / granularity + 1;  // lo fits (or is 0), hi does not
+  int64_t lo = 0, hi = kMaxSearchedSeqLen / granularity + 1;  // lo fits (or is 0), hi does not
   while (hi - lo > 1) {
     const int64_t mid = lo + (hi - lo) / 2;
     plan.seq_len = mid * granularity;
@@ -109,7 +106,10 @@ int64_t max_seq_fixed(const PlanSpec& base, int64_t granularity) {
 std::optional<RankedPlan> max_seq_searched(const PlanSpec& base, int64_t granularity) {
   std::optional<RankedPlan> best;
   PlanSpec plan = base;
-  for (const Knobs& k : candidate_knobs(base)) {
+  // The plan rules refuse a sequence of 0 tokens, and callers asking for the longest sequence
+  // have none yet: enumerate the knobs at the shortest length searched.
+  plan.seq_len = granularity;
+  for (const Knobs& k : candidate_knobs(plan)) {
     if (k.micro_batch != 1) continue;  // a longer sequence never comes from a bigger micro batch
     plan.knobs = k;
     plan.seq_len = best ? best->plan.seq_len + granularity : granularity;

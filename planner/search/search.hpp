@@ -41,7 +41,12 @@ bool ranks_before(const RankedPlan& a, const RankedPlan& b);
 // The smallest GPU count (1, 2, 4, then whole nodes) at which some plan fits, up to `max_gpus`.
 std::optional<int64_t> smallest_fitting_gpus(const PlanSpec& base, int64_t max_gpus);
 
-// Longest sequence (multiple of `granularity` tokens) that fits with the knobs fixed; 0 if none.
+// The longest sequence the max-seq searches try: 64M tokens, beyond any published Ulysses run
+// (15M, ALST).
+inline constexpr int64_t kMaxSearchedSeqLen = int64_t{64} << 20;
+
+// Longest sequence (multiple of `granularity` tokens, at most kMaxSearchedSeqLen) that fits with
+// the knobs fixed; 0 if none.
 int64_t max_seq_fixed(const PlanSpec& base, int64_t granularity);
 
 // Longest sequence over every candidate knob set; the plan that reaches it (seq_len set).

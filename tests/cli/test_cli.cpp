@@ -100,6 +100,35 @@ TEST(Cli, BadInputTable) {
       {"export --plan /nonexistent/plan.toml --format deepspeed", "spplan: /nonexistent/plan.toml: cannot open (no such file)"},
       {"validate published /nonexistent.csv", "spplan: /nonexistent.csv: cannot open (no such file)"},
       {"frobnicate", "spplan: command \"frobnicate\" is not known (allowed: "},
+      {"", "spplan: command: missing (allowed: estimate, plan, fit, max-seq, sweep, export, simulate, run, validate, calibrate; see spplan --help)"},
+      // A stray word was silently ignored; a flag after a flag that wants a value was taken as the value.
+      {std::string("estimate ") + kBase + "--seq 128k --sp 4 extra",
+       "spplan: estimate: unexpected argument \"extra\" (allowed: flags only)"},
+      {std::string("plan ") + kBase + "--seq 1k --out --json",
+       "spplan: --out: missing value, found the flag \"--json\" (allowed: --out VALUE or --out=VALUE)"},
+      {std::string("estimate ") + kBase + "--seq 1e15 --sp 4",
+       "spplan: --seq: value \"1e15\" is too long (allowed: at most 1000000000000 tokens)"},
+      {std::string("estimate ") + kBase + "--seq \"$(printf '1\\n2')\" --sp 4",
+       "spplan: --seq: value \"1\\x0a2\" is not a sequence length (allowed: "},
+      // 2^36 GPUs: the searches walk every GPU count and never finished.
+      {"plan --model qwen3-4b --gpu h100-80gb --nodes 1048576 --gpus-per-node 65536 --seq 1k",
+       "spplan: --nodes: value 1048576 x 65536 GPUs per node is 68719476736 GPUs (allowed: at most 16777216 GPUs in all)"},
+      {std::string("sweep ") + kBase + "--csv --json", "spplan: --csv: not allowed with --json (allowed: one output format)"},
+      {std::string("max-seq ") + kBase + "--granularity 128M",
+       "spplan: --granularity: value 134217728 is above the longest sequence searched (allowed: at most 67108864 tokens)"},
+      // A device never ends (validate read /dev/zero until std::bad_alloc); a directory is no file.
+      {"estimate --model /dev/zero --gpu h100-80gb --gpus 4 --seq 1k --sp 1",
+       "spplan: /dev/zero: cannot open (not a regular file; allowed: a file)"},
+      {"validate published /dev/zero", "spplan: /dev/zero: cannot open (not a regular file; allowed: a file)"},
+      {std::string("validate published ") + SPPLAN_SOURCE_DIR + "/tests/cli/data",
+       std::string("spplan: ") + SPPLAN_SOURCE_DIR + "/tests/cli/data: cannot open (a directory; allowed: a file)"},
+      // toml++ overflowed the stack on a key of tens of thousands of dotted parts.
+      {std::string("estimate --model ") + SPPLAN_SOURCE_DIR +
+           "/tests/planner/config/data/deep_key.toml --gpu h100-80gb --gpus 4 --seq 1k --sp 1",
+       std::string("spplan: ") + SPPLAN_SOURCE_DIR +
+           "/tests/planner/config/data/deep_key.toml:2: more than 256 dots outside strings (allowed: "},
+      {std::string("simulate --plan ") + SPPLAN_SOURCE_DIR + "/configs/plans/qwen3-4b-128k-4xh100.toml --trace \"\"",
+       "spplan: \"\": cannot write (an empty file name; allowed: a path to a file)"},
   };
   for (const auto& c : cases) {
     const CliRun r = run_spplan(c.args);
@@ -108,6 +137,65 @@ TEST(Cli, BadInputTable) {
     EXPECT_EQ(r.err.rfind(c.expected, 0), 0u) << c.args << "\n got: " << r.err;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
   }
+}
+
+std::string read_text(const std::string& path) {
+  std::string text;
+  if (FILE* f = fopen(path.c_str(), "r")) {
+    std::array<char, 4096> buf{};
+    size_t n = 0;
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) text.append(buf.data(), n);
+    fclose(f);
+  }
+  return text;
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  FILE* f = fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr) << path;
+  fputs(text.c_str(), f);
+  fclose(f);
+}
+
+// An output that is an input (same file) would destroy the input: exit 2, the file unchanged.
+TEST(Cli, OutputThatIsAnInputIsRefused) {
+  const std::string plan = testing::TempDir() + "/out_is_input_plan.toml";
+  const std::string model = testing::TempDir() + "/out_is_input_model.toml";
+  write_text(plan, read_text(std::string(SPPLAN_SOURCE_DIR) + "/configs/plans/qwen3-4b-128k-4xh100.toml"));
+  write_text(model, read_text(std::string(SPPLAN_SOURCE_DIR) + "/configs/models/qwen3-4b.toml"));
+  const std::string plan_text = read_text(plan), model_text = read_text(model);
+  const struct {
+    std::string args, expected;
+  } cases[] = {
+      {"export --plan " + plan + " --format deepspeed --out " + plan, "spplan: --out: value \"" + plan + "\" is the input file "},
+      {"simulate --plan " + plan + " --trace " + plan, "spplan: --trace: value \"" + plan + "\" is the input file "},
+      {"plan --model " + model + " --gpu h100-80gb --gpus 4 --seq 1k --out " + model,
+       "spplan: --out: value \"" + model + "\" is the input file "},
+  };
+  for (const auto& c : cases) {
+    const CliRun r = run_spplan(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args;
+    EXPECT_EQ(r.err.rfind(c.expected, 0), 0u) << r.err;
+  }
+  EXPECT_EQ(read_text(plan), plan_text);
+  EXPECT_EQ(read_text(model), model_text);
+}
+
+// Nothing fits: the old --out file stays, and the report says it was not written.
+TEST(Cli, PlanLeavesOutAloneWhenNothingFits) {
+  const std::string out = testing::TempDir() + "/nothing_fits.toml";
+  write_text(out, "ORIGINAL\n");
+  const CliRun r = run_spplan("plan --model llama-3.1-70b --gpu a100-40gb --gpus 1 --seq 1M --out " + out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("nothing fits: " + out + " not written"), std::string::npos) << r.out;
+  EXPECT_EQ(read_text(out), "ORIGINAL\n");
+}
+
+// Without --sp every knob set is searched; it once found none (the plan rules refused seq 0).
+TEST(Cli, MaxSeqSearchedFindsALength) {
+  const CliRun r = run_spplan(std::string("max-seq ") + kBase + "--json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(nlohmann::json::parse(r.out)["max_seq"].get<long>(), 65536);
 }
 
 TEST(Cli, ValidatePublishedPrintsTheTable) {

@@ -13,6 +13,11 @@ const std::string kData = SPPLAN_TEST_DATA_DIR;
 TEST(SplitCsvLine, HandlesQuotesAndEscapedQuotes) {
   EXPECT_EQ(split_csv_line("a,\"b,c\",\"say \"\"hi\"\"\",,d\r"),
             (std::vector<std::string>{"a", "b,c", "say \"hi\"", "", "d"}));
+  bool unclosed = false;
+  split_csv_line("a,\"b,c\"", &unclosed);
+  EXPECT_FALSE(unclosed);
+  split_csv_line("a,\"b,c", &unclosed);
+  EXPECT_TRUE(unclosed);
 }
 
 TEST(ValidatePublished, ComparesAgainstTheEstimateOfTheSamePlan) {
@@ -41,16 +46,27 @@ TEST(ValidatePublished, ComparesAgainstTheEstimateOfTheSamePlan) {
 }
 
 TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
-  const auto bad = validate_published(kData + "/bad_value.csv");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("bad_value.csv:2: column \"sp\": value 3 is not valid for llama-3.1-8b"),
-            std::string::npos)
-      << bad.status().message();
-  const auto missing = validate_published(kData + "/missing_column.csv");
-  ASSERT_FALSE(missing.ok());
-  EXPECT_NE(missing.status().message().find("missing_column.csv: column \"num_gpus\": missing (required columns: "),
-            std::string::npos)
-      << missing.status().message();
+  const struct {
+    std::string file, expected;
+  } cases[] = {
+      {"bad_value.csv", "bad_value.csv:2: column \"sp\": value 3 is not valid for llama-3.1-8b"},
+      {"missing_column.csv", "missing_column.csv: column \"num_gpus\": missing (required columns: "},
+      // Values that used to be read silently: "maybe" as not fitting, "lots" as not published,
+      // 0 as a published number the deltas then divided by.
+      {"bad_fits.csv", "bad_fits.csv:2: column \"fits\": value \"maybe\" is not allowed (allowed: oom, yes)"},
+      {"bad_measure.csv", "bad_measure.csv:2: column \"peak_mem_gb\": value \"lots\" is not allowed (allowed: a number > 0, or empty when not published)"},
+      {"zero_measure.csv", "zero_measure.csv:2: column \"tokens_per_s\": value \"0\" is not allowed (allowed: a number > 0, or empty when not published)"},
+      {"unclosed_quote.csv", "unclosed_quote.csv:2: a quote is not closed (allowed: quoted cells that end on their own line)"},
+      {"duplicate_column.csv", "duplicate_column.csv: column \"sp\": given twice (allowed: once)"},
+      // The row and column, not the --model flag the CSV user never typed.
+      {"bad_model.csv", "bad_model.csv:2: column \"model\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
+  };
+  for (const auto& c : cases) {
+    const auto report = validate_published(kData + "/" + c.file);
+    ASSERT_FALSE(report.ok()) << c.file;
+    EXPECT_EQ(report.status().code(), Status::Code::kInvalidInput);
+    EXPECT_NE(report.status().message().find(c.expected), std::string::npos) << report.status().message();
+  }
 }
 
 }  // namespace

@@ -59,10 +59,19 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
   } cases[] = {
       {"bad_heads.toml", "bad_heads.toml: key \"num_key_value_heads\": value 4 does not divide num_attention_heads 6 (allowed: a divisor of num_attention_heads)"},
       {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, rope_theta, rms_norm_eps)"},
-      {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 100000)"},
+      {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 10000)"},
       {"missing_vocab.toml", "missing_vocab.toml: key \"vocab_size\": missing (required)"},
       {"syntax_error.toml", "syntax_error.toml:1:21: "},
       {"nope.toml", "nope.toml: cannot open (no such file)"},
+      {"no_head_dim.toml", "no_head_dim.toml: key \"head_dim\": missing, and hidden_size 16 / num_attention_heads 32 is below 1 (allowed: a head_dim of at least 1)"},
+      {"deep_key.toml", "deep_key.toml:2: more than 256 dots outside strings (allowed: keys nested at most 256 levels deep)"},
+      {"multiline_value.toml", "multiline_value.toml: key \"num_hidden_layers\": value \"3\\x0a6\" is not allowed (allowed: a whole number from 1 to 10000)"},
+      {"too_many_layers.json", "too_many_layers.json: key \"num_hidden_layers\": value 1099511627776 is not allowed (allowed: a whole number from 1 to 10000)"},
+      {"tie_string.json", "tie_string.json: key \"tie_word_embeddings\": value \"true\" is not allowed (allowed: true, false)"},
+      {"truncated.json", "truncated.json: not valid JSON at byte 19 (allowed: a JSON object, as in a config.json)"},
+      {"number_overflow.json", "number_overflow.json: not valid JSON: number overflow parsing '1e400' (allowed: a JSON object, as in a config.json)"},
+      {"array.json", "array.json: the top level is array (allowed: a JSON object, as in a config.json)"},
+      {"no_head_dim.json", "no_head_dim.json: key \"head_dim\": missing, and hidden_size 16 / num_attention_heads 32 is below 1 (allowed: a head_dim of at least 1)"},
   };
   for (const auto& c : cases) {
     const auto m = load_model(kData + "/" + c.file);
@@ -70,6 +79,21 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
     EXPECT_EQ(m.status().code(), Status::Code::kInvalidInput);
     EXPECT_EQ(m.status().message().find('\n'), std::string::npos);
     EXPECT_NE(m.status().message().find(c.expected), std::string::npos) << m.status().message();
+  }
+}
+
+// A directory or a device where a file belongs: refused before reading (a device never ends).
+TEST(LoadModel, NonRegularFilesAreRefused) {
+  const struct {
+    std::string path, expected;
+  } cases[] = {
+      {kData + "/", kData + "/: cannot open (a directory; allowed: a file)"},
+      {"/dev/zero", "/dev/zero: cannot open (not a regular file; allowed: a file)"},
+  };
+  for (const auto& c : cases) {
+    const auto m = load_model(c.path);
+    ASSERT_FALSE(m.ok()) << c.path;
+    EXPECT_EQ(m.status().message(), c.expected);
   }
 }
 
@@ -81,12 +105,23 @@ TEST(LoadModel, UnknownPresetListsPresets) {
       << m.status().message();
 }
 
-TEST(LoadGpu, RejectsNonPositiveMemory) {
-  const auto g = load_gpu(kData + "/bad_gpu.toml");
-  ASSERT_FALSE(g.ok());
-  EXPECT_NE(g.status().message().find("bad_gpu.toml: key \"memory_gib\": value -3 is not allowed (allowed: a number > 0)"),
-            std::string::npos)
-      << g.status().message();
+TEST(LoadGpu, BadFilesNameKeyValueAndAllowedRange) {
+  const struct {
+    std::string file, expected;
+  } cases[] = {
+      {"bad_gpu.toml", "bad_gpu.toml: key \"memory_gib\": value -3 is not allowed (allowed: a number from 1e-15 to 1e+15)"},
+      // 1e308 GiB is infinite in bytes: the estimate's JSON would print null.
+      {"huge_memory.toml", "huge_memory.toml: key \"memory_gib\": value 1e+308 is not allowed (allowed: a number from 1e-15 to 1e+15)"},
+      // A near-zero rate made the step time infinite (null in the JSON).
+      {"tiny_tflops.toml", "tiny_tflops.toml: key \"bf16_tflops\": value 1e-300 is not allowed (allowed: a number from 1e-15 to 1e+15)"},
+      {"negative_price.toml", "negative_price.toml: key \"price_per_gpu_hour\": value -0.5 is not allowed (allowed: a number from 0 to 1e+15)"},
+      {"negative_launch.toml", "negative_launch.toml: key \"kernel_launch_s\": value -5e-06 is not allowed (allowed: a number from 0 to 1e+15)"},
+  };
+  for (const auto& c : cases) {
+    const auto g = load_gpu(kData + "/" + c.file);
+    ASSERT_FALSE(g.ok()) << c.file;
+    EXPECT_NE(g.status().message().find(c.expected), std::string::npos) << g.status().message();
+  }
 }
 
 TEST(Plan, RoundTripsThroughToml) {
@@ -107,16 +142,62 @@ TEST(Plan, RoundTripsThroughToml) {
 }
 
 TEST(Plan, BadPlansNameFileAndKey) {
-  const auto sp = load_plan(kData + "/bad_plan_sp.toml");
-  ASSERT_FALSE(sp.ok());
-  EXPECT_NE(sp.status().message().find("bad_plan_sp.toml: key \"knobs.sp\": value 3 is not valid for qwen3-4b (32 heads, 8 kv heads) on 8 GPUs (allowed sp: 1, 2, 4, 8)"),
+  const struct {
+    std::string file, expected;
+  } cases[] = {
+      {"bad_plan_sp.toml", "bad_plan_sp.toml: key \"knobs.sp\": value 3 is not valid for qwen3-4b (32 heads, 8 kv heads) on 8 GPUs (allowed sp: 1, 2, 4, 8)"},
+      {"bad_plan_ckpt.toml", "key \"knobs.act_ckpt\": value \"sometimes\" is not allowed (allowed: none, full, offload)"},
+      // export rounds the buckets to int64: 1e300 does not fit, a negative one makes no sense.
+      {"bad_plan_bucket.toml", "bad_plan_bucket.toml: key \"knobs.reduce_bucket_elems\": value 1e+300 is not allowed (allowed: a number from 1e-15 to 1e+15)"},
+      {"bad_plan_prefetch.toml", "bad_plan_prefetch.toml: key \"knobs.prefetch_bucket_elems\": value -0.5 is not allowed (allowed: a number from 0 to 1e+15)"},
+      // The allowed list holds every knob, also the optional ones the file leaves out.
+      {"bad_plan_unknown_knob.toml", "bad_plan_unknown_knob.toml: key \"knobs.tiled_mpl\": unknown key (allowed: sp, zero_stage, offload_optimizer, offload_params, act_ckpt, sp_comm_dtype, precision, tiled_mlp, tiled_loss, micro_batch, grad_accum_steps, reduce_bucket_elems, prefetch_bucket_elems)"},
+      {"bad_plan_model_value.toml", "bad_plan_model_value.toml: key \"model\": value 5 is not allowed (allowed: a table with preset = \"name\" or all model keys)"},
+      {"bad_plan_preset.toml", "bad_plan_preset.toml: key \"model.preset\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
+      {"bad_plan_seq.toml", "bad_plan_seq.toml: key \"seq_len\": value 1099511627776 is not allowed (allowed: a whole number from 1 to 1000000000000)"},
+  };
+  for (const auto& c : cases) {
+    const auto plan = load_plan(kData + "/" + c.file);
+    ASSERT_FALSE(plan.ok()) << c.file;
+    EXPECT_EQ(plan.status().message().find('\n'), std::string::npos);
+    EXPECT_NE(plan.status().message().find(c.expected), std::string::npos) << plan.status().message();
+  }
+}
+
+TEST(Plan, UnknownTopLevelKeyListsEveryTable) {
+  const std::string path = testing::TempDir() + "/plan_unknown_top.toml";
+  ASSERT_TRUE(write_file_atomically(path, "seq_len = 1024\n[modle]\npreset = \"qwen3-4b\"\n").is_ok());
+  const auto plan = load_plan(path);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_NE(plan.status().message().find("key \"modle\": unknown key (allowed: seq_len, model, gpu, cluster, knobs)"),
             std::string::npos)
-      << sp.status().message();
-  const auto ckpt = load_plan(kData + "/bad_plan_ckpt.toml");
-  ASSERT_FALSE(ckpt.ok());
-  EXPECT_NE(ckpt.status().message().find("key \"knobs.act_ckpt\": value \"sometimes\" is not allowed (allowed: none, full, offload)"),
-            std::string::npos)
-      << ckpt.status().message();
+      << plan.status().message();
+}
+
+// Names reach plan files from TOML strings and config.json folder names: quotes and newlines must
+// be escaped, or `plan --out` writes a file that does not read back (or reads back differently).
+TEST(Plan, NamesWithQuotesAndNewlinesRoundTrip) {
+  PlanSpec p;
+  p.model = *load_model("qwen3-4b");
+  p.model.name = "evil\"\nvocab_size = 7";
+  p.cluster.gpu = *load_gpu("h100-80gb");
+  p.cluster.gpu.name = "back\\slash\ttab";
+  p.cluster.num_gpus = 4;
+  p.seq_len = 4096;
+  p.knobs.sp = 4;
+  const std::string path = testing::TempDir() + "/plan_odd_names.toml";
+  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
+  const auto back = load_plan(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->model.name, p.model.name);
+  EXPECT_EQ(back->model.vocab_size, p.model.vocab_size);
+  EXPECT_EQ(back->cluster.gpu.name, p.cluster.gpu.name);
+}
+
+TEST(WriteFile, EmptyPathIsAnErrorNotAFileNamedDotTmp) {
+  const Status s = write_file_atomically("", "x");
+  EXPECT_EQ(s.code(), Status::Code::kInvalidInput);
+  EXPECT_EQ(s.message(), "\"\": cannot write (an empty file name; allowed: a path to a file)");
 }
 
 }  // namespace

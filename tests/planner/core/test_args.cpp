@@ -19,6 +19,8 @@ TEST(Args, ParsesValuesBooleansAndPositionals) {
 TEST(Args, AcceptsEqualsForm) {
   const char* argv[] = {"x", "--seq=4k"};
   EXPECT_EQ(*Args::parse(2, argv, 1, kSpecs)->get("seq"), "4k");
+  const char* dashes[] = {"x", "--seq=--4k"};
+  EXPECT_EQ(*Args::parse(2, dashes, 1, kSpecs)->get("seq"), "--4k");
 }
 
 TEST(Args, RejectsUnknownRepeatedAndMissingValues) {
@@ -29,6 +31,8 @@ TEST(Args, RejectsUnknownRepeatedAndMissingValues) {
       {{"x", "--sq", "1"}, "--sq: unknown flag (allowed: --seq, --json)"},
       {{"x", "--seq", "1", "--seq", "2"}, "--seq: given twice (allowed: once)"},
       {{"x", "--seq"}, "--seq: missing value"},
+      // `--out --json` must not write a file named "--json"; --seq=--x still passes such a value.
+      {{"x", "--seq", "--json"}, "--seq: missing value, found the flag \"--json\" (allowed: --seq VALUE or --seq=VALUE)"},
       {{"x", "--json=yes"}, "--json: takes no value, found \"yes\""},
   };
   for (const auto& c : cases) {

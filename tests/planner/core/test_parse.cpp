@@ -22,6 +22,9 @@ TEST(ParseSeqLen, RejectsWithOneLineNamingFlagValueAndAllowed) {
       {"12x", "--seq: value \"12x\" is not a sequence length (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
       {"-5", "--seq: value \"-5\" is not a whole positive number of tokens (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
       {"1.3", "--seq: value \"1.3\" is not a whole positive number of tokens (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
+      {"1e15", "--seq: value \"1e15\" is too long (allowed: at most 1000000000000 tokens)"},
+      {"1e400", "--seq: value \"1e400\" is not a sequence length (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
+      {"1\n2", "--seq: value \"1\\x0a2\" is not a sequence length (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
   };
   for (const auto& c : cases) {
     const auto r = parse_seq_len("--seq", c.text);
@@ -36,6 +39,24 @@ TEST(ParseInt, EnforcesRange) {
   EXPECT_EQ(parse_int("--zero", "4", 0, 3).status().message(),
             "--zero: value \"4\" is not allowed (allowed: a whole number from 0 to 3)");
   EXPECT_FALSE(parse_int("--zero", "2.5", 0, 3).ok());
+}
+
+TEST(ParseDouble, EnforcesAFiniteRange) {
+  EXPECT_EQ(*parse_double("--reduce-bucket", "5e8", 1.0), 5e8);
+  const struct {
+    const char* text;
+    const char* expected;
+  } cases[] = {
+      {"nan", "--reduce-bucket: value \"nan\" is not allowed (allowed: a number from 1 to 1e+15)"},
+      {"1e300", "--reduce-bucket: value \"1e300\" is not allowed (allowed: a number from 1 to 1e+15)"},
+      {"0.5", "--reduce-bucket: value \"0.5\" is not allowed (allowed: a number from 1 to 1e+15)"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(parse_double("--reduce-bucket", c.text, 1.0).status().message(), c.expected);
+}
+
+TEST(Printable, ShowsControlCharactersAsHex) {
+  EXPECT_EQ(printable("a\nb\tc\x7f"), "a\\x0ab\\x09c\\x7f");
+  EXPECT_EQ(printable("plain ü"), "plain ü");
 }
 
 TEST(ParseChoice, ListsAllowedValues) {

@@ -142,6 +142,18 @@ TEST(ExportTorchrun, ProcessCountsPerNode) {
   EXPECT_THAT(exported(small, ExportFormat::kTorchrun), HasSubstr("--nnodes 1 --nproc-per-node 4 "));
 }
 
+// Names go into the summary comment; a newline in one (a config.json's folder name) would end the
+// comment and make the rest of the name a command of the torchrun script.
+TEST(ExportTorchrun, NamesWithNewlinesStayInsideTheComment) {
+  PlanSpec p = alst_plan();
+  p.model.name = "x\ntouch /tmp/pwned #";
+  for (const std::string& name : export_format_names()) {
+    const std::string text = exported(p, *parse_export_format(name));
+    EXPECT_THAT(text, Not(HasSubstr("\ntouch"))) << name;
+  }
+  EXPECT_THAT(exported(p, ExportFormat::kTorchrun), HasSubstr("# spplan export (torchrun): x\\x0atouch /tmp/pwned # on 8 x "));
+}
+
 TEST(ExportFormatNames, RoundTripAndUnknownIsAClearError) {
   for (const std::string& name : export_format_names()) {
     auto f = parse_export_format(name);

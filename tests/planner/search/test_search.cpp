@@ -59,6 +59,16 @@ TEST(MaxSeq, SearchedIsAtLeastAnyFixedChoice) {
   EXPECT_GE(best->plan.seq_len, max_seq_fixed(p, 1024));
 }
 
+// `spplan max-seq` has no sequence yet (seq_len 0), which the plan rules refuse: the search must
+// still enumerate the knobs (it once found nothing and reported 0).
+TEST(MaxSeq, SearchedNeedsNoSequenceLength) {
+  PlanSpec p = base("qwen3-4b", 4, 0);
+  const auto best = max_seq_searched(p, 1024);
+  ASSERT_TRUE(best.has_value());
+  p.seq_len = 1024;
+  EXPECT_EQ(best->plan.seq_len, max_seq_searched(p, 1024)->plan.seq_len);
+}
+
 TEST(Fit, SmallestClusterForAModelThatNeedsSeveralGpus) {
   // Llama-3.1-70B at 1M tokens cannot fit on one H100; some power-of-two count does.
   const auto n = smallest_fitting_gpus(base("llama-3.1-70b", 1, 1 << 20), 4096);
