@@ -18,7 +18,7 @@ Result<Args> parse_flags(int argc, const char* const* argv, const std::vector<Fl
 }
 
 std::vector<FlagSpec> cluster_flag_specs(bool with_seq) {
-  std::vector<FlagSpec> specs{{"model"}, {"gpu"}, {"gpus"}, {"gpus-per-node"}, {"nodes"}};
+  std::vector<FlagSpec> specs{{"model"}, {"gpu"}, {"gpus"}, {"gpus-per-node"}, {"nodes"}, {"trainer"}};
   if (with_seq) specs.push_back({"seq"});
   return specs;
 }
@@ -34,6 +34,10 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
   SPPLAN_ASSIGN_OR_RETURN(plan.model, load_model(model));
   SPPLAN_ASSIGN_OR_RETURN(const std::string gpu, args.require("gpu", "a GPU preset or file"));
   SPPLAN_ASSIGN_OR_RETURN(plan.cluster.gpu, load_gpu(gpu));
+  if (auto v = args.get("trainer")) {
+    SPPLAN_ASSIGN_OR_RETURN(const size_t trainer, parse_choice("--trainer", *v, trainer_names()));
+    plan.stack = trainer_stack(trainer);
+  }
   if (auto v = args.get("gpus-per-node")) {
     SPPLAN_ASSIGN_OR_RETURN(plan.cluster.gpu.gpus_per_node, parse_int("--gpus-per-node", *v, 1, 1 << 16));
   }

@@ -20,7 +20,7 @@ inline constexpr int kExitInternal = 70;  // EX_SOFTWARE: a bug in spplan, not i
 // flag that takes none) is an error rather than silently ignored.
 Result<Args> parse_flags(int argc, const char* const* argv, const std::vector<FlagSpec>& specs);
 
-// --model --gpu --gpus [--gpus-per-node] [--nodes] (and --seq when `with_seq`).
+// --model --gpu --gpus [--gpus-per-node] [--nodes] [--trainer] (and --seq when `with_seq`).
 std::vector<FlagSpec> cluster_flag_specs(bool with_seq);
 
 // Builds a plan from those flags (knobs at their defaults); --nodes sets gpus = nodes x per node.

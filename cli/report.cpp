@@ -59,6 +59,7 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"gpu", p.cluster.gpu.name},
           {"gpus", p.cluster.num_gpus},
           {"seq", p.seq_len},
+          {"trainer", p.stack.trainer},
           {"knobs", knobs_json(p.knobs)},
           {"dp", p.dp()},
           {"fits", e.fits},
@@ -86,7 +87,7 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   const auto& m = e.memory;
   std::ostringstream o;
   o << p.model.name << " on " << p.cluster.num_gpus << "x " << p.cluster.gpu.name << ", seq " << p.seq_len
-    << " tokens, dp=" << p.dp() << " " << knobs_text(p.knobs) << "\n";
+    << " tokens, " << p.stack.trainer << ", dp=" << p.dp() << " " << knobs_text(p.knobs) << "\n";
   o << "  fits: " << (e.fits ? "yes" : "NO (" + e.reason() + ")") << "\n";
   o << "  GPU memory per GPU: " << fmt_number("%.1f", gib(m.total_bytes())) << " of "
     << fmt_number("%.1f", gib(e.capacity_bytes)) << " GiB, peak at " << m.peak_phase << "\n";

@@ -107,6 +107,9 @@ Result<PlanSpec> load_plan(const std::string& path) {
   PlanSpec plan;
   KeyReader top(path, root);
   SPPLAN_RETURN_IF_ERROR(top.read_int("seq_len", &plan.seq_len, true, 1, kMaxSeqLen));
+  size_t trainer = 0;  // "arctic": plans written before the key existed
+  SPPLAN_RETURN_IF_ERROR(top.read_choice("trainer", &trainer, false, trainer_names()));
+  plan.stack = trainer_stack(trainer);
   for (const char* key : {"model", "gpu", "cluster", "knobs"}) top.mark_read(key);
   SPPLAN_RETURN_IF_ERROR(top.check_no_unknown_keys());
 
@@ -135,7 +138,7 @@ std::string plan_to_toml(const PlanSpec& plan) {
   o.precision(17);
   o << "# spplan plan: " << printable(m.name) << " on " << plan.cluster.num_gpus << "x " << printable(g.name) << " at "
     << plan.seq_len << " tokens\n";
-  o << "seq_len = " << plan.seq_len << "\n\n";
+  o << "seq_len = " << plan.seq_len << "\ntrainer = " << toml_string(plan.stack.trainer) << "\n\n";
   o << "[model]\nname = " << toml_string(m.name) << "\nnum_hidden_layers = " << m.num_hidden_layers
     << "\nhidden_size = " << m.hidden_size << "\nnum_attention_heads = " << m.num_attention_heads
     << "\nnum_key_value_heads = " << m.num_key_value_heads << "\nhead_dim = " << m.head_dim

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "planner/config/cluster_spec.hpp"
 #include "planner/config/knobs.hpp"
@@ -11,9 +13,11 @@
 namespace spplan {
 
 // What the training software does that changes memory and is not a knob. The defaults describe
-// DeepSpeed under ArcticTraining, what ALST runs; spplan-engine predicts itself with its own
-// values (engine/predict.cpp).
+// DeepSpeed under ArcticTraining, what ALST runs; `--trainer hf` (trainer_stack) describes Hugging
+// Face Trainer / TRL on DeepSpeed; spplan-engine predicts itself with its own values
+// (engine/predict.cpp).
 struct TrainingStack {
+  std::string trainer = "arctic";  // the name it goes by (trainer_names), written to plan files
   // ZeRO-3 keeps a gathered parameter while it is reused within stage3_max_reuse_distance
   // elements and fewer than stage3_max_live_parameters are gathered (both 1e9), and parameters
   // below stage3_param_persistence_threshold (1e5) elements gathered always (DeepSpeed
@@ -27,6 +31,12 @@ struct TrainingStack {
   // keep_last_count (1) layer inputs on the GPU (offload_activations.py, MEMORY-FACTS 8.1).
   int64_t offloaded_checkpoints_on_device = 3;
 };
+
+// The training loops spplan knows by name: "arctic" (ArcticTraining, the default), "hf".
+const std::vector<std::string>& trainer_names();
+// The stack of trainer_names()[index]. "hf" differs from "arctic" in one rule: Trainer's
+// training_step returns the loss only, so the logits are freed before backward.
+TrainingStack trainer_stack(size_t index);
 
 struct PlanSpec {
   ModelSpec model;

@@ -50,6 +50,20 @@ TEST(Cli, EstimateJsonHasTheDesignSchema) {
   }
 }
 
+// Hugging Face Trainer frees the logits before backward; ArcticTraining holds the bf16 logits
+// (2 B per token per vocabulary entry) until backward returns. Untiled loss, peak at the loss.
+TEST(Cli, TrainerHfDropsTheHeldLogits) {
+  const std::string args = std::string("estimate ") + kBase + "--seq 32k --sp 4 --zero 3 --act-ckpt full --json";
+  const CliRun arctic = run_spplan(args), hf = run_spplan(args + " --trainer hf");
+  ASSERT_EQ(arctic.exit_code, 0) << arctic.err;
+  ASSERT_EQ(hf.exit_code, 0) << hf.err;
+  const auto a = nlohmann::json::parse(arctic.out), h = nlohmann::json::parse(hf.out);
+  EXPECT_EQ(a["trainer"], "arctic");
+  EXPECT_EQ(h["trainer"], "hf");
+  const double held_gib = 2.0 * (32768 / 4) * 151936 / (1024.0 * 1024 * 1024);  // qwen3-4b vocab
+  EXPECT_NEAR(a["memory"]["logits_gib"].get<double>() - h["memory"]["logits_gib"].get<double>(), held_gib, 1e-6);
+}
+
 TEST(Cli, FitExitCodes) {
   EXPECT_EQ(run_spplan(std::string("fit ") + kBase + "--seq 32k").exit_code, 0);
   const CliRun no = run_spplan("fit --model llama-3.1-70b --gpu h100-80gb --gpus 1 --seq 1M --json");
@@ -114,6 +128,8 @@ TEST(Cli, BadInputTable) {
       {"plan --model qwen3-4b --gpu h100-80gb --nodes 1048576 --gpus-per-node 65536 --seq 1k",
        "spplan: --nodes: value 1048576 x 65536 GPUs per node is 68719476736 GPUs (allowed: at most 16777216 GPUs in all)"},
       {std::string("sweep ") + kBase + "--csv --json", "spplan: --csv: not allowed with --json (allowed: one output format)"},
+      {std::string("estimate ") + kBase + "--seq 1k --sp 4 --trainer megatron",
+       "spplan: --trainer: value \"megatron\" is not allowed (allowed: arctic, hf)"},
       {std::string("max-seq ") + kBase + "--granularity 128M",
        "spplan: --granularity: value 134217728 is above the longest sequence searched (allowed: at most 67108864 tokens)"},
       // A device never ends (validate read /dev/zero until std::bad_alloc); a directory is no file.

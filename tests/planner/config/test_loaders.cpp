@@ -134,11 +134,25 @@ TEST(Plan, RoundTripsThroughToml) {
   p.knobs.offload_optimizer = OffloadDevice::kCpu;
   p.knobs.act_ckpt = ActCkpt::kOffload;
   p.knobs.tiled_mlp = true;
+  p.stack = trainer_stack(1);  // hf: the stack travels with the plan
   const std::string path = testing::TempDir() + "/plan_roundtrip.toml";
   ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
   const auto back = load_plan(path);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(plan_to_toml(*back), plan_to_toml(p));
+  EXPECT_EQ(back->stack.trainer, "hf");
+  EXPECT_FALSE(back->stack.loop_holds_logits);
+}
+
+TEST(Plan, WithoutATrainerKeyIsArctic) {
+  const std::string path = testing::TempDir() + "/plan_no_trainer.toml";
+  ASSERT_TRUE(write_file_atomically(path, "seq_len = 1024\n[model]\npreset = \"qwen3-4b\"\n[gpu]\npreset = "
+                                          "\"h100-80gb\"\n[cluster]\nnum_gpus = 4\n[knobs]\nsp = 4\nzero_stage = 3\n")
+                  .is_ok());
+  const auto plan = load_plan(path);
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->stack.trainer, "arctic");
+  EXPECT_TRUE(plan->stack.loop_holds_logits);
 }
 
 TEST(Plan, BadPlansNameFileAndKey) {
@@ -154,6 +168,7 @@ TEST(Plan, BadPlansNameFileAndKey) {
       {"bad_plan_unknown_knob.toml", "bad_plan_unknown_knob.toml: key \"knobs.tiled_mpl\": unknown key (allowed: sp, zero_stage, offload_optimizer, offload_params, act_ckpt, sp_comm_dtype, precision, tiled_mlp, tiled_loss, micro_batch, grad_accum_steps, reduce_bucket_elems, prefetch_bucket_elems)"},
       {"bad_plan_model_value.toml", "bad_plan_model_value.toml: key \"model\": value 5 is not allowed (allowed: a table with preset = \"name\" or all model keys)"},
       {"bad_plan_preset.toml", "bad_plan_preset.toml: key \"model.preset\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
+      {"bad_plan_trainer.toml", "bad_plan_trainer.toml: key \"trainer\": value \"megatron\" is not allowed (allowed: arctic, hf)"},
       {"bad_plan_seq.toml", "bad_plan_seq.toml: key \"seq_len\": value 1099511627776 is not allowed (allowed: a whole number from 1 to 1000000000000)"},
   };
   for (const auto& c : cases) {
@@ -169,7 +184,7 @@ TEST(Plan, UnknownTopLevelKeyListsEveryTable) {
   ASSERT_TRUE(write_file_atomically(path, "seq_len = 1024\n[modle]\npreset = \"qwen3-4b\"\n").is_ok());
   const auto plan = load_plan(path);
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.status().message().find("key \"modle\": unknown key (allowed: seq_len, model, gpu, cluster, knobs)"),
+  EXPECT_NE(plan.status().message().find("key \"modle\": unknown key (allowed: seq_len, trainer, model, gpu, cluster, knobs)"),
             std::string::npos)
       << plan.status().message();
 }
