@@ -206,7 +206,11 @@ StepStats Trainer::step() {
   comm_.all_reduce_sum(loss);
   st.phases.grad_all_reduce_s = seconds_since(t0) + (comm_.times().reduce_scatter_s - reduce_scatter_before);
   t0 = Clock::now();
-  master_.defined() ? offloaded_adamw_step() : adamw_step();
+  if (master_.defined()) {
+    offloaded_adamw_step();
+  } else {
+    adamw_step();
+  }
   if ((stage == 1 || stage == 2) && comm_.world() > 1) all_gather_params();
   synchronize(comm_.device());
   st.phases.optimizer_s = seconds_since(t0);

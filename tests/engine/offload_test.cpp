@@ -4,6 +4,8 @@
 // tallies to the host tallies, as the costmodel predicts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "run_helpers.hpp"
 
 namespace spplan::engine::testing {
@@ -41,6 +43,24 @@ TEST(EngineOffload, OffloadedRunsTrainExactlyLikeTheDeviceRuns) {
     ASSERT_EQ(device.size(), 3u);
     EXPECT_EQ(offloaded, device);
   }
+}
+
+// A checkpoint written with everything offloaded resumes exactly: the saved moments and parameters
+// come from the host tensors, and the host master copy restarts from the restored parameters (two
+// resumed steps: the second loss sees the first resumed update, which starts from the master).
+TEST(EngineOffload, ResumeContinuesTheUninterruptedRun) {
+  auto offloaded = [](const std::string& steps, std::initializer_list<std::string> more) {
+    auto a = tiny({"--zero", "3", "--act-ckpt", "offload", "--offload-optimizer", "cpu", "--offload-params", "cpu"});
+    *(std::find(a.begin(), a.end(), "--steps") + 1) = steps;
+    a.insert(a.end(), more);
+    return a;
+  };
+  const std::vector<double> full = losses_of(json_of(run_engine(offloaded("4", {}))));
+  ASSERT_EQ(full.size(), 4u);
+  const std::string dir = fresh_dir("offload_resume");
+  ASSERT_EQ(run_engine(offloaded("2", {"--save", dir})).exit_code, 0);
+  const std::vector<double> resumed = losses_of(json_of(run_engine(offloaded("4", {"--resume", dir}))));
+  EXPECT_EQ(resumed, std::vector<double>(full.begin() + 2, full.end()));
 }
 
 // ZeRO-3 with everything offloaded: the optimizer state and the parameter shards leave the device,
