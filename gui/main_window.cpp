@@ -113,6 +113,9 @@ QWidget* MainWindow::buildInputs() {
   m_seqEdit->setPlaceholderText(tr("128k, 1.5M, 131072"));
   m_seqEdit->setMaximumWidth(120);
   addLabeled(tr("Sequence"), m_seqEdit);
+  m_trainerCombo = new QComboBox(box);  // the loop around DeepSpeed (--trainer)
+  for (const auto& name : trainer_names()) m_trainerCombo->addItem(stringOf(name));
+  addLabeled(tr("Trainer"), m_trainerCombo);
   row->addStretch(1);
   m_saveButton = new QPushButton(tr("Save plan…"), box);
   m_saveButton->setEnabled(false);
@@ -125,6 +128,7 @@ QWidget* MainWindow::buildInputs() {
   connect(m_gpusSpin, &QSpinBox::valueChanged, this, &MainWindow::scheduleRecompute);
   connect(m_perNodeSpin, &QSpinBox::valueChanged, this, &MainWindow::scheduleRecompute);
   connect(m_seqEdit, &QLineEdit::textChanged, this, &MainWindow::scheduleRecompute);
+  connect(m_trainerCombo, &QComboBox::currentIndexChanged, this, &MainWindow::scheduleRecompute);
   return box;
 }
 
@@ -157,6 +161,7 @@ Result<PlanSpec> MainWindow::baseFromInputs() const {
   plan.cluster.gpu.gpus_per_node = m_perNodeSpin->value();
   plan.cluster.num_gpus = m_gpusSpin->value();
   SPPLAN_ASSIGN_OR_RETURN(plan.seq_len, parse_seq_len("--seq", m_seqEdit->text().trimmed().toStdString()));
+  plan.stack = trainer_stack(static_cast<size_t>(m_trainerCombo->currentIndex()));
   return plan;
 }
 

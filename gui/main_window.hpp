@@ -61,6 +61,7 @@ class MainWindow : public QMainWindow {
   QSpinBox* m_gpusSpin = nullptr;
   QSpinBox* m_perNodeSpin = nullptr;
   QLineEdit* m_seqEdit = nullptr;
+  QComboBox* m_trainerCombo = nullptr;
   QPushButton* m_saveButton = nullptr;
   QLabel* m_statusLabel = nullptr;
   QLabel* m_bannerLabel = nullptr;
