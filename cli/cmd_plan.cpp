@@ -53,8 +53,12 @@ int cmd_plan(int argc, const char* const* argv) {
     top = *parsed;
   }
   if (auto out = args->get("out")) {
-    const Status s = check_not_an_input("--out", *out, {*args->get("model"), *args->get("gpu")});
-    if (!s) return fail(s);
+    // The files behind the names: `--gpu h100-80gb --out configs/gpus/h100-80gb.toml` is one file.
+    const auto model = model_file(*args->get("model"));
+    if (!model.ok()) return fail(model.status());
+    const auto gpu = gpu_file(*args->get("gpu"));
+    if (!gpu.ok()) return fail(gpu.status());
+    if (const Status s = check_not_an_input("--out", *out, {*model, *gpu}); !s) return fail(s);
   }
   search::SearchResult result = search::search_plans(*base, true);
 #ifdef SPPLAN_HAVE_SIMULATOR

@@ -56,4 +56,8 @@ Result<GpuSpec> load_gpu(std::string_view name_or_path, const std::string& flag)
 
 std::vector<std::string> gpu_presets() { return list_presets("gpus"); }
 
+Result<std::string> gpu_file(std::string_view name_or_path) {
+  return resolve_preset("gpus", "--gpu", name_or_path, gpu_presets());
+}
+
 }  // namespace spplan

@@ -25,6 +25,10 @@ std::string configs_dir();
 Result<ModelSpec> load_model(std::string_view name_or_path, const std::string& flag = "--model");
 Result<GpuSpec> load_gpu(std::string_view name_or_path, const std::string& flag = "--gpu");
 
+// The file a --model / --gpu value names: the preset's file under configs_dir(), or the path.
+Result<std::string> model_file(std::string_view name_or_path);
+Result<std::string> gpu_file(std::string_view name_or_path);
+
 // Preset names found under configs_dir(), sorted.
 std::vector<std::string> model_presets();
 std::vector<std::string> gpu_presets();

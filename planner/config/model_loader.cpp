@@ -153,4 +153,8 @@ Result<ModelSpec> model_from_table(const std::string& source, const toml::table&
 
 std::vector<std::string> model_presets() { return list_presets("models"); }
 
+Result<std::string> model_file(std::string_view name_or_path) {
+  return resolve_preset("models", "--model", name_or_path, model_presets());
+}
+
 }  // namespace spplan

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -16,10 +17,12 @@ struct CliRun {
   std::string out, err;
 };
 
-CliRun run_spplan(const std::string& args) {
+// `env`: "NAME=value ..." for the command's environment.
+CliRun run_spplan(const std::string& args, const std::string& env = "") {
   // ctest runs each case as its own process, in parallel: one stderr file per process.
   const std::string err_path = testing::TempDir() + "/spplan_err." + std::to_string(getpid()) + ".txt";
-  const std::string cmd = std::string(SPPLAN_BINARY_DIR) + "/spplan " + args + " 2>" + err_path;
+  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(SPPLAN_BINARY_DIR) + "/spplan " + args +
+                          " 2>" + err_path;
   FILE* pipe = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf{};
@@ -195,6 +198,19 @@ TEST(Cli, OutputThatIsAnInputIsRefused) {
   }
   EXPECT_EQ(read_text(plan), plan_text);
   EXPECT_EQ(read_text(model), model_text);
+}
+
+// A preset name is a file too: --out onto the GPU preset's file would replace the preset. Run
+// against a copy of the configs folder, so a regression cannot damage the source tree.
+TEST(Cli, OutputThatIsAPresetFileIsRefused) {
+  const std::string configs = testing::TempDir() + "/out_is_preset_configs";
+  ASSERT_EQ(std::system(("rm -rf " + configs + " && cp -r " + SPPLAN_SOURCE_DIR + "/configs " + configs).c_str()), 0);
+  const std::string preset = configs + "/gpus/h100-80gb.toml", text = read_text(preset);
+  const CliRun r = run_spplan("plan --model qwen3-4b --gpu h100-80gb --gpus 4 --seq 1k --out " + preset,
+                              "SPPLAN_CONFIG_DIR=" + configs);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("spplan: --out: value \"" + preset + "\" is the input file ", 0), 0u) << r.err;
+  EXPECT_EQ(read_text(preset), text);
 }
 
 // Nothing fits: the old --out file stays, and the report says it was not written.
