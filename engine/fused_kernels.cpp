@@ -85,8 +85,19 @@ at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& weight, double 
 
 at::Tensor fused_swiglu(const at::Tensor& gate_up) { return FusedSwiGlu::apply(gate_up); }
 
+// Hugging Face's LlamaRMSNorm, op for op: an fp32 copy of the input, its normalised value cast back,
+// times the weight. Autograd keeps the fp32 copy and the cast-back value (what the costmodel's eager
+// norm counts); the fp32 normalised value is transient.
+at::Tensor hf_rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  const at::Tensor x32 = x.to(at::kFloat);
+  const at::Tensor rstd = at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true).add(eps));
+  return weight * (x32 * rstd).to(x.scalar_type());
+}
+
 at::Tensor rms_normalize(const at::Tensor& x, const at::Tensor& weight, double eps, bool fused) {
-  return fused ? fused_rms_norm(x, weight, eps) : at::rms_norm(x, {x.size(-1)}, weight, eps);
+  if (fused) return fused_rms_norm(x, weight, eps);
+  // fp32 training keeps LibTorch's rms_norm (what validate engine's fp32 rows measured).
+  return x.scalar_type() == at::kFloat ? at::rms_norm(x, {x.size(-1)}, weight, eps) : hf_rms_norm(x, weight, eps);
 }
 
 }  // namespace spplan::engine

@@ -25,7 +25,8 @@ at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& weight, double 
 // same graph fails.
 at::Tensor fused_swiglu(const at::Tensor& gate_up);
 
-// The model's RMSNorm: the fused one when `fused`, else at::rms_norm.
+// The model's RMSNorm: the fused one when `fused`; else at::rms_norm in fp32 and Hugging Face's
+// eager RMSNorm (fp32 upcast inside) in bf16.
 at::Tensor rms_normalize(const at::Tensor& x, const at::Tensor& weight, double eps, bool fused);
 
 }  // namespace spplan::engine

@@ -13,6 +13,7 @@
 #include "engine/fused_kernels.hpp"
 #include "engine/memory_meter.hpp"
 #include "engine/offload.hpp"
+#include "engine/precision.hpp"
 #include "engine/tiling.hpp"
 
 namespace spplan::engine {
@@ -113,7 +114,8 @@ std::vector<std::vector<Shape>> shapes_of(const std::vector<std::vector<ParamDec
 }
 
 // Fills `full` (ZeroLayout's full layout) in declaration order from one generator; padding is 0.
-// Values come from the CPU generator on every device, so a GPU run starts from the same weights.
+// Values come from the CPU generator in fp32 on every device and dtype, so a GPU or bf16 run
+// starts from the same weights (rounded to bf16).
 void init_params(at::Tensor& full, const ZeroLayout& layout, const std::vector<std::vector<ParamDecl>>& decls,
                  uint64_t seed) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
@@ -122,9 +124,10 @@ void init_params(at::Tensor& full, const ZeroLayout& layout, const std::vector<s
     const ZeroUnit& unit = layout.units()[u];
     const std::vector<at::Tensor> views = ZeroLayout::carve(layout.unit_of(full, unit), unit);
     for (size_t i = 0; i < views.size(); ++i) {
-      at::Tensor init = full.is_cpu() ? views[i] : at::empty(views[i].sizes(), at::kFloat);
+      const bool direct = full.is_cpu() && full.scalar_type() == at::kFloat;
+      at::Tensor init = direct ? views[i] : at::empty(views[i].sizes(), at::kFloat);
       decls[u][i].is_norm ? init.fill_(1.0) : init.normal_(0.0, 0.02, gen);
-      if (!full.is_cpu()) views[i].copy_(init);
+      if (!direct) views[i].copy_(init);
     }
   }
 }
@@ -150,21 +153,22 @@ Model::Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knob
   // ZeRO 0 keeps the unpadded layout; stages 1-3 partition every unit over the whole world.
   const bool partitioned = stage >= 1;
   layout_ = ZeroLayout(shapes_of(decls), partitioned ? comm.world() : 1, partitioned ? comm.rank() : 0);
-  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
+  const at::ScalarType dtype = model_dtype(knobs);
+  const auto options = at::TensorOptions().dtype(dtype).device(device);
   at::Tensor full;
   {
     // At stage 3 a temporary (the same on every rank, so each keeps its chunks): it dies before
     // training starts, and the worker resets the peak after building the model.
     MemoryScope tag(MemCategory::kParams);
-    full = at::empty({layout_.full_numel()}, f32);
+    full = at::empty({layout_.full_numel()}, options);
   }
   init_params(full, layout_, decls, seed);
   if (stage < 3) {
     params_flat_ = full;
   } else {
     const int64_t n = layout_.shard_numel();
-    params_flat_ = knobs.offload_params != OffloadDevice::kNone ? host_zeros(n, MemCategory::kParams, device)
-                                                                 : shard_buffer(n, MemCategory::kParams, f32);
+    params_flat_ = knobs.offload_params != OffloadDevice::kNone ? host_zeros(n, dtype, MemCategory::kParams, device)
+                                                                 : shard_buffer(n, MemCategory::kParams, options);
     for (const ZeroUnit& u : layout_.units()) layout_.shard_part(params_flat_, u).copy_(layout_.chunk_of(full, u));
   }
   full.reset();
@@ -174,8 +178,8 @@ Model::Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knob
   const int64_t grad_numel = stage < 2 ? layout_.full_numel() : layout_.shard_numel();
   grads_on_host_ = stage >= 2 && knobs.offload_optimizer != OffloadDevice::kNone &&
                   (device.is_cpu() || knobs.offload_params != OffloadDevice::kNone);
-  grads_flat_ = grads_on_host_ ? host_zeros(grad_numel, MemCategory::kGrads, device)
-                               : shard_buffer(grad_numel, MemCategory::kGrads, f32);
+  grads_flat_ = grads_on_host_ ? host_zeros(grad_numel, dtype, MemCategory::kGrads, device)
+                               : shard_buffer(grad_numel, MemCategory::kGrads, options);
   layers_.resize(static_cast<size_t>(spec.num_hidden_layers));
   const std::vector<ZeroUnit>& units = layout_.units();
   if (stage < 2) {
@@ -194,7 +198,7 @@ Model::Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knob
   // Stage 2, 3: the leaves are this rank's chunks, whose .grad is its part of the shard grads. At
   // stage 2 a chunk is a view of the full params (AdamW updates it in place, the all-gather after
   // the step spreads it); at stage 3 it is the shard itself.
-  const bool bf16 = comm.sp() > 1 && knobs.sp_comm_dtype == CommDtype::kBf16;
+  const at::ScalarType wire = reduce_dtype(knobs, comm.sp());
   unit_contexts_.reserve(units.size());  // zero_unit_params keeps pointers to them
   for (const ZeroUnit& u : units) {
     at::Tensor chunk = stage == 2 ? layout_.chunk_of(params_flat_, u) : layout_.shard_part(params_flat_, u);
@@ -203,7 +207,7 @@ Model::Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knob
     shard_leaves_.push_back(chunk);
     const at::Tensor resident = stage == 2 ? layout_.unit_of(params_flat_, u) : at::Tensor();
     const bool shard_on_host = stage == 3 && knobs.offload_params != OffloadDevice::kNone;
-    unit_contexts_.push_back({&comm, &u, resident, knobs.reduce_bucket_elems, bf16, device, shard_on_host});
+    unit_contexts_.push_back({&comm, &u, resident, knobs.reduce_bucket_elems, wire, device, shard_on_host});
   }
 }
 
@@ -282,8 +286,8 @@ at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos
   at::Tensor k = qkv.narrow(2, nh * d, nkv * d).view({b, n, nkv, d});
   const at::Tensor v = qkv.narrow(2, (nh + nkv) * d, nkv * d).view({b, n, nkv, d});
   if (spec_.qk_norm) {
-    q = at::rms_norm(q, {d}, L.q_norm, eps);
-    k = at::rms_norm(k, {d}, L.k_norm, eps);
+    q = rms_normalize(q, L.q_norm, eps, false);
+    k = rms_normalize(k, L.k_norm, eps, false);
   }
   q = apply_rope(q, cos, sin);
   k = apply_rope(k, cos, sin);
@@ -297,9 +301,10 @@ at::Tensor Model::head_loss(const at::Tensor& x, const at::Tensor& labels) const
     const at::Tensor normed = fused_rms_norm(x, final_norm_, spec_.rms_norm_eps);
     return fused_linear_cross_entropy(normed.reshape({-1, spec_.hidden_size}), lm_head_, labels.reshape({-1}));
   }
-  const at::Tensor logits = at::linear(at::rms_norm(x, {spec_.hidden_size}, final_norm_, spec_.rms_norm_eps), lm_head_);
-  return at::cross_entropy_loss(logits.view({-1, spec_.vocab_size}), labels.reshape({-1}), {}, at::Reduction::Sum,
-                                kIgnoreLabel);
+  const at::Tensor logits = at::linear(rms_normalize(x, final_norm_, spec_.rms_norm_eps, false), lm_head_);
+  // HF's loss upcasts the logits to fp32 first (a no-op in fp32 training).
+  return at::cross_entropy_loss(logits.view({-1, spec_.vocab_size}).to(at::kFloat), labels.reshape({-1}), {},
+                                at::Reduction::Sum, kIgnoreLabel);
 }
 
 // act_ckpt full or offload. Stages 2, 3: the checkpoint's only parameter input is the layer's
@@ -317,8 +322,10 @@ at::Tensor Model::checkpointed_layer(size_t l, const at::Tensor& x, const at::Te
 
 at::Tensor Model::loss_sum(const at::Tensor& inputs, const at::Tensor& labels, int64_t first_position) {
   MemoryScope tag(MemCategory::kActivations);
-  const auto [cos, sin] = rope_tables(first_position, inputs.size(1), spec_.head_dim, spec_.rope_theta,
-                                        params_flat_.device());
+  // HF computes the tables in fp32 and casts them to the activations' dtype.
+  auto [cos, sin] = rope_tables(first_position, inputs.size(1), spec_.head_dim, spec_.rope_theta, params_flat_.device());
+  cos = cos.to(model_dtype(knobs_));
+  sin = sin.to(model_dtype(knobs_));
   at::Tensor x;
   {
     UnitUse use(*this, 0);  // the embedding's backward needs only the indices: freed at once

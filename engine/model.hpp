@@ -1,7 +1,8 @@
 // The Llama/Qwen-style decoder the engine trains, built from the planner's ModelSpec:
 // embedding -> L x [x + attn(RMSNorm(x)); x + SwiGLU(RMSNorm(x))] -> RMSNorm -> head.
 // Attention: RoPE, grouped-query, optional per-head q/k RMSNorm (Qwen3), Ulysses over comm's SP
-// group. fp32 on CPU or CUDA. The head is the embedding when tie_word_embeddings.
+// group. fp32 or bf16 (precision.hpp), on CPU or CUDA. The head is the embedding when
+// tie_word_embeddings.
 //
 // All parameters are views into one flat buffer (and their grads into a second), so the gradient
 // all-reduce, AdamW and checkpoints each work on one contiguous tensor. Initialisation depends

@@ -12,10 +12,10 @@ at::TensorOptions host_options(bool pinned) {
 
 }  // namespace
 
-at::Tensor host_zeros(int64_t numel, MemCategory category, c10::Device device) {
+at::Tensor host_zeros(int64_t numel, at::ScalarType dtype, MemCategory category, c10::Device device) {
   MemoryScope tag(category);
   HostScope host;
-  return at::zeros({numel}, host_options(device.is_cuda()));
+  return at::zeros({numel}, host_options(device.is_cuda()).dtype(dtype));
 }
 
 at::Tensor copy_to_host(const at::Tensor& t, MemCategory category) {

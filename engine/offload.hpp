@@ -14,8 +14,9 @@
 
 namespace spplan::engine {
 
-// A zero-filled fp32 host tensor of `numel` elements, tagged `category`, to exchange with `device`.
-at::Tensor host_zeros(int64_t numel, MemCategory category, c10::Device device);
+// A zero-filled host tensor of `numel` elements of `dtype`, tagged `category`, to exchange with
+// `device`.
+at::Tensor host_zeros(int64_t numel, at::ScalarType dtype, MemCategory category, c10::Device device);
 
 // A host copy of `t` (tagged `category`).
 at::Tensor copy_to_host(const at::Tensor& t, MemCategory category);

@@ -9,6 +9,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include "engine/offload.hpp"
+#include "engine/precision.hpp"
 #include "engine/zero.hpp"
 
 namespace spplan::engine {
@@ -25,17 +26,22 @@ Trainer::Trainer(const RunOptions& options, Comm& comm, const TokenSource& data)
     : options_(options), comm_(comm), data_(data) {
   model_ = std::make_unique<Model>(options.plan.model, options.seed, comm, options.plan.knobs, comm.device());
   // Allocated up front so the peak includes them from step 1.
+  const Knobs& k = options.plan.knobs;
   const int64_t n = model_->zero_layout().shard_numel();  // ZeRO >= 1: this rank's chunks only
-  if (options.plan.knobs.offload_optimizer == OffloadDevice::kNone) {
-    MemoryScope tag(MemCategory::kOptimizer);
-    exp_avg_ = at::zeros({n}, model_->params_flat().options());
-    exp_avg_sq_ = at::zeros({n}, model_->params_flat().options());
-    return;
-  }
   const c10::Device device = comm.device();
-  for (at::Tensor* t : {&exp_avg_, &exp_avg_sq_, &master_, &fp32_grads_}) *t = host_zeros(n, MemCategory::kOptimizer, device);
+  if (k.offload_optimizer != OffloadDevice::kNone) {
+    for (at::Tensor* t : {&exp_avg_, &exp_avg_sq_, &master_, &fp32_grads_}) {
+      *t = host_zeros(n, at::kFloat, MemCategory::kOptimizer, device);
+    }
+    if (!model_->grads_on_host()) grad_partition_ = host_zeros(n, model_dtype(k), MemCategory::kOptimizer, device);
+  } else {
+    MemoryScope tag(MemCategory::kOptimizer);
+    const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
+    exp_avg_ = at::zeros({n}, f32);
+    exp_avg_sq_ = at::zeros({n}, f32);
+    if (model_dtype(k) != at::kFloat) master_ = at::zeros({n}, f32);  // bf16 weights step an fp32 master
+  }
   copy_params_to_master();
-  if (!model_->grads_on_host()) grad_partition_ = host_zeros(n, MemCategory::kOptimizer, device);
 }
 
 Trainer::~Trainer() = default;
@@ -69,25 +75,25 @@ int64_t Trainer::count_valid_tokens() const {
   return static_cast<int64_t>(std::llround(t.item<double>()));
 }
 
-// Summed over the world in buckets of reduce_bucket_elems (contiguous views of the flat grads).
-// Under SP > 1 the reduction runs in sp_comm_dtype, as DeepSpeed's
-// seq_parallel_communication_data_type does: bf16 goes through a converted copy per bucket.
+// Summed over the world in buckets of reduce_bucket_elems (contiguous views of the flat grads), in
+// reduce_dtype: under SP > 1 DeepSpeed's seq_parallel_communication_data_type, through a converted
+// copy per bucket when it is not the gradients' dtype.
 void Trainer::all_reduce_grads() {
   const Knobs& k = options_.plan.knobs;
   at::Tensor& grads = model_->grads_flat();
   const int64_t n = grads.numel();
   const int64_t bucket = k.reduce_bucket_elems >= 1 ? static_cast<int64_t>(std::min<double>(k.reduce_bucket_elems, n)) : n;
-  const bool bf16 = comm_.sp() > 1 && k.sp_comm_dtype == CommDtype::kBf16;
+  const at::ScalarType wire = reduce_dtype(k, comm_.sp());
   for (int64_t off = 0; off < n; off += bucket) {
     at::Tensor chunk = grads.narrow(0, off, std::min(bucket, n - off));
-    if (!bf16) {
+    if (chunk.scalar_type() == wire) {
       comm_.all_reduce_sum(chunk);
       continue;
     }
     MemoryScope tag(MemCategory::kBuffers);
-    at::Tensor low = chunk.to(at::kBFloat16);
-    comm_.all_reduce_sum(low);
-    chunk.copy_(low);
+    at::Tensor converted = chunk.to(wire);
+    comm_.all_reduce_sum(converted);
+    chunk.copy_(converted);
   }
 }
 
@@ -111,15 +117,18 @@ void Trainer::adamw_step() {
                     c.weight_decay, c.eps, /*amsgrad=*/false, /*maximize=*/false);
 }
 
-// offload_optimizer: the gradients go to the host (into the gradient partition, then the fp32
-// buffer AdamW reads, as DeepSpeed does), AdamW steps the host master copy, and the updated
-// parameters go back to the device.
-void Trainer::offloaded_adamw_step() {
+// AdamW on the fp32 master copy (bf16 training, or the optimizer offloaded). Offloaded, the
+// gradients go to the host into the gradient partition, then the fp32 buffer AdamW reads, as
+// DeepSpeed does; on the device, bf16 gradients are upcast into a transient fp32 buffer (DeepSpeed's
+// step-time fp32 gradients). Then the updated parameters are copied back (cast to the model dtype).
+void Trainer::master_adamw_step() {
   at::NoGradGuard no_grad;
   const AdamWConfig& c = adamw_;
   const ZeroLayout& layout = model_->zero_layout();
   const std::vector<at::Tensor> grads = model_->owned_grads(), params = model_->owned_params();
   const at::Tensor step = at::full({}, static_cast<double>(steps_done_ + 1), master_.options());
+  MemoryScope tag(MemCategory::kOptimizer);
+  const at::Tensor fp32_grads_flat = fp32_grads_.defined() ? fp32_grads_ : at::empty_like(master_);
   std::vector<at::Tensor> master, fp32_grads, m, v, steps;
   for (size_t u = 0; u < grads.size(); ++u) {
     const ZeroUnit& unit = layout.units()[u];
@@ -128,7 +137,7 @@ void Trainer::offloaded_adamw_step() {
       partition = layout.shard_part(grad_partition_, unit);
       partition.copy_(grads[u]);  // device to host
     }
-    fp32_grads.push_back(layout.shard_part(fp32_grads_, unit));
+    fp32_grads.push_back(layout.shard_part(fp32_grads_flat, unit));
     fp32_grads.back().copy_(partition);
     master.push_back(layout.shard_part(master_, unit));
     m.push_back(layout.shard_part(exp_avg_, unit));
@@ -140,8 +149,7 @@ void Trainer::offloaded_adamw_step() {
   for (size_t u = 0; u < params.size(); ++u) params[u].copy_(master[u]);  // host to device
 }
 
-// offload_optimizer: the host master copy starts from (or, after a resume, is reset to) the
-// owned parameters.
+// The master copy starts from the owned parameters.
 void Trainer::copy_params_to_master() {
   if (!master_.defined()) return;
   const ZeroLayout& layout = model_->zero_layout();
@@ -169,8 +177,10 @@ std::vector<at::Tensor> Trainer::full_state() {
   const bool sharded_params = options_.plan.knobs.zero_stage >= 3;
   // Offloaded state is host memory; collectives run on the device (a no-op on the CPU).
   auto on_device = [&](const at::Tensor& t) { return t.to(comm_.device()); };
-  const at::Tensor params = sharded_params ? gather_shards(comm_, layout, on_device(model_->params_flat()))
-                                           : model_->params_flat();
+  // With a master copy the saved parameters are the fp32 master (bf16 weights are its rounding).
+  const at::Tensor params = master_.defined()  ? gather_shards(comm_, layout, on_device(master_))
+                            : sharded_params   ? gather_shards(comm_, layout, on_device(model_->params_flat()))
+                                               : model_->params_flat();
   return {layout.unpadded(params), layout.unpadded(gather_shards(comm_, layout, on_device(exp_avg_))),
           layout.unpadded(gather_shards(comm_, layout, on_device(exp_avg_sq_)))};
 }
@@ -207,7 +217,7 @@ StepStats Trainer::step() {
   st.phases.grad_all_reduce_s = seconds_since(t0) + (comm_.times().reduce_scatter_s - reduce_scatter_before);
   t0 = Clock::now();
   if (master_.defined()) {
-    offloaded_adamw_step();
+    master_adamw_step();
   } else {
     adamw_step();
   }
@@ -271,10 +281,11 @@ Status Trainer::restore(const LoadedCheckpoint& ck) {
   at::Tensor host = at::empty({layout.num_params()}, at::kFloat);
   SPPLAN_RETURN_IF_ERROR(read("params.f32", host));
   if (options_.plan.knobs.zero_stage >= 3) {
-    layout.load_unpadded_shard(host, model_->params_flat());
+    layout.load_unpadded_shard(host, model_->params_flat());  // cast to the model dtype
   } else {
     layout.load_unpadded(host, model_->params_flat());
   }
+  if (master_.defined()) layout.load_unpadded_shard(host, master_);  // fp32, as saved
   SPPLAN_RETURN_IF_ERROR(read("adam_m.f32", host));
   layout.load_unpadded_shard(host, exp_avg_);
   SPPLAN_RETURN_IF_ERROR(read("adam_v.f32", host));
@@ -283,7 +294,6 @@ Status Trainer::restore(const LoadedCheckpoint& ck) {
   SPPLAN_RETURN_IF_ERROR(read("cpu_rng.bin", rng));
   at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle to the global one
   generator.set_state(rng);
-  copy_params_to_master();
   steps_done_ = ck.meta.step;
   next_sequence_ = ck.meta.next_sequence;
   return Status::ok();

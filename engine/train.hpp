@@ -86,7 +86,7 @@ class Trainer {
   int64_t count_valid_tokens() const;
   void all_reduce_grads();
   void adamw_step();
-  void offloaded_adamw_step();
+  void master_adamw_step();
   void copy_params_to_master();
   void all_gather_params();
   std::vector<at::Tensor> full_state();
@@ -96,8 +96,9 @@ class Trainer {
   const TokenSource& data_;
   std::unique_ptr<Model> model_;
   at::Tensor exp_avg_, exp_avg_sq_;     // shard-shaped (the full layout at ZeRO 0)
-  // offload_optimizer: shard-shaped host buffers; grad_partition_ only where the grads are not
-  // host memory already.
+  // fp32 master copy of the owned parameters: bf16 training, or the optimizer offloaded (then
+  // host memory, with a persistent fp32 gradient buffer, and grad_partition_ where the grads are
+  // not host memory already). Shard-shaped.
   at::Tensor master_, fp32_grads_, grad_partition_;
   std::vector<at::Tensor> host_state_;  // what state_blobs() points into (gathered at ZeRO >= 1)
   AdamWConfig adamw_;

@@ -47,7 +47,7 @@ struct ZeroUnitParams : torch::autograd::Function<ZeroUnitParams> {
       if (grads[i].defined()) slots[i].copy_(grads[i]);
     }
     grads.clear();  // the producers' full-size gradients can go before the collective
-    at::Tensor mine = reduce_scatter_unit(*z->comm, flat, z->unit->chunk, z->bucket_elems, z->bf16);
+    at::Tensor mine = reduce_scatter_unit(*z->comm, flat, z->unit->chunk, z->bucket_elems, z->wire);
     if (z->shard_on_host) mine = copy_to_host(mine, MemCategory::kBuffers);
     return {at::Tensor(), mine};
   }
@@ -126,7 +126,8 @@ at::Tensor gather_shards(Comm& comm, const ZeroLayout& layout, const at::Tensor&
   return full;
 }
 
-at::Tensor reduce_scatter_unit(Comm& comm, const at::Tensor& unit_grad, int64_t chunk, double bucket_elems, bool bf16) {
+at::Tensor reduce_scatter_unit(Comm& comm, const at::Tensor& unit_grad, int64_t chunk, double bucket_elems,
+                               at::ScalarType wire) {
   const int64_t world = comm.world();
   const at::Tensor rows = unit_grad.view({world, chunk});  // row r: what rank r owns
   at::Tensor mine = at::empty({chunk}, unit_grad.options());
@@ -137,14 +138,14 @@ at::Tensor reduce_scatter_unit(Comm& comm, const at::Tensor& unit_grad, int64_t 
     // The slab is contiguous when it spans the whole unit; otherwise a copy of at most one bucket.
     at::Tensor slab = n == chunk ? unit_grad : rows.narrow(1, col, n).contiguous().view({world * n});
     at::Tensor out = mine.narrow(0, col, n);
-    if (!bf16) {
+    if (slab.scalar_type() == wire) {
       comm.reduce_scatter_sum(out, slab);
       continue;
     }
-    const at::Tensor low = slab.to(at::kBFloat16);
-    at::Tensor low_out = at::empty({n}, low.options());
-    comm.reduce_scatter_sum(low_out, low);
-    out.copy_(low_out);
+    const at::Tensor converted = slab.to(wire);
+    at::Tensor converted_out = at::empty({n}, converted.options());
+    comm.reduce_scatter_sum(converted_out, converted);
+    out.copy_(converted_out);
   }
   return mine;
 }

@@ -77,8 +77,10 @@ at::Tensor gather_shards(Comm& comm, const ZeroLayout& layout, const at::Tensor&
 
 // Sums `unit_grad` [world * chunk] over the world and returns this rank's chunk [chunk]: in column
 // slabs (the same columns of every rank's row) of at most bucket_elems elements per collective, so
-// the communication buffers stay bounded by the reduce bucket; in bf16 on the wire when `bf16`.
-at::Tensor reduce_scatter_unit(Comm& comm, const at::Tensor& unit_grad, int64_t chunk, double bucket_elems, bool bf16);
+// the communication buffers stay bounded by the reduce bucket; in `wire` dtype on the wire (a
+// converted copy per slab when it is not the gradient's dtype).
+at::Tensor reduce_scatter_unit(Comm& comm, const at::Tensor& unit_grad, int64_t chunk, double bucket_elems,
+                               at::ScalarType wire);
 
 // What ZeroUnitParams needs to know about one unit; owned by the Model, outlives every graph.
 struct ZeroUnitContext {
@@ -86,7 +88,7 @@ struct ZeroUnitContext {
   const ZeroUnit* unit = nullptr;
   at::Tensor resident;        // stage 2: the unit's range of the full params; undefined at stage 3
   double bucket_elems = 5e8;  // reduce_bucket_elems
-  bool bf16 = false;          // reduce-scatter in bf16 (sp_comm_dtype under sp > 1)
+  at::ScalarType wire = at::kFloat;  // the reduce-scatter's dtype (precision.hpp: reduce_dtype)
   c10::Device device = c10::kCPU;  // where the unit is gathered and used
   bool shard_on_host = false;      // offload_params: the shard is host memory (engine/offload.hpp)
 };
