@@ -41,10 +41,10 @@ double best_time(int reps, F&& f) {
   return best;
 }
 
-// fp32 GEMM FLOP/s of n x n x n; the largest size is the one reported.
-double gemm_flops(int64_t n, int reps) {
-  const at::Tensor a = at::randn({n, n}), b = at::randn({n, n});
-  at::Tensor c = at::empty({n, n});
+// GEMM FLOP/s of n x n x n in `dtype`; the largest size is the one reported.
+double gemm_flops(int64_t n, int reps, at::ScalarType dtype = at::kFloat) {
+  const at::Tensor a = at::randn({n, n}).to(dtype), b = at::randn({n, n}).to(dtype);
+  at::Tensor c = at::empty({n, n}, a.options());
   const double t = best_time(reps, [&] { at::mm_out(c, a, b); });
   return 2.0 * n * n * n / t;
 }
@@ -184,6 +184,7 @@ int calibrate_main(int argc, char** argv) {
   gemm_flops(512, 10);  // smaller sizes warm the pool up; the large size is the rate
   gemm_flops(1024, 5);
   const double gemm = gemm_flops(2048, 3);
+  const double gemm_bf16 = gemm_flops(2048, 3, at::kBFloat16);
   const auto [attn_fwd, attn_bwd] = attention_flops();
   const double hbm_GBps = copy_Bps() / 1e9;
   const double launch_s = tiny_op_s();
@@ -197,13 +198,13 @@ int calibrate_main(int argc, char** argv) {
 
   std::ostringstream t;
   t << "# This machine's CPU as the costmodel's accelerator, measured by `spplan-engine calibrate`\n"
-    << "# in " << fmt(seconds_since(t_start)) << " s with " << cores << " threads (fp32; the engine runs fp32).\n"
+    << "# in " << fmt(seconds_since(t_start)) << " s with " << cores << " threads.\n"
     << "name = \"cpu-host\"\n"
-    << "# bf16_tflops is the measured fp32 GEMM rate (2048^3 at::mm, all cores): the costmodel uses\n"
-    << "# this field as the compute peak, and the engine computes in fp32.\n"
-    << "bf16_tflops = " << fmt(gemm / 1e12) << "\n"
+    << "# GEMM rates (2048^3 at::mm, all cores) in bf16 and fp32: the peaks of bf16 and fp32 plans\n"
+    << "bf16_tflops = " << fmt(gemm_bf16 / 1e12) << "\n"
+    << "fp32_tflops = " << fmt(gemm / 1e12) << "\n"
     << "matmul_efficiency = 1.0\n"
-    << "# the engine's causal attention (4096 tokens, 8 heads, d 32) over the GEMM rate\n"
+    << "# the engine's causal attention (4096 tokens, 8 heads, d 32, fp32) over the fp32 GEMM rate\n"
     << "attention_efficiency = " << fmt(eff(attn_fwd)) << "\n"
     << "attention_bwd_efficiency = " << fmt(eff(attn_bwd)) << "\n"
     << "# copy of a 256 MiB fp32 tensor, bytes read + written per second\n"

@@ -26,7 +26,7 @@ struct Case {
   std::vector<std::string> knobs;  // knob flags beyond --sp
 };
 
-// tiny-llama. Chosen to cover seq, sp, act-ckpt, ZeRO stages, tiling and offload within a few minutes.
+// tiny-llama. Chosen to cover seq, sp, act-ckpt, ZeRO stages, tiling, offload and bf16 within a few minutes.
 // ZeRO 2/3 cases reduce in buckets of 256K elements, below the largest unit (the 1M-element
 // embedding and head): DeepSpeed allocates its reduce bucket whole (what the costmodel prices),
 // the engine one slab at a time, and the two agree when the bucket is the smaller.
@@ -44,7 +44,9 @@ const std::vector<Case> kFull = {
     {16384, 4, 4, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144", "--tiled-mlp", "--tiled-loss"}},
     {8192, 2, 2, {"--act-ckpt", "offload", "--zero", "1", "--offload-optimizer", "cpu"}},
     {16384, 2, 4, {"--act-ckpt", "offload", "--zero", "3", "--reduce-bucket", "262144", "--offload-optimizer", "cpu",
-                   "--offload-params", "cpu"}}};
+                   "--offload-params", "cpu"}},
+    {8192, 2, 2, {"--act-ckpt", "full", "--precision", "bf16"}},
+    {8192, 2, 4, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144", "--precision", "bf16"}}};
 const std::vector<Case> kQuick = {
     {2048, 1, 1, {"--act-ckpt", "none"}},
     {2048, 2, 2, {"--act-ckpt", "none"}},
@@ -123,6 +125,7 @@ Result<nlohmann::json> run_case(const Case& c, int64_t steps, const GpuSpec& mac
   GpuSpec share = machine;
   const double w = static_cast<double>(c.world);
   share.bf16_tflops /= w;
+  share.fp32_tflops /= w;
   share.hbm_GBps /= w;
   share.pcie_GBps /= w;  // calibrate measures it as a memory copy: the same shared bandwidth
   const Prediction pred = predict(opts->plan, &share);

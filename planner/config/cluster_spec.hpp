@@ -11,6 +11,8 @@ struct GpuSpec {
   std::string name;
   double memory_gib = 0;                // device memory as the driver reports it
   double bf16_tflops = 0;               // dense bf16 tensor-core peak (no sparsity)
+  double fp32_tflops = 0;               // dense fp32 peak (PyTorch's default fp32 matmul, no TF32);
+                                        // 0: not given, fp32 plans are priced at bf16_tflops
   double hbm_GBps = 0;                  // device memory bandwidth
   int64_t gpus_per_node = 8;
   double intra_node_GBps = 0;           // per GPU, one direction, NVLink (or PCIe P2P)

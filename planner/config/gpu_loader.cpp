@@ -15,6 +15,7 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
   SPPLAN_RETURN_IF_ERROR(r.read_string("name", &g.name, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("memory_gib", &g.memory_gib, true));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("bf16_tflops", &g.bf16_tflops, true));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("fp32_tflops", &g.fp32_tflops, false));  // 0: not given
   SPPLAN_RETURN_IF_ERROR(r.read_positive("hbm_GBps", &g.hbm_GBps, true));
   SPPLAN_RETURN_IF_ERROR(r.read_int("gpus_per_node", &g.gpus_per_node, true, 1, 1 << 16));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("intra_node_GBps", &g.intra_node_GBps, true));

@@ -8,7 +8,12 @@
 namespace spplan::costmodel {
 namespace {
 
-double peak_flops(const GpuSpec& g) { return g.bf16_tflops * kTera; }
+// 4-byte operands run on the fp32 units (PyTorch does not use TF32 for fp32 matmuls by default);
+// 2-byte ones on the bf16 tensor cores.
+double peak_flops(const GpuSpec& g, double elem_bytes) {
+  const bool fp32 = elem_bytes >= 4 && g.fp32_tflops > 0;
+  return (fp32 ? g.fp32_tflops : g.bf16_tflops) * kTera;
+}
 double hbm_bytes_per_s(const GpuSpec& g) { return g.hbm_GBps * kGB; }
 
 }  // namespace
@@ -16,17 +21,18 @@ double hbm_bytes_per_s(const GpuSpec& g) { return g.hbm_GBps * kGB; }
 double gemm_time_s(const GpuSpec& g, double m, double n, double k, double elem_bytes) {
   const double flops = 2.0 * m * n * k;
   const double bytes = elem_bytes * (m * k + k * n + m * n);
-  return std::max(flops / (peak_flops(g) * g.matmul_efficiency), bytes / hbm_bytes_per_s(g)) + g.kernel_launch_s;
+  return std::max(flops / (peak_flops(g, elem_bytes) * g.matmul_efficiency), bytes / hbm_bytes_per_s(g)) +
+         g.kernel_launch_s;
 }
 
 double elementwise_time_s(const GpuSpec& g, double bytes) { return bytes / hbm_bytes_per_s(g) + g.kernel_launch_s; }
 
-double attention_fwd_time_s(const GpuSpec& g, double fwd_flops) {
-  return fwd_flops / (peak_flops(g) * g.attention_efficiency) + g.kernel_launch_s;
+double attention_fwd_time_s(const GpuSpec& g, double fwd_flops, double elem_bytes) {
+  return fwd_flops / (peak_flops(g, elem_bytes) * g.attention_efficiency) + g.kernel_launch_s;
 }
 
-double attention_bwd_time_s(const GpuSpec& g, double fwd_flops) {
-  return facts::kAttentionBwdFlopsFactor * fwd_flops / (peak_flops(g) * g.attention_bwd_efficiency) +
+double attention_bwd_time_s(const GpuSpec& g, double fwd_flops, double elem_bytes) {
+  return facts::kAttentionBwdFlopsFactor * fwd_flops / (peak_flops(g, elem_bytes) * g.attention_bwd_efficiency) +
          g.kernel_launch_s;
 }
 

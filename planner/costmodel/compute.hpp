@@ -12,8 +12,8 @@ double gemm_time_s(const GpuSpec& gpu, double m, double n, double k, double elem
 // A memory-bound kernel (or fused chain) that reads + writes `bytes` in total.
 double elementwise_time_s(const GpuSpec& gpu, double bytes);
 // Flash-style attention: forward FLOPs `fwd_flops`; the backward executes 2.5x of them.
-double attention_fwd_time_s(const GpuSpec& gpu, double fwd_flops);
-double attention_bwd_time_s(const GpuSpec& gpu, double fwd_flops);
+double attention_fwd_time_s(const GpuSpec& gpu, double fwd_flops, double elem_bytes);
+double attention_bwd_time_s(const GpuSpec& gpu, double fwd_flops, double elem_bytes);
 
 // Causal attention forward FLOPs of one rank: QK^T and PV over `seq` tokens for `heads` heads of
 // `head_dim`, half of the s x s square (causal), `batch` sequences.

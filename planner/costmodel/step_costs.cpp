@@ -54,7 +54,7 @@ LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   c.qkv_s = gemm_time_s(g, x.s, x.q + 2 * x.kv, x.h, x.a);
   c.a2a_qkv_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * (x.q + 2 * x.kv_a2a), x.sp);
   const double heads = static_cast<double>(p.model.num_attention_heads) / x.sp;
-  c.attention_s = attention_fwd_time_s(g, causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b));
+  c.attention_s = attention_fwd_time_s(g, causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b), x.a);
   c.a2a_out_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * x.q, x.sp);
   c.out_proj_s = gemm_time_s(g, x.s, x.h, x.q, x.a);
   c.mlp_s = mlp_fwd_s(g, x);
@@ -74,7 +74,7 @@ LayerPassCosts backward_pass(const PlanSpec& p, const Shape& x, const LayerPassC
   c.qkv_s = 2 * fwd.qkv_s;
   c.out_proj_s = 2 * fwd.out_proj_s;
   const double heads = static_cast<double>(p.model.num_attention_heads) / x.sp;
-  c.attention_s = attention_bwd_time_s(g, causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b));
+  c.attention_s = attention_bwd_time_s(g, causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b), x.a);
   c.mlp_s = (p.knobs.tiled_mlp ? 3 : 2) * fwd.mlp_s;
   return c;
 }
