@@ -323,7 +323,8 @@ at::Tensor Model::checkpointed_layer(size_t l, const at::Tensor& x, const at::Te
 at::Tensor Model::loss_sum(const at::Tensor& inputs, const at::Tensor& labels, int64_t first_position) {
   MemoryScope tag(MemCategory::kActivations);
   // HF computes the tables in fp32 and casts them to the activations' dtype.
-  auto [cos, sin] = rope_tables(first_position, inputs.size(1), spec_.head_dim, spec_.rope_theta, params_flat_.device());
+  // On the compute device: offloaded parameters live on the host.
+  auto [cos, sin] = rope_tables(first_position, inputs.size(1), spec_.head_dim, spec_.rope_theta, comm_.device());
   cos = cos.to(model_dtype(knobs_));
   sin = sin.to(model_dtype(knobs_));
   at::Tensor x;
