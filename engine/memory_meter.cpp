@@ -37,19 +37,17 @@ std::unordered_map<size_t, std::vector<void*>> g_free_blocks;  // by requested s
 MemCategory g_category = MemCategory::kOther;  // set by the training thread only
 bool g_host = false;                            // likewise
 
-// REQUIRES: g_mutex held.
-void account_host(MemCategory c, int64_t delta_bytes) {
-  g_host_current.total_bytes += delta_bytes;
-  g_host_current.by_category_bytes[static_cast<int>(c)] += delta_bytes;
-  if (g_host_current.total_bytes > g_host_peak.total_bytes) g_host_peak = g_host_current;
+// REQUIRES: g_mutex held. One tally (device or host): the live bytes, and the breakdown at its peak.
+void add(MemorySnapshot& current, MemorySnapshot& peak, MemCategory c, int64_t delta_bytes) {
+  current.total_bytes += delta_bytes;
+  current.by_category_bytes[static_cast<int>(c)] += delta_bytes;
+  if (current.total_bytes > peak.total_bytes) peak = current;
 }
 
 // REQUIRES: g_mutex held.
 void account(MemCategory c, bool host, int64_t delta_bytes) {
-  if (host) return account_host(c, delta_bytes);
-  g_current.total_bytes += delta_bytes;
-  g_current.by_category_bytes[static_cast<int>(c)] += delta_bytes;
-  if (g_current.total_bytes > g_peak.total_bytes) g_peak = g_current;
+  if (host) return add(g_host_current, g_host_peak, c, delta_bytes);
+  add(g_current, g_peak, c, delta_bytes);
   g_peak_reserved_bytes = std::max(g_peak_reserved_bytes, g_current.total_bytes + g_cached_bytes);
 }
 
