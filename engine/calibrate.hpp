@@ -1,7 +1,9 @@
 // `spplan-engine calibrate [--out FILE.toml]`: measures this machine (fp32 GEMM, the engine's
 // attention, copy bandwidth, AdamW, tiny-op overhead, Gloo all-to-all and all-reduce between 2
 // local ranks) and writes a GPU-spec TOML that spplan::load_gpu accepts (name = "cpu-host").
-// Without --out it prints the TOML. About 20-40 s.
+// Without --out it prints the TOML. About 10 s on any CPU: each measurement grows its work until
+// one call is long enough to time, then stops (probe_budget.hpp), so a CPU that emulates bf16 is
+// measured at a smaller GEMM, not for minutes.
 #pragma once
 
 #include "engine/launcher.hpp"

@@ -60,5 +60,26 @@ TEST(EngineBf16, MemoryMeetsTheBf16Prediction) {
   EXPECT_NEAR(j.at("peak_memory_bytes").get<double>(), predicted, 0.10 * predicted);
 }
 
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Where this CPU emulates bf16 (engine/cpu_bf16.hpp measures it), a bf16 run says so once on
+// stderr, however many ranks it has; where bf16 is native it says nothing; fp32 runs never probe.
+TEST(EngineBf16, SaysOnceWhenThisCpuEmulatesBf16) {
+  const std::string note = "bf16 is emulated on this CPU";
+  const RunResult bf16 = run_engine(tiny("bf16", "1", {"--act-ckpt", "full"}));
+  const nlohmann::json j = json_of(bf16);
+  ASSERT_TRUE(j.is_object());
+  ASSERT_TRUE(j.at("cpu_bf16_emulated").is_boolean()) << j.dump();
+  EXPECT_EQ(count_of(bf16.err, note), j.at("cpu_bf16_emulated").get<bool>() ? 1u : 0u) << bf16.err;
+
+  const RunResult fp32 = run_engine(tiny("fp32", "1", {"--act-ckpt", "full"}));
+  EXPECT_TRUE(json_of(fp32).at("cpu_bf16_emulated").is_null());
+  EXPECT_EQ(count_of(fp32.err, note), 0u);
+}
+
 }  // namespace
 }  // namespace spplan::engine::testing

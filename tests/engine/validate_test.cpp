@@ -1,6 +1,8 @@
 // `spplan-engine calibrate` and `spplan-engine validate engine` (DESIGN.md `spplan calibrate`,
 // `spplan validate engine --json`): real runs on this machine, about 30-40 s together.
 #include <cmath>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -11,10 +13,20 @@
 namespace spplan::engine::testing {
 namespace {
 
+// Calibrate runs on LibTorch's slowest kernels here: ATEN_CPU_CAPABILITY=default turns off every
+// vectorised CPU kernel, so this test takes the same path on AVX2-only and AVX-512 machines, and
+// the time bound holds where bf16 is emulated (a 2048^3 bf16 GEMM alone took 50 s on one).
 TEST(EngineCalibrate, WritesAGpuSpecThatLoadGpuAcceptsWithPositiveRates) {
   const std::string path = fresh_dir("calibrate") + "/cpu-host.toml";
-  const RunResult r = run_engine({"calibrate", "--out", path}, {}, 120);
+  const RunResult r = run_engine({"calibrate", "--out", path}, {{"ATEN_CPU_CAPABILITY", "default"}}, 120);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Each measurement stops once a call takes 0.1-0.2 s: about 10 s in all on any CPU; 60 s leaves
+  // room for a loaded 2-core machine and still catches a measurement that ignores its budget.
+  EXPECT_LT(r.seconds, 60.0);
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  EXPECT_NE(text.str().find("bf16_tflops = "), std::string::npos);
+  EXPECT_NE(text.str().find("# n = "), std::string::npos) << "each GEMM rate names the size it was measured at";
   auto gpu = load_gpu(path);
   ASSERT_TRUE(gpu.ok()) << gpu.status().message();
   EXPECT_EQ(gpu->name, "cpu-host");
