@@ -5,12 +5,14 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -20,6 +22,7 @@ namespace spplan::engine {
 namespace {
 
 constexpr const char* kChildVar = "SPPLAN_ENGINE_CHILD";
+constexpr const char* kOomFileVar = "SPPLAN_ENGINE_OOM_FILE";
 constexpr auto kGrace = std::chrono::seconds(5);  // SIGTERM -> SIGKILL
 
 const char* env(const char* name) {
@@ -92,7 +95,48 @@ void stop_all(std::vector<pid_t>& pids) {
   }
 }
 
+// A temp file the ranks append their out-of-memory objects to; removed by its destructor.
+class OomFile {
+ public:
+  OomFile() {
+    char tmpl[] = "/tmp/spplan-oom-XXXXXX";
+    const int fd = ::mkstemp(tmpl);
+    if (fd < 0) return;
+    ::close(fd);
+    path_ = tmpl;
+    ::setenv(kOomFileVar, tmpl, 1);
+  }
+  ~OomFile() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  // The first line written, or "".
+  std::string first_line() const {
+    std::string line;
+    if (FILE* f = path_.empty() ? nullptr : std::fopen(path_.c_str(), "r")) {
+      char buf[4096];
+      if (std::fgets(buf, sizeof buf, f) != nullptr) line = buf;
+      std::fclose(f);
+    }
+    return line;
+  }
+
+ private:
+  std::string path_;
+};
+
 }  // namespace
+
+bool append_oom_report(const std::string& json_line) {
+  const char* path = is_launched_child() ? env(kOomFileVar) : nullptr;
+  if (path == nullptr) return false;
+  // One write(2) of a line under O_APPEND: lines from ranks failing at once never interleave.
+  const int fd = ::open(path, O_WRONLY | O_APPEND);
+  if (fd < 0) return false;
+  const std::string line = json_line + "\n";
+  const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(fd);
+  return ok;
+}
 
 bool is_launched_child() { return env(kChildVar) != nullptr; }
 
@@ -121,6 +165,7 @@ Result<std::optional<DistEnv>> read_dist_env() {
 
 int launch_local(int64_t nproc, int /*argc*/, char** argv) {
   const int port = free_port();
+  const OomFile oom_file;
   std::vector<pid_t> pids(static_cast<size_t>(nproc), -1);
   for (int64_t r = 0; r < nproc; ++r) {
     const pid_t pid = ::fork();
@@ -141,6 +186,12 @@ int launch_local(int64_t nproc, int /*argc*/, char** argv) {
     if (rank == pids.size()) { ++alive; continue; }
     pids[rank] = -1;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == kExitOutOfMemory) {  // the rank said so itself
+      stop_all(pids);
+      std::fputs(oom_file.first_line().c_str(), stdout);
+      std::fflush(stdout);
+      return kExitOutOfMemory;
+    }
     const int running = static_cast<int>(alive - 1);
     std::fprintf(stderr, "spplan-engine: rank %zu (pid %d) %s; stopping the other %d running rank(s)\n", rank, pid,
                  describe(status).c_str(), running);

@@ -5,6 +5,11 @@
 // non-zero or is killed, the launcher says which, stops the others (SIGTERM, then SIGKILL after a
 // grace period) and returns non-zero, so a dead rank never leaves the rest hanging in a collective.
 // Children also die with the launcher (PR_SET_PDEATHSIG).
+//
+// Out of device memory (a rank exits 3): the ranks of an SP group usually run out at the same
+// allocation, at once. Each says so in its own stderr line; the JSON objects go to a file the
+// launcher names (append_oom_report), and the launcher prints the first one alone on stdout, so
+// `--json` still prints one object.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +19,9 @@
 #include "planner/core/status.hpp"
 
 namespace spplan::engine {
+
+// A rank's exit code when the device ran out of memory (worker.hpp).
+inline constexpr int kExitOutOfMemory = 3;
 
 struct DistEnv {
   int64_t rank = 0;
@@ -38,5 +46,9 @@ int free_port();
 // Starts `nproc` ranks running `argv` (this executable), waits for them; returns the exit code
 // for the whole run: 0 when all ranks succeed, else the first failing rank's code (1 for a signal).
 int launch_local(int64_t nproc, int argc, char** argv);
+
+// In a rank started by launch_local: appends one line to the launcher's out-of-memory file and
+// returns true; false elsewhere (the caller prints it itself).
+bool append_oom_report(const std::string& json_line);
 
 }  // namespace spplan::engine

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "engine/alloc_conf.hpp"
 #include "engine/calibrate.hpp"
 #include "engine/launcher.hpp"
 #include "engine/memory_meter.hpp"
@@ -25,6 +26,7 @@ int bad_input(const spplan::Status& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  spplan::engine::apply_alloc_conf();  // before LibTorch's CUDA allocator reads it (alloc_conf.hpp)
   spplan::engine::install_counting_allocator();  // before any tensor exists, so every byte is counted
   using namespace spplan::engine;
   if (argc >= 2 && std::strcmp(argv[1], "calibrate") == 0) {

@@ -8,8 +8,10 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/alloc_cpu.h>
+#include <c10/util/Exception.h>
 #ifdef SPPLAN_TORCH_HAS_CUDA
 #include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda_runtime_api.h>
 #endif
 
 namespace spplan::engine {
@@ -36,6 +38,9 @@ int64_t g_cached_bytes = 0, g_peak_reserved_bytes = 0;
 std::unordered_map<size_t, std::vector<void*>> g_free_blocks;  // by requested size
 MemCategory g_category = MemCategory::kOther;  // set by the training thread only
 bool g_host = false;                            // likewise
+int64_t g_device_limit_bytes = 0;               // set_device_memory_limit; 0: none
+OomInfo g_last_oom;
+bool g_had_oom = false;
 
 // REQUIRES: g_mutex held. One tally (device or host): the live bytes, and the breakdown at its peak.
 void add(MemorySnapshot& current, MemorySnapshot& peak, MemCategory c, int64_t delta_bytes) {
@@ -51,8 +56,21 @@ void account(MemCategory c, bool host, int64_t delta_bytes) {
   g_peak_reserved_bytes = std::max(g_peak_reserved_bytes, g_current.total_bytes + g_cached_bytes);
 }
 
+[[noreturn]] void throw_emulated_oom(size_t bytes) {
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  TORCH_CHECK_WITH(OutOfMemoryError, false, "emulated device out of memory: tried to allocate ",
+                   static_cast<double>(bytes) / gib, " GiB with ", static_cast<double>(g_last_oom.in_use_bytes) / gib,
+                   " GiB in use of a ", static_cast<double>(g_device_limit_bytes) / gib, " GiB limit");
+}
+
 void* take_block(size_t bytes, MemCategory c, bool host) {
-  std::lock_guard<std::mutex> lock(g_mutex);
+  std::unique_lock<std::mutex> lock(g_mutex);
+  if (!host && g_device_limit_bytes > 0 && g_current.total_bytes + static_cast<int64_t>(bytes) > g_device_limit_bytes) {
+    g_last_oom = {static_cast<int64_t>(bytes), g_current.total_bytes, g_device_limit_bytes};
+    g_had_oom = true;
+    lock.unlock();
+    throw_emulated_oom(bytes);
+  }
   void* base = nullptr;
   if (auto it = g_free_blocks.find(bytes); it != g_free_blocks.end() && !it->second.empty()) {
     base = it->second.back();
@@ -147,17 +165,53 @@ MemoryScope::~MemoryScope() { g_category = previous_; }
 HostScope::HostScope() : previous_(g_host) { g_host = true; }
 HostScope::~HostScope() { g_host = previous_; }
 
+void set_device_memory_limit(int64_t bytes) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_device_limit_bytes = bytes;
+}
+
+bool last_oom(OomInfo* out) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_had_oom) *out = g_last_oom;
+  return g_had_oom;
+}
+
 #ifdef SPPLAN_TORCH_HAS_CUDA
-int64_t cuda_peak_bytes(int device) {
-  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
-  return stats.allocated_bytes[0].peak;  // [0]: StatType::AGGREGATE
+CudaMemory cuda_memory(int device) {
+  namespace alloc = c10::cuda::CUDACachingAllocator;
+  const auto stats = alloc::getDeviceStats(static_cast<c10::DeviceIndex>(device));
+  CudaMemory m;
+  m.peak_allocated_bytes = stats.allocated_bytes[0].peak;  // [0]: StatType::AGGREGATE
+  m.peak_reserved_bytes = stats.reserved_bytes[0].peak;
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) {
+    m.device_used_bytes = static_cast<int64_t>(total_bytes - free_bytes);
+    m.device_total_bytes = static_cast<int64_t>(total_bytes);
+  }
+  return m;
+}
+std::string cuda_device_name(int device) {
+  cudaDeviceProp prop{};
+  return cudaGetDeviceProperties(&prop, device) == cudaSuccess ? std::string(prop.name) : std::string();
 }
 void cuda_reset_peak(int device) {
   c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device));
 }
+// The observer runs inside the allocator, before it throws: it may not allocate device memory.
+void watch_cuda_oom() {
+  c10::cuda::CUDACachingAllocator::attachOutOfMemoryObserver(
+      [](int64_t device, size_t tried, size_t total, size_t /*free*/) {
+        const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(device));
+        std::lock_guard<std::mutex> lock(g_mutex);
+        g_last_oom = {static_cast<int64_t>(tried), stats.allocated_bytes[0].current, static_cast<int64_t>(total)};
+        g_had_oom = true;
+      });
+}
 #else
-int64_t cuda_peak_bytes(int) { return 0; }
+CudaMemory cuda_memory(int) { return {}; }
+std::string cuda_device_name(int) { return {}; }
 void cuda_reset_peak(int) {}
+void watch_cuda_oom() {}
 #endif
 
 }  // namespace spplan::engine

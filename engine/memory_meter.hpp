@@ -17,6 +17,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 namespace spplan::engine {
 
@@ -42,9 +43,35 @@ int64_t peak_reserved_bytes();
 MemorySnapshot current_host_memory();
 MemorySnapshot peak_host_memory();
 
-// CUDA: peak allocated bytes of `device` since the last reset (0 when not built with CUDA).
-int64_t cuda_peak_bytes(int device);
+// CUDA, since the last reset: the caching allocator's peak of allocated bytes (tensors) and of
+// reserved bytes (tensors plus the cached, unallocated blocks it holds), and the device memory
+// in use as nvidia-smi shows it now (cudaMemGetInfo: total - free, so the CUDA context, NCCL's
+// buffers, cuBLAS workspaces and other processes on the device too). Zeros without CUDA.
+struct CudaMemory {
+  int64_t peak_allocated_bytes = 0;
+  int64_t peak_reserved_bytes = 0;
+  int64_t device_used_bytes = 0;
+  int64_t device_total_bytes = 0;
+};
+CudaMemory cuda_memory(int device);
+std::string cuda_device_name(int device);  // "NVIDIA H100 80GB HBM3"; "" without CUDA
 void cuda_reset_peak(int device);
+
+// Out of device memory: the request that failed and the device's state at that moment.
+struct OomInfo {
+  int64_t tried_bytes = 0;     // the allocation that failed
+  int64_t in_use_bytes = 0;    // live tensor bytes on the device
+  int64_t capacity_bytes = 0;  // the device's capacity (or the emulated limit on CPU)
+};
+// Records every allocation failure: the CUDA allocator's out-of-memory observer on a GPU (attached
+// by watch_cuda_oom), the emulated limit below on a CPU. The last one, if any.
+bool last_oom(OomInfo* out);
+void watch_cuda_oom();
+
+// CPU only: emulate a device of `bytes` (0: unlimited). An allocation outside a HostScope that
+// would take the device's live bytes past it throws c10::OutOfMemoryError, as CUDA's allocator
+// does, so the out-of-memory path is the same one a GPU takes.
+void set_device_memory_limit(int64_t bytes);
 
 // The category new allocations get. Autograd nodes set it during backward (see model.cpp).
 MemCategory memory_category();

@@ -320,7 +320,7 @@ at::Tensor Model::checkpointed_layer(size_t l, const at::Tensor& x, const at::Te
   return CheckpointedLayer::apply(&layer_fns_[l], offload, x, at::TensorList(params))[0];
 }
 
-at::Tensor Model::loss_sum(const at::Tensor& inputs, const at::Tensor& labels, int64_t first_position) {
+at::Tensor Model::forward_layers(const at::Tensor& inputs, int64_t first_position) {
   MemoryScope tag(MemCategory::kActivations);
   // HF computes the tables in fp32 and casts them to the activations' dtype.
   // On the compute device: offloaded parameters live on the host.
@@ -341,13 +341,16 @@ at::Tensor Model::loss_sum(const at::Tensor& inputs, const at::Tensor& labels, i
       x = layer(l, x, cos, sin);
     }
   }
-  x = TagOnBackward::apply(x);
+  return TagOnBackward::apply(x);
+}
+
+at::Tensor Model::loss_sum(const at::Tensor& hidden, const at::Tensor& labels) {
   MemoryScope logits_tag(MemCategory::kLogits);
   // The head's parameters stay gathered until its backward (its graph saves them), which runs next.
   UnitUse head(*this, layers_.size() + 1);
   std::optional<UnitUse> tied_head;
   if (spec_.tie_word_embeddings) tied_head.emplace(*this, 0);
-  return head_loss(x, labels);
+  return head_loss(hidden, labels);
 }
 
 }  // namespace spplan::engine

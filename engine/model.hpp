@@ -47,9 +47,12 @@ class Model {
   Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knobs, c10::Device device);
   ~Model();
 
-  // Sum of the cross-entropy of this rank's tokens whose label is not kIgnoreLabel.
-  // inputs, labels: [b, s/P] int64; first_position: global position of column 0.
-  at::Tensor loss_sum(const at::Tensor& inputs, const at::Tensor& labels, int64_t first_position);
+  // The decoder up to the final norm's input: embedding and every layer. inputs: [b, s/P] int64;
+  // first_position: global position of column 0. Returns the hidden states [b, s/P, h].
+  at::Tensor forward_layers(const at::Tensor& inputs, int64_t first_position);
+  // Sum of the cross-entropy of this rank's tokens whose label is not kIgnoreLabel, from the
+  // hidden states forward_layers returned: final norm, head and loss. labels: [b, s/P] int64.
+  at::Tensor loss_sum(const at::Tensor& hidden, const at::Tensor& labels);
 
   // Stage < 3: the full parameters (padded layout); stage 3: this rank's shard.
   at::Tensor& params_flat() { return params_flat_; }

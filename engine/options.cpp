@@ -13,7 +13,7 @@ namespace {
 
 std::vector<FlagSpec> run_flag_specs() {
   std::vector<FlagSpec> specs{{"plan"},  {"model"}, {"seq"},  {"nproc"},      {"steps"},  {"data"},
-                              {"seed"},  {"save"},  {"save-every"}, {"resume"}, {"json", false}};
+                              {"seed"},  {"save"},  {"save-every"}, {"resume"}, {"gpu"}, {"json", false}};
   for (const auto& k : knob_flag_specs()) specs.push_back(k);
   return specs;
 }
@@ -66,6 +66,9 @@ Status read_run_flags(const Args& args, RunOptions* o) {
   }
   if (auto v = args.get("save-every")) {
     SPPLAN_ASSIGN_OR_RETURN(o->save_every, parse_int("--save-every", *v, 1, 1000000));
+  }
+  if (auto v = args.get("gpu")) {
+    SPPLAN_ASSIGN_OR_RETURN(o->gpu, load_gpu(*v, "--gpu"));
   }
   o->data_path = args.get("data").value_or("");
   o->save_dir = args.get("save").value_or("");

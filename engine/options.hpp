@@ -1,7 +1,10 @@
 // RunOptions: the flags of `spplan-engine run` (the same as DESIGN.md's `spplan run`), checked.
 //
 //   (--plan FILE.toml | --model M --seq S --sp P [knobs]) --nproc N [--steps K] [--data FILE]
-//   [--seed X] [--save DIR] [--save-every K] [--resume DIR] [--json]
+//   [--seed X] [--save DIR] [--save-every K] [--resume DIR] [--gpu G] [--json]
+//
+// --gpu G (a preset or a GPU TOML, e.g. what `spplan calibrate` wrote) is the accelerator the run's
+// predictions are priced on; without it, predict.hpp picks one for the device the run has.
 //
 // Knob flags override a plan file's knobs. Knobs the engine does not implement yet are refused
 // (never ignored): ZeRO stages > 0, offload, act-ckpt offload, tiled MLP/loss, bf16 precision.
@@ -28,6 +31,7 @@ struct RunOptions {
   std::string save_dir;           // "" = no checkpoints
   int64_t save_every = 0;         // 0 = only after the last step
   std::string resume_dir;         // "" = start from step 0
+  std::optional<GpuSpec> gpu;     // --gpu: the spec predictions are priced on
   bool json = false;
   std::vector<std::string> knob_flags_given;  // e.g. "zero": names a value's source in messages
 

@@ -1,5 +1,6 @@
 #include "engine/predict.hpp"
 
+#include <cctype>
 #include <cmath>
 
 #include "planner/config/loaders.hpp"
@@ -36,13 +37,50 @@ std::optional<double> positive(double v) {
   return (std::isfinite(v) && v > 0) ? std::optional<double>(v) : std::nullopt;
 }
 
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
 }  // namespace
 
-Prediction predict(const PlanSpec& plan, const GpuSpec* calibrated_spec) {
+std::optional<GpuSpec> match_gpu_preset(const CudaDevice& device, const std::vector<GpuSpec>& presets) {
+  const std::string name = lower(device.name);
+  const double gib = static_cast<double>(device.total_bytes) / (1024.0 * 1024.0 * 1024.0);
+  for (const GpuSpec& g : presets) {
+    const std::string model = lower(g.name.substr(0, g.name.find('-')));  // "h100" of "h100-80gb"
+    // 2%: the presets hold nvidia-smi's figure; an 80 GB and a 40 GB part differ by 50%.
+    if (!model.empty() && name.find(model) != std::string::npos && std::abs(gib - g.memory_gib) <= 0.02 * g.memory_gib) {
+      return g;
+    }
+  }
+  return std::nullopt;
+}
+
+Pricing cuda_pricing(const GpuSpec* gpu_flag, const CudaDevice& device, const GpuSpec& plan_gpu) {
+  if (gpu_flag != nullptr) return {*gpu_flag, true};
+  std::vector<GpuSpec> presets;
+  for (const std::string& name : gpu_presets()) {
+    if (auto g = load_gpu(name); g.ok()) presets.push_back(*g);
+  }
+  if (auto g = match_gpu_preset(device, presets)) return {*g, true};
+  GpuSpec g = plan_gpu;  // its overhead terms; the device's capacity
+  g.name = device.name + " (no preset matches: memory only)";
+  g.memory_gib = static_cast<double>(device.total_bytes) / (1024.0 * 1024.0 * 1024.0);
+  return {g, false};
+}
+
+Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu) {
+  if (gpu_flag != nullptr) return {*gpu_flag, true};
+  bool calibrated = false;
+  GpuSpec g = host_machine(plan_gpu, &calibrated);
+  return {g, calibrated};
+}
+
+Prediction predict(const PlanSpec& plan, const Pricing& pricing) {
   Prediction out;
   PlanSpec host = plan;
-  bool calibrated = calibrated_spec != nullptr;
-  host.cluster.gpu = calibrated ? *calibrated_spec : host_machine(plan.cluster.gpu, &calibrated);
+  host.cluster.gpu = pricing.gpu;
   host.cluster.gpu.gpus_per_node = plan.cluster.num_gpus;  // all ranks on this one machine
   // The engine's ZeRO-3 frees every gathered unit right after its use and keeps no small
   // parameters gathered (engine/zero.hpp): no reuse window, no persistence.
@@ -59,7 +97,7 @@ Prediction predict(const PlanSpec& plan, const GpuSpec* calibrated_spec) {
   const costmodel::MemoryBreakdown& m = e.memory;
   out.peak_memory_bytes = positive(m.total_bytes());
   out.host_memory_bytes = e.host.total_bytes() / static_cast<double>(host.cluster.num_gpus);
-  if (calibrated) out.step_time_s = positive(e.time.step_time_s);
+  if (pricing.speed_known) out.step_time_s = positive(e.time.step_time_s);
   out.memory_bytes = {{"params_bytes", m.params_bytes},       {"grads_bytes", m.grads_bytes},
                       {"optimizer_bytes", m.optimizer_bytes}, {"activations_bytes", m.activations_bytes},
                       {"logits_bytes", m.logits_bytes},       {"buffers_bytes", m.buffers_bytes},

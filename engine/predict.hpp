@@ -1,17 +1,23 @@
 // What the costmodel predicts for the run the engine is about to make, for the report's
 // "predicted_*" fields. The one place the engine calls planner/costmodel.
 //
-// The engine runs fp32 on this machine's CPU, so the plan is priced on a "host" accelerator: the
-// gpu preset "cpu-host" when configs/gpus/cpu-host.toml exists (what `spplan calibrate --out` can
-// write), else a spec with no CUDA context, NCCL or fragmentation overheads and no known speed, in
-// which case predicted_step_time_s is absent (null).
+// The plan is priced on the accelerator the run has (Pricing):
+// - on a GPU: `--gpu` (a preset or a calibrated file) when given, else the preset that matches the
+//   device (match_gpu_preset), with every overhead term (CUDA context, NCCL, cuBLAS workspace,
+//   fragmentation); a device that matches no preset is priced for memory only, on its capacity;
+// - on a CPU: `--gpu` when given, else the preset "cpu-host" when configs/gpus/cpu-host.toml
+//   exists (what `spplan calibrate --out` can write), else a spec with no CUDA context, NCCL or
+//   fragmentation overheads and no known speed, in which case predicted_step_time_s is null.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "planner/config/plan_spec.hpp"
+#include "planner/core/status.hpp"
 
 namespace spplan::engine {
 
@@ -23,9 +29,29 @@ struct Prediction {
   std::string machine;                         // which accelerator spec priced it
 };
 
+// The accelerator spec a run is priced on, and whether its speed is known (a datasheet preset or
+// a measured calibration) or only its memory.
+struct Pricing {
+  GpuSpec gpu;
+  bool speed_known = false;
+};
+
+// A CUDA device as LibTorch reports it.
+struct CudaDevice {
+  std::string name;         // "NVIDIA H100 80GB HBM3"
+  int64_t total_bytes = 0;  // 81559 MiB on an H100 SXM (what nvidia-smi shows)
+};
+
+// The preset for `device`: its model ("h100" of "h100-80gb") appears in the device's name and its
+// memory_gib (nvidia-smi's figure) is within 2% of the device's memory. nullopt when none is.
+std::optional<GpuSpec> match_gpu_preset(const CudaDevice& device, const std::vector<GpuSpec>& presets);
+
+// GPU runs. `gpu_flag`: the spec --gpu named (nullptr: none).
+Pricing cuda_pricing(const GpuSpec* gpu_flag, const CudaDevice& device, const GpuSpec& plan_gpu);
+// CPU runs. `gpu_flag` likewise; else cpu-host, else the uncalibrated host.
+Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu);
+
 // REQUIRES: check_plan(plan) is ok; plan.cluster.num_gpus is the world size.
-// `calibrated`: a spec measured by `spplan-engine calibrate` to price the plan with instead of the
-// "cpu-host" preset (validate engine --calibration); its step time is then always given.
-Prediction predict(const PlanSpec& plan, const GpuSpec* calibrated = nullptr);
+Prediction predict(const PlanSpec& plan, const Pricing& pricing);
 
 }  // namespace spplan::engine

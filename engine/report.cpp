@@ -30,6 +30,12 @@ std::string to_json(const RunReport& r) {
   j["step_times_s"] = r.step_times_s;
   j["peak_memory_bytes"] = r.peak_memory_bytes;
   j["peak_reserved_bytes"] = r.peak_reserved_bytes;
+  j["device_used_bytes"] = r.device_used_bytes ? nlohmann::json(*r.device_used_bytes) : nlohmann::json();
+  j["allocator_conf"] = r.alloc_conf.variable.empty()
+                            ? nlohmann::json()
+                            : nlohmann::json({{"variable", r.alloc_conf.variable},
+                                              {"value", r.alloc_conf.value},
+                                              {"set_by", r.alloc_conf.set_by_engine ? "spplan-engine" : "user"}});
   j["predicted_peak_memory_bytes"] = optional_number(r.prediction.peak_memory_bytes);
   j["peak_host_memory_bytes"] = r.peak_host_memory_bytes;
   j["predicted_host_memory_bytes"] = optional_number(r.prediction.host_memory_bytes);
@@ -51,6 +57,7 @@ std::string to_json(const RunReport& r) {
   j["model"] = r.model;
   j["act_ckpt"] = r.act_ckpt;
   j["device"] = r.device;
+  j["cpu_bf16_emulated"] = r.cpu_bf16_emulated ? nlohmann::json(*r.cpu_bf16_emulated) : nlohmann::json();
   return j.dump();
 }
 

@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/alloc_conf.hpp"
 #include "engine/predict.hpp"
 
 namespace spplan::engine {
@@ -19,6 +21,8 @@ struct RunReport {
   int64_t peak_memory_bytes = 0;                    // largest over ranks
   int64_t peak_rank = 0;                            // the rank that had it
   int64_t peak_reserved_bytes = 0;                  // live + cached blocks, largest over ranks
+  std::optional<int64_t> device_used_bytes;         // CUDA: as nvidia-smi shows it, largest over ranks
+  AllocConf alloc_conf;                             // the caching allocator's settings (alloc_conf.hpp)
   std::map<std::string, int64_t> memory_bytes;      // that rank's peak, by costmodel category
   int64_t peak_host_memory_bytes = 0;               // offloaded state (HostScope), largest over ranks
   Prediction prediction;
@@ -26,6 +30,7 @@ struct RunReport {
   int64_t world = 1, sp = 1, dp = 1, micro_batch = 1, grad_accum = 1, seq_len = 0, first_step = 1;
   int64_t num_params = 0, threads_per_rank = 1;
   std::string model, act_ckpt, device;
+  std::optional<bool> cpu_bf16_emulated;            // bf16 runs on a CPU: cpu_bf16.hpp's verdict
 };
 
 std::string progress_line(int64_t step, int64_t total_steps, double loss, double tokens_per_s, double step_time_s,

@@ -16,7 +16,25 @@ namespace spplan::engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Consecutive phases of a step: lap() drains the device, then returns the seconds since the last
+// lap. Draining costs the overlap between phases a step would otherwise have (a launch queue's
+// worth, microseconds against phases of milliseconds), and makes each phase its own work.
+class PhaseClock {
+ public:
+  explicit PhaseClock(c10::Device device) : device_(device) { synchronize(device_); last_ = Clock::now(); }
+  double lap() {
+    synchronize(device_);
+    const Clock::time_point now = Clock::now();
+    const double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  c10::Device device_;
+  Clock::time_point last_;
+};
 
 int64_t sequences_per_step(const Knobs& k, int64_t dp) { return dp * k.micro_batch * k.grad_accum_steps; }
 
@@ -187,46 +205,46 @@ std::vector<at::Tensor> Trainer::full_state() {
 
 StepStats Trainer::step() {
   StepStats st;
+  PhaseTimes& ph = st.phases;
   const int64_t stage = options_.plan.knobs.zero_stage;
-  const auto t_step = Clock::now();
   const double a2a_before = comm_.times().all_to_all_s;
   const double reduce_scatter_before = comm_.times().reduce_scatter_s;
+  PhaseClock clock(comm_.device());
   st.tokens = count_valid_tokens();
   model_->grads_flat().zero_();
+  ph.data_s += clock.lap();
   double local_loss = 0;
   for (int64_t m = 0; m < options_.plan.knobs.grad_accum_steps; ++m) {
     at::Tensor inputs, labels;
     int64_t first = 0;
     load_micro_batch(m, &inputs, &labels, &first);
-    auto t0 = Clock::now();
-    const at::Tensor loss_sum = model_->loss_sum(inputs, labels, first);
-    st.phases.forward_s += seconds_since(t0);
+    ph.data_s += clock.lap();
+    const at::Tensor hidden = model_->forward_layers(inputs, first);
+    ph.forward_s += clock.lap();
+    const at::Tensor loss_sum = model_->loss_sum(hidden, labels);
     local_loss += loss_sum.item<double>();
-    t0 = Clock::now();
+    ph.loss_s += clock.lap();
     const MemCategory outer = memory_category();
     set_memory_category(MemCategory::kLogits);  // the head's backward runs first; layers retag it
     (loss_sum / static_cast<double>(st.tokens)).backward();
-    synchronize(comm_.device());
     set_memory_category(outer);
-    st.phases.backward_s += seconds_since(t0);
+    ph.backward_s += clock.lap();
   }
-  auto t0 = Clock::now();
   if (stage < 2) all_reduce_grads();  // ZeRO 2, 3: reduce-scattered during the backward
   at::Tensor loss = at::tensor({local_loss}, at::kDouble);
   comm_.all_reduce_sum(loss);
-  st.phases.grad_all_reduce_s = seconds_since(t0) + (comm_.times().reduce_scatter_s - reduce_scatter_before);
-  t0 = Clock::now();
+  ph.grad_all_reduce_s = clock.lap();
   if (master_.defined()) {
     master_adamw_step();
   } else {
     adamw_step();
   }
   if ((stage == 1 || stage == 2) && comm_.world() > 1) all_gather_params();
-  synchronize(comm_.device());
-  st.phases.optimizer_s = seconds_since(t0);
-  st.phases.all_to_all_s = comm_.times().all_to_all_s - a2a_before;
+  ph.optimizer_s = clock.lap();
+  ph.all_to_all_s = comm_.times().all_to_all_s - a2a_before;
+  ph.grad_reduce_scatter_s = comm_.times().reduce_scatter_s - reduce_scatter_before;
   st.loss = loss.item<double>() / static_cast<double>(st.tokens);
-  st.step_time_s = seconds_since(t_step);
+  st.step_time_s = ph.total_s();
   ++steps_done_;
   next_sequence_ += sequences_per_step(options_.plan.knobs, comm_.dp());
   return st;

@@ -36,19 +36,28 @@
 
 namespace spplan::engine {
 
-struct PhaseTimes {        // one optimizer step, this rank, seconds
-  double forward_s = 0;    // includes the forward all-to-alls
-  double backward_s = 0;   // includes the backward all-to-alls (and recompute with act_ckpt full)
-  double all_to_all_s = 0; // the Ulysses all-to-alls alone (part of forward_s + backward_s)
-  double grad_all_reduce_s = 0;  // gradient reduction: all-reduce, or (ZeRO 2, 3) the reduce-scatters
-                                 // inside the backward (part of backward_s too)
+// One optimizer step, this rank, seconds. The first six are consecutive and disjoint: they add up
+// to the step. Each ends with the device drained (PhaseClock in train.cpp): CUDA runs kernels
+// asynchronously, and an unsynchronised timer charges a phase to whichever later one waits on it.
+struct PhaseTimes {
+  double data_s = 0;       // token windows to the device, and the count of valid tokens
+  double forward_s = 0;    // embedding and layers, with their all-to-alls (and ZeRO-3 gathers)
+  double loss_s = 0;       // final norm, head and cross-entropy forward (tiled: its gradients too)
+  double backward_s = 0;   // all of backward: loss, layers (recompute under act_ckpt), all-to-alls,
+                           // and at ZeRO 2, 3 the gradient reduce-scatters
+  double grad_all_reduce_s = 0;  // after backward: the gradient all-reduce (ZeRO 0, 1) and the loss's
   double optimizer_s = 0;        // AdamW, plus the parameter all-gather at ZeRO 1, 2
+  // Parts of the phases above, not added to the step again:
+  double all_to_all_s = 0;       // the Ulysses all-to-alls (in forward_s and backward_s)
+  double grad_reduce_scatter_s = 0;  // ZeRO 2, 3 gradient reduce-scatters (in backward_s)
+
+  double total_s() const { return data_s + forward_s + loss_s + backward_s + grad_all_reduce_s + optimizer_s; }
 };
 
 struct StepStats {
   double loss = 0;          // global batch: sum of token losses / valid tokens
   int64_t tokens = 0;       // valid tokens in the global batch
-  double step_time_s = 0;
+  double step_time_s = 0;   // phases.total_s()
   PhaseTimes phases;
 };
 

@@ -128,7 +128,7 @@ Result<nlohmann::json> run_case(const Case& c, int64_t steps, const GpuSpec& mac
   share.fp32_tflops /= w;
   share.hbm_GBps /= w;
   share.pcie_GBps /= w;  // calibrate measures it as a memory copy: the same shared bandwidth
-  const Prediction pred = predict(opts->plan, &share);
+  const Prediction pred = predict(opts->plan, Pricing{share, true});
 
   const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
   std::string cmd = "env OMP_NUM_THREADS=" + std::to_string(std::max<int64_t>(1, cores / c.world)) + " " + quote(self);

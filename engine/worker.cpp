@@ -12,9 +12,15 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
+#include <c10/util/Exception.h>
+#include <nlohmann/json.hpp>
 
+#include "engine/alloc_conf.hpp"
 #include "engine/checkpoint_io.hpp"
+#include "engine/cpu_bf16.hpp"
 #include "engine/report.hpp"
+#include "planner/core/parse.hpp"
+#include "planner/core/units.hpp"
 #include "engine/train.hpp"
 
 namespace spplan::engine {
@@ -54,12 +60,12 @@ c10::Device pick_device(const DistEnv& env) {
   return c10::Device(c10::kCPU);
 }
 
-// This rank's peak: the counting allocator's breakdown on CPU; CUDA's caching allocator's peak
-// (no breakdown: reported as other_bytes) on a GPU.
+// This rank's peak: the counting allocator's breakdown on CPU; CUDA's caching allocator's peak of
+// allocated bytes (no breakdown: reported as other_bytes) on a GPU.
 MemorySnapshot measured_peak(c10::Device device) {
   if (!device.is_cuda()) return peak_memory();
   MemorySnapshot s;
-  s.total_bytes = cuda_peak_bytes(device.index());
+  s.total_bytes = cuda_memory(device.index()).peak_allocated_bytes;
   s.by_category_bytes[static_cast<size_t>(MemCategory::kOther)] = s.total_bytes;
   return s;
 }
@@ -70,26 +76,32 @@ void reset_peak(c10::Device device) {
 }
 
 struct Gathered {
-  int64_t peak_bytes = 0, rank = 0, reserved_bytes = 0;
+  int64_t peak_bytes = 0, rank = 0, reserved_bytes = 0, device_used_bytes = 0;
   std::map<std::string, int64_t> by_category;
 };
 
-// The peak of the rank with the largest total, with its breakdown; the largest reserved bytes.
+// The peak of the rank with the largest total, with its breakdown; the largest reserved bytes and
+// (CUDA) device memory in use.
 Gathered gather_peak(Comm& comm) {
-  const MemorySnapshot mine = measured_peak(comm.device());
-  at::Tensor t = at::empty({2 + kMemCategories}, at::kLong);
+  constexpr int kFixed = 3;  // total, reserved, device used
+  const c10::Device device = comm.device();
+  const MemorySnapshot mine = measured_peak(device);
+  const CudaMemory cuda = device.is_cuda() ? cuda_memory(device.index()) : CudaMemory{};
+  at::Tensor t = at::empty({kFixed + kMemCategories}, at::kLong);
   t[0] = mine.total_bytes;
-  t[1] = comm.device().is_cuda() ? mine.total_bytes : peak_reserved_bytes();
-  for (int c = 0; c < kMemCategories; ++c) t[2 + c] = mine.by_category_bytes[static_cast<size_t>(c)];
+  t[1] = device.is_cuda() ? cuda.peak_reserved_bytes : peak_reserved_bytes();
+  t[2] = cuda.device_used_bytes;
+  for (int c = 0; c < kMemCategories; ++c) t[kFixed + c] = mine.by_category_bytes[static_cast<size_t>(c)];
   Gathered g;
   const std::vector<at::Tensor> all = comm.all_gather(t);
   for (size_t r = 0; r < all.size(); ++r) {
     g.reserved_bytes = std::max(g.reserved_bytes, all[r][1].item<int64_t>());
+    g.device_used_bytes = std::max(g.device_used_bytes, all[r][2].item<int64_t>());
     if (r == 0 || all[r][0].item<int64_t>() > g.peak_bytes) {
       g.peak_bytes = all[r][0].item<int64_t>();
       g.rank = static_cast<int64_t>(r);
       for (int c = 0; c < kMemCategories; ++c) {
-        g.by_category[mem_category_key(static_cast<MemCategory>(c))] = all[r][2 + c].item<int64_t>();
+        g.by_category[mem_category_key(static_cast<MemCategory>(c))] = all[r][kFixed + c].item<int64_t>();
       }
     }
   }
@@ -103,11 +115,14 @@ int64_t max_over_ranks(Comm& comm, int64_t v) {
 }
 
 void add_phases(const PhaseTimes& p, std::map<std::string, double>* sum) {
+  (*sum)["data_s"] += p.data_s;
   (*sum)["forward_s"] += p.forward_s;
+  (*sum)["loss_s"] += p.loss_s;
   (*sum)["backward_s"] += p.backward_s;
-  (*sum)["all_to_all_s"] += p.all_to_all_s;
   (*sum)["grad_all_reduce_s"] += p.grad_all_reduce_s;
   (*sum)["optimizer_s"] += p.optimizer_s;
+  (*sum)["all_to_all_s"] += p.all_to_all_s;
+  (*sum)["grad_reduce_scatter_s"] += p.grad_reduce_scatter_s;
 }
 
 RunReport base_report(const RunOptions& o, const Comm& comm, const Trainer& trainer, int64_t threads) {
@@ -183,8 +198,31 @@ std::vector<StepStats> run_steps(const RunOptions& o, int64_t rank, Comm& comm, 
   return steps;
 }
 
-// Collective (every rank calls it); rank 0 prints the JSON object.
-void report_json(const RunOptions& o, Comm& comm, const std::vector<StepStats>& steps, RunReport report) {
+// The spec the run is priced on (predict.hpp): --gpu, else what this device is.
+Pricing pricing_for(const RunOptions& o, c10::Device device) {
+  const GpuSpec* flag = o.gpu ? &*o.gpu : nullptr;
+  if (!device.is_cuda()) return cpu_pricing(flag, o.plan.cluster.gpu);
+  const CudaDevice d{cuda_device_name(device.index()), cuda_memory(device.index()).device_total_bytes};
+  return cuda_pricing(flag, d, o.plan.cluster.gpu);
+}
+
+// The run's measured step and peak beside the prediction, one line on stderr (rank 0).
+std::string prediction_line(const RunReport& r) {
+  const Prediction& p = r.prediction;
+  char buf[384];
+  int n = std::snprintf(buf, sizeof buf, "spplan-engine: step %.3f s measured", r.step_time_s);
+  if (p.step_time_s) {
+    n += std::snprintf(buf + n, sizeof buf - n, ", %.3f s predicted (%+.1f %%)", *p.step_time_s,
+                       100.0 * (*p.step_time_s - r.step_time_s) / r.step_time_s);
+  }
+  n += std::snprintf(buf + n, sizeof buf - n, "; peak memory %.2f GiB measured", r.peak_memory_bytes / kGiB);
+  if (p.peak_memory_bytes) n += std::snprintf(buf + n, sizeof buf - n, ", %.2f GiB predicted", *p.peak_memory_bytes / kGiB);
+  std::snprintf(buf + n, sizeof buf - n, " (on %s)", p.machine.c_str());
+  return buf;
+}
+
+// Collective (every rank calls it); rank 0 prints the comparison line and, with --json, the object.
+void finish_report(const RunOptions& o, Comm& comm, const std::vector<StepStats>& steps, RunReport report) {
   const Gathered g = gather_peak(comm);
   const int64_t host_peak = max_over_ranks(comm, peak_host_memory().total_bytes);
   if (comm.rank() != 0) return;
@@ -196,15 +234,19 @@ void report_json(const RunOptions& o, Comm& comm, const std::vector<StepStats>& 
   report.peak_memory_bytes = g.peak_bytes;
   report.peak_rank = g.rank;
   report.peak_reserved_bytes = g.reserved_bytes;
+  if (comm.device().is_cuda()) report.device_used_bytes = g.device_used_bytes;
   report.memory_bytes = g.by_category;
   report.peak_host_memory_bytes = host_peak;
-  report.prediction = predict(o.plan);
-  std::cout << to_json(report) << std::endl;
+  report.prediction = predict(o.plan, pricing_for(o, comm.device()));
+  std::cerr << prediction_line(report) << std::endl;
+  if (o.json) std::cout << to_json(report) << std::endl;
 }
 
 int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std::optional<LoadedCheckpoint>& resume) {
   const int64_t threads = set_threads(local_world_size(env));
-  Comm comm(env, o.plan.knobs.sp, pick_device(env), kCommTimeout);
+  const c10::Device device = pick_device(env);
+  if (device.is_cuda()) watch_cuda_oom();
+  Comm comm(env, o.plan.knobs.sp, device, kCommTimeout);
   Trainer trainer(o, comm, data);
   if (resume) {
     if (Status s = trainer.restore(*resume); !s) {
@@ -213,14 +255,65 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std:
     }
     resume.reset();  // free the file bytes before training
   }
-  const RunReport report = base_report(o, comm, trainer, threads);
+  RunReport report = base_report(o, comm, trainer, threads);
+  report.alloc_conf = apply_alloc_conf();  // set in main() already: this reads it back
+  if (env.rank == 0 && !comm.device().is_cuda() && o.plan.knobs.precision == Precision::kBf16) {
+    const CpuBf16Probe probe = probe_cpu_bf16();
+    report.cpu_bf16_emulated = bf16_is_emulated(probe);
+    if (*report.cpu_bf16_emulated) std::cerr << bf16_emulated_note(probe) << std::endl;
+  }
   reset_peak(comm.device());
   const std::vector<StepStats> steps = run_steps(o, env.rank, comm, trainer);
-  if (o.json) report_json(o, comm, steps, report);
+  finish_report(o, comm, steps, report);
   return 0;
 }
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+// "20.90 GiB", or "64.0 MiB" below a GiB.
+std::string bytes_text(int64_t bytes) {
+  char buf[32];
+  const auto b = static_cast<double>(bytes);
+  if (b >= kGiB) {
+    std::snprintf(buf, sizeof buf, "%.2f GiB", b / kGiB);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", b / kMiB);
+  }
+  return buf;
+}
+
+// One line on stderr and, with --json, the object that says so; exit 3 (kExitOutOfMemory).
+int report_oom(const RunOptions& o, int64_t rank, const std::string& what) {
+  OomInfo info;
+  const bool known = last_oom(&info);
+  std::string line = "spplan-engine: rank " + std::to_string(rank) + ": out of device memory";
+  if (known) {
+    line += ": tried to allocate " + bytes_text(info.tried_bytes) + " with " + bytes_text(info.in_use_bytes) +
+            " in use of " + bytes_text(info.capacity_bytes);
+  } else {
+    line += ": " + first_line(what);
+  }
+  std::cerr << line + "\n" << std::flush;  // one write: ranks running out together do not interleave
+  if (o.json) {
+    nlohmann::json j = {{"oom", true}, {"rank", rank}, {"message", first_line(what)}};
+    if (known) j.update({{"tried_bytes", info.tried_bytes}, {"in_use_bytes", info.in_use_bytes},
+                         {"capacity_bytes", info.capacity_bytes}});
+    // Ranks of one SP group run out together: under the launcher the first one's object is the
+    // run's (launcher.hpp); under torchrun each rank prints its own.
+    if (!append_oom_report(j.dump())) std::cout << j.dump() << std::endl;
+  }
+  return kExitOutOfMemory;
+}
+
+// SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT on a CPU run (worker.hpp).
+Status apply_device_memory_limit(c10::Device device) {
+  const char* v = std::getenv("SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT");
+  if (v == nullptr || device.is_cuda()) return Status::ok();
+  SPPLAN_ASSIGN_OR_RETURN(const int64_t bytes, parse_int("environment variable SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT", v, 1,
+                                                         int64_t{1} << 50));
+  set_device_memory_limit(bytes);
+  return Status::ok();
+}
 
 }  // namespace
 
@@ -240,6 +333,7 @@ int run_rank(RunOptions o, const DistEnv& env) {
     return 2;
   };
   if (Status s = check_run_options(&o, env.world); !s) return bad_input(s);
+  if (Status s = apply_device_memory_limit(pick_device(env)); !s) return bad_input(s);
   Result<TokenSource> data = open_data(o);
   if (!data.ok()) return bad_input(data.status());
   std::optional<LoadedCheckpoint> resume;
@@ -251,6 +345,8 @@ int run_rank(RunOptions o, const DistEnv& env) {
   }
   try {
     return train(o, env, *data, resume);
+  } catch (const c10::OutOfMemoryError& e) {
+    return report_oom(o, env.rank, e.what());
   } catch (const std::exception& e) {
     // c10d errors carry a C++ stack trace after the first line; the first line says what failed.
     std::cerr << "spplan-engine: rank " << env.rank << ": " << first_line(e.what()) << std::endl;

@@ -1,7 +1,12 @@
 // One rank of `spplan-engine run`: checks its inputs, joins the others, trains, reports.
 // Rank 0 prints a progress line per step on stderr and, with --json, the JSON object on stdout.
-// Exit codes: 0 done, 2 bad input (one line on stderr, rank 0), 1 anything else (a dead peer,
-// a timeout, an I/O error: one line naming this rank).
+// Exit codes: 0 done, 2 bad input (one line on stderr, rank 0), 3 out of device memory (one line
+// naming this rank, what it tried to allocate and what was in use; with --json this rank prints
+// {"oom": true, ...}), 1 anything else (a dead peer, a timeout, an I/O error: one line naming
+// this rank).
+//
+// SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT=BYTES (CPU runs only): emulate a device of that size, so a
+// plan that does not fit fails as it would on a GPU (memory_meter.hpp set_device_memory_limit).
 //
 // Test hook: SPPLAN_ENGINE_FAULT="kill:R:K" makes rank R kill itself (SIGKILL) before step K;
 // "stop:R:K" stops it instead (SIGSTOP: a hung rank, which the collective timeout must catch).
