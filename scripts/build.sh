@@ -20,12 +20,20 @@ engine_only=${SPPLAN_ENGINE_ONLY:-0}
 engine=${SPPLAN_BUILD_ENGINE:-ON}
 build_dir=${SPPLAN_BUILD_DIR:-build}
 
-# Importing torch takes seconds: look for it only when the answer is used.
-torch_rc=0
-if [ "${1:-}" = --print-torch ] || [ "$engine" = ON ] || [ "$engine_only" = 1 ]; then
-  spplan_find_torch || torch_rc=$?
+case "${1:-}" in
+  "" | --print-torch) ;;
+  *) echo "build: unknown argument '$1' (allowed: --print-torch)" >&2; exit 2 ;;
+esac
+if [ "$engine_only" = 1 ] && [ "$engine" != ON ]; then
+  echo "build: SPPLAN_ENGINE_ONLY=1 builds the engine; it contradicts SPPLAN_BUILD_ENGINE=$engine" >&2
+  exit 2
 fi
 
+# Importing torch takes seconds: look for it only when the answer is used.
+torch_rc=0
+if [ "${1:-}" = --print-torch ] || [ "$engine" = ON ]; then
+  spplan_find_torch || torch_rc=$?
+fi
 if [ "${1:-}" = --print-torch ]; then
   if [ "$torch_rc" -eq 0 ]; then
     printf 'python=%s\nversion=%s\ncmake_prefix=%s\n' "$SPPLAN_TORCH_PY" "$SPPLAN_TORCH_VERSION" "$SPPLAN_TORCH_PREFIX"
@@ -33,29 +41,19 @@ if [ "${1:-}" = --print-torch ]; then
     echo "build: $SPPLAN_TORCH_WHY" >&2
   fi
   exit "$torch_rc"
-elif [ $# -gt 0 ]; then
-  echo "build: unknown argument '$1' (allowed: --print-torch)" >&2
-  exit 2
 fi
 
-if [ "$engine_only" = 1 ]; then
-  if [ "$engine" != ON ]; then
-    echo "build: SPPLAN_ENGINE_ONLY=1 builds the engine; it contradicts SPPLAN_BUILD_ENGINE=$engine" >&2
-    exit 2
-  fi
-  if [ "$torch_rc" -ne 0 ]; then
+if [ "$engine" = ON ] && [ "$torch_rc" -ne 0 ]; then
+  if [ "$engine_only" = 1 ]; then
     echo "build: SPPLAN_ENGINE_ONLY=1 needs torch: $SPPLAN_TORCH_WHY" >&2
     exit 2
-  fi
-elif [ "$engine" = ON ]; then
-  if [ "$torch_rc" -eq 2 ]; then
+  elif [ "$torch_rc" -eq 2 ]; then
     # An explicit choice that does not work is an error, not a reason to drop the engine quietly.
     echo "build: $SPPLAN_TORCH_WHY" >&2
     exit 2
-  elif [ "$torch_rc" -ne 0 ]; then
-    echo "build: $SPPLAN_TORCH_WHY; building without the engine" >&2
-    engine=OFF
   fi
+  echo "build: $SPPLAN_TORCH_WHY; building without the engine" >&2
+  engine=OFF
 fi
 if [ "$engine" = ON ]; then
   echo "build: engine against torch $SPPLAN_TORCH_VERSION of $SPPLAN_TORCH_PY"
