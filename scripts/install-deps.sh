@@ -39,7 +39,9 @@ esac
 say() { echo "install-deps: $*"; }
 
 # Debian and Ubuntu share the package names used here; anything else is left to the user.
+# shellcheck source=/dev/null
 os_id=$(. "$os_release" && echo "${ID:-}") os_like=$(. "$os_release" && echo "${ID_LIKE:-}")
+# shellcheck source=/dev/null
 os_version=$(. "$os_release" && echo "${VERSION_ID:-}")
 case " $os_id $os_like " in
   *" debian "* | *" ubuntu "*) ;;

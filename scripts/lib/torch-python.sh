@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # sourced; the SPPLAN_TORCH_* variables are its outputs
 # Sourced by build.sh and install-deps.sh, so that both settle on the same torch: the engine builds
 # against the LibTorch inside a torch wheel (BUILD-NOTES.md section 0), and on a GPU node that
 # wheel is already in the node's own Python (section 9); installing a second one there is waste.
