@@ -56,6 +56,9 @@ int main(int argc, char** argv) {
   if (command == "validate") return cmd_validate(sub_argc, sub_argv);
 #ifdef SPPLAN_HAVE_SIMULATOR
   if (command == "simulate") return cmd_simulate(sub_argc, sub_argv);
+#else
+  // An engine-only build (SPPLAN_ENGINE_ONLY, a GPU node) leaves out the simulator, which needs Boost.
+  if (command == "simulate") return fail(spplan::Status::invalid("simulate: the simulator is not built into this spplan"));
 #endif
   if (command == "run" || command == "calibrate") return cmd_forward_to_engine(argc, argv);
   return fail(spplan::Status::invalid("command \"" + command + "\" is not known (allowed: " + kCommands + ")"));

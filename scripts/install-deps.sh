@@ -1,49 +1,161 @@
 #!/usr/bin/env bash
-# Installs what spplan needs on Debian 12 (bookworm). Idempotent: a second run changes nothing.
-#   Debian packages: compilers, CMake, toml++, Eigen, Boost.Graph, nlohmann-json, fmt, GoogleTest,
-#   Google Benchmark, Qt 6 (Widgets, Charts, Svg, Test; Charts' CMake config needs Qt6OpenGL's,
-#   which qt6-base-dev does not pull in: libqt6opengl6-dev) and Xvfb for the GUI tests.
-#   PyPI: the torch wheel, whose LibTorch (CUDA + NCCL compiled in) the engine builds against
-#   (BUILD-NOTES.md section 0), in a virtual environment outside the checkout so that fresh
-#   clones reuse it.
-# Env: SPPLAN_VENV (default ~/.cache/spplan/venv), SPPLAN_SKIP_TORCH=1 to skip the wheel.
+# Installs what spplan needs on Debian 12 or Ubuntu 22.04 / 24.04 (a GPU node). Idempotent: a
+# second run changes nothing, and a run that finds everything installs nothing (and needs no apt).
+#   Tools: compilers, CMake >= 3.25, Ninja, git (found as commands, however they were installed).
+#   Header libraries: toml++, nlohmann-json >= 3.11 (found as packages, or in third_party_bundle/
+#   from scripts/bundle-headers.sh).
+#   Unless SPPLAN_ENGINE_ONLY=1: Boost.Graph (the simulator), GoogleTest, Google Benchmark.
+#   Unless SPPLAN_NO_GUI=1 or SPPLAN_ENGINE_ONLY=1: Qt 6 >= 6.4 (Widgets, Charts, Svg, Test;
+#   Charts' CMake config needs Qt6OpenGL's, which qt6-base-dev does not pull in:
+#   libqt6opengl6-dev) and Xvfb for the GUI tests.
+#   Torch: the engine builds against a torch wheel's LibTorch (BUILD-NOTES.md section 0). When
+#   scripts/lib/torch-python.sh finds one (SPPLAN_TORCH_PYTHON, the venv below, or the active
+#   python3, as on a GPU node) nothing is installed; else the PyPI wheel goes into a virtual
+#   environment outside the checkout, so that fresh clones reuse it.
+# A package the archive lacks, or has too old, is named with what to do instead; then it exits 1.
+#
+# Usage: scripts/install-deps.sh [--dry-run]   (--dry-run: print what would be installed, install nothing)
+# Env: SPPLAN_NO_GUI=1, SPPLAN_ENGINE_ONLY=1, SPPLAN_SKIP_TORCH=1 (no torch), SPPLAN_TORCH_PYTHON,
+#      SPPLAN_VENV (default ~/.cache/spplan/venv), SPPLAN_TORCH_SPEC (default torch),
+#      SPPLAN_OS_RELEASE (default /etc/os-release), SPPLAN_BUNDLE_DIR (default third_party_bundle).
 set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib/torch-python.sh
 
 SPPLAN_VENV=${SPPLAN_VENV:-$HOME/.cache/spplan/venv}
+export SPPLAN_VENV
 TORCH_SPEC=${SPPLAN_TORCH_SPEC:-torch}
+bundle=${SPPLAN_BUNDLE_DIR:-third_party_bundle}
+os_release=${SPPLAN_OS_RELEASE:-/etc/os-release}
+engine_only=${SPPLAN_ENGINE_ONLY:-0}
+no_gui=${SPPLAN_NO_GUI:-0}
+[ "$engine_only" = 1 ] && no_gui=1
+dry_run=0
+case "${1:-}" in
+  "") ;;
+  --dry-run) dry_run=1 ;;
+  *) echo "install-deps: unknown argument '$1' (allowed: --dry-run)" >&2; exit 2 ;;
+esac
+say() { echo "install-deps: $*"; }
 
-packages=(
-  build-essential cmake ninja-build pkg-config git ca-certificates
-  python3 python3-venv python3-pip
-  libtomlplusplus-dev libeigen3-dev libboost-graph-dev nlohmann-json3-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6opengl6-dev libgl-dev xvfb xauth
+# Debian and Ubuntu share the package names used here; anything else is left to the user.
+# shellcheck source=/dev/null
+os_id=$(. "$os_release" && echo "${ID:-}") os_like=$(. "$os_release" && echo "${ID_LIKE:-}")
+# shellcheck source=/dev/null
+os_version=$(. "$os_release" && echo "${VERSION_ID:-}")
+case " $os_id $os_like " in
+  *" debian "* | *" ubuntu "*) ;;
+  *) echo "install-deps: $os_release: ID=$os_id is not supported (Debian 12, Ubuntu 22.04, 24.04);" \
+          "install the packages this script names with your system's tools" >&2
+     exit 2 ;;
+esac
+say "system: $os_id $os_version"
+
+# package|minimum version|how to tell it is there without dpkg (cmd:NAME, or header:DIR of the bundle)
+wanted=(
+  "build-essential||cmd:c++" "cmake|3.25|cmd:cmake" "ninja-build||cmd:ninja" "git||cmd:git"
+  "libtomlplusplus-dev||header:toml++" "nlohmann-json3-dev|3.11|header:nlohmann"
 )
+if [ "$engine_only" != 1 ]; then
+  wanted+=("pkg-config||" "libboost-graph-dev||" "libgtest-dev||" "libgmock-dev||" "libbenchmark-dev||")
+fi
+if [ "$no_gui" != 1 ]; then
+  wanted+=("qt6-base-dev|6.4|" "qt6-charts-dev||" "qt6-svg-dev||" "libqt6opengl6-dev||" "libgl-dev||"
+           "xvfb||" "xauth||")
+fi
+
+# Torch first: when a venv must be made, python3-venv and pip join the packages.
+torch_action=skip
+if [ "${SPPLAN_SKIP_TORCH:-0}" = 1 ]; then
+  say "torch: skipped (SPPLAN_SKIP_TORCH=1)"
+else
+  torch_rc=0
+  spplan_find_torch || torch_rc=$?
+  if [ "$torch_rc" -eq 0 ]; then
+    say "torch: $SPPLAN_TORCH_VERSION present in $SPPLAN_TORCH_PY; not installing another"
+  elif [ "$torch_rc" -eq 2 ]; then
+    echo "install-deps: $SPPLAN_TORCH_WHY (unset it to let this script install torch into $SPPLAN_VENV)" >&2
+    exit 2
+  else
+    torch_action=install
+    say "torch: none found; will install $TORCH_SPEC into $SPPLAN_VENV"
+    wanted+=("python3||cmd:python3" "python3-venv||" "python3-pip||" "ca-certificates||")
+  fi
+fi
+
+# The installed version of a package, or of a tool found on PATH; empty when absent.
+installed_version() {
+  local pkg=$1 probe=$2
+  case "$probe" in
+    cmd:cmake) command -v cmake >/dev/null && cmake --version | sed -n '1s/.* \([0-9][0-9.]*\).*/\1/p' ;;
+    cmd:*) command -v "${probe#cmd:}" >/dev/null && echo present ;;
+    header:*) [ -d "$bundle/include/${probe#header:}" ] && echo bundled ;;
+  esac
+  dpkg-query -W -f='${Status} ${Version}\n' "$pkg" 2>/dev/null | sed -n 's/^install ok installed //p'
+}
+# True when VERSION is known and at least MIN (or there is no MIN); "present"/"bundled" pass.
+new_enough() {
+  [ -z "$2" ] || [ "$1" = present ] || [ "$1" = bundled ] || dpkg --compare-versions "$1" ge "$2"
+}
+
+names=() missing=()
+for entry in "${wanted[@]}"; do
+  IFS='|' read -r pkg min probe <<<"$entry"
+  names+=("$pkg${min:+>=$min}")
+  ok=0
+  while read -r v; do
+    [ -n "$v" ] && new_enough "$v" "$min" && ok=1
+  done < <(installed_version "$pkg" "$probe")
+  [ "$ok" = 1 ] || missing+=("$pkg|$min")
+done
+say "wanted: ${names[*]}"
+missing_names=("${missing[@]%%|*}")
+say "missing: ${missing_names[*]:-none}"
+if [ "$dry_run" = 1 ]; then
+  exit 0
+fi
 
 sudo_cmd=()
 [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
+unavailable=()
 if [ "${#missing[@]}" -gt 0 ]; then
-  echo "install-deps: installing ${#missing[@]} Debian packages: ${missing[*]}"
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  if ! "${sudo_cmd[@]}" apt-get update -qq; then
+    echo "install-deps: apt-get update failed (no package archive here?), and these are missing:" \
+         "${missing_names[*]}. On a GPU node: bring third_party_bundle/ (scripts/bundle-headers.sh" \
+         "on a machine that has the packages) and build with SPPLAN_ENGINE_ONLY=1 (README \"On a GPU node\")" >&2
+    exit 1
+  fi
+  to_install=()
+  for entry in "${missing[@]}"; do
+    pkg=${entry%%|*} min=${entry#*|}
+    candidate=$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+    if [ -z "$candidate" ] || [ "$candidate" = "(none)" ]; then
+      unavailable+=("$pkg (not in this archive)")
+    elif ! new_enough "$candidate" "$min"; then
+      unavailable+=("$pkg (the archive has $candidate; spplan needs $min)")
+    else
+      to_install+=("$pkg")
+    fi
+  done
+  if [ "${#to_install[@]}" -gt 0 ]; then
+    say "installing ${#to_install[@]} packages: ${to_install[*]}"
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${to_install[@]}"
+  fi
 else
-  echo "install-deps: Debian packages present"
+  say "packages present"
 fi
 
-if [ "${SPPLAN_SKIP_TORCH:-0}" != 1 ]; then
-  if [ ! -x "$SPPLAN_VENV/bin/python" ]; then
-    python3 -m venv "$SPPLAN_VENV"
-  fi
-  if ! "$SPPLAN_VENV/bin/python" -c 'import torch' 2>/dev/null; then
-    echo "install-deps: installing the torch wheel into $SPPLAN_VENV (several GB, once)"
-    "$SPPLAN_VENV/bin/pip" install -q --upgrade pip
-    "$SPPLAN_VENV/bin/pip" install -q "$TORCH_SPEC" numpy
-  else
-    echo "install-deps: torch present in $SPPLAN_VENV"
-  fi
+if [ "$torch_action" = install ]; then
+  [ -x "$SPPLAN_VENV/bin/python" ] || python3 -m venv "$SPPLAN_VENV"
+  say "installing the torch wheel into $SPPLAN_VENV (several GB, once)"
+  "$SPPLAN_VENV/bin/pip" install -q --upgrade pip
+  "$SPPLAN_VENV/bin/pip" install -q "$TORCH_SPEC" numpy
+fi
+
+if [ "${#unavailable[@]}" -gt 0 ]; then
+  joined=$(printf '%s; ' "${unavailable[@]}")
+  echo "install-deps: not installed: ${joined%; }." \
+       "For toml++ / nlohmann-json: scripts/bundle-headers.sh on a machine that has them;" \
+       "for Qt: SPPLAN_NO_GUI=1 and -DSPPLAN_BUILD_GUI=OFF; for CMake: a newer one (pip install cmake)." >&2
+  exit 1
 fi

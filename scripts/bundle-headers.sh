@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Copies the header-only libraries of the engine-only build (toml++, nlohmann-json) from this
+# machine's include folder into DIR (default third_party_bundle/, git-ignored), with their
+# copyright files. A GPU node has no -dev packages and no registry (BUILD-NOTES.md section 9):
+# run this where the packages are (scripts/install-deps.sh puts them there), bring DIR along with
+# the source tree, and CMake (cmake/header_deps.cmake) uses it for whatever the node lacks.
+#
+# Usage: scripts/bundle-headers.sh [DIR]
+# Env:   SPPLAN_HEADERS_FROM (default /usr/include): where to copy the headers from.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dest=${1:-third_party_bundle}
+from=${SPPLAN_HEADERS_FROM:-/usr/include}
+
+# header folder | Debian package (its name in the error message and its copyright file)
+libs=("toml++|libtomlplusplus-dev" "nlohmann|nlohmann-json3-dev")
+
+for lib in "${libs[@]}"; do
+  dir=${lib%%|*} pkg=${lib#*|}
+  if [ ! -d "$from/$dir" ]; then
+    echo "bundle-headers: $from/$dir: does not exist (install $pkg, or set SPPLAN_HEADERS_FROM)" >&2
+    exit 2
+  fi
+done
+
+mkdir -p "$dest/include" "$dest/licenses"
+for lib in "${libs[@]}"; do
+  dir=${lib%%|*} pkg=${lib#*|}
+  # Replace, not merge: a stale file from an older version must not survive a refresh.
+  rm -rf "${dest:?}/include/$dir"
+  cp -R "$from/$dir" "$dest/include/$dir"
+  if [ -f "/usr/share/doc/$pkg/copyright" ]; then
+    cp "/usr/share/doc/$pkg/copyright" "$dest/licenses/$pkg.copyright"
+  fi
+done
+
+# Reads "#define NAME n" from a header, for the record below.
+define_of() { sed -n "s/^#[[:space:]]*define[[:space:]]\{1,\}$2[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p" "$1" | head -n1; }
+toml_v="$(define_of "$dest/include/toml++/impl/version.h" TOML_LIB_MAJOR).$(define_of "$dest/include/toml++/impl/version.h" TOML_LIB_MINOR)"
+json_h="$dest/include/nlohmann/detail/abi_macros.hpp"
+[ -f "$json_h" ] || json_h="$dest/include/nlohmann/json.hpp"
+json_v="$(define_of "$json_h" NLOHMANN_JSON_VERSION_MAJOR).$(define_of "$json_h" NLOHMANN_JSON_VERSION_MINOR)"
+printf 'toml++ %s\nnlohmann-json %s\nfrom %s\n' "$toml_v" "$json_v" "$from" > "$dest/VERSIONS"
+echo "bundle-headers: toml++ $toml_v and nlohmann-json $json_v copied to $dest ($(du -sh "$dest" | cut -f1))"
