@@ -1,7 +1,8 @@
 // The engine's tiled and fused autograd functions against the plain ATen computation they replace,
 // on small random fp32 tensors: values and every gradient within 1e-5 of the tensor's largest
 // entry (+ 1e-6). Shapes are chosen so chunks and shards do not divide the token count, and labels
-// include kIgnoreLabel.
+// include kIgnoreLabel. The bf16 case (FusedKernelsBf16) compares with the eager bf16
+// computation within a stated number of bf16 roundings.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -27,10 +28,12 @@ std::vector<at::Tensor> grads_of(const at::Tensor& out, const std::vector<at::Te
 
 // Relative to the tensor's largest entry: summing a gradient over chunks or shards reorders fp32
 // additions, so entries near zero differ by more than 1e-5 of themselves.
-void expect_close(const at::Tensor& got, const at::Tensor& want, const char* what) {
+void expect_close(const at::Tensor& got, const at::Tensor& want, const char* what, double rtol = kRtol,
+                  double atol = kAtol) {
   ASSERT_EQ(got.sizes(), want.sizes()) << what;
-  const double diff = (got - want).abs().max().item<double>(), scale = want.abs().max().item<double>();
-  EXPECT_LE(diff, kRtol * scale + kAtol) << what << ": max abs diff " << diff << ", largest entry " << scale;
+  const at::Tensor a = got.to(at::kDouble), b = want.to(at::kDouble);
+  const double diff = (a - b).abs().max().item<double>(), scale = b.abs().max().item<double>();
+  EXPECT_LE(diff, rtol * scale + atol) << what << ": max abs diff " << diff << ", largest entry " << scale;
 }
 
 // Labels of T tokens over V classes, every third one ignored.
@@ -93,6 +96,30 @@ TEST(TiledLoss, RefusesASecondBackward) {
   EXPECT_ANY_THROW(torch::autograd::grad({loss}, {x}));
 }
 
+// ---- bf16 -------------------------------------------------------------------------------------
+
+// bf16's unit roundoff: 8 significant bits, so one rounding moves a value by at most 2^-8 of it.
+// One unit in the last place of the largest entry is up to 2 u of it.
+constexpr double kBf16Roundoff = 1.0 / 256;
+
+at::Tensor bf16(const at::Tensor& t) { return t.to(at::kBFloat16); }
+
+// Liger's RMSNorm in its "llama" casting mode (the fused norm --tiled-loss brings) is Hugging Face's
+// arithmetic: the output equals the engine's eager bf16 norm bit for bit; the gradients, which the
+// fused norm computes in fp32 and HF's autograd partly in bf16 (dy x weight), within two ulps of
+// the largest entry, 4 u [measured 1.5 u for d x, one ulp; 0.4 u for d weight].
+TEST(FusedKernelsBf16, RmsNormMatchesHuggingFacesUpcast) {
+  at::manual_seed(8);
+  const at::Tensor x0 = bf16(randn({2, 700, 64}, 4.0)), w0 = bf16(1 + randn({64}, 0.1)), dy = bf16(randn({2, 700, 64}));
+  const at::Tensor x = leaf(x0), w = leaf(w0), xr = leaf(x0), wr = leaf(w0);
+  const at::Tensor y = fused_rms_norm(x, w, 1e-5), ref = rms_normalize(xr, wr, 1e-5, /*fused=*/false);
+  EXPECT_TRUE(at::equal(y, ref));
+  const auto g = torch::autograd::grad({y}, {x, w}, {dy});
+  const auto gr = torch::autograd::grad({ref}, {xr, wr}, {dy});
+  expect_close(g[0], gr[0], "d x", 4 * kBf16Roundoff, 0.0);
+  expect_close(g[1], gr[1], "d weight", 4 * kBf16Roundoff, 0.0);
+}
+
 struct MlpCase {
   bool fused_swiglu;
   int64_t shards;
@@ -127,9 +154,10 @@ TEST(TiledMlp, ShardCountIsCeilTokensOverHidden) {
 
 TEST(FusedKernels, RmsNormMatchesAtRmsNorm) {
   at::manual_seed(4);
-  const at::Tensor x0 = randn({3, 11, 32}), w0 = 1 + randn({32}, 0.1), dy = randn({3, 11, 32});
+  // 2 x 700 rows of 64: two blocks of the norm's 1024-row fp32 blocks, the second one partial.
+  const at::Tensor x0 = randn({2, 700, 64}), w0 = 1 + randn({64}, 0.1), dy = randn({2, 700, 64});
   const at::Tensor x = leaf(x0), w = leaf(w0), xr = leaf(x0), wr = leaf(w0);
-  const at::Tensor y = fused_rms_norm(x, w, 1e-5), ref = at::rms_norm(xr, {32}, wr, 1e-5);
+  const at::Tensor y = fused_rms_norm(x, w, 1e-5), ref = at::rms_norm(xr, {64}, wr, 1e-5);
   expect_close(y, ref, "output");
   const auto g = torch::autograd::grad({y}, {x, w}, {dy});
   const auto gr = torch::autograd::grad({ref}, {xr, wr}, {dy});
