@@ -18,27 +18,58 @@ void mark_backward_done(AutogradContext* ctx, const char* who) {
   ctx->saved_data["done"] = true;
 }
 
+// Rows per block of the RMSNorm's fp32 arithmetic. Liger's kernel holds one row's fp32 values in
+// registers; here blocks of at most 2^16 elements (256 KiB in fp32) are the only fp32
+// temporaries, so neither pass adds a [tokens, h] fp32 tensor to what the costmodel counts.
+int64_t norm_block_rows(int64_t hidden) { return std::max<int64_t>(1, (int64_t{1} << 16) / hidden); }
+
+// Calls fn(first_row, rows) over `rows` rows in blocks of norm_block_rows(hidden).
+template <class Fn>
+void for_each_row_block(int64_t rows, int64_t hidden, Fn fn) {
+  const int64_t block = norm_block_rows(hidden);
+  for (int64_t r = 0; r < rows; r += block) fn(r, std::min(block, rows - r));
+}
+
+// The statistics and the normalisation run in fp32 and the normalised value is cast back to the
+// input's dtype before the weight multiplies it: Liger's "llama" casting mode (LIGER
+// ops/rms_norm.py, its default for Llama and Qwen), which is Hugging Face's LlamaRMSNorm
+// arithmetic. rstd is kept in fp32, as Liger keeps it. In fp32 training every cast is a no-op.
 struct FusedRmsNorm : torch::autograd::Function<FusedRmsNorm> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight, double eps) {
-    const at::Tensor rstd = at::rsqrt(x.square().mean(-1, /*keepdim=*/true).add_(eps));  // [..., 1]
+    const int64_t h = x.size(-1);
+    const at::Tensor rows = x.reshape({-1, h});
+    at::Tensor y = at::empty_like(rows, at::MemoryFormat::Contiguous);
+    at::Tensor rstd = at::empty({rows.size(0), 1}, rows.options().dtype(at::kFloat));
+    for_each_row_block(rows.size(0), h, [&](int64_t r, int64_t len) {
+      const at::Tensor x32 = rows.narrow(0, r, len).to(at::kFloat);
+      at::Tensor block_rstd = rstd.narrow(0, r, len);
+      at::rsqrt_out(block_rstd, x32.square().mean(-1, /*keepdim=*/true).add_(eps));
+      y.narrow(0, r, len).copy_(x32 * block_rstd);  // rounded to x's dtype here, as HF's .to(dtype)
+    });
     ctx->save_for_backward({x, weight, rstd});
-    at::Tensor y = x * rstd;
-    return y.mul_(weight);
+    return y.mul_(weight).view(x.sizes());
   }
 
-  // With n = x * rstd (the normalised input) and dn = dy * weight:
+  // With n = x * rstd (the normalised input) and dn = dy * weight, in fp32, block by block:
   //   d weight = sum over tokens of dy * n
   //   d x      = rstd * (dn - n * mean(dn * n))   (the mean over the hidden dim: rstd depends on x)
   static variable_list backward(AutogradContext* ctx, variable_list grad) {
     const variable_list saved = ctx->get_saved_variables();
     const at::Tensor &x = saved[0], &weight = saved[1], &rstd = saved[2];
-    const at::Tensor& dy = grad[0];
-    const at::Tensor n = x * rstd;
-    const at::Tensor d_weight = (dy * n).reshape({-1, x.size(-1)}).sum(0);
-    at::Tensor dn = dy * weight;
-    const at::Tensor dot = (dn * n).mean(-1, /*keepdim=*/true);
-    at::Tensor dx = dn.sub_(n * dot).mul_(rstd);
-    return {dx, d_weight, at::Tensor()};
+    const int64_t h = x.size(-1);
+    const at::Tensor rows = x.reshape({-1, h}), dy = grad[0].reshape({-1, h});
+    const at::Tensor weight32 = weight.to(at::kFloat);
+    at::Tensor dx = at::empty_like(rows, at::MemoryFormat::Contiguous);
+    at::Tensor d_weight = at::zeros({h}, weight32.options());
+    for_each_row_block(rows.size(0), h, [&](int64_t r, int64_t len) {
+      const at::Tensor block_rstd = rstd.narrow(0, r, len), dy32 = dy.narrow(0, r, len).to(at::kFloat);
+      at::Tensor n = rows.narrow(0, r, len).to(at::kFloat) * block_rstd;
+      d_weight.add_((dy32 * n).sum(0));
+      at::Tensor dn = dy32 * weight32;
+      const at::Tensor dot = (dn * n).mean(-1, /*keepdim=*/true);
+      dx.narrow(0, r, len).copy_(dn.sub_(n.mul_(dot)).mul_(block_rstd));
+    });
+    return {dx.view(x.sizes()), d_weight.to(weight.scalar_type()), at::Tensor()};
   }
 };
 

@@ -3,7 +3,8 @@
 // Liger"). They change what a layer keeps for backward, which is what the costmodel prices:
 //
 //   RMSNorm: keeps its input and one fp32 reciprocal RMS per token (rstd); eager at::rms_norm
-//            keeps the intermediate products of its composite ops instead.
+//            keeps the intermediate products of its composite ops instead. Its arithmetic is
+//            fp32 in any dtype (Liger's "llama" casting), in blocks of rows.
 //   SwiGLU:  keeps gate and up only and recomputes SiLU in backward, writing d(gate) and d(up)
 //            over the saved gate/up buffer, so backward adds no i-wide tensor besides the
 //            gradient of down_proj's input.

@@ -159,11 +159,6 @@ Status check_implemented(const RunOptions& o) {
                            "offload_optimizer " + quoted(to_string(k.offload_optimizer)) +
                            " (allowed now: none, or cpu with offload_optimizer cpu)");
   }
-  // The fused linear cross-entropy works in the model dtype; Liger's runs its softmax in fp32.
-  if (k.precision == Precision::kBf16 && k.tiled_loss) {
-    return Status::invalid(o.where("precision") + ": value \"bf16\" is not implemented yet in the engine with "
-                           "tiled_loss (allowed now: fp32, or bf16 without tiled_loss)");
-  }
   return Status::ok();
 }
 

@@ -5,7 +5,8 @@
 // gradient of the loss sum with respect to the chunk's hidden states and to the head weight, and
 // drops the logits before the next chunk. Only [chunk, V] logits ever exist; grad_input [T, h]
 // and grad_weight [V, h] are kept until backward, which only multiplies them by the incoming
-// gradient (a scalar).
+// gradient (a scalar). In bf16, as Liger: bf16 logits from a bf16 GEMM, the softmax in fp32,
+// grad_input and grad_weight in bf16, token losses in fp32.
 //
 // Tiled MLP (--tiled-mlp), DeepSpeed's TiledMLP: the MLP (gate_up -> SwiGLU -> down) runs over
 // ceil(n / h) slices of the local sequence. The forward keeps none of a slice's intermediates; the

@@ -46,7 +46,8 @@ const std::vector<Case> kFull = {
     {16384, 2, 4, {"--act-ckpt", "offload", "--zero", "3", "--reduce-bucket", "262144", "--offload-optimizer", "cpu",
                    "--offload-params", "cpu"}},
     {8192, 2, 2, {"--act-ckpt", "full", "--precision", "bf16"}},
-    {8192, 2, 4, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144", "--precision", "bf16"}}};
+    {8192, 2, 4, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144", "--precision", "bf16"}},
+    {8192, 2, 2, {"--act-ckpt", "full", "--tiled-loss", "--precision", "bf16", "--sp-comm-dtype", "bf16"}}};
 const std::vector<Case> kQuick = {
     {2048, 1, 1, {"--act-ckpt", "none"}},
     {2048, 2, 2, {"--act-ckpt", "none"}},

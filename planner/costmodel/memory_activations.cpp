@@ -137,7 +137,9 @@ double head_input_bytes(const PlanSpec& p) { return act_bytes(p) * p.model.hidde
 double loss_forward_peak_bytes(const PlanSpec& p) {
   const double a = act_bytes(p), s = local_tokens(p), v = p.model.vocab_size, h = p.model.hidden_size;
   if (p.knobs.tiled_loss) {
-    // Liger FLCE: one logits chunk + what it keeps (grad_input, grad_weight) + its input.
+    // Liger FLCE: one logits chunk + what it keeps (grad_input, grad_weight) + its input. The chunk
+    // stays in the activation dtype in bf16 too: Liger's cross-entropy kernel upcasts each row to
+    // fp32 in registers and writes the gradient back into the bf16 chunk (MEMORY-FACTS 7.2).
     return a * liger_chunk_tokens(s, h, v) * v + loss_saved_bytes(p) + head_input_bytes(p);
   }
   // lm_head logits (a), .float() copy (upcast), log_softmax output (fp32) (MEMORY-FACTS 7.1).
@@ -147,7 +149,8 @@ double loss_forward_peak_bytes(const PlanSpec& p) {
 double loss_saved_bytes(const PlanSpec& p) {
   const double a = act_bytes(p), s = local_tokens(p), v = p.model.vocab_size, h = p.model.hidden_size;
   if (p.knobs.tiled_loss) {
-    return a * h * s + a * v * h + kFp32Bytes * s + final_norm_saved_bytes(p);  // grad_input, grad_weight, loss_1d
+    // grad_input, grad_weight (the parameter dtype: Liger's default accum_dtype=None), fp32 loss_1d.
+    return a * h * s + a * v * h + kFp32Bytes * s + final_norm_saved_bytes(p);
   }
   const double held_logits = p.stack.loop_holds_logits ? act_bytes(p) : 0.0;
   // log_softmax output saved for backward (+ held logits), lm_head's input.

@@ -22,7 +22,7 @@ std::string fixtures() {
     write_file(d, "empty.txt", "");
     write_file(d, "zero3.toml",
                "seq_len = 1024\n[model]\npreset = \"tiny-llama\"\n[gpu]\npreset = \"h100-80gb\"\n"
-               "[cluster]\nnum_gpus = 2\n[knobs]\nsp = 2\nzero_stage = 3\ntiled_loss = true\n");
+               "[cluster]\nnum_gpus = 2\n[knobs]\nsp = 2\nzero_stage = 3\nact_ckpt = \"none\"\n");
     write_file(d, "ckpt/LATEST", "");
     return d;
   }();
@@ -51,9 +51,6 @@ const std::vector<BadCase>& cases() {
       {flags({"--bogus"}), "--bogus: unknown flag (allowed: --plan"},
       {flags({"--zero", "3"}), "--act-ckpt: value \"none\" is not implemented yet in the engine with zero_stage 3"},
       {flags({"--act-ckpt", "some"}), "--act-ckpt: value \"some\""},
-      {flags({"--precision", "bf16", "--tiled-loss"}),
-       "--precision: value \"bf16\" is not implemented yet in the engine with tiled_loss (allowed now: fp32, or bf16 "
-       "without tiled_loss)"},
       {flags({"--offload-params", "cpu"}), "--offload-params: value \"cpu\" needs ZeRO stage 3, found stage 0"},
       {flags({"--zero", "3", "--act-ckpt", "full", "--offload-params", "cpu"}),
        "--offload-params: value \"cpu\" is not implemented yet in the engine with offload_optimizer \"none\" (allowed "
@@ -71,7 +68,7 @@ const std::vector<BadCase>& cases() {
       {flags({"--resume", "$D/none"}), "--resume: $D/none: no such folder"},
       {flags({"--resume", "$D/ckpt"}), "--resume: $D/ckpt: no LATEST file or manifest.json"},
       {{"--plan", "$D/none.toml", "--nproc", "1"}, "none.toml: cannot open"},
-      {{"--plan", "$D/zero3.toml", "--nproc", "2"}, "zero3.toml: key \"knobs.precision\": value \"bf16\" is not implemented yet in the engine with tiled_loss"},
+      {{"--plan", "$D/zero3.toml", "--nproc", "2"}, "zero3.toml: key \"knobs.act_ckpt\": value \"none\" is not implemented yet in the engine with zero_stage 3"},
       {{"--plan", "$D/zero3.toml", "--model", "tiny-llama", "--nproc", "2"}, "--model: not allowed with --plan"},
   };
   return kCases;
