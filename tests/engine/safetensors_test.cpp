@@ -76,7 +76,7 @@ TEST(Safetensors, BrokenFilesAreRefusedNamingTheTensor) {
     const std::string path = write_file(dir, "c" + std::to_string(i) + ".safetensors", cases[i].bytes);
     const Result<SafetensorsFile> f = SafetensorsFile::open(path);
     ASSERT_FALSE(f.ok()) << cases[i].expected;
-    EXPECT_EQ(f.status().message().rfind(path + ": ", 0), 0u) << f.status().message();
+    EXPECT_EQ(f.status().message().rfind(path, 0), 0u) << f.status().message();  // the file comes first
     EXPECT_NE(f.status().message().find(cases[i].expected), std::string::npos)
         << "expected: " << cases[i].expected << "\nfound: " << f.status().message();
   }
