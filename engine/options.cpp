@@ -13,7 +13,8 @@ namespace {
 
 std::vector<FlagSpec> run_flag_specs() {
   std::vector<FlagSpec> specs{{"plan"},  {"model"}, {"seq"},  {"nproc"},      {"steps"},  {"data"},
-                              {"seed"},  {"save"},  {"save-every"}, {"resume"}, {"gpu"}, {"json", false}};
+                              {"seed"},  {"save"},  {"save-every"}, {"resume"}, {"gpu"}, {"json", false},
+                              {"init-from"}, {"export-hf"}};  // hf_weights.hpp
   for (const auto& k : knob_flag_specs()) specs.push_back(k);
   return specs;
 }
@@ -32,9 +33,13 @@ Knobs engine_default_knobs() {
 Result<PlanSpec> plan_from_flags(const Args& args) {
   PlanSpec plan;
   plan.knobs = engine_default_knobs();
-  SPPLAN_ASSIGN_OR_RETURN(const std::string model, args.require("model", "a model preset or file, or --plan FILE.toml"));
+  // --init-from DIR alone names the model too: DIR/config.json (check_inputs compares the two
+  // when both are given).
+  const std::string hf_config = args.has("init-from") ? *args.get("init-from") + "/config.json" : "";
+  const std::string model = args.get("model").value_or(hf_config);
+  if (model.empty()) SPPLAN_RETURN_IF_ERROR(args.require("model", "a model preset or file, --init-from DIR, or --plan FILE.toml").status());
   SPPLAN_ASSIGN_OR_RETURN(const std::string seq, args.require("seq", "a sequence length such as 4096 or 16k"));
-  SPPLAN_ASSIGN_OR_RETURN(plan.model, load_model(model));
+  SPPLAN_ASSIGN_OR_RETURN(plan.model, load_model(model, args.has("model") ? "--model" : "--init-from"));
   SPPLAN_ASSIGN_OR_RETURN(plan.seq_len, parse_seq_len("--seq", seq));
   return plan;
 }
@@ -73,11 +78,17 @@ Status read_run_flags(const Args& args, RunOptions* o) {
   o->data_path = args.get("data").value_or("");
   o->save_dir = args.get("save").value_or("");
   o->resume_dir = args.get("resume").value_or("");
+  o->init_from = args.get("init-from").value_or("");
+  o->export_hf = args.get("export-hf").value_or("");
+  o->model_from_flag = args.has("model");
   o->json = args.has("json");
   if (o->save_every > 0 && o->save_dir.empty()) {
     return Status::invalid("--save-every: value " + std::to_string(o->save_every) + " needs --save DIR (allowed: with --save)");
   }
-  for (const char* flag : {"data", "save", "resume"}) {
+  if (!o->init_from.empty() && !o->resume_dir.empty()) {
+    return Status::invalid("--init-from: not allowed with --resume (the checkpoint holds the weights; allowed: one of them)");
+  }
+  for (const char* flag : {"data", "save", "resume", "init-from", "export-hf"}) {
     if (args.has(flag) && args.get(flag)->empty()) {
       return Status::invalid(std::string("--") + flag + ": empty value (allowed: a path)");
     }

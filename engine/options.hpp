@@ -2,6 +2,11 @@
 //
 //   (--plan FILE.toml | --model M --seq S --sp P [knobs]) --nproc N [--steps K] [--data FILE]
 //   [--seed X] [--save DIR] [--save-every K] [--resume DIR] [--gpu G] [--json]
+//   [--init-from HF_DIR] [--export-hf DIR]
+//
+// --init-from starts from a Hugging Face model folder's weights instead of the seeded init (its
+// config.json is the model when --model is absent); --export-hf writes the trained weights as one
+// after the last step (engine/hf_weights.hpp).
 //
 // --gpu G (a preset or a GPU TOML, e.g. what `spplan calibrate` wrote) is the accelerator the run's
 // predictions are priced on; without it, predict.hpp picks one for the device the run has.
@@ -31,6 +36,9 @@ struct RunOptions {
   std::string save_dir;           // "" = no checkpoints
   int64_t save_every = 0;         // 0 = only after the last step
   std::string resume_dir;         // "" = start from step 0
+  std::string init_from;          // "" = seeded init; else a Hugging Face folder (hf_weights.hpp)
+  std::string export_hf;          // "" = no export; else the folder written after the last step
+  bool model_from_flag = false;   // --model given (then it must agree with --init-from's config.json)
   std::optional<GpuSpec> gpu;     // --gpu: the spec predictions are priced on
   bool json = false;
   std::vector<std::string> knob_flags_given;  // e.g. "zero": names a value's source in messages

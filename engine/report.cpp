@@ -25,6 +25,7 @@ std::string progress_line(int64_t step, int64_t total_steps, double loss, double
 std::string to_json(const RunReport& r) {
   nlohmann::json j;
   j["losses"] = r.losses;
+  j["grad_norms"] = r.grad_norms;
   j["tokens_per_s"] = r.tokens_per_s;
   j["step_time_s"] = r.step_time_s;
   j["step_times_s"] = r.step_times_s;

@@ -15,6 +15,7 @@ namespace spplan::engine {
 
 struct RunReport {
   std::vector<double> losses;                       // one per step run by this invocation
+  std::vector<double> grad_norms;                   // global gradient L2 norm, one per step
   double tokens_per_s = 0;                          // whole world, steps after the warm-up step
   double step_time_s = 0;                           // mean over the same steps
   std::vector<double> step_times_s;                 // every step of this invocation, rank 0

@@ -38,6 +38,33 @@ class PhaseClock {
 
 int64_t sequences_per_step(const Knobs& k, int64_t dp) { return dp * k.micro_batch * k.grad_accum_steps; }
 
+// The global L2 norm of the reduced gradients (what torch's clip_grad_norm_ reports), each element
+// counted once: `owned` is this rank's part (model.hpp owned_grads), summed over the world; at
+// ZeRO 0 every rank owns every element (`replicated`), so there is nothing to sum. Per-unit norms
+// in fp32 (no double copy of the gradients), squared and added in double.
+double global_grad_norm(Comm& comm, const std::vector<at::Tensor>& owned, bool replicated) {
+  double local = 0;
+  for (const at::Tensor& g : owned) {
+    const double n = at::linalg_vector_norm(g, 2, std::nullopt, false, at::kFloat).item<double>();
+    local += n * n;
+  }
+  at::Tensor sum = at::tensor({local}, at::kDouble);
+  if (!replicated) comm.all_reduce_sum(sum);
+  return std::sqrt(sum.item<double>());
+}
+
+// Fills, unit by unit, the elements this rank owns of a shard-shaped buffer (model.hpp
+// owned_params: its chunk of every unit) from the unpadded parameter vector that `weights` holds.
+void fill_owned(const ZeroLayout& layout, const HfWeights& weights, const at::Tensor& shard) {
+  for (const ZeroUnit& u : layout.units()) {
+    const int64_t begin = layout.rank() * u.chunk;
+    const int64_t n = std::clamp<int64_t>(u.numel - begin, 0, u.chunk);  // the last ranks' chunks end in padding
+    at::Tensor host = at::empty({n}, at::kFloat);
+    weights.read(u.real_offset + begin, n, host.data_ptr<float>());
+    layout.shard_part(shard, u).narrow(0, 0, n).copy_(host);
+  }
+}
+
 }  // namespace
 
 Trainer::Trainer(const RunOptions& options, Comm& comm, const TokenSource& data)
@@ -192,15 +219,42 @@ void Trainer::all_gather_params() {
 std::vector<at::Tensor> Trainer::full_state() {
   const ZeroLayout& layout = model_->zero_layout();
   MemoryScope tag(MemCategory::kBuffers);  // checkpoint staging
-  const bool sharded_params = options_.plan.knobs.zero_stage >= 3;
   // Offloaded state is host memory; collectives run on the device (a no-op on the CPU).
   auto on_device = [&](const at::Tensor& t) { return t.to(comm_.device()); };
-  // With a master copy the saved parameters are the fp32 master (bf16 weights are its rounding).
-  const at::Tensor params = master_.defined()  ? gather_shards(comm_, layout, on_device(master_))
-                            : sharded_params   ? gather_shards(comm_, layout, on_device(model_->params_flat()))
-                                               : model_->params_flat();
-  return {layout.unpadded(params), layout.unpadded(gather_shards(comm_, layout, on_device(exp_avg_))),
+  return {gathered_params(), layout.unpadded(gather_shards(comm_, layout, on_device(exp_avg_))),
           layout.unpadded(gather_shards(comm_, layout, on_device(exp_avg_sq_)))};
+}
+
+// The parameters, full and unpadded, on the device: with a master copy the fp32 master (bf16
+// weights are its rounding). Collective when the parameters or the master are sharded.
+at::Tensor Trainer::gathered_params() {
+  const ZeroLayout& layout = model_->zero_layout();
+  MemoryScope tag(MemCategory::kBuffers);
+  auto on_device = [&](const at::Tensor& t) { return t.to(comm_.device()); };
+  const at::Tensor params = master_.defined() ? gather_shards(comm_, layout, on_device(master_))
+                            : options_.plan.knobs.zero_stage >= 3
+                                ? gather_shards(comm_, layout, on_device(model_->params_flat()))
+                                : model_->params_flat();
+  return layout.unpadded(params);
+}
+
+at::Tensor Trainer::full_params() {
+  const at::Tensor params = gathered_params();  // every rank: the gathers are collective
+  if (comm_.rank() != 0) return {};
+  return params.to(at::kFloat).cpu().contiguous();
+}
+
+void Trainer::load_weights(const HfWeights& weights) {
+  at::NoGradGuard no_grad;
+  const ZeroLayout& layout = model_->zero_layout();
+  if (options_.plan.knobs.zero_stage >= 3) {
+    fill_owned(layout, weights, model_->params_flat());
+  } else {  // every rank holds the full parameters
+    at::Tensor host = at::empty({layout.num_params()}, at::kFloat);
+    weights.read(0, layout.num_params(), host.data_ptr<float>());
+    layout.load_unpadded(host, model_->params_flat());
+  }
+  if (master_.defined()) fill_owned(layout, weights, master_);  // fp32 from the file, not from bf16 weights
 }
 
 StepStats Trainer::step() {
@@ -231,6 +285,7 @@ StepStats Trainer::step() {
     ph.backward_s += clock.lap();
   }
   if (stage < 2) all_reduce_grads();  // ZeRO 2, 3: reduce-scattered during the backward
+  st.grad_norm = global_grad_norm(comm_, model_->owned_grads(), stage == 0);
   at::Tensor loss = at::tensor({local_loss}, at::kDouble);
   comm_.all_reduce_sum(loss);
   ph.grad_all_reduce_s = clock.lap();

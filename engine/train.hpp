@@ -30,6 +30,7 @@
 #include "engine/checkpoint_io.hpp"
 #include "engine/comm.hpp"
 #include "engine/data.hpp"
+#include "engine/hf_weights.hpp"
 #include "engine/memory_meter.hpp"
 #include "engine/model.hpp"
 #include "engine/options.hpp"
@@ -58,6 +59,7 @@ struct StepStats {
   double loss = 0;          // global batch: sum of token losses / valid tokens
   int64_t tokens = 0;       // valid tokens in the global batch
   double step_time_s = 0;   // phases.total_s()
+  double grad_norm = 0;     // global L2 norm of the gradients before the optimizer step (global_grad_norm)
   PhaseTimes phases;
 };
 
@@ -90,6 +92,13 @@ class Trainer {
   CheckpointMeta state_meta() const;
   Status restore(const LoadedCheckpoint& checkpoint);
 
+  // --init-from: the parameters (and the fp32 master) from a Hugging Face folder's weights; each
+  // rank reads only what it keeps (its chunks at ZeRO 3).
+  void load_weights(const HfWeights& weights);
+  // The parameters, full and unpadded, fp32 on the host (the master when there is one): rank 0
+  // gets them, the others an undefined tensor. Collective at ZeRO >= 1 (the shards are gathered).
+  at::Tensor full_params();
+
  private:
   void load_micro_batch(int64_t micro_step, at::Tensor* inputs, at::Tensor* labels, int64_t* first_position) const;
   int64_t count_valid_tokens() const;
@@ -99,6 +108,7 @@ class Trainer {
   void copy_params_to_master();
   void all_gather_params();
   std::vector<at::Tensor> full_state();
+  at::Tensor gathered_params();
 
   const RunOptions& options_;
   Comm& comm_;

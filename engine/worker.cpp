@@ -18,6 +18,7 @@
 #include "engine/alloc_conf.hpp"
 #include "engine/checkpoint_io.hpp"
 #include "engine/cpu_bf16.hpp"
+#include "engine/hf_weights.hpp"
 #include "engine/report.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
@@ -228,6 +229,7 @@ void finish_report(const RunOptions& o, Comm& comm, const std::vector<StepStats>
   if (comm.rank() != 0) return;
   for (const StepStats& st : steps) {
     report.losses.push_back(st.loss);
+    report.grad_norms.push_back(st.grad_norm);
     report.step_times_s.push_back(st.step_time_s);
   }
   summarize(steps, &report);
@@ -242,7 +244,31 @@ void finish_report(const RunOptions& o, Comm& comm, const std::vector<StepStats>
   if (o.json) std::cout << to_json(report) << std::endl;
 }
 
-int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std::optional<LoadedCheckpoint>& resume) {
+// --export-hf after the last step: rank 0 writes the folder from the gathered parameters; the
+// others wait, so the run never ends before it is on disk.
+Status export_hf(const RunOptions& o, Comm& comm, Trainer& trainer) {
+  const at::Tensor params = trainer.full_params();  // collective
+  Status s;
+  if (comm.rank() == 0) {
+    s = write_hf_folder(o.export_hf, o.plan.model, o.plan.seq_len, o.init_from, params.data_ptr<float>(), params.numel());
+  }
+  comm.barrier();
+  return s;
+}
+
+// --init-from: DIR/config.json is the run's model (check_same_model) and DIR's tensors are all
+// there, each with its shape and a dtype the engine takes. The weights are read later, by each rank.
+Result<HfWeights> open_init_from(const RunOptions& o) {
+  SPPLAN_ASSIGN_OR_RETURN(const ModelSpec hf, read_hf_config(o.init_from));
+  const std::string source = !o.plan_path.empty() ? o.plan_path : "--model " + o.plan.model.name;
+  if (!o.plan_path.empty() || o.model_from_flag) {
+    SPPLAN_RETURN_IF_ERROR(check_same_model(o.plan.model, source, hf, o.init_from + "/config.json"));
+  }
+  return HfWeights::open(o.init_from, o.plan.model);
+}
+
+int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std::optional<LoadedCheckpoint>& resume,
+          const std::optional<HfWeights>& init) {
   const int64_t threads = set_threads(local_world_size(env));
   const c10::Device device = pick_device(env);
   if (device.is_cuda()) watch_cuda_oom();
@@ -255,6 +281,7 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std:
     }
     resume.reset();  // free the file bytes before training
   }
+  if (init) trainer.load_weights(*init);
   RunReport report = base_report(o, comm, trainer, threads);
   report.alloc_conf = apply_alloc_conf();  // set in main() already: this reads it back
   if (env.rank == 0 && !comm.device().is_cuda() && o.plan.knobs.precision == Precision::kBf16) {
@@ -264,6 +291,9 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std:
   }
   reset_peak(comm.device());
   const std::vector<StepStats> steps = run_steps(o, env.rank, comm, trainer);
+  if (!o.export_hf.empty()) {
+    if (Status s = export_hf(o, comm, trainer); !s) throw std::runtime_error(s.message());
+  }
   finish_report(o, comm, steps, report);
   return 0;
 }
@@ -324,6 +354,7 @@ Status check_inputs(RunOptions* o, int64_t world) {
     SPPLAN_ASSIGN_OR_RETURN(const LoadedCheckpoint ck, load_checkpoint(o->resume_dir));
     SPPLAN_RETURN_IF_ERROR(check_resume(ck, o->plan.model, o->steps));
   }
+  if (!o->init_from.empty()) SPPLAN_RETURN_IF_ERROR(open_init_from(*o).status());
   return Status::ok();
 }
 
@@ -343,8 +374,14 @@ int run_rank(RunOptions o, const DistEnv& env) {
     if (Status s = check_resume(*ck, o.plan.model, o.steps); !s) return bad_input(s);
     resume = std::move(ck).value();
   }
+  std::optional<HfWeights> init;
+  if (!o.init_from.empty()) {
+    Result<HfWeights> w = open_init_from(o);
+    if (!w.ok()) return bad_input(w.status());
+    init = std::move(w).value();
+  }
   try {
-    return train(o, env, *data, resume);
+    return train(o, env, *data, resume, init);
   } catch (const c10::OutOfMemoryError& e) {
     return report_oom(o, env.rank, e.what());
   } catch (const std::exception& e) {

@@ -11,7 +11,8 @@
 #   Torch: the engine builds against a torch wheel's LibTorch (BUILD-NOTES.md section 0). When
 #   scripts/lib/torch-python.sh finds one (SPPLAN_TORCH_PYTHON, the venv below, or the active
 #   python3, as on a GPU node) nothing is installed; else the PyPI wheel goes into a virtual
-#   environment outside the checkout, so that fresh clones reuse it.
+#   environment outside the checkout, so that fresh clones reuse it. That venv also gets
+#   transformers and safetensors (PyPI) for the Hugging Face equivalence test.
 # A package the archive lacks, or has too old, is named with what to do instead; then it exits 1.
 #
 # Usage: scripts/install-deps.sh [--dry-run]   (--dry-run: print what would be installed, install nothing)
@@ -150,6 +151,18 @@ if [ "$torch_action" = install ]; then
   say "installing the torch wheel into $SPPLAN_VENV (several GB, once)"
   "$SPPLAN_VENV/bin/pip" install -q --upgrade pip
   "$SPPLAN_VENV/bin/pip" install -q "$TORCH_SPEC" numpy
+fi
+
+# The Hugging Face equivalence test (tests/engine/hf_weights_test.cpp) builds its reference models
+# with transformers in the venv's python; without it that test skips. Only the venv is touched: a
+# GPU node's own python is the user's to change.
+if [ "${SPPLAN_SKIP_TORCH:-0}" != 1 ] && [ -x "$SPPLAN_VENV/bin/python" ]; then
+  if "$SPPLAN_VENV/bin/python" -c 'import transformers, safetensors' 2>/dev/null; then
+    say "transformers: present in $SPPLAN_VENV"
+  else
+    say "installing transformers and safetensors into $SPPLAN_VENV"
+    "$SPPLAN_VENV/bin/pip" install -q transformers safetensors
+  fi
 fi
 
 if [ "${#unavailable[@]}" -gt 0 ]; then

@@ -133,6 +133,10 @@ Result<ModelSpec> model_from_json(const std::string& path) {
   SPPLAN_RETURN_IF_ERROR(json_bool(path, j, "tie_word_embeddings", &m.tie_word_embeddings));
   if (j.contains("model_type") && j["model_type"].is_string()) m.qk_norm = has_qk_norm(j["model_type"]);
   SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "rope_theta", &m.rope_theta));
+  // transformers 5 writes rope_theta inside "rope_parameters".
+  if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {
+    SPPLAN_RETURN_IF_ERROR(json_positive(path, j["rope_parameters"], "rope_theta", &m.rope_theta));
+  }
   SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "rms_norm_eps", &m.rms_norm_eps));
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));
   return m;

@@ -52,6 +52,15 @@ TEST(LoadModel, ReadsHuggingFaceConfigJson) {
   EXPECT_EQ(m->vocab_size, 151936);
 }
 
+// save_pretrained in transformers 5 nests rope_theta in "rope_parameters"; the default 10000 would
+// give the engine another RoPE than the model was trained with.
+TEST(LoadModel, ReadsRopeThetaFromTransformers5RopeParameters) {
+  const auto m = load_model(kData + "/transformers5/config.json");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_EQ(m->rope_theta, 1e6);
+  EXPECT_EQ(m->rms_norm_eps, 1e-6);
+}
+
 // The table of bad files and the exact one-line message each must give.
 TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
   const struct {
