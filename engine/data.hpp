@@ -3,13 +3,23 @@
 // File formats (chosen by the name's ending):
 //   *.u16.bin  little-endian uint16 token ids      *.u32.bin  little-endian uint32 token ids
 //   anything else: UTF-8 text, one token per byte (ids 0..255; needs vocab_size >= 256)
-// A file is one token stream; sequence i is the window [i*seq, i*seq + seq + 1) of the stream,
-// wrapping around at its end (seq + 1 tokens: the labels are the inputs shifted by one).
+// Files are memory-mapped, never read whole into a rank's memory: opening one maps it and scans
+// it once (every id < vocab_size, or valid UTF-8), and a window reads only its seq + 1 tokens.
+// Several files (--data a.u16.bin,b.u16.bin) are one stream, concatenated in the order given;
+// sequence i is the window [i*seq, i*seq + seq + 1) of that stream, wrapping around at its end
+// (seq + 1 tokens: the labels are the inputs shifted by one).
 // Without --data, sequence i is synthetic: a deterministic function of (seed, i), structured
 // enough that the loss falls (mostly an affine recurrence over token ids, 10% random tokens).
+//
+// Documents: with --eos-id E, a stream is documents each ended by token E. The label at position t
+// is token t + 1; when token t is E, token t + 1 starts another document, so that label is
+// ignored (kIgnoreLabel): no position learns to predict a document's first token from the one
+// before. The E itself is still a label (a document learns to end). Attention still spans the
+// boundary (no per-document attention mask), as packed pre-training usually does.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,30 +27,52 @@
 
 namespace spplan::engine {
 
+inline constexpr int64_t kNoEos = -1;
+
+class MappedFile;  // data.cpp: a read-only mmap of one file
+
 class TokenSource {
  public:
-  // Reads and checks a file (format, size, every id < vocab_size). Errors name the file.
-  static Result<TokenSource> from_file(const std::string& path, int64_t vocab_size);
+  // The run's tokens: the files in order (empty: synthetic tokens from `seed`), with eos_id
+  // (kNoEos: none). Checks every file (format, size, every id < vocab_size) and eos_id <
+  // vocab_size. Errors are one line naming the flag and the file, and for a bad id its token
+  // index within that file.
+  static Result<TokenSource> open(const std::vector<std::string>& paths, int64_t vocab_size, int64_t eos_id = kNoEos,
+                                  uint64_t seed = 0);
+  static Result<TokenSource> from_file(const std::string& path, int64_t vocab_size) { return open({path}, vocab_size); }
   static TokenSource synthetic(uint64_t seed, int64_t vocab_size);
 
   // seq_len + 1 tokens of sequence `index`.
   std::vector<int64_t> window(int64_t index, int64_t seq_len) const;
+  int64_t eos_id() const { return eos_id_; }
+  int64_t num_tokens() const { return total_tokens_; }  // 0 for synthetic data
 
  private:
-  std::vector<int64_t> stream_;  // empty for synthetic data
+  struct Segment {  // one file of the stream
+    std::shared_ptr<const MappedFile> file;
+    int width = 1;           // bytes per token: 1 (text), 2, 4
+    int64_t first = 0;       // its first token's position in the stream
+    int64_t tokens = 0;
+  };
+  int64_t token(const Segment& s, int64_t position) const;
+
+  std::vector<Segment> segments_;  // empty for synthetic data
+  int64_t total_tokens_ = 0;
   uint64_t seed_ = 0;
   int64_t vocab_size_ = 0;
+  int64_t eos_id_ = kNoEos;
 };
 
 // One rank's share of one sequence: inputs and labels (shifted before sharding; padding to a
-// multiple of sp has label kIgnoreLabel) and the global position of its first token.
+// multiple of sp has label kIgnoreLabel, and so has a label whose input is eos_id: see above)
+// and the global position of its first token.
 inline constexpr int64_t kIgnoreLabel = -100;
 struct Shard {
   std::vector<int64_t> inputs;
   std::vector<int64_t> labels;
   int64_t first_position = 0;
 };
-Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank);
+Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t eos_id = kNoEos);
 
 // Which sequence a rank reads. A step's global batch is dp * micro_batch * grad_accum consecutive
 // sequences starting at `first_sequence`; micro step m of DP group g takes micro_batch of them.

@@ -4,6 +4,7 @@
 
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/config/optimizer_spec.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/args.hpp"
 #include "planner/core/parse.hpp"
@@ -14,8 +15,9 @@ namespace {
 std::vector<FlagSpec> run_flag_specs() {
   std::vector<FlagSpec> specs{{"plan"},  {"model"}, {"seq"},  {"nproc"},      {"steps"},  {"data"},
                               {"seed"},  {"save"},  {"save-every"}, {"resume"}, {"gpu"}, {"json", false},
-                              {"init-from"}, {"export-hf"}};  // hf_weights.hpp
+                              {"init-from"}, {"export-hf"}, {"eos-id"}};  // hf_weights.hpp; data.hpp
   for (const auto& k : knob_flag_specs()) specs.push_back(k);
+  for (const auto& k : optimizer_flag_specs()) specs.push_back(k);
   return specs;
 }
 
@@ -54,6 +56,18 @@ Result<PlanSpec> plan_from_file(const Args& args, const std::string& path) {
   return load_plan(path);
 }
 
+// "a,b,c" -> {"a", "b", "c"}; empty items are kept (and refused by the caller).
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  for (size_t comma = text.find(','); comma != std::string::npos; comma = text.find(',', start)) {
+    items.push_back(text.substr(start, comma - start));
+    start = comma + 1;
+  }
+  items.push_back(text.substr(start));
+  return items;
+}
+
 Result<uint64_t> parse_seed(const std::string& text) {
   SPPLAN_ASSIGN_OR_RETURN(const int64_t seed, parse_int("--seed", text, 0, int64_t{1} << 62));
   return static_cast<uint64_t>(seed);
@@ -75,7 +89,10 @@ Status read_run_flags(const Args& args, RunOptions* o) {
   if (auto v = args.get("gpu")) {
     SPPLAN_ASSIGN_OR_RETURN(o->gpu, load_gpu(*v, "--gpu"));
   }
-  o->data_path = args.get("data").value_or("");
+  if (auto v = args.get("data")) o->data_paths = split_list(*v);
+  if (auto v = args.get("eos-id")) {
+    SPPLAN_ASSIGN_OR_RETURN(o->eos_id, parse_int("--eos-id", *v, 0, int64_t{1} << 32));  // vocab: data.cpp
+  }
   o->save_dir = args.get("save").value_or("");
   o->resume_dir = args.get("resume").value_or("");
   o->init_from = args.get("init-from").value_or("");
@@ -91,6 +108,11 @@ Status read_run_flags(const Args& args, RunOptions* o) {
   for (const char* flag : {"data", "save", "resume", "init-from", "export-hf"}) {
     if (args.has(flag) && args.get(flag)->empty()) {
       return Status::invalid(std::string("--") + flag + ": empty value (allowed: a path)");
+    }
+  }
+  for (const std::string& path : o->data_paths) {
+    if (path.empty()) {
+      return Status::invalid("--data: value \"" + *args.get("data") + "\" has an empty path (allowed: paths separated by commas)");
     }
   }
   if (!args.positional().empty()) {
@@ -120,6 +142,11 @@ Result<RunOptions> parse_run_options(int argc, const char* const* argv, int firs
                            "when it runs, without prefetch; allowed now: leave it out)");
   }
   SPPLAN_RETURN_IF_ERROR(read_run_flags(args, &o));
+  SPPLAN_RETURN_IF_ERROR(apply_optimizer_flags(args, &o.plan.optimizer));
+  SPPLAN_RETURN_IF_ERROR(check_optimizer(o.plan.optimizer, [&](const std::string& key) {
+    const std::string flag = optimizer_flag(key);
+    return o.plan_path.empty() || args.has(flag.substr(2)) ? flag : o.plan_path + ": key \"optimizer." + key + "\"";
+  }));
   return o;
 }
 

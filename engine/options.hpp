@@ -1,9 +1,13 @@
 // RunOptions: the flags of `spplan-engine run` (the same as DESIGN.md's `spplan run`), checked.
 //
-//   (--plan FILE.toml | --model M --seq S --sp P [knobs]) --nproc N [--steps K] [--data FILE]
-//   [--seed X] [--save DIR] [--save-every K] [--resume DIR] [--gpu G] [--json]
+//   (--plan FILE.toml | --model M --seq S --sp P [knobs]) --nproc N [--steps K] [--data FILE[,FILE...]]
+//   [--eos-id N] [--seed X] [--save DIR] [--save-every K] [--resume DIR] [--gpu G] [--json]
+//   [--lr X --warmup-steps K --lr-schedule constant|cosine|linear --min-lr X --weight-decay X --grad-clip X]
 //   [--init-from HF_DIR] [--export-hf DIR]
 //
+// --data takes a comma-separated list (a flag is given once: planner/core/args.hpp), read as one
+// stream in that order; --eos-id is the token that ends a document (engine/data.hpp). The optimizer
+// flags (planner/config/optimizer_spec.hpp) override a plan file's [optimizer], as knob flags do.
 // --init-from starts from a Hugging Face model folder's weights instead of the seeded init (its
 // config.json is the model when --model is absent); --export-hf writes the trained weights as one
 // after the last step (engine/hf_weights.hpp).
@@ -31,7 +35,8 @@ struct RunOptions {
   std::string plan_path;          // "" when the plan came from flags
   std::optional<int64_t> nproc;   // absent: this process is one rank started by torchrun/Slurm
   int64_t steps = 5;
-  std::string data_path;          // "" = synthetic tokens
+  std::vector<std::string> data_paths;  // empty = synthetic tokens
+  int64_t eos_id = -1;            // kNoEos (data.hpp): documents are not marked
   uint64_t seed = 0;
   std::string save_dir;           // "" = no checkpoints
   int64_t save_every = 0;         // 0 = only after the last step

@@ -14,21 +14,23 @@ nlohmann::json optional_number(const std::optional<double>& v) { return v ? nloh
 }  // namespace
 
 std::string progress_line(int64_t step, int64_t total_steps, double loss, double tokens_per_s, double step_time_s,
-                          int64_t peak_memory_bytes) {
-  char buf[256];
-  std::snprintf(buf, sizeof(buf), "step %lld/%lld  loss %.6f  tokens/s %.1f  step %.3f s  peak memory %.1f MiB",
-                static_cast<long long>(step), static_cast<long long>(total_steps), loss, tokens_per_s, step_time_s,
-                static_cast<double>(peak_memory_bytes) / kMiB);
+                          int64_t peak_memory_bytes, double lr, double grad_norm) {
+  char buf[320];
+  std::snprintf(buf, sizeof(buf),
+                "step %lld/%lld  loss %.6f  lr %.3g  grad norm %.3f  tokens/s %.1f  step %.3f s  peak memory %.1f MiB",
+                static_cast<long long>(step), static_cast<long long>(total_steps), loss, lr, grad_norm, tokens_per_s,
+                step_time_s, static_cast<double>(peak_memory_bytes) / kMiB);
   return buf;
 }
 
 std::string to_json(const RunReport& r) {
   nlohmann::json j;
   j["losses"] = r.losses;
-  j["grad_norms"] = r.grad_norms;
   j["tokens_per_s"] = r.tokens_per_s;
   j["step_time_s"] = r.step_time_s;
   j["step_times_s"] = r.step_times_s;
+  j["lrs"] = r.lrs;
+  j["grad_norms"] = r.grad_norms;
   j["peak_memory_bytes"] = r.peak_memory_bytes;
   j["peak_reserved_bytes"] = r.peak_reserved_bytes;
   j["device_used_bytes"] = r.device_used_bytes ? nlohmann::json(*r.device_used_bytes) : nlohmann::json();

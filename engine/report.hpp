@@ -15,10 +15,11 @@ namespace spplan::engine {
 
 struct RunReport {
   std::vector<double> losses;                       // one per step run by this invocation
-  std::vector<double> grad_norms;                   // global gradient L2 norm, one per step
   double tokens_per_s = 0;                          // whole world, steps after the warm-up step
   double step_time_s = 0;                           // mean over the same steps
   std::vector<double> step_times_s;                 // every step of this invocation, rank 0
+  std::vector<double> lrs;                          // the learning rate each step used
+  std::vector<double> grad_norms;                   // each step's global gradient L2 norm, before clipping
   int64_t peak_memory_bytes = 0;                    // largest over ranks
   int64_t peak_rank = 0;                            // the rank that had it
   int64_t peak_reserved_bytes = 0;                  // live + cached blocks, largest over ranks
@@ -35,7 +36,7 @@ struct RunReport {
 };
 
 std::string progress_line(int64_t step, int64_t total_steps, double loss, double tokens_per_s, double step_time_s,
-                          int64_t peak_memory_bytes);
+                          int64_t peak_memory_bytes, double lr, double grad_norm);
 std::string to_json(const RunReport& report);
 
 }  // namespace spplan::engine

@@ -8,6 +8,7 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include "engine/lr_schedule.hpp"
 #include "engine/offload.hpp"
 #include "engine/precision.hpp"
 #include "engine/zero.hpp"
@@ -38,21 +39,6 @@ class PhaseClock {
 
 int64_t sequences_per_step(const Knobs& k, int64_t dp) { return dp * k.micro_batch * k.grad_accum_steps; }
 
-// The global L2 norm of the reduced gradients (what torch's clip_grad_norm_ reports), each element
-// counted once: `owned` is this rank's part (model.hpp owned_grads), summed over the world; at
-// ZeRO 0 every rank owns every element (`replicated`), so there is nothing to sum. Per-unit norms
-// in fp32 (no double copy of the gradients), squared and added in double.
-double global_grad_norm(Comm& comm, const std::vector<at::Tensor>& owned, bool replicated) {
-  double local = 0;
-  for (const at::Tensor& g : owned) {
-    const double n = at::linalg_vector_norm(g, 2, std::nullopt, false, at::kFloat).item<double>();
-    local += n * n;
-  }
-  at::Tensor sum = at::tensor({local}, at::kDouble);
-  if (!replicated) comm.all_reduce_sum(sum);
-  return std::sqrt(sum.item<double>());
-}
-
 // Fills, unit by unit, the elements this rank owns of a shard-shaped buffer (model.hpp
 // owned_params: its chunk of every unit) from the unpadded parameter vector that `weights` holds.
 void fill_owned(const ZeroLayout& layout, const HfWeights& weights, const at::Tensor& shard) {
@@ -70,6 +56,8 @@ void fill_owned(const ZeroLayout& layout, const HfWeights& weights, const at::Te
 Trainer::Trainer(const RunOptions& options, Comm& comm, const TokenSource& data)
     : options_(options), comm_(comm), data_(data) {
   model_ = std::make_unique<Model>(options.plan.model, options.seed, comm, options.plan.knobs, comm.device());
+  adamw_.lr = options.plan.optimizer.lr;
+  adamw_.weight_decay = options.plan.optimizer.weight_decay;
   // Allocated up front so the peak includes them from step 1.
   const Knobs& k = options.plan.knobs;
   const int64_t n = model_->zero_layout().shard_numel();  // ZeRO >= 1: this rank's chunks only
@@ -96,7 +84,7 @@ void Trainer::load_micro_batch(int64_t micro_step, at::Tensor* inputs, at::Tenso
   std::vector<int64_t> in, lab;
   for (int64_t slot = 0; slot < k.micro_batch; ++slot) {
     const int64_t index = sequence_index(next_sequence_, micro_step, comm_.dp(), comm_.dp_rank(), k.micro_batch, slot);
-    const Shard s = shard_of(data_.window(index, options_.plan.seq_len), comm_.sp(), comm_.sp_rank());
+    const Shard s = shard_of(data_.window(index, options_.plan.seq_len), comm_.sp(), comm_.sp_rank(), data_.eos_id());
     in.insert(in.end(), s.inputs.begin(), s.inputs.end());
     lab.insert(lab.end(), s.labels.begin(), s.labels.end());
     *first_position = s.first_position;
@@ -142,14 +130,37 @@ void Trainer::all_reduce_grads() {
   }
 }
 
+// Sums of squares in fp64, in slabs: fp32 sums over a layer's ~1e6 elements drift by ~1e-5
+// relative (measured: the ZeRO 2 shards' norms disagreed with the full gradient's by 3e-5), and
+// a slab bounds the fp64 copy the reduction makes (kNormSlabElems x 8 B) whatever a unit's size.
+double Trainer::global_grad_norm() {
+  constexpr int64_t kNormSlabElems = int64_t{1} << 24;  // 128 MiB of fp64 at most
+  at::NoGradGuard no_grad;
+  MemoryScope tag(MemCategory::kBuffers);
+  std::vector<at::Tensor> sums;
+  for (const at::Tensor& g : model_->owned_grads()) {
+    for (int64_t off = 0; off < g.numel(); off += kNormSlabElems) {
+      const at::Tensor slab = g.narrow(0, off, std::min(kNormSlabElems, g.numel() - off));
+      sums.push_back(at::linalg_vector_norm(slab, 2, c10::nullopt, false, at::kDouble).square());
+    }
+  }
+  at::Tensor sum_sq = (sums.empty() ? at::zeros({}, at::kDouble) : at::stack(sums).sum()).reshape({1}).to(comm_.device());
+  // ZeRO 0: every rank holds every element; ZeRO >= 1: the owned chunks partition them.
+  if (options_.plan.knobs.zero_stage >= 1 && comm_.world() > 1) comm_.all_reduce_sum(sum_sq);
+  return std::sqrt(sum_sq.item<double>());
+}
+
 // LibTorch's fused AdamW kernel (what torch.optim.AdamW(fused=True) calls): one pass over the flat
 // buffers instead of eight elementwise ones (measured 3 ms instead of 20-50 ms for 5M parameters).
 // On what this rank owns: one view per ZeRO unit (every element at ZeRO 0). AdamW is elementwise,
 // so stepping chunks gives the same numbers as stepping the whole buffer.
-void Trainer::adamw_step() {
+void Trainer::adamw_step(double lr, double grad_scale) {
   at::NoGradGuard no_grad;
   MemoryScope tag(MemCategory::kOptimizer);
   const AdamWConfig& c = adamw_;
+  if (grad_scale < 1) {
+    for (at::Tensor& g : model_->owned_grads()) g.mul_(grad_scale);
+  }
   const ZeroLayout& layout = model_->zero_layout();
   const at::Tensor step = at::full({}, static_cast<double>(steps_done_ + 1), model_->params_flat().options());
   std::vector<at::Tensor> m, v, steps;
@@ -158,7 +169,7 @@ void Trainer::adamw_step() {
     v.push_back(layout.shard_part(exp_avg_sq_, u));
     steps.push_back(step);
   }
-  at::_fused_adamw_(model_->owned_params(), model_->owned_grads(), m, v, {}, steps, c.lr, c.beta1, c.beta2,
+  at::_fused_adamw_(model_->owned_params(), model_->owned_grads(), m, v, {}, steps, lr, c.beta1, c.beta2,
                     c.weight_decay, c.eps, /*amsgrad=*/false, /*maximize=*/false);
 }
 
@@ -166,7 +177,7 @@ void Trainer::adamw_step() {
 // gradients go to the host into the gradient partition, then the fp32 buffer AdamW reads, as
 // DeepSpeed does; on the device, bf16 gradients are upcast into a transient fp32 buffer (DeepSpeed's
 // step-time fp32 gradients). Then the updated parameters are copied back (cast to the model dtype).
-void Trainer::master_adamw_step() {
+void Trainer::master_adamw_step(double lr, double grad_scale) {
   at::NoGradGuard no_grad;
   const AdamWConfig& c = adamw_;
   const ZeroLayout& layout = model_->zero_layout();
@@ -184,12 +195,13 @@ void Trainer::master_adamw_step() {
     }
     fp32_grads.push_back(layout.shard_part(fp32_grads_flat, unit));
     fp32_grads.back().copy_(partition);
+    if (grad_scale < 1) fp32_grads.back().mul_(grad_scale);  // clipped in fp32, as DeepSpeed does
     master.push_back(layout.shard_part(master_, unit));
     m.push_back(layout.shard_part(exp_avg_, unit));
     v.push_back(layout.shard_part(exp_avg_sq_, unit));
     steps.push_back(step);
   }
-  at::_fused_adamw_(master, fp32_grads, m, v, {}, steps, c.lr, c.beta1, c.beta2, c.weight_decay, c.eps,
+  at::_fused_adamw_(master, fp32_grads, m, v, {}, steps, lr, c.beta1, c.beta2, c.weight_decay, c.eps,
                     /*amsgrad=*/false, /*maximize=*/false);
   for (size_t u = 0; u < params.size(); ++u) params[u].copy_(master[u]);  // host to device
 }
@@ -285,14 +297,19 @@ StepStats Trainer::step() {
     ph.backward_s += clock.lap();
   }
   if (stage < 2) all_reduce_grads();  // ZeRO 2, 3: reduce-scattered during the backward
-  st.grad_norm = global_grad_norm(comm_, model_->owned_grads(), stage == 0);
+  st.grad_norm = global_grad_norm();  // a reduction: part of this phase
   at::Tensor loss = at::tensor({local_loss}, at::kDouble);
   comm_.all_reduce_sum(loss);
   ph.grad_all_reduce_s = clock.lap();
+  // Clipping as torch.nn.utils.clip_grad_norm_ (and DeepSpeed's gradient_clipping): scale by
+  // clip / (norm + 1e-6) when that is below 1. The norm is reported with or without clipping.
+  const OptimizerSpec& opt = options_.plan.optimizer;
+  st.lr = lr_at(opt, steps_done_, options_.steps);
+  const double grad_scale = opt.grad_clip > 0 ? std::min(1.0, opt.grad_clip / (st.grad_norm + 1e-6)) : 1.0;
   if (master_.defined()) {
-    master_adamw_step();
+    master_adamw_step(st.lr, grad_scale);
   } else {
-    adamw_step();
+    adamw_step(st.lr, grad_scale);
   }
   if ((stage == 1 || stage == 2) && comm_.world() > 1) all_gather_params();
   ph.optimizer_s = clock.lap();

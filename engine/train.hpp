@@ -47,7 +47,7 @@ struct PhaseTimes {
   double backward_s = 0;   // all of backward: loss, layers (recompute under act_ckpt), all-to-alls,
                            // and at ZeRO 2, 3 the gradient reduce-scatters
   double grad_all_reduce_s = 0;  // after backward: the gradient all-reduce (ZeRO 0, 1) and the loss's
-  double optimizer_s = 0;        // AdamW, plus the parameter all-gather at ZeRO 1, 2
+  double optimizer_s = 0;        // gradient norm (and clipping), AdamW, plus the parameter all-gather at ZeRO 1, 2
   // Parts of the phases above, not added to the step again:
   double all_to_all_s = 0;       // the Ulysses all-to-alls (in forward_s and backward_s)
   double grad_reduce_scatter_s = 0;  // ZeRO 2, 3 gradient reduce-scatters (in backward_s)
@@ -59,12 +59,14 @@ struct StepStats {
   double loss = 0;          // global batch: sum of token losses / valid tokens
   int64_t tokens = 0;       // valid tokens in the global batch
   double step_time_s = 0;   // phases.total_s()
-  double grad_norm = 0;     // global L2 norm of the gradients before the optimizer step (global_grad_norm)
+  double lr = 0;            // the learning rate this step used (lr_schedule.hpp)
+  double grad_norm = 0;     // global L2 norm of the gradients, before clipping (global_grad_norm)
   PhaseTimes phases;
 };
 
 // AdamW as torch.optim.AdamW computes it (decoupled weight decay, bias correction; LibTorch's
-// fused kernel), fixed settings.
+// fused kernel). lr (the peak; each step's comes from lr_schedule.hpp) and weight_decay come from
+// the plan's [optimizer] and the flags (OptimizerSpec); betas and eps are fixed.
 struct AdamWConfig {
   double lr = 1e-3;
   double beta1 = 0.9;
@@ -103,8 +105,14 @@ class Trainer {
   void load_micro_batch(int64_t micro_step, at::Tensor* inputs, at::Tensor* labels, int64_t* first_position) const;
   int64_t count_valid_tokens() const;
   void all_reduce_grads();
-  void adamw_step();
-  void master_adamw_step();
+  // The L2 norm of the global batch's gradient, every element counted once: at ZeRO 0 each rank
+  // holds all of it (all-reduced), at ZeRO >= 1 each rank's owned chunks partition it (summed
+  // over the world). Collective at ZeRO >= 1. Reads the gradients wherever they live (offloaded:
+  // host memory).
+  double global_grad_norm();
+  // grad_scale: the clipping factor min(1, clip / (norm + 1e-6)), 1 without clipping.
+  void adamw_step(double lr, double grad_scale);
+  void master_adamw_step(double lr, double grad_scale);
   void copy_params_to_master();
   void all_gather_params();
   std::vector<at::Tensor> full_state();

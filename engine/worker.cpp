@@ -48,8 +48,7 @@ int64_t set_threads(int64_t local_world) {
 }
 
 Result<TokenSource> open_data(const RunOptions& o) {
-  if (o.data_path.empty()) return TokenSource::synthetic(o.seed, o.plan.model.vocab_size);
-  return TokenSource::from_file(o.data_path, o.plan.model.vocab_size);
+  return TokenSource::open(o.data_paths, o.plan.model.vocab_size, o.eos_id, o.seed);
 }
 
 // A GPU when LibTorch has CUDA and one is present (NCCL path: compiled, not exercised here).
@@ -188,7 +187,7 @@ std::vector<StepStats> run_steps(const RunOptions& o, int64_t rank, Comm& comm, 
     const int64_t peak = max_over_ranks(comm, measured_peak(comm.device()).total_bytes);
     if (rank == 0) {
       std::cerr << progress_line(trainer.steps_done(), o.steps, st.loss, static_cast<double>(st.tokens) / st.step_time_s,
-                                 st.step_time_s, peak)
+                                 st.step_time_s, peak, st.lr, st.grad_norm)
                 << std::endl;
     }
     const bool due = o.save_every > 0 && trainer.steps_done() % o.save_every == 0;
@@ -229,8 +228,9 @@ void finish_report(const RunOptions& o, Comm& comm, const std::vector<StepStats>
   if (comm.rank() != 0) return;
   for (const StepStats& st : steps) {
     report.losses.push_back(st.loss);
-    report.grad_norms.push_back(st.grad_norm);
     report.step_times_s.push_back(st.step_time_s);
+    report.lrs.push_back(st.lr);
+    report.grad_norms.push_back(st.grad_norm);
   }
   summarize(steps, &report);
   report.peak_memory_bytes = g.peak_bytes;
@@ -349,7 +349,7 @@ Status apply_device_memory_limit(c10::Device device) {
 
 Status check_inputs(RunOptions* o, int64_t world) {
   SPPLAN_RETURN_IF_ERROR(check_run_options(o, world));
-  if (!o->data_path.empty()) SPPLAN_RETURN_IF_ERROR(TokenSource::from_file(o->data_path, o->plan.model.vocab_size).status());
+  SPPLAN_RETURN_IF_ERROR(open_data(*o).status());  // maps and scans the files; each rank maps them again
   if (!o->resume_dir.empty()) {
     SPPLAN_ASSIGN_OR_RETURN(const LoadedCheckpoint ck, load_checkpoint(o->resume_dir));
     SPPLAN_RETURN_IF_ERROR(check_resume(ck, o->plan.model, o->steps));

@@ -71,6 +71,19 @@ Status read_knobs(const std::string& path, const toml::table& table, Knobs* k) {
   return r.check_no_unknown_keys();
 }
 
+// [optimizer] (optional): the keys of OptimizerSpec, each optional.
+Status read_optimizer(const std::string& path, const toml::table& table, OptimizerSpec* o) {
+  KeyReader r(path, table, "optimizer.");
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("lr", &o->lr, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("warmup_steps", &o->warmup_steps, false, 0, 1'000'000'000));
+  SPPLAN_RETURN_IF_ERROR(read_enum(r, "lr_schedule", lr_schedule_names(), &o->lr_schedule));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("min_lr", &o->min_lr, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("weight_decay", &o->weight_decay, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("grad_clip", &o->grad_clip, false));
+  SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
+  return check_optimizer(*o, [&path](const std::string& key) { return path + ": key \"optimizer." + key + "\""; });
+}
+
 // Where a plan-file value came from, for check_plan messages.
 WhereFn file_where(const std::string& path) {
   return [path](const std::string& key) {
@@ -110,7 +123,7 @@ Result<PlanSpec> load_plan(const std::string& path) {
   size_t trainer = 0;  // "arctic": plans written before the key existed
   SPPLAN_RETURN_IF_ERROR(top.read_choice("trainer", &trainer, false, trainer_names()));
   plan.stack = trainer_stack(trainer);
-  for (const char* key : {"model", "gpu", "cluster", "knobs"}) top.mark_read(key);
+  for (const char* key : {"model", "gpu", "cluster", "knobs", "optimizer"}) top.mark_read(key);
   SPPLAN_RETURN_IF_ERROR(top.check_no_unknown_keys());
 
   SPPLAN_ASSIGN_OR_RETURN(plan.model, read_part<ModelSpec>(path, root, "model", load_model, model_from_table));
@@ -126,6 +139,13 @@ Result<PlanSpec> load_plan(const std::string& path) {
   const toml::table* knobs = subtable(root, "knobs");
   if (knobs == nullptr) return Status::invalid(path + ": key \"knobs\": missing (required: a table with sp and zero_stage)");
   SPPLAN_RETURN_IF_ERROR(read_knobs(path, *knobs, &plan.knobs));
+  if (const toml::node* node = root.get("optimizer")) {
+    if (!node->is_table()) {
+      return Status::invalid(path + ": key \"optimizer\": value " + describe(*node) +
+                             " is not allowed (allowed: a table with " + join(optimizer_keys()) + ")");
+    }
+    SPPLAN_RETURN_IF_ERROR(read_optimizer(path, *node->as_table(), &plan.optimizer));
+  }
   SPPLAN_RETURN_IF_ERROR(check_plan(plan, file_where(path)));
   return plan;
 }
@@ -167,6 +187,10 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << "\ngrad_accum_steps = " << k.grad_accum_steps << "\nprecision = \"" << to_string(k.precision) << "\"\nsp_comm_dtype = \"" << to_string(k.sp_comm_dtype)
     << "\"\nreduce_bucket_elems = " << k.reduce_bucket_elems << "\nprefetch_bucket_elems = " << k.prefetch_bucket_elems
     << "\n";
+  const OptimizerSpec& opt = plan.optimizer;
+  o << "\n[optimizer]\nlr = " << opt.lr << "\nwarmup_steps = " << opt.warmup_steps << "\nlr_schedule = \""
+    << to_string(opt.lr_schedule) << "\"\nmin_lr = " << opt.min_lr << "\nweight_decay = " << opt.weight_decay
+    << "\ngrad_clip = " << opt.grad_clip << "\n";
   return o.str();
 }
 

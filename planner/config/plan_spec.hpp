@@ -9,6 +9,7 @@
 #include "planner/config/cluster_spec.hpp"
 #include "planner/config/knobs.hpp"
 #include "planner/config/model_spec.hpp"
+#include "planner/config/optimizer_spec.hpp"
 
 namespace spplan {
 
@@ -43,6 +44,7 @@ struct PlanSpec {
   ClusterSpec cluster;
   int64_t seq_len = 0;  // tokens per sequence (global, before SP sharding)
   Knobs knobs;
+  OptimizerSpec optimizer;  // [optimizer]: optional in files (absent: the defaults)
   TrainingStack stack;
 
   int64_t dp() const { return cluster.num_gpus / knobs.sp; }  // data-parallel degree

@@ -19,7 +19,6 @@ using Json = nlohmann::ordered_json;  // keeps keys in the order written
 constexpr const char* kDsConfigFile = "ds_config.json";
 constexpr const char* kNvmePath = "/local_nvme";  // placeholder: a local NVMe mount on every node
 constexpr const char* kAttnImplementation = "flash_attention_2";
-constexpr double kLearningRate = 1e-5;            // placeholder hyper-parameters
 constexpr int kRdzvPort = 29500;
 
 int64_t whole(double elems) { return static_cast<int64_t>(std::llround(elems)); }
@@ -42,6 +41,36 @@ Json zero_json(const Knobs& k) {
   return z;
 }
 
+// AdamW's betas and eps: the engine's (engine/train.hpp AdamWConfig), so every stack steps alike.
+constexpr double kBeta1 = 0.9, kBeta2 = 0.95, kAdamEps = 1e-8;
+
+// DeepSpeed's scheduler for the plan's schedule (deepspeed/runtime/lr_schedules.py): WarmupLR
+// (warm-up, then constant), WarmupDecayLR (linear), WarmupCosineLR (cosine, in ratios of the
+// optimizer's lr). Their warm-ups start at warmup_min_lr = 0 and run linearly, as the engine's;
+// WarmupDecayLR's warm-up starts at its floor, so linear with min_lr > 0 starts there, not at 0.
+// Each holds warmup_num_steps at 2 or more. total_num_steps is "auto": a plan does not know the
+// run's length (HF Trainer and Accelerate fill it from max_steps; plain DeepSpeed needs a number).
+// A constant schedule without warm-up needs no scheduler.
+Json scheduler_json(const OptimizerSpec& o) {
+  const int64_t warmup = o.warmup_steps;
+  switch (o.lr_schedule) {
+    case LrSchedule::kConstant:
+      if (warmup == 0) return Json();
+      return {{"type", "WarmupLR"},
+              {"params", {{"warmup_min_lr", 0.0}, {"warmup_max_lr", o.lr}, {"warmup_num_steps", warmup},
+                          {"warmup_type", "linear"}}}};
+    case LrSchedule::kLinear:
+      return {{"type", "WarmupDecayLR"},
+              {"params", {{"total_num_steps", "auto"}, {"warmup_min_lr", o.min_lr}, {"warmup_max_lr", o.lr},
+                          {"warmup_num_steps", warmup}, {"warmup_type", "linear"}}}};
+    case LrSchedule::kCosine:
+      return {{"type", "WarmupCosineLR"},
+              {"params", {{"total_num_steps", "auto"}, {"warmup_min_ratio", 0.0}, {"warmup_num_steps", warmup},
+                          {"cos_min_ratio", o.min_lr / o.lr}, {"warmup_type", "linear"}}}};
+  }
+  return Json();
+}
+
 Json deepspeed_json(const PlanSpec& plan) {
   const Knobs& k = plan.knobs;
   Json j;
@@ -58,9 +87,11 @@ Json deepspeed_json(const PlanSpec& plan) {
                                      {"contiguous_memory_optimization", false},
                                      {"synchronize_checkpoint_boundary", false}};
   }
+  const OptimizerSpec& o = plan.optimizer;
   j["optimizer"] = {{"type", "AdamW"},
-                    {"params", {{"lr", kLearningRate}, {"betas", {0.9, 0.95}}, {"eps", 1e-8}, {"weight_decay", 0.0}}}};
-  j["gradient_clipping"] = 1.0;
+                    {"params", {{"lr", o.lr}, {"betas", {kBeta1, kBeta2}}, {"eps", kAdamEps}, {"weight_decay", o.weight_decay}}}};
+  if (Json sched = scheduler_json(o); !sched.is_null()) j["scheduler"] = sched;
+  j["gradient_clipping"] = o.grad_clip;  // 0 is DeepSpeed's "no clipping", as the engine's
   j["steps_per_print"] = 10;
   j["wall_clock_breakdown"] = false;
   return j;
@@ -147,7 +178,8 @@ std::string accelerate_yaml(const PlanSpec& plan) {
   j["use_cpu"] = false;
   std::string head = summary(plan, ExportFormat::kAccelerate);
   head += std::string("# Write `spplan export --format deepspeed` of the same plan to ") + kDsConfigFile +
-          " next to this file;\n# precision, ZeRO and batch sizes live there (so no mixed_precision key here).\n";
+          " next to this file;\n# precision, ZeRO, batch sizes and the optimizer (lr, schedule, weight decay, gradient\n"
+          "# clipping) live there (so no mixed_precision key here).\n";
   if (plan.cluster.num_nodes() > 1) head += "# On each node set machine_rank (0, 1, ...) and main_process_ip (the first node).\n";
   if (k.act_ckpt != ActCkpt::kNone) head += "# Activation checkpointing: pass --gradient_checkpointing to an HF Trainer script.\n";
   if (k.tiled_loss) head += "# Tiled loss: pass --use_liger_kernel to an HF Trainer script (Liger fused linear cross-entropy).\n";
@@ -168,7 +200,16 @@ std::string arctic_yaml(const PlanSpec& plan) {
                     {"seq_parallel_communication_data_type", to_string(k.sp_comm_dtype)}};
   j["optimizer"] = Json::object();
   if (k.offload_optimizer != OffloadDevice::kNone) j["optimizer"]["type"] = "cpu_adam";
-  j["optimizer"]["learning_rate"] = kLearningRate;
+  const OptimizerSpec& o = plan.optimizer;
+  j["optimizer"]["learning_rate"] = o.lr;
+  j["optimizer"]["weight_decay"] = o.weight_decay;
+  j["optimizer"]["betas"] = {kBeta1, kBeta2};
+  // ArcticTraining's "huggingface" scheduler is transformers' get_scheduler by name; its warm-up
+  // is a ratio of the run (set below from the plan's warmup_steps by the user).
+  j["scheduler"] = {{"type", "huggingface"},
+                    {"name", o.lr_schedule == LrSchedule::kConstant ? "constant_with_warmup" : to_string(o.lr_schedule)},
+                    {"warmup_ratio", 0.0}};
+  j["deepspeed"]["gradient_clipping"] = o.grad_clip;
   j["model"] = Json::object();
   if (k.tiled_loss) j["model"]["type"] = "liger";  // Liger fused linear cross-entropy: the tiled loss
   j["model"]["name_or_path"] = plan.model.name;
@@ -176,10 +217,33 @@ std::string arctic_yaml(const PlanSpec& plan) {
   if (k.act_ckpt == ActCkpt::kNone) j["model"]["disable_activation_checkpoint"] = true;
   j["data"] = {{"sources", Json::array({"HuggingFaceH4/ultrachat_200k"})}, {"pack_samples", true}, {"max_length", plan.seq_len}};
   std::string head = summary(plan, ExportFormat::kArctic);
-  head += "# Placeholders: model.name_or_path (put the Hugging Face id or a local path), data.sources, learning_rate.\n";
+  head += "# Placeholders: model.name_or_path (put the Hugging Face id or a local path), data.sources.\n";
+  if (o.warmup_steps > 0) {
+    head += "# Warm-up: " + std::to_string(o.warmup_steps) +
+            " steps; set scheduler.warmup_ratio to that over the run's steps.\n";
+  }
+  if (o.lr_schedule != LrSchedule::kConstant && o.min_lr > 0) {
+    head += "# min_lr " + format_number(o.min_lr) + ": transformers' " + to_string(o.lr_schedule) +
+            " schedule decays to 0 (the engine's and DeepSpeed's stop at min_lr).\n";
+  }
   head += "# Launch: arctic_training THIS.yml (DeepSpeed launcher; " + std::to_string(plan.cluster.num_nodes()) +
           " node(s) x " + std::to_string(plan.cluster.num_gpus / plan.cluster.num_nodes()) + " GPUs, a hostfile when more than one).\n";
   return with_yaml(head, j);
+}
+
+// The optimizer as flags: HF TrainingArguments' names for train.py (with --deepspeed, Trainer
+// refuses a ds_config value that differs from its own argument), and `spplan run`'s.
+std::string hf_trainer_flags(const OptimizerSpec& o) {
+  const std::string schedule = o.lr_schedule == LrSchedule::kConstant ? "constant_with_warmup" : to_string(o.lr_schedule);
+  return " --learning_rate " + format_number(o.lr) + " --weight_decay " + format_number(o.weight_decay) +
+         " --lr_scheduler_type " + schedule + " --warmup_steps " + std::to_string(o.warmup_steps) +
+         " --max_grad_norm " + format_number(o.grad_clip);
+}
+
+std::string engine_flags(const OptimizerSpec& o) {
+  return "--lr " + format_number(o.lr) + " --warmup-steps " + std::to_string(o.warmup_steps) + " --lr-schedule " +
+         to_string(o.lr_schedule) + " --min-lr " + format_number(o.min_lr) + " --weight-decay " +
+         format_number(o.weight_decay) + " --grad-clip " + format_number(o.grad_clip);
 }
 
 std::string torchrun_script(const PlanSpec& plan) {
@@ -196,13 +260,14 @@ std::string torchrun_script(const PlanSpec& plan) {
   }
   if (k.tiled_mlp) o << "# Tiled MLP: wrap each MLP with DeepSpeed's TiledMLP (ALST) in train.py.\n";
   if (k.act_ckpt == ActCkpt::kOffload) o << "# Checkpoint offload: move the per-layer checkpoints to host memory (ALST).\n";
+  o << "# The same optimizer on spplan's engine: spplan run --plan PLAN.toml " << engine_flags(plan.optimizer) << "\n";
   o << "set -euo pipefail\n";
   o << (nodes > 1 ? ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n"
                   : "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n");
   o << "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";
   o << "torchrun --nnodes " << nodes << " --nproc-per-node " << plan.cluster.num_gpus / nodes
     << " --rdzv-backend c10d --rdzv-endpoint \"${MASTER_ADDR}:" << kRdzvPort << "\" train.py --deepspeed "
-    << kDsConfigFile << (k.act_ckpt != ActCkpt::kNone ? " --gradient_checkpointing" : "")
+    << kDsConfigFile << hf_trainer_flags(plan.optimizer) << (k.act_ckpt != ActCkpt::kNone ? " --gradient_checkpointing" : "")
     << (k.tiled_loss ? " --use_liger_kernel" : "") << "\n";
   return o.str();
 }

@@ -19,6 +19,7 @@ std::string fixtures() {
     write_file(d, "odd.u16.bin", "abc");
     write_file(d, "big.u32.bin", std::string("\x01\x00\x00\x00\x88\x13\x00\x00", 8));  // ids 1, 5000
     write_file(d, "bad.txt", "ok\xff\xfe");
+    write_file(d, "ok.u16.bin", std::string("\x01\x00\x02\x00\x03\x00", 6));  // ids 1, 2, 3
     write_file(d, "empty.txt", "");
     write_file(d, "zero3.toml",
                "seq_len = 1024\n[model]\npreset = \"tiny-llama\"\n[gpu]\npreset = \"h100-80gb\"\n"
@@ -65,6 +66,19 @@ const std::vector<BadCase>& cases() {
       {flags({"--data", "$D/big.u32.bin"}), "big.u32.bin: token 1 has id 5000 (allowed: ids below the model's vocab_size 4096)"},
       {flags({"--data", "$D/bad.txt"}), "bad.txt: byte 2 is not valid UTF-8"},
       {flags({"--data", "$D/empty.txt"}), "empty.txt: empty file"},
+      // A list is checked file by file; the message names the file and the token within it.
+      {flags({"--data", "$D/ok.u16.bin,$D/none.u16.bin"}), "--data: $D/none.u16.bin: cannot open"},
+      {flags({"--data", "$D/ok.u16.bin,$D/big.u32.bin"}),
+       "--data: $D/big.u32.bin: token 1 has id 5000 (allowed: ids below the model's vocab_size 4096)"},
+      {flags({"--data", "$D/ok.u16.bin,"}), "--data: value \"$D/ok.u16.bin,\" has an empty path"},
+      {flags({"--data", "$D/ok.u16.bin", "--eos-id", "4096"}),
+       "--eos-id: value 4096 is not below the model's vocab_size 4096 (allowed: 0 to 4095)"},
+      {flags({"--eos-id", "-1"}), "--eos-id: value \"-1\" is not allowed"},
+      {flags({"--lr", "0"}), "--lr: value \"0\" is not allowed (allowed: a number from 1e-15 to 1)"},
+      {flags({"--lr-schedule", "step"}), "--lr-schedule: value \"step\" is not allowed (allowed: constant, cosine, linear)"},
+      {flags({"--lr", "0.1", "--min-lr", "0.5"}), "--min-lr: value 0.5 is above the learning rate 0.1 (allowed: 0 to lr)"},
+      {flags({"--grad-clip", "-1"}), "--grad-clip: value \"-1\" is not allowed"},
+      {flags({"--warmup-steps", "x"}), "--warmup-steps: value \"x\" is not allowed"},
       {flags({"--resume", "$D/none"}), "--resume: $D/none: no such folder"},
       {flags({"--resume", "$D/ckpt"}), "--resume: $D/ckpt: no LATEST file or manifest.json"},
       {{"--plan", "$D/none.toml", "--nproc", "1"}, "none.toml: cannot open"},

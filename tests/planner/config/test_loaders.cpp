@@ -144,11 +144,23 @@ TEST(Plan, RoundTripsThroughToml) {
   p.knobs.act_ckpt = ActCkpt::kOffload;
   p.knobs.tiled_mlp = true;
   p.stack = trainer_stack(1);  // hf: the stack travels with the plan
+  p.optimizer.lr = 3e-4;
+  p.optimizer.warmup_steps = 20;
+  p.optimizer.lr_schedule = LrSchedule::kCosine;
+  p.optimizer.min_lr = 3e-5;
+  p.optimizer.weight_decay = 0.01;
+  p.optimizer.grad_clip = 1.0;
   const std::string path = testing::TempDir() + "/plan_roundtrip.toml";
   ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
   const auto back = load_plan(path);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(plan_to_toml(*back), plan_to_toml(p));
+  EXPECT_EQ(back->optimizer.lr, 3e-4);
+  EXPECT_EQ(back->optimizer.warmup_steps, 20);
+  EXPECT_EQ(back->optimizer.lr_schedule, LrSchedule::kCosine);
+  EXPECT_EQ(back->optimizer.min_lr, 3e-5);
+  EXPECT_EQ(back->optimizer.weight_decay, 0.01);
+  EXPECT_EQ(back->optimizer.grad_clip, 1.0);
   EXPECT_EQ(back->stack.trainer, "hf");
   EXPECT_FALSE(back->stack.loop_holds_logits);
 }
@@ -162,6 +174,11 @@ TEST(Plan, WithoutATrainerKeyIsArctic) {
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_EQ(plan->stack.trainer, "arctic");
   EXPECT_TRUE(plan->stack.loop_holds_logits);
+  // Without [optimizer]: the defaults (the engine's settings before the section existed).
+  EXPECT_EQ(plan->optimizer.lr, 1e-3);
+  EXPECT_EQ(plan->optimizer.lr_schedule, LrSchedule::kConstant);
+  EXPECT_EQ(plan->optimizer.weight_decay, 0.1);
+  EXPECT_EQ(plan->optimizer.grad_clip, 0.0);
 }
 
 TEST(Plan, BadPlansNameFileAndKey) {
@@ -178,6 +195,9 @@ TEST(Plan, BadPlansNameFileAndKey) {
       {"bad_plan_model_value.toml", "bad_plan_model_value.toml: key \"model\": value 5 is not allowed (allowed: a table with preset = \"name\" or all model keys)"},
       {"bad_plan_preset.toml", "bad_plan_preset.toml: key \"model.preset\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
       {"bad_plan_trainer.toml", "bad_plan_trainer.toml: key \"trainer\": value \"megatron\" is not allowed (allowed: arctic, hf)"},
+      {"bad_plan_optimizer_key.toml", "bad_plan_optimizer_key.toml: key \"optimizer.warmpu_steps\": unknown key (allowed: lr, warmup_steps, lr_schedule, min_lr, weight_decay, grad_clip)"},
+      {"bad_plan_min_lr.toml", "bad_plan_min_lr.toml: key \"optimizer.min_lr\": value 0.001 is above the learning rate 0.0001 (allowed: 0 to lr)"},
+      {"bad_plan_lr_schedule.toml", "bad_plan_lr_schedule.toml: key \"optimizer.lr_schedule\": value \"step\" is not allowed (allowed: constant, cosine, linear)"},
       {"bad_plan_seq.toml", "bad_plan_seq.toml: key \"seq_len\": value 1099511627776 is not allowed (allowed: a whole number from 1 to 1000000000000)"},
   };
   for (const auto& c : cases) {
@@ -193,7 +213,7 @@ TEST(Plan, UnknownTopLevelKeyListsEveryTable) {
   ASSERT_TRUE(write_file_atomically(path, "seq_len = 1024\n[modle]\npreset = \"qwen3-4b\"\n").is_ok());
   const auto plan = load_plan(path);
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.status().message().find("key \"modle\": unknown key (allowed: seq_len, trainer, model, gpu, cluster, knobs)"),
+  EXPECT_NE(plan.status().message().find("key \"modle\": unknown key (allowed: seq_len, trainer, model, gpu, cluster, knobs, optimizer)"),
             std::string::npos)
       << plan.status().message();
 }

@@ -119,7 +119,7 @@ TEST(ExportArctic, RecipeLinesMatchThePlan) {
   for (const char* line : {"\ntype: sft\n", "\nsequence_parallel_size: 8\n", "\nactivation_checkpoint_cpu_offload: true\n",
                            "\ntiled_mlp_compute: true\n", "\nmicro_batch_size: 1\n", "\ndeepspeed:\n  zero_optimization:\n    stage: 3\n",
                            "\n    offload_optimizer:\n      device: cpu\n", "\n  seq_parallel_communication_data_type: bf16\n",
-                           "\n  type: cpu_adam\n  learning_rate: 0.00001\n", "\n  type: liger\n  name_or_path: llama-3.1-8b\n",
+                           "\n  type: cpu_adam\n  learning_rate: 0.001\n  weight_decay: 0.1\n", "\n  type: liger\n  name_or_path: llama-3.1-8b\n",
                            "\n  max_length: 1048576\n"}) {
     EXPECT_THAT(y, HasSubstr(line));
   }
@@ -132,7 +132,8 @@ TEST(ExportArctic, RecipeLinesMatchThePlan) {
 TEST(ExportTorchrun, ProcessCountsPerNode) {
   const std::string one = exported(alst_plan(), ExportFormat::kTorchrun);
   EXPECT_THAT(one, HasSubstr("torchrun --nnodes 1 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint \"${MASTER_ADDR}:29500\" "
-                             "train.py --deepspeed ds_config.json --gradient_checkpointing --use_liger_kernel\n"));
+                             "train.py --deepspeed ds_config.json --learning_rate 0.001 --weight_decay 0.1 --lr_scheduler_type "
+                             "constant_with_warmup --warmup_steps 0 --max_grad_norm 0 --gradient_checkpointing --use_liger_kernel\n"));
   EXPECT_THAT(one, HasSubstr("DeepSpeedCPUAdam"));
   const std::string two = exported(two_node_plan(), ExportFormat::kTorchrun);
   EXPECT_THAT(two, HasSubstr("torchrun --nnodes 2 --nproc-per-node 8 "));
@@ -152,6 +153,50 @@ TEST(ExportTorchrun, NamesWithNewlinesStayInsideTheComment) {
     EXPECT_THAT(text, Not(HasSubstr("\ntouch"))) << name;
   }
   EXPECT_THAT(exported(p, ExportFormat::kTorchrun), HasSubstr("# spplan export (torchrun): x\\x0atouch /tmp/pwned # on 8 x "));
+}
+
+// The plan's [optimizer] reaches every format: DeepSpeed's optimizer, scheduler and
+// gradient_clipping, ArcticTraining's optimizer and scheduler, train.py's and the engine's flags.
+TEST(ExportOptimizer, EveryFormatCarriesThePlansSettings) {
+  PlanSpec p = two_node_plan();
+  p.optimizer.lr = 3e-4;
+  p.optimizer.weight_decay = 0.01;
+  p.optimizer.warmup_steps = 100;
+  p.optimizer.lr_schedule = LrSchedule::kCosine;
+  p.optimizer.min_lr = 3e-5;
+  p.optimizer.grad_clip = 1.0;
+  const auto j = nlohmann::json::parse(exported(p, ExportFormat::kDeepSpeed));
+  EXPECT_DOUBLE_EQ(j["optimizer"]["params"]["lr"].get<double>(), 3e-4);
+  EXPECT_DOUBLE_EQ(j["optimizer"]["params"]["weight_decay"].get<double>(), 0.01);
+  EXPECT_DOUBLE_EQ(j["gradient_clipping"].get<double>(), 1.0);
+  EXPECT_EQ(j["scheduler"]["type"], "WarmupCosineLR");
+  EXPECT_EQ(j["scheduler"]["params"]["warmup_num_steps"], 100);
+  EXPECT_EQ(j["scheduler"]["params"]["warmup_type"], "linear");
+  EXPECT_DOUBLE_EQ(j["scheduler"]["params"]["cos_min_ratio"].get<double>(), 0.1);  // 3e-5 / 3e-4
+  EXPECT_EQ(j["scheduler"]["params"]["total_num_steps"], "auto");
+
+  p.optimizer.lr_schedule = LrSchedule::kLinear;
+  const auto lin = nlohmann::json::parse(exported(p, ExportFormat::kDeepSpeed));
+  EXPECT_EQ(lin["scheduler"]["type"], "WarmupDecayLR");
+  EXPECT_DOUBLE_EQ(lin["scheduler"]["params"]["warmup_max_lr"].get<double>(), 3e-4);
+  EXPECT_DOUBLE_EQ(lin["scheduler"]["params"]["warmup_min_lr"].get<double>(), 3e-5);
+  p.optimizer.lr_schedule = LrSchedule::kConstant;
+  EXPECT_EQ(nlohmann::json::parse(exported(p, ExportFormat::kDeepSpeed))["scheduler"]["type"], "WarmupLR");
+  p.optimizer.warmup_steps = 0;
+  EXPECT_FALSE(nlohmann::json::parse(exported(p, ExportFormat::kDeepSpeed)).contains("scheduler"));
+
+  p.optimizer.lr_schedule = LrSchedule::kCosine;
+  p.optimizer.warmup_steps = 100;
+  const std::string arctic = exported(p, ExportFormat::kArctic);
+  EXPECT_THAT(arctic, HasSubstr("\n  learning_rate: 0.0003\n  weight_decay: 0.01\n"));
+  EXPECT_THAT(arctic, HasSubstr("\nscheduler:\n  type: huggingface\n  name: cosine\n"));
+  EXPECT_THAT(arctic, HasSubstr("\n  gradient_clipping: 1.0\n"));
+  EXPECT_THAT(arctic, HasSubstr("# Warm-up: 100 steps"));
+  const std::string sh = exported(p, ExportFormat::kTorchrun);
+  EXPECT_THAT(sh, HasSubstr(" --learning_rate 0.0003 --weight_decay 0.01 --lr_scheduler_type cosine --warmup_steps 100 "
+                            "--max_grad_norm 1"));
+  EXPECT_THAT(sh, HasSubstr("spplan run --plan PLAN.toml --lr 0.0003 --warmup-steps 100 --lr-schedule cosine "
+                            "--min-lr 3e-05 --weight-decay 0.01 --grad-clip 1\n"));
 }
 
 TEST(ExportFormatNames, RoundTripAndUnknownIsAClearError) {

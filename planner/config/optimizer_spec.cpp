@@ -1,0 +1,65 @@
+#include "planner/config/optimizer_spec.hpp"
+
+#include <algorithm>
+
+#include "planner/core/parse.hpp"
+
+namespace spplan {
+
+const std::vector<std::string>& lr_schedule_names() {
+  static const std::vector<std::string> kNames{"constant", "cosine", "linear"};
+  return kNames;
+}
+
+std::string to_string(LrSchedule schedule) { return lr_schedule_names()[static_cast<size_t>(schedule)]; }
+
+const std::vector<std::string>& optimizer_keys() {
+  static const std::vector<std::string> kKeys{"lr", "warmup_steps", "lr_schedule", "min_lr", "weight_decay", "grad_clip"};
+  return kKeys;
+}
+
+std::string optimizer_flag(const std::string& key) {
+  std::string flag = "--" + key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+Status check_optimizer(const OptimizerSpec& o, const std::function<std::string(const std::string& key)>& where) {
+  if (o.min_lr > o.lr) {
+    return Status::invalid(where("min_lr") + ": value " + format_number(o.min_lr) + " is above the learning rate " +
+                           format_number(o.lr) + " (allowed: 0 to lr)");
+  }
+  return Status::ok();
+}
+
+std::vector<FlagSpec> optimizer_flag_specs() {
+  std::vector<FlagSpec> specs;
+  for (const std::string& key : optimizer_keys()) specs.push_back({optimizer_flag(key).substr(2)});
+  return specs;
+}
+
+Status apply_optimizer_flags(const Args& args, OptimizerSpec* o) {
+  // A learning rate above 1 or a warm-up beyond 1e9 steps is a typo, not a setting.
+  if (auto v = args.get("lr")) {
+    SPPLAN_ASSIGN_OR_RETURN(o->lr, parse_double("--lr", *v, kMinPositive, 1.0));
+  }
+  if (auto v = args.get("warmup-steps")) {
+    SPPLAN_ASSIGN_OR_RETURN(o->warmup_steps, parse_int("--warmup-steps", *v, 0, 1'000'000'000));
+  }
+  if (auto v = args.get("lr-schedule")) {
+    SPPLAN_ASSIGN_OR_RETURN(const size_t i, parse_choice("--lr-schedule", *v, lr_schedule_names()));
+    o->lr_schedule = static_cast<LrSchedule>(i);
+  }
+  if (auto v = args.get("min-lr")) {
+    SPPLAN_ASSIGN_OR_RETURN(o->min_lr, parse_double("--min-lr", *v, 0.0, 1.0));
+  }
+  if (auto v = args.get("weight-decay")) {
+    SPPLAN_ASSIGN_OR_RETURN(o->weight_decay, parse_double("--weight-decay", *v, 0.0, 1.0));
+  }
+  if (auto v = args.get("grad-clip")) {
+    SPPLAN_ASSIGN_OR_RETURN(o->grad_clip, parse_double("--grad-clip", *v, 0.0));
+  }
+  return Status::ok();
+}
+
+}  // namespace spplan

@@ -1,0 +1,47 @@
+// OptimizerSpec: AdamW's learning rate, its schedule, weight decay and gradient clipping. A plan
+// file's [optimizer] section (plan_io.cpp), the engine's flags (below), and what the exports write
+// (export.cpp), so a plan trains with the same settings on every stack.
+//
+// Flags: --lr X --warmup-steps K --lr-schedule constant|cosine|linear --min-lr X
+//        --weight-decay X --grad-clip X (0: no clipping)
+// The defaults are the engine's settings before these existed (lr 1e-3 constant, weight decay
+// 0.1, no clipping): a plan without [optimizer] trains as it did.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "planner/core/args.hpp"
+
+namespace spplan {
+
+// The shape of the learning rate after the warm-up (engine/lr_schedule.hpp has the formulas).
+enum class LrSchedule { kConstant, kCosine, kLinear };
+const std::vector<std::string>& lr_schedule_names();  // "constant", "cosine", "linear"
+std::string to_string(LrSchedule schedule);
+
+struct OptimizerSpec {
+  double lr = 1e-3;            // the peak learning rate, reached after warmup_steps
+  int64_t warmup_steps = 0;    // linear warm-up from 0 over this many optimizer steps
+  LrSchedule lr_schedule = LrSchedule::kConstant;
+  double min_lr = 0;           // where cosine and linear end (constant ignores it)
+  double weight_decay = 0.1;   // decoupled (AdamW), on every parameter
+  double grad_clip = 0;        // the global gradient L2 norm is clipped to this; 0: no clipping
+};
+
+// The keys of [optimizer], in the order plan files write them.
+const std::vector<std::string>& optimizer_keys();
+
+// min_lr <= lr. `where` names a key's source ("--min-lr" or "plan.toml: key \"optimizer.min_lr\"").
+Status check_optimizer(const OptimizerSpec& o, const std::function<std::string(const std::string& key)>& where);
+
+std::vector<FlagSpec> optimizer_flag_specs();
+// Applies every optimizer flag present in `args` (absent flags keep their value); "--lr" etc.
+// name the flag in messages. Does not call check_optimizer (the caller knows both sources).
+Status apply_optimizer_flags(const Args& args, OptimizerSpec* o);
+// "--min-lr" for "min_lr".
+std::string optimizer_flag(const std::string& key);
+
+}  // namespace spplan
