@@ -206,19 +206,24 @@ Pricing pricing_for(const RunOptions& o, c10::Device device) {
   return cuda_pricing(flag, d, o.plan.cluster.gpu);
 }
 
+// printf-style formatting of one number into a string.
+std::string format(const char* fmt, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, v);
+  return buf;
+}
+
 // The run's measured step and peak beside the prediction, one line on stderr (rank 0).
 std::string prediction_line(const RunReport& r) {
   const Prediction& p = r.prediction;
-  char buf[384];
-  int n = std::snprintf(buf, sizeof buf, "spplan-engine: step %.3f s measured", r.step_time_s);
+  std::string line = "spplan-engine: step " + format("%.3f", r.step_time_s) + " s measured";
   if (p.step_time_s) {
-    n += std::snprintf(buf + n, sizeof buf - n, ", %.3f s predicted (%+.1f %%)", *p.step_time_s,
-                       100.0 * (*p.step_time_s - r.step_time_s) / r.step_time_s);
+    line += ", " + format("%.3f", *p.step_time_s) + " s predicted (" +
+            format("%+.1f", 100.0 * (*p.step_time_s - r.step_time_s) / r.step_time_s) + " %)";
   }
-  n += std::snprintf(buf + n, sizeof buf - n, "; peak memory %.2f GiB measured", r.peak_memory_bytes / kGiB);
-  if (p.peak_memory_bytes) n += std::snprintf(buf + n, sizeof buf - n, ", %.2f GiB predicted", *p.peak_memory_bytes / kGiB);
-  std::snprintf(buf + n, sizeof buf - n, " (on %s)", p.machine.c_str());
-  return buf;
+  line += "; peak memory " + format("%.2f", r.peak_memory_bytes / kGiB) + " GiB measured";
+  if (p.peak_memory_bytes) line += ", " + format("%.2f", *p.peak_memory_bytes / kGiB) + " GiB predicted";
+  return line + " (on " + p.machine + ")";
 }
 
 // Collective (every rank calls it); rank 0 prints the comparison line and, with --json, the object.
