@@ -56,8 +56,6 @@ void fill_owned(const ZeroLayout& layout, const HfWeights& weights, const at::Te
 Trainer::Trainer(const RunOptions& options, Comm& comm, const TokenSource& data)
     : options_(options), comm_(comm), data_(data) {
   model_ = std::make_unique<Model>(options.plan.model, options.seed, comm, options.plan.knobs, comm.device());
-  adamw_.lr = options.plan.optimizer.lr;
-  adamw_.weight_decay = options.plan.optimizer.weight_decay;
   // Allocated up front so the peak includes them from step 1.
   const Knobs& k = options.plan.knobs;
   const int64_t n = model_->zero_layout().shard_numel();  // ZeRO >= 1: this rank's chunks only
@@ -170,7 +168,7 @@ void Trainer::adamw_step(double lr, double grad_scale) {
     steps.push_back(step);
   }
   at::_fused_adamw_(model_->owned_params(), model_->owned_grads(), m, v, {}, steps, lr, c.beta1, c.beta2,
-                    c.weight_decay, c.eps, /*amsgrad=*/false, /*maximize=*/false);
+                    options_.plan.optimizer.weight_decay, c.eps, /*amsgrad=*/false, /*maximize=*/false);
 }
 
 // AdamW on the fp32 master copy (bf16 training, or the optimizer offloaded). Offloaded, the
@@ -201,8 +199,8 @@ void Trainer::master_adamw_step(double lr, double grad_scale) {
     v.push_back(layout.shard_part(exp_avg_sq_, unit));
     steps.push_back(step);
   }
-  at::_fused_adamw_(master, fp32_grads, m, v, {}, steps, lr, c.beta1, c.beta2, c.weight_decay, c.eps,
-                    /*amsgrad=*/false, /*maximize=*/false);
+  at::_fused_adamw_(master, fp32_grads, m, v, {}, steps, lr, c.beta1, c.beta2, options_.plan.optimizer.weight_decay,
+                    c.eps, /*amsgrad=*/false, /*maximize=*/false);
   for (size_t u = 0; u < params.size(); ++u) params[u].copy_(master[u]);  // host to device
 }
 

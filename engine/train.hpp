@@ -68,13 +68,10 @@ struct StepStats {
 // fused kernel). lr (the peak; each step's comes from lr_schedule.hpp) and weight_decay come from
 // the plan's [optimizer] and the flags (OptimizerSpec); betas and eps are fixed.
 struct AdamWConfig {
-  double lr = 1e-3;
   double beta1 = 0.9;
   double beta2 = 0.95;
   double eps = 1e-8;
-  double weight_decay = 0.1;
 };
-
 class Trainer {
  public:
   Trainer(const RunOptions& options, Comm& comm, const TokenSource& data);

@@ -272,11 +272,26 @@ Result<HfWeights> open_init_from(const RunOptions& o) {
   return HfWeights::open(o.init_from, o.plan.model);
 }
 
+// SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT on a CPU run (worker.hpp).
+Status apply_device_memory_limit(c10::Device device) {
+  const char* v = std::getenv("SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT");
+  if (v == nullptr || device.is_cuda()) return Status::ok();
+  SPPLAN_ASSIGN_OR_RETURN(const int64_t bytes, parse_int("environment variable SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT", v, 1,
+                                                         int64_t{1} << 50));
+  set_device_memory_limit(bytes);
+  return Status::ok();
+}
+
 int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std::optional<LoadedCheckpoint>& resume,
           const std::optional<HfWeights>& init) {
   const int64_t threads = set_threads(local_world_size(env));
   const c10::Device device = pick_device(env);
+  // Before the first allocation of the run: CUDA's out-of-memory observer, or the emulated device.
   if (device.is_cuda()) watch_cuda_oom();
+  if (Status s = apply_device_memory_limit(device); !s) {
+    if (env.rank == 0) std::cerr << s.message() << "\n";
+    return 2;
+  }
   Comm comm(env, o.plan.knobs.sp, device, kCommTimeout);
   Trainer trainer(o, comm, data);
   if (resume) {
@@ -340,15 +355,6 @@ int report_oom(const RunOptions& o, int64_t rank, const std::string& what) {
   return kExitOutOfMemory;
 }
 
-// SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT on a CPU run (worker.hpp).
-Status apply_device_memory_limit(c10::Device device) {
-  const char* v = std::getenv("SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT");
-  if (v == nullptr || device.is_cuda()) return Status::ok();
-  SPPLAN_ASSIGN_OR_RETURN(const int64_t bytes, parse_int("environment variable SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT", v, 1,
-                                                         int64_t{1} << 50));
-  set_device_memory_limit(bytes);
-  return Status::ok();
-}
 
 }  // namespace
 
@@ -369,7 +375,6 @@ int run_rank(RunOptions o, const DistEnv& env) {
     return 2;
   };
   if (Status s = check_run_options(&o, env.world); !s) return bad_input(s);
-  if (Status s = apply_device_memory_limit(pick_device(env)); !s) return bad_input(s);
   Result<TokenSource> data = open_data(o);
   if (!data.ok()) return bad_input(data.status());
   std::optional<LoadedCheckpoint> resume;
