@@ -28,7 +28,14 @@ struct GpuSpec {
   double attention_efficiency = 0.35;   // flash-style attention, forward
   double attention_bwd_efficiency = 0.3;// flash-style attention, backward (counted at 2.5x fwd FLOPs)
   double comm_efficiency = 0.8;         // achieved / nominal link bandwidth for large collectives
-  double kernel_launch_s = 5e-6;        // fixed cost per kernel (launch + tail)
+  double kernel_launch_s = 5e-6;        // fixed cost per elementwise kernel (launch + tail)
+  // Achieved / nominal HBM bandwidth of a large memory-bound kernel (a copy, an elementwise op).
+  double elementwise_efficiency = 1.0;
+  // Fixed cost of one GEMM / one attention call beyond its FLOPs at the rates above: launch, the
+  // tile ramp and the last partial wave. `spplan calibrate` fits it as the intercept of time
+  // against work; a preset without a measurement uses the launch cost.
+  double matmul_fixed_s = 5e-6;
+  double attention_fixed_s = 5e-6;
   double collective_latency_s = 2e-5;   // fixed cost per collective call
 
   // Memory the framework does not see (calibrate with nvidia-smi minus torch's reserved).

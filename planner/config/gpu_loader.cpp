@@ -30,6 +30,9 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
   SPPLAN_RETURN_IF_ERROR(r.read_positive("attention_bwd_efficiency", &g.attention_bwd_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("comm_efficiency", &g.comm_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("kernel_launch_s", &g.kernel_launch_s, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("elementwise_efficiency", &g.elementwise_efficiency, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("matmul_fixed_s", &g.matmul_fixed_s, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("attention_fixed_s", &g.attention_fixed_s, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("collective_latency_s", &g.collective_latency_s, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("cuda_context_gib", &g.cuda_context_gib, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("nccl_gib_per_group", &g.nccl_gib_per_group, false));
@@ -40,7 +43,8 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
   for (const auto& [key, value] :
        {std::pair{"matmul_efficiency", g.matmul_efficiency}, std::pair{"attention_efficiency", g.attention_efficiency},
         std::pair{"attention_bwd_efficiency", g.attention_bwd_efficiency},
-        std::pair{"comm_efficiency", g.comm_efficiency}}) {
+        std::pair{"comm_efficiency", g.comm_efficiency},
+        std::pair{"elementwise_efficiency", g.elementwise_efficiency}}) {
     if (value > 1.0) {
       return Status::invalid(r.where(key) + ": value " + format_number(value) +
                              " is not allowed (allowed: a fraction of peak in (0, 1])");

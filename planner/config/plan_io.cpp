@@ -174,7 +174,9 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << "\nprice_per_gpu_hour = " << g.price_per_gpu_hour << "\nmatmul_efficiency = " << g.matmul_efficiency
     << "\nattention_efficiency = " << g.attention_efficiency
     << "\nattention_bwd_efficiency = " << g.attention_bwd_efficiency << "\ncomm_efficiency = " << g.comm_efficiency
-    << "\nkernel_launch_s = " << g.kernel_launch_s << "\ncollective_latency_s = " << g.collective_latency_s
+    << "\nkernel_launch_s = " << g.kernel_launch_s << "\nelementwise_efficiency = " << g.elementwise_efficiency
+    << "\nmatmul_fixed_s = " << g.matmul_fixed_s << "\nattention_fixed_s = " << g.attention_fixed_s
+    << "\ncollective_latency_s = " << g.collective_latency_s
     << "\ncuda_context_gib = " << g.cuda_context_gib << "\nnccl_gib_per_group = " << g.nccl_gib_per_group
     << "\nallocator_fragmentation = " << g.allocator_fragmentation
     << "\nnccl_a2a_gib_per_peer = " << g.nccl_a2a_gib_per_peer << "\ngemm_workspace_mib = " << g.gemm_workspace_mib

@@ -14,7 +14,7 @@ double peak_flops(const GpuSpec& g, double elem_bytes) {
   const bool fp32 = elem_bytes >= 4 && g.fp32_tflops > 0;
   return (fp32 ? g.fp32_tflops : g.bf16_tflops) * kTera;
 }
-double hbm_bytes_per_s(const GpuSpec& g) { return g.hbm_GBps * kGB; }
+double hbm_bytes_per_s(const GpuSpec& g) { return g.hbm_GBps * kGB * g.elementwise_efficiency; }
 
 }  // namespace
 
@@ -22,18 +22,18 @@ double gemm_time_s(const GpuSpec& g, double m, double n, double k, double elem_b
   const double flops = 2.0 * m * n * k;
   const double bytes = elem_bytes * (m * k + k * n + m * n);
   return std::max(flops / (peak_flops(g, elem_bytes) * g.matmul_efficiency), bytes / hbm_bytes_per_s(g)) +
-         g.kernel_launch_s;
+         g.matmul_fixed_s;
 }
 
 double elementwise_time_s(const GpuSpec& g, double bytes) { return bytes / hbm_bytes_per_s(g) + g.kernel_launch_s; }
 
 double attention_fwd_time_s(const GpuSpec& g, double fwd_flops, double elem_bytes) {
-  return fwd_flops / (peak_flops(g, elem_bytes) * g.attention_efficiency) + g.kernel_launch_s;
+  return fwd_flops / (peak_flops(g, elem_bytes) * g.attention_efficiency) + g.attention_fixed_s;
 }
 
 double attention_bwd_time_s(const GpuSpec& g, double fwd_flops, double elem_bytes) {
   return facts::kAttentionBwdFlopsFactor * fwd_flops / (peak_flops(g, elem_bytes) * g.attention_bwd_efficiency) +
-         g.kernel_launch_s;
+         g.attention_fixed_s;
 }
 
 double causal_attention_fwd_flops(double seq, double heads, double head_dim, double batch) {
