@@ -45,6 +45,34 @@ TEST(ValidatePublished, ComparesAgainstTheEstimateOfTheSamePlan) {
   EXPECT_TRUE(row.contains("max_seq_ratio"));  // an ALST row: the longest sequence that ran
 }
 
+// Optional columns: the row's software (trainer, attention kernel) and precision price it; a step
+// time alone is compared as a step time; a row marked inconsistent is shown and not counted.
+TEST(ValidatePublished, OptionalColumnsPriceTheRowAsItRan) {
+  const auto report = validate_published(kData + "/optional_columns.csv");
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  ASSERT_EQ(report->rows.size(), 2u);
+  PlanSpec p;
+  p.model = *load_model("qwen3-0.6b");
+  p.cluster.gpu = *load_gpu("h100-80gb");
+  p.seq_len = 16384;
+  p.knobs.zero_stage = 0;
+  p.knobs.offload_optimizer = p.knobs.offload_params = OffloadDevice::kNone;
+  p.knobs.act_ckpt = ActCkpt::kFull;
+  p.knobs.sp_comm_dtype = CommDtype::kBf16;
+  p.stack = trainer_stack("engine");
+  const double step_s = costmodel::estimate(p).time.step_time_s;
+  const auto& row = report->rows[0];
+  EXPECT_EQ(row["trainer"], "engine");
+  EXPECT_EQ(row["note"], "a step-time row");
+  EXPECT_DOUBLE_EQ(row["step_time_s"]["predicted"].get<double>(), step_s);
+  EXPECT_NEAR(row["step_time_s"]["delta_pct"].get<double>(), 100 * (step_s - 0.6725) / 0.6725, 1e-9);
+  EXPECT_FALSE(report->rows[1]["throughput_consistent"].get<bool>());
+  EXPECT_EQ(report->summary["throughput_pct"]["count"].get<int>(), 1);  // the step-time row only
+  EXPECT_EQ(report->summary["step_time_pct"]["count"].get<int>(), 1);
+  EXPECT_EQ(report->summary["throughput_inconsistent_rows"].get<int>(), 1);
+  EXPECT_NE(report->table.find("~|"), std::string::npos) << report->table;
+}
+
 TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
   const struct {
     std::string file, expected;
@@ -59,6 +87,8 @@ TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
       {"unclosed_quote.csv", "unclosed_quote.csv:2: a quote is not closed (allowed: quoted cells that end on their own line)"},
       {"duplicate_column.csv", "duplicate_column.csv: column \"sp\": given twice (allowed: once)"},
       // The row and column, not the --model flag the CSV user never typed.
+      {"bad_trainer.csv", "bad_trainer.csv:2: column \"trainer\": value \"megatron\" is not allowed (allowed: arctic, hf, liger, engine)"},
+      {"bad_throughput.csv", "bad_throughput.csv:2: column \"throughput\": value \"dubious\" is not allowed (allowed: consistent, inconsistent)"},
       {"bad_model.csv", "bad_model.csv:2: column \"model\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
   };
   for (const auto& c : cases) {
