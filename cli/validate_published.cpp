@@ -176,7 +176,9 @@ Result<ValidationReport> validate_published(const std::string& path) {
     SPPLAN_ASSIGN_OR_RETURN(const PlanSpec p, plan_of(where, r));
     SPPLAN_ASSIGN_OR_RETURN(const Published published, published_of(where, r));
     const costmodel::Estimate e = costmodel::estimate(p);
-    nlohmann::json row{{"id", r["id"]}, {"model", r["model"]}, {"seq_len", p.seq_len}, {"predicted_fits", e.fits}};
+    // gpu and num_gpus let a reader (the GUI's accuracy column) group the rows by accelerator.
+    nlohmann::json row{{"id", r["id"]}, {"model", r["model"]}, {"gpu", r["gpu"]}, {"num_gpus", p.cluster.num_gpus},
+                       {"seq_len", p.seq_len}, {"predicted_fits", e.fits}};
 
     const bool published_fits = published.fits;
     ++verdicts;

@@ -36,6 +36,8 @@ TEST(ValidatePublished, ComparesAgainstTheEstimateOfTheSamePlan) {
   p.knobs.tiled_loss = true;
   const costmodel::Estimate e = costmodel::estimate(p);
   EXPECT_EQ(row["predicted_fits"].get<bool>(), e.fits);
+  EXPECT_EQ(row["gpu"].get<std::string>(), "h100-80gb");  // the GUI groups rows by it
+  EXPECT_EQ(row["num_gpus"].get<int64_t>(), 8);
   EXPECT_DOUBLE_EQ(row["tflops_per_gpu"]["predicted_iter_time_s"].get<double>(), e.time.step_time_s);
   // ALST's formula: (8 * Psi * s + 16 * L * h * s^2) / (GPUs * iteration time).
   const double s = 1100000, psi = 8030261248.0;
