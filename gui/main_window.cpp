@@ -20,18 +20,10 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "gui/charts.hpp"
 #include "gui/export_bar.hpp"
-#include "gui/image_export.hpp"
 #include "gui/plan_table_model.hpp"
-#include "gui/rent_chart_view.hpp"
-#include "gui/rent_model.hpp"
-#include "gui/run_panel.hpp"
-#include "gui/seq_sweep_model.hpp"
+#include "gui/plan_tabs.hpp"
 #include "gui/session.hpp"
-#include "gui/sp_scaling_chart_view.hpp"
-#include "gui/sp_scaling_model.hpp"
-#include "gui/step_timeline_view.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/search/search.hpp"
@@ -41,7 +33,6 @@ namespace {
 
 constexpr int kDebounceMs = 150;
 constexpr int64_t kMaxSeqGranularity = 1024;  // as `spplan max-seq`: whole k-tokens
-const char* const kTabFiles[MainWindow::TabCount] = {"planner", "timeline", "rent", "sp-scaling", "run"};
 
 QString tokensText(int64_t tokens) {
   if (tokens >= 1024 * 1024) return QString::number(tokens / (1024.0 * 1024.0), 'g', 3) + "M";
@@ -68,9 +59,6 @@ QTableView* newTable(QAbstractItemModel* model, int visibleColumns, QWidget* par
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       m_planModel(new PlanTableModel(this)),
-      m_sweepModel(new SeqSweepModel(this)),
-      m_rentModel(new RentModel(this)),
-      m_scalingModel(new SpScalingModel(this)),
       m_debounce(new QTimer(this)) {
   setWindowTitle(tr("spplan: Ulysses sequence-parallel planner"));
   m_debounce->setSingleShot(true);
@@ -78,7 +66,6 @@ MainWindow::MainWindow(QWidget* parent)
   connect(m_debounce, &QTimer::timeout, this, &MainWindow::recomputeNow);
   if (auto trust = TrustTable::load(TrustTable::defaultPath()); trust.ok()) {
     m_trust = std::move(*trust);
-    m_rentModel->setTrust(&*m_trust);
   } else {
     m_trustError = stringOf(trust.status().message());
   }
@@ -113,7 +100,9 @@ MainWindow::MainWindow(QWidget* parent)
 
   auto* split = new QSplitter(Qt::Vertical, central);
   split->addWidget(tableBox);
-  split->addWidget(buildTabs());
+  m_tabs = new PlanTabs(m_planModel, m_trust ? &*m_trust : nullptr, central);
+  connect(m_tabs, &PlanTabs::message, this, &MainWindow::showMessage);
+  split->addWidget(m_tabs);
   split->setStretchFactor(0, 4);
   split->setStretchFactor(1, 6);
   layout->addWidget(split, 1);
@@ -182,65 +171,8 @@ QWidget* MainWindow::buildInputs() {
   return box;
 }
 
-QWidget* MainWindow::buildTabs() {
-  const auto report = [this](const QString& message, bool ok) { showMessage(message, ok); };
-  m_tabs = new QTabWidget(this);
-  m_memoryChart = new MemoryChartView(m_planModel, m_tabs);
-  m_seqChart = new SeqChartView(m_sweepModel, m_tabs);
-  auto* charts = new QSplitter(Qt::Horizontal, m_tabs);
-  charts->addWidget(withImageExport(m_memoryChart, "memory", report));
-  charts->addWidget(withImageExport(m_seqChart, "peak-vs-seq", report));
-  m_tabs->addTab(charts, tr("&Memory"));
-
-  m_timeline = new StepTimelineView(m_tabs);
-  m_tabs->addTab(withImageExport(m_timeline, "timeline", report), tr("Step t&imeline"));
-
-  auto* rent = new QSplitter(Qt::Horizontal, m_tabs);
-  QTableView* rentTable = newTable(m_rentModel, RentModel::VisibleColumnCount, rent);
-  rentTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  rent->addWidget(rentTable);
-  auto* rentRight = new QWidget(rent);
-  auto* rentLayout = new QVBoxLayout(rentRight);
-  rentLayout->setContentsMargins(0, 0, 0, 0);
-  auto* metric = new QComboBox(rentRight);
-  metric->addItem(tr("price per million tokens"), RentModel::ChartUsdPerMtokColumn);
-  metric->addItem(tr("step time"), RentModel::ChartStepSecondsColumn);
-  metric->addItem(tr("longest sequence that fits"), RentModel::ChartMaxSeqKiloColumn);
-  metric->setAccessibleName(tr("Chart metric"));
-  rentLayout->addWidget(metric);
-  m_rentChart = new RentChartView(m_rentModel, rentRight);
-  rentLayout->addWidget(withImageExport(m_rentChart, "rent", report), 1);
-  connect(metric, &QComboBox::currentIndexChanged, this,
-          [this, metric](int) { m_rentChart->setMetricColumn(metric->currentData().toInt()); });
-  rent->addWidget(rentRight);
-  rent->setStretchFactor(0, 1);
-  rent->setStretchFactor(1, 1);
-  m_tabs->addTab(rent, tr("What to &rent"));
-
-  auto* scaling = new QWidget(m_tabs);
-  auto* scalingLayout = new QVBoxLayout(scaling);
-  m_scalingTrustLabel = new QLabel(scaling);
-  m_scalingTrustLabel->setStyleSheet("color: #404080;");
-  scalingLayout->addWidget(m_scalingTrustLabel);
-  auto* scalingSplit = new QSplitter(Qt::Horizontal, scaling);
-  QTableView* scalingTable = newTable(m_scalingModel, SpScalingModel::ColumnCount, scalingSplit);
-  scalingTable->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  scalingSplit->addWidget(scalingTable);
-  scalingSplit->addWidget(withImageExport(new SpScalingChartView(m_scalingModel, scalingSplit), "sp-scaling", report));
-  scalingSplit->setStretchFactor(1, 2);
-  scalingLayout->addWidget(scalingSplit, 1);
-  m_tabs->addTab(scaling, tr("S&P scaling"));
-
-  m_runPanel = new RunPanel(m_tabs);
-  m_tabs->addTab(m_runPanel, tr("Run i&t"));
-  connect(m_tabs, &QTabWidget::currentChanged, this, [this](int index) {
-    if (index == RentTab) updateRent();
-  });
-  return m_tabs;
-}
-
 void MainWindow::addShortcuts() {
-  for (int i = 0; i < TabCount; ++i) {
+  for (int i = 0; i < PlanTabs::TabCount; ++i) {
     auto* shortcut = new QShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)), this);
     connect(shortcut, &QShortcut::activated, this, [this, i] { m_tabs->setCurrentIndex(i); });
   }
@@ -316,9 +248,8 @@ void MainWindow::recomputeNow() {
     showError(stringOf(base.status().message()));
     return;
   }
-  m_base = *base;
-  m_rentStale = true;
   m_planModel->setBase(*base);
+  m_tabs->setBase(*base);
   m_selectedRow = -1;  // row numbers now name new plans
   m_statusLabel->setStyleSheet("color: #444;");
   m_statusLabel->setText(tr("%1 on %2× %3 (%4 per node) at %5 tokens: %6 of %7 knob sets fit")
@@ -340,26 +271,13 @@ void MainWindow::recomputeNow() {
     m_bannerLabel->setStyleSheet("background: #fde2c8; color: #7a3000; font-weight: bold;");
     m_bannerLabel->setText(tr("Does not fit: no valid knob set for this model on %1 GPUs").arg(base->cluster.num_gpus));
   }
-  if (m_tabs->currentIndex() == RentTab) updateRent();
-}
-
-void MainWindow::updateRent() {
-  if (!m_rentStale) return;
-  m_rentStale = false;
-  if (m_base) {
-    m_rentModel->setBase(*m_base);
-  } else {
-    m_rentModel->clear();
-  }
 }
 
 void MainWindow::showError(const QString& message) {
   m_selectedRow = -1;
-  m_base.reset();
-  m_rentStale = true;
   m_planModel->clear();
+  m_tabs->setBase(std::nullopt);
   selectRow(-1);
-  m_rentModel->clear();
   m_statusLabel->setStyleSheet("color: #c00000; font-weight: bold;");
   m_statusLabel->setText(message);
   m_bannerLabel->setStyleSheet("");
@@ -370,28 +288,11 @@ void MainWindow::showError(const QString& message) {
 void MainWindow::selectRow(int row) {
   if (row == m_selectedRow && row >= 0) return;
   m_selectedRow = row;
-  m_memoryChart->setRow(row);
-  if (row < 0) {
-    m_sweepModel->clear();
-    m_scalingModel->clear();
-    m_timeline->clear();
-    m_runPanel->setPlan(nullptr, {});
-    m_exportBar->setPlan(nullptr);
-    m_saveButton->setEnabled(false);
-    m_scalingTrustLabel->clear();
-    return;
-  }
-  const search::RankedPlan& selected = m_planModel->planAt(row);
-  const std::string gpu = m_gpuCombo->currentText().trimmed().toStdString();
-  const QString trust = m_trust ? m_trust->shortText(gpu) : tr("accuracy unknown");
-  m_sweepModel->setPlan(selected.plan);
-  m_scalingModel->setPlan(selected.plan);
-  m_scalingTrustLabel->setText(tr("Predictions for %1; measured error on this GPU: %2").arg(stringOf(gpu), trust));
-  m_timeline->setPlan(selected.plan, selected.estimate.capacity_bytes);
-  m_runPanel->setPlan(&selected, tr("Measured error on %1: %2.").arg(stringOf(gpu), trust));
-  m_exportBar->setPlan(selected.estimate.fits ? &selected.plan : nullptr);
-  m_saveButton->setEnabled(selected.estimate.fits);
-  updateBanner(row);
+  m_tabs->setSelected(row, m_gpuCombo->currentText().trimmed().toStdString());
+  const bool fits = row >= 0 && m_planModel->planAt(row).estimate.fits;
+  m_exportBar->setPlan(fits ? &m_planModel->planAt(row).plan : nullptr);
+  m_saveButton->setEnabled(fits);
+  if (row >= 0) updateBanner(row);
 }
 
 void MainWindow::updateBanner(int row) {
@@ -436,10 +337,10 @@ void MainWindow::showMessage(const QString& message, bool ok) {
 
 Status MainWindow::saveScreenshots(const QString& dir) {
   const int current = m_tabs->currentIndex();
-  for (int i = 0; i < TabCount; ++i) {
+  for (int i = 0; i < PlanTabs::TabCount; ++i) {
     m_tabs->setCurrentIndex(i);  // the rent tab computes itself when shown
     QCoreApplication::processEvents();
-    const QString path = QDir(dir).filePath(QString::fromLatin1(kTabFiles[i]) + ".png");
+    const QString path = QDir(dir).filePath(QString::fromLatin1(PlanTabs::tabFileName(i)) + ".png");
     if (!grab().save(path, "PNG")) {
       return Status::invalid("--screenshots: value \"" + dir.toStdString() + "\": " + path.toStdString() +
                              " cannot be written (allowed: a writable folder)");
@@ -448,5 +349,8 @@ Status MainWindow::saveScreenshots(const QString& dir) {
   m_tabs->setCurrentIndex(current);
   return Status::ok();
 }
+
+SeqSweepModel* MainWindow::sweepModel() const { return m_tabs->sweepModel(); }
+StepTimelineView* MainWindow::timeline() const { return m_tabs->timeline(); }
 
 }  // namespace spplan::gui

@@ -1,9 +1,8 @@
 // MainWindow: inputs (model, GPU, GPUs, GPUs per node, sequence length, trainer) on top, a fits
 // banner with the planner's measured accuracy for the GPU, the ranked plan table with the export
-// buttons, and tabs for the selected plan: its memory (peak by category, peak vs sequence), the
-// simulated step timeline, what to rent (every GPU preset and node shape), SP scaling, and a run
-// of it on this machine. Every number shown comes from a model over the planner or simulator
-// libraries; inputs are parsed with the CLI's functions and errors use the CLI's words.
+// buttons, and PlanTabs for the selected plan. Every number shown comes from a model over the
+// planner or simulator libraries; inputs are parsed with the CLI's functions and errors use the
+// CLI's words.
 //
 // Keyboard: Alt+letter moves to an input (underlined in its label), Ctrl+1..5 the tabs, F5
 // recomputes, Ctrl+O opens a model config, Ctrl+S saves the plan, Ctrl+R runs it, Ctrl+. stops.
@@ -21,21 +20,15 @@ class QLabel;
 class QLineEdit;
 class QPushButton;
 class QSpinBox;
-class QTabWidget;
 class QTableView;
 class QTimer;
 
 namespace spplan::gui {
 
 class ExportBar;
-class MemoryChartView;
 class PlanTableModel;
-class RentChartView;
-class RentModel;
-class RunPanel;
-class SeqChartView;
+class PlanTabs;
 class SeqSweepModel;
-class SpScalingModel;
 class StepTimelineView;
 struct SessionState;
 
@@ -43,8 +36,6 @@ class MainWindow : public QMainWindow {
   Q_OBJECT
 
  public:
-  enum Tab { MemoryTab, TimelineTab, RentTab, ScalingTab, RunTab, TabCount };
-
   explicit MainWindow(QWidget* parent = nullptr);
 
   void setInputs(const GuiOptions& options);  // fills the widgets; recomputes after the debounce
@@ -57,13 +48,10 @@ class MainWindow : public QMainWindow {
   Status saveScreenshots(const QString& dir);
 
   PlanTableModel* planModel() const { return m_planModel; }
-  SeqSweepModel* sweepModel() const { return m_sweepModel; }
-  RentModel* rentModel() const { return m_rentModel; }
-  SpScalingModel* scalingModel() const { return m_scalingModel; }
-  StepTimelineView* timeline() const { return m_timeline; }
-  RunPanel* runPanel() const { return m_runPanel; }
+  SeqSweepModel* sweepModel() const;
+  StepTimelineView* timeline() const;
   ExportBar* exportBar() const { return m_exportBar; }
-  QTabWidget* tabs() const { return m_tabs; }
+  PlanTabs* tabs() const { return m_tabs; }
   QComboBox* modelCombo() const { return m_modelCombo; }
   QComboBox* gpuCombo() const { return m_gpuCombo; }
   QSpinBox* gpusSpin() const { return m_gpusSpin; }
@@ -78,28 +66,21 @@ class MainWindow : public QMainWindow {
 
  private:
   QWidget* buildInputs();
-  QWidget* buildTabs();
   void addShortcuts();
   void scheduleRecompute();
   Result<PlanSpec> baseFromInputs() const;
   void showError(const QString& message);
   void selectRow(int row);
   void updateBanner(int row);
-  void updateRent();  // the rent table is costly: computed when its tab is shown
   void onGpuChanged(const QString& text);
   void openModelConfig();
   void savePlan();
   void showMessage(const QString& message, bool ok);
 
   PlanTableModel* m_planModel;
-  SeqSweepModel* m_sweepModel;
-  RentModel* m_rentModel;
-  SpScalingModel* m_scalingModel;
   QTimer* m_debounce;
   std::optional<TrustTable> m_trust;
   QString m_trustError;
-  std::optional<PlanSpec> m_base;  // the inputs of the last good recompute
-  bool m_rentStale = true;
   int m_selectedRow = -1;
   QComboBox* m_modelCombo = nullptr;
   QComboBox* m_gpuCombo = nullptr;
@@ -112,15 +93,9 @@ class MainWindow : public QMainWindow {
   QLabel* m_statusLabel = nullptr;
   QLabel* m_bannerLabel = nullptr;
   QLabel* m_trustLabel = nullptr;
-  QLabel* m_scalingTrustLabel = nullptr;
   QTableView* m_table = nullptr;
   ExportBar* m_exportBar = nullptr;
-  QTabWidget* m_tabs = nullptr;
-  MemoryChartView* m_memoryChart = nullptr;
-  SeqChartView* m_seqChart = nullptr;
-  StepTimelineView* m_timeline = nullptr;
-  RentChartView* m_rentChart = nullptr;
-  RunPanel* m_runPanel = nullptr;
+  PlanTabs* m_tabs = nullptr;
 };
 
 }  // namespace spplan::gui

@@ -19,6 +19,7 @@
 #include "gui/image_export.hpp"
 #include "gui/main_window.hpp"
 #include "gui/plan_table_model.hpp"
+#include "gui/plan_tabs.hpp"
 #include "gui/rent_chart_view.hpp"
 #include "gui/rent_model.hpp"
 #include "gui/session.hpp"
@@ -300,9 +301,9 @@ class TestGuiViews : public QObject {
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     window.activateWindow();
     QTest::keyClick(&window, Qt::Key_4, Qt::ControlModifier);
-    QCOMPARE(window.tabs()->currentIndex(), static_cast<int>(MainWindow::ScalingTab));
+    QCOMPARE(window.tabs()->currentIndex(), static_cast<int>(PlanTabs::ScalingTab));
     QTest::keyClick(&window, Qt::Key_2, Qt::ControlModifier);
-    QCOMPARE(window.tabs()->currentIndex(), static_cast<int>(MainWindow::TimelineTab));
+    QCOMPARE(window.tabs()->currentIndex(), static_cast<int>(PlanTabs::TimelineTab));
     // Tab walks the inputs in reading order: model, Open config…, GPU, GPUs.
     const auto focusIn = [](QWidget* w) {
       QWidget* f = QApplication::focusWidget();
