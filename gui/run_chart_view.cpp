@@ -58,11 +58,14 @@ RunChartView::RunChartView(RunStepModel* model, QWidget* parent) : QChartView(pa
 }
 
 void RunChartView::refresh() {
-  double maxStep = 1, maxLoss = 0, maxSeconds = 0, maxMib = 0;
+  double maxStep = 1, minLoss = 1e300, maxLoss = 0, maxSeconds = 0, maxMib = 0;
   for (int r = 0; r < m_model->rowCount(); ++r) {
     const StepProgress& s = m_model->stepAt(r);
     maxStep = std::max(maxStep, static_cast<double>(s.step));
-    if (std::isfinite(s.loss)) maxLoss = std::max(maxLoss, s.loss);
+    if (std::isfinite(s.loss)) {
+      minLoss = std::min(minLoss, s.loss);
+      maxLoss = std::max(maxLoss, s.loss);
+    }
     maxSeconds = std::max(maxSeconds, s.stepTimeS);
     maxMib = std::max(maxMib, s.peakMemoryBytes / (1024.0 * 1024.0));
   }
@@ -70,7 +73,13 @@ void RunChartView::refresh() {
   m_stepAxis->setTickAnchor(0);
   m_stepAxis->setTickInterval(std::max(1.0, std::ceil(maxStep / 8)));
   m_stepAxis->setRange(0, maxStep + 1);
-  m_lossAxis->setRange(0, maxLoss > 0 ? maxLoss * 1.1 : 1);
+  // The loss's own range, not from 0: a few steps move it by a fraction of a percent.
+  if (maxLoss > 0) {
+    const double pad = std::max((maxLoss - minLoss) * 0.2, 1e-3 * maxLoss);
+    m_lossAxis->setRange(minLoss - pad, maxLoss + pad);
+  } else {
+    m_lossAxis->setRange(0, 1);
+  }
   m_secondsAxis->setRange(0, maxSeconds > 0 ? maxSeconds * 1.1 : 1);
   m_mibAxis->setRange(0, maxMib > 0 ? maxMib * 1.1 : 1);
 }

@@ -85,7 +85,7 @@ RunPanel::RunPanel(QWidget* parent)
   auto* table = new QTableView(this);
   table->setModel(m_steps);
   table->verticalHeader()->hide();
-  table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
   m_log = new QPlainTextEdit(this);
   m_log->setReadOnly(true);
   m_log->setMaximumBlockCount(5000);
