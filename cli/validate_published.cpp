@@ -247,8 +247,15 @@ Result<ValidationReport> validate_published(const std::string& path) {
     SPPLAN_ASSIGN_OR_RETURN(const Published published, published_of(where, r));
     inconsistent += published.throughput_consistent ? 0 : 1;
     const costmodel::Estimate e = costmodel::estimate(p);
-    nlohmann::json row{{"id", r["id"]},           {"model", r["model"]},       {"trainer", p.stack.trainer},
-                       {"seq_len", p.seq_len},      {"predicted_fits", e.fits}, {"note", optional_cell(r, "note")}};
+    // gpu and num_gpus let a reader (the GUI's accuracy column) group the rows by accelerator.
+    nlohmann::json row{{"id", r["id"]},
+                       {"model", r["model"]},
+                       {"gpu", r["gpu"]},
+                       {"num_gpus", p.cluster.num_gpus},
+                       {"trainer", p.stack.trainer},
+                       {"seq_len", p.seq_len},
+                       {"predicted_fits", e.fits},
+                       {"note", optional_cell(r, "note")}};
 
     const bool published_fits = published.fits;
     ++verdicts;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "planner/config/loaders.hpp"
 #include "planner/costmodel/estimate.hpp"
 
@@ -36,6 +38,8 @@ TEST(ValidatePublished, ComparesAgainstTheEstimateOfTheSamePlan) {
   p.knobs.tiled_loss = true;
   const costmodel::Estimate e = costmodel::estimate(p);
   EXPECT_EQ(row["predicted_fits"].get<bool>(), e.fits);
+  EXPECT_EQ(row["gpu"].get<std::string>(), "h100-80gb");  // the GUI groups rows by it
+  EXPECT_EQ(row["num_gpus"].get<int64_t>(), 8);
   EXPECT_DOUBLE_EQ(row["tflops_per_gpu"]["predicted_iter_time_s"].get<double>(), e.time.step_time_s);
   // ALST's formula: (8 * Psi * s + 16 * L * h * s^2) / (GPUs * iteration time).
   const double s = 1100000, psi = 8030261248.0;
@@ -97,6 +101,19 @@ TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
     EXPECT_EQ(report.status().code(), Status::Code::kInvalidInput);
     EXPECT_NE(report.status().message().find(c.expected), std::string::npos) << report.status().message();
   }
+}
+
+// validation/results/published.json is what spplan-gui shows as the planner's measured accuracy:
+// it must be today's report, or the GUI would show the accuracy of an older cost model.
+TEST(ValidatePublished, ShippedResultsFileIsTodaysReport) {
+  const std::string source = SPPLAN_SOURCE_DIR;
+  const auto report = validate_published(source + "/validation/published_visible.csv");
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  std::ifstream in(source + "/validation/results/published.json");
+  ASSERT_TRUE(in) << "validation/results/published.json is missing: run scripts/validation-results.sh";
+  const nlohmann::json shipped = nlohmann::json::parse(in);
+  EXPECT_EQ(shipped["rows"], report->rows) << "stale: run scripts/validation-results.sh and commit the file";
+  EXPECT_EQ(shipped["summary"], report->summary) << "stale: run scripts/validation-results.sh and commit the file";
 }
 
 }  // namespace
