@@ -71,16 +71,17 @@ Result<KernelFit> fit_kernel(const std::string& what, const std::vector<KernelSa
   fit.points = n;
   fit.fixed_s = x(0);
   double seconds_per_work = x(1) / w_max;
-  if (fit.fixed_s < 0) {
-    // Noise at the small sizes can tilt the line below the origin; a negative fixed cost has no
-    // physical meaning, so fit the rate alone: min sum (w_i s / t_i - 1)^2.
+  if (fit.fixed_s < 0 || !(seconds_per_work > 0)) {
+    // Noise (a loaded machine, a cache at the small sizes) can tilt the line below the origin or
+    // flat; a negative fixed cost or a time that falls with work has no physical meaning, so fit
+    // the rate alone: min sum (w_i s / t_i - 1)^2, positive whenever the points are. The residual
+    // says how far the points are from any line.
     fit.through_origin = true;
     fit.fixed_s = 0;
     seconds_per_work = a.col(1).dot(ones) / a.col(1).squaredNorm() / w_max;
   }
   if (!(std::isfinite(seconds_per_work) && seconds_per_work > 0)) {
-    return Status::invalid(what + ": the time does not grow with the work (fitted slope " + num(seconds_per_work) +
-                           " s per unit; allowed: > 0): the measurements are noise, measure larger sizes");
+    return Status::internal(what + ": no rate could be fitted (slope " + num(seconds_per_work) + ")");
   }
   fit.rate_per_s = 1.0 / seconds_per_work;
   fit.residual_rel_rms = relative_rms(samples, fit.fixed_s, seconds_per_work);

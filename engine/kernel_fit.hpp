@@ -31,7 +31,8 @@ struct KernelFit {
   double rate_per_s = 0;       // work per second once the fixed part is paid, > 0
   double residual_rel_rms = 0; // sqrt(mean(((fixed_s + work / rate) - time) / time)^2)
   int64_t points = 0;
-  bool through_origin = false; // the best line's intercept was negative: refitted with fixed_s = 0
+  bool through_origin = false; // the best line had a negative intercept or a slope <= 0 (noise):
+                               // refitted as the rate alone, fixed_s = 0
   // rate / peak (the asymptotic efficiency), kept in (0, 1]: a measured rate above a datasheet
   // peak (clock boost, a peak quoted low) is the peak.
   double efficiency(double peak_per_s) const;
@@ -39,8 +40,7 @@ struct KernelFit {
 
 // Fits `samples` of the kernel class `what` (named in the error messages).
 // Fails (invalid) with fewer than 2 samples, a sample whose work or time is not a finite positive
-// number, fewer than 2 distinct work sizes (no slope can be told apart from the intercept), or a
-// slope that is not positive (time that does not grow with work: the measurement is noise).
+// number, or fewer than 2 distinct work sizes (no slope can be told apart from the intercept).
 Result<KernelFit> fit_kernel(const std::string& what, const std::vector<KernelSample>& samples);
 
 }  // namespace spplan::engine

@@ -77,8 +77,7 @@ Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu) {
   return {g, calibrated};
 }
 
-Prediction predict(const PlanSpec& plan, const Pricing& pricing) {
-  Prediction out;
+PlanSpec priced_plan(const PlanSpec& plan, const Pricing& pricing) {
   PlanSpec host = plan;
   host.cluster.gpu = pricing.gpu;
   host.cluster.gpu.gpus_per_node = plan.cluster.num_gpus;  // all ranks on this one machine
@@ -91,6 +90,12 @@ Prediction predict(const PlanSpec& plan, const Pricing& pricing) {
   // act_ckpt offload copies each layer input to the host inside the layer's forward and back inside
   // its backward: only the input of the layer running is on the device (model.cpp).
   host.stack.offloaded_checkpoints_on_device = 1;
+  return host;
+}
+
+Prediction predict(const PlanSpec& plan, const Pricing& pricing) {
+  Prediction out;
+  const PlanSpec host = priced_plan(plan, pricing);
   out.machine = host.cluster.gpu.name;
 #ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
   const costmodel::Estimate e = costmodel::estimate(host);
