@@ -65,7 +65,21 @@ int bad_input(const std::string& message) {
 struct Flags {
   bool json = false, quick = false;
   std::string calibration, gpu;
+  int64_t shard = 0, shards = 1;  // --shard I/N: the cases whose index is I modulo N
 };
+
+// "I/N" with 0 <= I < N.
+bool parse_shard(const std::string& text, int64_t* shard, int64_t* shards) {
+  const size_t slash = text.find('/');
+  if (slash == std::string::npos) return false;
+  auto number = [](const std::string& t, int64_t* out) {
+    if (t.empty() || t.size() > 6 || t.find_first_not_of("0123456789") != std::string::npos) return false;
+    *out = std::stoll(t);
+    return true;
+  };
+  return number(text.substr(0, slash), shard) && number(text.substr(slash + 1), shards) && *shards >= 1 &&
+         *shard < *shards;
+}
 
 Result<Flags> parse_flags(int argc, char** argv) {
   Flags f;
@@ -82,9 +96,16 @@ Result<Flags> parse_flags(int argc, char** argv) {
       f.calibration = argv[++i];
     } else if (a == "--gpu" && i + 1 < argc) {
       f.gpu = argv[++i];
+    } else if (a == "--shard" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      if (!parse_shard(v, &f.shard, &f.shards)) {
+        return Status::invalid("spplan-engine validate engine: --shard: value \"" + v +
+                               "\" is not valid (allowed: I/N with 0 <= I < N, e.g. 0/3)");
+      }
     } else {
       return Status::invalid("spplan-engine validate engine: argument \"" + a +
-                             "\" is not known (allowed: --json, --quick, --calibration FILE.toml, --gpu PRESET|FILE.toml)");
+                             "\" is not known (allowed: --json, --quick, --calibration FILE.toml, --gpu PRESET|FILE.toml, "
+                             "--shard I/N)");
     }
   }
   return f;
@@ -333,6 +354,12 @@ int validate_main(int argc, char** argv, const ValidateDevice& device) {
       cases.insert(cases.end(), b->begin(), b->end());
     }
   }
+  // --shard: every N-th case from the I-th, so that a long list can run as N shorter commands.
+  std::vector<ValidateCase> shard;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (static_cast<int64_t>(i) % flags->shards == flags->shard) shard.push_back(cases[i]);
+  }
+  cases = shard;
   const int64_t steps = cuda ? 4 : (flags->quick ? 2 : 3);
   nlohmann::json rows = nlohmann::json::array();
   for (const ValidateCase& c : cases) {

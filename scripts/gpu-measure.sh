@@ -11,11 +11,14 @@
 #              boundary, fp32 GQA, bf16 tiled loss and a run past the device (exit 3)  engine_runs.jsonl
 # and summary.txt (the device, software versions, one line per stage).
 #
-# Usage: OUT=DIR scripts/gpu-measure.sh [--quick] [STAGE...]   (OUT defaults to gpu-out/;
+# Usage: OUT=DIR scripts/gpu-measure.sh [--quick] [--shard I/N] [STAGE...]   (OUT defaults to gpu-out/;
 #        no STAGE: all of them, in the order above). A later stage uses what an earlier one left in
 #        OUT (validate reads calibrated.toml), so a lease with a per-command time limit can run
 #        them one command at a time:  scripts/gpu-measure.sh build; scripts/gpu-measure.sh calibrate; ...
 #        --quick: the short case lists (validate --quick, compare --quick, the first 6 runs).
+#        --shard I/N: validate and compare run every N-th case from the I-th (validate_engine.I-of-N.json,
+#        compare_gpu.I-of-N.jsonl), so their full lists (about 20 engine runs; 8 cases x 2-4 runners)
+#        fit commands of 10 minutes: --shard 0/3, 1/3, 2/3.
 # Needs third_party_bundle/ where the node has no toml++ / nlohmann-json / Eigen
 # (scripts/bundle-headers.sh, run where they are installed).
 # shellcheck disable=SC2317  # the stage_* functions below are called by name: "stage_$s"
@@ -24,14 +27,21 @@ cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 quick=0
+shard=""
 stages=()
-for a in "$@"; do
-  case "$a" in
+while [ $# -gt 0 ]; do
+  case "$1" in
     --quick) quick=1 ;;
-    build | calibrate | validate | compare | runs) stages+=("$a") ;;
-    *) echo "gpu-measure: unknown argument '$a' (allowed: --quick, build, calibrate, validate, compare, runs)" >&2; exit 2 ;;
+    --shard) shard=${2:-}; shift ;;
+    build | calibrate | validate | compare | runs) stages+=("$1") ;;
+    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --shard I/N, build, calibrate, validate, compare, runs)" >&2; exit 2 ;;
   esac
+  shift
 done
+if [ -n "$shard" ] && ! [[ "$shard" =~ ^[0-9]+/[0-9]+$ ]]; then
+  echo "gpu-measure: --shard: value '$shard' is not valid (allowed: I/N, e.g. 0/3)" >&2
+  exit 2
+fi
 [ ${#stages[@]} -eq 0 ] && stages=(build calibrate validate compare runs)
 spplan=build-gpu/spplan
 . scripts/lib/torch-python.sh
@@ -65,15 +75,19 @@ stage_calibrate() {
 }
 
 stage_validate() {
-  local flags=(--json)
+  local flags=(--json) name=validate_engine
   [ "$quick" = 1 ] && flags+=(--quick)
   [ -f "$out/calibrated.toml" ] && flags+=(--calibration "$out/calibrated.toml")
-  "$spplan" validate engine "${flags[@]}" >"$out/validate_engine.json" 2>"$out/validate_engine.err"
+  if [ -n "$shard" ]; then
+    flags+=(--shard "$shard")
+    name="validate_engine.${shard%/*}-of-${shard#*/}"
+  fi
+  "$spplan" validate engine "${flags[@]}" >"$out/$name.json" 2>"$out/$name.err"
   local rc=$?
-  "$python" - "$out/validate_engine.json" >>"$out/summary.txt" 2>&1 <<'EOF'
+  "$python" - "$out/$name.json" >>"$out/summary.txt" 2>&1 <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))
-print("validate engine: %d cases (%d failed), boundary %d of %d right" % (j["cases"], j["failed"], j["boundary_right"], j["boundary_cases"]))
+print("validate engine (%s): %d cases (%d failed), boundary %d of %d right" % (sys.argv[1], j["cases"], j["failed"], j["boundary_right"], j["boundary_cases"]))
 print("  calibrated (%s): time mean %.1f %% max %.1f %%, memory mean %.1f %% max %.1f %%" % (
     j["machine"], j["mean_time_error_pct"], j["max_time_error_pct"], j["mean_mem_error_pct"], j["max_mem_error_pct"]))
 if "preset" in j:
@@ -81,18 +95,21 @@ if "preset" in j:
         j["preset"], j["preset_mean_time_error_pct"], j["preset_max_time_error_pct"], j["preset_mean_mem_error_pct"],
         j["preset_max_mem_error_pct"]))
 EOF
-  note "validate: exit $rc (validate_engine.json)"
+  note "validate: exit $rc ($name.json)"
   tail -4 "$out/summary.txt"
   return "$rc"
 }
 
 stage_compare() {
-  local flags=(--spplan "$spplan" --out "$out/compare_gpu.jsonl")
+  local name=compare_gpu
+  [ -n "$shard" ] && name="compare_gpu.${shard%/*}-of-${shard#*/}"
+  local flags=(--spplan "$spplan" --out "$out/$name.jsonl")
   [ "$quick" = 1 ] && flags+=(--quick)
-  "$python" bench/engine/compare_gpu.py "${flags[@]}" >"$out/compare_gpu.txt" 2>&1
+  [ -n "$shard" ] && flags+=(--shard "$shard")
+  "$python" bench/engine/compare_gpu.py "${flags[@]}" >"$out/$name.txt" 2>&1
   local rc=$?
-  cat "$out/compare_gpu.txt"
-  note "compare: exit $rc (compare_gpu.txt, compare_gpu.jsonl)"
+  cat "$out/$name.txt"
+  note "compare: exit $rc ($name.txt, $name.jsonl)"
   return "$rc"
 }
 

@@ -234,6 +234,7 @@ def main():
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--timeout", type=int, default=900, help="seconds per run")
     ap.add_argument("--quick", action="store_true", help="the first 3 GPU cases")
+    ap.add_argument("--shard", default="0/1", help="I/N: every N-th case from the I-th (a lease's per-command limit)")
     ap.add_argument("--smoke", action="store_true", help="tiny-llama on the CPU, 2 steps (a test of this script)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
@@ -252,6 +253,12 @@ def main():
     if args.smoke:
         env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", "1")
     cases = SMOKE_CASES if args.smoke else GPU_CASES[:3] if args.quick else GPU_CASES
+    try:
+        shard, shards = (int(x) for x in args.shard.split("/"))
+        assert 0 <= shard < shards
+    except (ValueError, AssertionError):
+        ap.error("--shard: value %r is not valid (allowed: I/N with 0 <= I < N, e.g. 0/3)" % args.shard)
+    cases = cases[shard::shards]
     meta = versions()
     print("compare_gpu: " + ", ".join("%s %s" % kv for kv in meta.items()))
     print("%-28s %-9s %9s %9s %8s %8s %8s %8s" % ("case", "runner", "step s", "alloc GiB", "resv GiB",

@@ -97,12 +97,41 @@ TEST(EngineValidate, BadFlagsExit2NamingThem) {
   const RunResult unknown = run_engine({"validate", "engine", "--fast"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("argument \"--fast\" is not known (allowed: --json, --quick, --calibration FILE.toml, "
-                             "--gpu PRESET|FILE.toml)"),
+                             "--gpu PRESET|FILE.toml, --shard I/N)"),
             std::string::npos)
       << unknown.err;
+  for (const char* bad : {"3/3", "1", "a/2", "1/0", "-1/2"}) {
+    const RunResult shard = run_engine({"validate", "engine", "--shard", bad});
+    EXPECT_EQ(shard.exit_code, 2) << bad;
+    EXPECT_NE(shard.err.find(std::string("--shard: value \"") + bad +
+                             "\" is not valid (allowed: I/N with 0 <= I < N, e.g. 0/3)"),
+              std::string::npos)
+        << shard.err;
+  }
   const RunResult gpu = run_engine({"validate", "engine", "--gpu", "h100-80gb"});
   EXPECT_EQ(gpu.exit_code, 2);
   EXPECT_NE(gpu.err.find("--gpu h100-80gb: there is no CUDA device"), std::string::npos) << gpu.err;
+}
+
+}  // namespace
+}  // namespace spplan::engine::testing
+
+namespace spplan::engine::testing {
+namespace {
+
+// --shard 3/4 of the 4 quick cases runs the last one only; --calibration skips calibrating (any
+// spec will do for the schema: the h100 preset).
+TEST(EngineValidate, AShardRunsEveryNthCase) {
+  const RunResult r = run_engine({"validate", "engine", "--quick", "--json", "--shard", "3/4", "--calibration",
+                                  std::string(SPPLAN_CONFIGS_DIR) + "/gpus/h100-80gb.toml"},
+                                 {}, 300);
+  const nlohmann::json j = json_of(r);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["cases"], 1);
+  ASSERT_EQ(j["rows"].size(), 1u);
+  EXPECT_EQ(j["rows"][0]["case"], "tiny-llama s2k sp2 act-ckpt-offload zero-3 reduce-bucket-262144 offload-optimizer-cpu "
+                                  "offload-params-cpu");
+  EXPECT_EQ(j["machine"], "h100-80gb");
 }
 
 }  // namespace
