@@ -1,8 +1,8 @@
-# toml++ and nlohmann-json: the system's packages when it has them, else the copies that
+# toml++, nlohmann-json and Eigen: the system's packages when it has them, else the copies that
 # scripts/bundle-headers.sh put under SPPLAN_BUNDLE_DIR. A GPU node (BUILD-NOTES.md section 9) has
 # neither the -dev packages nor a registry to get them from, so the headers travel with the tree.
 #
-# Defines tomlplusplus::tomlplusplus and nlohmann_json::nlohmann_json either way, so no other
+# Defines tomlplusplus::tomlplusplus, nlohmann_json::nlohmann_json and Eigen3::Eigen either way, so no other
 # CMake file needs to know where they came from.
 
 set(SPPLAN_BUNDLE_DIR "${PROJECT_SOURCE_DIR}/third_party_bundle" CACHE PATH
@@ -64,4 +64,25 @@ else()
   _spplan_missing_header_lib("nlohmann-json ${_spplan_json_min}" "nlohmann-json3-dev")
 endif()
 
-message(STATUS "spplan: toml++ from ${SPPLAN_TOMLPLUSPLUS_FROM}; nlohmann-json from ${SPPLAN_NLOHMANN_JSON_FROM}")
+# Eigen (the least-squares fits of `spplan calibrate`, engine/kernel_fit.cpp) -------------------
+set(_spplan_eigen_min 3.3)
+find_package(Eigen3 ${_spplan_eigen_min} QUIET NO_MODULE)
+if(Eigen3_FOUND)
+  set(SPPLAN_EIGEN_FROM "system")
+elseif(EXISTS "${_spplan_bundle_inc}/Eigen/Dense")
+  set(_spplan_eigen_macros "${_spplan_bundle_inc}/Eigen/src/Core/util/Macros.h")
+  _spplan_header_define("${_spplan_eigen_macros}" EIGEN_WORLD_VERSION _world)
+  _spplan_header_define("${_spplan_eigen_macros}" EIGEN_MAJOR_VERSION _major)
+  if("${_world}.${_major}" VERSION_LESS ${_spplan_eigen_min})
+    message(FATAL_ERROR "${_spplan_bundle_inc}/Eigen: version '${_world}.${_major}' is older "
+                        "than ${_spplan_eigen_min}, which spplan needs; bundle a newer Eigen")
+  endif()
+  add_library(Eigen3::Eigen INTERFACE IMPORTED GLOBAL)
+  set_target_properties(Eigen3::Eigen PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${_spplan_bundle_inc}")
+  set(SPPLAN_EIGEN_FROM "bundle ${_spplan_bundle_inc} (${_world}.${_major})")
+else()
+  _spplan_missing_header_lib("Eigen ${_spplan_eigen_min}" "libeigen3-dev")
+endif()
+
+message(STATUS "spplan: toml++ from ${SPPLAN_TOMLPLUSPLUS_FROM}; nlohmann-json from ${SPPLAN_NLOHMANN_JSON_FROM}; "
+               "Eigen from ${SPPLAN_EIGEN_FROM}")

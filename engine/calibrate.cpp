@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -12,13 +11,18 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <torch/csrc/autograd/autograd.h>
 
-#include "engine/attention.hpp"
+#include <torch/cuda.h>
+
+#include "engine/calibrate_probes.hpp"
+#include "engine/calibration_file.hpp"
 #include "engine/comm.hpp"
+#include "engine/memory_meter.hpp"
+#include "engine/predict.hpp"
 #include "engine/probe_budget.hpp"
 #include "planner/config/loaders.hpp"
 
@@ -36,88 +40,6 @@ double time_once(F&& f) {
   const auto t0 = Clock::now();
   f();
   return seconds_since(t0);
-}
-
-// A rate and the size it was measured at (written beside it in the TOML).
-struct Rate {
-  double per_s = 0;
-  int64_t size = 0;
-};
-
-// GEMM FLOP/s of n x n x n in `dtype`, n grown from 64 until one product takes 0.1 s (at most
-// 2048, where every CPU GEMM is at its plateau): 2048^3 in bf16 is 50 s on a CPU that emulates bf16.
-Rate gemm_flops(at::ScalarType dtype) {
-  const ProbeBudget budget{64, 2048, 0.1, 3, 1.0};
-  const ProbeTiming t = time_within_budget(budget, [&](int64_t n) {
-    const at::Tensor a = at::randn({n, n}).to(dtype), b = at::randn({n, n}).to(dtype);
-    at::Tensor c = at::empty({n, n}, a.options());
-    return time_once([&] { at::mm_out(c, a, b); });
-  });
-  const double n = static_cast<double>(t.size);
-  return {2.0 * n * n * n / t.best_s, t.size};
-}
-
-// The engine's causal attention (tiny-llama shape: 8 heads, 4 KV heads, head_dim 32, fp32) at s
-// tokens, s grown from 256 until forward+backward takes 0.2 s (at most 4096); forward and
-// backward FLOP/s counted as the costmodel counts them (causal half; backward 2.5x the forward).
-struct AttentionRates {
-  double fwd_flops = 0, bwd_flops = 0;
-  int64_t tokens = 0;
-};
-AttentionRates attention_flops() {
-  const int64_t h = 8, hkv = 4, d = 32;
-  auto inputs = [&](int64_t s) {
-    return std::array<at::Tensor, 3>{at::randn({1, s, h, d}).requires_grad_(true),
-                                     at::randn({1, s, hkv, d}).requires_grad_(true),
-                                     at::randn({1, s, hkv, d}).requires_grad_(true)};
-  };
-  const ProbeTiming both = time_within_budget({256, 4096, 0.2, 2, 2.0}, [&](int64_t s) {
-    const auto [q, k, v] = inputs(s);
-    return time_once([&] { torch::autograd::backward({causal_attention(q, k, v).sum()}); });
-  });
-  const int64_t s = both.size;
-  const auto [q, k, v] = inputs(s);
-  const ProbeTiming fwd = time_within_budget({s, s, 0.0, 3, 1.0}, [&](int64_t) {
-    at::NoGradGuard g;
-    return time_once([&] { (void)causal_attention(q, k, v); });
-  });
-  const double fwd_work = 2.0 * 2.0 * s * s * h * d / 2.0;
-  const double t_bwd = std::max(both.best_s - fwd.best_s, 1e-9);
-  return {fwd_work / fwd.best_s, 2.5 * fwd_work / t_bwd, s};
-}
-
-// Large-tensor copy: bytes read + bytes written per second, 256 MiB each way (far past any cache).
-double copy_Bps() {
-  const int64_t n = 64 << 20;
-  const at::Tensor src = at::randn({n});
-  at::Tensor dst = at::empty({n});
-  const ProbeTiming t = time_within_budget({n, n, 0.0, 5, 1.0}, [&](int64_t) { return time_once([&] { dst.copy_(src); }); });
-  return 2.0 * 4.0 * n / t.best_s;
-}
-
-// One tiny op (add of 1 element): the mean of `calls` back-to-back calls, grown until 0.02 s.
-double tiny_op_s() {
-  at::Tensor x = at::zeros({1});
-  const at::Tensor y = at::ones({1});
-  const ProbeTiming t = time_within_budget({1000, 1 << 20, 0.02, 2, 0.5}, [&](int64_t calls) {
-    return time_once([&] {
-      for (int64_t i = 0; i < calls; ++i) x.add_(y);
-    });
-  });
-  return t.best_s / static_cast<double>(t.size);
-}
-
-// LibTorch's fused AdamW (the engine's optimizer step) over n flat fp32 parameters, n grown from
-// 1M until one step takes 0.05 s (at most 16M, past the caches).
-Rate adamw_params_per_s() {
-  const at::Tensor step = at::full({}, 1.0);
-  const ProbeTiming t = time_within_budget({1 << 20, 16 << 20, 0.05, 3, 1.0}, [&](int64_t n) {
-    at::Tensor p = at::randn({n}), g = at::randn({n}), m = at::zeros({n}), v = at::zeros({n});
-    return time_once([&] {
-      at::_fused_adamw_({p}, {g}, {m}, {v}, {}, {step}, 1e-3, 0.9, 0.999, 0.01, 1e-8, false, false);
-    });
-  });
-  return {static_cast<double>(t.size) / t.best_s, t.size};
 }
 
 double mem_total_gib() {
@@ -173,90 +95,237 @@ int calibrate_comm_rank(const DistEnv& env) {
   return 0;
 }
 
-int calibrate_main(int argc, char** argv) {
+// --- the command ---------------------------------------------------------------------------------
+
+namespace {
+
+struct Flags {
   std::string out_path;
+  std::string gpu;                  // --gpu: the base spec on a CUDA device
+  std::vector<std::string> models;  // --model: whose GEMM shapes to measure
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+Result<Flags> parse_flags(int argc, char** argv) {
+  Flags f;
   for (int i = 2; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--out") == 0 && i + 1 < argc && argv[i + 1][0] != '\0') {
-      out_path = argv[++i];
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc && argv[i + 1][0] != '\0';
+    if (a == "--out" && has_value) {
+      f.out_path = argv[++i];
+    } else if (a == "--gpu" && has_value) {
+      f.gpu = argv[++i];
+    } else if (a == "--model" && has_value) {
+      f.models = split_commas(argv[++i]);
     } else {
-      return bad_input(std::string("spplan-engine calibrate: argument \"") + argv[i] +
-                       "\" is not known (allowed: --out FILE.toml)");
+      return Status::invalid("spplan-engine calibrate: argument \"" + a +
+                             "\" is not known (allowed: --out FILE.toml, --gpu PRESET|FILE.toml, --model NAME[,NAME...])");
     }
   }
-  const auto t_start = Clock::now();
+  return f;
+}
+
+Result<FittedKernel> fitted(const std::string& what, const std::vector<KernelSample>& samples) {
+  auto fit = fit_kernel(what, samples);
+  // Not the user's input: the measurement itself was unusable (exit 1).
+  if (!fit.ok()) return Status::internal("spplan-engine calibrate: " + fit.status().message());
+  return FittedKernel{what, *fit};
+}
+
+// Every sample of `named`, pooled.
+std::vector<KernelSample> pooled(const std::vector<NamedSamples>& named) {
+  std::vector<KernelSample> all;
+  for (const NamedSamples& n : named) all.insert(all.end(), n.samples.begin(), n.samples.end());
+  return all;
+}
+
+std::string range(int64_t first, int64_t last) { return std::to_string(first) + "-" + std::to_string(last); }
+
+// The kernel measurements both devices share, fitted. Leaves base, name, device and memory to the caller.
+Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelSpec>& models, const ProbeScale& scale) {
+  Calibration c;
+  c.cuda = device.is_cuda();
+  const at::ScalarType act = c.cuda ? at::kBFloat16 : at::kFloat;  // the GPU runs bf16, the CPU engine fp32
+  std::string shapes;
+  for (const ModelSpec& m : models) shapes += (shapes.empty() ? "" : ", ") + m.name;
+  const std::string gemm_what = " GEMM, QKV/O/MLP/LM head of " + shapes + ", " +
+                                range(scale.gemm_tokens_first, scale.gemm_tokens_last) + " tokens";
+  SPPLAN_ASSIGN_OR_RETURN(c.gemm_bf16, fitted("bf16" + gemm_what, gemm_samples(models, at::kBFloat16, device, scale)));
+  SPPLAN_ASSIGN_OR_RETURN(c.gemm_fp32, fitted("fp32" + gemm_what, gemm_samples(models, at::kFloat, device, scale)));
+
+  const int64_t heads = c.cuda ? 16 : 8, kv_heads = heads / 2;
+  const std::vector<int64_t> dims = c.cuda ? std::vector<int64_t>{64, 128} : std::vector<int64_t>{32};
+  const AttentionSamples attn = attention_samples(heads, kv_heads, dims, act, device, scale);
+  std::string dim_list;
+  for (int64_t d : dims) dim_list += (dim_list.empty() ? "" : ",") + std::to_string(d);
+  const std::string attn_what = " (SDPA " + attn.backend + "), " + std::string(c.cuda ? "bf16" : "fp32") + ", " +
+                                std::to_string(heads) + "/" + std::to_string(kv_heads) + " heads, d " + dim_list + ", " +
+                                range(scale.attn_seq_first, scale.attn_seq_last) + " tokens";
+  SPPLAN_ASSIGN_OR_RETURN(c.attention_fwd, fitted("causal attention forward" + attn_what, attn.forward));
+  SPPLAN_ASSIGN_OR_RETURN(c.attention_bwd, fitted("causal attention backward" + attn_what, attn.backward));
+
+  // Each elementwise kernel and each copy direction is fitted for the report; only their pooled
+  // fits become keys, so one kernel too noisy to fit on its own is reported, not fatal.
+  auto fit_each = [&](const std::vector<NamedSamples>& named, std::vector<FittedKernel>* out) {
+    for (const NamedSamples& n : named) {
+      auto k = fitted(n.what, n.samples);
+      k.ok() ? out->push_back(*k) : c.unfitted.push_back(k.status().message());
+    }
+  };
+  const std::vector<NamedSamples> elementwise = elementwise_samples(act, device, scale);
+  fit_each(elementwise, &c.elementwise);
+  SPPLAN_ASSIGN_OR_RETURN(c.elementwise_pooled,
+                          fitted("RMSNorm, RoPE, SwiGLU, upcast and copy pooled, " +
+                                     range(scale.elementwise_first, scale.elementwise_last) + " elements",
+                                 pooled(elementwise)));
+  c.launch_s = launch_overhead_s(device, &c.launch_what);
+  const std::vector<NamedSamples> copies = copy_samples(device, scale);
+  fit_each(copies, &c.copies);
+  SPPLAN_ASSIGN_OR_RETURN(c.copy_pooled, fitted("copies above pooled, " + range(scale.copy_first, scale.copy_last) +
+                                                    " bytes", pooled(copies)));
+  SPPLAN_ASSIGN_OR_RETURN(c.host_adam, fitted("host fused AdamW, " + range(scale.adam_first, scale.adam_last) +
+                                                  " fp32 parameters, all host threads",
+                                              host_adam_samples(scale)));
+  return c;
+}
+
+// The CPU as the costmodel's accelerator: its measured rates are its peaks.
+GpuSpec cpu_base(const Calibration& c, double a2a_GBps, double latency_s, int64_t cores) {
+  GpuSpec g;
+  g.name = "cpu-host";
+  g.bf16_tflops = c.gemm_bf16.fit.rate_per_s / 1e12;
+  g.fp32_tflops = c.gemm_fp32.fit.rate_per_s / 1e12;
+  g.hbm_GBps = c.elementwise_pooled.fit.rate_per_s / 1e9;  // unless the copy alone was fitted:
+  for (const FittedKernel& k : c.elementwise) {
+    if (k.what == "copy") g.hbm_GBps = k.fit.rate_per_s / 1e9;
+  }
+  g.memory_gib = g.host_memory_gib_per_node = mem_total_gib();
+  g.gpus_per_node = cores;
+  g.intra_node_GBps = g.inter_node_GBps = a2a_GBps;
+  g.comm_efficiency = 1.0;
+  g.collective_latency_s = latency_s;
+  g.price_per_gpu_hour = 0;
+  // A CPU process has no CUDA context, NCCL buffers, cuBLAS workspace or caching-allocator slack.
+  g.cuda_context_gib = g.nccl_gib_per_group = g.nccl_a2a_gib_per_peer = g.gemm_workspace_mib = 0;
+  g.allocator_fragmentation = 0;
+  return g;
+}
+
+// Gloo between 2 local ranks (fork/exec before this process starts its thread pools). 0 on failure.
+void measure_gloo(int argc, char** argv, double* a2a_GBps, double* latency_s) {
+  char tmpl[] = "/tmp/spplan-calibrate-XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  if (fd >= 0) ::close(fd);
+  ::setenv(kCommOutVar, tmpl, 1);
+  const int rc = fd >= 0 ? launch_local(2, argc, argv) : 1;
+  ::unsetenv(kCommOutVar);
+  std::ifstream in(tmpl);
+  if (rc != 0 || !(in >> *a2a_GBps >> *latency_s) || !(*a2a_GBps > 0)) *a2a_GBps = 0, *latency_s = 0;
+  if (fd >= 0) ::unlink(tmpl);
+}
+
+Result<Calibration> calibrate_cpu(int argc, char** argv, const std::vector<ModelSpec>& models) {
   const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
-  at::set_num_threads(static_cast<int>(cores));
-
-  // Gloo between 2 local ranks first (fork/exec before this process starts its thread pools).
   double a2a_GBps = 0, latency_s = 0;
-  std::string comm_note;
-  {
-    char tmpl[] = "/tmp/spplan-calibrate-XXXXXX";
-    const int fd = ::mkstemp(tmpl);
-    if (fd >= 0) ::close(fd);
-    ::setenv(kCommOutVar, tmpl, 1);
-    const int rc = fd >= 0 ? launch_local(2, argc, argv) : 1;
-    ::unsetenv(kCommOutVar);
-    std::ifstream in(tmpl);
-    if (rc != 0 || !(in >> a2a_GBps >> latency_s) || !(a2a_GBps > 0)) a2a_GBps = 0;
-    if (fd >= 0) ::unlink(tmpl);
-  }
+  measure_gloo(argc, argv, &a2a_GBps, &latency_s);
+  at::set_num_threads(static_cast<int>(cores));
+  SPPLAN_ASSIGN_OR_RETURN(Calibration c, measure_kernels(c10::Device(c10::kCPU), models, cpu_scale()));
+  c.base = cpu_base(c, a2a_GBps, latency_s, cores);
+  if (!(a2a_GBps > 0)) c.base.intra_node_GBps = c.base.inter_node_GBps = c.base.hbm_GBps;  // Gloo failed: copy rate
+  c.base_from = "this CPU: GEMM and copy fits, /proc/meminfo, a 2-rank Gloo all-to-all" +
+                std::string(a2a_GBps > 0 ? "" : " (failed: the copy rate instead)");
+  c.device = "This machine's CPU (" + std::to_string(cores) + " threads) as the costmodel's accelerator";
+  c.name = "cpu-host";
+  c.attention_peak_tflops = c.base.fp32_tflops;
+  return c;
+}
 
-  const Rate gemm = gemm_flops(at::kFloat);
-  const Rate gemm_bf16 = gemm_flops(at::kBFloat16);
-  const AttentionRates attn = attention_flops();
-  const double hbm_GBps = copy_Bps() / 1e9;
-  const double launch_s = tiny_op_s();
-  const Rate adam = adamw_params_per_s();
-  const double mem_gib = mem_total_gib();
-  if (!(a2a_GBps > 0)) {
-    a2a_GBps = hbm_GBps;
-    comm_note = "  # the 2-rank Gloo measurement failed: copy bandwidth instead";
+Result<Calibration> calibrate_cuda(const Flags& flags, const std::vector<ModelSpec>& models) {
+  const c10::Device device(c10::kCUDA, 0);
+  std::string workspace_what, context_what;
+  const double workspace_mib = gemm_workspace_mib(device, &workspace_what);  // first GEMM of the process
+  const CudaDevice dev{cuda_device_name(0), cuda_memory(0).device_total_bytes};
+  GpuSpec base;
+  std::string base_from;
+  if (!flags.gpu.empty()) {
+    SPPLAN_ASSIGN_OR_RETURN(base, load_gpu(flags.gpu, "--gpu"));
+    base_from = "--gpu " + flags.gpu;
+  } else {
+    std::vector<GpuSpec> presets;
+    for (const std::string& name : gpu_presets()) {
+      if (auto g = load_gpu(name); g.ok()) presets.push_back(*g);
+    }
+    const auto matched = match_gpu_preset(dev, presets);
+    if (!matched) {
+      return Status::invalid("spplan-engine calibrate: device \"" + dev.name +
+                             "\" matches no GPU preset by name and memory (allowed: --gpu PRESET|FILE.toml for its peaks)");
+    }
+    base = *matched;
+    base_from = "preset " + base.name + " (matched to the device)";
   }
-  auto eff = [&](double rate) { return std::clamp(rate / gemm.per_s, 0.01, 1.0); };
+  SPPLAN_ASSIGN_OR_RETURN(Calibration c, measure_kernels(device, models, cuda_scale()));
+  c.base = base;
+  c.base_from = base_from;
+  c.device = dev.name;
+  c.name = base.name + "-measured";
+  c.attention_peak_tflops = base.bf16_tflops;
+  c.gemm_workspace_mib = workspace_mib;
+  c.cuda_context_gib = cuda_context_gib(device, &context_what);
+  c.memory_what = "context: " + context_what + "; workspace: " + workspace_what;
+  return c;
+}
 
-  std::ostringstream t;
-  t << "# This machine's CPU as the costmodel's accelerator, measured by `spplan-engine calibrate`\n"
-    << "# in " << fmt(seconds_since(t_start)) << " s with " << cores << " threads.\n"
-    << "name = \"cpu-host\"\n"
-    << "# GEMM rates (n^3 at::mm, all cores; n grown until a product takes 0.1 s) in bf16 and fp32:\n"
-    << "# the peaks of bf16 and fp32 plans. A CPU without native bf16 runs bf16 emulated, slowly.\n"
-    << "bf16_tflops = " << fmt(gemm_bf16.per_s / 1e12) << "  # n = " << gemm_bf16.size << "\n"
-    << "fp32_tflops = " << fmt(gemm.per_s / 1e12) << "  # n = " << gemm.size << "\n"
-    << "matmul_efficiency = 1.0\n"
-    << "# the engine's causal attention (" << attn.tokens << " tokens, 8 heads, d 32, fp32) over the fp32 GEMM rate\n"
-    << "attention_efficiency = " << fmt(eff(attn.fwd_flops)) << "\n"
-    << "attention_bwd_efficiency = " << fmt(eff(attn.bwd_flops)) << "\n"
-    << "# copy of a 256 MiB fp32 tensor, bytes read + written per second\n"
-    << "hbm_GBps = " << fmt(hbm_GBps) << "\n"
-    << "# Gloo all-to-all between 2 local ranks over loopback, bytes sent to the peer per second\n"
-    << "intra_node_GBps = " << fmt(a2a_GBps) << comm_note << "\n"
-    << "inter_node_GBps = " << fmt(a2a_GBps) << "\n"
-    << "comm_efficiency = 1.0\n"
-    << "pcie_GBps = " << fmt(hbm_GBps) << "\n"
-    << "# MemTotal of /proc/meminfo\n"
-    << "memory_gib = " << fmt(mem_gib) << "\n"
-    << "host_memory_gib_per_node = " << fmt(mem_gib) << "\n"
-    << "gpus_per_node = " << cores << "\n"
-    << "# LibTorch fused AdamW over " << adam.size << " fp32 parameters\n"
-    << "host_adam_params_per_s = " << fmt(adam.per_s) << "\n"
-    << "price_per_gpu_hour = 0\n"
-    << "# one tiny op (1-element add) and one tiny Gloo all-reduce between 2 local ranks\n"
-    << "kernel_launch_s = " << fmt(launch_s) << "\n"
-    << "collective_latency_s = " << fmt(latency_s) << "\n"
-    << "# a CPU process has no CUDA context, NCCL buffers, cuBLAS workspace or caching-allocator slack\n"
-    << "cuda_context_gib = 0\n"
-    << "nccl_gib_per_group = 0\n"
-    << "nccl_a2a_gib_per_peer = 0\n"
-    << "gemm_workspace_mib = 0\n"
-    << "allocator_fragmentation = 0\n";
-  if (out_path.empty()) {
-    std::cout << t.str();
+}  // namespace
+
+int calibrate_main(int argc, char** argv) {
+  const auto t_start = Clock::now();
+  auto flags = parse_flags(argc, argv);
+  if (!flags.ok()) return bad_input(flags.status().message());
+  const bool cuda = torch::cuda::is_available();
+  if (!cuda && !flags->gpu.empty()) {
+    return bad_input("spplan-engine calibrate: --gpu " + flags->gpu +
+                     ": there is no CUDA device (allowed: --gpu only where one is; a CPU's peaks are measured)");
+  }
+  if (flags->models.empty()) {
+    flags->models = cuda ? std::vector<std::string>{"qwen3-0.6b", "llama-3.2-1b", "qwen3-1.7b", "qwen3-4b", "llama-3.1-8b"}
+                         : std::vector<std::string>{"tiny-llama"};
+  }
+  std::vector<ModelSpec> models;
+  for (const std::string& name : flags->models) {
+    auto m = load_model(name, "--model");
+    if (!m.ok()) return bad_input(m.status().message());
+    models.push_back(*m);
+  }
+  Result<Calibration> c = Status::internal("not measured");
+  try {
+    c = cuda ? calibrate_cuda(*flags, models) : calibrate_cpu(argc, argv, models);
+  } catch (const std::exception& e) {
+    std::cerr << "spplan-engine calibrate: LibTorch failed: " << e.what() << "\n";
+    return 1;
+  }
+  if (!c.ok()) {
+    std::cerr << c.status().message() << "\n";
+    return c.status().code() == Status::Code::kInvalidInput ? 2 : 1;
+  }
+  c->seconds = seconds_since(t_start);
+  std::cerr << fit_report(*c);
+  const std::string text = calibration_toml(*c);
+  if (flags->out_path.empty()) {
+    std::cout << text;
     return 0;
   }
-  if (auto s = write_file_atomically(out_path, t.str()); !s) return bad_input("--out: " + s.message());
-  std::cerr << "spplan-engine calibrate: wrote " << out_path << "\n";
+  if (auto s = write_file_atomically(flags->out_path, text); !s) return bad_input("--out: " + s.message());
+  std::cerr << "spplan-engine calibrate: wrote " << flags->out_path << "\n";
   return 0;
 }
+
 
 }  // namespace spplan::engine

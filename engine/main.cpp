@@ -3,10 +3,12 @@
 //                     [--data FILE] [--seed X] [--save DIR] [--save-every K] [--resume DIR] [--json]
 // With --nproc, this process checks the inputs, then starts N ranks of itself (launcher.hpp).
 // Without --nproc, it is one rank started by torchrun or Slurm (RANK, WORLD_SIZE, ... set).
-//   spplan-engine calibrate [--out FILE.toml]                           (calibrate.hpp)
-//   spplan-engine validate engine [--json] [--quick] [--calibration FILE.toml]  (validate.hpp)
+//   spplan-engine calibrate [--out FILE.toml] [--gpu PRESET|FILE] [--model NAME,...]   (calibrate.hpp)
+//   spplan-engine validate engine [--json] [--quick] [--calibration FILE.toml] [--gpu PRESET|FILE]  (validate.hpp)
 #include <cstring>
 #include <iostream>
+
+#include <torch/cuda.h>
 
 #include "engine/alloc_conf.hpp"
 #include "engine/calibrate.hpp"
@@ -35,7 +37,15 @@ int main(int argc, char** argv) {
     if (!env.ok() || !env->has_value()) return bad_input(spplan::Status::invalid("calibrate: bad rank environment"));
     return calibrate_comm_rank(**env);
   }
-  if (argc >= 2 && std::strcmp(argv[1], "validate") == 0) return validate_main(argc, argv);
+  if (argc >= 2 && std::strcmp(argv[1], "validate") == 0) {
+    // Device properties only: no CUDA context in this process, which only starts the runs.
+    ValidateDevice device;
+    if (torch::cuda::is_available()) {
+      device.cuda_gpus = static_cast<int64_t>(torch::cuda::device_count());
+      device.device = {cuda_device_name(0), cuda_device_total_bytes(0)};
+    }
+    return validate_main(argc, argv, device);
+  }
   if (argc < 2 || std::strcmp(argv[1], "run") != 0) {
     return bad_input(spplan::Status::invalid(std::string("spplan-engine: subcommand \"") + (argc < 2 ? "" : argv[1]) +
                                              "\" is not known (allowed: run, calibrate, validate)"));

@@ -194,6 +194,10 @@ std::string cuda_device_name(int device) {
   cudaDeviceProp prop{};
   return cudaGetDeviceProperties(&prop, device) == cudaSuccess ? std::string(prop.name) : std::string();
 }
+int64_t cuda_device_total_bytes(int device) {
+  cudaDeviceProp prop{};
+  return cudaGetDeviceProperties(&prop, device) == cudaSuccess ? static_cast<int64_t>(prop.totalGlobalMem) : 0;
+}
 void cuda_reset_peak(int device) {
   c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device));
 }
@@ -210,6 +214,7 @@ void watch_cuda_oom() {
 #else
 CudaMemory cuda_memory(int) { return {}; }
 std::string cuda_device_name(int) { return {}; }
+int64_t cuda_device_total_bytes(int) { return 0; }
 void cuda_reset_peak(int) {}
 void watch_cuda_oom() {}
 #endif

@@ -55,6 +55,9 @@ struct CudaMemory {
 };
 CudaMemory cuda_memory(int device);
 std::string cuda_device_name(int device);  // "NVIDIA H100 80GB HBM3"; "" without CUDA
+// The device's memory as nvidia-smi shows it (cudaDeviceProp::totalGlobalMem), without creating a
+// CUDA context in this process (cuda_memory's cudaMemGetInfo creates one). 0 without CUDA.
+int64_t cuda_device_total_bytes(int device);
 void cuda_reset_peak(int device);
 
 // Out of device memory: the request that failed and the device's state at that moment.

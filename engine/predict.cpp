@@ -77,12 +77,17 @@ Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu) {
   return {g, calibrated};
 }
 
-Prediction predict(const PlanSpec& plan, const Pricing& pricing) {
-  Prediction out;
+PlanSpec priced_plan(const PlanSpec& plan, const Pricing& pricing) {
   PlanSpec host = plan;
   host.cluster.gpu = pricing.gpu;
   host.cluster.gpu.gpus_per_node = plan.cluster.num_gpus;  // all ranks on this one machine
   host.stack = trainer_stack("engine");  // the engine's own software behaviour (knobs.cpp)
+  return host;
+}
+
+Prediction predict(const PlanSpec& plan, const Pricing& pricing) {
+  Prediction out;
+  const PlanSpec host = priced_plan(plan, pricing);
   out.machine = host.cluster.gpu.name;
 #ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
   const costmodel::Estimate e = costmodel::estimate(host);

@@ -51,6 +51,12 @@ Pricing cuda_pricing(const GpuSpec* gpu_flag, const CudaDevice& device, const Gp
 // CPU runs. `gpu_flag` likewise; else cpu-host, else the uncalibrated host.
 Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu);
 
+// The plan as the costmodel prices the engine's run of it: on `pricing`'s machine, every rank on
+// one node, and the stack facts of this engine (its ZeRO-3 keeps nothing gathered, its loop holds no
+// logits, its checkpoint offload keeps one layer input on the device). predict() prices this plan;
+// `validate engine` searches its max-seq.
+PlanSpec priced_plan(const PlanSpec& plan, const Pricing& pricing);
+
 // REQUIRES: check_plan(plan) is ok; plan.cluster.num_gpus is the world size.
 Prediction predict(const PlanSpec& plan, const Pricing& pricing);
 

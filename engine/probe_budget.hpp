@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 namespace spplan::engine {
 
@@ -52,6 +53,35 @@ ProbeTiming time_within_budget(const ProbeBudget& b, TimeOnce&& time_once) {
     r.best_s = std::min(r.best_s, ti);
   }
   return r;
+}
+
+// The same growth, keeping every size: the points a fit of time against size needs (kernel_fit.hpp).
+// Sizes double from first_size while the last call took less than target_s (or fewer than 3 sizes
+// were timed: a line needs two, and a third keeps one noisy point from setting it) and the next
+// size is within last_size; each size is timed 1 + reps
+// times (the first call warms it) and keeps its best, the reps cut short once their sum passes
+// reps_cap_s. Three points unless last_size stops the doubling first. One untimed call at first_size comes
+// first: a kernel's first call in a process loads code, starts threads and touches fresh pages, and
+// a slow first point would tilt the line (even to a negative slope).
+template <class TimeOnce>
+std::vector<ProbeTiming> sweep_within_budget(const ProbeBudget& b, TimeOnce&& time_once) {
+  std::vector<ProbeTiming> points;
+  int64_t size = std::max<int64_t>(1, b.first_size);
+  (void)time_once(size);
+  while (true) {
+    ProbeTiming p{size, time_once(size), 1};
+    double spent = p.best_s;
+    for (int i = 0; i < b.reps && spent + p.best_s <= b.reps_cap_s; ++i) {
+      const double ti = time_once(size);
+      ++p.calls;
+      spent += ti;
+      p.best_s = std::min(p.best_s, ti);
+    }
+    points.push_back(p);
+    if ((p.best_s >= b.target_s && points.size() >= 3) || size * 2 > b.last_size) break;
+    size *= 2;
+  }
+  return points;
 }
 
 }  // namespace spplan::engine

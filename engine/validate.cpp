@@ -6,68 +6,24 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/options.hpp"
-#include "engine/predict.hpp"
+#include "engine/validate_cases.hpp"
 #include "planner/config/loaders.hpp"
 
 namespace spplan::engine {
 namespace {
 
-struct Case {
-  int64_t seq, sp, world;  // world = dp x sp ranks
-  std::vector<std::string> knobs;  // knob flags beyond --sp
-};
-
-// tiny-llama. Chosen to cover seq, sp, act-ckpt, ZeRO stages, tiling, offload and bf16 within a few minutes.
-// ZeRO 2/3 cases reduce in buckets of 256K elements, below the largest unit (the 1M-element
-// embedding and head): DeepSpeed allocates its reduce bucket whole (what the costmodel prices),
-// the engine one slab at a time, and the two agree when the bucket is the smaller.
-const std::vector<Case> kFull = {
-    {4096, 1, 1, {"--act-ckpt", "none"}},  {4096, 2, 2, {"--act-ckpt", "none"}},
-    {4096, 4, 4, {"--act-ckpt", "none"}},  {4096, 1, 1, {"--act-ckpt", "full"}},
-    {8192, 1, 1, {"--act-ckpt", "none"}},  {8192, 2, 2, {"--act-ckpt", "full"}},
-    {8192, 4, 4, {"--act-ckpt", "none"}},  {16384, 2, 2, {"--act-ckpt", "full"}},
-    {16384, 4, 4, {"--act-ckpt", "none"}},
-    {8192, 2, 4, {"--act-ckpt", "full", "--zero", "1"}},
-    {8192, 2, 4, {"--act-ckpt", "full", "--zero", "2", "--reduce-bucket", "262144"}},
-    {8192, 2, 4, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144"}},
-    {8192, 1, 1, {"--act-ckpt", "full", "--tiled-loss"}},
-    {8192, 2, 2, {"--act-ckpt", "full", "--tiled-mlp", "--tiled-loss"}},
-    {16384, 4, 4, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144", "--tiled-mlp", "--tiled-loss"}},
-    {8192, 2, 2, {"--act-ckpt", "offload", "--zero", "1", "--offload-optimizer", "cpu"}},
-    {16384, 2, 4, {"--act-ckpt", "offload", "--zero", "3", "--reduce-bucket", "262144", "--offload-optimizer", "cpu",
-                   "--offload-params", "cpu"}},
-    {8192, 2, 2, {"--act-ckpt", "full", "--precision", "bf16"}},
-    {8192, 2, 4, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144", "--precision", "bf16"}},
-    {8192, 2, 2, {"--act-ckpt", "full", "--tiled-loss", "--precision", "bf16", "--sp-comm-dtype", "bf16"}}};
-const std::vector<Case> kQuick = {
-    {2048, 1, 1, {"--act-ckpt", "none"}},
-    {2048, 2, 2, {"--act-ckpt", "none"}},
-    {2048, 2, 2, {"--act-ckpt", "full", "--zero", "3", "--reduce-bucket", "262144", "--tiled-loss"}},
-    {2048, 2, 2, {"--act-ckpt", "offload", "--zero", "3", "--reduce-bucket", "262144", "--offload-optimizer", "cpu",
-                  "--offload-params", "cpu"}}};
-
-// "tiny-llama s8k sp2 w4 act-ckpt-full zero-3 tiled-loss"
-std::string case_name(const Case& c) {
-  std::string name = "tiny-llama s" + std::to_string(c.seq / 1024) + "k sp" + std::to_string(c.sp);
-  if (c.world != c.sp) name += " w" + std::to_string(c.world);
-  for (size_t i = 0; i < c.knobs.size(); ++i) {
-    name += " " + c.knobs[i].substr(2);  // "--zero" -> "zero"
-    const bool has_value = i + 1 < c.knobs.size() && c.knobs[i + 1].rfind("--", 0) != 0;
-    if (has_value) name += "-" + c.knobs[++i];
-  }
-  return name;
-}
-
 constexpr double kMiB = 1024.0 * 1024.0;
+constexpr int64_t kBoundaryGranularity = 1024;  // tokens: max-seq is searched on multiples of this
+constexpr int kGpuCaseTimeoutS = 900;           // an 8B ZeRO-3 offload case takes minutes; a hang does not pass
 
 std::string quote(const std::string& s) {
   std::string q = "'";
@@ -106,179 +62,319 @@ int bad_input(const std::string& message) {
   return 2;
 }
 
-// One case: the plan as the run sees it, priced on this machine, then run and measured. The ranks
-// share the machine: each gets 1/world of its compute, memory bandwidth and copy rate (threads per
-// rank = cores / world). A run that fails is a row with "error"; bad case flags are bad input.
-Result<nlohmann::json> run_case(const Case& c, int64_t steps, const GpuSpec& machine, const std::string& self) {
-  std::vector<std::string> args = {"run", "--model", "tiny-llama", "--seq", std::to_string(c.seq),
-                                   "--sp", std::to_string(c.sp)};
-  args.insert(args.end(), c.knobs.begin(), c.knobs.end());
-  for (const std::string& a : {std::string("--nproc"), std::to_string(c.world), std::string("--steps"),
-                               std::to_string(steps), std::string("--seed"), std::string("1"), std::string("--json")}) {
-    args.push_back(a);
-  }
-  const std::string name = case_name(c);
-  std::vector<const char*> cargv = {"spplan-engine"};
-  for (const auto& a : args) cargv.push_back(a.c_str());
-  auto opts = parse_run_options(static_cast<int>(cargv.size()), cargv.data(), 2);
-  if (!opts.ok()) return Status::invalid(name + ": " + opts.status().message());
-  if (auto s = check_run_options(&*opts, c.world); !s) return Status::invalid(name + ": " + s.message());
-  GpuSpec share = machine;
-  const double w = static_cast<double>(c.world);
-  share.bf16_tflops /= w;
-  share.fp32_tflops /= w;
-  share.hbm_GBps /= w;
-  share.pcie_GBps /= w;  // calibrate measures it as a memory copy: the same shared bandwidth
-  const Prediction pred = predict(opts->plan, Pricing{share, true});
+struct Flags {
+  bool json = false, quick = false;
+  std::string calibration, gpu;
+  int64_t shard = 0, shards = 1;  // --shard I/N: the cases whose index is I modulo N
+};
 
-  const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
-  std::string cmd = "env OMP_NUM_THREADS=" + std::to_string(std::max<int64_t>(1, cores / c.world)) + " " + quote(self);
-  for (const auto& a : args) cmd += " " + quote(a);
+// "I/N" with 0 <= I < N.
+bool parse_shard(const std::string& text, int64_t* shard, int64_t* shards) {
+  const size_t slash = text.find('/');
+  if (slash == std::string::npos) return false;
+  auto number = [](const std::string& t, int64_t* out) {
+    if (t.empty() || t.size() > 6 || t.find_first_not_of("0123456789") != std::string::npos) return false;
+    *out = std::stoll(t);
+    return true;
+  };
+  return number(text.substr(0, slash), shard) && number(text.substr(slash + 1), shards) && *shards >= 1 &&
+         *shard < *shards;
+}
+
+Result<Flags> parse_flags(int argc, char** argv) {
+  Flags f;
+  if (argc < 3 || std::string(argv[2]) != "engine") {
+    return Status::invalid("spplan-engine validate: expected \"engine\" (allowed: engine)");
+  }
+  for (int i = 3; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--json") {
+      f.json = true;
+    } else if (a == "--quick") {
+      f.quick = true;
+    } else if (a == "--calibration" && i + 1 < argc) {
+      f.calibration = argv[++i];
+    } else if (a == "--gpu" && i + 1 < argc) {
+      f.gpu = argv[++i];
+    } else if (a == "--shard" && i + 1 < argc) {
+      const std::string v = argv[++i];
+      if (!parse_shard(v, &f.shard, &f.shards)) {
+        return Status::invalid("spplan-engine validate engine: --shard: value \"" + v +
+                               "\" is not valid (allowed: I/N with 0 <= I < N, e.g. 0/3)");
+      }
+    } else {
+      return Status::invalid("spplan-engine validate engine: argument \"" + a +
+                             "\" is not known (allowed: --json, --quick, --calibration FILE.toml, --gpu PRESET|FILE.toml, "
+                             "--shard I/N)");
+    }
+  }
+  return f;
+}
+
+// The specs the cases are priced on: the calibrated one always; on a GPU also the preset.
+struct Machines {
+  GpuSpec calibrated;
+  std::optional<GpuSpec> preset;
+  bool shared = false;  // CPU: the ranks share the machine
+};
+
+// --calibration, or `spplan-engine calibrate` now.
+Result<GpuSpec> calibrated_spec_for(const Flags& flags, const std::string& self) {
+  std::string path = flags.calibration, tmp;
+  if (path.empty()) {
+    char tmpl[] = "/tmp/spplan-validate-XXXXXX";
+    const int fd = ::mkstemp(tmpl);
+    if (fd >= 0) ::close(fd);
+    tmp = std::string(tmpl) + ".toml";
+    if (fd >= 0) ::unlink(tmpl);
+    int rc = 0;
+    capture(quote(self) + " calibrate --out " + quote(tmp) + " 2>/dev/null", &rc);
+    if (rc != 0) return Status::internal("spplan-engine validate engine: calibrate failed (exit " + std::to_string(rc) + ")");
+    path = tmp;
+  }
+  auto spec = load_gpu(path, "--calibration");
+  if (!tmp.empty()) ::unlink(tmp.c_str());
+  if (!spec.ok()) return Status::invalid("--calibration: " + spec.status().message());
+  return *spec;
+}
+
+Result<GpuSpec> preset_for(const Flags& flags, const CudaDevice& device) {
+  if (!flags.gpu.empty()) return load_gpu(flags.gpu, "--gpu");
+  std::vector<GpuSpec> presets;
+  for (const std::string& name : gpu_presets()) {
+    if (auto g = load_gpu(name); g.ok()) presets.push_back(*g);
+  }
+  if (auto g = match_gpu_preset(device, presets)) return *g;
+  return Status::invalid("spplan-engine validate engine: device \"" + device.name +
+                         "\" matches no GPU preset by name and memory (allowed: --gpu PRESET|FILE.toml)");
+}
+
+Result<Prediction> predict_case(const ValidateCase& c, const GpuSpec& machine, bool shared) {
+  const std::vector<std::string> args = run_args(c, 1);
+  std::vector<const char*> argv = {"spplan-engine"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  auto opts = parse_run_options(static_cast<int>(argv.size()), argv.data(), 2);
+  if (!opts.ok()) return Status::invalid(case_name(c) + ": " + opts.status().message());
+  if (auto s = check_run_options(&*opts, c.world); !s) return Status::invalid(case_name(c) + ": " + s.message());
+  GpuSpec spec = machine;
+  if (shared) {  // each rank gets 1/world of the CPU's compute, memory bandwidth and copy rate
+    const double w = static_cast<double>(c.world);
+    spec.bf16_tflops /= w;
+    spec.fp32_tflops /= w;
+    spec.hbm_GBps /= w;
+    spec.pcie_GBps /= w;  // calibrate measures it as a memory copy: the same shared bandwidth
+  }
+  return predict(opts->plan, Pricing{spec, true});
+}
+
+void add_prediction(nlohmann::json* row, const std::string& prefix, const Prediction& p, double mem, double time) {
+  const double pmem = p.peak_memory_bytes.value_or(std::nan("")), ptime = p.step_time_s.value_or(std::nan(""));
+  (*row)[prefix + "predicted_peak_memory_bytes"] = pmem;
+  (*row)[prefix + "mem_error_pct"] = pct(mem, pmem);
+  (*row)[prefix + "predicted_step_time_s"] = ptime;
+  (*row)[prefix + "time_error_pct"] = pct(time, ptime);
+}
+
+// One case, priced then run. A run that fails (or a boundary case that goes the wrong way) is a
+// row with "error"; bad case flags are bad input.
+Result<nlohmann::json> run_case(const ValidateCase& c, int64_t steps, const Machines& m, const std::string& self) {
+  SPPLAN_ASSIGN_OR_RETURN(const Prediction pred, predict_case(c, m.calibrated, m.shared));
+  std::optional<Prediction> preset;
+  if (m.preset) {
+    SPPLAN_ASSIGN_OR_RETURN(preset, predict_case(c, *m.preset, false));
+  }
+  std::string cmd = "env";
+  if (m.shared) {
+    const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
+    cmd += " OMP_NUM_THREADS=" + std::to_string(std::max<int64_t>(1, cores / c.world));
+  } else {
+    cmd = "timeout " + std::to_string(kGpuCaseTimeoutS) + " env";
+  }
+  cmd += " " + quote(self);
+  for (const auto& a : run_args(c, steps)) cmd += " " + quote(a);
   int rc = 0;
   const nlohmann::json j = nlohmann::json::parse(capture(cmd + " 2>/dev/null", &rc), nullptr, false);
-  nlohmann::json row = {{"case", name}, {"seq", c.seq}, {"sp", c.sp}, {"world", c.world}, {"knobs", c.knobs}};
-  if (rc != 0 || !j.is_object() || !j["peak_memory_bytes"].is_number() || !j["step_time_s"].is_number()) {
-    row["error"] = "run failed (exit " + std::to_string(rc) + ")";
+  const char* expect = c.expect == ValidateCase::Expect::kRuns             ? "runs"
+                       : c.expect == ValidateCase::Expect::kFitsAtBoundary ? "fits at max-seq"
+                                                                           : "oom past max-seq";
+  nlohmann::json row = {{"case", case_name(c)}, {"model", c.model}, {"seq", c.seq},    {"sp", c.sp},
+                        {"world", c.world},     {"knobs", c.knobs}, {"expect", expect}};
+  const RunOutcome outcome{rc, j.is_object() && j.value("oom", false)};
+  if (outcome.oom) row["oom"] = true;
+  if (const std::string error = outcome_error(c, outcome); !error.empty()) {
+    row["error"] = error;
+    return row;
+  }
+  if (outcome.oom) return row;  // the expected out-of-memory report: nothing to compare
+  if (!j.is_object() || !j["peak_memory_bytes"].is_number() || !j["step_time_s"].is_number()) {
+    row["error"] = "run failed (no report on stdout, exit " + std::to_string(rc) + ")";
     return row;
   }
   const double mem = j["peak_memory_bytes"].get<double>(), time = j["step_time_s"].get<double>();
-  const double host = j.value("peak_host_memory_bytes", 0.0);
-  const double pmem = pred.peak_memory_bytes.value_or(std::nan("")), ptime = pred.step_time_s.value_or(std::nan(""));
-  const double phost = pred.host_memory_bytes.value_or(0.0);
+  const double host = j.value("peak_host_memory_bytes", 0.0), phost = pred.host_memory_bytes.value_or(0.0);
   row.update({{"measured_peak_memory_bytes", mem},
-              {"predicted_peak_memory_bytes", pmem},
-              {"mem_error_pct", pct(mem, pmem)},
               {"measured_step_time_s", time},
-              {"predicted_step_time_s", ptime},
-              {"time_error_pct", pct(time, ptime)},
               {"measured_host_memory_bytes", host},
               {"predicted_host_memory_bytes", phost},
               {"measured_memory", j.value("memory", nlohmann::json::object())},
               {"predicted_memory", pred.memory_bytes},
               {"measured_phases_s", j.value("phases", nlohmann::json::object())}});
+  add_prediction(&row, "", pred, mem, time);
+  if (preset) add_prediction(&row, "preset_", *preset, mem, time);
   if (host > 0 || phost > 0) row["host_mem_error_pct"] = pct(host, phost);
   return row;
 }
 
+// Mean and max |error| over the rows that have `key`.
+struct Errors {
+  double mean = std::nan(""), max = 0;
+  int n = 0;
+};
+Errors errors(const nlohmann::json& rows, const std::string& key) {
+  Errors e;
+  double sum = 0;
+  for (const auto& r : rows) {
+    if (!r.contains(key) || !r[key].is_number()) continue;
+    const double d = std::abs(r[key].get<double>());
+    sum += d;
+    e.max = std::max(e.max, d);
+    ++e.n;
+  }
+  if (e.n > 0) e.mean = sum / e.n;
+  return e;
+}
+
 struct Summary {
-  int ok = 0, failed = 0;
-  double max_mem = 0, max_time = 0, max_host = 0, mean_mem = std::nan(""), mean_time = std::nan("");
+  int ok = 0, failed = 0, boundary = 0, boundary_right = 0;
+  Errors mem, time, host, preset_mem, preset_time;
 };
 
 Summary summarize(const nlohmann::json& rows) {
   Summary s;
-  double sum_mem = 0, sum_time = 0;
   for (const auto& r : rows) {
-    if (r.contains("error")) {
-      ++s.failed;
-      continue;
+    r.contains("error") ? ++s.failed : ++s.ok;
+    if (r["expect"] != "runs") {
+      ++s.boundary;
+      s.boundary_right += !r.contains("error");
     }
-    ++s.ok;
-    const double dm = std::abs(r["mem_error_pct"].get<double>()), dt = std::abs(r["time_error_pct"].get<double>());
-    s.max_mem = std::max(s.max_mem, dm);
-    s.max_time = std::max(s.max_time, dt);
-    sum_mem += dm;
-    sum_time += dt;
-    if (r.contains("host_mem_error_pct")) s.max_host = std::max(s.max_host, std::abs(r["host_mem_error_pct"].get<double>()));
   }
-  if (s.ok > 0) s.mean_mem = sum_mem / s.ok, s.mean_time = sum_time / s.ok;
+  s.mem = errors(rows, "mem_error_pct"), s.time = errors(rows, "time_error_pct");
+  s.host = errors(rows, "host_mem_error_pct");
+  s.preset_mem = errors(rows, "preset_mem_error_pct"), s.preset_time = errors(rows, "preset_time_error_pct");
   return s;
 }
 
-void print_table(const nlohmann::json& rows, const Summary& sum) {
+void print_table(const nlohmann::json& rows, const Summary& sum, bool preset) {
   int width = 4;  // the longest case name
   for (const auto& r : rows) width = std::max(width, static_cast<int>(r["case"].get<std::string>().size()));
-  std::printf("%-*s %12s %12s %8s %10s %10s %8s %8s\n", width, "case", "meas MiB", "pred MiB", "d %", "meas s",
-              "pred s", "d %", "host d %");
+  std::printf("%-*s %12s %12s %8s %10s %10s %8s %8s", width, "case", "meas MiB", "pred MiB", "d %", "meas s", "pred s",
+              "d %", "host d %");
+  std::printf(preset ? " %10s %10s\n" : "\n", "preset m%", "preset t%");
   for (const auto& r : rows) {
     const std::string name = r["case"].get<std::string>();
-    if (r.contains("error")) {
-      std::printf("%-*s %s\n", width, name.c_str(), r["error"].get<std::string>().c_str());
+    if (r.contains("error") || !r.contains("measured_step_time_s")) {
+      std::printf("%-*s %s\n", width, name.c_str(),
+                  r.contains("error") ? r["error"].get<std::string>().c_str() : "out of memory, as expected");
       continue;
     }
     char host[32] = "       -";
     if (r.contains("host_mem_error_pct")) std::snprintf(host, sizeof host, "%+8.1f", r["host_mem_error_pct"].get<double>());
-    std::printf("%-*s %12.1f %12.1f %+8.1f %10.3f %10.3f %+8.1f %s\n", width, name.c_str(),
+    std::printf("%-*s %12.1f %12.1f %+8.1f %10.3f %10.3f %+8.1f %s", width, name.c_str(),
                 r["measured_peak_memory_bytes"].get<double>() / kMiB, r["predicted_peak_memory_bytes"].get<double>() / kMiB,
                 r["mem_error_pct"].get<double>(), r["measured_step_time_s"].get<double>(),
                 r["predicted_step_time_s"].get<double>(), r["time_error_pct"].get<double>(), host);
+    if (preset) {
+      std::printf(" %+10.1f %+10.1f", r["preset_mem_error_pct"].get<double>(), r["preset_time_error_pct"].get<double>());
+    }
+    std::printf("\n");
   }
   std::printf("mean |delta|: memory %.1f %%, time %.1f %%; max |delta|: memory %.1f %%, time %.1f %%, host memory "
               "%.1f %% (%d cases",
-              sum.mean_mem, sum.mean_time, sum.max_mem, sum.max_time, sum.max_host, sum.ok);
+              sum.mem.mean, sum.time.mean, sum.mem.max, sum.time.max, sum.host.max, sum.ok);
   std::printf(sum.failed ? ", %d failed)\n" : ")\n", sum.failed);
+  if (preset) {
+    std::printf("with the preset: mean |delta| memory %.1f %%, time %.1f %%; max memory %.1f %%, time %.1f %%\n",
+                sum.preset_mem.mean, sum.preset_time.mean, sum.preset_mem.max, sum.preset_time.max);
+  }
+  if (sum.boundary > 0) std::printf("boundary: %d of %d cases right\n", sum.boundary_right, sum.boundary);
+}
+
+nlohmann::json summary_json(const Summary& s, const Machines& m, const nlohmann::json& rows) {
+  nlohmann::json j = {{"cases", s.ok},
+                      {"failed", s.failed},
+                      {"max_mem_error_pct", s.mem.max},
+                      {"max_time_error_pct", s.time.max},
+                      {"max_host_mem_error_pct", s.host.max},
+                      {"mean_mem_error_pct", s.mem.mean},
+                      {"mean_time_error_pct", s.time.mean},
+                      {"machine", m.calibrated.name},
+                      {"boundary_cases", s.boundary},
+                      {"boundary_right", s.boundary_right},
+                      {"rows", rows}};
+  if (m.preset) {
+    j.update({{"preset", m.preset->name},
+              {"preset_max_mem_error_pct", s.preset_mem.max},
+              {"preset_max_time_error_pct", s.preset_time.max},
+              {"preset_mean_mem_error_pct", s.preset_mem.mean},
+              {"preset_mean_time_error_pct", s.preset_time.mean}});
+  }
+  return j;
 }
 
 }  // namespace
 
-int validate_main(int argc, char** argv) {
-  // argv: spplan-engine validate engine [flags]
-  bool json = false, quick = false;
-  std::string calibration;
-  if (argc < 3 || std::strcmp(argv[2], "engine") != 0) {
-    return bad_input("spplan-engine validate: expected \"engine\" (allowed: engine)");
-  }
-  for (int i = 3; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--json") {
-      json = true;
-    } else if (a == "--quick") {
-      quick = true;
-    } else if (a == "--calibration" && i + 1 < argc) {
-      calibration = argv[++i];
-    } else {
-      return bad_input("spplan-engine validate engine: argument \"" + a +
-                       "\" is not known (allowed: --json, --quick, --calibration FILE.toml)");
-    }
+int validate_main(int argc, char** argv, const ValidateDevice& device) {
+  auto flags = parse_flags(argc, argv);
+  if (!flags.ok()) return bad_input(flags.status().message());
+  const bool cuda = device.cuda_gpus > 0;
+  if (!cuda && !flags->gpu.empty()) {
+    return bad_input("spplan-engine validate engine: --gpu " + flags->gpu +
+                     ": there is no CUDA device (allowed: --gpu only where one is; on a CPU use --calibration)");
   }
   const std::string self = self_path();
-
-  // The machine's spec: given, or measured now.
-  std::string tmp_spec;
-  if (calibration.empty()) {
-    char tmpl[] = "/tmp/spplan-validate-XXXXXX";
-    const int fd = ::mkstemp(tmpl);
-    if (fd >= 0) ::close(fd);
-    tmp_spec = std::string(tmpl) + ".toml";
-    if (fd >= 0) ::unlink(tmpl);
-    int rc = 0;
-    capture(quote(self) + " calibrate --out " + quote(tmp_spec) + " 2>/dev/null", &rc);
-    if (rc != 0) {
-      std::cerr << "spplan-engine validate engine: calibrate failed (exit " << rc << ")\n";
-      return 1;
-    }
-    calibration = tmp_spec;
+  Machines m;
+  m.shared = !cuda;
+  if (cuda) {
+    auto preset = preset_for(*flags, device.device);
+    if (!preset.ok()) return bad_input(preset.status().message());
+    m.preset = *preset;
   }
-  auto machine = load_gpu(calibration);
-  if (!tmp_spec.empty()) ::unlink(tmp_spec.c_str());
-  if (!machine.ok()) return bad_input("--calibration: " + machine.status().message());
+  auto calibrated = calibrated_spec_for(*flags, self);
+  if (!calibrated.ok()) {
+    std::cerr << calibrated.status().message() << "\n";
+    return calibrated.status().code() == Status::Code::kInvalidInput ? 2 : 1;
+  }
+  m.calibrated = *calibrated;
 
-  const auto& cases = quick ? kQuick : kFull;
+  std::vector<ValidateCase> cases = cuda ? gpu_cases(device.cuda_gpus, flags->quick) : cpu_cases(flags->quick);
+  if (cuda) {
+    for (const ValidateCase& plan : gpu_boundary_plans(device.cuda_gpus, flags->quick)) {
+      auto b = boundary_cases(plan, m.calibrated, kBoundaryGranularity);
+      if (!b.ok()) return bad_input(b.status().message());
+      cases.insert(cases.end(), b->begin(), b->end());
+    }
+  }
+  // --shard: every N-th case from the I-th, so that a long list can run as N shorter commands.
+  std::vector<ValidateCase> shard;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (static_cast<int64_t>(i) % flags->shards == flags->shard) shard.push_back(cases[i]);
+  }
+  cases = shard;
+  const int64_t steps = cuda ? 4 : (flags->quick ? 2 : 3);
   nlohmann::json rows = nlohmann::json::array();
-  for (const Case& c : cases) {
-    auto row = run_case(c, quick ? 2 : 3, *machine, self);
+  for (const ValidateCase& c : cases) {
+    auto row = run_case(c, steps, m, self);
     if (!row.ok()) return bad_input(row.status().message());
     rows.push_back(*row);
-    if (!json) std::cerr << "validate engine: " << (*row)["case"].get<std::string>() << " done\n";
+    if (!flags->json) std::cerr << "validate engine: " << (*row)["case"].get<std::string>() << " done\n";
   }
   const Summary sum = summarize(rows);
-  if (json) {
-    std::cout << nlohmann::json({{"cases", sum.ok},
-                                 {"failed", sum.failed},
-                                 {"max_mem_error_pct", sum.max_mem},
-                                 {"max_time_error_pct", sum.max_time},
-                                 {"max_host_mem_error_pct", sum.max_host},
-                                 {"mean_mem_error_pct", sum.mean_mem},
-                                 {"mean_time_error_pct", sum.mean_time},
-                                 {"machine", machine->name},
-                                 {"rows", rows}})
-                     .dump(2)
-              << "\n";
+  if (flags->json) {
+    std::cout << summary_json(sum, m, rows).dump(2) << "\n";
   } else {
-    print_table(rows, sum);
+    print_table(rows, sum, m.preset.has_value());
   }
-  const int failed = sum.failed;
-  return failed == 0 ? 0 : 1;
+  return sum.failed == 0 ? 0 : 1;
 }
 
 }  // namespace spplan::engine

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Copies the header-only libraries of the engine-only build (toml++, nlohmann-json) from this
+# Copies the header-only libraries of the engine-only build (toml++, nlohmann-json, Eigen) from this
 # machine's include folder into DIR (default third_party_bundle/, git-ignored), with their
 # copyright files. A GPU node has no -dev packages and no registry (BUILD-NOTES.md section 9):
 # run this where the packages are (scripts/install-deps.sh puts them there), bring DIR along with
@@ -12,11 +12,13 @@ cd "$(dirname "$0")/.."
 dest=${1:-third_party_bundle}
 from=${SPPLAN_HEADERS_FROM:-/usr/include}
 
-# header folder | Debian package (its name in the error message and its copyright file)
-libs=("toml++|libtomlplusplus-dev" "nlohmann|nlohmann-json3-dev")
+# folder under $from | folder under DIR/include | Debian package (named in the error message; its
+# copyright file). Eigen's package puts Eigen/ under eigen3/; the bundle keeps only Eigen/ (MPL-2.0
+# headers), not eigen3/unsupported/, which spplan does not use.
+libs=("toml++|toml++|libtomlplusplus-dev" "nlohmann|nlohmann|nlohmann-json3-dev" "eigen3/Eigen|Eigen|libeigen3-dev")
 
 for lib in "${libs[@]}"; do
-  dir=${lib%%|*} pkg=${lib#*|}
+  dir=${lib%%|*} pkg=${lib##*|}
   if [ ! -d "$from/$dir" ]; then
     echo "bundle-headers: $from/$dir: does not exist (install $pkg, or set SPPLAN_HEADERS_FROM)" >&2
     exit 2
@@ -25,10 +27,11 @@ done
 
 mkdir -p "$dest/include" "$dest/licenses"
 for lib in "${libs[@]}"; do
-  dir=${lib%%|*} pkg=${lib#*|}
+  dir=${lib%%|*} pkg=${lib##*|} name=${lib#*|}
+  name=${name%%|*}
   # Replace, not merge: a stale file from an older version must not survive a refresh.
-  rm -rf "${dest:?}/include/$dir"
-  cp -R "$from/$dir" "$dest/include/$dir"
+  rm -rf "${dest:?}/include/$name"
+  cp -R "$from/$dir" "$dest/include/$name"
   if [ -f "/usr/share/doc/$pkg/copyright" ]; then
     cp "/usr/share/doc/$pkg/copyright" "$dest/licenses/$pkg.copyright"
   fi
@@ -40,5 +43,7 @@ toml_v="$(define_of "$dest/include/toml++/impl/version.h" TOML_LIB_MAJOR).$(defi
 json_h="$dest/include/nlohmann/detail/abi_macros.hpp"
 [ -f "$json_h" ] || json_h="$dest/include/nlohmann/json.hpp"
 json_v="$(define_of "$json_h" NLOHMANN_JSON_VERSION_MAJOR).$(define_of "$json_h" NLOHMANN_JSON_VERSION_MINOR)"
-printf 'toml++ %s\nnlohmann-json %s\nfrom %s\n' "$toml_v" "$json_v" "$from" > "$dest/VERSIONS"
-echo "bundle-headers: toml++ $toml_v and nlohmann-json $json_v copied to $dest ($(du -sh "$dest" | cut -f1))"
+eigen_h="$dest/include/Eigen/src/Core/util/Macros.h"
+eigen_v="$(define_of "$eigen_h" EIGEN_WORLD_VERSION).$(define_of "$eigen_h" EIGEN_MAJOR_VERSION).$(define_of "$eigen_h" EIGEN_MINOR_VERSION)"
+printf 'toml++ %s\nnlohmann-json %s\nEigen %s\nfrom %s\n' "$toml_v" "$json_v" "$eigen_v" "$from" > "$dest/VERSIONS"
+echo "bundle-headers: toml++ $toml_v, nlohmann-json $json_v and Eigen $eigen_v copied to $dest ($(du -sh "$dest" | cut -f1))"

@@ -1,58 +1,149 @@
 #!/usr/bin/env bash
-# One command for a short stay on a GPU node (BUILD-NOTES.md section 9: build, then run every case,
-# one JSON line per run, is the shape that fits a lease): builds the engine-only configuration
-# against the node's torch and runs the engine cases of validation's gpu_h100_measured.csv again,
-# plus what issue 9 fixed: the fit boundary with expandable segments (36K, 37K), fp32 with
-# grouped-query heads, the bf16 tiled loss, and a run past the device (exit 3).
+# One command for a stay on a GPU node (BUILD-NOTES.md section 9: build, then measure, one JSON
+# line per run, is the shape that fits a lease). Everything lands under $OUT:
+#   build      the engine-only configuration against the node's torch (build-gpu/)   build.log
+#   calibrate  spplan calibrate: kernel fits on this GPU -> calibrated.toml            calibrate.log
+#   validate   spplan validate engine --json: every GPU case priced with the preset and with
+#              calibrated.toml, plus the max-seq boundary cases                        validate_engine.json
+#   compare    bench/engine/compare_gpu.py: engine vs HF (+ Liger, + DeepSpeed when installed)
+#                                                                                      compare_gpu.jsonl
+#   runs       the engine cases of validation's gpu_h100_measured.csv again, plus issue 9's
+#              boundary, fp32 GQA, bf16 tiled loss and a run past the device (exit 3)  engine_runs.jsonl
+# and summary.txt (the device, software versions, one line per stage).
 #
-# Usage: OUT=DIR scripts/gpu-measure.sh [--quick]     (OUT defaults to gpu-out/)
-# Writes DIR/engine_runs.jsonl (one object a run: case, flags, exit code, the run's JSON or its
-# last stderr lines), DIR/build.log, DIR/summary.txt. Needs third_party_bundle/ where the node has
-# no toml++ / nlohmann-json (scripts/bundle-headers.sh, run where they are installed).
+# Usage: OUT=DIR scripts/gpu-measure.sh [--quick] [--shard I/N] [STAGE...]   (OUT defaults to gpu-out/;
+#        no STAGE: all of them, in the order above). A later stage uses what an earlier one left in
+#        OUT (validate reads calibrated.toml), so a lease with a per-command time limit can run
+#        them one command at a time:  scripts/gpu-measure.sh build; scripts/gpu-measure.sh calibrate; ...
+#        --quick: the short case lists (validate --quick, compare --quick, the first 6 runs).
+#        --shard I/N: validate and compare run every N-th case from the I-th (validate_engine.I-of-N.json,
+#        compare_gpu.I-of-N.jsonl), so their full lists (about 20 engine runs; 8 cases x 2-4 runners)
+#        fit commands of 10 minutes: --shard 0/3, 1/3, 2/3.
+# Needs third_party_bundle/ where the node has no toml++ / nlohmann-json / Eigen
+# (scripts/bundle-headers.sh, run where they are installed).
+# shellcheck disable=SC2317  # the stage_* functions below are called by name: "stage_$s"
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 quick=0
-[ "${1:-}" = --quick ] && quick=1
-
-if ! SPPLAN_ENGINE_ONLY=1 SPPLAN_JOBS=${SPPLAN_JOBS:-$(nproc)} SPPLAN_BUILD_DIR=build-gpu scripts/build.sh \
-    >"$out/build.log" 2>&1; then
-  tail -40 "$out/build.log"
-  exit 1
+shard=""
+stages=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --shard) shard=${2:-}; shift ;;
+    build | calibrate | validate | compare | runs) stages+=("$1") ;;
+    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --shard I/N, build, calibrate, validate, compare, runs)" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [ -n "$shard" ] && ! [[ "$shard" =~ ^[0-9]+/[0-9]+$ ]]; then
+  echo "gpu-measure: --shard: value '$shard' is not valid (allowed: I/N, e.g. 0/3)" >&2
+  exit 2
 fi
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$out/summary.txt" 2>&1
+[ ${#stages[@]} -eq 0 ] && stages=(build calibrate validate compare runs)
+spplan=build-gpu/spplan
+. scripts/lib/torch-python.sh
+spplan_find_torch >/dev/null 2>&1 || true
+python=${SPPLAN_TORCH_PY:-python3}
 
-# name | flags after --model (every case: 1 GPU, 4 steps, --json)
-cases=(
-  "q06-16k|qwen3-0.6b --seq 16k --precision bf16 --act-ckpt full"
-  "q06-32k|qwen3-0.6b --seq 32k --precision bf16 --act-ckpt full"
-  "q06-36k-boundary|qwen3-0.6b --seq 36k --precision bf16 --act-ckpt full"
-  "q06-37k-boundary|qwen3-0.6b --seq 37k --precision bf16 --act-ckpt full"
-  "q06-4k-fp32-gqa|qwen3-0.6b --seq 4k --precision fp32 --act-ckpt none"
-  "q06-64k-oom|qwen3-0.6b --seq 64k --precision bf16 --act-ckpt full"
-  "q06-32k-tiled-loss|qwen3-0.6b --seq 32k --precision bf16 --act-ckpt full --tiled-loss"
-  "l1b-16k|llama-3.2-1b --seq 16k --precision bf16 --act-ckpt full"
-  "q17-16k|qwen3-1.7b --seq 16k --precision bf16 --act-ckpt full"
-  "q17-4k-nockpt|qwen3-1.7b --seq 4k --precision bf16 --act-ckpt none"
-  "q4b-8k-z1-offopt|qwen3-4b --seq 8k --precision bf16 --act-ckpt full --zero 1 --offload-optimizer cpu"
-  "q17-16k-tiled-mlp|qwen3-1.7b --seq 16k --precision bf16 --act-ckpt full --tiled-mlp"
-  "q17-32k-z1-ckpt-offload|qwen3-1.7b --seq 32k --precision bf16 --act-ckpt offload --zero 1 --offload-optimizer cpu"
-  "q06-16k-z3-offload|qwen3-0.6b --seq 16k --precision bf16 --act-ckpt full --zero 3 --offload-optimizer cpu --offload-params cpu"
-  "l1b-32k-z3-offload|llama-3.2-1b --seq 32k --precision bf16 --act-ckpt full --zero 3 --offload-optimizer cpu --offload-params cpu"
-)
-[ "$quick" = 1 ] && cases=("${cases[@]:0:6}")
+note() { echo "$*" | tee -a "$out/summary.txt"; }
 
-: >"$out/engine_runs.jsonl"
-for c in "${cases[@]}"; do
-  name=${c%%|*}
-  read -r -a flags <<<"${c#*|}"
-  start=$(date +%s)
-  timeout 420 build-gpu/spplan run --model "${flags[@]}" --sp 1 --nproc 1 --steps 4 --json \
-    >"$out/run.json" 2>"$out/run.err"
-  rc=$?
-  python3 - "$name" "$rc" "$(($(date +%s) - start))" "$out/run.json" "$out/run.err" "${c#*|}" \
-    >>"$out/engine_runs.jsonl" <<'EOF'
+stage_build() {
+  if ! SPPLAN_ENGINE_ONLY=1 SPPLAN_JOBS=${SPPLAN_JOBS:-$(nproc)} SPPLAN_BUILD_DIR=build-gpu scripts/build.sh \
+      >"$out/build.log" 2>&1; then
+    tail -40 "$out/build.log"
+    note "build: failed (build.log)"
+    return 1
+  fi
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >>"$out/summary.txt" 2>&1
+  "$python" -c 'import importlib, torch
+v = {"torch": torch.__version__, "cuda": torch.version.cuda}
+for m in ("transformers", "liger_kernel", "deepspeed"):
+    try: v[m] = importlib.import_module(m).__version__
+    except Exception: v[m] = "not installed"
+print("versions: " + ", ".join(k + " " + str(x) for k, x in v.items()))' >>"$out/summary.txt" 2>&1
+  note "build: ok"
+}
+
+stage_calibrate() {
+  "$spplan" calibrate --out "$out/calibrated.toml" 2>"$out/calibrate.log"
+  local rc=$?
+  note "calibrate: exit $rc ($(grep -c 'residual' "$out/calibrate.log") fits; calibrate.log, calibrated.toml)"
+  return "$rc"
+}
+
+stage_validate() {
+  local flags=(--json) name=validate_engine
+  [ "$quick" = 1 ] && flags+=(--quick)
+  [ -f "$out/calibrated.toml" ] && flags+=(--calibration "$out/calibrated.toml")
+  if [ -n "$shard" ]; then
+    flags+=(--shard "$shard")
+    name="validate_engine.${shard%/*}-of-${shard#*/}"
+  fi
+  "$spplan" validate engine "${flags[@]}" >"$out/$name.json" 2>"$out/$name.err"
+  local rc=$?
+  "$python" - "$out/$name.json" >>"$out/summary.txt" 2>&1 <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+print("validate engine (%s): %d cases (%d failed), boundary %d of %d right" % (sys.argv[1], j["cases"], j["failed"], j["boundary_right"], j["boundary_cases"]))
+print("  calibrated (%s): time mean %.1f %% max %.1f %%, memory mean %.1f %% max %.1f %%" % (
+    j["machine"], j["mean_time_error_pct"], j["max_time_error_pct"], j["mean_mem_error_pct"], j["max_mem_error_pct"]))
+if "preset" in j:
+    print("  preset (%s): time mean %.1f %% max %.1f %%, memory mean %.1f %% max %.1f %%" % (
+        j["preset"], j["preset_mean_time_error_pct"], j["preset_max_time_error_pct"], j["preset_mean_mem_error_pct"],
+        j["preset_max_mem_error_pct"]))
+EOF
+  note "validate: exit $rc ($name.json)"
+  tail -4 "$out/summary.txt"
+  return "$rc"
+}
+
+stage_compare() {
+  local name=compare_gpu
+  [ -n "$shard" ] && name="compare_gpu.${shard%/*}-of-${shard#*/}"
+  local flags=(--spplan "$spplan" --out "$out/$name.jsonl")
+  [ "$quick" = 1 ] && flags+=(--quick)
+  [ -n "$shard" ] && flags+=(--shard "$shard")
+  "$python" bench/engine/compare_gpu.py "${flags[@]}" >"$out/$name.txt" 2>&1
+  local rc=$?
+  cat "$out/$name.txt"
+  note "compare: exit $rc ($name.txt, $name.jsonl)"
+  return "$rc"
+}
+
+stage_runs() {
+  # name | flags after --model (every case: 1 GPU, 4 steps, --json)
+  local cases=(
+    "q06-16k|qwen3-0.6b --seq 16k --precision bf16 --act-ckpt full"
+    "q06-32k|qwen3-0.6b --seq 32k --precision bf16 --act-ckpt full"
+    "q06-36k-boundary|qwen3-0.6b --seq 36k --precision bf16 --act-ckpt full"
+    "q06-37k-boundary|qwen3-0.6b --seq 37k --precision bf16 --act-ckpt full"
+    "q06-4k-fp32-gqa|qwen3-0.6b --seq 4k --precision fp32 --act-ckpt none"
+    "q06-64k-oom|qwen3-0.6b --seq 64k --precision bf16 --act-ckpt full"
+    "q06-32k-tiled-loss|qwen3-0.6b --seq 32k --precision bf16 --act-ckpt full --tiled-loss"
+    "l1b-16k|llama-3.2-1b --seq 16k --precision bf16 --act-ckpt full"
+    "q17-16k|qwen3-1.7b --seq 16k --precision bf16 --act-ckpt full"
+    "q17-4k-nockpt|qwen3-1.7b --seq 4k --precision bf16 --act-ckpt none"
+    "q4b-8k-z1-offopt|qwen3-4b --seq 8k --precision bf16 --act-ckpt full --zero 1 --offload-optimizer cpu"
+    "q17-16k-tiled-mlp|qwen3-1.7b --seq 16k --precision bf16 --act-ckpt full --tiled-mlp"
+    "q17-32k-z1-ckpt-offload|qwen3-1.7b --seq 32k --precision bf16 --act-ckpt offload --zero 1 --offload-optimizer cpu"
+    "q06-16k-z3-offload|qwen3-0.6b --seq 16k --precision bf16 --act-ckpt full --zero 3 --offload-optimizer cpu --offload-params cpu"
+    "l1b-32k-z3-offload|llama-3.2-1b --seq 32k --precision bf16 --act-ckpt full --zero 3 --offload-optimizer cpu --offload-params cpu"
+  )
+  [ "$quick" = 1 ] && cases=("${cases[@]:0:6}")
+  : >"$out/engine_runs.jsonl"
+  local c name flags start rc
+  for c in "${cases[@]}"; do
+    name=${c%%|*}
+    read -r -a flags <<<"${c#*|}"
+    start=$(date +%s)
+    timeout 420 "$spplan" run --model "${flags[@]}" --sp 1 --nproc 1 --steps 4 --json \
+      >"$out/run.json" 2>"$out/run.err"
+    rc=$?
+    "$python" - "$name" "$rc" "$(($(date +%s) - start))" "$out/run.json" "$out/run.err" "${c#*|}" \
+      >>"$out/engine_runs.jsonl" <<'EOF'
 import json, sys
 name, rc, wall, out, err, flags = sys.argv[1:]
 try:
@@ -62,6 +153,18 @@ except Exception:
 tail = open(err, errors="replace").read().splitlines()[-6:]
 print(json.dumps({"case": name, "flags": flags, "exit": int(rc), "wall_s": int(wall), "result": result, "stderr_tail": tail}))
 EOF
-  echo "$name: exit $rc ($(tail -1 "$out/run.err"))" | tee -a "$out/summary.txt"
+    note "$name: exit $rc ($(tail -1 "$out/run.err"))"
+  done
+  rm -f "$out/run.json" "$out/run.err"
+}
+
+failed=0
+for s in "${stages[@]}"; do
+  if [ "$s" != build ] && [ ! -x "$spplan" ]; then
+    note "$s: skipped ($spplan is not built: run the build stage first)"
+    failed=1
+    continue
+  fi
+  "stage_$s" || failed=1
 done
-rm -f "$out/run.json" "$out/run.err"
+exit "$failed"

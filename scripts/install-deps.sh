@@ -2,8 +2,8 @@
 # Installs what spplan needs on Debian 12 or Ubuntu 22.04 / 24.04 (a GPU node). Idempotent: a
 # second run changes nothing, and a run that finds everything installs nothing (and needs no apt).
 #   Tools: compilers, CMake >= 3.25, Ninja, git (found as commands, however they were installed).
-#   Header libraries: toml++, nlohmann-json >= 3.11 (found as packages, or in third_party_bundle/
-#   from scripts/bundle-headers.sh).
+#   Header libraries: toml++, nlohmann-json >= 3.11, Eigen >= 3.3 (found as packages, or in
+#   third_party_bundle/ from scripts/bundle-headers.sh).
 #   Unless SPPLAN_ENGINE_ONLY=1: Boost.Graph (the simulator), GoogleTest, Google Benchmark.
 #   Unless SPPLAN_NO_GUI=1 or SPPLAN_ENGINE_ONLY=1: Qt 6 >= 6.4 (Widgets, Charts, Svg, Test;
 #   Charts' CMake config needs Qt6OpenGL's, which qt6-base-dev does not pull in:
@@ -55,7 +55,7 @@ say "system: $os_id $os_version"
 # package|minimum version|how to tell it is there without dpkg (cmd:NAME, or header:DIR of the bundle)
 wanted=(
   "build-essential||cmd:c++" "cmake|3.25|cmd:cmake" "ninja-build||cmd:ninja" "git||cmd:git"
-  "libtomlplusplus-dev||header:toml++" "nlohmann-json3-dev|3.11|header:nlohmann"
+  "libtomlplusplus-dev||header:toml++" "nlohmann-json3-dev|3.11|header:nlohmann" "libeigen3-dev|3.3|header:Eigen"
 )
 if [ "$engine_only" != 1 ]; then
   wanted+=("pkg-config||" "libboost-graph-dev||" "libgtest-dev||" "libgmock-dev||" "libbenchmark-dev||")
@@ -168,7 +168,7 @@ fi
 if [ "${#unavailable[@]}" -gt 0 ]; then
   joined=$(printf '%s; ' "${unavailable[@]}")
   echo "install-deps: not installed: ${joined%; }." \
-       "For toml++ / nlohmann-json: scripts/bundle-headers.sh on a machine that has them;" \
+       "For toml++ / nlohmann-json / Eigen: scripts/bundle-headers.sh on a machine that has them;" \
        "for Qt: SPPLAN_NO_GUI=1 and -DSPPLAN_BUILD_GUI=OFF; for CMake: a newer one (pip install cmake)." >&2
   exit 1
 fi

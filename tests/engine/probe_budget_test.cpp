@@ -62,3 +62,48 @@ TEST(ProbeBudget, KeepsTheShortestCall) {
 
 }  // namespace
 }  // namespace spplan::engine
+
+namespace spplan::engine {
+namespace {
+
+// sweep_within_budget keeps every size. 32^3 / 1e6 = 0.03 s, 64^3 / 1e6 = 0.26 s, 128^3 / 1e6 =
+// 2.1 s >= 1 s target: three points; one warm-up call, then each size called 1 + 3 times unless the
+// reps pass 5 s (128: 2.1 + 2.1 + 2.1 > 5).
+TEST(SweepWithinBudget, KeepsEverySizeUntilTheTarget) {
+  CubicKernel k{1e6, {}};
+  const std::vector<ProbeTiming> points = sweep_within_budget({32, 4096, 1.0, 3, 5.0}, k);
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(points[1].size, 64);
+  EXPECT_EQ(points[1].calls, 4);
+  EXPECT_DOUBLE_EQ(points[1].best_s, 64.0 * 64 * 64 / 1e6);
+  EXPECT_EQ(points[2].size, 128);
+  EXPECT_EQ(points[2].calls, 2);
+  EXPECT_EQ(k.sizes, (std::vector<int64_t>{32, 32, 32, 32, 32, 64, 64, 64, 64, 128, 128}));
+}
+
+// A fast machine stops at last_size, below the target.
+TEST(SweepWithinBudget, StopsAtTheLargestSize) {
+  CubicKernel k{1e15, {}};
+  const std::vector<ProbeTiming> points = sweep_within_budget({256, 2048, 1.0, 0, 1.0}, k);
+  ASSERT_EQ(points.size(), 4u);
+  EXPECT_EQ(points.back().size, 2048);
+  EXPECT_EQ(k.sizes, (std::vector<int64_t>{256, 256, 512, 1024, 2048}));
+}
+
+}  // namespace
+}  // namespace spplan::engine
+
+namespace spplan::engine {
+namespace {
+
+// A slow machine whose first size is already past the target still gets three sizes.
+// 16^3 / 1e2 = 41 s: no reps (cap 1 s); the warm-up call first.
+TEST(SweepWithinBudget, TimesThreeSizesEvenWhenTheFirstIsPastTheTarget) {
+  CubicKernel k{1e2, {}};
+  const std::vector<ProbeTiming> points = sweep_within_budget({16, 4096, 1.0, 3, 1.0}, k);
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_EQ(k.sizes, (std::vector<int64_t>{16, 16, 32, 64}));
+}
+
+}  // namespace
+}  // namespace spplan::engine

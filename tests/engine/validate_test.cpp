@@ -20,13 +20,21 @@ TEST(EngineCalibrate, WritesAGpuSpecThatLoadGpuAcceptsWithPositiveRates) {
   const std::string path = fresh_dir("calibrate") + "/cpu-host.toml";
   const RunResult r = run_engine({"calibrate", "--out", path}, {{"ATEN_CPU_CAPABILITY", "default"}}, 120);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  // Each measurement stops once a call takes 0.1-0.2 s: about 10 s in all on any CPU; 60 s leaves
-  // room for a loaded 2-core machine and still catches a measurement that ignores its budget.
+  // Each sweep stops once a call takes 0.05 s (after 2 sizes): about 10-20 s in all on any CPU; 60 s
+  // leaves room for a loaded 2-core machine and still catches a measurement that ignores its budget.
   EXPECT_LT(r.seconds, 60.0);
   std::stringstream text;
   text << std::ifstream(path).rdbuf();
   EXPECT_NE(text.str().find("bf16_tflops = "), std::string::npos);
-  EXPECT_NE(text.str().find("# n = "), std::string::npos) << "each GEMM rate names the size it was measured at";
+  EXPECT_NE(text.str().find("matmul_fixed_s = "), std::string::npos);
+  EXPECT_NE(text.str().find("# bf16 GEMM, QKV/O/MLP/LM head of tiny-llama"), std::string::npos)
+      << "each measured value names its measurement\n" << text.str();
+  // Every fit's residual is printed.
+  for (const char* fit : {"bf16 GEMM", "fp32 GEMM", "causal attention forward", "causal attention backward", "copy",
+                          "host fused AdamW"}) {
+    EXPECT_NE(r.err.find(std::string("  ") + fit), std::string::npos) << fit << "\n" << r.err;
+  }
+  EXPECT_NE(r.err.find("residual"), std::string::npos) << r.err;
   auto gpu = load_gpu(path);
   ASSERT_TRUE(gpu.ok()) << gpu.status().message();
   EXPECT_EQ(gpu->name, "cpu-host");
@@ -41,7 +49,17 @@ TEST(EngineCalibrate, WritesAGpuSpecThatLoadGpuAcceptsWithPositiveRates) {
 
   const RunResult bad = run_engine({"calibrate", "--bogus"});
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("--bogus"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("argument \"--bogus\" is not known (allowed: --out FILE.toml, --gpu PRESET|FILE.toml, "
+                         "--model NAME[,NAME...])"),
+            std::string::npos)
+      << bad.err;
+  // Without a CUDA device the peaks are measured: --gpu is refused; an unknown model names itself.
+  const RunResult gpu_flag = run_engine({"calibrate", "--gpu", "h100-80gb"});
+  EXPECT_EQ(gpu_flag.exit_code, 2);
+  EXPECT_NE(gpu_flag.err.find("--gpu h100-80gb: there is no CUDA device"), std::string::npos) << gpu_flag.err;
+  const RunResult model = run_engine({"calibrate", "--model", "no-such-model"});
+  EXPECT_EQ(model.exit_code, 2);
+  EXPECT_NE(model.err.find("no-such-model"), std::string::npos) << model.err;
 }
 
 TEST(EngineValidate, QuickJsonHasTheSchemaAndFiniteErrors) {
@@ -65,6 +83,55 @@ TEST(EngineValidate, QuickJsonHasTheSchemaAndFiniteErrors) {
     EXPECT_GT(row["measured_peak_memory_bytes"].get<double>(), 0);
     EXPECT_GT(row["predicted_step_time_s"].get<double>(), 0);
   }
+}
+
+}  // namespace
+}  // namespace spplan::engine::testing
+
+namespace spplan::engine::testing {
+namespace {
+
+// Bad flags are refused before anything is measured: an unknown one, and --gpu without a CUDA
+// device (a CPU is priced on its calibration).
+TEST(EngineValidate, BadFlagsExit2NamingThem) {
+  const RunResult unknown = run_engine({"validate", "engine", "--fast"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("argument \"--fast\" is not known (allowed: --json, --quick, --calibration FILE.toml, "
+                             "--gpu PRESET|FILE.toml, --shard I/N)"),
+            std::string::npos)
+      << unknown.err;
+  for (const char* bad : {"3/3", "1", "a/2", "1/0", "-1/2"}) {
+    const RunResult shard = run_engine({"validate", "engine", "--shard", bad});
+    EXPECT_EQ(shard.exit_code, 2) << bad;
+    EXPECT_NE(shard.err.find(std::string("--shard: value \"") + bad +
+                             "\" is not valid (allowed: I/N with 0 <= I < N, e.g. 0/3)"),
+              std::string::npos)
+        << shard.err;
+  }
+  const RunResult gpu = run_engine({"validate", "engine", "--gpu", "h100-80gb"});
+  EXPECT_EQ(gpu.exit_code, 2);
+  EXPECT_NE(gpu.err.find("--gpu h100-80gb: there is no CUDA device"), std::string::npos) << gpu.err;
+}
+
+}  // namespace
+}  // namespace spplan::engine::testing
+
+namespace spplan::engine::testing {
+namespace {
+
+// --shard 3/4 of the 4 quick cases runs the last one only; --calibration skips calibrating (any
+// spec will do for the schema: the h100 preset).
+TEST(EngineValidate, AShardRunsEveryNthCase) {
+  const RunResult r = run_engine({"validate", "engine", "--quick", "--json", "--shard", "3/4", "--calibration",
+                                  std::string(SPPLAN_CONFIGS_DIR) + "/gpus/h100-80gb.toml"},
+                                 {}, 300);
+  const nlohmann::json j = json_of(r);
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["cases"], 1);
+  ASSERT_EQ(j["rows"].size(), 1u);
+  EXPECT_EQ(j["rows"][0]["case"], "tiny-llama s2k sp2 act-ckpt-offload zero-3 reduce-bucket-262144 offload-optimizer-cpu "
+                                  "offload-params-cpu");
+  EXPECT_EQ(j["machine"], "h100-80gb");
 }
 
 }  // namespace

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Configures SPPLAN_ENGINE_ONLY=ON in a temporary folder as a GPU node would (BUILD-NOTES.md
-# section 9): with Qt, Boost, GoogleTest, Google Benchmark, Eigen and fmt hidden from CMake, and
-# then with toml++ and nlohmann-json hidden too, taken from a folder scripts/bundle-headers.sh
-# wrote. Configure only (no build), to keep CI short. Exits 77 (skipped) when there is no torch.
+# section 9): with Qt, Boost, GoogleTest, Google Benchmark and fmt hidden from CMake, and then with
+# toml++, nlohmann-json and Eigen hidden too, taken from a folder scripts/bundle-headers.sh wrote. Configure only (no build), to keep CI short. Exits 77 (skipped) when there is no torch.
 #
 # Usage: engine_only_configure_test.sh SOURCE_DIR [CMAKE] [GENERATOR]
 set -uo pipefail
@@ -21,8 +20,9 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 hidden=()
-for p in Qt6 Boost GTest benchmark Eigen3 fmt; do hidden+=("-DCMAKE_DISABLE_FIND_PACKAGE_$p=ON"); done
-hidden_headers=(-DCMAKE_DISABLE_FIND_PACKAGE_tomlplusplus=ON -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON)
+for p in Qt6 Boost GTest benchmark fmt; do hidden+=("-DCMAKE_DISABLE_FIND_PACKAGE_$p=ON"); done
+hidden_headers=(-DCMAKE_DISABLE_FIND_PACKAGE_tomlplusplus=ON -DCMAKE_DISABLE_FIND_PACKAGE_nlohmann_json=ON
+                -DCMAKE_DISABLE_FIND_PACKAGE_Eigen3=ON)
 
 # configure NAME ARGS...: configures into $tmp/NAME, output in $tmp/NAME.log; returns cmake's status.
 configure() {
@@ -42,7 +42,7 @@ check_targets() {
   return 0
 }
 
-# 1. The system's toml++ and nlohmann-json, everything else hidden.
+# 1. The system's toml++, nlohmann-json and Eigen, everything else hidden.
 if configure system; then
   check_targets system
 else
@@ -54,9 +54,11 @@ fi
 if configure bundle "${hidden_headers[@]}" -DSPPLAN_BUNDLE_DIR="$tmp/bundle"; then
   check_targets bundle
   grep -q "toml++ from bundle $tmp/bundle/include" "$tmp/bundle.log" || fail "bundle: toml++ not taken from the bundle"
+  grep -q "Eigen from bundle $tmp/bundle/include" "$tmp/bundle.log" || fail "bundle: Eigen not taken from the bundle"
   cc=$tmp/bundle/compile_commands.json
   grep "toml_reader.cpp" "$cc" | grep -q -- "-isystem $tmp/bundle/include" || fail "bundle: toml_reader.cpp does not include the bundle"
   grep "toml_reader.cpp" "$cc" | grep -q -- "-DTOML_HEADER_ONLY=1" || fail "bundle: toml++ is not header-only"
+  grep "kernel_fit.cpp" "$cc" | grep -q -- "-isystem $tmp/bundle/include" || fail "bundle: kernel_fit.cpp does not include the bundle (Eigen)"
   grep -q "libtomlplusplus" "$tmp/bundle/build.ninja" && fail "bundle: still links the system's libtomlplusplus"
 else
   fail "configure with the bundled header libraries:"; tail -n 20 "$tmp/bundle.log"

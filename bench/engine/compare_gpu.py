@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""The engine beside what a user writes by hand, on the same GPU, the same cases, in one run.
+
+Runners (each case runs in a fresh process per runner, so an out-of-memory in one leaves the
+others' numbers clean, and the peak memory is that runner's alone):
+  engine     spplan run --model M --seq S --sp 1 --nproc 1 --json (its own report)
+  hf         Hugging Face transformers + PyTorch: the model in fp32 under bf16 autocast, SDPA
+             attention, gradient checkpointing when the case checkpoints, fused AdamW
+  hf+liger   the same with Liger-Kernel's RoPE, RMSNorm, SwiGLU and fused linear cross-entropy,
+             when `liger_kernel` imports (the engine's --tiled-loss counterpart)
+  ds-zero2, ds-zero3   the same model under DeepSpeed ZeRO 2 / 3 (bf16 weights, fp32 master,
+             DeepSpeed's engine.backward / engine.step, which is what the HF Trainer calls), when
+             `deepspeed` imports
+Each runner reports step time (mean of the steps after the first, the device synchronized) and
+peak memory (the caching allocator's allocated and reserved). The table prints them side by side
+with ratios to the engine measured in the same run; --out writes one JSON object per runner and case.
+
+  bench/engine/compare_gpu.py --spplan build-gpu/spplan --out gpu-out/compare_gpu.jsonl
+
+--smoke: tiny-llama at 256 tokens on the CPU, 2 steps: checks the whole path in seconds (ctest).
+Random weights and synthetic tokens everywhere: the step's work does not depend on the values.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import tomllib
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# model, seq, checkpointing, tiled loss: the single-GPU cases of validation's gpu_h100_measured.csv
+# that a hand-written HF loop can run, and the boundary where HF ran out of memory there.
+GPU_CASES = [
+    ("qwen3-0.6b", 16384, "full", False),
+    ("qwen3-0.6b", 32768, "full", False),
+    ("llama-3.2-1b", 16384, "full", False),
+    ("llama-3.2-1b", 32768, "full", False),
+    ("qwen3-1.7b", 16384, "full", False),
+    ("qwen3-1.7b", 4096, "none", False),
+    ("qwen3-0.6b", 16384, "full", True),
+    ("qwen3-1.7b", 32768, "full", True),
+]
+SMOKE_CASES = [("tiny-llama", 256, "full", False)]
+
+
+def load_model_toml(name):
+    path = name if name.endswith(".toml") else os.path.join(REPO, "configs", "models", name + ".toml")
+    with open(path, "rb") as f:
+        m = tomllib.load(f)
+    m.setdefault("num_key_value_heads", m["num_attention_heads"])
+    m.setdefault("head_dim", m["hidden_size"] // m["num_attention_heads"])
+    return m
+
+
+def hf_config(m):
+    """A transformers config of the same architecture (Qwen3 or Llama)."""
+    import transformers
+
+    kind = m.get("model_type", "llama")
+    cls = transformers.Qwen3Config if kind == "qwen3" else transformers.LlamaConfig
+    return cls(
+        vocab_size=m["vocab_size"], hidden_size=m["hidden_size"], intermediate_size=m["intermediate_size"],
+        num_hidden_layers=m["num_hidden_layers"], num_attention_heads=m["num_attention_heads"],
+        num_key_value_heads=m["num_key_value_heads"], head_dim=m["head_dim"],
+        tie_word_embeddings=m.get("tie_word_embeddings", False), rope_theta=m.get("rope_theta", 10000.0),
+        rms_norm_eps=m.get("rms_norm_eps", 1e-6), max_position_embeddings=1 << 20, use_cache=False,
+        attn_implementation="sdpa")
+
+
+def apply_liger(model_type):
+    import liger_kernel.transformers as lk
+
+    apply = getattr(lk, "apply_liger_kernel_to_" + model_type)
+    apply(rope=True, rms_norm=True, swiglu=True, cross_entropy=False, fused_linear_cross_entropy=True)
+
+
+def ds_config(stage):
+    return {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "bf16": {"enabled": True},
+            "zero_optimization": {"stage": stage},
+            "optimizer": {"type": "AdamW", "params": {"lr": 1e-5, "weight_decay": 0.01}}}
+
+
+def worker(args):
+    """One runner and one case in this process; prints one JSON object."""
+    import torch
+
+    device = torch.device("cuda" if torch.cuda.is_available() and not args.smoke else "cpu")
+    m = load_model_toml(args.model)
+    if args.runner == "hf+liger":
+        apply_liger(m.get("model_type", "llama"))
+    import transformers
+
+    torch.manual_seed(1)
+    model = transformers.AutoModelForCausalLM.from_config(hf_config(m), dtype=torch.float32).to(device)
+    if args.act_ckpt == "full":
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    model.train()
+    ids = torch.randint(0, m["vocab_size"], (1, args.seq), device=device)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    if args.runner.startswith("ds-zero"):
+        import deepspeed
+
+        os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
+        os.environ.setdefault("MASTER_PORT", "29517")
+        os.environ.setdefault("RANK", "0")
+        os.environ.setdefault("LOCAL_RANK", "0")
+        os.environ.setdefault("WORLD_SIZE", "1")
+        deepspeed.init_distributed()
+        engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(),
+                                               config=ds_config(int(args.runner[-1])))
+
+        def step():
+            loss = engine(input_ids=ids, labels=ids).loss
+            engine.backward(loss)
+            engine.step()
+            return loss
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-5, weight_decay=0.01, fused=device.type == "cuda")
+
+        # On a CPU (--smoke) bf16 is emulated and slow, and the engine's CPU runs are fp32: no autocast.
+        def step():
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+                loss = model(input_ids=ids, labels=ids).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            return loss
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    times = []
+    for _ in range(args.steps):
+        sync()
+        t0 = time.perf_counter()
+        loss = step()
+        sync()
+        times.append(time.perf_counter() - t0)
+    out = {"step_time_s": sum(times[1:]) / len(times[1:]) if len(times) > 1 else times[0],
+           "loss": float(loss.detach().float().cpu())}
+    if device.type == "cuda":
+        out["peak_allocated_bytes"] = torch.cuda.max_memory_allocated()
+        out["peak_reserved_bytes"] = torch.cuda.max_memory_reserved()
+    print(json.dumps(out))
+
+
+def run_json(cmd, env, timeout_s):
+    """Runs cmd; (the last JSON object line of stdout or None, exit code, last stderr line)."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return None, 124, "timed out after %d s" % timeout_s
+    obj = None
+    for line in reversed(p.stdout.strip().splitlines()):
+        try:
+            obj = json.loads(line)
+            break
+        except ValueError:
+            continue
+    err = p.stderr.strip().splitlines()
+    return obj, p.returncode, err[-1] if err else ""
+
+
+def run_engine(args, case, env):
+    model, seq, ckpt, tiled = case
+    cmd = [args.spplan, "run", "--model", model, "--seq", str(seq), "--sp", "1", "--nproc", "1", "--steps",
+           str(args.steps), "--act-ckpt", ckpt, "--json"]
+    cmd += ["--precision", "bf16"] if not args.smoke else []
+    cmd += ["--tiled-loss"] if tiled else []
+    obj, rc, err = run_json(cmd, env, args.timeout)
+    row = {"exit": rc}
+    if obj and obj.get("oom"):
+        row["oom"] = True
+    elif obj and rc == 0:
+        row.update(step_time_s=obj["step_time_s"], peak_allocated_bytes=obj["peak_memory_bytes"],
+                   peak_reserved_bytes=obj.get("peak_reserved_bytes"), loss=(obj.get("losses") or [None])[-1])
+    else:
+        row["error"] = err
+    return row
+
+
+def run_peer(args, runner, case, env):
+    model, seq, ckpt, _ = case
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", runner, "--model", model, "--seq", str(seq),
+           "--act-ckpt", ckpt, "--steps", str(args.steps)] + (["--smoke"] if args.smoke else [])
+    obj, rc, err = run_json(cmd, env, args.timeout)
+    if obj and rc == 0:
+        return dict(obj, exit=0)
+    oom = "OutOfMemoryError" in err or "out of memory" in err.lower()
+    return {"exit": rc, "oom": True} if oom else {"exit": rc, "error": err}
+
+
+def importable(name):
+    try:
+        __import__(name)
+        return True
+    except Exception:  # a broken install is as good as none here
+        return False
+
+
+def runners_for(case):
+    """Liger only where the engine's --tiled-loss is its counterpart; HF and DeepSpeed everywhere else."""
+    if case[3]:
+        return ["hf+liger"] if importable("liger_kernel") else []
+    return ["hf"] + (["ds-zero2", "ds-zero3"] if importable("deepspeed") else [])
+
+
+def gib(b):
+    return "%.2f" % (b / 2**30) if isinstance(b, (int, float)) else "-"
+
+
+def ratio(a, b):
+    return "%.2f" % (a / b) if isinstance(a, (int, float)) and isinstance(b, (int, float)) and b else "-"
+
+
+def versions():
+    import torch
+
+    v = {"torch": torch.__version__, "python": sys.version.split()[0]}
+    for name in ("transformers", "liger_kernel", "deepspeed"):
+        try:
+            v[name] = __import__(name).__version__
+        except Exception:
+            pass
+    if torch.cuda.is_available():
+        v["gpu"] = torch.cuda.get_device_name(0)
+    return v
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--spplan", default=os.path.join(REPO, "build", "spplan"), help="the spplan binary")
+    ap.add_argument("--out", help="JSONL file: one object per case and runner")
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per run")
+    ap.add_argument("--quick", action="store_true", help="the first 3 GPU cases")
+    ap.add_argument("--shard", default="0/1", help="I/N: every N-th case from the I-th (a lease's per-command limit)")
+    ap.add_argument("--smoke", action="store_true", help="tiny-llama on the CPU, 2 steps (a test of this script)")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--model", help=argparse.SUPPRESS)
+    ap.add_argument("--seq", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--act-ckpt", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        args.runner = args.worker
+        return worker(args)
+    if not importable("transformers"):
+        print("compare_gpu: SKIP: %s cannot import transformers" % sys.executable)
+        return 77
+    if args.smoke:
+        args.steps = 2
+    env = dict(os.environ)
+    if args.smoke:
+        env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", "1")
+    cases = SMOKE_CASES if args.smoke else GPU_CASES[:3] if args.quick else GPU_CASES
+    try:
+        shard, shards = (int(x) for x in args.shard.split("/"))
+        assert 0 <= shard < shards
+    except (ValueError, AssertionError):
+        ap.error("--shard: value %r is not valid (allowed: I/N with 0 <= I < N, e.g. 0/3)" % args.shard)
+    cases = cases[shard::shards]
+    meta = versions()
+    print("compare_gpu: " + ", ".join("%s %s" % kv for kv in meta.items()))
+    print("%-28s %-9s %9s %9s %8s %8s %8s %8s" % ("case", "runner", "step s", "alloc GiB", "resv GiB",
+                                                 "t/engine", "m/engine", "note"))
+    out = open(args.out, "w") if args.out else None
+    failures = 0
+    for case in cases:
+        name = "%s s%dk ckpt-%s%s" % (case[0], case[1] // 1024, case[2], " tiled-loss" if case[3] else "")
+        if case[1] < 1024:
+            name = "%s s%d ckpt-%s" % (case[0], case[1], case[2])
+        eng = run_engine(args, case, env)
+        rows = [("engine", eng)] + [(r, run_peer(args, r, case, env)) for r in runners_for(case)]
+        for runner, row in rows:
+            note = "oom" if row.get("oom") else ("error: " + row["error"][-60:]) if "error" in row else ""
+            failures += "error" in row
+            print("%-28s %-9s %9s %9s %8s %8s %8s %s" % (
+                name, runner, "%.4f" % row["step_time_s"] if "step_time_s" in row else "-",
+                gib(row.get("peak_allocated_bytes")), gib(row.get("peak_reserved_bytes")),
+                ratio(row.get("step_time_s"), eng.get("step_time_s")),
+                ratio(row.get("peak_allocated_bytes"), eng.get("peak_allocated_bytes")), note))
+            if out:
+                out.write(json.dumps(dict(row, case=name, runner=runner, model=case[0], seq=case[1],
+                                          act_ckpt=case[2], tiled_loss=case[3], versions=meta)) + "\n")
+    if out:
+        out.close()
+    # An out-of-memory is a result (HF is expected to run out where the engine fits); an error is not.
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

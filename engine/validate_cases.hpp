@@ -1,0 +1,54 @@
+// The cases `spplan validate engine` runs, and how a boundary case is judged. No LibTorch.
+//
+// A case is one `spplan-engine run`: a model, a sequence length, sp over `world` ranks and the
+// knob flags. Two lists: the CPU's (tiny-llama, minutes on 2 cores) and the GPU's (0.6B-8B models,
+// 4K tokens up to the fit boundary, ZeRO 0-3, optimizer / parameter / checkpoint offload, tiled
+// MLP and loss, bf16 and fp32, each on `world` GPUs of one node). Boundary cases come from the
+// planner: for a plan, the longest sequence it says fits (search::max_seq_fixed on the spec the run
+// is priced with) must run, and 1.1x of it must stop with the engine's out-of-memory report (exit 3,
+// {"oom": true}).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/config/cluster_spec.hpp"
+#include "planner/core/status.hpp"
+
+namespace spplan::engine {
+
+struct ValidateCase {
+  enum class Expect { kRuns, kFitsAtBoundary, kOomPastBoundary };
+  std::string model = "tiny-llama";
+  int64_t seq = 0, sp = 1, world = 1;  // world = dp x sp ranks
+  std::vector<std::string> knobs;      // knob flags beyond --sp
+  Expect expect = Expect::kRuns;
+};
+
+std::vector<ValidateCase> cpu_cases(bool quick);
+// On `gpus` GPUs of one node (sp = gpus; ZeRO shards over them too). REQUIRES: gpus >= 1.
+std::vector<ValidateCase> gpu_cases(int64_t gpus, bool quick);
+// The plans whose boundary the GPU list checks (their seq is a placeholder).
+std::vector<ValidateCase> gpu_boundary_plans(int64_t gpus, bool quick);
+
+// "qwen3-0.6b s32k sp1 act-ckpt-full precision-bf16", with " (max-seq)" or " (1.1x max-seq)".
+std::string case_name(const ValidateCase& c);
+
+// The argv words of `spplan-engine run` for the case (after the program name).
+std::vector<std::string> run_args(const ValidateCase& c, int64_t steps);
+
+// The plan's boundary on `gpu` (the spec its runs are priced with): the case at the planner's
+// max-seq (a multiple of `granularity`) and the case at 1.1x of it, rounded up to `granularity`.
+// Fails (invalid) on bad case flags, or when not even `granularity` tokens fit.
+Result<std::vector<ValidateCase>> boundary_cases(const ValidateCase& plan, const GpuSpec& gpu, int64_t granularity);
+
+// How a run ended.
+struct RunOutcome {
+  int exit_code = 0;
+  bool oom = false;  // the report said {"oom": true}
+};
+// "" when the outcome is what the case expects; else why not, in one line.
+std::string outcome_error(const ValidateCase& c, const RunOutcome& r);
+
+}  // namespace spplan::engine
