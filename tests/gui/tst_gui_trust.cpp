@@ -1,6 +1,6 @@
 // spplan-gui's measured accuracy (gui/trust.hpp): the statistics over every results file, the
-// rows it must not count, the bad-input messages, the window's trust line, and that the shipped
-// validation/results/*.json are today's reports of every validation/*.csv.
+// rows it must not count, the bad-input messages, the window's trust line and Run it's, and that
+// the shipped validation/results/*.json are today's reports of every validation/*.csv.
 #include <QComboBox>
 #include <QDir>
 #include <QJsonDocument>
@@ -12,6 +12,8 @@
 
 #include "gui/gui_options.hpp"
 #include "gui/main_window.hpp"
+#include "gui/plan_tabs.hpp"
+#include "gui/run_panel.hpp"
 #include "gui/trust.hpp"
 
 using namespace spplan::gui;
@@ -217,6 +219,11 @@ class TestGuiTrust : public QObject {
     QVERIFY(trust.ok());
     QCOMPARE(window.trustLabel()->text(), trust->windowText("h100-80gb", "engine"));
     QVERIFY(window.trustLabel()->text().contains(QStringLiteral("\nengine runs on h100-80gb: ")));
+    // Run it runs spplan-engine: its prediction shows the engine's measured accuracy.
+    const QString engineText = trust->trainerText("h100-80gb", "engine") + ".";
+    bool shown = false;
+    for (const QLabel* label : window.tabs()->runPanel()->findChildren<QLabel*>()) shown |= label->text().endsWith(engineText);
+    QVERIFY(shown);
   }
 };
 
