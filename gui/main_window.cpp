@@ -64,7 +64,7 @@ MainWindow::MainWindow(QWidget* parent)
   m_debounce->setSingleShot(true);
   m_debounce->setInterval(kDebounceMs);
   connect(m_debounce, &QTimer::timeout, this, &MainWindow::recomputeNow);
-  if (auto trust = TrustTable::load(TrustTable::defaultPath()); trust.ok()) {
+  if (auto trust = TrustTable::loadDir(TrustTable::defaultDir()); trust.ok()) {
     m_trust = std::move(*trust);
   } else {
     m_trustError = stringOf(trust.status().message());
@@ -261,7 +261,7 @@ void MainWindow::recomputeNow() {
                              .arg(m_planModel->fitCount())
                              .arg(m_planModel->evaluated()));
   const std::string gpu = m_gpuCombo->currentText().trimmed().toStdString();
-  m_trustLabel->setText(m_trust ? m_trust->memoryText(gpu) + "   ·   " + m_trust->throughputText(gpu)
+  m_trustLabel->setText(m_trust ? m_trust->windowText(gpu, m_trainerCombo->currentText().toStdString())
                                 : tr("measured accuracy unknown: %1").arg(m_trustError));
   if (m_planModel->rowCount() > 0) {
     m_table->selectRow(0);  // emits currentRowChanged -> selectRow(0)

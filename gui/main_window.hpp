@@ -56,6 +56,7 @@ class MainWindow : public QMainWindow {
   QComboBox* gpuCombo() const { return m_gpuCombo; }
   QSpinBox* gpusSpin() const { return m_gpusSpin; }
   QLineEdit* seqEdit() const { return m_seqEdit; }
+  QComboBox* trainerCombo() const { return m_trainerCombo; }
   QLabel* statusLabel() const { return m_statusLabel; }
   QLabel* bannerLabel() const { return m_bannerLabel; }
   QLabel* trustLabel() const { return m_trustLabel; }

@@ -135,7 +135,9 @@ void PlanTabs::setSelected(int row, const std::string& gpu) {
   m_scalingModel->setPlan(selected.plan);
   m_scalingTrustLabel->setText(tr("Predictions for %1; measured error on this GPU: %2").arg(gpuName, trust));
   m_timeline->setPlan(selected.plan, selected.estimate.capacity_bytes);
-  m_runPanel->setPlan(&selected, tr("Measured error on %1: %2.").arg(gpuName, trust));
+  // The panel runs spplan-engine: its own measured accuracy on this GPU says the most, when known.
+  const QString engine = m_trust ? m_trust->trainerText(gpu, "engine") : QString();
+  m_runPanel->setPlan(&selected, engine.isEmpty() ? tr("Measured error on %1: %2.").arg(gpuName, trust) : engine + ".");
 }
 
 }  // namespace spplan::gui

@@ -1,7 +1,7 @@
 // spplan-gui's views of the selected plan: the simulated step timeline, what to rent, SP scaling,
-// the measured accuracy beside the predictions, the exports (plan formats, chart images), the saved
-// session, keyboard shortcuts and the --screenshots mode. Numbers are checked against the library
-// calls the CLI makes.
+// the exports (plan formats, chart images), the saved session, keyboard shortcuts and the
+// --screenshots mode (the measured accuracy beside the predictions: tst_gui_trust). Numbers are
+// checked against the library calls the CLI makes.
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QImage>
@@ -26,7 +26,6 @@
 #include "gui/sp_scaling_chart_view.hpp"
 #include "gui/sp_scaling_model.hpp"
 #include "gui/step_timeline_view.hpp"
-#include "gui/trust.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
@@ -58,14 +57,6 @@ GuiOptions knownOptions() {
 }
 
 spplan::search::RankedPlan bestPlan() { return spplan::search::search_plans(knownBase(), false).feasible.at(0); }
-
-QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArray& text) {
-  const QString path = dir.filePath(name);
-  QFile file(path);
-  file.open(QIODevice::WriteOnly);
-  file.write(text);
-  return path;
-}
 
 }  // namespace
 
@@ -185,51 +176,6 @@ class TestGuiViews : public QObject {
     }
     QVERIFY(expectedRows >= 2);
     QCOMPARE(model.rowCount(), expectedRows);
-  }
-
-  void trustIsTheMeanAndMaxErrorPerGpu() {
-    QTemporaryDir dir;
-    const QString path = writeFile(dir, "v.json", R"({"rows": [
-        {"gpu": "h100-80gb", "memory": {"delta_pct": 5.0}, "tokens_per_s": {"delta_pct": -10.0}},
-        {"gpu": "h100-80gb", "memory": {"delta_pct": -15.0}, "tflops_per_gpu": {"delta_pct": 2.0}},
-        {"gpu": "a100-80gb"}]})");
-    const auto table = TrustTable::load(path.toStdString());
-    QVERIFY2(table.ok(), table.ok() ? "" : table.status().message().c_str());
-    const GpuAccuracy h100 = table->forGpu("h100-80gb");
-    QCOMPARE(h100.memory.count, 2);
-    QCOMPARE(h100.memory.meanAbsPct, 10.0);
-    QCOMPARE(h100.memory.maxAbsPct, 15.0);
-    QCOMPARE(h100.throughput.count, 2);
-    QCOMPARE(h100.throughput.meanAbsPct, 6.0);
-    QCOMPARE(table->shortText("h100-80gb"), QStringLiteral("mem ±10.0%, tput ±6.0%"));
-    QCOMPARE(table->shortText("a100-80gb"), QStringLiteral("not validated"));
-    QCOMPARE(table->memoryText("b200"), QStringLiteral("measured memory error: not validated on b200"));
-    // The shipped results file loads and covers the GPU the published rows ran on.
-    const auto shipped = TrustTable::load(TrustTable::defaultPath());
-    QVERIFY2(shipped.ok(), shipped.ok() ? "" : shipped.status().message().c_str());
-    QVERIFY(shipped->forGpu("h100-80gb").memory.count > 0);
-  }
-
-  void badTrustFilesNameFileAndKey() {
-    QTemporaryDir dir;
-    const QString notJson = writeFile(dir, "a.json", "{");
-    const QString noGpu = writeFile(dir, "b.json", R"({"rows": [{"memory": {"delta_pct": 1}}]})");
-    const QString noRows = writeFile(dir, "c.json", R"({"summary": {}})");
-    QVERIFY(TrustTable::load(notJson.toStdString()).status().message().starts_with(notJson.toStdString() + ": not a JSON object"));
-    QCOMPARE(QString::fromStdString(TrustTable::load(noGpu.toStdString()).status().message()),
-             noGpu + ": key \"rows[0].gpu\": missing (allowed: a GPU preset name; regenerate with scripts/validation-results.sh)");
-    QCOMPARE(QString::fromStdString(TrustTable::load(noRows.toStdString()).status().message()),
-             noRows + ": key \"rows\": missing or not an array (allowed: an array of rows)");
-  }
-
-  void windowShowsTrustBesidePredictions() {
-    MainWindow window;
-    window.setInputs(knownOptions());
-    window.recomputeNow();
-    const auto trust = TrustTable::load(TrustTable::defaultPath());
-    QVERIFY(trust.ok());
-    QCOMPARE(window.trustLabel()->text(), trust->memoryText("h100-80gb") + "   ·   " + trust->throughputText("h100-80gb"));
-    QVERIFY(window.trustLabel()->text().contains(QStringLiteral("published runs")));
   }
 
   void exportButtonsWriteEveryFormat() {
