@@ -18,7 +18,7 @@ Result<Args> parse_flags(int argc, const char* const* argv, const std::vector<Fl
 }
 
 std::vector<FlagSpec> cluster_flag_specs(bool with_seq) {
-  std::vector<FlagSpec> specs{{"model"}, {"gpu"}, {"gpus"}, {"gpus-per-node"}, {"nodes"}, {"trainer"}};
+  std::vector<FlagSpec> specs{{"model"}, {"gpu"}, {"gpus"}, {"gpus-per-node"}, {"nodes"}, {"trainer"}, {"attention"}};
   if (with_seq) specs.push_back({"seq"});
   return specs;
 }
@@ -37,6 +37,10 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
   if (auto v = args.get("trainer")) {
     SPPLAN_ASSIGN_OR_RETURN(const size_t trainer, parse_choice("--trainer", *v, trainer_names()));
     plan.stack = trainer_stack(trainer);
+  }
+  if (auto v = args.get("attention")) {  // after --trainer: it overrides the trainer's kernel
+    SPPLAN_ASSIGN_OR_RETURN(const size_t kernel, parse_choice("--attention", *v, attention_kernel_names()));
+    plan.stack.attention = static_cast<AttentionKernel>(kernel);
   }
   if (auto v = args.get("gpus-per-node")) {
     SPPLAN_ASSIGN_OR_RETURN(plan.cluster.gpu.gpus_per_node, parse_int("--gpus-per-node", *v, 1, 1 << 16));

@@ -60,6 +60,7 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"gpus", p.cluster.num_gpus},
           {"seq", p.seq_len},
           {"trainer", p.stack.trainer},
+          {"attention", to_string(p.stack.attention)},
           {"knobs", knobs_json(p.knobs)},
           {"dp", p.dp()},
           {"fits", e.fits},

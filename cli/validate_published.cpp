@@ -24,6 +24,18 @@ const std::vector<std::string> kColumns{"id", "model", "gpu", "num_gpus", "sp", 
                                         "micro_batch", "peak_mem_gb", "fits", "tokens_per_s", "tflops_per_gpu",
                                         "iter_time_s", "reference"};
 
+// Optional columns, read when present: the software the row ran (`trainer`, default arctic; its
+// `attention` kernel, default the trainer's), `precision` (default bf16), `note` (why a row is read
+// as it is), and `throughput` ("inconsistent": the source's throughput contradicts itself; shown,
+// not counted against the target).
+const std::vector<std::string> kOptionalColumns{"trainer", "attention", "precision", "note", "throughput"};
+
+// The cell of an optional column, or "" when the file has no such column.
+std::string optional_cell(const Row& r, const std::string& key) {
+  const auto it = r.find(key);
+  return it == r.end() ? std::string() : it->second;
+}
+
 // "file.csv:3: column \"sp\"": where a cell's value came from.
 std::string column(const std::string& where, const std::string& key) { return where + ": column \"" + key + "\""; }
 
@@ -53,6 +65,18 @@ Result<PlanSpec> plan_of(const std::string& where, const Row& r) {
   p.knobs.tiled_loss = loss == 1;
   // Both sources ran bf16 Ulysses communication (HF blog example config; ALST recipes).
   p.knobs.sp_comm_dtype = CommDtype::kBf16;
+  if (const std::string trainer = optional_cell(r, "trainer"); !trainer.empty()) {
+    SPPLAN_ASSIGN_OR_RETURN(const size_t index, parse_choice(col("trainer"), trainer, trainer_names()));
+    p.stack = trainer_stack(index);
+  }
+  if (const std::string attention = optional_cell(r, "attention"); !attention.empty()) {
+    SPPLAN_ASSIGN_OR_RETURN(const size_t index, parse_choice(col("attention"), attention, attention_kernel_names()));
+    p.stack.attention = static_cast<AttentionKernel>(index);
+  }
+  if (const std::string precision = optional_cell(r, "precision"); !precision.empty()) {
+    SPPLAN_ASSIGN_OR_RETURN(const size_t index, parse_choice(col("precision"), precision, precision_names()));
+    p.knobs.precision = static_cast<Precision>(index);
+  }
   SPPLAN_RETURN_IF_ERROR(check_plan(p, [&](const std::string& key) { return col(key.c_str()); }));
   return p;
 }
@@ -61,7 +85,8 @@ Result<PlanSpec> plan_of(const std::string& where, const Row& r) {
 struct Published {
   bool fits = false;
   std::optional<double> peak_mem_gb, tokens_per_s, tflops_per_gpu;
-  std::optional<double> iter_time_s;  // checked like the others; the deltas use tflops_per_gpu instead
+  std::optional<double> iter_time_s;  // the delta when neither tokens_per_s nor tflops_per_gpu is given
+  bool throughput_consistent = true;
 };
 
 // A measurement: empty when the source did not report it, else a number > 0 (the deltas divide
@@ -85,6 +110,10 @@ Result<Published> published_of(const std::string& where, const Row& r) {
   SPPLAN_ASSIGN_OR_RETURN(p.tokens_per_s, measured(where, r, "tokens_per_s"));
   SPPLAN_ASSIGN_OR_RETURN(p.tflops_per_gpu, measured(where, r, "tflops_per_gpu"));
   SPPLAN_ASSIGN_OR_RETURN(p.iter_time_s, measured(where, r, "iter_time_s"));
+  if (const std::string check = optional_cell(r, "throughput"); !check.empty()) {
+    SPPLAN_ASSIGN_OR_RETURN(const size_t index, parse_choice(column(where, "throughput"), check, {"consistent", "inconsistent"}));
+    p.throughput_consistent = index == 0;
+  }
   return p;
 }
 
@@ -97,6 +126,11 @@ Result<std::vector<std::string>> read_header(const std::string& path, const std:
       return Status::invalid(path + ": column \"" + c + "\": missing (required columns: " + join(kColumns) + ")");
     }
     if (count > 1) return Status::invalid(path + ": column \"" + c + "\": given twice (allowed: once)");
+  }
+  for (const auto& c : kOptionalColumns) {
+    if (std::count(header.begin(), header.end(), c) > 1) {
+      return Status::invalid(path + ": column \"" + c + "\": given twice (allowed: once)");
+    }
   }
   return header;
 }
@@ -134,6 +168,40 @@ struct Stats {
   nlohmann::json json() const { return {{"count", count}, {"mean_abs", count ? sum / count : 0.0}, {"max_abs", max}}; }
 };
 
+// The throughput cells of one row: tokens/s, else ALST's TFLOPS, else the step time (its delta
+// signed as time: positive is predicted slower). A row whose source contradicts itself is shown
+// marked "~" and not counted (`tput` null); step-time rows also go to `step`.
+std::string throughput_cells(const PlanSpec& p, const costmodel::Estimate& e, const Published& pub, nlohmann::json* row,
+                             Stats* tput, Stats* step, int* misses) {
+  char buf[64];
+  double d = 0;
+  if (const auto& t = pub.tokens_per_s) {
+    d = pct(e.tokens_per_s, *t);
+    (*row)["tokens_per_s"] = {{"predicted", e.tokens_per_s}, {"published", *t}, {"delta_pct", d}};
+    std::snprintf(buf, sizeof buf, "%9.0f %9.0f %+6.1f", e.tokens_per_s, *t, d);
+  } else if (const auto& f = pub.tflops_per_gpu) {
+    const double predicted = alst_tflops_per_gpu(p, e.time.step_time_s);
+    d = pct(predicted, *f);
+    (*row)["tflops_per_gpu"] = {{"predicted", predicted}, {"published", *f}, {"delta_pct", d},
+                                {"predicted_iter_time_s", e.time.step_time_s}};
+    std::snprintf(buf, sizeof buf, "%8.1fT %8.1fT %+6.1f", predicted, *f, d);
+  } else if (const auto& t = pub.iter_time_s) {
+    d = pct(e.time.step_time_s, *t);
+    (*row)["step_time_s"] = {{"predicted", e.time.step_time_s}, {"published", *t}, {"delta_pct", d}};
+    std::snprintf(buf, sizeof buf, "%8.3fs %8.3fs %+6.1f", e.time.step_time_s, *t, d);
+    if (step != nullptr && tput != nullptr) step->add(d);
+  } else {
+    return "        -         -      - ";
+  }
+  if (tput == nullptr) {
+    (*row)["throughput_consistent"] = false;
+    return std::string(buf) + "~";
+  }
+  tput->add(d);
+  *misses += std::fabs(d) > kThroughputTargetPct;
+  return std::string(buf) + " ";
+}
+
 }  // namespace
 
 std::vector<std::string> split_csv_line(const std::string& line, bool* unclosed_quote) {
@@ -163,11 +231,13 @@ Result<ValidationReport> validate_published(const std::string& path) {
   std::getline(in, line);
   SPPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> header, read_header(path, line));
   ValidationReport rep;
-  Stats mem, tput, seq;
+  Stats mem, tput, step, seq;
+  int inconsistent = 0;
   int verdicts = 0, verdict_misses = 0;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "%-4s %-13s %4s %3s %9s | %-9s | %7s %7s %6s | %9s %9s %6s | %7s\n", "id", "model",
-                "gpus", "sp", "seq", "fits p/m", "mem p", "mem m", "d%", "tput p", "tput m", "d%", "maxseq");
+  std::snprintf(buf, sizeof buf, "%-4s %-13s %-7s %4s %3s %9s | %-9s | %7s %7s %6s | %9s %9s %6s  | %7s\n", "id",
+                "model", "trainer", "gpus", "sp", "seq", "fits p/m", "mem p", "mem m", "d%", "tput p", "tput m", "d%",
+                "maxseq");
   rep.table += buf;
   for (int line_no = 2; std::getline(in, line); ++line_no) {
     if (line.empty() || line == "\r") continue;
@@ -175,8 +245,17 @@ Result<ValidationReport> validate_published(const std::string& path) {
     SPPLAN_ASSIGN_OR_RETURN(Row r, read_row(where, header, line));
     SPPLAN_ASSIGN_OR_RETURN(const PlanSpec p, plan_of(where, r));
     SPPLAN_ASSIGN_OR_RETURN(const Published published, published_of(where, r));
+    inconsistent += published.throughput_consistent ? 0 : 1;
     const costmodel::Estimate e = costmodel::estimate(p);
-    nlohmann::json row{{"id", r["id"]}, {"model", r["model"]}, {"seq_len", p.seq_len}, {"predicted_fits", e.fits}};
+    // gpu and num_gpus let a reader (the GUI's accuracy column) group the rows by accelerator.
+    nlohmann::json row{{"id", r["id"]},
+                       {"model", r["model"]},
+                       {"gpu", r["gpu"]},
+                       {"num_gpus", p.cluster.num_gpus},
+                       {"trainer", p.stack.trainer},
+                       {"seq_len", p.seq_len},
+                       {"predicted_fits", e.fits},
+                       {"note", optional_cell(r, "note")}};
 
     const bool published_fits = published.fits;
     ++verdicts;
@@ -196,24 +275,8 @@ Result<ValidationReport> validate_published(const std::string& path) {
       std::snprintf(buf, sizeof buf, "%7.1f %7.1f %+6.1f", mem_pred_gib, *m, d);
       mem_cells = buf;
     }
-    std::string tput_cells = "        -         -      -";
-    if (const auto& t = published.tokens_per_s) {
-      const double d = pct(e.tokens_per_s, *t);
-      tput.add(d);
-      rep.misses += std::fabs(d) > kThroughputTargetPct;
-      row["tokens_per_s"] = {{"predicted", e.tokens_per_s}, {"published", *t}, {"delta_pct", d}};
-      std::snprintf(buf, sizeof buf, "%9.0f %9.0f %+6.1f", e.tokens_per_s, *t, d);
-      tput_cells = buf;
-    } else if (const auto& f = published.tflops_per_gpu) {
-      const double predicted = alst_tflops_per_gpu(p, e.time.step_time_s);
-      const double d = pct(predicted, *f);
-      tput.add(d);
-      rep.misses += std::fabs(d) > kThroughputTargetPct;
-      row["tflops_per_gpu"] = {{"predicted", predicted}, {"published", *f}, {"delta_pct", d},
-                               {"predicted_iter_time_s", e.time.step_time_s}};
-      std::snprintf(buf, sizeof buf, "%8.1fT %8.1fT %+6.1f", predicted, *f, d);
-      tput_cells = buf;
-    }
+    const std::string tput_cells = throughput_cells(p, e, published, &row, published.throughput_consistent ? &tput : nullptr,
+                                                    published.iter_time_s ? &step : nullptr, &rep.misses);
     std::string seq_cell = "      -";
     if (r["reference"].find("ALST") != std::string::npos && published_fits) {
       // ALST rows are each the longest sequence that ran with those features (validation/README.md).
@@ -224,8 +287,9 @@ Result<ValidationReport> validate_published(const std::string& path) {
       std::snprintf(buf, sizeof buf, "%7.2f", ratio);
       seq_cell = buf;
     }
-    std::snprintf(buf, sizeof buf, "%-4s %-13s %4lld %3lld %9lld | %3s/%-3s%s | %s | %s | %s\n", r["id"].c_str(),
-                  r["model"].c_str(), static_cast<long long>(p.cluster.num_gpus), static_cast<long long>(p.knobs.sp),
+    std::snprintf(buf, sizeof buf, "%-4s %-13s %-7s %4lld %3lld %9lld | %3s/%-3s%s | %s | %s| %s\n", r["id"].c_str(),
+                  r["model"].c_str(), p.stack.trainer.c_str(), static_cast<long long>(p.cluster.num_gpus),
+                  static_cast<long long>(p.knobs.sp),
                   static_cast<long long>(p.seq_len), e.fits ? "yes" : "oom", published_fits ? "yes" : "oom",
                   verdict_ok ? " " : "!", mem_cells.c_str(), tput_cells.c_str(), seq_cell.c_str());
     rep.table += buf;
@@ -235,14 +299,26 @@ Result<ValidationReport> validate_published(const std::string& path) {
     return Status::invalid(path + ": no data rows after the header (allowed: a header and at least one row)");
   }
   rep.misses += verdict_misses;
-  rep.summary = {{"fit_verdicts", verdicts}, {"fit_verdict_misses", verdict_misses}, {"memory_pct", mem.json()},
-                 {"throughput_pct", tput.json()}, {"max_seq_ratio_max_deviation", seq.count ? seq.max : 0.0},
+  rep.summary = {{"fit_verdicts", verdicts},
+                 {"fit_verdict_misses", verdict_misses},
+                 {"memory_pct", mem.json()},
+                 {"throughput_pct", tput.json()},
+                 {"step_time_pct", step.json()},
+                 {"throughput_inconsistent_rows", inconsistent},
+                 {"max_seq_ratio_max_deviation", seq.count ? seq.max : 0.0},
                  {"targets_missed", rep.misses}};
   std::snprintf(buf, sizeof buf,
                 "fit verdicts: %d of %d right\nmemory: mean |delta| %.1f%%, max %.1f%% (target %.0f%%)\n"
-                "throughput: mean |delta| %.1f%%, max %.1f%% (target %.0f%%)\ntargets missed: %d\n",
+                "throughput: mean |delta| %.1f%%, max %.1f%% (target %.0f%%; %d rows marked ~ inconsistent, not counted)\n",
                 verdicts - verdict_misses, verdicts, mem.count ? mem.sum / mem.count : 0.0, mem.max, kMemoryTargetPct,
-                tput.count ? tput.sum / tput.count : 0.0, tput.max, kThroughputTargetPct, rep.misses);
+                tput.count ? tput.sum / tput.count : 0.0, tput.max, kThroughputTargetPct, inconsistent);
+  rep.table += buf;
+  if (step.count > 0) {
+    std::snprintf(buf, sizeof buf, "step time (of those): mean |delta| %.1f%%, max %.1f%% over %d rows\n",
+                  step.sum / step.count, step.max, step.count);
+    rep.table += buf;
+  }
+  std::snprintf(buf, sizeof buf, "targets missed: %d\n", rep.misses);
   rep.table += buf;
   return rep;
 }

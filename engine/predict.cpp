@@ -82,15 +82,7 @@ Prediction predict(const PlanSpec& plan, const Pricing& pricing) {
   PlanSpec host = plan;
   host.cluster.gpu = pricing.gpu;
   host.cluster.gpu.gpus_per_node = plan.cluster.num_gpus;  // all ranks on this one machine
-  // The engine's ZeRO-3 frees every gathered unit right after its use and keeps no small
-  // parameters gathered (engine/zero.hpp): no reuse window, no persistence.
-  host.stack.zero3_reuse_window_elems = 0.0;
-  host.stack.zero3_persistence_threshold_elems = 0.0;
-  host.stack.loop_holds_logits = false;  // Trainer::step drops the outputs before backward
-  host.knobs.prefetch_bucket_elems = 0;  // its ZeRO-3 gathers a unit when it runs, never ahead
-  // act_ckpt offload copies each layer input to the host inside the layer's forward and back inside
-  // its backward: only the input of the layer running is on the device (model.cpp).
-  host.stack.offloaded_checkpoints_on_device = 1;
+  host.stack = trainer_stack("engine");  // the engine's own software behaviour (knobs.cpp)
   out.machine = host.cluster.gpu.name;
 #ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
   const costmodel::Estimate e = costmodel::estimate(host);

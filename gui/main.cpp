@@ -1,7 +1,11 @@
 // spplan-gui [--model M --gpu G --gpus N --gpus-per-node K --seq S] [--screenshot FILE.png]
-// With --screenshot: fill the inputs, compute, render the 1280x800 window to FILE.png, exit 0
-// (works with QT_QPA_PLATFORM=offscreen). Bad flags: one line on stderr, exit 2.
+//            [--screenshots DIR]
+// Without input flags the last session's inputs come back (QSettings). With --screenshot: fill
+// the inputs, compute, render the 1280x800 window to FILE.png, exit 0; with --screenshots: one
+// 1280x800 PNG per tab into DIR (both work with QT_QPA_PLATFORM=offscreen and ignore the saved
+// session). Bad flags: one line on stderr, exit 2.
 #include <QApplication>
+#include <QDir>
 #include <QPixmap>
 #include <cstdio>
 
@@ -25,20 +29,28 @@ int main(int argc, char** argv) {
   if (!options.ok()) return fail(options.status().message());
 
   QApplication app(argc, argv);
+  QApplication::setOrganizationName("spplan");
+  QApplication::setApplicationName("spplan-gui");
   spplan::gui::MainWindow window;
-  window.setInputs(*options);
-  if (!options->screenshotPath) {
-    window.resize(1280, 800);
-    window.show();
-    return app.exec();
-  }
+  const bool batch = options->screenshotPath || options->screenshotsDir;
+  if (options->inputsGiven || batch || !window.restoreSession()) window.setInputs(*options);
   window.resize(1280, 800);
   window.show();
+  if (!batch) return app.exec();
   window.recomputeNow();
   QApplication::processEvents();
-  const QString path = QString::fromStdString(*options->screenshotPath);
-  if (!window.grab().save(path, "PNG")) {
-    return fail("--screenshot: value \"" + *options->screenshotPath + "\" cannot be written (allowed: a writable .png path)");
+  if (options->screenshotPath) {
+    const QString path = QString::fromStdString(*options->screenshotPath);
+    if (!window.grab().save(path, "PNG")) {
+      return fail("--screenshot: value \"" + *options->screenshotPath + "\" cannot be written (allowed: a writable .png path)");
+    }
+  }
+  if (options->screenshotsDir) {
+    const QString dir = QString::fromStdString(*options->screenshotsDir);
+    if (!QDir().mkpath(dir)) {
+      return fail("--screenshots: value \"" + *options->screenshotsDir + "\" cannot be created (allowed: a writable folder)");
+    }
+    if (const spplan::Status s = window.saveScreenshots(dir); !s) return fail(s.message());
   }
   return 0;
 }

@@ -1,6 +1,9 @@
 #include "gui/main_window.hpp"
 
+#include <QCloseEvent>
+#include <QCoreApplication>
 #include <QComboBox>
+#include <QDir>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -8,15 +11,19 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QPushButton>
+#include <QSettings>
+#include <QShortcut>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "gui/charts.hpp"
+#include "gui/export_bar.hpp"
 #include "gui/plan_table_model.hpp"
-#include "gui/seq_sweep_model.hpp"
+#include "gui/plan_tabs.hpp"
+#include "gui/session.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/search/search.hpp"
@@ -35,17 +42,33 @@ QString tokensText(int64_t tokens) {
 
 QString stringOf(const std::string& s) { return QString::fromStdString(s); }
 
+QTableView* newTable(QAbstractItemModel* model, int visibleColumns, QWidget* parent) {
+  auto* table = new QTableView(parent);
+  table->setModel(model);
+  for (int c = visibleColumns; c < model->columnCount(); ++c) table->setColumnHidden(c, true);
+  table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table->setSelectionMode(QAbstractItemView::SingleSelection);
+  table->verticalHeader()->hide();
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+  table->setAlternatingRowColors(true);
+  return table;
+}
+
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       m_planModel(new PlanTableModel(this)),
-      m_sweepModel(new SeqSweepModel(this)),
       m_debounce(new QTimer(this)) {
   setWindowTitle(tr("spplan: Ulysses sequence-parallel planner"));
   m_debounce->setSingleShot(true);
   m_debounce->setInterval(kDebounceMs);
   connect(m_debounce, &QTimer::timeout, this, &MainWindow::recomputeNow);
+  if (auto trust = TrustTable::load(TrustTable::defaultPath()); trust.ok()) {
+    m_trust = std::move(*trust);
+  } else {
+    m_trustError = stringOf(trust.status().message());
+  }
 
   auto* central = new QWidget(this);
   auto* layout = new QVBoxLayout(central);
@@ -58,30 +81,36 @@ MainWindow::MainWindow(QWidget* parent)
   m_bannerLabel->setWordWrap(true);
   m_bannerLabel->setMargin(6);
   layout->addWidget(m_bannerLabel);
+  m_trustLabel = new QLabel(central);
+  m_trustLabel->setWordWrap(true);
+  m_trustLabel->setStyleSheet("color: #404080;");
+  layout->addWidget(m_trustLabel);
 
-  m_table = new QTableView(central);
-  m_table->setModel(m_planModel);
-  for (int c = PlanTableModel::VisibleColumnCount; c < PlanTableModel::ColumnCount; ++c) m_table->setColumnHidden(c, true);
-  m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-  m_table->setSelectionMode(QAbstractItemView::SingleSelection);
-  m_table->verticalHeader()->hide();
-  m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
-  m_table->setAlternatingRowColors(true);
+  m_table = newTable(m_planModel, PlanTableModel::VisibleColumnCount, central);
+  m_table->setAccessibleName(tr("Ranked plans"));
   connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { selectRow(current.isValid() ? current.row() : -1); });
+  m_exportBar = new ExportBar(central);
+  connect(m_exportBar, &ExportBar::exported, this, &MainWindow::showMessage);
+  auto* tableBox = new QWidget(central);
+  auto* tableLayout = new QVBoxLayout(tableBox);
+  tableLayout->setContentsMargins(0, 0, 0, 0);
+  tableLayout->addWidget(m_table, 1);
+  tableLayout->addWidget(m_exportBar);
 
-  m_memoryChart = new MemoryChartView(m_planModel, central);
-  m_seqChart = new SeqChartView(m_sweepModel, central);
-  auto* charts = new QSplitter(Qt::Horizontal, central);
-  charts->addWidget(m_memoryChart);
-  charts->addWidget(m_seqChart);
   auto* split = new QSplitter(Qt::Vertical, central);
-  split->addWidget(m_table);
-  split->addWidget(charts);
+  split->addWidget(tableBox);
+  m_tabs = new PlanTabs(m_planModel, m_trust ? &*m_trust : nullptr, central);
+  connect(m_tabs, &PlanTabs::message, this, &MainWindow::showMessage);
+  split->addWidget(m_tabs);
   split->setStretchFactor(0, 4);
-  split->setStretchFactor(1, 5);
+  split->setStretchFactor(1, 6);
   layout->addWidget(split, 1);
   setCentralWidget(central);
+  addShortcuts();
+  setTabOrder(m_saveButton, m_table);
+  setTabOrder(m_table, m_exportBar);
+  setTabOrder(m_exportBar, m_tabs);
 }
 
 QWidget* MainWindow::buildInputs() {
@@ -89,39 +118,43 @@ QWidget* MainWindow::buildInputs() {
   auto* row = new QHBoxLayout(box);
   row->setContentsMargins(0, 0, 0, 0);
   auto addLabeled = [&](const QString& label, QWidget* w) {
-    row->addWidget(new QLabel(label, box));
+    auto* l = new QLabel(label, box);
+    l->setBuddy(w);  // Alt + the underlined letter moves here
+    row->addWidget(l);
     row->addWidget(w);
   };
   m_modelCombo = new QComboBox(box);
   m_modelCombo->setEditable(true);  // a preset name or a path to a TOML / config.json
   for (const auto& name : model_presets()) m_modelCombo->addItem(stringOf(name));
   m_modelCombo->setMinimumContentsLength(14);
-  addLabeled(tr("Model"), m_modelCombo);
-  auto* open = new QPushButton(tr("Open config…"), box);
-  row->addWidget(open);
+  addLabeled(tr("&Model"), m_modelCombo);
+  m_openButton = new QPushButton(tr("Open config…"), box);
+  m_openButton->setToolTip(tr("A model TOML or a Hugging Face config.json (Ctrl+O)"));
+  row->addWidget(m_openButton);
   m_gpuCombo = new QComboBox(box);
   m_gpuCombo->setEditable(true);
   for (const auto& name : gpu_presets()) m_gpuCombo->addItem(stringOf(name));
-  addLabeled(tr("GPU"), m_gpuCombo);
+  addLabeled(tr("&GPU"), m_gpuCombo);
   m_gpusSpin = new QSpinBox(box);
   m_gpusSpin->setRange(1, 1 << 24);
-  addLabeled(tr("GPUs"), m_gpusSpin);
+  addLabeled(tr("GP&Us"), m_gpusSpin);
   m_perNodeSpin = new QSpinBox(box);
   m_perNodeSpin->setRange(1, 1 << 16);
-  addLabeled(tr("per node"), m_perNodeSpin);
+  addLabeled(tr("per &node"), m_perNodeSpin);
   m_seqEdit = new QLineEdit(box);
   m_seqEdit->setPlaceholderText(tr("128k, 1.5M, 131072"));
   m_seqEdit->setMaximumWidth(120);
-  addLabeled(tr("Sequence"), m_seqEdit);
+  addLabeled(tr("Se&quence"), m_seqEdit);
   m_trainerCombo = new QComboBox(box);  // the loop around DeepSpeed (--trainer)
   for (const auto& name : trainer_names()) m_trainerCombo->addItem(stringOf(name));
-  addLabeled(tr("Trainer"), m_trainerCombo);
+  addLabeled(tr("&Trainer"), m_trainerCombo);
   row->addStretch(1);
   m_saveButton = new QPushButton(tr("Save plan…"), box);
+  m_saveButton->setToolTip(tr("Write the selected plan as a plan TOML (Ctrl+S)"));
   m_saveButton->setEnabled(false);
   row->addWidget(m_saveButton);
 
-  connect(open, &QPushButton::clicked, this, &MainWindow::openModelConfig);
+  connect(m_openButton, &QPushButton::clicked, this, &MainWindow::openModelConfig);
   connect(m_saveButton, &QPushButton::clicked, this, &MainWindow::savePlan);
   connect(m_modelCombo, &QComboBox::currentTextChanged, this, &MainWindow::scheduleRecompute);
   connect(m_gpuCombo, &QComboBox::currentTextChanged, this, &MainWindow::onGpuChanged);
@@ -129,7 +162,24 @@ QWidget* MainWindow::buildInputs() {
   connect(m_perNodeSpin, &QSpinBox::valueChanged, this, &MainWindow::scheduleRecompute);
   connect(m_seqEdit, &QLineEdit::textChanged, this, &MainWindow::scheduleRecompute);
   connect(m_trainerCombo, &QComboBox::currentIndexChanged, this, &MainWindow::scheduleRecompute);
+  // Reading order, left to right.
+  const QWidget* order[] = {m_modelCombo, m_openButton, m_gpuCombo, m_gpusSpin, m_perNodeSpin, m_seqEdit, m_trainerCombo,
+                            m_saveButton};
+  for (size_t i = 0; i + 1 < std::size(order); ++i) {
+    setTabOrder(const_cast<QWidget*>(order[i]), const_cast<QWidget*>(order[i + 1]));
+  }
   return box;
+}
+
+void MainWindow::addShortcuts() {
+  for (int i = 0; i < PlanTabs::TabCount; ++i) {
+    auto* shortcut = new QShortcut(QKeySequence(Qt::CTRL | (Qt::Key_1 + i)), this);
+    connect(shortcut, &QShortcut::activated, this, [this, i] { m_tabs->setCurrentIndex(i); });
+  }
+  connect(new QShortcut(QKeySequence(Qt::Key_F5), this), &QShortcut::activated, this, &MainWindow::recomputeNow);
+  connect(new QShortcut(QKeySequence::Open, this), &QShortcut::activated, this, &MainWindow::openModelConfig);
+  connect(new QShortcut(QKeySequence::Save, this), &QShortcut::activated, this, &MainWindow::savePlan);
+  connect(new QShortcut(QKeySequence::Quit, this), &QShortcut::activated, this, &QWidget::close);
 }
 
 void MainWindow::setInputs(const GuiOptions& options) {
@@ -144,6 +194,32 @@ void MainWindow::setInputs(const GuiOptions& options) {
   }
   m_seqEdit->setText(stringOf(options.seq));
   scheduleRecompute();
+}
+
+bool MainWindow::restoreSession() {
+  QSettings settings;
+  const SessionState s = loadSession(settings);
+  if (s.model.isEmpty()) return false;
+  m_modelCombo->setCurrentText(s.model);
+  m_gpuCombo->setCurrentText(s.gpu);
+  onGpuChanged(s.gpu);
+  if (s.gpus > 0) m_gpusSpin->setValue(s.gpus);
+  if (s.gpusPerNode > 0) m_perNodeSpin->setValue(s.gpusPerNode);
+  m_seqEdit->setText(s.seq);
+  if (const int i = m_trainerCombo->findText(s.trainer); i >= 0) m_trainerCombo->setCurrentIndex(i);
+  scheduleRecompute();
+  return true;
+}
+
+SessionState MainWindow::sessionState() const {
+  return {m_modelCombo->currentText().trimmed(), m_gpuCombo->currentText().trimmed(), m_gpusSpin->value(),
+          m_perNodeSpin->value(), m_seqEdit->text().trimmed(), m_trainerCombo->currentText()};
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  QSettings settings;
+  saveSession(settings, sessionState());
+  QMainWindow::closeEvent(event);
 }
 
 void MainWindow::scheduleRecompute() { m_debounce->start(); }
@@ -173,6 +249,7 @@ void MainWindow::recomputeNow() {
     return;
   }
   m_planModel->setBase(*base);
+  m_tabs->setBase(*base);
   m_selectedRow = -1;  // row numbers now name new plans
   m_statusLabel->setStyleSheet("color: #444;");
   m_statusLabel->setText(tr("%1 on %2× %3 (%4 per node) at %5 tokens: %6 of %7 knob sets fit")
@@ -183,6 +260,9 @@ void MainWindow::recomputeNow() {
                              .arg(base->seq_len)
                              .arg(m_planModel->fitCount())
                              .arg(m_planModel->evaluated()));
+  const std::string gpu = m_gpuCombo->currentText().trimmed().toStdString();
+  m_trustLabel->setText(m_trust ? m_trust->memoryText(gpu) + "   ·   " + m_trust->throughputText(gpu)
+                                : tr("measured accuracy unknown: %1").arg(m_trustError));
   if (m_planModel->rowCount() > 0) {
     m_table->selectRow(0);  // emits currentRowChanged -> selectRow(0)
     selectRow(0);           // no-op then; needed if the view kept row 0 current
@@ -196,26 +276,23 @@ void MainWindow::recomputeNow() {
 void MainWindow::showError(const QString& message) {
   m_selectedRow = -1;
   m_planModel->clear();
-  m_sweepModel->clear();
+  m_tabs->setBase(std::nullopt);
+  selectRow(-1);
   m_statusLabel->setStyleSheet("color: #c00000; font-weight: bold;");
   m_statusLabel->setText(message);
   m_bannerLabel->setStyleSheet("");
   m_bannerLabel->clear();
-  m_saveButton->setEnabled(false);
+  m_trustLabel->clear();
 }
 
 void MainWindow::selectRow(int row) {
   if (row == m_selectedRow && row >= 0) return;
   m_selectedRow = row;
-  m_memoryChart->setRow(row);
-  if (row < 0) {
-    m_sweepModel->clear();
-    m_saveButton->setEnabled(false);
-    return;
-  }
-  m_sweepModel->setPlan(m_planModel->planAt(row).plan);
-  m_saveButton->setEnabled(m_planModel->planAt(row).estimate.fits);
-  updateBanner(row);
+  m_tabs->setSelected(row, m_gpuCombo->currentText().trimmed().toStdString());
+  const bool fits = row >= 0 && m_planModel->planAt(row).estimate.fits;
+  m_exportBar->setPlan(fits ? &m_planModel->planAt(row).plan : nullptr);
+  m_saveButton->setEnabled(fits);
+  if (row >= 0) updateBanner(row);
 }
 
 void MainWindow::updateBanner(int row) {
@@ -250,8 +327,30 @@ void MainWindow::savePlan() {
   if (path.isEmpty()) return;
   const Status written =
       write_file_atomically(path.toStdString(), plan_to_toml(m_planModel->planAt(current.row()).plan));
-  m_statusLabel->setStyleSheet(written.is_ok() ? "color: #105010;" : "color: #c00000; font-weight: bold;");
-  m_statusLabel->setText(written.is_ok() ? tr("wrote %1").arg(path) : stringOf(written.message()));
+  showMessage(written.is_ok() ? tr("wrote %1").arg(path) : stringOf(written.message()), written.is_ok());
 }
+
+void MainWindow::showMessage(const QString& message, bool ok) {
+  m_statusLabel->setStyleSheet(ok ? "color: #105010;" : "color: #c00000; font-weight: bold;");
+  m_statusLabel->setText(message);
+}
+
+Status MainWindow::saveScreenshots(const QString& dir) {
+  const int current = m_tabs->currentIndex();
+  for (int i = 0; i < PlanTabs::TabCount; ++i) {
+    m_tabs->setCurrentIndex(i);  // the rent tab computes itself when shown
+    QCoreApplication::processEvents();
+    const QString path = QDir(dir).filePath(QString::fromLatin1(PlanTabs::tabFileName(i)) + ".png");
+    if (!grab().save(path, "PNG")) {
+      return Status::invalid("--screenshots: value \"" + dir.toStdString() + "\": " + path.toStdString() +
+                             " cannot be written (allowed: a writable folder)");
+    }
+  }
+  m_tabs->setCurrentIndex(current);
+  return Status::ok();
+}
+
+SeqSweepModel* MainWindow::sweepModel() const { return m_tabs->sweepModel(); }
+StepTimelineView* MainWindow::timeline() const { return m_tabs->timeline(); }
 
 }  // namespace spplan::gui

@@ -1,12 +1,18 @@
-// MainWindow: inputs (model, GPU, GPUs, GPUs per node, sequence length) on top, a fits banner,
-// the ranked plan table, and the two charts. Every number shown comes from PlanTableModel or
-// SeqSweepModel; inputs are parsed with the CLI's functions and errors use the CLI's words.
+// MainWindow: inputs (model, GPU, GPUs, GPUs per node, sequence length, trainer) on top, a fits
+// banner with the planner's measured accuracy for the GPU, the ranked plan table with the export
+// buttons, and PlanTabs for the selected plan. Every number shown comes from a model over the
+// planner or simulator libraries; inputs are parsed with the CLI's functions and errors use the
+// CLI's words.
+//
+// Keyboard: Alt+letter moves to an input (underlined in its label), Ctrl+1..5 the tabs, F5
+// recomputes, Ctrl+O opens a model config, Ctrl+S saves the plan, Ctrl+R runs it, Ctrl+. stops.
 #pragma once
 
 #include <QMainWindow>
 #include <optional>
 
 #include "gui/gui_options.hpp"
+#include "gui/trust.hpp"
 #include "planner/config/plan_spec.hpp"
 
 class QComboBox;
@@ -19,10 +25,12 @@ class QTimer;
 
 namespace spplan::gui {
 
-class MemoryChartView;
+class ExportBar;
 class PlanTableModel;
-class SeqChartView;
+class PlanTabs;
 class SeqSweepModel;
+class StepTimelineView;
+struct SessionState;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -32,17 +40,33 @@ class MainWindow : public QMainWindow {
 
   void setInputs(const GuiOptions& options);  // fills the widgets; recomputes after the debounce
   void recomputeNow();                          // parses the inputs, searches, refreshes the views
+  // Restores the inputs QSettings saved; false when there is no saved session.
+  bool restoreSession();
+  SessionState sessionState() const;
+  // Writes one PNG per tab (planner.png, timeline.png, rent.png, sp-scaling.png, run.png) of the
+  // window as it is now into `dir`.
+  Status saveScreenshots(const QString& dir);
 
   PlanTableModel* planModel() const { return m_planModel; }
-  SeqSweepModel* sweepModel() const { return m_sweepModel; }
+  SeqSweepModel* sweepModel() const;
+  StepTimelineView* timeline() const;
+  ExportBar* exportBar() const { return m_exportBar; }
+  PlanTabs* tabs() const { return m_tabs; }
   QComboBox* modelCombo() const { return m_modelCombo; }
+  QComboBox* gpuCombo() const { return m_gpuCombo; }
+  QSpinBox* gpusSpin() const { return m_gpusSpin; }
   QLineEdit* seqEdit() const { return m_seqEdit; }
   QLabel* statusLabel() const { return m_statusLabel; }
   QLabel* bannerLabel() const { return m_bannerLabel; }
+  QLabel* trustLabel() const { return m_trustLabel; }
   QTableView* planTable() const { return m_table; }
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
 
  private:
   QWidget* buildInputs();
+  void addShortcuts();
   void scheduleRecompute();
   Result<PlanSpec> baseFromInputs() const;
   void showError(const QString& message);
@@ -51,10 +75,12 @@ class MainWindow : public QMainWindow {
   void onGpuChanged(const QString& text);
   void openModelConfig();
   void savePlan();
+  void showMessage(const QString& message, bool ok);
 
   PlanTableModel* m_planModel;
-  SeqSweepModel* m_sweepModel;
   QTimer* m_debounce;
+  std::optional<TrustTable> m_trust;
+  QString m_trustError;
   int m_selectedRow = -1;
   QComboBox* m_modelCombo = nullptr;
   QComboBox* m_gpuCombo = nullptr;
@@ -62,12 +88,14 @@ class MainWindow : public QMainWindow {
   QSpinBox* m_perNodeSpin = nullptr;
   QLineEdit* m_seqEdit = nullptr;
   QComboBox* m_trainerCombo = nullptr;
+  QPushButton* m_openButton = nullptr;
   QPushButton* m_saveButton = nullptr;
   QLabel* m_statusLabel = nullptr;
   QLabel* m_bannerLabel = nullptr;
+  QLabel* m_trustLabel = nullptr;
   QTableView* m_table = nullptr;
-  MemoryChartView* m_memoryChart = nullptr;
-  SeqChartView* m_seqChart = nullptr;
+  ExportBar* m_exportBar = nullptr;
+  PlanTabs* m_tabs = nullptr;
 };
 
 }  // namespace spplan::gui

@@ -24,7 +24,7 @@ MemBytes persistent_bytes(const PlanSpec& p) {
 MemoryTerms memory_terms(const PlanSpec& p) {
   MemoryTerms t;
   t.persistent = persistent_bytes(p);
-  t.fragmentation = p.cluster.gpu.allocator_fragmentation;
+  t.slack = cm::allocator_slack(p);
   const bool no_ckpt = p.knobs.act_ckpt == ActCkpt::kNone;
   t.stored_bytes_per_layer = no_ckpt ? cm::layer_saved_bytes(p) : cm::checkpoint_bytes_per_layer(p);
   t.checkpoints_offloaded = p.knobs.act_ckpt == ActCkpt::kOffload;

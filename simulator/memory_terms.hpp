@@ -12,7 +12,7 @@ namespace spplan::sim {
 
 struct MemoryTerms {
   MemBytes persistent{};               // model state, IPG bucket, cuBLAS workspace, context, NCCL
-  double fragmentation = 0;            // allocator reserved / allocated - 1 (scales what ops allocate)
+  costmodel::AllocatorSlack slack;     // allocator slack on what ops allocate (costmodel)
 
   // Activations.
   double stored_bytes_per_layer = 0;   // what a layer leaves for its backward: checkpoint, or all saves

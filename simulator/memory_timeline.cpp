@@ -7,11 +7,11 @@ void apply(const std::vector<MemDelta>& deltas, MemBytes* alive) {
   for (const MemDelta& delta : deltas) (*alive)[static_cast<int>(delta.category)] += delta.bytes;
 }
 
-// What the costmodel reports: allocator fragmentation grows with what the allocator hands out and
-// is counted as overhead (memory_phases.cpp: add_fragmentation()).
-MemBytes with_fragmentation(MemBytes alive, double fragmentation) {
+// What the costmodel reports: allocator slack on what the allocator hands out beyond the states,
+// counted as overhead (memory_phases.cpp: add_fragmentation()).
+MemBytes with_fragmentation(MemBytes alive, const costmodel::AllocatorSlack& slack) {
   const int overhead = static_cast<int>(MemCategory::kOverhead);
-  alive[overhead] += fragmentation * (total_bytes(alive) - alive[overhead]);
+  alive[overhead] += slack.bytes(total_bytes(alive) - alive[overhead]);
   return alive;
 }
 
@@ -29,7 +29,7 @@ void note_peak(const MemBytes& alive, double time_s, OpId op, MemoryTimeline* ti
 MemoryTimeline memory_timeline(const OpGraph& graph, const Schedule& schedule) {
   MemoryTimeline timeline;
   MemBytes alive = graph.initial_bytes;
-  const auto reported = [&] { return with_fragmentation(alive, graph.fragmentation); };
+  const auto reported = [&] { return with_fragmentation(alive, graph.slack); };
   timeline.peak_bytes = -1;
   note_peak(reported(), 0.0, kNoOp, &timeline);
   timeline.samples.push_back({0.0, timeline.peak_bytes});

@@ -13,6 +13,8 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "planner/costmodel/memory.hpp"
+
 namespace spplan::sim {
 
 // Where an operation runs. Each resource runs one operation at a time.
@@ -71,7 +73,7 @@ class OpGraph {
   std::vector<OpId> topological_order() const;
 
   MemBytes initial_bytes{};  // alive before the first op: persistent model state, context
-  double fragmentation = 0;  // allocator slack: reported overhead grows by this x the other bytes
+  costmodel::AllocatorSlack slack;  // reported overhead grows by slack.bytes(the other bytes)
 
  private:
   std::vector<Op> ops_;

@@ -110,7 +110,7 @@ void StepGraphBuilder::emit_optimizer() {
 
 void StepGraphBuilder::build() {
   g_.initial_bytes = t_.persistent;
-  g_.fragmentation = t_.fragmentation;
+  g_.slack = t_.slack;
   plan_uses();
   issue_gather(0);
   for (int m = 0; m < c_.micro_steps; ++m) {

@@ -27,6 +27,10 @@ struct GpuSpec {
   double matmul_efficiency = 0.7;       // large bf16 GEMMs
   double attention_efficiency = 0.35;   // flash-style attention, forward
   double attention_bwd_efficiency = 0.3;// flash-style attention, backward (counted at 2.5x fwd FLOPs)
+  // The same for the kernel PyTorch's scaled_dot_product_attention runs on this GPU in bf16
+  // (AttentionKernel::kSdpa: cuDNN's on Hopper). A GPU file without them: the flash rates.
+  double sdpa_attention_efficiency = 0.35;
+  double sdpa_attention_bwd_efficiency = 0.3;
   double comm_efficiency = 0.8;         // achieved / nominal link bandwidth for large collectives
   double kernel_launch_s = 5e-6;        // fixed cost per elementwise kernel (launch + tail)
   // Achieved / nominal HBM bandwidth of a large memory-bound kernel (a copy, an elementwise op).
@@ -47,7 +51,7 @@ struct GpuSpec {
   // GEMM workspaces: cuBLAS keeps 32 MiB per stream on sm90, two streams (compute and the side
   // stream DeepSpeed reduces on) (PyTorch CublasHandlePool.cpp, MEMORY-FACTS 6.3).
   double gemm_workspace_mib = 64.0;
-  double allocator_fragmentation = 0.05;// reserved / allocated - 1 (expandable segments)
+  double allocator_fragmentation = 0.05;// (reserved - allocated) / memory freed within a step (expandable segments)
 };
 
 // The largest cluster any input may describe (flags, plan files, CSV rows).

@@ -28,6 +28,10 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
   SPPLAN_RETURN_IF_ERROR(r.read_positive("matmul_efficiency", &g.matmul_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("attention_efficiency", &g.attention_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("attention_bwd_efficiency", &g.attention_bwd_efficiency, false));
+  g.sdpa_attention_efficiency = g.attention_efficiency;  // absent: SDPA runs at the flash rates
+  g.sdpa_attention_bwd_efficiency = g.attention_bwd_efficiency;
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("sdpa_attention_efficiency", &g.sdpa_attention_efficiency, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("sdpa_attention_bwd_efficiency", &g.sdpa_attention_bwd_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("comm_efficiency", &g.comm_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("kernel_launch_s", &g.kernel_launch_s, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("elementwise_efficiency", &g.elementwise_efficiency, false));
@@ -43,6 +47,8 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
   for (const auto& [key, value] :
        {std::pair{"matmul_efficiency", g.matmul_efficiency}, std::pair{"attention_efficiency", g.attention_efficiency},
         std::pair{"attention_bwd_efficiency", g.attention_bwd_efficiency},
+        std::pair{"sdpa_attention_efficiency", g.sdpa_attention_efficiency},
+        std::pair{"sdpa_attention_bwd_efficiency", g.sdpa_attention_bwd_efficiency},
         std::pair{"comm_efficiency", g.comm_efficiency},
         std::pair{"elementwise_efficiency", g.elementwise_efficiency}}) {
     if (value > 1.0) {

@@ -1,5 +1,7 @@
 #include "planner/config/knobs.hpp"
 
+#include <algorithm>
+
 #include "planner/config/plan_spec.hpp"
 
 namespace spplan {
@@ -21,20 +23,45 @@ const std::vector<std::string>& precision_names() {
   return kNames;
 }
 const std::vector<std::string>& trainer_names() {
-  static const std::vector<std::string> kNames{"arctic", "hf"};
+  static const std::vector<std::string> kNames{"arctic", "hf", "liger", "engine"};
+  return kNames;
+}
+const std::vector<std::string>& attention_kernel_names() {
+  static const std::vector<std::string> kNames{"flash2", "sdpa"};
   return kNames;
 }
 
 TrainingStack trainer_stack(size_t index) {
   TrainingStack stack;
   stack.trainer = trainer_names().at(index);
+  // Hugging Face Trainer's training_step returns the loss only, so the logits are freed before
+  // backward; so does the engine's Trainer::step (engine/train.cpp).
   stack.loop_holds_logits = stack.trainer == "arctic";
+  // Liger's apply_liger_kernel patches RMSNorm, RoPE and SwiGLU besides the loss.
+  stack.fused_layer_kernels = stack.trainer == "liger";
+  if (stack.trainer == "engine") {
+    // Its ZeRO-3 frees every gathered unit right after its use, keeps no small parameters
+    // gathered and gathers a unit when it runs, never ahead (engine/zero.hpp).
+    stack.zero3_reuse_window_elems = 0.0;
+    stack.zero3_persistence_threshold_elems = 0.0;
+    stack.zero3_prefetches = false;
+    // act_ckpt offload copies each layer input to the host inside the layer's forward and back
+    // inside its backward: only the input of the running layer is on the device (model.cpp).
+    stack.offloaded_checkpoints_on_device = 1;
+    stack.attention = AttentionKernel::kSdpa;  // at::scaled_dot_product_attention (attention.cpp)
+  }
   return stack;
+}
+
+TrainingStack trainer_stack(const std::string& name) {
+  const auto& names = trainer_names();
+  return trainer_stack(static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin()));
 }
 
 std::string to_string(Precision precision) { return precision_names()[static_cast<size_t>(precision)]; }
 std::string to_string(OffloadDevice device) { return offload_device_names()[static_cast<size_t>(device)]; }
 std::string to_string(ActCkpt mode) { return act_ckpt_names()[static_cast<size_t>(mode)]; }
+std::string to_string(AttentionKernel kernel) { return attention_kernel_names()[static_cast<size_t>(kernel)]; }
 std::string to_string(CommDtype dtype) { return comm_dtype_names()[static_cast<size_t>(dtype)]; }
 
 }  // namespace spplan

@@ -123,6 +123,9 @@ Result<PlanSpec> load_plan(const std::string& path) {
   size_t trainer = 0;  // "arctic": plans written before the key existed
   SPPLAN_RETURN_IF_ERROR(top.read_choice("trainer", &trainer, false, trainer_names()));
   plan.stack = trainer_stack(trainer);
+  size_t attention = static_cast<size_t>(plan.stack.attention);  // absent: the trainer's kernel
+  SPPLAN_RETURN_IF_ERROR(top.read_choice("attention", &attention, false, attention_kernel_names()));
+  plan.stack.attention = static_cast<AttentionKernel>(attention);
   for (const char* key : {"model", "gpu", "cluster", "knobs", "optimizer"}) top.mark_read(key);
   SPPLAN_RETURN_IF_ERROR(top.check_no_unknown_keys());
 
@@ -158,7 +161,8 @@ std::string plan_to_toml(const PlanSpec& plan) {
   o.precision(17);
   o << "# spplan plan: " << printable(m.name) << " on " << plan.cluster.num_gpus << "x " << printable(g.name) << " at "
     << plan.seq_len << " tokens\n";
-  o << "seq_len = " << plan.seq_len << "\ntrainer = " << toml_string(plan.stack.trainer) << "\n\n";
+  o << "seq_len = " << plan.seq_len << "\ntrainer = " << toml_string(plan.stack.trainer)
+    << "\nattention = " << toml_string(to_string(plan.stack.attention)) << "\n\n";
   o << "[model]\nname = " << toml_string(m.name) << "\nnum_hidden_layers = " << m.num_hidden_layers
     << "\nhidden_size = " << m.hidden_size << "\nnum_attention_heads = " << m.num_attention_heads
     << "\nnum_key_value_heads = " << m.num_key_value_heads << "\nhead_dim = " << m.head_dim
@@ -173,7 +177,9 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << "\nhost_adam_params_per_s = " << g.host_adam_params_per_s << "\nnvme_GBps_per_node = " << g.nvme_GBps_per_node
     << "\nprice_per_gpu_hour = " << g.price_per_gpu_hour << "\nmatmul_efficiency = " << g.matmul_efficiency
     << "\nattention_efficiency = " << g.attention_efficiency
-    << "\nattention_bwd_efficiency = " << g.attention_bwd_efficiency << "\ncomm_efficiency = " << g.comm_efficiency
+    << "\nattention_bwd_efficiency = " << g.attention_bwd_efficiency
+    << "\nsdpa_attention_efficiency = " << g.sdpa_attention_efficiency
+    << "\nsdpa_attention_bwd_efficiency = " << g.sdpa_attention_bwd_efficiency << "\ncomm_efficiency = " << g.comm_efficiency
     << "\nkernel_launch_s = " << g.kernel_launch_s << "\nelementwise_efficiency = " << g.elementwise_efficiency
     << "\nmatmul_fixed_s = " << g.matmul_fixed_s << "\nattention_fixed_s = " << g.attention_fixed_s
     << "\ncollective_latency_s = " << g.collective_latency_s

@@ -13,10 +13,18 @@
 
 namespace spplan {
 
-// What the training software does that changes memory and is not a knob. The defaults describe
-// DeepSpeed under ArcticTraining, what ALST runs; `--trainer hf` (trainer_stack) describes Hugging
-// Face Trainer / TRL on DeepSpeed; spplan-engine predicts itself with its own values
-// (engine/predict.cpp).
+// Which causal attention kernel the stack runs. Its rate is a fact about the kernel on the GPU
+// (GpuSpec), the choice a fact about the software: FlashAttention 2.x as a library (ALST's
+// FlashAttention 2.7.4, transformers' attn_implementation="flash_attention_2"), or PyTorch's
+// scaled_dot_product_attention, which picks cuDNN's kernel on Hopper in bf16 (LibTorch 2.5+).
+enum class AttentionKernel { kFlash2, kSdpa };
+const std::vector<std::string>& attention_kernel_names();  // "flash2", "sdpa"
+std::string to_string(AttentionKernel kernel);
+
+// What the training software does that changes memory or time and is not a knob. The defaults
+// describe DeepSpeed under ArcticTraining, what ALST runs. `--trainer` (trainer_stack) picks
+// another: Hugging Face Trainer / TRL on DeepSpeed ("hf"), the same with Liger-Kernel's fused
+// layers ("liger"), or spplan-engine as `spplan run` runs the plan ("engine").
 struct TrainingStack {
   std::string trainer = "arctic";  // the name it goes by (trainer_names), written to plan files
   // ZeRO-3 keeps a gathered parameter while it is reused within stage3_max_reuse_distance
@@ -25,19 +33,29 @@ struct TrainingStack {
   // zero/config.py, MEMORY-FACTS 1.1, 2.1, 2.2).
   double zero3_reuse_window_elems = 1e9;
   double zero3_persistence_threshold_elems = 1e5;
+  // DeepSpeed's ZeRO-3 gathers up to stage3_prefetch_bucket_size elements ahead of use (the knob
+  // prefetch_bucket_elems); a stack that gathers a unit only when it runs holds no prefetch.
+  bool zero3_prefetches = true;
   // ArcticTraining's loop holds the model outputs (the logits) until backward returns
   // (MEMORY-FACTS 10.5); Hugging Face Trainer drops them before backward.
   bool loop_holds_logits = true;
   // With act_ckpt offload, DeepSpeed's checkpoint offload keeps at most max_fwd_stash_count (2) +
   // keep_last_count (1) layer inputs on the GPU (offload_activations.py, MEMORY-FACTS 8.1).
   int64_t offloaded_checkpoints_on_device = 3;
+  AttentionKernel attention = AttentionKernel::kFlash2;
+  // Liger-Kernel's Triton RMSNorm, RoPE and SwiGLU: one kernel per op and pass, reading and
+  // writing each tensor once. Without them the layers run Hugging Face's eager modules, a chain of
+  // PyTorch kernels per op (layer_kernels.hpp counts them).
+  bool fused_layer_kernels = false;
 };
 
-// The training loops spplan knows by name: "arctic" (ArcticTraining, the default), "hf".
+// The training loops spplan knows by name: "arctic" (ArcticTraining, the default), "hf", "liger",
+// "engine".
 const std::vector<std::string>& trainer_names();
-// The stack of trainer_names()[index]. "hf" differs from "arctic" in one rule: Trainer's
-// training_step returns the loss only, so the logits are freed before backward.
+// The stack of trainer_names()[index] (knobs.cpp says how each differs from "arctic").
 TrainingStack trainer_stack(size_t index);
+// The stack by name; REQUIRES: name is one of trainer_names().
+TrainingStack trainer_stack(const std::string& name);
 
 struct PlanSpec {
   ModelSpec model;

@@ -25,14 +25,19 @@ double gemm_time_s(const GpuSpec& g, double m, double n, double k, double elem_b
          g.matmul_fixed_s;
 }
 
-double elementwise_time_s(const GpuSpec& g, double bytes) { return bytes / hbm_bytes_per_s(g) + g.kernel_launch_s; }
-
-double attention_fwd_time_s(const GpuSpec& g, double fwd_flops, double elem_bytes) {
-  return fwd_flops / (peak_flops(g, elem_bytes) * g.attention_efficiency) + g.attention_fixed_s;
+double elementwise_time_s(const GpuSpec& g, double bytes, double kernels) {
+  return bytes / hbm_bytes_per_s(g) + kernels * g.kernel_launch_s;
 }
 
-double attention_bwd_time_s(const GpuSpec& g, double fwd_flops, double elem_bytes) {
-  return facts::kAttentionBwdFlopsFactor * fwd_flops / (peak_flops(g, elem_bytes) * g.attention_bwd_efficiency) +
+double attention_fwd_time_s(const GpuSpec& g, AttentionKernel kernel, double fwd_flops, double elem_bytes) {
+  const double efficiency = kernel == AttentionKernel::kSdpa ? g.sdpa_attention_efficiency : g.attention_efficiency;
+  return fwd_flops / (peak_flops(g, elem_bytes) * efficiency) + g.attention_fixed_s;
+}
+
+double attention_bwd_time_s(const GpuSpec& g, AttentionKernel kernel, double fwd_flops, double elem_bytes) {
+  const double efficiency =
+      kernel == AttentionKernel::kSdpa ? g.sdpa_attention_bwd_efficiency : g.attention_bwd_efficiency;
+  return facts::kAttentionBwdFlopsFactor * fwd_flops / (peak_flops(g, elem_bytes) * efficiency) +
          g.attention_fixed_s;
 }
 

@@ -4,16 +4,19 @@
 #pragma once
 
 #include "planner/config/cluster_spec.hpp"
+#include "planner/config/plan_spec.hpp"
 
 namespace spplan::costmodel {
 
 // [m x k] @ [k x n] with elements of `elem_bytes` (inputs read once, output written once).
 double gemm_time_s(const GpuSpec& gpu, double m, double n, double k, double elem_bytes);
-// A memory-bound kernel (or fused chain) that reads + writes `bytes` in total.
-double elementwise_time_s(const GpuSpec& gpu, double bytes);
-// Flash-style attention: forward FLOPs `fwd_flops`; the backward executes 2.5x of them.
-double attention_fwd_time_s(const GpuSpec& gpu, double fwd_flops, double elem_bytes);
-double attention_bwd_time_s(const GpuSpec& gpu, double fwd_flops, double elem_bytes);
+// `kernels` memory-bound kernels that read + write `bytes` in total, at the HBM rate that such
+// kernels reach (elementwise_efficiency), each with its launch cost.
+double elementwise_time_s(const GpuSpec& gpu, double bytes, double kernels = 1);
+// Blockwise causal attention (`kernel`'s rates on this GPU): forward FLOPs `fwd_flops`; the
+// backward executes 2.5x of them.
+double attention_fwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double fwd_flops, double elem_bytes);
+double attention_bwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double fwd_flops, double elem_bytes);
 
 // Causal attention forward FLOPs of one rank: QK^T and PV over `seq` tokens for `heads` heads of
 // `head_dim`, half of the s x s square (causal), `batch` sequences.

@@ -6,6 +6,8 @@
 // event by event, so its peak equals this one for the same schedule.
 #pragma once
 
+#include <algorithm>
+
 #include <string>
 
 #include "planner/config/plan_spec.hpp"
@@ -91,6 +93,16 @@ double reduce_copy_bytes(const PlanSpec& plan);           // the flattened copy 
 // What every moment of the step holds: model state, the reduce bucket, workspaces, CUDA context
 // and NCCL (no fragmentation: that is added per moment, on what is allocated then).
 MemoryBreakdown persistent_memory(const PlanSpec& plan);
+
+// Allocator slack counted as overhead at a moment (memory_phases.cpp says why): `fraction`
+// (GpuSpec::allocator_fragmentation) of what is allocated beyond the states allocated once at
+// start-up (`exempt_bytes`).
+struct AllocatorSlack {
+  double fraction = 0;
+  double exempt_bytes = 0;
+  double bytes(double allocated_bytes) const { return fraction * std::max(0.0, allocated_bytes - exempt_bytes); }
+};
+AllocatorSlack allocator_slack(const PlanSpec& plan);
 
 // Moments of the step; each is (bytes alive above the persistent model state).
 struct MemoryPhases {

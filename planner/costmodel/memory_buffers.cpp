@@ -17,7 +17,8 @@ double layer_gathered_bytes(const PlanSpec& p) {
 double gathered_params_bytes(const PlanSpec& p) {
   if (p.knobs.zero_stage < 3) return 0.0;
   // The layer running now plus the prefetched elements (stage3_prefetch_bucket_size, MEMORY-FACTS 2.2).
-  const double prefetch = std::min(p.knobs.prefetch_bucket_elems, param_counts(p.model).per_layer);
+  const double bucket = p.stack.zero3_prefetches ? p.knobs.prefetch_bucket_elems : 0.0;
+  const double prefetch = std::min(bucket, param_counts(p.model).per_layer);
   return layer_gathered_bytes(p) + act_bytes(p) * prefetch;
 }
 

@@ -8,6 +8,7 @@
 #include "planner/costmodel/comm.hpp"
 #include "planner/costmodel/compute.hpp"
 #include "planner/costmodel/dtype.hpp"
+#include "planner/costmodel/layer_kernels.hpp"
 #include "planner/costmodel/memory.hpp"
 #include "planner/costmodel/software_facts.hpp"
 
@@ -36,13 +37,6 @@ Shape shape_of(const PlanSpec& p) {
   return x;
 }
 
-// Bytes the unfused elementwise ops of one layer's forward move per token: two RMSNorms with
-// fp32 upcast (~10 h-wide reads/writes each), RoPE on q and k (~6 passes), SiLU and the gate*up
-// product (5 i-wide passes), two residual adds (3 h-wide passes each).
-double elementwise_bytes_per_token(const Shape& x) {
-  return 2 * 10 * x.a * x.h + 6 * x.a * (x.q + x.kv) + 5 * x.a * x.i + 2 * 3 * x.a * x.h;
-}
-
 double mlp_fwd_s(const GpuSpec& g, const Shape& x) {
   return 2 * gemm_time_s(g, x.s, x.i, x.h, x.a) + gemm_time_s(g, x.s, x.h, x.i, x.a);  // gate, up; down
 }
@@ -50,11 +44,12 @@ double mlp_fwd_s(const GpuSpec& g, const Shape& x) {
 LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   const GpuSpec& g = p.cluster.gpu;
   LayerPassCosts c;
-  c.norm_s = elementwise_time_s(g, elementwise_bytes_per_token(x) * x.s);
+  const KernelTraffic elementwise = layer_elementwise_fwd(p);
+  c.norm_s = elementwise_time_s(g, elementwise.bytes_per_token * x.s, elementwise.kernels);
   c.qkv_s = gemm_time_s(g, x.s, x.q + 2 * x.kv, x.h, x.a);
   c.a2a_qkv_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * (x.q + 2 * x.kv_a2a), x.sp);
   const double heads = static_cast<double>(p.model.num_attention_heads) / x.sp;
-  c.attention_s = attention_fwd_time_s(g, causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b), x.a);
+  c.attention_s = attention_fwd_time_s(g, p.stack.attention, causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b), x.a);
   c.a2a_out_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * x.q, x.sp);
   c.out_proj_s = gemm_time_s(g, x.s, x.h, x.q, x.a);
   c.mlp_s = mlp_fwd_s(g, x);
@@ -66,32 +61,52 @@ LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
 }
 
 // Backward: each GEMM twice (input and weight gradients), attention at 2.5x its forward FLOPs,
-// elementwise ops twice, the all-to-alls mirrored; TiledMLP recomputes each shard's forward first.
+// the elementwise ops' autograd backward, the all-to-alls mirrored; TiledMLP recomputes each
+// shard's forward first.
 LayerPassCosts backward_pass(const PlanSpec& p, const Shape& x, const LayerPassCosts& fwd) {
   const GpuSpec& g = p.cluster.gpu;
   LayerPassCosts c = fwd;
-  c.norm_s = 2 * fwd.norm_s;
+  const KernelTraffic elementwise = layer_elementwise_bwd(p);
+  c.norm_s = elementwise_time_s(g, elementwise.bytes_per_token * x.s, elementwise.kernels);
   c.qkv_s = 2 * fwd.qkv_s;
   c.out_proj_s = 2 * fwd.out_proj_s;
   const double heads = static_cast<double>(p.model.num_attention_heads) / x.sp;
-  c.attention_s = attention_bwd_time_s(g, causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b), x.a);
+  c.attention_s = attention_bwd_time_s(g, p.stack.attention, causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b), x.a);
   c.mlp_s = (p.knobs.tiled_mlp ? 3 : 2) * fwd.mlp_s;
   return c;
 }
 
-double loss_fwd_s(const PlanSpec& p, const Shape& x) {
+// Liger's fused linear cross-entropy (tiled_loss; the engine's is the same algorithm) runs all of
+// its work in the forward, chunk by chunk: the chunk's logits (a GEMM), their softmax gradient in
+// place (one read, one write), d(hidden) and the accumulation into d(lm_head) (two GEMMs). Each
+// chunk's GEMMs read the whole [V, h] head, so a chunk of T / (V/h) tokens is memory-bound: the
+// roofline prices that per chunk. Its backward only scales the saved gradients by the incoming one.
+double fused_loss_fwd_s(const PlanSpec& p, const Shape& x) {
   const GpuSpec& g = p.cluster.gpu;
-  const double lm_head = gemm_time_s(g, x.s, x.v, x.h, x.a);
-  // Unfused: logits written, upcast read+written, log_softmax read+written (fp32); fused: one pass.
-  const double bytes = p.knobs.tiled_loss ? x.a * x.v * x.s : (x.a + 2 * 4 + 2 * 4) * x.v * x.s;
-  return lm_head + elementwise_time_s(g, bytes);
+  const double chunk = liger_chunk_tokens(x.s, x.h, x.v), chunks = std::ceil(x.s / chunk);
+  const double per_chunk = gemm_time_s(g, chunk, x.v, x.h, x.a) + elementwise_time_s(g, 2 * x.a * chunk * x.v) +
+                           gemm_time_s(g, chunk, x.h, x.v, x.a) + gemm_time_s(g, x.v, x.h, chunk, x.a);
+  return chunks * per_chunk;
+}
+
+double fused_loss_bwd_s(const PlanSpec& p, const Shape& x) {
+  const double grads_bytes = x.a * (x.s * x.h + x.v * x.h);  // d(hidden) and d(lm_head), scaled in place
+  return elementwise_time_s(p.cluster.gpu, 2 * grads_bytes, 2);
+}
+
+// Unfused: the LM head's GEMM, then PyTorch's passes over s x V (layer_kernels.hpp).
+double loss_fwd_s(const PlanSpec& p, const Shape& x) {
+  if (p.knobs.tiled_loss) return fused_loss_fwd_s(p, x);
+  const GpuSpec& g = p.cluster.gpu;
+  const KernelTraffic loss = unfused_loss_fwd(p);
+  return gemm_time_s(g, x.s, x.v, x.h, x.a) + elementwise_time_s(g, loss.bytes_per_token * x.s, loss.kernels);
 }
 
 double loss_bwd_s(const PlanSpec& p, const Shape& x) {
+  if (p.knobs.tiled_loss) return fused_loss_bwd_s(p, x);
   const GpuSpec& g = p.cluster.gpu;
-  const double lm_head = 2 * gemm_time_s(g, x.s, x.v, x.h, x.a);
-  const double bytes = p.knobs.tiled_loss ? x.a * x.v * x.s : (3 * 4 + 4 + x.a) * x.v * x.s;
-  return lm_head + elementwise_time_s(g, bytes);
+  const KernelTraffic loss = unfused_loss_bwd(p);
+  return 2 * gemm_time_s(g, x.s, x.v, x.h, x.a) + elementwise_time_s(g, loss.bytes_per_token * x.s, loss.kernels);
 }
 
 }  // namespace
@@ -113,7 +128,7 @@ StepCosts step_costs(const PlanSpec& p) {
   c.embed_bwd_s = elementwise_time_s(g, 3 * x.a * x.h * x.s);  // scatter-add into the table grad
   c.loss_fwd_s = loss_fwd_s(p, x);
   c.loss_bwd_s = loss_bwd_s(p, x);
-  if (p.knobs.tiled_loss) c.loss_tiles = static_cast<int64_t>(std::ceil(x.v / x.h));
+  if (p.knobs.tiled_loss) c.loss_tiles = static_cast<int64_t>(std::ceil(x.s / liger_chunk_tokens(x.s, x.h, x.v)));
 
   const bool zero3 = p.knobs.zero_stage == 3;
   if (zero3) {

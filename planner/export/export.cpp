@@ -246,7 +246,21 @@ std::string engine_flags(const OptimizerSpec& o) {
          format_number(o.weight_decay) + " --grad-clip " + format_number(o.grad_clip);
 }
 
+// A plan priced for the bundled engine (--trainer engine) launches it: `spplan run` starts one
+// rank per GPU of this machine itself (its own rendezvous), so no torchrun and no train.py.
+std::string engine_script(const PlanSpec& plan) {
+  std::ostringstream o;
+  o << "#!/usr/bin/env bash\n" << summary(plan, ExportFormat::kTorchrun);
+  o << "# Priced with --trainer engine: spplan's engine runs this plan on this machine, one rank per GPU.\n"
+    << "# PLAN.toml is this plan (spplan plan ... --trainer engine --out PLAN.toml); add --data FILE for real\n"
+    << "# tokens and --save DIR to keep checkpoints.\n";
+  o << "set -euo pipefail\n";
+  o << "spplan run --plan PLAN.toml --nproc " << plan.cluster.num_gpus << " " << engine_flags(plan.optimizer) << "\n";
+  return o.str();
+}
+
 std::string torchrun_script(const PlanSpec& plan) {
+  if (plan.stack.trainer == "engine") return engine_script(plan);
   const Knobs& k = plan.knobs;
   const int64_t nodes = plan.cluster.num_nodes();
   std::ostringstream o;
@@ -303,6 +317,11 @@ Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format) {
                            " does not spread evenly over " + std::to_string(nodes) + " nodes of " +
                            std::to_string(plan.cluster.gpus_per_node()) +
                            " GPUs per node (allowed: a GPU count that divides evenly by the node count)");
+  }
+  if (format == ExportFormat::kTorchrun && plan.stack.trainer == "engine" && nodes > 1) {
+    return Status::invalid("key \"cluster.num_gpus\": value " + std::to_string(plan.cluster.num_gpus) + " spans " +
+                           std::to_string(nodes) + " nodes; spplan run (trainer \"engine\") runs on one machine " +
+                           "(allowed: at most " + std::to_string(plan.cluster.gpus_per_node()) + " GPUs)");
   }
   switch (format) {
     case ExportFormat::kDeepSpeed: return deepspeed_json(plan).dump(2) + "\n";

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "planner/config/loaders.hpp"
 #include "planner/costmodel/estimate.hpp"
 
@@ -36,6 +38,8 @@ TEST(ValidatePublished, ComparesAgainstTheEstimateOfTheSamePlan) {
   p.knobs.tiled_loss = true;
   const costmodel::Estimate e = costmodel::estimate(p);
   EXPECT_EQ(row["predicted_fits"].get<bool>(), e.fits);
+  EXPECT_EQ(row["gpu"].get<std::string>(), "h100-80gb");  // the GUI groups rows by it
+  EXPECT_EQ(row["num_gpus"].get<int64_t>(), 8);
   EXPECT_DOUBLE_EQ(row["tflops_per_gpu"]["predicted_iter_time_s"].get<double>(), e.time.step_time_s);
   // ALST's formula: (8 * Psi * s + 16 * L * h * s^2) / (GPUs * iteration time).
   const double s = 1100000, psi = 8030261248.0;
@@ -43,6 +47,34 @@ TEST(ValidatePublished, ComparesAgainstTheEstimateOfTheSamePlan) {
   EXPECT_NEAR(row["tflops_per_gpu"]["predicted"].get<double>(), tflops, 1e-9 * tflops);
   EXPECT_NEAR(row["tflops_per_gpu"]["delta_pct"].get<double>(), 100 * (tflops - 576.1) / 576.1, 1e-9);
   EXPECT_TRUE(row.contains("max_seq_ratio"));  // an ALST row: the longest sequence that ran
+}
+
+// Optional columns: the row's software (trainer, attention kernel) and precision price it; a step
+// time alone is compared as a step time; a row marked inconsistent is shown and not counted.
+TEST(ValidatePublished, OptionalColumnsPriceTheRowAsItRan) {
+  const auto report = validate_published(kData + "/optional_columns.csv");
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  ASSERT_EQ(report->rows.size(), 2u);
+  PlanSpec p;
+  p.model = *load_model("qwen3-0.6b");
+  p.cluster.gpu = *load_gpu("h100-80gb");
+  p.seq_len = 16384;
+  p.knobs.zero_stage = 0;
+  p.knobs.offload_optimizer = p.knobs.offload_params = OffloadDevice::kNone;
+  p.knobs.act_ckpt = ActCkpt::kFull;
+  p.knobs.sp_comm_dtype = CommDtype::kBf16;
+  p.stack = trainer_stack("engine");
+  const double step_s = costmodel::estimate(p).time.step_time_s;
+  const auto& row = report->rows[0];
+  EXPECT_EQ(row["trainer"], "engine");
+  EXPECT_EQ(row["note"], "a step-time row");
+  EXPECT_DOUBLE_EQ(row["step_time_s"]["predicted"].get<double>(), step_s);
+  EXPECT_NEAR(row["step_time_s"]["delta_pct"].get<double>(), 100 * (step_s - 0.6725) / 0.6725, 1e-9);
+  EXPECT_FALSE(report->rows[1]["throughput_consistent"].get<bool>());
+  EXPECT_EQ(report->summary["throughput_pct"]["count"].get<int>(), 1);  // the step-time row only
+  EXPECT_EQ(report->summary["step_time_pct"]["count"].get<int>(), 1);
+  EXPECT_EQ(report->summary["throughput_inconsistent_rows"].get<int>(), 1);
+  EXPECT_NE(report->table.find("~|"), std::string::npos) << report->table;
 }
 
 TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
@@ -60,6 +92,8 @@ TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
       {"header_only.csv", "header_only.csv: no data rows after the header (allowed: a header and at least one row)"},
       {"duplicate_column.csv", "duplicate_column.csv: column \"sp\": given twice (allowed: once)"},
       // The row and column, not the --model flag the CSV user never typed.
+      {"bad_trainer.csv", "bad_trainer.csv:2: column \"trainer\": value \"megatron\" is not allowed (allowed: arctic, hf, liger, engine)"},
+      {"bad_throughput.csv", "bad_throughput.csv:2: column \"throughput\": value \"dubious\" is not allowed (allowed: consistent, inconsistent)"},
       {"bad_model.csv", "bad_model.csv:2: column \"model\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
   };
   for (const auto& c : cases) {
@@ -68,6 +102,19 @@ TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
     EXPECT_EQ(report.status().code(), Status::Code::kInvalidInput);
     EXPECT_NE(report.status().message().find(c.expected), std::string::npos) << report.status().message();
   }
+}
+
+// validation/results/published.json is what spplan-gui shows as the planner's measured accuracy:
+// it must be today's report, or the GUI would show the accuracy of an older cost model.
+TEST(ValidatePublished, ShippedResultsFileIsTodaysReport) {
+  const std::string source = SPPLAN_SOURCE_DIR;
+  const auto report = validate_published(source + "/validation/published_visible.csv");
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  std::ifstream in(source + "/validation/results/published.json");
+  ASSERT_TRUE(in) << "validation/results/published.json is missing: run scripts/validation-results.sh";
+  const nlohmann::json shipped = nlohmann::json::parse(in);
+  EXPECT_EQ(shipped["rows"], report->rows) << "stale: run scripts/validation-results.sh and commit the file";
+  EXPECT_EQ(shipped["summary"], report->summary) << "stale: run scripts/validation-results.sh and commit the file";
 }
 
 }  // namespace

@@ -152,7 +152,7 @@ class TestGui : public QObject {
     const struct { QStringList args; std::string message; } cases[] = {
         {{"--gpus", "abc"}, spplan::parse_int("--gpus", "abc", 1, 1 << 24).status().message()},
         {{"--seq", "12x"}, spplan::parse_seq_len("--seq", "12x").status().message()},
-        {{"--bogus"}, "--bogus: unknown flag (allowed: --model, --gpu, --gpus, --gpus-per-node, --seq, --screenshot)"},
+        {{"--bogus"}, "--bogus: unknown flag (allowed: --model, --gpu, --gpus, --gpus-per-node, --seq, --screenshot, --screenshots)"},
     };
     for (const auto& c : cases) {
       QProcess process;

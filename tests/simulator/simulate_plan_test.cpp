@@ -105,7 +105,7 @@ TEST_P(SimulatePlan, AllToAllIsAlwaysExposed) {
 TEST_P(SimulatePlan, OverlapPeakWithinTheOverlapAllowance) {
   const PlanSpec& p = GetParam().plan;
   const MemoryTerms t = memory_terms(p);
-  const double allowance = (t.prefetch_window_bytes + t.reduce_copy_bytes) * (1 + t.fragmentation);
+  const double allowance = (t.prefetch_window_bytes + t.reduce_copy_bytes) * (1 + t.slack.fraction);
   const double peak = costmodel::peak_memory(p).total_bytes();
   const SimResult r = simulate_plan(p, Mode::kOverlap);
   EXPECT_LE(r.peak_memory_bytes, peak + allowance + 1e-9 * peak);

@@ -169,6 +169,37 @@ TEST(Plan, RoundTripsThroughToml) {
   EXPECT_FALSE(back->stack.loop_holds_logits);
 }
 
+// `--trainer engine` prices the plan as spplan run runs it; the attention kernel can be overridden,
+// and both travel with the plan.
+TEST(Plan, EngineTrainerAndAttentionRoundTrip) {
+  PlanSpec p;
+  p.model = *load_model("qwen3-0.6b");
+  p.cluster.gpu = *load_gpu("h100-80gb");
+  p.seq_len = 32768;
+  p.stack = trainer_stack("engine");
+  EXPECT_EQ(p.stack.attention, AttentionKernel::kSdpa);
+  EXPECT_FALSE(p.stack.zero3_prefetches);
+  EXPECT_EQ(p.stack.offloaded_checkpoints_on_device, 1);
+  EXPECT_FALSE(p.stack.loop_holds_logits);
+  p.stack.attention = AttentionKernel::kFlash2;
+  const std::string path = testing::TempDir() + "/plan_engine.toml";
+  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
+  const auto back = load_plan(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->stack.trainer, "engine");
+  EXPECT_EQ(back->stack.attention, AttentionKernel::kFlash2);
+  EXPECT_FALSE(back->stack.zero3_prefetches);
+  EXPECT_EQ(plan_to_toml(*back), plan_to_toml(p));
+}
+
+TEST(LoadGpu, SdpaRatesDefaultToTheFlashRates) {
+  const GpuSpec a100 = *load_gpu("a100-80gb");  // no SDPA measurement: the flash rates
+  EXPECT_EQ(a100.sdpa_attention_efficiency, a100.attention_efficiency);
+  EXPECT_EQ(a100.sdpa_attention_bwd_efficiency, a100.attention_bwd_efficiency);
+  const GpuSpec h100 = *load_gpu("h100-80gb");  // cuDNN's kernel measured at about twice FA2's rate
+  EXPECT_GT(h100.sdpa_attention_efficiency, 1.5 * h100.attention_efficiency);
+}
+
 TEST(Plan, WithoutATrainerKeyIsArctic) {
   const std::string path = testing::TempDir() + "/plan_no_trainer.toml";
   ASSERT_TRUE(write_file_atomically(path, "seq_len = 1024\n[model]\npreset = \"qwen3-4b\"\n[gpu]\npreset = "
@@ -198,7 +229,8 @@ TEST(Plan, BadPlansNameFileAndKey) {
       {"bad_plan_unknown_knob.toml", "bad_plan_unknown_knob.toml: key \"knobs.tiled_mpl\": unknown key (allowed: sp, zero_stage, offload_optimizer, offload_params, act_ckpt, sp_comm_dtype, precision, tiled_mlp, tiled_loss, micro_batch, grad_accum_steps, reduce_bucket_elems, prefetch_bucket_elems; closest: \"tiled_mlp\")"},
       {"bad_plan_model_value.toml", "bad_plan_model_value.toml: key \"model\": value 5 is not allowed (allowed: a table with preset = \"name\" or all model keys)"},
       {"bad_plan_preset.toml", "bad_plan_preset.toml: key \"model.preset\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
-      {"bad_plan_trainer.toml", "bad_plan_trainer.toml: key \"trainer\": value \"megatron\" is not allowed (allowed: arctic, hf)"},
+      {"bad_plan_trainer.toml", "bad_plan_trainer.toml: key \"trainer\": value \"megatron\" is not allowed (allowed: arctic, hf, liger, engine)"},
+      {"bad_plan_attention.toml", "bad_plan_attention.toml: key \"attention\": value \"flash3\" is not allowed (allowed: flash2, sdpa)"},
       {"bad_plan_optimizer_key.toml", "bad_plan_optimizer_key.toml: key \"optimizer.warmpu_steps\": unknown key (allowed: lr, warmup_steps, lr_schedule, min_lr, weight_decay, grad_clip; closest: \"warmup_steps\")"},
       {"bad_plan_min_lr.toml", "bad_plan_min_lr.toml: key \"optimizer.min_lr\": value 0.001 is above the learning rate 0.0001 (allowed: 0 to lr)"},
       {"bad_plan_lr_schedule.toml", "bad_plan_lr_schedule.toml: key \"optimizer.lr_schedule\": value \"step\" is not allowed (allowed: constant, cosine, linear)"},
@@ -217,7 +249,7 @@ TEST(Plan, UnknownTopLevelKeyListsEveryTable) {
   ASSERT_TRUE(write_file_atomically(path, "seq_len = 1024\n[modle]\npreset = \"qwen3-4b\"\n").is_ok());
   const auto plan = load_plan(path);
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.status().message().find("key \"modle\": unknown key (allowed: seq_len, trainer, model, gpu, cluster, knobs, optimizer; closest: \"model\")"),
+  EXPECT_NE(plan.status().message().find("key \"modle\": unknown key (allowed: seq_len, trainer, attention, model, gpu, cluster, knobs, optimizer; closest: \"model\")"),
             std::string::npos)
       << plan.status().message();
 }

@@ -142,6 +142,19 @@ TEST(Peak, GrowsWithSequenceAndFallsWithSp) {
   EXPECT_LT(peak_memory(llama8b(8, 8, 131072)).total_bytes(), peak_memory(llama8b(8, 2, 131072)).total_bytes());
 }
 
+TEST(Overhead, AllocatorSlackSparesTheStatesAllocatedOnce) {
+  const PlanSpec p = llama8b(8, 8, 262144);
+  const AllocatorSlack slack = allocator_slack(p);
+  const MemoryBreakdown states = persistent_memory(p);
+  EXPECT_DOUBLE_EQ(slack.exempt_bytes, states.total_bytes() - states.overhead_bytes);
+  EXPECT_DOUBLE_EQ(slack.bytes(slack.exempt_bytes), 0.0);
+  EXPECT_DOUBLE_EQ(slack.bytes(slack.exempt_bytes + 1e9), 0.05 * 1e9);  // h100-80gb: 5%
+  // The peak's overhead is the fixed part plus the slack on what the peak moment allocated.
+  const MemoryBreakdown peak = peak_memory(p);
+  const double allocated = peak.total_bytes() - peak.overhead_bytes;
+  EXPECT_NEAR(peak.overhead_bytes, states.overhead_bytes + slack.bytes(allocated), 1e-6 * peak.overhead_bytes);
+}
+
 TEST(Peak, IsTheLargestPhase) {
   const PlanSpec p = llama8b(8, 8, 262144);
   const MemoryPhases ph = memory_phases(p);

@@ -143,6 +143,22 @@ TEST(ExportTorchrun, ProcessCountsPerNode) {
   EXPECT_THAT(exported(small, ExportFormat::kTorchrun), HasSubstr("--nnodes 1 --nproc-per-node 4 "));
 }
 
+// A plan priced for the engine exports the `spplan run` line that runs it, on one machine only.
+TEST(ExportTorchrun, EnginePlansLaunchSpplanRun) {
+  PlanSpec p = base_plan(4);
+  p.knobs.sp = 4;
+  p.stack = trainer_stack("engine");
+  const std::string text = exported(p, ExportFormat::kTorchrun);
+  EXPECT_THAT(text, HasSubstr("\nspplan run --plan PLAN.toml --nproc 4 --lr 0.001 --warmup-steps 0 "));
+  EXPECT_THAT(text, Not(HasSubstr("torchrun --nnodes")));
+  PlanSpec two = two_node_plan();
+  two.stack = trainer_stack("engine");
+  const auto refused = export_plan(two, ExportFormat::kTorchrun);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("key \"cluster.num_gpus\": value 16 spans 2 nodes; spplan run (trainer \"engine\") runs on one machine (allowed: at most 8 GPUs)"));
+}
+
 // Names go into the summary comment; a newline in one (a config.json's folder name) would end the
 // comment and make the rest of the name a command of the torchrun script.
 TEST(ExportTorchrun, NamesWithNewlinesStayInsideTheComment) {

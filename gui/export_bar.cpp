@@ -1,0 +1,53 @@
+#include "gui/export_bar.hpp"
+
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+
+#include "planner/config/loaders.hpp"
+#include "planner/export/export.hpp"
+
+namespace spplan::gui {
+
+ExportBar::ExportBar(QWidget* parent) : QWidget(parent) {
+  auto* row = new QHBoxLayout(this);
+  row->setContentsMargins(0, 0, 0, 0);
+  row->addWidget(new QLabel(tr("Export plan:"), this));
+  for (const std::string& name : export_format_names()) {
+    auto* button = new QPushButton(QString::fromStdString(name) + "…", this);
+    button->setObjectName(QString::fromStdString("export-" + name));
+    button->setToolTip(tr("spplan export --format %1: write %2").arg(QString::fromStdString(name), suggestedFileName(name)));
+    connect(button, &QPushButton::clicked, this, [this, name] {
+      const QString path = QFileDialog::getSaveFileName(this, tr("Export %1").arg(QString::fromStdString(name)),
+                                                        suggestedFileName(name));
+      if (path.isEmpty()) return;
+      const Status s = exportTo(name, path);
+      Q_EMIT exported(s ? tr("wrote %1").arg(path) : QString::fromStdString(s.message()), s.is_ok());
+    });
+    row->addWidget(button);
+    m_buttons.push_back(button);
+  }
+  setPlan(nullptr);
+}
+
+void ExportBar::setPlan(const PlanSpec* plan) {
+  m_plan = plan ? std::make_unique<PlanSpec>(*plan) : nullptr;
+  for (QPushButton* b : m_buttons) b->setEnabled(m_plan != nullptr);
+}
+
+Status ExportBar::exportTo(const std::string& formatName, const QString& path) const {
+  if (!m_plan) return Status::invalid("export: no plan selected (allowed: select a plan that fits)");
+  SPPLAN_ASSIGN_OR_RETURN(const ExportFormat format, parse_export_format(formatName, "--format"));
+  SPPLAN_ASSIGN_OR_RETURN(const std::string text, export_plan(*m_plan, format));
+  return write_file_atomically(path.toStdString(), text);
+}
+
+QString ExportBar::suggestedFileName(const std::string& formatName) {
+  if (formatName == "deepspeed") return QStringLiteral("ds_config.json");
+  if (formatName == "accelerate") return QStringLiteral("accelerate.yaml");
+  if (formatName == "arctic") return QStringLiteral("arctic.yml");
+  return QStringLiteral("torchrun.sh");
+}
+
+}  // namespace spplan::gui

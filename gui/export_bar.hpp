@@ -1,0 +1,39 @@
+// ExportBar: one button per `spplan export` format (planner/export: deepspeed, accelerate, arctic,
+// torchrun) for the selected plan. Each asks for a file and writes export_plan()'s text; errors are
+// export_plan()'s own messages, as the CLI prints them.
+#pragma once
+
+#include <QWidget>
+#include <memory>
+#include <vector>
+
+#include "planner/config/plan_spec.hpp"
+#include "planner/core/status.hpp"
+
+class QPushButton;
+
+namespace spplan::gui {
+
+class ExportBar : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit ExportBar(QWidget* parent = nullptr);
+
+  void setPlan(const PlanSpec* plan);  // null: nothing selected (buttons disabled)
+
+  // Writes the `formatName` export of the plan to `path` (what a button does after its dialog).
+  Status exportTo(const std::string& formatName, const QString& path) const;
+
+  // The file name a dialog suggests for a format: ds_config.json, accelerate.yaml, arctic.yml, torchrun.sh.
+  static QString suggestedFileName(const std::string& formatName);
+
+ Q_SIGNALS:
+  void exported(const QString& message, bool ok);
+
+ private:
+  std::unique_ptr<PlanSpec> m_plan;
+  std::vector<QPushButton*> m_buttons;
+};
+
+}  // namespace spplan::gui

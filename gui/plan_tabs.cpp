@@ -1,0 +1,141 @@
+#include "gui/plan_tabs.hpp"
+
+#include <QComboBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "gui/charts.hpp"
+#include "gui/image_export.hpp"
+#include "gui/plan_table_model.hpp"
+#include "gui/rent_chart_view.hpp"
+#include "gui/rent_model.hpp"
+#include "gui/run_panel.hpp"
+#include "gui/seq_sweep_model.hpp"
+#include "gui/sp_scaling_chart_view.hpp"
+#include "gui/sp_scaling_model.hpp"
+#include "gui/step_timeline_view.hpp"
+#include "gui/trust.hpp"
+
+namespace spplan::gui {
+namespace {
+
+QTableView* newTable(QAbstractItemModel* model, int visibleColumns, QWidget* parent) {
+  auto* table = new QTableView(parent);
+  table->setModel(model);
+  for (int c = visibleColumns; c < model->columnCount(); ++c) table->setColumnHidden(c, true);
+  table->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table->verticalHeader()->hide();
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table->setAlternatingRowColors(true);
+  return table;
+}
+
+}  // namespace
+
+const char* PlanTabs::tabFileName(int tab) {
+  static const char* const kNames[TabCount] = {"planner", "timeline", "rent", "sp-scaling", "run"};
+  return kNames[tab];
+}
+
+PlanTabs::PlanTabs(PlanTableModel* plans, const TrustTable* trust, QWidget* parent)
+    : QTabWidget(parent),
+      m_plans(plans),
+      m_trust(trust),
+      m_sweepModel(new SeqSweepModel(this)),
+      m_rentModel(new RentModel(this)),
+      m_scalingModel(new SpScalingModel(this)) {
+  m_rentModel->setTrust(trust);
+  const auto report = [this](const QString& text, bool ok) { Q_EMIT message(text, ok); };
+  addTab(buildMemoryTab(), tr("&Memory"));
+  m_timeline = new StepTimelineView(this);
+  addTab(withImageExport(m_timeline, "timeline", report), tr("Step t&imeline"));
+  addTab(buildRentTab(), tr("What to &rent"));
+  addTab(buildScalingTab(), tr("S&P scaling"));
+  m_runPanel = new RunPanel(this);
+  addTab(m_runPanel, tr("Run i&t"));
+  connect(this, &QTabWidget::currentChanged, this, [this](int index) {
+    if (index == RentTab) updateRent();
+  });
+}
+
+QWidget* PlanTabs::buildMemoryTab() {
+  const auto report = [this](const QString& text, bool ok) { Q_EMIT message(text, ok); };
+  m_memoryChart = new MemoryChartView(m_plans, this);
+  auto* charts = new QSplitter(Qt::Horizontal, this);
+  charts->addWidget(withImageExport(m_memoryChart, "memory", report));
+  charts->addWidget(withImageExport(new SeqChartView(m_sweepModel, this), "peak-vs-seq", report));
+  return charts;
+}
+
+QWidget* PlanTabs::buildRentTab() {
+  auto* rent = new QSplitter(Qt::Horizontal, this);
+  rent->addWidget(newTable(m_rentModel, RentModel::VisibleColumnCount, rent));
+  auto* right = new QWidget(rent);
+  auto* layout = new QVBoxLayout(right);
+  layout->setContentsMargins(0, 0, 0, 0);
+  auto* metric = new QComboBox(right);
+  metric->addItem(tr("price per million tokens"), RentModel::ChartUsdPerMtokColumn);
+  metric->addItem(tr("step time"), RentModel::ChartStepSecondsColumn);
+  metric->addItem(tr("longest sequence that fits"), RentModel::ChartMaxSeqKiloColumn);
+  metric->setAccessibleName(tr("Chart metric"));
+  layout->addWidget(metric);
+  m_rentChart = new RentChartView(m_rentModel, right);
+  layout->addWidget(withImageExport(m_rentChart, "rent", [this](const QString& text, bool ok) { Q_EMIT message(text, ok); }), 1);
+  connect(metric, &QComboBox::currentIndexChanged, this,
+          [this, metric](int) { m_rentChart->setMetricColumn(metric->currentData().toInt()); });
+  rent->addWidget(right);
+  return rent;
+}
+
+QWidget* PlanTabs::buildScalingTab() {
+  auto* scaling = new QWidget(this);
+  auto* layout = new QVBoxLayout(scaling);
+  m_scalingTrustLabel = new QLabel(scaling);
+  m_scalingTrustLabel->setStyleSheet("color: #404080;");
+  layout->addWidget(m_scalingTrustLabel);
+  auto* split = new QSplitter(Qt::Horizontal, scaling);
+  split->addWidget(newTable(m_scalingModel, SpScalingModel::ColumnCount, split));
+  split->addWidget(withImageExport(new SpScalingChartView(m_scalingModel, split), "sp-scaling",
+                                   [this](const QString& text, bool ok) { Q_EMIT message(text, ok); }));
+  split->setStretchFactor(1, 2);
+  layout->addWidget(split, 1);
+  return scaling;
+}
+
+void PlanTabs::setBase(const std::optional<PlanSpec>& base) {
+  m_base = base;
+  m_rentStale = true;
+  if (!base) m_rentModel->clear();
+  if (currentIndex() == RentTab) updateRent();
+}
+
+void PlanTabs::updateRent() {
+  if (!m_rentStale) return;
+  m_rentStale = false;
+  if (m_base) m_rentModel->setBase(*m_base);
+}
+
+void PlanTabs::setSelected(int row, const std::string& gpu) {
+  m_memoryChart->setRow(row);
+  if (row < 0) {
+    m_sweepModel->clear();
+    m_scalingModel->clear();
+    m_timeline->clear();
+    m_runPanel->setPlan(nullptr, {});
+    m_scalingTrustLabel->clear();
+    return;
+  }
+  const search::RankedPlan& selected = m_plans->planAt(row);
+  const QString gpuName = QString::fromStdString(gpu);
+  const QString trust = m_trust ? m_trust->shortText(gpu) : tr("accuracy unknown");
+  m_sweepModel->setPlan(selected.plan);
+  m_scalingModel->setPlan(selected.plan);
+  m_scalingTrustLabel->setText(tr("Predictions for %1; measured error on this GPU: %2").arg(gpuName, trust));
+  m_timeline->setPlan(selected.plan, selected.estimate.capacity_bytes);
+  m_runPanel->setPlan(&selected, tr("Measured error on %1: %2.").arg(gpuName, trust));
+}
+
+}  // namespace spplan::gui

@@ -1,0 +1,70 @@
+// PlanTabs: the tabs about the selected plan under the plan table. Memory (peak by category from
+// PlanTableModel's row, peak against sequence length), Step timeline (the simulator), What to rent
+// (every GPU preset and node shape; computed when the tab is shown, since it runs 15 searches),
+// SP scaling, and Run it. Each chart has a "Save image…" button; outcomes go to message().
+#pragma once
+
+#include <QTabWidget>
+#include <optional>
+
+#include "planner/search/search.hpp"
+
+class QLabel;
+
+namespace spplan::gui {
+
+class MemoryChartView;
+class PlanTableModel;
+class RentChartView;
+class RentModel;
+class RunPanel;
+class SeqSweepModel;
+class SpScalingModel;
+class StepTimelineView;
+class TrustTable;
+
+class PlanTabs : public QTabWidget {
+  Q_OBJECT
+
+ public:
+  enum Tab { MemoryTab, TimelineTab, RentTab, ScalingTab, RunTab, TabCount };
+  static const char* tabFileName(int tab);  // "planner", "timeline", "rent", "sp-scaling", "run"
+
+  // `plans` feeds the memory chart; `trust` (may be null: accuracy unknown) is not owned.
+  PlanTabs(PlanTableModel* plans, const TrustTable* trust, QWidget* parent = nullptr);
+
+  // The inputs of a new search (nullopt: the inputs are bad); the rent table follows them.
+  void setBase(const std::optional<PlanSpec>& base);
+  // `row` of the plan model, or -1 for none; `gpu` is the GPU name the trust text is for.
+  void setSelected(int row, const std::string& gpu);
+
+  SeqSweepModel* sweepModel() const { return m_sweepModel; }
+  RentModel* rentModel() const { return m_rentModel; }
+  SpScalingModel* scalingModel() const { return m_scalingModel; }
+  StepTimelineView* timeline() const { return m_timeline; }
+  RunPanel* runPanel() const { return m_runPanel; }
+
+ Q_SIGNALS:
+  void message(const QString& text, bool ok);
+
+ private:
+  QWidget* buildMemoryTab();
+  QWidget* buildRentTab();
+  QWidget* buildScalingTab();
+  void updateRent();  // recomputes the rent table if the inputs changed since
+
+  PlanTableModel* m_plans;
+  const TrustTable* m_trust;
+  SeqSweepModel* m_sweepModel;
+  RentModel* m_rentModel;
+  SpScalingModel* m_scalingModel;
+  std::optional<PlanSpec> m_base;
+  bool m_rentStale = true;
+  MemoryChartView* m_memoryChart = nullptr;
+  StepTimelineView* m_timeline = nullptr;
+  RentChartView* m_rentChart = nullptr;
+  QLabel* m_scalingTrustLabel = nullptr;
+  RunPanel* m_runPanel = nullptr;
+};
+
+}  // namespace spplan::gui

@@ -1,0 +1,65 @@
+// RentModel: "what to rent". The same model, sequence and trainer on every GPU preset and node
+// shape (1, 2 and 4 nodes of the preset's GPUs per node), one row each: the best plan's price per
+// million tokens, step time and tokens/s (search::search_plans, as `spplan plan` ranks), and the
+// longest sequence any knob set fits (search::max_seq_searched, as `spplan max-seq`). The cheapest
+// row (lowest $/Mtok) and the fastest (highest tokens/s) are marked. The table shows the visible
+// columns; RentChartView maps the hidden numeric ones.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <optional>
+#include <vector>
+
+#include "planner/search/search.hpp"
+
+namespace spplan::gui {
+
+class TrustTable;
+
+class RentModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  enum Column {
+    GpuColumn, NodesColumn, GpusColumn, UsdPerMtokColumn, StepSecondsColumn, TokensPerSecondColumn,
+    MaxSeqColumn, KnobsColumn, TrustColumn, MarkColumn,
+    // Hidden: numbers for the chart's mapper (0 where nothing fits), in the chart's metric order.
+    ChartUsdPerMtokColumn, ChartStepSecondsColumn, ChartMaxSeqKiloColumn,
+    ColumnCount
+  };
+  static constexpr int VisibleColumnCount = ChartUsdPerMtokColumn;
+  static constexpr int ValueRole = Qt::UserRole;  // unrounded number (NaN where nothing fits)
+  static constexpr int NodeShapes[] = {1, 2, 4};
+
+  explicit RentModel(QObject* parent = nullptr);
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+
+  // Replaces every row: `base`'s model, seq_len and stack on each preset x node shape.
+  void setBase(const PlanSpec& base);
+  // The measured accuracy shown per row (its GPU's); null: the column is empty. Not owned.
+  void setTrust(const TrustTable* trust) { m_trust = trust; }
+  void clear();
+
+  int cheapestRow() const { return m_cheapest; }  // -1 when nothing fits anywhere
+  int fastestRow() const { return m_fastest; }
+  QString rowLabel(int row) const;                // "h100-80gb 2x8"
+
+ private:
+  struct Row {
+    std::string gpu;
+    int64_t nodes = 0;
+    int64_t gpus = 0;
+    std::optional<search::RankedPlan> best;  // at base.seq_len
+    int64_t maxSeq = 0;
+  };
+  std::vector<Row> m_rows;
+  int m_cheapest = -1;
+  int m_fastest = -1;
+  const TrustTable* m_trust = nullptr;
+};
+
+}  // namespace spplan::gui

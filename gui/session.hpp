@@ -1,0 +1,26 @@
+// The saved session: the inputs of the last plan the user looked at (model, GPU, GPU count, GPUs
+// per node, sequence, trainer), kept in QSettings (organization "spplan", application
+// "spplan-gui") and restored when spplan-gui starts without input flags. Values are kept as the
+// user typed them and checked again, with the CLI's functions, when they are used.
+#pragma once
+
+#include <QString>
+
+class QSettings;
+
+namespace spplan::gui {
+
+struct SessionState {
+  QString model;
+  QString gpu;
+  int gpus = 0;         // 0: not saved
+  int gpusPerNode = 0;  // 0: not saved
+  QString seq;
+  QString trainer;
+};
+
+void saveSession(QSettings& settings, const SessionState& state);
+// Fields never saved stay empty / 0.
+SessionState loadSession(QSettings& settings);
+
+}  // namespace spplan::gui

@@ -1,0 +1,255 @@
+#include "gui/step_timeline_view.hpp"
+
+#include <QKeyEvent>
+#include <QPainter>
+#include <QPainterPath>
+#include <QWheelEvent>
+#include <array>
+#include <algorithm>
+#include <cmath>
+
+#include "planner/core/units.hpp"
+
+namespace spplan::gui {
+namespace {
+
+constexpr double kLeftMarginPx = 74;   // lane names
+constexpr double kRightMarginPx = 12;
+constexpr double kTopMarginPx = 22;    // the exposed-communication line
+constexpr double kAxisHeightPx = 20;
+constexpr double kLaneGapPx = 3;
+constexpr double kMinSpanS = 1e-7;     // deeper zoom shows nothing new
+
+QColor categoryColor(sim::OpCategory category) {
+  switch (category) {
+    case sim::OpCategory::kCompute: return QColor(0x4c, 0x78, 0xa8);
+    case sim::OpCategory::kA2a: return QColor(0xe4, 0x57, 0x56);
+    case sim::OpCategory::kZero: return QColor(0xf5, 0x85, 0x18);
+    case sim::OpCategory::kOffload: return QColor(0x72, 0xb7, 0xb2);
+    case sim::OpCategory::kOptimizer: return QColor(0x54, 0xa2, 0x4b);
+  }
+  return Qt::gray;
+}
+
+// 1/2/5 x 10^k seconds, about `target` ticks over `span`.
+double tickStep(double span, int target) {
+  const double raw = span / target;
+  const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0}) {
+    if (raw <= m * decade) return m * decade;
+  }
+  return 10 * decade;
+}
+
+}  // namespace
+
+StepTimelineView::StepTimelineView(QWidget* parent) : QWidget(parent) {
+  setFocusPolicy(Qt::StrongFocus);  // keyboard zoom
+  setMinimumHeight(240);
+  setAccessibleName(tr("Step timeline"));
+}
+
+StepTimelineView::Lane StepTimelineView::laneOf(const sim::SimEvent& e) {
+  if (e.resource == sim::Resource::kHost) return HostLane;
+  switch (e.category) {
+    case sim::OpCategory::kA2a: return A2aLane;
+    case sim::OpCategory::kZero: return ZeroLane;
+    case sim::OpCategory::kOffload: return OffloadLane;
+    default: return ComputeLane;  // compute and the optimizer step on the GPU
+  }
+}
+
+const char* StepTimelineView::laneName(Lane lane) {
+  static const char* const kNames[LaneCount] = {"compute", "all-to-all", "ZeRO", "offload", "host"};
+  return kNames[lane];
+}
+
+void StepTimelineView::setPlan(const PlanSpec& plan, double capacityBytes) {
+  m_result = std::make_unique<sim::SimResult>(sim::simulate_plan(plan, sim::Mode::kOverlap));
+  m_capacityBytes = capacityBytes;
+  resetZoom();
+}
+
+void StepTimelineView::clear() {
+  m_result.reset();
+  update();
+  Q_EMIT changed();
+}
+
+QString StepTimelineView::exposedText() const {
+  if (!m_result) return {};
+  const sim::ExposedComm& x = m_result->exposed_comm_s;
+  return tr("step %1 s simulated (%2 s without overlap) · exposed communication: all-to-all %3 s, ZeRO %4 s, "
+            "offload %5 s · peak %6 GiB during %7")
+      .arg(m_result->step_time_s, 0, 'f', 3)
+      .arg(m_result->serial_step_time_s, 0, 'f', 3)
+      .arg(x.a2a_s, 0, 'f', 3)
+      .arg(x.zero_s, 0, 'f', 3)
+      .arg(x.offload_s, 0, 'f', 3)
+      .arg(gib(m_result->peak_memory_bytes), 0, 'f', 1)
+      .arg(m_result->peak_op.empty() ? tr("the persistent state") : QString::fromStdString(m_result->peak_op));
+}
+
+void StepTimelineView::zoomBy(double factor, double centerFraction) {
+  if (!m_result || factor <= 0) return;
+  const double center = m_viewStartS + centerFraction * m_viewSpanS;
+  const double full = std::max(m_result->step_time_s, kMinSpanS);
+  m_viewSpanS = std::clamp(m_viewSpanS / factor, kMinSpanS, full);
+  m_viewStartS = std::clamp(center - centerFraction * m_viewSpanS, 0.0, full - m_viewSpanS);
+  update();
+  Q_EMIT changed();
+}
+
+void StepTimelineView::panBy(double fractionOfSpan) {
+  if (!m_result) return;
+  const double full = std::max(m_result->step_time_s, kMinSpanS);
+  m_viewStartS = std::clamp(m_viewStartS + fractionOfSpan * m_viewSpanS, 0.0, full - m_viewSpanS);
+  update();
+  Q_EMIT changed();
+}
+
+void StepTimelineView::resetZoom() {
+  m_viewStartS = 0;
+  m_viewSpanS = m_result ? std::max(m_result->step_time_s, kMinSpanS) : 1;
+  update();
+  Q_EMIT changed();
+}
+
+void StepTimelineView::wheelEvent(QWheelEvent* event) {
+  const double steps = event->angleDelta().y() / 120.0;
+  const QRectF area = plotRect();
+  if (event->modifiers() & Qt::ControlModifier) {
+    const double fraction = std::clamp((event->position().x() - area.left()) / area.width(), 0.0, 1.0);
+    zoomBy(std::pow(1.25, steps), fraction);
+  } else {
+    panBy(-0.1 * steps);
+  }
+  event->accept();
+}
+
+void StepTimelineView::keyPressEvent(QKeyEvent* event) {
+  switch (event->key()) {
+    case Qt::Key_Plus: case Qt::Key_Equal: zoomBy(2); break;
+    case Qt::Key_Minus: zoomBy(0.5); break;
+    case Qt::Key_0: resetZoom(); break;
+    case Qt::Key_Left: panBy(-0.25); break;
+    case Qt::Key_Right: panBy(0.25); break;
+    default: QWidget::keyPressEvent(event); return;
+  }
+  event->accept();
+}
+
+QRectF StepTimelineView::plotRect() const {
+  return QRectF(kLeftMarginPx, kTopMarginPx, std::max(10.0, width() - kLeftMarginPx - kRightMarginPx),
+                std::max(10.0, height() - kTopMarginPx - kAxisHeightPx));
+}
+
+double StepTimelineView::xOf(double timeS, const QRectF& area) const {
+  return area.left() + (timeS - m_viewStartS) / m_viewSpanS * area.width();
+}
+
+void StepTimelineView::paintEvent(QPaintEvent*) {
+  QPainter p(this);
+  p.fillRect(rect(), Qt::white);
+  if (!m_result) {
+    p.drawText(rect(), Qt::AlignCenter, tr("select a plan that fits to see its simulated step"));
+    return;
+  }
+  p.setPen(Qt::black);
+  p.drawText(QRectF(4, 2, width() - 8, kTopMarginPx - 4), Qt::AlignLeft | Qt::AlignVCenter, exposedText());
+  const QRectF area = plotRect();
+  const QRectF lanes(area.left(), area.top(), area.width(), area.height() * 0.55);
+  const QRectF memory(area.left(), lanes.bottom() + 8, area.width(), area.bottom() - lanes.bottom() - 8);
+  paintLanes(p, lanes);
+  paintMemory(p, memory);
+  paintTimeAxis(p, QRectF(area.left(), area.bottom(), area.width(), kAxisHeightPx));
+}
+
+void StepTimelineView::paintLanes(QPainter& p, const QRectF& area) const {
+  const double laneHeight = area.height() / static_cast<int>(LaneCount);
+  for (int lane = 0; lane < LaneCount; ++lane) {
+    p.setPen(Qt::black);
+    p.drawText(QRectF(0, area.top() + lane * laneHeight, kLeftMarginPx - 6, laneHeight), Qt::AlignRight | Qt::AlignVCenter,
+               tr(laneName(static_cast<Lane>(lane))));
+    p.fillRect(QRectF(area.left(), area.top() + lane * laneHeight + kLaneGapPx / 2, area.width(), laneHeight - kLaneGapPx),
+               QColor(0xf4, 0xf4, 0xf4));
+  }
+  p.save();
+  p.setClipRect(area);
+  p.setPen(Qt::NoPen);
+  // Events narrower than a pixel that touch on the same lane are painted as one box: a long step
+  // has tens of thousands of events.
+  std::array<QRectF, LaneCount> pending{};
+  std::array<sim::OpCategory, LaneCount> pendingCategory{};
+  const auto flush = [&](int lane) {
+    if (pending[lane].isNull()) return;
+    p.setBrush(categoryColor(pendingCategory[lane]));
+    p.drawRect(pending[lane]);
+    pending[lane] = QRectF();
+  };
+  const double viewEnd = m_viewStartS + m_viewSpanS;
+  for (const sim::SimEvent& e : m_result->events) {
+    if (e.end_s < m_viewStartS || e.start_s > viewEnd) continue;
+    const int lane = laneOf(e);
+    const double x0 = xOf(e.start_s, area), x1 = std::max(xOf(e.end_s, area), x0 + 1);
+    const QRectF box(x0, area.top() + lane * laneHeight + kLaneGapPx, x1 - x0, laneHeight - 2 * kLaneGapPx);
+    if (!pending[lane].isNull() && pendingCategory[lane] == e.category && x0 <= pending[lane].right() + 0.5) {
+      pending[lane].setRight(std::max(pending[lane].right(), box.right()));
+      continue;
+    }
+    flush(lane);
+    pending[lane] = box;
+    pendingCategory[lane] = e.category;
+  }
+  for (int lane = 0; lane < LaneCount; ++lane) flush(lane);
+  p.restore();
+}
+
+void StepTimelineView::paintMemory(QPainter& p, const QRectF& area) const {
+  const double top = std::max(m_capacityBytes, m_result->peak_memory_bytes) * 1.05;
+  const auto yOf = [&](double bytes) { return area.bottom() - bytes / std::max(top, 1.0) * area.height(); };
+  p.setPen(QColor(0x99, 0x99, 0x99));
+  p.drawRect(area);
+  p.setPen(Qt::black);
+  p.drawText(QRectF(0, area.top(), kLeftMarginPx - 6, area.height()), Qt::AlignRight | Qt::AlignVCenter,
+             tr("memory\n%1 GiB").arg(gib(top), 0, 'f', 0));
+  p.save();
+  p.setClipRect(area);
+  QPainterPath curve;
+  double lastBytes = 0;
+  bool started = false;
+  for (const sim::MemorySample& s : m_result->memory) {  // a step function: hold until the next sample
+    const double x = xOf(s.time_s, area);
+    if (!started) {
+      curve.moveTo(x, yOf(s.bytes));
+      started = true;
+    } else {
+      curve.lineTo(x, yOf(lastBytes));
+      curve.lineTo(x, yOf(s.bytes));
+    }
+    lastBytes = s.bytes;
+  }
+  if (started) curve.lineTo(xOf(m_result->step_time_s, area), yOf(lastBytes));
+  p.setPen(QPen(QColor(0x4c, 0x78, 0xa8), 1.5));
+  p.drawPath(curve);
+  p.setPen(QPen(QColor(0xc0, 0x10, 0x10), 1.5, Qt::DashLine));
+  p.drawLine(QPointF(area.left(), yOf(m_capacityBytes)), QPointF(area.right(), yOf(m_capacityBytes)));
+  const QPointF peak(xOf(m_result->peak_time_s, area), yOf(m_result->peak_memory_bytes));
+  p.setPen(Qt::black);
+  p.setBrush(QColor(0xc0, 0x10, 0x10));
+  p.drawEllipse(peak, 3.5, 3.5);
+  p.restore();
+}
+
+void StepTimelineView::paintTimeAxis(QPainter& p, const QRectF& area) const {
+  const double step = tickStep(m_viewSpanS, 8);
+  p.setPen(Qt::black);
+  for (double t = std::ceil(m_viewStartS / step) * step; t <= m_viewStartS + m_viewSpanS + step * 1e-9; t += step) {
+    const double x = xOf(t, area);
+    p.drawLine(QPointF(x, area.top()), QPointF(x, area.top() + 4));
+    p.drawText(QRectF(x - 40, area.top() + 4, 80, area.height() - 4), Qt::AlignHCenter | Qt::AlignTop,
+               QString::number(t, 'g', 4) + " s");
+  }
+}
+
+}  // namespace spplan::gui

@@ -1,0 +1,66 @@
+// StepTimelineView: the simulator's picture of one training step of the selected plan. Five lanes
+// (compute, all-to-all, ZeRO, offload, host), a box per simulated event, and the device-memory
+// timeline below on the same time axis with its peak and the GPU's capacity. Every number comes
+// from sim::simulate_plan() (simulator/simulate.hpp); the view only scales and paints.
+//
+// Zoom: Ctrl+wheel or +/- around the cursor (or the middle), wheel or Left/Right pans, 0 shows
+// the whole step. exposedText() names the communication the step waits for (SimResult's
+// exposed_comm_s), as `spplan simulate` reports it.
+#pragma once
+
+#include <QWidget>
+#include <memory>
+
+#include "simulator/simulate.hpp"
+
+namespace spplan::gui {
+
+class StepTimelineView : public QWidget {
+  Q_OBJECT
+
+ public:
+  enum Lane { ComputeLane, A2aLane, ZeroLane, OffloadLane, HostLane, LaneCount };
+
+  explicit StepTimelineView(QWidget* parent = nullptr);
+
+  // Simulates `plan` with overlap; `capacityBytes` (the estimate's) is drawn on the memory curve.
+  // REQUIRES: check_plan(plan) is ok.
+  void setPlan(const PlanSpec& plan, double capacityBytes);
+  void clear();
+
+  const sim::SimResult* result() const { return m_result.get(); }
+  double capacityBytes() const { return m_capacityBytes; }
+  QString exposedText() const;
+
+  // The visible time window; zoomBy(2) halves its span around `centerFraction` of the width.
+  double viewStartS() const { return m_viewStartS; }
+  double viewSpanS() const { return m_viewSpanS; }
+  void zoomBy(double factor, double centerFraction = 0.5);
+  void panBy(double fractionOfSpan);
+  void resetZoom();
+
+  static Lane laneOf(const sim::SimEvent& event);
+  static const char* laneName(Lane lane);
+
+ Q_SIGNALS:
+  void changed();  // a new result or a new zoom
+
+ protected:
+  void paintEvent(QPaintEvent* event) override;
+  void wheelEvent(QWheelEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+
+ private:
+  QRectF plotRect() const;
+  void paintLanes(QPainter& p, const QRectF& area) const;
+  void paintMemory(QPainter& p, const QRectF& area) const;
+  void paintTimeAxis(QPainter& p, const QRectF& area) const;
+  double xOf(double timeS, const QRectF& area) const;
+
+  std::unique_ptr<sim::SimResult> m_result;
+  double m_capacityBytes = 0;
+  double m_viewStartS = 0;
+  double m_viewSpanS = 1;
+};
+
+}  // namespace spplan::gui

@@ -1,0 +1,135 @@
+// Each count below lists the passes over a tensor of n elements (bytes read + written per
+// element) as the PyTorch ops run them; reductions to one value per row are counted as a read
+// only, and [n, 1] tensors (the RMS statistics) are left out as negligible.
+#include "planner/costmodel/layer_kernels.hpp"
+
+#include "planner/costmodel/dtype.hpp"
+
+namespace spplan::costmodel {
+namespace {
+
+// Bytes per element of a pass, with a = the activation dtype's size and f = fp32's.
+constexpr double f = kFp32Bytes;
+
+// An upcast to fp32 or a downcast back: only when activations are narrower than fp32 (to(fp32)
+// of an fp32 tensor returns it, no kernel).
+KernelTraffic cast(double a) { return a < f ? KernelTraffic{a + f, 1} : KernelTraffic{}; }
+
+// Hugging Face's eager RMSNorm (LlamaRMSNorm, Qwen3RMSNorm), forward: to(fp32); pow(2) (r f, w f);
+// mean over the row (r f); x * rsqrt (r f, w f); to(dtype); weight * x (r a, w a).
+KernelTraffic eager_rms_norm_fwd(double a) {
+  KernelTraffic t{2 * f + f + 2 * f + 2 * a, 4};
+  t += cast(a);
+  t += cast(a);
+  return t;
+}
+
+// Its autograd backward: weight-mul backward (grad * weight: r a, w a; grad * x and the sum over
+// tokens for the weight's gradient: r 2a, w a, then r a); the downcast's backward; x * rsqrt's
+// backward (grad * rsqrt: r f, w f; grad * x: r 2f, w f, summed per row: r f); mean's backward
+// (an expand: w f); pow's backward (2 x grad: r 2f, w f); the two gradient branches added (r 2f,
+// w f); the upcast's backward.
+KernelTraffic eager_rms_norm_bwd(double a) {
+  KernelTraffic t{2 * a + 3 * a + a + 2 * f + 3 * f + f + f + 3 * f + 3 * f, 9};
+  t += cast(a);
+  t += cast(a);
+  return t;
+}
+
+// Liger's RMSNorm: one kernel reads x and writes y (forward); one reads x and dy and writes dx
+// (backward; the weight's per-block partial sums are one value per row block).
+KernelTraffic fused_rms_norm_fwd(double a) { return {2 * a, 1}; }
+KernelTraffic fused_rms_norm_bwd(double a) { return {3 * a, 1}; }
+
+// Eager rotate-half RoPE on one tensor: x * cos (r a, w a), rotate_half's negated half and concat
+// (r a, w a; then r a, w a counted as one pass each half), * sin (r a, w a), the sum (r 2a, w a):
+// about 10a over 5 kernels; its backward runs the mirror image. Liger's RoPE rotates q and k in
+// place in one kernel per pass (r a, w a).
+KernelTraffic eager_rope(double a) { return {10 * a, 5}; }
+KernelTraffic fused_rope(double a) { return {2 * a, 0.5}; }  // one kernel for q and k together
+
+// Eager SwiGLU on the intermediate width: silu(gate) (r a, w a) and * up (r 2a, w a); backward:
+// grad * up and grad * silu (r 2a, w a each) and silu's backward (r 2a, w a). Liger: one kernel
+// reads gate and up and writes the product; its backward reads dy, gate, up and writes dgate, dup.
+KernelTraffic eager_swiglu_fwd(double a) { return {5 * a, 2}; }
+KernelTraffic eager_swiglu_bwd(double a) { return {9 * a, 3}; }
+KernelTraffic fused_swiglu_fwd(double a) { return {3 * a, 1}; }
+KernelTraffic fused_swiglu_bwd(double a) { return {5 * a, 1}; }
+
+// `per_element` over `width` elements per token.
+KernelTraffic over(const KernelTraffic& per_element, double width) {
+  return {per_element.bytes_per_token * width, per_element.kernels};
+}
+
+struct Widths {
+  double a, h, qk, i;  // activation bytes; hidden, q + k, intermediate widths per token
+  bool qk_norm, fused;
+};
+
+Widths widths_of(const PlanSpec& p) {
+  const ModelSpec& m = p.model;
+  return {act_bytes(p), static_cast<double>(m.hidden_size), static_cast<double>(m.q_dim() + m.kv_dim()),
+          static_cast<double>(m.intermediate_size), m.qk_norm, p.stack.fused_layer_kernels};
+}
+
+// The residual adds (x + attention output, x + MLP output: r 2a, w a each) are unfused in both
+// stacks; in backward the residual stream's gradient is added to each branch's (r 2a, w a).
+KernelTraffic residual_adds(const Widths& w) { return {2 * 3 * w.a * w.h, 2}; }
+
+}  // namespace
+
+KernelTraffic layer_elementwise_fwd(const PlanSpec& p) {
+  const Widths w = widths_of(p);
+  const KernelTraffic norm = w.fused ? fused_rms_norm_fwd(w.a) : eager_rms_norm_fwd(w.a);
+  KernelTraffic t = over(norm, w.h);  // input norm
+  t += over(norm, w.h);               // post-attention norm
+  if (w.qk_norm) {                    // q and k normed per head: the same op over q + k
+    t += over(norm, w.qk);
+    t.kernels += norm.kernels;
+  }
+  const KernelTraffic rope = w.fused ? fused_rope(w.a) : eager_rope(w.a);
+  t += over(rope, w.qk);
+  t.kernels += rope.kernels;  // q and k: two tensors
+  t += over(w.fused ? fused_swiglu_fwd(w.a) : eager_swiglu_fwd(w.a), w.i);
+  t += residual_adds(w);
+  return t;
+}
+
+KernelTraffic layer_elementwise_bwd(const PlanSpec& p) {
+  const Widths w = widths_of(p);
+  const KernelTraffic norm = w.fused ? fused_rms_norm_bwd(w.a) : eager_rms_norm_bwd(w.a);
+  KernelTraffic t = over(norm, w.h);
+  t += over(norm, w.h);
+  if (w.qk_norm) {
+    t += over(norm, w.qk);
+    t.kernels += norm.kernels;
+  }
+  const KernelTraffic rope = w.fused ? fused_rope(w.a) : eager_rope(w.a);
+  t += over(rope, w.qk);
+  t.kernels += rope.kernels;
+  t += over(w.fused ? fused_swiglu_bwd(w.a) : eager_swiglu_bwd(w.a), w.i);
+  t += residual_adds(w);
+  return t;
+}
+
+// cross_entropy(logits.float(), labels): the upcast (r a, w f); log_softmax over the vocabulary
+// (PyTorch's softmax kernel reads each row for its max, again for the sum of exponentials and a
+// third time to write the result: r 3f, w f); the nll gather reads one value per token.
+KernelTraffic unfused_loss_fwd(const PlanSpec& p) {
+  const double a = act_bytes(p), v = static_cast<double>(p.model.vocab_size);
+  KernelTraffic t = over(cast(a), v);
+  t += {4 * f * v, 1};
+  return t;
+}
+
+// Backward: nll's gradient (a zero-filled [s, V] tensor with one entry per token set: w f);
+// log_softmax's backward (the row sum of the incoming gradient, r f; then r 2f, w f); the
+// upcast's backward (r f, w a).
+KernelTraffic unfused_loss_bwd(const PlanSpec& p) {
+  const double a = act_bytes(p), v = static_cast<double>(p.model.vocab_size);
+  KernelTraffic t{(f + f + 3 * f) * v, 2};
+  t += over(cast(a), v);
+  return t;
+}
+
+}  // namespace spplan::costmodel

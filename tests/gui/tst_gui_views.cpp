@@ -1,0 +1,344 @@
+// spplan-gui's views of the selected plan: the simulated step timeline, what to rent, SP scaling,
+// the measured accuracy beside the predictions, the exports (plan formats, chart images), the saved
+// session, keyboard shortcuts and the --screenshots mode. Numbers are checked against the library
+// calls the CLI makes.
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QImage>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProcess>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "gui/export_bar.hpp"
+#include "gui/image_export.hpp"
+#include "gui/main_window.hpp"
+#include "gui/plan_table_model.hpp"
+#include "gui/plan_tabs.hpp"
+#include "gui/rent_chart_view.hpp"
+#include "gui/rent_model.hpp"
+#include "gui/session.hpp"
+#include "gui/sp_scaling_chart_view.hpp"
+#include "gui/sp_scaling_model.hpp"
+#include "gui/step_timeline_view.hpp"
+#include "gui/trust.hpp"
+#include "planner/config/loaders.hpp"
+#include "planner/config/plan_rules.hpp"
+#include "planner/core/parse.hpp"
+#include "planner/core/units.hpp"
+#include "planner/export/export.hpp"
+#include "planner/search/search.hpp"
+#include "simulator/simulate.hpp"
+
+using namespace spplan::gui;
+
+namespace {
+
+spplan::PlanSpec knownBase() {  // qwen3-4b on 4x h100-80gb at 128k
+  spplan::PlanSpec base;
+  base.model = *spplan::load_model("qwen3-4b");
+  base.cluster.gpu = *spplan::load_gpu("h100-80gb");
+  base.cluster.num_gpus = 4;
+  base.seq_len = 128 * 1024;
+  return base;
+}
+
+GuiOptions knownOptions() {
+  GuiOptions options;
+  options.model = "qwen3-4b";
+  options.gpu = "h100-80gb";
+  options.gpus = "4";
+  options.seq = "128k";
+  return options;
+}
+
+spplan::search::RankedPlan bestPlan() { return spplan::search::search_plans(knownBase(), false).feasible.at(0); }
+
+QString writeFile(const QTemporaryDir& dir, const QString& name, const QByteArray& text) {
+  const QString path = dir.filePath(name);
+  QFile file(path);
+  file.open(QIODevice::WriteOnly);
+  file.write(text);
+  return path;
+}
+
+}  // namespace
+
+class TestGuiViews : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // QSettings under ~/.qttest, not the user's
+    QCoreApplication::setOrganizationName("spplan-test");
+    QCoreApplication::setApplicationName("tst_gui_views");
+    QSettings().clear();
+    QVERIFY2(QSettings().fileName().contains(".qttest"), qPrintable(QSettings().fileName()));
+  }
+
+  void timelineIsTheSimulatorsStep() {
+    const auto best = bestPlan();
+    StepTimelineView view;
+    view.resize(900, 300);
+    view.setPlan(best.plan, best.estimate.capacity_bytes);
+    const spplan::sim::SimResult expected = spplan::sim::simulate_plan(best.plan, spplan::sim::Mode::kOverlap);
+    QVERIFY(view.result() != nullptr);
+    QCOMPARE(view.result()->step_time_s, expected.step_time_s);
+    QCOMPARE(view.result()->events.size(), expected.events.size());
+    QVERIFY(view.exposedText().contains(
+        QStringLiteral("all-to-all %1 s").arg(expected.exposed_comm_s.a2a_s, 0, 'f', 3)));
+    QVERIFY(view.exposedText().contains(QStringLiteral("ZeRO %1 s").arg(expected.exposed_comm_s.zero_s, 0, 'f', 3)));
+    // Zoom: the span halves around the middle, keys and reset; never past the step.
+    QCOMPARE(view.viewSpanS(), expected.step_time_s);
+    view.zoomBy(4);
+    QCOMPARE(view.viewSpanS(), expected.step_time_s / 4);
+    QCOMPARE(view.viewStartS(), expected.step_time_s * 3 / 8);
+    QTest::keyClick(&view, Qt::Key_Minus);
+    QCOMPARE(view.viewSpanS(), expected.step_time_s / 2);
+    QTest::keyClick(&view, Qt::Key_0);
+    QCOMPARE(view.viewStartS(), 0.0);
+    view.zoomBy(0.1);
+    QCOMPARE(view.viewSpanS(), expected.step_time_s);
+  }
+
+  void timelineLanes() {
+    using spplan::sim::OpCategory;
+    using spplan::sim::Resource;
+    const struct { Resource resource; OpCategory category; StepTimelineView::Lane lane; } cases[] = {
+        {Resource::kCompute, OpCategory::kCompute, StepTimelineView::ComputeLane},
+        {Resource::kCompute, OpCategory::kOptimizer, StepTimelineView::ComputeLane},
+        {Resource::kComm, OpCategory::kA2a, StepTimelineView::A2aLane},
+        {Resource::kComm, OpCategory::kZero, StepTimelineView::ZeroLane},
+        {Resource::kH2D, OpCategory::kOffload, StepTimelineView::OffloadLane},
+        {Resource::kD2H, OpCategory::kOffload, StepTimelineView::OffloadLane},
+        {Resource::kHost, OpCategory::kOptimizer, StepTimelineView::HostLane},
+    };
+    for (const auto& c : cases) {
+      spplan::sim::SimEvent e;
+      e.resource = c.resource;
+      e.category = c.category;
+      QCOMPARE(StepTimelineView::laneOf(e), c.lane);
+    }
+  }
+
+  void rentRowsAreTheSearchesPerGpuAndShape() {
+    RentModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    spplan::PlanSpec base = knownBase();
+    base.model = *spplan::load_model("qwen3-0.6b");  // small: the 15 max-seq searches stay quick
+    base.seq_len = 32 * 1024;
+    model.setBase(base);
+    const auto presets = spplan::gpu_presets();
+    QCOMPARE(model.rowCount(), static_cast<int>(presets.size() * std::size(RentModel::NodeShapes)));
+    double cheapest = 1e300, fastest = 0;
+    for (int r = 0; r < model.rowCount(); ++r) {
+      spplan::PlanSpec plan = base;
+      plan.cluster.gpu = *spplan::load_gpu(model.index(r, RentModel::GpuColumn).data().toString().toStdString());
+      plan.cluster.num_gpus = model.index(r, RentModel::GpusColumn).data().toLongLong();
+      QCOMPARE(plan.cluster.num_gpus, model.index(r, RentModel::NodesColumn).data().toLongLong() * plan.cluster.gpu.gpus_per_node);
+      const auto result = spplan::search::search_plans(plan, false);
+      QVERIFY(!result.feasible.empty());
+      const auto& e = result.feasible[0].estimate;
+      QCOMPARE(model.index(r, RentModel::UsdPerMtokColumn).data(RentModel::ValueRole).toDouble(), e.usd_per_million_tokens);
+      QCOMPARE(model.index(r, RentModel::StepSecondsColumn).data(RentModel::ValueRole).toDouble(), e.time.step_time_s);
+      QCOMPARE(model.index(r, RentModel::ChartUsdPerMtokColumn).data().toDouble(), e.usd_per_million_tokens);
+      QCOMPARE(model.index(r, RentModel::MaxSeqColumn).data(RentModel::ValueRole).toLongLong(),
+               spplan::search::max_seq_searched(plan, 1024)->plan.seq_len);
+      cheapest = std::min(cheapest, e.usd_per_million_tokens);
+      fastest = std::max(fastest, e.tokens_per_s);
+    }
+    QCOMPARE(model.index(model.cheapestRow(), RentModel::UsdPerMtokColumn).data(RentModel::ValueRole).toDouble(), cheapest);
+    QCOMPARE(model.index(model.fastestRow(), RentModel::TokensPerSecondColumn).data(RentModel::ValueRole).toDouble(), fastest);
+    QVERIFY(model.index(model.cheapestRow(), RentModel::MarkColumn).data().toString().contains("cheapest"));
+    QVERIFY(model.index(model.fastestRow(), RentModel::MarkColumn).data().toString().contains("fastest"));
+    RentChartView chart(&model);  // the chart marks the same two rows' bars, and only those
+    QList<int> marked = chart.markedBars();
+    std::sort(marked.begin(), marked.end());
+    QList<int> expected{model.cheapestRow(), model.fastestRow()};
+    std::sort(expected.begin(), expected.end());
+    expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+    QCOMPARE(marked, expected);
+    chart.setMetricColumn(RentModel::ChartMaxSeqKiloColumn);
+    QCOMPARE(chart.markedBars().size(), expected.size());
+  }
+
+  void spScalingIsTheEstimateAtEachSp() {
+    SpScalingModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    const auto best = bestPlan();
+    model.setPlan(best.plan);
+    int expectedRows = 0;
+    for (const int64_t sp : spplan::valid_sp_degrees(best.plan.model, best.plan.cluster.num_gpus)) {
+      spplan::PlanSpec at = best.plan;
+      at.knobs.sp = sp;
+      if (!spplan::check_plan(at, spplan::flag_where)) continue;
+      const auto e = spplan::costmodel::estimate(at);
+      QCOMPARE(model.index(expectedRows, SpScalingModel::SpColumn).data().toLongLong(), sp);
+      QCOMPARE(model.index(expectedRows, SpScalingModel::TokensPerSecondColumn).data().toDouble(), e.tokens_per_s);
+      QCOMPARE(model.index(expectedRows, SpScalingModel::PeakGibColumn).data().toDouble(), spplan::gib(e.memory.total_bytes()));
+      ++expectedRows;
+    }
+    QVERIFY(expectedRows >= 2);
+    QCOMPARE(model.rowCount(), expectedRows);
+  }
+
+  void trustIsTheMeanAndMaxErrorPerGpu() {
+    QTemporaryDir dir;
+    const QString path = writeFile(dir, "v.json", R"({"rows": [
+        {"gpu": "h100-80gb", "memory": {"delta_pct": 5.0}, "tokens_per_s": {"delta_pct": -10.0}},
+        {"gpu": "h100-80gb", "memory": {"delta_pct": -15.0}, "tflops_per_gpu": {"delta_pct": 2.0}},
+        {"gpu": "a100-80gb"}]})");
+    const auto table = TrustTable::load(path.toStdString());
+    QVERIFY2(table.ok(), table.ok() ? "" : table.status().message().c_str());
+    const GpuAccuracy h100 = table->forGpu("h100-80gb");
+    QCOMPARE(h100.memory.count, 2);
+    QCOMPARE(h100.memory.meanAbsPct, 10.0);
+    QCOMPARE(h100.memory.maxAbsPct, 15.0);
+    QCOMPARE(h100.throughput.count, 2);
+    QCOMPARE(h100.throughput.meanAbsPct, 6.0);
+    QCOMPARE(table->shortText("h100-80gb"), QStringLiteral("mem ±10.0%, tput ±6.0%"));
+    QCOMPARE(table->shortText("a100-80gb"), QStringLiteral("not validated"));
+    QCOMPARE(table->memoryText("b200"), QStringLiteral("measured memory error: not validated on b200"));
+    // The shipped results file loads and covers the GPU the published rows ran on.
+    const auto shipped = TrustTable::load(TrustTable::defaultPath());
+    QVERIFY2(shipped.ok(), shipped.ok() ? "" : shipped.status().message().c_str());
+    QVERIFY(shipped->forGpu("h100-80gb").memory.count > 0);
+  }
+
+  void badTrustFilesNameFileAndKey() {
+    QTemporaryDir dir;
+    const QString notJson = writeFile(dir, "a.json", "{");
+    const QString noGpu = writeFile(dir, "b.json", R"({"rows": [{"memory": {"delta_pct": 1}}]})");
+    const QString noRows = writeFile(dir, "c.json", R"({"summary": {}})");
+    QVERIFY(TrustTable::load(notJson.toStdString()).status().message().starts_with(notJson.toStdString() + ": not a JSON object"));
+    QCOMPARE(QString::fromStdString(TrustTable::load(noGpu.toStdString()).status().message()),
+             noGpu + ": key \"rows[0].gpu\": missing (allowed: a GPU preset name; regenerate with scripts/validation-results.sh)");
+    QCOMPARE(QString::fromStdString(TrustTable::load(noRows.toStdString()).status().message()),
+             noRows + ": key \"rows\": missing or not an array (allowed: an array of rows)");
+  }
+
+  void windowShowsTrustBesidePredictions() {
+    MainWindow window;
+    window.setInputs(knownOptions());
+    window.recomputeNow();
+    const auto trust = TrustTable::load(TrustTable::defaultPath());
+    QVERIFY(trust.ok());
+    QCOMPARE(window.trustLabel()->text(), trust->memoryText("h100-80gb") + "   ·   " + trust->throughputText("h100-80gb"));
+    QVERIFY(window.trustLabel()->text().contains(QStringLiteral("published runs")));
+  }
+
+  void exportButtonsWriteEveryFormat() {
+    const auto best = bestPlan();
+    ExportBar bar;
+    QTemporaryDir dir;
+    QCOMPARE(QString::fromStdString(bar.exportTo("deepspeed", dir.filePath("x")).message()),
+             QStringLiteral("export: no plan selected (allowed: select a plan that fits)"));
+    bar.setPlan(&best.plan);
+    for (const std::string& name : spplan::export_format_names()) {
+      const QString path = dir.filePath(ExportBar::suggestedFileName(name));
+      QVERIFY(bar.exportTo(name, path).is_ok());
+      QFile file(path);
+      QVERIFY(file.open(QIODevice::ReadOnly));
+      QCOMPARE(file.readAll().toStdString(), *spplan::export_plan(best.plan, *spplan::parse_export_format(name)));
+    }
+    QCOMPARE(bar.exportTo("yaml", dir.filePath("y")).message(), spplan::parse_export_format("yaml", "--format").status().message());
+  }
+
+  void chartsSaveAsPngAndSvg() {
+    const auto best = bestPlan();
+    StepTimelineView view;
+    view.resize(640, 300);
+    view.setPlan(best.plan, best.estimate.capacity_bytes);
+    QTemporaryDir dir;
+    QVERIFY(saveWidgetImage(&view, dir.filePath("t.png")).is_ok());
+    QCOMPARE(QImage(dir.filePath("t.png")).size(), QSize(640, 300));
+    QVERIFY(saveWidgetImage(&view, dir.filePath("t.svg")).is_ok());
+    QFile svg(dir.filePath("t.svg"));
+    QVERIFY(svg.open(QIODevice::ReadOnly));
+    const QByteArray text = svg.readAll();
+    QVERIFY(text.contains("<svg"));
+    QVERIFY(text.contains("compute"));  // the lane names are text in the vector image
+    SpScalingModel model;  // a Qt Charts view paints into SVG too
+    model.setPlan(best.plan);
+    SpScalingChartView chart(&model);
+    chart.resize(500, 300);
+    QVERIFY(saveWidgetImage(&chart, dir.filePath("c.svg")).is_ok());
+    QFile chartSvg(dir.filePath("c.svg"));
+    QVERIFY(chartSvg.open(QIODevice::ReadOnly));
+    QVERIFY(chartSvg.readAll().contains("tokens/s"));
+    QCOMPARE(QString::fromStdString(saveWidgetImage(&view, dir.filePath("t.jpg")).message()),
+             dir.filePath("t.jpg") + ": unknown image format (allowed: a path ending in .png or .svg)");
+  }
+
+  void sessionComesBackAfterClose() {
+    {
+      MainWindow window;
+      window.setInputs(knownOptions());
+      window.seqEdit()->setText("256k");
+      window.gpusSpin()->setValue(8);
+      window.close();  // closeEvent saves
+    }
+    MainWindow again;
+    QVERIFY(again.restoreSession());
+    QCOMPARE(again.modelCombo()->currentText(), QStringLiteral("qwen3-4b"));
+    QCOMPARE(again.gpuCombo()->currentText(), QStringLiteral("h100-80gb"));
+    QCOMPARE(again.gpusSpin()->value(), 8);
+    QCOMPARE(again.seqEdit()->text(), QStringLiteral("256k"));
+    QSettings().clear();
+    MainWindow fresh;
+    QVERIFY(!fresh.restoreSession());
+  }
+
+  void keyboardReachesTabsAndInputs() {
+    MainWindow window;
+    window.setInputs(knownOptions());
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    window.activateWindow();
+    QTest::keyClick(&window, Qt::Key_4, Qt::ControlModifier);
+    QCOMPARE(window.tabs()->currentIndex(), static_cast<int>(PlanTabs::ScalingTab));
+    QTest::keyClick(&window, Qt::Key_2, Qt::ControlModifier);
+    QCOMPARE(window.tabs()->currentIndex(), static_cast<int>(PlanTabs::TimelineTab));
+    // Tab walks the inputs in reading order: model, Open config…, GPU, GPUs.
+    const auto focusIn = [](QWidget* w) {
+      QWidget* f = QApplication::focusWidget();
+      return f == w || w->isAncestorOf(f);
+    };
+    window.modelCombo()->setFocus();
+    QTRY_VERIFY(focusIn(window.modelCombo()));
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+    QVERIFY(focusIn(window.gpuCombo()));
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Tab);
+    QVERIFY(focusIn(window.gpusSpin()));
+    QTest::keyClick(&window, Qt::Key_Q, Qt::AltModifier);  // "Se&quence"
+    QCOMPARE(QApplication::focusWidget(), window.seqEdit());
+    // Bad input typed from the keyboard gets the CLI's message.
+    window.seqEdit()->selectAll();
+    QTest::keyClicks(window.seqEdit(), "1.5G");
+    QTest::keyClick(&window, Qt::Key_F5);
+    QCOMPARE(window.statusLabel()->text(), QString::fromStdString(spplan::parse_seq_len("--seq", "1.5G").status().message()));
+    QCOMPARE(window.timeline()->result(), nullptr);
+  }
+
+  void screenshotsWriteOnePngPerTab() {
+    QTemporaryDir dir;
+    QProcess process;
+    process.start(QStringLiteral(SPPLAN_GUI_EXE), {"--model", "qwen3-0.6b", "--gpu", "h100-80gb", "--gpus", "8", "--seq",
+                                                   "64k", "--screenshots", dir.path()});
+    QVERIFY(process.waitForFinished(120000));
+    QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
+    for (const char* name : {"planner", "timeline", "rent", "sp-scaling", "run"}) {
+      const QImage image(dir.filePath(QString::fromLatin1(name) + ".png"));
+      QCOMPARE(image.size(), QSize(1280, 800));
+    }
+  }
+};
+
+QTEST_MAIN(TestGuiViews)
+#include "tst_gui_views.moc"

@@ -1,0 +1,83 @@
+#include "planner/costmodel/layer_kernels.hpp"
+
+#include <gtest/gtest.h>
+
+#include "planner/costmodel/compute.hpp"
+#include "planner/costmodel/step_costs.hpp"
+#include "tests/planner/costmodel/fixtures.hpp"
+
+namespace spplan::costmodel {
+namespace {
+
+// Llama-3.1-8B: h 4096, q 4096, kv 1024 (q + k = 5120), i 14336, no q/k norms, vocab 128256.
+TEST(LayerKernels, EagerLayerForwardWorkedByHand) {
+  const PlanSpec p = testing::llama8b(8, 8, 65536);
+  // bf16, per token: two RMSNorms at 36 B/element (to fp32 6, pow 8, mean 4, * rsqrt 8, to bf16 6,
+  // * weight 4) over h; RoPE 20 B/element over q + k; SwiGLU 10 B/element over i; two residual
+  // adds of 6 B/element over h.
+  const KernelTraffic t = layer_elementwise_fwd(p);
+  EXPECT_DOUBLE_EQ(t.bytes_per_token, 2 * 36.0 * 4096 + 20.0 * 5120 + 10.0 * 14336 + 2 * 6.0 * 4096);
+  EXPECT_DOUBLE_EQ(t.kernels, 2 * 6 + 2 * 5 + 2 + 2);
+}
+
+TEST(LayerKernels, EagerBackwardMovesMoreThanTheForward) {
+  const PlanSpec p = testing::llama8b(8, 8, 65536);
+  // RMSNorm backward 76 B/element (bf16), RoPE 20, SwiGLU 18, residual adds 6.
+  const KernelTraffic t = layer_elementwise_bwd(p);
+  EXPECT_DOUBLE_EQ(t.bytes_per_token, 2 * 76.0 * 4096 + 20.0 * 5120 + 18.0 * 14336 + 2 * 6.0 * 4096);
+  EXPECT_GT(t.bytes_per_token, layer_elementwise_fwd(p).bytes_per_token);
+}
+
+TEST(LayerKernels, Fp32HasNoCastsAndQwen3NormsQAndK) {
+  PlanSpec p = testing::llama8b(8, 8, 65536);
+  p.knobs.precision = Precision::kFp32;
+  // fp32 RMSNorm forward: pow 8, mean 4, * rsqrt 8, * weight 8; no casts.
+  EXPECT_DOUBLE_EQ(layer_elementwise_fwd(p).bytes_per_token,
+                   2 * 28.0 * 4096 + 40.0 * 5120 + 20.0 * 14336 + 2 * 12.0 * 4096);
+  PlanSpec q = testing::llama8b(8, 8, 65536);
+  q.model.qk_norm = true;
+  EXPECT_DOUBLE_EQ(layer_elementwise_fwd(q).bytes_per_token - layer_elementwise_fwd(testing::llama8b(8, 8, 65536)).bytes_per_token,
+                   36.0 * 5120);
+}
+
+TEST(LayerKernels, LigerFusesEachOpIntoOneKernelPerPass) {
+  PlanSpec eager = testing::llama8b(8, 8, 65536);
+  PlanSpec liger = eager;
+  liger.stack = trainer_stack("liger");
+  // Fused: RMSNorm 2a, RoPE 2a, SwiGLU 3a per element; the residual adds stay eager.
+  EXPECT_DOUBLE_EQ(layer_elementwise_fwd(liger).bytes_per_token, 2 * 4.0 * 4096 + 4.0 * 5120 + 6.0 * 14336 + 2 * 6.0 * 4096);
+  EXPECT_LT(layer_elementwise_bwd(liger).kernels, layer_elementwise_bwd(eager).kernels / 4);
+  EXPECT_LT(step_costs(liger).forward.norm_s, step_costs(eager).forward.norm_s / 2);
+}
+
+TEST(LayerKernels, UnfusedLossPassesOverTheVocabulary) {
+  const PlanSpec p = testing::llama8b(8, 8, 65536);
+  // Forward: upcast 6 + log_softmax 16 B per logit; backward: nll 4 + log_softmax 16 + cast 6.
+  EXPECT_DOUBLE_EQ(unfused_loss_fwd(p).bytes_per_token, 22.0 * 128256);
+  EXPECT_DOUBLE_EQ(unfused_loss_bwd(p).bytes_per_token, 26.0 * 128256);
+}
+
+TEST(Attention, SdpaRunsAtItsOwnRatesOnTheSameGpu) {
+  const PlanSpec p = testing::llama8b(8, 8, 65536);
+  const GpuSpec& g = p.cluster.gpu;  // h100-80gb: SDPA (cuDNN) 0.63 / 0.56, FlashAttention 2 0.34 / 0.32
+  const double flops = 1e15;
+  EXPECT_NEAR(attention_fwd_time_s(g, AttentionKernel::kSdpa, flops, 2), flops / (989.4e12 * 0.63) + 5e-6, 1e-12);
+  EXPECT_NEAR(attention_bwd_time_s(g, AttentionKernel::kFlash2, flops, 2), 2.5 * flops / (989.4e12 * 0.32) + 5e-6, 1e-12);
+  PlanSpec sdpa = p;
+  sdpa.stack.attention = AttentionKernel::kSdpa;
+  EXPECT_LT(step_costs(sdpa).backward.attention_s, step_costs(p).backward.attention_s);
+}
+
+TEST(Loss, FusedLossPricesEachChunkReadingTheWholeHead) {
+  PlanSpec p = testing::llama8b(1, 1, 16384);
+  p.knobs.tiled_loss = true;
+  // Chunk: next_pow2(ceil(16384 / ceil(128256 / 4096) = 32)) = 512 tokens, 32 chunks; each chunk's
+  // three GEMMs read the 128256 x 4096 head: priced per chunk, never less than one whole GEMM.
+  const StepCosts c = step_costs(p);
+  EXPECT_EQ(c.loss_tiles, 32);
+  const GpuSpec& g = p.cluster.gpu;
+  EXPECT_GT(c.loss_fwd_s, 3 * gemm_time_s(g, 16384, 128256, 4096, 2));
+}
+
+}  // namespace
+}  // namespace spplan::costmodel
