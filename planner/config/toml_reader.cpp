@@ -231,8 +231,10 @@ Result<toml::table> parse_toml_file(const std::string& path) {
     return toml::parse(text, path);
   } catch (const toml::parse_error& error) {
     const auto& begin = error.source().begin;
+    // printable(): toml++ quotes the character it stopped at as is, a newline included
+    // ("expected 'nan', saw 'n<newline>'"), which broke the one-line rule (found by fuzz_gpu_toml).
     return Status::invalid(path + ":" + std::to_string(begin.line) + ":" + std::to_string(begin.column) + ": " +
-                           std::string(error.description()));
+                           printable(error.description()));
   }
 }
 

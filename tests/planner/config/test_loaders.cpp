@@ -74,6 +74,8 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
       {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 10000)"},
       {"missing_vocab.toml", "missing_vocab.toml: key \"vocab_size\": missing (required)"},
       {"syntax_error.toml", "syntax_error.toml:1:21: "},
+      // toml++ quotes the character it stopped at, here a newline: shown as \x0a (found by fuzzing).
+      {"newline_in_syntax_error.toml", "newline_in_syntax_error.toml:1:22: Error while parsing floating-point: expected 'nan', saw 'n\\x0a'"},
       {"nope.toml", "nope.toml: cannot open (no such file)"},
       {"no_head_dim.toml", "no_head_dim.toml: key \"head_dim\": missing, and hidden_size 16 / num_attention_heads 32 is below 1 (allowed: a head_dim of at least 1)"},
       {"deep_key.toml", "deep_key.toml:2: more than 256 dots outside strings (allowed: keys nested at most 256 levels deep)"},
