@@ -3,6 +3,9 @@
 
 namespace spplan::cli {
 
+// The whole command line (argv[0] is the program): picks the subcommand, returns the exit code.
+int run_command(int argc, const char* const* argv);
+
 int cmd_estimate(int argc, const char* const* argv);
 int cmd_plan(int argc, const char* const* argv);
 int cmd_fit(int argc, const char* const* argv);

@@ -295,6 +295,9 @@ Result<ValidationReport> validate_published(const std::string& path) {
     rep.table += buf;
     rep.rows.push_back(row);
   }
+  if (verdicts == 0) {  // a report of zero rows would read as "no target missed"
+    return Status::invalid(path + ": no data rows after the header (allowed: a header and at least one row)");
+  }
   rep.misses += verdict_misses;
   rep.summary = {{"fit_verdicts", verdicts},
                  {"fit_verdict_misses", verdict_misses},

@@ -9,6 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <algorithm>
+#include <functional>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -26,8 +29,8 @@ std::string hex64(uint64_t v) {
   return buf;
 }
 
-Status io_error(const std::string& path, const std::string& what) {
-  return Status::io_error("--save: " + path + ": " + what + " (" + std::strerror(errno) + ")");
+Status io_error(const std::string& path, const std::string& what, int error = errno) {
+  return Status::io_error("--save: " + path + ": " + what + " (" + std::strerror(error) + ")");
 }
 
 Status write_fsync(const std::string& path, const void* data, size_t bytes) {
@@ -36,10 +39,18 @@ Status write_fsync(const std::string& path, const void* data, size_t bytes) {
   const char* p = static_cast<const char*>(data);
   for (size_t done = 0; done < bytes;) {
     const ssize_t n = ::write(fd, p + done, bytes - done);
-    if (n < 0) { ::close(fd); return io_error(path, "write failed"); }
+    if (n <= 0) {  // ENOSPC on a full disk, EFBIG past a file size limit
+      const int error = n < 0 ? errno : ENOSPC;
+      ::close(fd);
+      return io_error(path, "write failed", error);
+    }
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0) { ::close(fd); return io_error(path, "fsync failed"); }
+  if (::fsync(fd) != 0) {  // a full disk may only show here (delayed allocation)
+    const int error = errno;
+    ::close(fd);
+    return io_error(path, "fsync failed", error);
+  }
   return ::close(fd) == 0 ? Status::ok() : io_error(path, "close failed");
 }
 
@@ -111,6 +122,46 @@ std::string folder_name(int64_t step) {
   return buf;
 }
 
+// The step in a "ckpt-NNNNNN" folder name, or -1 for any other name.
+int64_t step_of(const std::string& name) {
+  if (name.rfind("ckpt-", 0) != 0 || name.size() == 5) return -1;
+  int64_t step = 0;
+  for (size_t i = 5; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || step > (int64_t{1} << 50)) return -1;
+    step = step * 10 + (name[i] - '0');
+  }
+  return step;
+}
+
+// The ckpt-* folders of a --save folder, newest (highest step) first.
+std::vector<std::pair<int64_t, std::string>> checkpoints_newest_first(const std::string& dir) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (const int64_t step = step_of(name); step >= 0 && entry.is_directory(ec)) found.emplace_back(step, name);
+  }
+  std::sort(found.begin(), found.end(), std::greater<>());
+  return found;
+}
+
+// Reads and verifies one ckpt-* folder.
+Result<LoadedCheckpoint> load_folder(const std::string& folder) {
+  LoadedCheckpoint out;
+  out.folder = folder;
+  const std::string mpath = folder + "/manifest.json";
+  if (!fs::is_regular_file(mpath)) return bad(mpath + ": missing (the checkpoint is incomplete)");
+  const nlohmann::json j = nlohmann::json::parse(read_all(mpath), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return bad(mpath + ": not valid JSON (the checkpoint is corrupted)");
+  SPPLAN_ASSIGN_OR_RETURN(out.meta, parse_manifest(mpath, j));
+  try {
+    for (const auto& f : j["files"]) SPPLAN_RETURN_IF_ERROR(read_blob(folder, f, &out));
+  } catch (const nlohmann::json::exception&) {  // a files entry of the wrong JSON type
+    return bad(mpath + ": a files entry has a name, bytes or fnv1a64 of the wrong type (the checkpoint is corrupted)");
+  }
+  return out;
+}
+
 }  // namespace
 
 uint64_t fnv1a64(const void* data, size_t bytes) {
@@ -127,45 +178,60 @@ Status save_checkpoint(const std::string& dir, const CheckpointMeta& meta, const
   const std::string tmp = dir + "/.tmp-" + name + "-" + std::to_string(::getpid());
   fs::remove_all(tmp, ec);
   if (!fs::create_directory(tmp, ec)) return io_error(tmp, "cannot create folder");
-  for (const auto& b : blobs) SPPLAN_RETURN_IF_ERROR(write_fsync(tmp + "/" + b.name, b.data, b.bytes));
+  // A failed write (a full disk) leaves the previous checkpoints as they were and gives back the
+  // space of the partial one, so that the next save or another process is not starved too.
+  const auto fail = [&](Status s) {
+    fs::remove_all(tmp, ec);
+    return s;
+  };
+  for (const auto& b : blobs) {
+    if (Status s = write_fsync(tmp + "/" + b.name, b.data, b.bytes); !s) return fail(s);
+  }
   const std::string manifest = manifest_text(meta, blobs);
-  SPPLAN_RETURN_IF_ERROR(write_fsync(tmp + "/manifest.json", manifest.data(), manifest.size()));
+  if (Status s = write_fsync(tmp + "/manifest.json", manifest.data(), manifest.size()); !s) return fail(s);
   fsync_dir(tmp);
   const std::string final_dir = dir + "/" + name;
   fs::remove_all(final_dir, ec);
-  if (std::rename(tmp.c_str(), final_dir.c_str()) != 0) return io_error(final_dir, "cannot rename into place");
+  if (std::rename(tmp.c_str(), final_dir.c_str()) != 0) return fail(io_error(final_dir, "cannot rename into place"));
   fsync_dir(dir);
   SPPLAN_RETURN_IF_ERROR(write_file_atomically(dir + "/LATEST", name + "\n"));
   fsync_dir(dir);
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {  // keep only the newest
-    const std::string n = entry.path().filename().string();
-    if (n.rfind("ckpt-", 0) == 0 && n != name) fs::remove_all(entry.path(), ec);
-  }
+  // Keep this checkpoint and the one before it: if this one is later damaged on disk, a resume
+  // falls back to the previous one (load_checkpoint) instead of losing the run.
+  const auto kept = checkpoints_newest_first(dir);
+  for (size_t i = 2; i < kept.size(); ++i) fs::remove_all(dir + "/" + kept[i].second, ec);
   return Status::ok();
 }
 
 Result<LoadedCheckpoint> load_checkpoint(const std::string& dir) {
-  LoadedCheckpoint out;
-  out.folder = dir;
   if (!fs::is_directory(dir)) return bad(dir + ": no such folder (allowed: a folder written by --save)");
-  if (!fs::exists(dir + "/manifest.json")) {
-    std::string latest = read_all(dir + "/LATEST");
-    while (!latest.empty() && (latest.back() == '\n' || latest.back() == ' ')) latest.pop_back();
-    if (latest.empty() || latest.find('/') != std::string::npos) {
-      return bad(dir + ": no LATEST file or manifest.json (allowed: a folder written by --save)");
+  if (fs::exists(dir + "/manifest.json")) return load_folder(dir);  // one ckpt-* folder, named by hand
+  std::string latest = read_all(dir + "/LATEST");
+  while (!latest.empty() && (latest.back() == '\n' || latest.back() == ' ')) latest.pop_back();
+  const auto older = checkpoints_newest_first(dir);
+  if ((latest.empty() || latest.find('/') != std::string::npos) && older.empty()) {
+    return bad(dir + ": no LATEST file or manifest.json (allowed: a folder written by --save)");
+  }
+  // LATEST first; when it is damaged (a disk error, a truncated copy), the newest folder that
+  // verifies, with a warning naming what was refused. Nothing verifies: the newest one's error.
+  std::vector<std::string> candidates;
+  if (!latest.empty() && latest.find('/') == std::string::npos) candidates.push_back(latest);
+  for (const auto& [step, name] : older) {
+    if (name != latest) candidates.push_back(name);
+  }
+  Status first_error;
+  for (const std::string& name : candidates) {
+    Result<LoadedCheckpoint> loaded = load_folder(dir + "/" + name);
+    if (loaded.ok()) {
+      if (!first_error.is_ok()) {
+        loaded->warning = first_error.message() + "; resuming from the previous checkpoint " + loaded->folder +
+                          " (step " + std::to_string(loaded->meta.step) + ")";
+      }
+      return loaded;
     }
-    out.folder = dir + "/" + latest;
+    if (first_error.is_ok()) first_error = loaded.status();
   }
-  const std::string mpath = out.folder + "/manifest.json";
-  const nlohmann::json j = nlohmann::json::parse(read_all(mpath), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return bad(mpath + ": not valid JSON (the checkpoint is corrupted)");
-  SPPLAN_ASSIGN_OR_RETURN(out.meta, parse_manifest(mpath, j));
-  try {
-    for (const auto& f : j["files"]) SPPLAN_RETURN_IF_ERROR(read_blob(out.folder, f, &out));
-  } catch (const nlohmann::json::exception&) {  // a files entry of the wrong JSON type
-    return bad(mpath + ": a files entry has a name, bytes or fnv1a64 of the wrong type (the checkpoint is corrupted)");
-  }
-  return out;
+  return first_error;
 }
 
 std::string model_fingerprint(const ModelSpec& m) {

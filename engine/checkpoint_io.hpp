@@ -3,9 +3,11 @@
 // Layout:  DIR/LATEST            one line: the name of the newest complete checkpoint folder
 //          DIR/ckpt-000010/      manifest.json + one file per blob (params.f32, adam_m.f32, ...)
 // Writing is atomic: blobs and manifest go to a temporary folder, each file is fsync'ed, the folder
-// is renamed into place, then LATEST is replaced atomically; older ckpt-* folders are removed last.
-// A crash at any point leaves the previous checkpoint readable. Reading verifies every size and
-// checksum and refuses anything else with one line (the caller exits 2).
+// is renamed into place, then LATEST is replaced atomically; ckpt-* folders older than the previous
+// one are removed last (two are kept: disk for two checkpoints). A crash or a full disk at any point
+// leaves the previous checkpoint readable, and a failed save removes its partial folder. Reading
+// verifies every size and checksum; a damaged newest checkpoint is refused and the previous one is
+// used (with a warning); when none verifies, one line says why (the caller exits 2).
 #pragma once
 
 #include <cstdint>
@@ -40,12 +42,14 @@ struct LoadedCheckpoint {
   std::string folder;                          // the ckpt-* folder read
   CheckpointMeta meta;
   std::map<std::string, std::string> blobs;    // name -> bytes, all verified
+  std::string warning;                         // why LATEST was refused, when an older one is used
 };
 
 // Architecture fingerprint stored in the manifest: resume refuses a different model.
 std::string model_fingerprint(const ModelSpec& spec);
 
-// `dir` is a --save folder (LATEST is followed) or one ckpt-* folder.
+// `dir` is a --save folder (LATEST is followed; if it does not verify, the newest ckpt-* that does)
+// or one ckpt-* folder (no fallback: the user chose it).
 Result<LoadedCheckpoint> load_checkpoint(const std::string& dir);
 
 // The checkpoint fits this run: same model, and fewer steps done than --steps (the total to reach).

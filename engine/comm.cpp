@@ -11,6 +11,12 @@
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+#include "planner/core/parse.hpp"
+
 namespace spplan::engine {
 
 struct Comm::Groups {
@@ -23,6 +29,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+constexpr std::chrono::seconds kDefaultTimeout{30};  // a dead peer ends a collective within this
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 bool is_loopback(const std::string& addr) { return addr == "127.0.0.1" || addr == "localhost" || addr == "::1"; }
 
@@ -77,16 +87,34 @@ void synchronize(c10::Device device) {
 #endif
 }
 
+Result<std::chrono::seconds> comm_timeout() {
+  const char* v = std::getenv("SPPLAN_ENGINE_COMM_TIMEOUT_S");
+  if (v == nullptr) return kDefaultTimeout;
+  constexpr int64_t kMaxSeconds = 86400;  // a day: beyond it a hung job is better stopped
+  SPPLAN_ASSIGN_OR_RETURN(const int64_t s, parse_int("environment variable SPPLAN_ENGINE_COMM_TIMEOUT_S", v, 1, kMaxSeconds));
+  return std::chrono::seconds(s);
+}
+
 Comm::Comm(const DistEnv& env, int64_t sp, c10::Device device, std::chrono::seconds timeout)
     : rank_(env.rank), world_(env.world), sp_(sp), device_(device), groups_(std::make_unique<Groups>()) {
   if (world_ == 1) return;
-  groups_->store = make_store(env, timeout);
-  auto world_store = c10::make_intrusive<c10d::PrefixStore>("world", groups_->store);
-  const bool local = is_loopback(env.master_addr);
-  groups_->world = make_backend(world_store, rank_, world_, device, timeout, local);
-  if (sp_ > 1) {
-    auto sp_store = c10::make_intrusive<c10d::PrefixStore>("sp" + std::to_string(dp_rank()), groups_->store);
-    groups_->sp = make_backend(sp_store, sp_rank(), sp_, device, timeout, local);
+  // c10d's own message ("Timed out after 30 seconds waiting for clients. 1/2 clients joined.")
+  // does not say which address nor what to do; a rank started late or not at all lands here.
+  try {
+    groups_->store = make_store(env, timeout);
+    auto world_store = c10::make_intrusive<c10d::PrefixStore>("world", groups_->store);
+    const bool local = is_loopback(env.master_addr);
+    groups_->world = make_backend(world_store, rank_, world_, device, timeout, local);
+    if (sp_ > 1) {
+      auto sp_store = c10::make_intrusive<c10d::PrefixStore>("sp" + std::to_string(dp_rank()), groups_->store);
+      groups_->sp = make_backend(sp_store, sp_rank(), sp_, device, timeout, local);
+    }
+  } catch (const std::exception& e) {
+    throw std::runtime_error("rendezvous at " + env.master_addr + ":" + std::to_string(env.master_port) +
+                             " failed within " + std::to_string(timeout.count()) + " s: " + first_line(e.what()) +
+                             " (allowed: all " + std::to_string(world_) +
+                             " ranks started with the same MASTER_ADDR and MASTER_PORT;"
+                             " SPPLAN_ENGINE_COMM_TIMEOUT_S sets the wait)");
   }
 }
 

@@ -17,6 +17,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "engine/launcher.hpp"
+#include "planner/core/status.hpp"
 
 namespace spplan::engine {
 
@@ -30,10 +31,16 @@ struct CommTimes {
 // Waits for the device's queued work (CUDA); nothing on CPU. For phase timings.
 void synchronize(c10::Device device);
 
+// How long a rendezvous or a collective waits for a peer before failing: the environment variable
+// SPPLAN_ENGINE_COMM_TIMEOUT_S (whole seconds, 1 to 86400), else 30 s. Large jobs whose ranks
+// start minutes apart raise it; tests lower it.
+Result<std::chrono::seconds> comm_timeout();
+
 class Comm {
  public:
   // Rendezvous through a c10d TCPStore at env.master_addr:master_port (rank 0 hosts it) and builds
-  // the world group and this rank's SP group. world == 1 needs no store. Throws on failure.
+  // the world group and this rank's SP group. world == 1 needs no store. Throws on failure; a rank
+  // that never joins makes every other rank throw within `timeout`, naming the rendezvous address.
   Comm(const DistEnv& env, int64_t sp, c10::Device device, std::chrono::seconds timeout);
   ~Comm();
 

@@ -233,6 +233,14 @@ std::vector<int64_t> TokenSource::window(int64_t index, int64_t seq_len) const {
   return w;
 }
 
+Status check_enough_tokens(const TokenSource& data, int64_t seq_len) {
+  const int64_t tokens = data.num_tokens();
+  if (tokens == 0 || tokens > seq_len) return Status::ok();  // synthetic, or one window fits
+  return Status::invalid("--data: the files hold " + std::to_string(tokens) + " tokens, fewer than one sequence of " +
+                         std::to_string(seq_len) + " plus its last label (allowed: at least " +
+                         std::to_string(seq_len + 1) + " tokens, or a shorter --seq)");
+}
+
 Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t eos_id) {
   const auto seq_len = static_cast<int64_t>(window.size()) - 1;
   const int64_t local = (seq_len + sp - 1) / sp;  // padded to a multiple of sp

@@ -63,6 +63,11 @@ class TokenSource {
   int64_t eos_id_ = kNoEos;
 };
 
+// Files (not synthetic data) that hold fewer than seq_len + 1 tokens, one sequence and its last
+// label, are refused: the wrap-around would train on the same few tokens repeated, which a
+// too-short or truncated file should not silently do. One line naming --data and both counts.
+Status check_enough_tokens(const TokenSource& data, int64_t seq_len);
+
 // One rank's share of one sequence: inputs and labels (shifted before sharding; padding to a
 // multiple of sp has label kIgnoreLabel, and so has a label whose input is eos_id: see above)
 // and the global position of its first token.

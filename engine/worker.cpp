@@ -27,7 +27,6 @@
 namespace spplan::engine {
 namespace {
 
-constexpr std::chrono::seconds kCommTimeout{30};  // a dead peer ends a collective within this
 
 void maybe_die(int64_t rank, int64_t step) {  // the test hook (see worker.hpp)
   const char* fault = std::getenv("SPPLAN_ENGINE_FAULT");
@@ -48,7 +47,9 @@ int64_t set_threads(int64_t local_world) {
 }
 
 Result<TokenSource> open_data(const RunOptions& o) {
-  return TokenSource::open(o.data_paths, o.plan.model.vocab_size, o.eos_id, o.seed);
+  SPPLAN_ASSIGN_OR_RETURN(TokenSource data, TokenSource::open(o.data_paths, o.plan.model.vocab_size, o.eos_id, o.seed));
+  SPPLAN_RETURN_IF_ERROR(check_enough_tokens(data, o.plan.seq_len));
+  return data;
 }
 
 // A GPU when LibTorch has CUDA and one is present (NCCL path: compiled, not exercised here).
@@ -292,7 +293,12 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std:
     if (env.rank == 0) std::cerr << s.message() << "\n";
     return 2;
   }
-  Comm comm(env, o.plan.knobs.sp, device, kCommTimeout);
+  const Result<std::chrono::seconds> timeout = comm_timeout();
+  if (!timeout.ok()) {
+    if (env.rank == 0) std::cerr << timeout.status().message() << "\n";
+    return 2;
+  }
+  Comm comm(env, o.plan.knobs.sp, device, *timeout);
   Trainer trainer(o, comm, data);
   if (resume) {
     if (Status s = trainer.restore(*resume); !s) {
@@ -382,6 +388,7 @@ int run_rank(RunOptions o, const DistEnv& env) {
     Result<LoadedCheckpoint> ck = load_checkpoint(o.resume_dir);
     if (!ck.ok()) return bad_input(ck.status());
     if (Status s = check_resume(*ck, o.plan.model, o.steps); !s) return bad_input(s);
+    if (env.rank == 0 && !ck->warning.empty()) std::cerr << "spplan-engine: warning: " << ck->warning << "\n";
     resume = std::move(ck).value();
   }
   std::optional<HfWeights> init;

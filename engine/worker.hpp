@@ -10,6 +10,7 @@
 //
 // Test hook: SPPLAN_ENGINE_FAULT="kill:R:K" makes rank R kill itself (SIGKILL) before step K;
 // "stop:R:K" stops it instead (SIGSTOP: a hung rank, which the collective timeout must catch).
+// SPPLAN_ENGINE_COMM_TIMEOUT_S: how long a rendezvous or collective waits for a peer (comm.hpp).
 #pragma once
 
 #include "engine/launcher.hpp"

@@ -4,7 +4,8 @@
 #   Tools: compilers, CMake >= 3.25, Ninja, git (found as commands, however they were installed).
 #   Header libraries: toml++, nlohmann-json >= 3.11, Eigen >= 3.3 (found as packages, or in
 #   third_party_bundle/ from scripts/bundle-headers.sh).
-#   Unless SPPLAN_ENGINE_ONLY=1: Boost.Graph (the simulator), GoogleTest, Google Benchmark.
+#   Unless SPPLAN_ENGINE_ONLY=1: Boost.Graph (the simulator), GoogleTest, Google Benchmark, and
+#   clang with libclang-rt-dev (sanitizers and libFuzzer, for scripts/sanitize.sh).
 #   Unless SPPLAN_NO_GUI=1 or SPPLAN_ENGINE_ONLY=1: Qt 6 >= 6.4 (Widgets, Charts, Svg, Test;
 #   Charts' CMake config needs Qt6OpenGL's, which qt6-base-dev does not pull in:
 #   libqt6opengl6-dev) and Xvfb for the GUI tests.
@@ -59,6 +60,8 @@ wanted=(
 )
 if [ "$engine_only" != 1 ]; then
   wanted+=("pkg-config||" "libboost-graph-dev||" "libgtest-dev||" "libgmock-dev||" "libbenchmark-dev||")
+  # scripts/sanitize.sh: clang with its AddressSanitizer, UBSan and libFuzzer runtimes.
+  wanted+=("clang||cmd:clang++" "libclang-rt-dev||")
 fi
 if [ "$no_gui" != 1 ]; then
   wanted+=("qt6-base-dev|6.4|" "qt6-charts-dev||" "qt6-svg-dev||" "libqt6opengl6-dev||" "libgl-dev||"

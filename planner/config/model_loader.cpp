@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -100,8 +102,25 @@ Status json_positive(const std::string& path, const nlohmann::json& j, const cha
 Result<nlohmann::json> read_json_object(const std::string& path) {
   SPPLAN_RETURN_IF_ERROR(check_input_file(path));
   std::ifstream in(path);
+  // JSON leaves a repeated key to the reader (nlohmann keeps the last); two values for one key
+  // mean the file was merged or edited by hand, and either value may be the intended one.
+  std::vector<std::set<std::string>> keys_per_object;  // the keys seen in each open object
+  std::string duplicate;
+  const auto note_keys = [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) keys_per_object.emplace_back();
+    if (event == Event::object_end) keys_per_object.pop_back();
+    if (event == Event::key && duplicate.empty() && !keys_per_object.back().insert(parsed.get<std::string>()).second) {
+      duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
   try {
-    nlohmann::json j = nlohmann::json::parse(in);
+    nlohmann::json j = nlohmann::json::parse(in, note_keys);
+    if (!duplicate.empty()) {
+      return Status::invalid(path + ": key \"" + printable(duplicate) +
+                             "\": given twice in one object (allowed: each key once)");
+    }
     if (j.is_object()) return j;
     return Status::invalid(path + ": the top level is " + std::string(j.type_name()) +
                            " (allowed: a JSON object, as in a config.json)");

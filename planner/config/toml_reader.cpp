@@ -45,6 +45,27 @@ Status check_key_depth(const std::string& path, const std::string& text) {
   return Status::ok();
 }
 
+// Optimal string alignment distance (Levenshtein plus adjacent transpositions, which is how keys
+// are usually mistyped: "modle"); keys are short, so the O(n*m) table is nothing.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// A typo, not another word: about one edit per four characters of the allowed key.
+bool is_close(std::string_view typed, std::string_view allowed) {
+  return edit_distance(typed, allowed) <= std::max<size_t>(1, allowed.size() / 4);
+}
+
 Result<std::string> read_config_text(const std::string& path) {
   SPPLAN_RETURN_IF_ERROR(check_input_file(path));
   std::error_code error;
@@ -87,6 +108,16 @@ std::string KeyReader::where(std::string_view key) const {
 }
 
 Status KeyReader::missing(std::string_view key) const {
+  // A required key is often missing because it was mistyped ("num_hiden_layers"): name the typo,
+  // which is what the user has to fix, rather than the key they believe they wrote.
+  for (auto&& [typed, node] : table_) {
+    const std::string name(typed.str());
+    const bool asked = std::find(known_.begin(), known_.end(), name) != known_.end();
+    if (!asked && is_close(name, key)) {
+      return Status::invalid(where(name) + ": unknown key (closest allowed: \"" + std::string(key) +
+                             "\", which is required and missing)");
+    }
+  }
   return Status::invalid(where(key) + ": missing (required)");
 }
 
@@ -181,7 +212,13 @@ Status KeyReader::check_no_unknown_keys() const {
   for (auto&& [key, node] : table_) {
     const std::string name(key.str());
     if (read_.count(name) == 0) {
-      return Status::invalid(where(name) + ": unknown key (allowed: " + join(known_) + ")");
+      std::string closest;  // the allowed key with the fewest edits, when it is a plausible typo
+      size_t best = std::string::npos;
+      for (const auto& k : known_) {
+        if (is_close(name, k) && edit_distance(name, k) < best) best = edit_distance(name, k), closest = k;
+      }
+      return Status::invalid(where(name) + ": unknown key (allowed: " + join(known_) +
+                             (closest.empty() ? "" : "; closest: \"" + closest + "\"") + ")");
     }
   }
   return Status::ok();
@@ -194,8 +231,10 @@ Result<toml::table> parse_toml_file(const std::string& path) {
     return toml::parse(text, path);
   } catch (const toml::parse_error& error) {
     const auto& begin = error.source().begin;
+    // printable(): toml++ quotes the character it stopped at as is, a newline included
+    // ("expected 'nan', saw 'n<newline>'"), which broke the one-line rule (found by fuzz_gpu_toml).
     return Status::invalid(path + ":" + std::to_string(begin.line) + ":" + std::to_string(begin.column) + ": " +
-                           std::string(error.description()));
+                           printable(error.description()));
   }
 }
 

@@ -237,6 +237,22 @@ TEST(Cli, PlanLeavesOutAloneWhenNothingFits) {
   EXPECT_EQ(read_text(out), "ORIGINAL\n");
 }
 
+// --out naming a symbolic link: the plan goes into the file the link names; the link stays.
+TEST(Cli, PlanOutThroughASymbolicLinkKeepsTheLink) {
+  const std::string target = testing::TempDir() + "/linked_plan_target.toml";
+  const std::string link = testing::TempDir() + "/linked_plan.toml";
+  write_text(target, "ORIGINAL\n");
+  std::remove(link.c_str());
+  ASSERT_EQ(symlink(target.c_str(), link.c_str()), 0);
+  const CliRun r = run_spplan(std::string("plan ") + kBase + "--seq 128k --out " + link);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  char buf[4096];
+  const ssize_t n = readlink(link.c_str(), buf, sizeof buf);
+  ASSERT_GT(n, 0) << "the link was replaced by a file";
+  EXPECT_EQ(std::string(buf, static_cast<size_t>(n)), target);
+  EXPECT_NE(read_text(target).find("[knobs]"), std::string::npos);
+}
+
 // Without --sp every knob set is searched; it once found none (the plan rules refused seq 0).
 TEST(Cli, MaxSeqSearchedFindsALength) {
   const CliRun r = run_spplan(std::string("max-seq ") + kBase + "--json");

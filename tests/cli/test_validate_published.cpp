@@ -89,6 +89,7 @@ TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
       {"bad_measure.csv", "bad_measure.csv:2: column \"peak_mem_gb\": value \"lots\" is not allowed (allowed: a number > 0, or empty when not published)"},
       {"zero_measure.csv", "zero_measure.csv:2: column \"tokens_per_s\": value \"0\" is not allowed (allowed: a number > 0, or empty when not published)"},
       {"unclosed_quote.csv", "unclosed_quote.csv:2: a quote is not closed (allowed: quoted cells that end on their own line)"},
+      {"header_only.csv", "header_only.csv: no data rows after the header (allowed: a header and at least one row)"},
       {"duplicate_column.csv", "duplicate_column.csv: column \"sp\": given twice (allowed: once)"},
       // The row and column, not the --model flag the CSV user never typed.
       {"bad_trainer.csv", "bad_trainer.csv:2: column \"trainer\": value \"megatron\" is not allowed (allowed: arctic, hf, liger, engine)"},

@@ -66,6 +66,11 @@ const std::vector<BadCase>& cases() {
       {flags({"--data", "$D/big.u32.bin"}), "big.u32.bin: token 1 has id 5000 (allowed: ids below the model's vocab_size 4096)"},
       {flags({"--data", "$D/bad.txt"}), "bad.txt: byte 2 is not valid UTF-8"},
       {flags({"--data", "$D/empty.txt"}), "empty.txt: empty file"},
+      // Too short for one sequence: wrapping around would train on the same 3 tokens over and over.
+      {flags({"--data", "$D/ok.u16.bin"}),
+       "--data: the files hold 3 tokens, fewer than one sequence of 4096 plus its last label (allowed: at least 4097 "
+       "tokens, or a shorter --seq)"},
+      {flags({"--data", "$D/ckpt"}), "--data: $D/ckpt: cannot open (not a regular file)"},
       // A list is checked file by file; the message names the file and the token within it.
       {flags({"--data", "$D/ok.u16.bin,$D/none.u16.bin"}), "--data: $D/none.u16.bin: cannot open"},
       {flags({"--data", "$D/ok.u16.bin,$D/big.u32.bin"}),

@@ -61,6 +61,45 @@ TEST(EngineFailure, RanksStartedByHandExitWhenAPeerDies) {
   EXPECT_NE(r.out.find("spplan-engine: rank 0:"), std::string::npos) << r.out;
 }
 
+// WORLD_SIZE=2 with one rank started: whichever rank it is (rank 0 hosts the store, rank 1
+// connects to it) waits SPPLAN_ENGINE_COMM_TIMEOUT_S, then exits saying where it waited.
+TEST(EngineFailure, ARankThatNeverJoinsEndsTheRendezvousWithAMessage) {
+  const std::string bin = SPPLAN_ENGINE_BIN;
+  for (const std::string rank : {"0", "1"}) {
+    const std::string port = std::to_string(free_port());
+    const std::string cmd = "MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port + " WORLD_SIZE=2 RANK=" + rank +
+                            " LOCAL_RANK=" + rank + " SPPLAN_ENGINE_COMM_TIMEOUT_S=3 " + bin +
+                            " run --model tiny-llama --seq 1024 --sp 2 --steps 2 2>&1";
+    const RunResult r = run_shell(cmd, 120);
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_LT(r.seconds, 30.0) << "the 3 s timeout did not end the wait";
+    EXPECT_NE(r.out.find("spplan-engine: rank " + rank + ": rendezvous at 127.0.0.1:" + port + " failed within 3 s: "),
+              std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(allowed: all 2 ranks started with the same MASTER_ADDR and MASTER_PORT;"
+                         " SPPLAN_ENGINE_COMM_TIMEOUT_S sets the wait)"),
+              std::string::npos) << r.out;
+  }
+}
+
+// The newest checkpoint damaged on disk (here truncated, as by a copy cut short): the resume
+// refuses it, says so, and continues from the one before with the same losses as a run never
+// interrupted.
+TEST(EngineFailure, DamagedNewestCheckpointResumesFromThePrevious) {
+  const auto full = losses_of(json_of(run_engine(small(4, {"--json"}))));
+  const std::string dir = fresh_dir("ckpt_damaged_newest");
+  ASSERT_EQ(run_engine(small(2, {"--save", dir, "--save-every", "1"})).exit_code, 0);
+  const std::string newest = dir + "/ckpt-000002/params.f32";
+  ASSERT_TRUE(fs::exists(dir + "/ckpt-000001/manifest.json"));
+  fs::resize_file(newest, fs::file_size(newest) / 2);
+  const RunResult resumed = run_engine(small(4, {"--resume", dir, "--json"}));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.err.find("spplan-engine: warning: --resume: " + newest + ": size "), std::string::npos)
+      << resumed.err;
+  EXPECT_NE(resumed.err.find("resuming from the previous checkpoint " + dir + "/ckpt-000001 (step 1)"),
+            std::string::npos) << resumed.err;
+  EXPECT_LE(max_rel_diff(losses_of(json_of(resumed)), tail(full, 1)), 1e-6);
+}
+
 TEST(EngineFailure, CorruptedCheckpointIsRefusedWithOneLine) {
   const std::string dir = fresh_dir("ckpt_corrupt");
   const std::vector<std::string> args{"run", "--model", "tiny-llama", "--seq", "256", "--sp", "1", "--nproc", "1"};

@@ -63,8 +63,9 @@ check build-bad-argument 2 "unknown argument '--bogus'" "" -- "$P" "$build" --bo
 O=SPPLAN_OS_RELEASE
 check deps-ubuntu 0 "system: ubuntu 24.04" "" -- "$P" $O="$tmp/ubuntu-24.04" "$deps" --dry-run
 check deps-full-has-gui 0 "wanted: .*libboost-graph-dev.* qt6-base-dev>=6.4 .*xvfb" "" -- "$P" $O="$tmp/debian-12" "$deps" --dry-run
+check deps-sanitizers 0 "wanted: .*clang libclang-rt-dev" "" -- "$P" $O="$tmp/debian-12" "$deps" --dry-run
 check deps-no-gui 0 "wanted: .*libboost-graph-dev.*libgtest-dev" "qt6|xvfb" -- "$P" $O="$tmp/ubuntu-24.04" SPPLAN_NO_GUI=1 "$deps" --dry-run
-check deps-engine-only 0 "wanted: build-essential cmake>=3.25 ninja-build git libtomlplusplus-dev nlohmann-json3-dev>=3.11 libeigen3-dev>=3.3$" "boost|gtest|benchmark|qt6|xvfb|fmt" -- "$P" $O="$tmp/ubuntu-24.04" SPPLAN_ENGINE_ONLY=1 "$deps" --dry-run
+check deps-engine-only 0 "wanted: build-essential cmake>=3.25 ninja-build git libtomlplusplus-dev nlohmann-json3-dev>=3.11 libeigen3-dev>=3.3$" "boost|gtest|benchmark|qt6|xvfb|fmt|clang" -- "$P" $O="$tmp/ubuntu-24.04" SPPLAN_ENGINE_ONLY=1 "$deps" --dry-run
 check deps-reuses-active-torch 0 "torch: 9.9.9\+fake present in $tmp/path-torch/python3; not installing another" "will install" -- "$P" $O="$tmp/ubuntu-24.04" SPPLAN_VENV="$tmp/nowhere" "$deps" --dry-run
 check deps-reuses-explicit-torch 0 "present in $tmp/explicit/python" "will install" -- "$B" $O="$tmp/ubuntu-24.04" SPPLAN_TORCH_PYTHON="$tmp/explicit/python" "$deps" --dry-run
 check deps-explicit-bad-is-error 2 "SPPLAN_TORCH_PYTHON=$tmp/bare/python: cannot import torch" "will install" -- "$B" $O="$tmp/ubuntu-24.04" SPPLAN_TORCH_PYTHON="$tmp/bare/python" "$deps" --dry-run

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "planner/config/plan_rules.hpp"
 
@@ -67,10 +69,13 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
     std::string file, expected;
   } cases[] = {
       {"bad_heads.toml", "bad_heads.toml: key \"num_key_value_heads\": value 4 does not divide num_attention_heads 6 (allowed: a divisor of num_attention_heads)"},
-      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, rope_theta, rms_norm_eps)"},
+      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, rope_theta, rms_norm_eps; closest: \"hidden_size\")"},
+      {"misspelt_required.toml", "misspelt_required.toml: key \"num_hiden_layers\": unknown key (closest allowed: \"num_hidden_layers\", which is required and missing)"},
       {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 10000)"},
       {"missing_vocab.toml", "missing_vocab.toml: key \"vocab_size\": missing (required)"},
       {"syntax_error.toml", "syntax_error.toml:1:21: "},
+      // toml++ quotes the character it stopped at, here a newline: shown as \x0a (found by fuzzing).
+      {"newline_in_syntax_error.toml", "newline_in_syntax_error.toml:1:22: Error while parsing floating-point: expected 'nan', saw 'n\\x0a'"},
       {"nope.toml", "nope.toml: cannot open (no such file)"},
       {"no_head_dim.toml", "no_head_dim.toml: key \"head_dim\": missing, and hidden_size 16 / num_attention_heads 32 is below 1 (allowed: a head_dim of at least 1)"},
       {"deep_key.toml", "deep_key.toml:2: more than 256 dots outside strings (allowed: keys nested at most 256 levels deep)"},
@@ -79,6 +84,7 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
       {"tie_string.json", "tie_string.json: key \"tie_word_embeddings\": value \"true\" is not allowed (allowed: true, false)"},
       {"truncated.json", "truncated.json: not valid JSON at byte 19 (allowed: a JSON object, as in a config.json)"},
       {"number_overflow.json", "number_overflow.json: not valid JSON: number overflow parsing '1e400' (allowed: a JSON object, as in a config.json)"},
+      {"duplicate_key.json", "duplicate_key.json: key \"hidden_size\": given twice in one object (allowed: each key once)"},
       {"array.json", "array.json: the top level is array (allowed: a JSON object, as in a config.json)"},
       {"no_head_dim.json", "no_head_dim.json: key \"head_dim\": missing, and hidden_size 16 / num_attention_heads 32 is below 1 (allowed: a head_dim of at least 1)"},
   };
@@ -222,12 +228,12 @@ TEST(Plan, BadPlansNameFileAndKey) {
       {"bad_plan_bucket.toml", "bad_plan_bucket.toml: key \"knobs.reduce_bucket_elems\": value 1e+300 is not allowed (allowed: a number from 1e-15 to 1e+15)"},
       {"bad_plan_prefetch.toml", "bad_plan_prefetch.toml: key \"knobs.prefetch_bucket_elems\": value -0.5 is not allowed (allowed: a number from 0 to 1e+15)"},
       // The allowed list holds every knob, also the optional ones the file leaves out.
-      {"bad_plan_unknown_knob.toml", "bad_plan_unknown_knob.toml: key \"knobs.tiled_mpl\": unknown key (allowed: sp, zero_stage, offload_optimizer, offload_params, act_ckpt, sp_comm_dtype, precision, tiled_mlp, tiled_loss, micro_batch, grad_accum_steps, reduce_bucket_elems, prefetch_bucket_elems)"},
+      {"bad_plan_unknown_knob.toml", "bad_plan_unknown_knob.toml: key \"knobs.tiled_mpl\": unknown key (allowed: sp, zero_stage, offload_optimizer, offload_params, act_ckpt, sp_comm_dtype, precision, tiled_mlp, tiled_loss, micro_batch, grad_accum_steps, reduce_bucket_elems, prefetch_bucket_elems; closest: \"tiled_mlp\")"},
       {"bad_plan_model_value.toml", "bad_plan_model_value.toml: key \"model\": value 5 is not allowed (allowed: a table with preset = \"name\" or all model keys)"},
       {"bad_plan_preset.toml", "bad_plan_preset.toml: key \"model.preset\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
       {"bad_plan_trainer.toml", "bad_plan_trainer.toml: key \"trainer\": value \"megatron\" is not allowed (allowed: arctic, hf, liger, engine)"},
       {"bad_plan_attention.toml", "bad_plan_attention.toml: key \"attention\": value \"flash3\" is not allowed (allowed: flash2, sdpa)"},
-      {"bad_plan_optimizer_key.toml", "bad_plan_optimizer_key.toml: key \"optimizer.warmpu_steps\": unknown key (allowed: lr, warmup_steps, lr_schedule, min_lr, weight_decay, grad_clip)"},
+      {"bad_plan_optimizer_key.toml", "bad_plan_optimizer_key.toml: key \"optimizer.warmpu_steps\": unknown key (allowed: lr, warmup_steps, lr_schedule, min_lr, weight_decay, grad_clip; closest: \"warmup_steps\")"},
       {"bad_plan_min_lr.toml", "bad_plan_min_lr.toml: key \"optimizer.min_lr\": value 0.001 is above the learning rate 0.0001 (allowed: 0 to lr)"},
       {"bad_plan_lr_schedule.toml", "bad_plan_lr_schedule.toml: key \"optimizer.lr_schedule\": value \"step\" is not allowed (allowed: constant, cosine, linear)"},
       {"bad_plan_seq.toml", "bad_plan_seq.toml: key \"seq_len\": value 1099511627776 is not allowed (allowed: a whole number from 1 to 1000000000000)"},
@@ -245,7 +251,7 @@ TEST(Plan, UnknownTopLevelKeyListsEveryTable) {
   ASSERT_TRUE(write_file_atomically(path, "seq_len = 1024\n[modle]\npreset = \"qwen3-4b\"\n").is_ok());
   const auto plan = load_plan(path);
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.status().message().find("key \"modle\": unknown key (allowed: seq_len, trainer, attention, model, gpu, cluster, knobs, optimizer)"),
+  EXPECT_NE(plan.status().message().find("key \"modle\": unknown key (allowed: seq_len, trainer, attention, model, gpu, cluster, knobs, optimizer; closest: \"model\")"),
             std::string::npos)
       << plan.status().message();
 }
@@ -274,6 +280,39 @@ TEST(WriteFile, EmptyPathIsAnErrorNotAFileNamedDotTmp) {
   const Status s = write_file_atomically("", "x");
   EXPECT_EQ(s.code(), Status::Code::kInvalidInput);
   EXPECT_EQ(s.message(), "\"\": cannot write (an empty file name; allowed: a path to a file)");
+}
+
+
+// `--out link.toml` where link.toml is a symbolic link: the file it names gets the text and the
+// link stays a link (a rename onto the link would silently replace it with a plain file).
+TEST(WriteFile, SymbolicLinkIsWrittenThroughAndKept) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(testing::TempDir()) / "write_through_link";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "real");
+  write_file_atomically((dir / "real" / "plan.toml").string(), "old\n");
+  fs::create_symlink("real/plan.toml", dir / "link.toml");              // relative, as ln -s writes it
+  fs::create_symlink(dir / "link.toml", dir / "link_to_link.toml");    // a chain of two
+  ASSERT_TRUE(write_file_atomically((dir / "link_to_link.toml").string(), "new\n").is_ok());
+  EXPECT_TRUE(fs::is_symlink(dir / "link.toml"));
+  EXPECT_TRUE(fs::is_symlink(dir / "link_to_link.toml"));
+  std::ifstream in(dir / "real" / "plan.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "new\n");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir / "real"), fs::directory_iterator()), 1);  // no temporary left
+}
+
+TEST(WriteFile, SymbolicLinkLoopIsRefused) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(testing::TempDir()) / "write_link_loop";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::create_symlink("b", dir / "a");
+  fs::create_symlink("a", dir / "b");
+  const Status s = write_file_atomically((dir / "a").string(), "x");
+  EXPECT_EQ(s.message(), (dir / "a").string() +
+                             ": cannot write (more than 40 symbolic links in a row; allowed: a file or a link to one)");
+  EXPECT_TRUE(fs::is_symlink(dir / "a"));
 }
 
 }  // namespace

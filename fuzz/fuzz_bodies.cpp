@@ -1,0 +1,130 @@
+#include "fuzz/fuzz_bodies.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli/commands.hpp"
+#include "cli/validate_published.hpp"
+#include "planner/config/loaders.hpp"
+#include "planner/core/parse.hpp"
+
+namespace spplan::fuzz {
+namespace {
+
+// The rule every message keeps (STYLE.md): one line, so scripts and the GUI can show it whole.
+void require_one_line(const Status& s) {
+  if (!s.is_ok() && s.message().find('\n') != std::string::npos) {
+    std::cerr << "fuzz: a message of more than one line: " << s.message() << "\n";
+    std::abort();
+  }
+}
+
+// A folder of this process's own under $TMPDIR (or /tmp): the loaders read files, so each input
+// is written to one first.
+const std::string& scratch_dir() {
+  static const std::string dir = [] {
+    const char* tmp = std::getenv("TMPDIR");
+    const std::string d = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/spplan-fuzz-" +
+                          std::to_string(::getpid());
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+std::string write_input(std::string_view bytes, const std::string& name) {
+  const std::string path = scratch_dir() + "/" + name;
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
+// Runs `f` with std::cout and std::cerr discarded (the CLI prints tables; printf output is the
+// driver's to silence: -close_fd_mask).
+template <typename F>
+void quietly(F&& f) {
+  std::ostringstream sink;
+  auto* out = std::cout.rdbuf(sink.rdbuf());
+  auto* err = std::cerr.rdbuf(sink.rdbuf());
+  f();
+  std::cout.rdbuf(out);
+  std::cerr.rdbuf(err);
+}
+
+}  // namespace
+
+void model_toml(std::string_view bytes) { require_one_line(load_model(write_input(bytes, "model.toml")).status()); }
+
+void gpu_toml(std::string_view bytes) { require_one_line(load_gpu(write_input(bytes, "gpu.toml")).status()); }
+
+void plan_toml(std::string_view bytes) { require_one_line(load_plan(write_input(bytes, "plan.toml")).status()); }
+
+void config_json(std::string_view bytes) {
+  std::filesystem::create_directories(scratch_dir() + "/model");
+  require_one_line(load_model(write_input(bytes, "model/config.json")).status());
+}
+
+void validation_csv(std::string_view bytes) {
+  require_one_line(cli::validate_published(write_input(bytes, "published.csv")).status());
+}
+
+void seq_len(std::string_view bytes) {
+  const auto seq = parse_seq_len("--seq", bytes);
+  require_one_line(seq.status());
+  if (seq.ok() && (*seq < 1 || *seq > kMaxSeqLen)) {
+    std::cerr << "fuzz: parse_seq_len accepted " << *seq << ", outside 1.." << kMaxSeqLen << "\n";
+    std::abort();
+  }
+  require_one_line(parse_int("--gpus", bytes, 1, 1 << 20).status());
+  const auto number = parse_double("--lr", bytes, 0.0, 1.0);
+  require_one_line(number.status());
+  if (number.ok() && !(*number >= 0.0 && *number <= 1.0)) std::abort();
+}
+
+void cli_args(std::string_view bytes) {
+  constexpr size_t kMaxArgs = 24;
+  std::vector<std::string> args{"spplan"};
+  for (size_t begin = 0; begin <= bytes.size() && args.size() <= kMaxArgs;) {
+    const size_t end = std::min(bytes.find('\n', begin), bytes.size());
+    args.emplace_back(bytes.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  for (const auto& a : args) {
+    // Paths stay inside the scratch folder (the CLI writes --out, --trace, --svg files), and
+    // run/calibrate start the engine, which is not what is fuzzed here.
+    if (a.find('/') != std::string::npos || a.find('\0') != std::string::npos || a == "run" || a == "calibrate") return;
+  }
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(scratch_dir());
+  quietly([&] { cli::run_command(static_cast<int>(argv.size()), argv.data()); });
+  std::filesystem::current_path(cwd);
+}
+
+const std::vector<Target>& targets() {
+  static const std::vector<Target> kTargets{
+      {"model_toml", model_toml, {"configs/models", "tests/planner/config/data"}, ".toml"},
+      {"gpu_toml", gpu_toml, {"configs/gpus", "tests/planner/config/data"}, ".toml"},
+      {"plan_toml", plan_toml, {"configs/plans", "tests/planner/config/data"}, ".toml"},
+      {"config_json", config_json, {"tests/planner/config/data", "tests/planner/config/data/transformers5"}, ".json"},
+      {"validation_csv", validation_csv, {"validation", "tests/cli/data"}, ".csv"},
+      {"seq_len", seq_len, {"fuzz/seeds/seq_len"}, ""},
+      {"cli_args", cli_args, {"fuzz/seeds/cli"}, ""},
+  };
+  return kTargets;
+}
+
+const Target* find_target(std::string_view name) {
+  for (const auto& t : targets()) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+}  // namespace spplan::fuzz
