@@ -33,7 +33,8 @@ struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
                                at::TensorList params) {
     ctx->saved_data["fn"] = reinterpret_cast<int64_t>(fn);
     ctx->saved_data["offload"] = offload;
-    std::vector<at::Tensor> keep{offload ? copy_to_host(x, MemCategory::kActivations) : x};
+    // Asynchronous on CUDA: only the recompute's copy back (the same stream) reads it.
+    std::vector<at::Tensor> keep{offload ? copy_to_host(x, MemCategory::kActivations, /*async=*/true) : x};
     keep.insert(keep.end(), params.begin(), params.end());
     ctx->save_for_backward(keep);
     at::NoGradGuard no_grad;
