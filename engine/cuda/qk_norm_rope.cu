@@ -58,6 +58,7 @@ __global__ void qk_norm_rope_backward_kernel(const T* dy, const T* x, int64_t to
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   float* my_dw = dw + warp * d;
   for (int64_t c = lane; c < d; c += 32) my_dw[c] = 0;
+  __syncthreads();  // lanes accumulate into columns other lanes zeroed
   const int64_t half = d / 2, rows = tokens * heads;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarps + warp; row < rows;
        row += static_cast<int64_t>(gridDim.x) * kWarps) {
