@@ -29,7 +29,7 @@ bool kernels_disabled() {
   return disabled;
 }
 
-bool on_kernel(const at::Tensor& t) {
+[[maybe_unused]] bool on_kernel(const at::Tensor& t) {  // unused when the kernels are not built
   return cuda_kernels_built() && !kernels_disabled() && t.is_cuda() &&
          (t.scalar_type() == at::kFloat || t.scalar_type() == at::kBFloat16);
 }

@@ -4,12 +4,12 @@
 #   OFF: never (the ops run their ATen reference on every device).
 # The .cu files include no LibTorch header (launch.hpp: raw pointers, sizes, a stream), so nvcc
 # compiles them alone; fused_cuda.cpp is the LibTorch side, compiled with the engine. They are
-# compiled for CMAKE_CUDA_ARCHITECTURES, 90 (H100, the GPU the engine is measured on) unless set:
-# pass -DCMAKE_CUDA_ARCHITECTURES="80;90" for A100s too. Sets SPPLAN_ENGINE_CUDA_KERNELS_BUILT.
+# compiled for SPPLAN_ENGINE_CUDA_ARCHITECTURES, default 90 (H100, the GPU the engine is measured
+# on): pass -DSPPLAN_ENGINE_CUDA_ARCHITECTURES="80;90" for A100s too. Sets SPPLAN_ENGINE_CUDA_KERNELS_BUILT.
 set(SPPLAN_ENGINE_CUDA_KERNELS AUTO CACHE STRING "Build the engine's fused CUDA kernels: AUTO, ON or OFF")
 set_property(CACHE SPPLAN_ENGINE_CUDA_KERNELS PROPERTY STRINGS AUTO ON OFF)
 if(NOT SPPLAN_ENGINE_CUDA_KERNELS MATCHES "^(AUTO|ON|OFF)$")
-  message(FATAL_ERROR "SPPLAN_ENGINE_CUDA_KERNELS: value \"${SPPLAN_ENGINE_CUDA_KERNELS}\" (allowed: AUTO, ON, OFF)")
+  message(FATAL_ERROR "SPPLAN_ENGINE_CUDA_KERNELS: value \"${SPPLAN_ENGINE_CUDA_KERNELS}\" is not allowed (allowed: AUTO, ON, OFF)")
 endif()
 
 set(SPPLAN_ENGINE_CUDA_KERNELS_BUILT OFF)
@@ -35,11 +35,13 @@ if(NOT SPPLAN_ENGINE_CUDA_KERNELS STREQUAL "OFF")
 endif()
 
 if(SPPLAN_ENGINE_CUDA_KERNELS_BUILT)
-  set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "GPU architectures of the engine's fused CUDA kernels")
+  # Their own setting: LibTorch's config enables CUDA first, which fills CMAKE_CUDA_ARCHITECTURES
+  # with nvcc's default (75) before this file could choose.
+  set(SPPLAN_ENGINE_CUDA_ARCHITECTURES 90 CACHE STRING "GPU architectures of the engine's fused CUDA kernels")
   enable_language(CUDA)
   # LibTorch's cuda.cmake filled CMAKE_CUDA_FLAGS for its own extensions (its arch list, extended
   # lambdas, an ONNX define); these kernels need none of it: the architectures come from
-  # CMAKE_CUDA_ARCHITECTURES.
+  # SPPLAN_ENGINE_CUDA_ARCHITECTURES.
   set(CMAKE_CUDA_FLAGS "")
   add_library(spplan_engine_cuda STATIC
     ${CMAKE_CURRENT_LIST_DIR}/../cuda/rms_norm.cu ${CMAKE_CURRENT_LIST_DIR}/../cuda/qk_norm_rope.cu
@@ -48,7 +50,8 @@ if(SPPLAN_ENGINE_CUDA_KERNELS_BUILT)
   # The runtime is the one LibTorch loads (torch::cudart: the wheel's libcudart, linked with the
   # engine through spplan::torch), not a second copy.
   # C++17: CMake 3.25 knows no C++20 flag for nvcc (LibTorch's cuda.cmake would copy CMAKE_CXX_STANDARD).
-  set_target_properties(spplan_engine_cuda PROPERTIES CUDA_STANDARD 17 CUDA_RUNTIME_LIBRARY None
+  set_target_properties(spplan_engine_cuda PROPERTIES CUDA_ARCHITECTURES "${SPPLAN_ENGINE_CUDA_ARCHITECTURES}"
+                        CUDA_STANDARD 17 CUDA_RUNTIME_LIBRARY None
                         POSITION_INDEPENDENT_CODE ON)
   # The project's -Wall -Wextra -Wpedantic are host-compiler flags: nvcc's generated host code
   # breaks -Wpedantic (tens of thousands of "line directive" warnings), so the host compiler gets the first two.
