@@ -294,13 +294,14 @@ at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos
     k = reference::apply_rope(k, cos, sin);
   }
   const at::Tensor attn = sp_causal_attention(comm_, q, k, v);                         // [b, n, nh, d]
-  const at::Tensor attn_out = at::linear(attn.reshape({b, n, nh * d}), L.wo);
+  // The projection is a temporary: it must not outlive the residual add (it would stay alive,
+  // [tokens, h], through the MLP).
   const MlpOptions mlp = mlp_options(knobs_, n, h);
   if (fused) {
-    const auto [x1, normed] = fused_add_rms_norm(x, attn_out, L.mlp_norm, eps);
+    const auto [x1, normed] = fused_add_rms_norm(x, at::linear(attn.reshape({b, n, nh * d}), L.wo), L.mlp_norm, eps);
     return x1 + swiglu_mlp(normed, L.w_gate_up, L.w_down, mlp);
   }
-  const at::Tensor x1 = x + attn_out;
+  const at::Tensor x1 = x + at::linear(attn.reshape({b, n, nh * d}), L.wo);
   return x1 + swiglu_mlp(rms_normalize(x1, L.mlp_norm, eps, false), L.w_gate_up, L.w_down, mlp);
 }
 
