@@ -1,6 +1,12 @@
 #include "engine/attention.hpp"
 
+#include <chrono>
+#include <cstdlib>
+#include <cstdio>
+
 #include <ATen/ATen.h>
+#include <ATen/Context.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include "engine/ulysses.hpp"
 
@@ -79,6 +85,107 @@ at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor
   const at::Tensor out = causal_attention(all_tokens.narrow(2, 0, hq), all_tokens.narrow(2, hq, hkv),
                                           all_tokens.narrow(2, hq + hkv, hkv));
   return heads_to_seq(comm, out);  // [b, s/P, h, d]
+}
+
+std::string to_string(SdpaBackend b) {
+  switch (b) {
+    case SdpaBackend::kCudnn: return "cudnn";
+    case SdpaBackend::kFlash: return "flash";
+    case SdpaBackend::kLibTorch: break;
+  }
+  return "libtorch";
+}
+
+SdpaBackend choose_sdpa_backend(const std::vector<SdpaBackend>& candidates,
+                                const std::function<std::optional<double>(SdpaBackend)>& time_s) {
+  SdpaBackend best = SdpaBackend::kLibTorch;
+  std::optional<double> best_s;
+  for (SdpaBackend b : candidates) {
+    const std::optional<double> t = time_s(b);
+    if (t && (!best_s || *t < *best_s)) {
+      best = b;
+      best_s = t;
+    }
+  }
+  return best;
+}
+
+void use_sdpa_backend(SdpaBackend b) {
+  at::Context& ctx = at::globalContext();
+  const bool all = b == SdpaBackend::kLibTorch;
+  ctx.setSDPUseFlash(all || b == SdpaBackend::kFlash);
+  ctx.setSDPUseCuDNN(all || b == SdpaBackend::kCudnn);
+  ctx.setSDPUseMemEfficient(all);
+}
+
+namespace {
+
+// Seconds of one causal_attention forward + backward at `shape` with only `b` enabled, the best
+// of 3 after a warm-up; nullopt when the backend refuses the shapes (LibTorch raises).
+std::optional<double> time_attention(SdpaBackend b, const AttentionShape& shape, c10::Device device) {
+  using Clock = std::chrono::steady_clock;
+  use_sdpa_backend(b);
+  const auto opts = at::TensorOptions().dtype(shape.dtype).device(device);
+  const at::Tensor q = at::randn({shape.batch, shape.tokens, shape.heads, shape.head_dim}, opts).requires_grad_(true);
+  const at::Tensor k = at::randn({shape.batch, shape.tokens, shape.kv_heads, shape.head_dim}, opts).requires_grad_(true);
+  const at::Tensor v = at::randn_like(k).requires_grad_(true);
+  const at::Tensor dout = at::randn_like(q);
+  try {
+    std::optional<double> best;
+    for (int i = 0; i < 4; ++i) {  // the first pass warms up (cuDNN builds its execution plan)
+      synchronize(device);
+      const Clock::time_point start = Clock::now();
+      const at::Tensor out = causal_attention(q, k, v);
+      torch::autograd::grad({out}, {q, k, v}, {dout});
+      synchronize(device);
+      const double s = std::chrono::duration<double>(Clock::now() - start).count();
+      if (i > 0 && (!best || s < *best)) best = s;
+    }
+    return best;
+  } catch (const c10::Error&) {
+    return std::nullopt;
+  }
+}
+
+// The tokens the probe runs at: the run's, at most 32K.
+constexpr int64_t kProbeMaxTokens = int64_t{1} << 15;
+
+std::optional<SdpaBackend> backend_from_env() {
+  const char* v = std::getenv("SPPLAN_ENGINE_SDPA_BACKEND");
+  if (v == nullptr || *v == 0) return std::nullopt;
+  for (SdpaBackend b : {SdpaBackend::kCudnn, SdpaBackend::kFlash, SdpaBackend::kLibTorch}) {
+    if (to_string(b) == v) return b;
+  }
+  TORCH_CHECK(false, "SPPLAN_ENGINE_SDPA_BACKEND: value \"", v, "\" (allowed: cudnn, flash, libtorch)");
+}
+
+}  // namespace
+
+SdpaChoice select_sdpa_backend(const AttentionShape& shape, c10::Device device) {
+  SdpaChoice choice;
+  if (!device.is_cuda()) {
+    choice.how = "cpu";
+    use_sdpa_backend(choice.backend);
+    return choice;
+  }
+  if (const std::optional<SdpaBackend> forced = backend_from_env()) {
+    choice = {*forced, "SPPLAN_ENGINE_SDPA_BACKEND"};
+    use_sdpa_backend(choice.backend);
+    return choice;
+  }
+  AttentionShape probe = shape;
+  probe.tokens = std::min(shape.tokens, kProbeMaxTokens);
+  std::string how = "measured at " + std::to_string(probe.tokens) + " tokens:";
+  choice.backend = choose_sdpa_backend({SdpaBackend::kCudnn, SdpaBackend::kFlash}, [&](SdpaBackend b) {
+    const std::optional<double> t = time_attention(b, probe, device);
+    char ms[32] = "unavailable";
+    if (t) std::snprintf(ms, sizeof ms, "%.3f ms", *t * 1e3);
+    how += " " + to_string(b) + " " + ms;
+    return t;
+  });
+  choice.how = how;
+  use_sdpa_backend(choice.backend);
+  return choice;
 }
 
 }  // namespace spplan::engine

@@ -13,6 +13,10 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 
@@ -35,5 +39,45 @@ at::Tensor expand_kv_heads(const at::Tensor& kv, int64_t heads);
 // [b, s/P, h, d]. One all-to-all takes q, k, v to "all tokens, h/P heads", local attention runs,
 // one all-to-all brings the output back. KV heads are replicated P/h_kv times when h_kv < P.
 at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
+// ---- which blockwise SDPA kernel runs (CUDA) --------------------------------------------------
+//
+// On an H100 in bf16, cuDNN's attention runs causal attention at about twice FlashAttention-2's
+// rate at 4K-16K tokens (gpu_h100_kernels.jsonl: 636 against 324 TFLOPS forward at 16K, d 128),
+// and LibTorch 2.11 already prefers it; on other GPUs, head sizes or dtypes the order can differ
+// or cuDNN may not run at all. So the engine measures both once at start-up on the run's shapes
+// and uses the faster (never the math backend, which builds the s x s scores).
+enum class SdpaBackend {
+  kLibTorch,  // whatever LibTorch picks (every blockwise kernel enabled): the CPU, and the fallback
+  kCudnn,
+  kFlash,
+};
+std::string to_string(SdpaBackend b);  // "libtorch", "cudnn", "flash"
+
+// The fastest candidate by `time_s` (seconds for one forward + backward, nullopt when it cannot
+// run these shapes); kLibTorch when none can. Ties keep the earlier candidate.
+SdpaBackend choose_sdpa_backend(const std::vector<SdpaBackend>& candidates,
+                                const std::function<std::optional<double>(SdpaBackend)>& time_s);
+
+// Restricts LibTorch's SDPA to `b` for this process (kLibTorch: all blockwise kernels; the math
+// backend stays allowed only as LibTorch's own fallback, which causal_attention refuses).
+void use_sdpa_backend(SdpaBackend b);
+
+// The shapes attention runs at on one rank: after Ulysses, all s tokens and h/P query heads.
+struct AttentionShape {
+  int64_t batch = 1, tokens = 0, heads = 0, kv_heads = 0, head_dim = 0;
+  at::ScalarType dtype = at::kFloat;
+};
+
+// What one rank uses: on a CPU kLibTorch without measuring; on CUDA SPPLAN_ENGINE_SDPA_BACKEND
+// (cudnn, flash or libtorch) when set, else the fastest of cuDNN and flash, each timed as the best
+// of 3 forward + backward passes after a warm-up, at the run's shapes with at most 32K tokens (the
+// ranking holds at longer sequences, and the probe's buffers stay below the run's). Calls
+// use_sdpa_backend with the choice. Collective: none (every rank measures the same shapes).
+struct SdpaChoice {
+  SdpaBackend backend = SdpaBackend::kLibTorch;
+  std::string how;  // "cpu", "measured: cudnn 1.23 ms, flash 2.34 ms", "SPPLAN_ENGINE_SDPA_BACKEND"
+};
+SdpaChoice select_sdpa_backend(const AttentionShape& shape, c10::Device device);
 
 }  // namespace spplan::engine

@@ -1,15 +1,45 @@
 #include "engine/fused_kernels.hpp"
 
-#include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
+
+#include "engine/fused_reference.hpp"
+#ifndef SPPLAN_ENGINE_CUDA_KERNELS
+#define SPPLAN_ENGINE_CUDA_KERNELS 0  // CMake defines it to 1 when it builds engine/cuda/
+#endif
+#if SPPLAN_ENGINE_CUDA_KERNELS
+#include "engine/cuda/fused_cuda.hpp"
+#endif
 
 namespace spplan::engine {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
+
+// SPPLAN_ENGINE_FUSED_KERNELS=aten: the reference even where the kernels could run.
+bool kernels_disabled() {
+  static const bool disabled = [] {
+    const char* v = std::getenv("SPPLAN_ENGINE_FUSED_KERNELS");
+    return v != nullptr && std::strcmp(v, "aten") == 0;
+  }();
+  return disabled;
+}
+
+[[maybe_unused]] bool on_kernel(const at::Tensor& t) {  // unused when the kernels are not built
+  return cuda_kernels_built() && !kernels_disabled() && t.is_cuda() &&
+         (t.scalar_type() == at::kFloat || t.scalar_type() == at::kBFloat16);
+}
+
+// The implementation for `t`: the CUDA kernels or the ATen reference, with the same signatures.
+#if SPPLAN_ENGINE_CUDA_KERNELS
+#define SPPLAN_FUSED_CALL(t, fn, ...) (on_kernel(t) ? kernels::fn(__VA_ARGS__) : reference::fn(__VA_ARGS__))
+#else
+#define SPPLAN_FUSED_CALL(t, fn, ...) reference::fn(__VA_ARGS__)
+#endif
 
 // Functions that overwrite their saved tensors in backward can run backward once; a second call
 // (retain_graph) would read gradients where inputs used to be. Fail loudly instead.
@@ -18,103 +48,66 @@ void mark_backward_done(AutogradContext* ctx, const char* who) {
   ctx->saved_data["done"] = true;
 }
 
-// Rows per block of the RMSNorm's fp32 arithmetic. Liger's kernel holds one row's fp32 values in
-// registers; here blocks of at most 2^16 elements (256 KiB in fp32) are the only fp32
-// temporaries, so neither pass adds a [tokens, h] fp32 tensor to what the costmodel counts.
-int64_t norm_block_rows(int64_t hidden) { return std::max<int64_t>(1, (int64_t{1} << 16) / hidden); }
-
-// Calls fn(first_row, rows) over `rows` rows in blocks of norm_block_rows(hidden).
-template <class Fn>
-void for_each_row_block(int64_t rows, int64_t hidden, Fn fn) {
-  const int64_t block = norm_block_rows(hidden);
-  for (int64_t r = 0; r < rows; r += block) fn(r, std::min(block, rows - r));
-}
-
-// The statistics and the normalisation run in fp32 and the normalised value is cast back to the
-// input's dtype before the weight multiplies it: Liger's "llama" casting mode (LIGER
-// ops/rms_norm.py, its default for Llama and Qwen), which is Hugging Face's LlamaRMSNorm
-// arithmetic. rstd is kept in fp32, as Liger keeps it. In fp32 training every cast is a no-op.
 struct FusedRmsNorm : torch::autograd::Function<FusedRmsNorm> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight, double eps) {
-    const int64_t h = x.size(-1);
-    const at::Tensor rows = x.reshape({-1, h});
-    at::Tensor y = at::empty_like(rows, at::MemoryFormat::Contiguous);
-    at::Tensor rstd = at::empty({rows.size(0), 1}, rows.options().dtype(at::kFloat));
-    for_each_row_block(rows.size(0), h, [&](int64_t r, int64_t len) {
-      const at::Tensor x32 = rows.narrow(0, r, len).to(at::kFloat);
-      at::Tensor block_rstd = rstd.narrow(0, r, len);
-      at::rsqrt_out(block_rstd, x32.square().mean(-1, /*keepdim=*/true).add_(eps));
-      y.narrow(0, r, len).copy_(x32 * block_rstd);  // rounded to x's dtype here, as HF's .to(dtype)
-    });
-    ctx->save_for_backward({x, weight, rstd});
-    return y.mul_(weight).view(x.sizes());
+    reference::NormForward f = SPPLAN_FUSED_CALL(x, add_rms_norm_forward, at::Tensor(), x, weight, eps);
+    ctx->save_for_backward({x, weight, f.rstd});
+    return f.y.view(x.sizes());
   }
-
-  // With n = x * rstd (the normalised input) and dn = dy * weight, in fp32, block by block:
-  //   d weight = sum over tokens of dy * n
-  //   d x      = rstd * (dn - n * mean(dn * n))   (the mean over the hidden dim: rstd depends on x)
   static variable_list backward(AutogradContext* ctx, variable_list grad) {
     const variable_list saved = ctx->get_saved_variables();
-    const at::Tensor &x = saved[0], &weight = saved[1], &rstd = saved[2];
-    const int64_t h = x.size(-1);
-    const at::Tensor rows = x.reshape({-1, h}), dy = grad[0].reshape({-1, h});
-    const at::Tensor weight32 = weight.to(at::kFloat);
-    at::Tensor dx = at::empty_like(rows, at::MemoryFormat::Contiguous);
-    at::Tensor d_weight = at::zeros({h}, weight32.options());
-    for_each_row_block(rows.size(0), h, [&](int64_t r, int64_t len) {
-      const at::Tensor block_rstd = rstd.narrow(0, r, len), dy32 = dy.narrow(0, r, len).to(at::kFloat);
-      at::Tensor n = rows.narrow(0, r, len).to(at::kFloat) * block_rstd;
-      d_weight.add_((dy32 * n).sum(0));
-      at::Tensor dn = dy32 * weight32;
-      const at::Tensor dot = (dn * n).mean(-1, /*keepdim=*/true);
-      dx.narrow(0, r, len).copy_(dn.sub_(n.mul_(dot)).mul_(block_rstd));
-    });
-    return {dx.view(x.sizes()), d_weight.to(weight.scalar_type()), at::Tensor()};
+    const reference::NormBackward b =
+        SPPLAN_FUSED_CALL(saved[0], add_rms_norm_backward, grad[0], at::Tensor(), saved[0], saved[1], saved[2]);
+    return {b.dx.view(saved[0].sizes()), b.dweight, at::Tensor()};
   }
 };
 
-// Rows per block in SwiGLU's backward: its temporaries (silu(gate), dc * up, ...) are one block
-// wide, about 1 MiB each in fp32, instead of token-count wide, which is what keeps the backward's
-// extra memory at one i-wide tensor (dc) as with Liger's elementwise kernel.
-int64_t swiglu_block_rows(int64_t ffn) { return std::max<int64_t>(1, (int64_t{1} << 18) / ffn); }
+struct FusedAddRmsNorm : torch::autograd::Function<FusedAddRmsNorm> {
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& residual, const at::Tensor& x,
+                               const at::Tensor& weight, double eps) {
+    reference::NormForward f = SPPLAN_FUSED_CALL(x, add_rms_norm_forward, residual, x, weight, eps);
+    const at::Tensor sum = f.sum.view(x.sizes());
+    ctx->save_for_backward({sum, weight, f.rstd});
+    return {sum, f.y.view(x.sizes())};
+  }
+  // grad: {d sum (the residual stream), d y}; either may be undefined (unused output).
+  static variable_list backward(AutogradContext* ctx, variable_list grad) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor dy = grad[1].defined() ? grad[1] : at::zeros_like(saved[0]);
+    const reference::NormBackward b =
+        SPPLAN_FUSED_CALL(saved[0], add_rms_norm_backward, dy, grad[0], saved[0], saved[1], saved[2]);
+    const at::Tensor dx = b.dx.view(saved[0].sizes());
+    return {dx, dx, b.dweight, at::Tensor()};
+  }
+};
+
+struct FusedQkNormRope : torch::autograd::Function<FusedQkNormRope> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& weight, const at::Tensor& cos,
+                            const at::Tensor& sin, double eps) {
+    reference::QkNormRopeForward f = SPPLAN_FUSED_CALL(x, qk_norm_rope_forward, x, weight, cos, sin, eps);
+    ctx->save_for_backward({x, weight, cos, sin, f.rstd});
+    return f.y;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list grad) {
+    const variable_list s = ctx->get_saved_variables();
+    const reference::NormBackward b = SPPLAN_FUSED_CALL(s[0], qk_norm_rope_backward, grad[0], s[0], s[1], s[2], s[3], s[4]);
+    return {b.dx, b.dweight, at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
 
 struct FusedSwiGlu : torch::autograd::Function<FusedSwiGlu> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& gate_up) {
     TORCH_CHECK(gate_up.is_contiguous(), "fused_swiglu: gate_up must be contiguous");
-    const int64_t ffn = gate_up.size(-1) / 2;
     ctx->save_for_backward({gate_up});
-    at::Tensor out = at::silu(gate_up.narrow(-1, 0, ffn));  // the one new i-wide tensor: down_proj's input
-    return out.mul_(gate_up.narrow(-1, ffn, ffn));
+    return SPPLAN_FUSED_CALL(gate_up, swiglu_forward, gate_up);
   }
-
-  // c = silu(g) * u  =>  dg = silu'(g) * u * dc,  du = silu(g) * dc. Both are written over the
-  // saved [g | u] block by block; dg is computed first because it reads u.
   static variable_list backward(AutogradContext* ctx, variable_list grad) {
     mark_backward_done(ctx, "fused_swiglu");
     at::Tensor gate_up = ctx->get_saved_variables()[0];
-    const int64_t ffn = gate_up.size(-1) / 2;
-    const at::Tensor rows = gate_up.view({-1, 2 * ffn});
-    const at::Tensor dc = grad[0].reshape({-1, ffn});
-    const int64_t n = rows.size(0), block = swiglu_block_rows(ffn);
-    for (int64_t r = 0; r < n; r += block) {
-      const int64_t len = std::min(block, n - r);
-      at::Tensor g = rows.narrow(0, r, len).narrow(1, 0, ffn), u = rows.narrow(0, r, len).narrow(1, ffn, ffn);
-      const at::Tensor dcb = dc.narrow(0, r, len);
-      const at::Tensor dg = at::silu_backward(dcb * u, g);
-      u.copy_(at::silu(g).mul_(dcb));
-      g.copy_(dg);
-    }
+    SPPLAN_FUSED_CALL(gate_up, swiglu_backward_in_place, gate_up, grad[0]);
     return {gate_up};
   }
 };
-
-}  // namespace
-
-at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
-  return FusedRmsNorm::apply(x, weight, eps);
-}
-
-at::Tensor fused_swiglu(const at::Tensor& gate_up) { return FusedSwiGlu::apply(gate_up); }
 
 // Hugging Face's LlamaRMSNorm, op for op: an fp32 copy of the input, its normalised value cast back,
 // times the weight. Autograd keeps the fp32 copy and the cast-back value (what the costmodel's eager
@@ -125,10 +118,39 @@ at::Tensor hf_rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps
   return weight * (x32 * rstd).to(x.scalar_type());
 }
 
+}  // namespace
+
+bool cuda_kernels_built() { return SPPLAN_ENGINE_CUDA_KERNELS != 0; }
+
+const char* fused_kernels_path(const at::Device& device) {
+  return cuda_kernels_built() && !kernels_disabled() && device.is_cuda() ? "cuda" : "aten";
+}
+
+at::Tensor fused_rms_norm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+  return FusedRmsNorm::apply(x, weight, eps);
+}
+
+std::pair<at::Tensor, at::Tensor> fused_add_rms_norm(const at::Tensor& residual, const at::Tensor& x,
+                                                     const at::Tensor& weight, double eps) {
+  const variable_list out = FusedAddRmsNorm::apply(residual, x, weight, eps);
+  return {out[0], out[1]};
+}
+
+at::Tensor fused_qk_norm_rope(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& cos,
+                              const at::Tensor& sin, double eps) {
+  return FusedQkNormRope::apply(x, weight, cos, sin, eps);
+}
+
+at::Tensor fused_swiglu(const at::Tensor& gate_up) { return FusedSwiGlu::apply(gate_up); }
+
 at::Tensor rms_normalize(const at::Tensor& x, const at::Tensor& weight, double eps, bool fused) {
   if (fused) return fused_rms_norm(x, weight, eps);
   // fp32 training keeps LibTorch's rms_norm (what validate engine's fp32 rows measured).
   return x.scalar_type() == at::kFloat ? at::rms_norm(x, {x.size(-1)}, weight, eps) : hf_rms_norm(x, weight, eps);
+}
+
+void cross_entropy_grad(at::Tensor& logits, const at::Tensor& labels, const at::Tensor& token_loss) {
+  SPPLAN_FUSED_CALL(logits, cross_entropy_grad_in_place, logits, labels, token_loss);
 }
 
 }  // namespace spplan::engine

@@ -11,6 +11,7 @@
 #include "engine/attention.hpp"
 #include "engine/data.hpp"
 #include "engine/fused_kernels.hpp"
+#include "engine/fused_reference.hpp"
 #include "engine/memory_meter.hpp"
 #include "engine/offload.hpp"
 #include "engine/precision.hpp"
@@ -32,7 +33,8 @@ struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
                                at::TensorList params) {
     ctx->saved_data["fn"] = reinterpret_cast<int64_t>(fn);
     ctx->saved_data["offload"] = offload;
-    std::vector<at::Tensor> keep{offload ? copy_to_host(x, MemCategory::kActivations) : x};
+    // Asynchronous on CUDA: only the recompute's copy back (the same stream) reads it.
+    std::vector<at::Tensor> keep{offload ? copy_to_host(x, MemCategory::kActivations, /*async=*/true) : x};
     keep.insert(keep.end(), params.begin(), params.end());
     ctx->save_for_backward(keep);
     at::NoGradGuard no_grad;
@@ -71,13 +73,6 @@ std::pair<at::Tensor, at::Tensor> rope_tables(int64_t first, int64_t n, int64_t 
   const at::Tensor inv_freq = 1.0 / at::pow(theta, at::arange(0, d, 2, f32) / static_cast<double>(d));
   const at::Tensor angles = at::outer(at::arange(first, first + n, f32), inv_freq);  // [n, d/2]
   return {angles.cos().view({1, n, 1, d / 2}), angles.sin().view({1, n, 1, d / 2})};
-}
-
-// Rotate-half RoPE on x [b, n, heads, d].
-at::Tensor apply_rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
-  const int64_t half = x.size(3) / 2;
-  const at::Tensor x1 = x.narrow(3, 0, half), x2 = x.narrow(3, half, half);
-  return at::cat({x1 * cos - x2 * sin, x2 * cos + x1 * sin}, 3);
 }
 
 // One parameter: its shape and how it starts (norms: ones; matrices: normal(0, 0.02)).
@@ -279,21 +274,35 @@ at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos
   const int64_t b = x.size(0), n = x.size(1), h = spec_.hidden_size, d = spec_.head_dim;
   const int64_t nh = spec_.num_attention_heads, nkv = spec_.num_key_value_heads;
   const double eps = spec_.rms_norm_eps;
-  // --tiled-loss brings Liger's fused RMSNorm and SwiGLU with it (fused_kernels.hpp), as the costmodel assumes.
+  // --tiled-loss brings Liger's fused RMSNorm, q/k norm + RoPE and SwiGLU with it (fused_kernels.hpp),
+  // as the costmodel assumes; here the residual add before the MLP's norm is fused with it too.
   const bool fused = knobs_.tiled_loss;
   const at::Tensor qkv = at::linear(rms_normalize(x, L.attn_norm, eps, fused), L.wqkv);  // [b, n, (nh + 2 nkv) d]
   at::Tensor q = qkv.narrow(2, 0, nh * d).view({b, n, nh, d});
   at::Tensor k = qkv.narrow(2, nh * d, nkv * d).view({b, n, nkv, d});
   const at::Tensor v = qkv.narrow(2, (nh + nkv) * d, nkv * d).view({b, n, nkv, d});
-  if (spec_.qk_norm) {
-    q = rms_normalize(q, L.q_norm, eps, false);
-    k = rms_normalize(k, L.k_norm, eps, false);
+  if (fused && spec_.qk_norm) {
+    const at::Tensor cos_rows = cos.view({n, d / 2}), sin_rows = sin.view({n, d / 2});
+    q = fused_qk_norm_rope(q, L.q_norm, cos_rows, sin_rows, eps);
+    k = fused_qk_norm_rope(k, L.k_norm, cos_rows, sin_rows, eps);
+  } else {
+    if (spec_.qk_norm) {
+      q = rms_normalize(q, L.q_norm, eps, false);
+      k = rms_normalize(k, L.k_norm, eps, false);
+    }
+    q = reference::apply_rope(q, cos, sin);
+    k = reference::apply_rope(k, cos, sin);
   }
-  q = apply_rope(q, cos, sin);
-  k = apply_rope(k, cos, sin);
   const at::Tensor attn = sp_causal_attention(comm_, q, k, v);                         // [b, n, nh, d]
+  // The projection is a temporary: it must not outlive the residual add (it would stay alive,
+  // [tokens, h], through the MLP).
+  const MlpOptions mlp = mlp_options(knobs_, n, h);
+  if (fused) {
+    const auto [x1, normed] = fused_add_rms_norm(x, at::linear(attn.reshape({b, n, nh * d}), L.wo), L.mlp_norm, eps);
+    return x1 + swiglu_mlp(normed, L.w_gate_up, L.w_down, mlp);
+  }
   const at::Tensor x1 = x + at::linear(attn.reshape({b, n, nh * d}), L.wo);
-  return x1 + swiglu_mlp(rms_normalize(x1, L.mlp_norm, eps, fused), L.w_gate_up, L.w_down, mlp_options(knobs_, n, h));
+  return x1 + swiglu_mlp(rms_normalize(x1, L.mlp_norm, eps, false), L.w_gate_up, L.w_down, mlp);
 }
 
 at::Tensor Model::head_loss(const at::Tensor& x, const at::Tensor& labels) const {

@@ -18,17 +18,17 @@ at::Tensor host_zeros(int64_t numel, at::ScalarType dtype, MemCategory category,
   return at::zeros({numel}, host_options(device.is_cuda()).dtype(dtype));
 }
 
-at::Tensor copy_to_host(const at::Tensor& t, MemCategory category) {
+at::Tensor copy_to_host(const at::Tensor& t, MemCategory category, bool async) {
   MemoryScope tag(category);
   HostScope host;
   at::Tensor out = at::empty(t.sizes(), host_options(t.is_cuda()).dtype(t.dtype()));
-  out.copy_(t);
+  out.copy_(t, /*non_blocking=*/async && t.is_cuda());
   return out;
 }
 
 at::Tensor copy_to_device(const at::Tensor& host, c10::Device device) {
   at::Tensor out = at::empty(host.sizes(), host.options().device(device).pinned_memory(false));
-  out.copy_(host);
+  out.copy_(host, /*non_blocking=*/device.is_cuda() && host.is_pinned());
   return out;
 }
 

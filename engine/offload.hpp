@@ -18,10 +18,15 @@ namespace spplan::engine {
 // `device`.
 at::Tensor host_zeros(int64_t numel, at::ScalarType dtype, MemCategory category, c10::Device device);
 
-// A host copy of `t` (tagged `category`).
-at::Tensor copy_to_host(const at::Tensor& t, MemCategory category);
+// A host copy of `t` (tagged `category`). `async` (CUDA): the copy into pinned memory is queued on
+// the current stream and this returns at once; only stream-ordered work may read the result (a
+// later copy_to_device of it, as the activation checkpoints do), never the host itself.
+at::Tensor copy_to_host(const at::Tensor& t, MemCategory category, bool async = false);
 
-// A copy of host tensor `host` on `device`, tagged with the current category.
+// A copy of host tensor `host` on `device`, tagged with the current category. From pinned memory
+// the copy is queued without blocking the host (the caller must not change `host` until the
+// stream has run it: every caller here reads host state that changes only after a synchronising
+// optimizer step, or a checkpoint the graph keeps until its backward).
 at::Tensor copy_to_device(const at::Tensor& host, c10::Device device);
 
 }  // namespace spplan::engine

@@ -1,5 +1,7 @@
 #include "engine/options.hpp"
 
+#include <cstdlib>
+
 #include <algorithm>
 
 #include "planner/config/knob_flags.hpp"
@@ -121,10 +123,30 @@ Status read_run_flags(const Args& args, RunOptions* o) {
   return Status::ok();
 }
 
+// The speed switches a GPU measurement sets in the environment (fused_kernels.hpp, attention.hpp):
+// a typo must not silently measure the default.
+Status check_speed_environment() {
+  const struct {
+    const char* variable;
+    std::vector<std::string> allowed;
+  } switches[] = {{"SPPLAN_ENGINE_FUSED_KERNELS", {"auto", "aten"}},
+                  {"SPPLAN_ENGINE_SDPA_BACKEND", {"cudnn", "flash", "libtorch"}}};
+  for (const auto& sw : switches) {
+    const char* value = std::getenv(sw.variable);
+    if (value == nullptr || *value == 0) continue;
+    if (std::find(sw.allowed.begin(), sw.allowed.end(), value) != sw.allowed.end()) continue;
+    std::string allowed;
+    for (const std::string& a : sw.allowed) allowed += (allowed.empty() ? "" : ", ") + a;
+    return Status::invalid(std::string(sw.variable) + ": value \"" + value + "\" is not allowed (allowed: " + allowed + ")");
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<RunOptions> parse_run_options(int argc, const char* const* argv, int first) {
   SPPLAN_ASSIGN_OR_RETURN(const Args args, Args::parse(argc, argv, first, run_flag_specs()));
+  SPPLAN_RETURN_IF_ERROR(check_speed_environment());
   RunOptions o;
   if (auto path = args.get("plan")) {
     o.plan_path = *path;

@@ -61,6 +61,9 @@ std::string to_json(const RunReport& r) {
   j["act_ckpt"] = r.act_ckpt;
   j["device"] = r.device;
   j["cpu_bf16_emulated"] = r.cpu_bf16_emulated ? nlohmann::json(*r.cpu_bf16_emulated) : nlohmann::json();
+  j["attention_backend"] = r.attention_backend;
+  j["attention_backend_choice"] = r.attention_backend_choice;
+  j["fused_kernels"] = r.fused_kernels;
   return j.dump();
 }
 

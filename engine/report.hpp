@@ -33,6 +33,9 @@ struct RunReport {
   int64_t num_params = 0, threads_per_rank = 1;
   std::string model, act_ckpt, device;
   std::optional<bool> cpu_bf16_emulated;            // bf16 runs on a CPU: cpu_bf16.hpp's verdict
+  std::string attention_backend = "libtorch";       // the SDPA kernel attention ran on (attention.hpp)
+  std::string attention_backend_choice = "cpu";     // how it was chosen (the measured times on CUDA)
+  std::string fused_kernels = "none";               // --tiled-loss's fused ops: "cuda", "aten"; else "none"
 };
 
 std::string progress_line(int64_t step, int64_t total_steps, double loss, double tokens_per_s, double step_time_s,

@@ -26,49 +26,6 @@ int64_t next_power_of_two(int64_t n) {
 
 // ---- tiled loss ------------------------------------------------------------------------------
 
-// Turns one chunk's logits [c, V] into d(sum of the chunk's token losses)/d(logits) in place,
-// i.e. softmax - one_hot(label), zero on rows whose label is kIgnoreLabel, and writes each
-// token's loss (logsumexp - target logit, 0 when ignored) into token_loss [c]. Only [c, 1]
-// temporaries besides the logits themselves.
-void cross_entropy_grad_in_place(at::Tensor& logits, const at::Tensor& labels, const at::Tensor& token_loss) {
-  const at::Tensor valid = labels.ne(kIgnoreLabel);
-  const at::Tensor target = labels.masked_fill(valid.logical_not(), 0).unsqueeze(1);  // any valid column
-  const at::Tensor target_logit = logits.gather(1, target);
-  const at::Tensor row_max = logits.amax(1, /*keepdim=*/true);
-  logits.sub_(row_max).exp_();
-  const at::Tensor sum_exp = logits.sum(1, /*keepdim=*/true);
-  const at::Tensor loss = (row_max + sum_exp.log() - target_logit).squeeze(1);
-  token_loss.copy_(loss.masked_fill(valid.logical_not(), 0.0));
-  logits.div_(sum_exp);                                                                 // softmax
-  logits.scatter_add_(1, target, valid.unsqueeze(1).to(logits.scalar_type()).neg());  // - one_hot
-  const at::Tensor ignored = valid.logical_not().nonzero().squeeze(1);
-  if (ignored.numel() > 0) logits.index_fill_(0, ignored, 0.0);
-}
-
-// Blocks of rows a low-precision chunk is upcast in. Liger's cross-entropy kernel reads each row of
-// the chunk's bf16 logits into registers as fp32 and stores the gradient back into the same bf16
-// tile (LIGER, ops/cross_entropy.py liger_cross_entropy_kernel: `.cast(tl.float32)` on load, the
-// input dtype on store), so the [chunk, V] bf16 tile is the only vocabulary-wide buffer. ATen has
-// no registers: an eighth of the chunk's rows at a time is copied to fp32, turned into its
-// gradient and written back, so the fp32 copy holds a quarter of the tile's bytes (4 B / 8 against
-// 2 B), a small extra on what the costmodel counts for Liger, at 8 passes per chunk.
-constexpr int64_t kUpcastBlocksPerChunk = 8;
-
-// cross_entropy_grad_in_place with the softmax in fp32 whatever the logits' dtype: fp32 logits
-// are used as they are; lower-precision ones are upcast block by block and the gradient is
-// rounded back into them, as Liger does.
-void cross_entropy_grad_fp32(at::Tensor& logits, const at::Tensor& labels, const at::Tensor& token_loss) {
-  if (logits.scalar_type() == at::kFloat) return cross_entropy_grad_in_place(logits, labels, token_loss);
-  const int64_t rows = logits.size(0), block = ceil_div(rows, kUpcastBlocksPerChunk);
-  for (int64_t r = 0; r < rows; r += block) {
-    const int64_t len = std::min(block, rows - r);
-    at::Tensor tile = logits.narrow(0, r, len);
-    at::Tensor upcast = tile.to(at::kFloat);
-    cross_entropy_grad_in_place(upcast, labels.narrow(0, r, len), token_loss.narrow(0, r, len));
-    tile.copy_(upcast);
-  }
-}
-
 struct FusedLinearCrossEntropy : torch::autograd::Function<FusedLinearCrossEntropy> {
   // Every tensor made here is loss memory (MemCategory::kLogits), as the costmodel counts it:
   // the chunk logits (and their fp32 blocks), and grad_input / grad_weight held until backward
@@ -89,7 +46,7 @@ struct FusedLinearCrossEntropy : torch::autograd::Function<FusedLinearCrossEntro
       const int64_t c = std::min(chunk, tokens - start);
       const at::Tensor x = hidden.narrow(0, start, c);
       at::Tensor logits = at::mm(x, weight.t());  // [c, V]: the only vocabulary-wide tensor
-      cross_entropy_grad_fp32(logits, labels.narrow(0, start, c), token_loss.narrow(0, start, c));
+      cross_entropy_grad(logits, labels.narrow(0, start, c), token_loss.narrow(0, start, c));  // in place
       at::Tensor grad_x = grad_input.narrow(0, start, c);
       at::mm_out(grad_x, logits, weight);      // d loss / d hidden for this chunk
       grad_weight.addmm_(logits.t(), x);       // d loss / d weight, summed over chunks

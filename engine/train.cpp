@@ -51,10 +51,26 @@ void fill_owned(const ZeroLayout& layout, const HfWeights& weights, const at::Te
   }
 }
 
+// The shapes causal attention runs at on this rank: all tokens, h/P query heads and the KV heads
+// each rank receives (one when KV heads are replicated: h_kv < P).
+AttentionShape attention_shape(const PlanSpec& plan, int64_t sp) {
+  const ModelSpec& m = plan.model;
+  AttentionShape s;
+  s.batch = plan.knobs.micro_batch;
+  s.tokens = plan.seq_len;
+  s.heads = m.num_attention_heads / sp;
+  s.kv_heads = m.num_key_value_heads < sp ? 1 : m.num_key_value_heads / sp;
+  s.head_dim = m.head_dim;
+  s.dtype = model_dtype(plan.knobs);
+  return s;
+}
+
 }  // namespace
 
 Trainer::Trainer(const RunOptions& options, Comm& comm, const TokenSource& data)
     : options_(options), comm_(comm), data_(data) {
+  // Before the model: the probe's buffers are freed (cached) before the parameters are allocated.
+  sdpa_ = select_sdpa_backend(attention_shape(options.plan, comm.sp()), comm.device());
   model_ = std::make_unique<Model>(options.plan.model, options.seed, comm, options.plan.knobs, comm.device());
   // Allocated up front so the peak includes them from step 1.
   const Knobs& k = options.plan.knobs;

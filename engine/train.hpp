@@ -27,6 +27,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "engine/attention.hpp"
 #include "engine/checkpoint_io.hpp"
 #include "engine/comm.hpp"
 #include "engine/data.hpp"
@@ -81,6 +82,8 @@ class Trainer {
   int64_t steps_done() const { return steps_done_; }
   int64_t next_sequence() const { return next_sequence_; }
   int64_t num_params() const { return model_->num_params(); }
+  // The SDPA kernel attention runs on (measured at start-up on CUDA; attention.hpp).
+  const SdpaChoice& sdpa_choice() const { return sdpa_; }
 
   // Checkpoint state: parameters, AdamW moments (full and unpadded, whatever the ZeRO stage and
   // world), the default CPU generator; and back. state_blobs() is collective (at ZeRO >= 1 it
@@ -126,6 +129,7 @@ class Trainer {
   at::Tensor master_, fp32_grads_, grad_partition_;
   std::vector<at::Tensor> host_state_;  // what state_blobs() points into (gathered at ZeRO >= 1)
   AdamWConfig adamw_;
+  SdpaChoice sdpa_;
   int64_t steps_done_ = 0;
   int64_t next_sequence_ = 0;
 };

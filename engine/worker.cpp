@@ -19,6 +19,7 @@
 #include "engine/checkpoint_io.hpp"
 #include "engine/cpu_bf16.hpp"
 #include "engine/hf_weights.hpp"
+#include "engine/fused_kernels.hpp"
 #include "engine/report.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
@@ -141,6 +142,9 @@ RunReport base_report(const RunOptions& o, const Comm& comm, const Trainer& trai
   r.model = o.plan.model.name;
   r.act_ckpt = to_string(k.act_ckpt);
   r.device = comm.device().str();
+  r.attention_backend = to_string(trainer.sdpa_choice().backend);
+  r.attention_backend_choice = trainer.sdpa_choice().how;
+  r.fused_kernels = k.tiled_loss ? fused_kernels_path(comm.device()) : "none";
   return r;
 }
 
@@ -247,6 +251,10 @@ void finish_report(const RunOptions& o, Comm& comm, const std::vector<StepStats>
   report.peak_host_memory_bytes = host_peak;
   report.prediction = predict(o.plan, pricing_for(o, comm.device()));
   std::cerr << prediction_line(report) << std::endl;
+  if (comm.device().is_cuda()) {  // on a CPU both are always LibTorch's CPU kernels
+    std::cerr << "spplan-engine: attention " << report.attention_backend << " (" << report.attention_backend_choice
+              << "); fused kernels " << report.fused_kernels << std::endl;
+  }
   if (o.json) std::cout << to_json(report) << std::endl;
 }
 

@@ -42,5 +42,40 @@ TEST(GqaPath, ExpandedKvEqualsNativeGqa) {
   EXPECT_FALSE(at::allclose(native, tiled, 1e-3, 1e-3));
 }
 
+// The start-up choice of the SDPA kernel with an injected timer (what CUDA would measure): the
+// fastest that runs, never one that cannot, LibTorch's own choice when neither runs.
+TEST(SdpaBackend, FastestThatRunsIsChosen) {
+  using B = SdpaBackend;
+  const std::vector<B> both{B::kCudnn, B::kFlash};
+  auto timer = [](std::optional<double> cudnn, std::optional<double> flash) {
+    return [=](B b) { return b == B::kCudnn ? cudnn : flash; };
+  };
+  EXPECT_EQ(choose_sdpa_backend(both, timer(1.7e-3, 3.4e-3)), B::kCudnn);  // H100 bf16 at 16K (kernels.jsonl)
+  EXPECT_EQ(choose_sdpa_backend(both, timer(3.4e-3, 1.7e-3)), B::kFlash);
+  EXPECT_EQ(choose_sdpa_backend(both, timer(std::nullopt, 9.0)), B::kFlash);  // cuDNN refuses the shapes
+  EXPECT_EQ(choose_sdpa_backend(both, timer(std::nullopt, std::nullopt)), B::kLibTorch);
+  EXPECT_EQ(choose_sdpa_backend(both, timer(2.0, 2.0)), B::kCudnn);  // a tie keeps the first
+  EXPECT_EQ(choose_sdpa_backend({}, timer(1.0, 1.0)), B::kLibTorch);
+}
+
+TEST(SdpaBackend, EachCandidateIsTimedOnce) {
+  std::vector<SdpaBackend> timed;
+  choose_sdpa_backend({SdpaBackend::kCudnn, SdpaBackend::kFlash}, [&](SdpaBackend b) -> std::optional<double> {
+    timed.push_back(b);
+    return 1.0;
+  });
+  EXPECT_EQ(timed, (std::vector<SdpaBackend>{SdpaBackend::kCudnn, SdpaBackend::kFlash}));
+}
+
+// On a CPU nothing is measured: LibTorch's CPU flash kernel, every backend left enabled.
+TEST(SdpaBackend, CpuKeepsLibTorchsKernel) {
+  const SdpaChoice c = select_sdpa_backend({1, 64, 4, 2, 16, at::kFloat}, at::Device(at::kCPU));
+  EXPECT_EQ(c.backend, SdpaBackend::kLibTorch);
+  EXPECT_EQ(c.how, "cpu");
+  EXPECT_EQ(to_string(c.backend), "libtorch");
+  EXPECT_EQ(to_string(SdpaBackend::kCudnn), "cudnn");
+  EXPECT_EQ(to_string(SdpaBackend::kFlash), "flash");
+}
+
 }  // namespace
 }  // namespace spplan::engine

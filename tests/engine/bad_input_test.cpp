@@ -111,6 +111,17 @@ TEST(EngineBadInput, EachCaseExits2WithOneLineNamingTheProblem) {
   }
 }
 
+// The GPU speed switches are environment variables; a misspelt value is refused like a bad flag.
+TEST(EngineBadInput, SpeedSwitchesInTheEnvironmentAreChecked) {
+  const std::vector<std::string> args{"run", "--model", "tiny-llama", "--seq", "512", "--sp", "1", "--nproc", "1"};
+  const RunResult sdpa = run_engine(args, {{"SPPLAN_ENGINE_SDPA_BACKEND", "math"}}, 60);
+  EXPECT_EQ(sdpa.exit_code, 2);
+  EXPECT_EQ(sdpa.err, "SPPLAN_ENGINE_SDPA_BACKEND: value \"math\" is not allowed (allowed: cudnn, flash, libtorch)\n");
+  const RunResult fused = run_engine(args, {{"SPPLAN_ENGINE_FUSED_KERNELS", "off"}}, 60);
+  EXPECT_EQ(fused.exit_code, 2);
+  EXPECT_EQ(fused.err, "SPPLAN_ENGINE_FUSED_KERNELS: value \"off\" is not allowed (allowed: auto, aten)\n");
+}
+
 TEST(EngineBadInput, UnknownSubcommand) {
   const RunResult r = run_engine({"walk"});
   EXPECT_EQ(r.exit_code, 2);
