@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -95,16 +96,18 @@ void stop_all(std::vector<pid_t>& pids) {
   }
 }
 
-// A temp file the ranks append their out-of-memory objects to; removed by its destructor.
+// A temp file (in $TMPDIR, else /tmp) the ranks append their out-of-memory objects to; removed
+// by its destructor.
 class OomFile {
  public:
   OomFile() {
-    char tmpl[] = "/tmp/spplan-oom-XXXXXX";
-    const int fd = ::mkstemp(tmpl);
+    const char* dir = env("TMPDIR");
+    std::string tmpl = std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/spplan-oom-XXXXXX";
+    const int fd = ::mkstemp(tmpl.data());
     if (fd < 0) return;
     ::close(fd);
     path_ = tmpl;
-    ::setenv(kOomFileVar, tmpl, 1);
+    ::setenv(kOomFileVar, tmpl.c_str(), 1);
   }
   ~OomFile() {
     if (!path_.empty()) ::unlink(path_.c_str());
@@ -123,6 +126,30 @@ class OomFile {
  private:
   std::string path_;
 };
+
+// SIGTERM or SIGINT to the launcher (the GUI's stop button, a job scheduler, Ctrl+C): noted here,
+// acted on by the wait loop, which stops the ranks and returns so the temp file is removed.
+volatile std::sig_atomic_t g_stop_signal = 0;
+extern "C" void note_stop_signal(int sig) { g_stop_signal = sig; }
+
+void catch_stop_signals() {
+  struct sigaction action {};
+  action.sa_handler = note_stop_signal;  // no SA_RESTART: waitpid returns EINTR
+  sigemptyset(&action.sa_mask);
+  ::sigaction(SIGTERM, &action, nullptr);
+  ::sigaction(SIGINT, &action, nullptr);
+}
+
+// The next rank to end, or -1 once a stop signal arrived (or nothing is left to wait for).
+pid_t wait_for_a_rank(int* status) {
+  while (g_stop_signal == 0) {
+    const pid_t pid = ::waitpid(-1, status, WNOHANG);
+    if (pid != 0) return pid;
+    // Polled, not blocking: a signal landing just before a blocking wait would be missed.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
+}
 
 }  // namespace
 
@@ -166,6 +193,7 @@ Result<std::optional<DistEnv>> read_dist_env() {
 int launch_local(int64_t nproc, int /*argc*/, char** argv) {
   const int port = free_port();
   const OomFile oom_file;
+  catch_stop_signals();  // after fork+exec the ranks get the default dispositions back
   std::vector<pid_t> pids(static_cast<size_t>(nproc), -1);
   for (int64_t r = 0; r < nproc; ++r) {
     const pid_t pid = ::fork();
@@ -179,7 +207,14 @@ int launch_local(int64_t nproc, int /*argc*/, char** argv) {
   }
   for (int64_t alive = nproc; alive > 0; --alive) {
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
+    const pid_t pid = wait_for_a_rank(&status);
+    if (g_stop_signal != 0) {
+      const int sig = g_stop_signal;
+      std::fprintf(stderr, "spplan-engine: stopped by signal %d (%s); stopping %lld running rank(s)\n", sig,
+                   ::strsignal(sig), static_cast<long long>(alive));
+      stop_all(pids);
+      return 128 + sig;  // the shell's convention for a command ended by a signal
+    }
     if (pid < 0) break;
     size_t rank = 0;
     while (rank < pids.size() && pids[rank] != pid) ++rank;

@@ -61,6 +61,23 @@ TEST(EngineFailure, RanksStartedByHandExitWhenAPeerDies) {
   EXPECT_NE(r.out.find("spplan-engine: rank 0:"), std::string::npos) << r.out;
 }
 
+// SIGTERM to the launcher (the GUI's stop button, a scheduler): it stops its ranks, says so,
+// exits 128 + 15 and removes its temp file; no rank is left running.
+TEST(EngineFailure, SigtermToTheLauncherStopsEveryRankAndCleansUp) {
+  const std::string tmp = fresh_dir("launcher_tmp");
+  // The seed marks this run's processes: written as ${s}73 and matched as 91827[3], so neither
+  // the shell's own command line nor pgrep's matches, only the launcher's and the ranks'.
+  const std::string cmd = "s=9182; TMPDIR=" + tmp + " " + std::string(SPPLAN_ENGINE_BIN) +
+                          " run --model tiny-llama --seq 1024 --sp 2 --nproc 2 --steps 1000 --seed ${s}73"
+                          " 2>&1 & pid=$!; sleep 4; kill -TERM $pid; wait $pid; echo \"launcher exit $?\"; sleep 1; "
+                          "pgrep -f 'seed 91827[3]' >/dev/null && echo 'ranks left' || echo 'no ranks left'";
+  const RunResult r = run_shell(cmd, 120);
+  EXPECT_NE(r.out.find("spplan-engine: stopped by signal 15"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("launcher exit 143"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no ranks left"), std::string::npos) << r.out;
+  EXPECT_TRUE(fs::is_empty(tmp)) << "the launcher's temp file was left in " << tmp;
+}
+
 // WORLD_SIZE=2 with one rank started: whichever rank it is (rank 0 hosts the store, rank 1
 // connects to it) waits SPPLAN_ENGINE_COMM_TIMEOUT_S, then exits saying where it waited.
 TEST(EngineFailure, ARankThatNeverJoinsEndsTheRendezvousWithAMessage) {
