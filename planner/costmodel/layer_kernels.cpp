@@ -76,40 +76,40 @@ Widths widths_of(const PlanSpec& p) {
 // stacks; in backward the residual stream's gradient is added to each branch's (r 2a, w a).
 KernelTraffic residual_adds(const Widths& w) { return {2 * 3 * w.a * w.h, 2}; }
 
-}  // namespace
+// One pass's per-element traffic of each op.
+struct OpTraffic {
+  KernelTraffic norm, rope, swiglu;
+};
 
-KernelTraffic layer_elementwise_fwd(const PlanSpec& p) {
-  const Widths w = widths_of(p);
-  const KernelTraffic norm = w.fused ? fused_rms_norm_fwd(w.a) : eager_rms_norm_fwd(w.a);
-  KernelTraffic t = over(norm, w.h);  // input norm
-  t += over(norm, w.h);               // post-attention norm
-  if (w.qk_norm) {                    // q and k normed per head: the same op over q + k
-    t += over(norm, w.qk);
-    t.kernels += norm.kernels;
+// One pass over a layer: the input and post-attention norms over h, Qwen3's per-head q and k norms
+// (the same op over q + k, two tensors), RoPE on q and k (two tensors), SwiGLU over i, and the
+// residual adds.
+KernelTraffic layer_pass(const Widths& w, const OpTraffic& op) {
+  KernelTraffic t = over(op.norm, w.h);
+  t += over(op.norm, w.h);
+  if (w.qk_norm) {
+    t += over(op.norm, w.qk);
+    t.kernels += op.norm.kernels;
   }
-  const KernelTraffic rope = w.fused ? fused_rope(w.a) : eager_rope(w.a);
-  t += over(rope, w.qk);
-  t.kernels += rope.kernels;  // q and k: two tensors
-  t += over(w.fused ? fused_swiglu_fwd(w.a) : eager_swiglu_fwd(w.a), w.i);
+  t += over(op.rope, w.qk);
+  t.kernels += op.rope.kernels;
+  t += over(op.swiglu, w.i);
   t += residual_adds(w);
   return t;
 }
 
+}  // namespace
+
+KernelTraffic layer_elementwise_fwd(const PlanSpec& p) {
+  const Widths w = widths_of(p);
+  return w.fused ? layer_pass(w, {fused_rms_norm_fwd(w.a), fused_rope(w.a), fused_swiglu_fwd(w.a)})
+                 : layer_pass(w, {eager_rms_norm_fwd(w.a), eager_rope(w.a), eager_swiglu_fwd(w.a)});
+}
+
 KernelTraffic layer_elementwise_bwd(const PlanSpec& p) {
   const Widths w = widths_of(p);
-  const KernelTraffic norm = w.fused ? fused_rms_norm_bwd(w.a) : eager_rms_norm_bwd(w.a);
-  KernelTraffic t = over(norm, w.h);
-  t += over(norm, w.h);
-  if (w.qk_norm) {
-    t += over(norm, w.qk);
-    t.kernels += norm.kernels;
-  }
-  const KernelTraffic rope = w.fused ? fused_rope(w.a) : eager_rope(w.a);
-  t += over(rope, w.qk);
-  t.kernels += rope.kernels;
-  t += over(w.fused ? fused_swiglu_bwd(w.a) : eager_swiglu_bwd(w.a), w.i);
-  t += residual_adds(w);
-  return t;
+  return w.fused ? layer_pass(w, {fused_rms_norm_bwd(w.a), fused_rope(w.a), fused_swiglu_bwd(w.a)})
+                 : layer_pass(w, {eager_rms_norm_bwd(w.a), eager_rope(w.a), eager_swiglu_bwd(w.a)});
 }
 
 // cross_entropy(logits.float(), labels): the upcast (r a, w f); log_softmax over the vocabulary

@@ -20,8 +20,8 @@ double stored_activations(const PlanSpec& p, double layers_done) {
 // 0.03-1.13 GiB of slack against 2.8-67 GiB of such transient memory: 1-10% of it, 4% on average,
 // while the same slack was 0.1-3.4% of everything allocated (../shared/validation/
 // gpu_h100_measured.csv, the seven HF runs with expandable_segments:True).
-void add_fragmentation(const PlanSpec& p, MemoryBreakdown* m, const std::string& phase) {
-  m->overhead_bytes += allocator_slack(p).bytes(m->total_bytes() - m->overhead_bytes);
+void add_fragmentation(const AllocatorSlack& slack, MemoryBreakdown* m, const std::string& phase) {
+  m->overhead_bytes += slack.bytes(m->total_bytes() - m->overhead_bytes);
   m->peak_phase = phase;
 }
 
@@ -46,26 +46,27 @@ AllocatorSlack allocator_slack(const PlanSpec& p) {
 
 MemoryPhases memory_phases(const PlanSpec& p) {
   const double layers = p.model.num_hidden_layers;
+  const AllocatorSlack slack = allocator_slack(p);
   MemoryPhases out;
 
   out.forward = persistent_memory(p);  // the last layer's forward; earlier layers' activations stored
   out.forward.params_bytes += gathered_params_bytes(p);
   out.forward.activations_bytes = stored_activations(p, layers - 1) + layer_saved_bytes(p);
   out.forward.buffers_bytes += ulysses_buffer_bytes(p);
-  add_fragmentation(p, &out.forward, "forward");
+  add_fragmentation(slack, &out.forward, "forward");
 
   out.loss_forward = persistent_memory(p);
   out.loss_forward.params_bytes += gathered_embedding_bytes(p) + reuse_kept_params_bytes(p);
   out.loss_forward.activations_bytes = stored_activations(p, layers);
   out.loss_forward.logits_bytes = loss_forward_peak_bytes(p);
-  add_fragmentation(p, &out.loss_forward, "loss forward");
+  add_fragmentation(slack, &out.loss_forward, "loss forward");
 
   out.loss_backward = persistent_memory(p);
   out.loss_backward.params_bytes += gathered_embedding_bytes(p) + reuse_kept_params_bytes(p);
   out.loss_backward.activations_bytes = stored_activations(p, layers);
   out.loss_backward.logits_bytes = loss_backward_peak_bytes(p);
   out.loss_backward.grads_bytes += head_grad_transient_bytes(p);
-  add_fragmentation(p, &out.loss_backward, "loss backward");
+  add_fragmentation(slack, &out.loss_backward, "loss backward");
 
   // The last layer: recomputed (when checkpointed) and differentiated, all stored activations alive.
   out.layer_backward = persistent_memory(p);
@@ -75,11 +76,11 @@ MemoryPhases memory_phases(const PlanSpec& p) {
       stored_activations(p, layers) + recomputed + layer_backward_extra_bytes(p);
   out.layer_backward.grads_bytes += layer_grad_transient_bytes(p);
   out.layer_backward.buffers_bytes += reduce_copy_bytes(p);
-  add_fragmentation(p, &out.layer_backward, "layer backward");
+  add_fragmentation(slack, &out.layer_backward, "layer backward");
 
   out.optimizer_step = persistent_memory(p);
   out.optimizer_step.optimizer_bytes += optimizer_step_transient_bytes(p);
-  add_fragmentation(p, &out.optimizer_step, "optimizer step");
+  add_fragmentation(slack, &out.optimizer_step, "optimizer step");
   return out;
 }
 

@@ -37,6 +37,14 @@ Shape shape_of(const PlanSpec& p) {
   return x;
 }
 
+// The memory-bound kernels of one pass (layer_kernels.hpp) over the rank's s tokens.
+double traffic_time_s(const GpuSpec& g, const KernelTraffic& t, const Shape& x) {
+  return elementwise_time_s(g, t.bytes_per_token * x.s, t.kernels);
+}
+
+// Chunks of the fused linear cross-entropy (Liger's chunk size, memory_activations.cpp).
+double fused_loss_chunks(const Shape& x) { return std::ceil(x.s / liger_chunk_tokens(x.s, x.h, x.v)); }
+
 double mlp_fwd_s(const GpuSpec& g, const Shape& x) {
   return 2 * gemm_time_s(g, x.s, x.i, x.h, x.a) + gemm_time_s(g, x.s, x.h, x.i, x.a);  // gate, up; down
 }
@@ -44,8 +52,7 @@ double mlp_fwd_s(const GpuSpec& g, const Shape& x) {
 LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   const GpuSpec& g = p.cluster.gpu;
   LayerPassCosts c;
-  const KernelTraffic elementwise = layer_elementwise_fwd(p);
-  c.norm_s = elementwise_time_s(g, elementwise.bytes_per_token * x.s, elementwise.kernels);
+  c.norm_s = traffic_time_s(g, layer_elementwise_fwd(p), x);
   c.qkv_s = gemm_time_s(g, x.s, x.q + 2 * x.kv, x.h, x.a);
   c.a2a_qkv_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * (x.q + 2 * x.kv_a2a), x.sp);
   const double heads = static_cast<double>(p.model.num_attention_heads) / x.sp;
@@ -66,8 +73,7 @@ LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
 LayerPassCosts backward_pass(const PlanSpec& p, const Shape& x, const LayerPassCosts& fwd) {
   const GpuSpec& g = p.cluster.gpu;
   LayerPassCosts c = fwd;
-  const KernelTraffic elementwise = layer_elementwise_bwd(p);
-  c.norm_s = elementwise_time_s(g, elementwise.bytes_per_token * x.s, elementwise.kernels);
+  c.norm_s = traffic_time_s(g, layer_elementwise_bwd(p), x);
   c.qkv_s = 2 * fwd.qkv_s;
   c.out_proj_s = 2 * fwd.out_proj_s;
   const double heads = static_cast<double>(p.model.num_attention_heads) / x.sp;
@@ -83,10 +89,10 @@ LayerPassCosts backward_pass(const PlanSpec& p, const Shape& x, const LayerPassC
 // roofline prices that per chunk. Its backward only scales the saved gradients by the incoming one.
 double fused_loss_fwd_s(const PlanSpec& p, const Shape& x) {
   const GpuSpec& g = p.cluster.gpu;
-  const double chunk = liger_chunk_tokens(x.s, x.h, x.v), chunks = std::ceil(x.s / chunk);
+  const double chunk = liger_chunk_tokens(x.s, x.h, x.v);
   const double per_chunk = gemm_time_s(g, chunk, x.v, x.h, x.a) + elementwise_time_s(g, 2 * x.a * chunk * x.v) +
                            gemm_time_s(g, chunk, x.h, x.v, x.a) + gemm_time_s(g, x.v, x.h, chunk, x.a);
-  return chunks * per_chunk;
+  return fused_loss_chunks(x) * per_chunk;
 }
 
 double fused_loss_bwd_s(const PlanSpec& p, const Shape& x) {
@@ -98,15 +104,13 @@ double fused_loss_bwd_s(const PlanSpec& p, const Shape& x) {
 double loss_fwd_s(const PlanSpec& p, const Shape& x) {
   if (p.knobs.tiled_loss) return fused_loss_fwd_s(p, x);
   const GpuSpec& g = p.cluster.gpu;
-  const KernelTraffic loss = unfused_loss_fwd(p);
-  return gemm_time_s(g, x.s, x.v, x.h, x.a) + elementwise_time_s(g, loss.bytes_per_token * x.s, loss.kernels);
+  return gemm_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_fwd(p), x);
 }
 
 double loss_bwd_s(const PlanSpec& p, const Shape& x) {
   if (p.knobs.tiled_loss) return fused_loss_bwd_s(p, x);
   const GpuSpec& g = p.cluster.gpu;
-  const KernelTraffic loss = unfused_loss_bwd(p);
-  return 2 * gemm_time_s(g, x.s, x.v, x.h, x.a) + elementwise_time_s(g, loss.bytes_per_token * x.s, loss.kernels);
+  return 2 * gemm_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_bwd(p), x);
 }
 
 }  // namespace
@@ -128,7 +132,7 @@ StepCosts step_costs(const PlanSpec& p) {
   c.embed_bwd_s = elementwise_time_s(g, 3 * x.a * x.h * x.s);  // scatter-add into the table grad
   c.loss_fwd_s = loss_fwd_s(p, x);
   c.loss_bwd_s = loss_bwd_s(p, x);
-  if (p.knobs.tiled_loss) c.loss_tiles = static_cast<int64_t>(std::ceil(x.s / liger_chunk_tokens(x.s, x.h, x.v)));
+  if (p.knobs.tiled_loss) c.loss_tiles = static_cast<int64_t>(fused_loss_chunks(x));
 
   const bool zero3 = p.knobs.zero_stage == 3;
   if (zero3) {
