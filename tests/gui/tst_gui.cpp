@@ -18,28 +18,15 @@
 #include "planner/core/parse.hpp"
 #include "planner/search/search.hpp"
 
+#include "tests/gui/fixtures.hpp"
+
 using spplan::gui::PlanTableModel;
 using spplan::gui::SeqSweepModel;
 
 namespace {
 
-spplan::PlanSpec knownBase() {  // qwen3-4b on 4x h100-80gb at 128k
-  spplan::PlanSpec base;
-  base.model = *spplan::load_model("qwen3-4b");
-  base.cluster.gpu = *spplan::load_gpu("h100-80gb");
-  base.cluster.num_gpus = 4;
-  base.seq_len = 128 * 1024;
-  return base;
-}
-
-spplan::gui::GuiOptions knownOptions() {
-  spplan::gui::GuiOptions options;
-  options.model = "qwen3-4b";
-  options.gpu = "h100-80gb";
-  options.gpus = "4";
-  options.seq = "128k";
-  return options;
-}
+using spplan::gui::testing::knownBase;
+using spplan::gui::testing::knownOptions;
 
 }  // namespace
 

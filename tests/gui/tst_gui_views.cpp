@@ -34,27 +34,14 @@
 #include "planner/search/search.hpp"
 #include "simulator/simulate.hpp"
 
+#include "tests/gui/fixtures.hpp"
+
 using namespace spplan::gui;
 
 namespace {
 
-spplan::PlanSpec knownBase() {  // qwen3-4b on 4x h100-80gb at 128k
-  spplan::PlanSpec base;
-  base.model = *spplan::load_model("qwen3-4b");
-  base.cluster.gpu = *spplan::load_gpu("h100-80gb");
-  base.cluster.num_gpus = 4;
-  base.seq_len = 128 * 1024;
-  return base;
-}
-
-GuiOptions knownOptions() {
-  GuiOptions options;
-  options.model = "qwen3-4b";
-  options.gpu = "h100-80gb";
-  options.gpus = "4";
-  options.seq = "128k";
-  return options;
-}
+using spplan::gui::testing::knownBase;
+using spplan::gui::testing::knownOptions;
 
 spplan::search::RankedPlan bestPlan() { return spplan::search::search_plans(knownBase(), false).feasible.at(0); }
 
