@@ -79,7 +79,10 @@ Json deepspeed_json(const PlanSpec& plan) {
   const Knobs& k = plan.knobs;
   Json j;
   j["bf16"] = {{"enabled", k.precision == Precision::kBf16}};
-  j["train_batch_size"] = k.micro_batch * k.grad_accum_steps * plan.dp();
+  // No train_batch_size: DeepSpeed derives it as micro batch x accumulation x (world / sp) = dp,
+  // while transformers' start-up check computes world x micro batch x accumulation, counting the
+  // sp ranks as data parallel, and refuses the plan's value whenever sp > 1 (found by
+  // tests/scripts/export_check_test.py with transformers' own HfTrainerDeepSpeedConfig).
   j["train_micro_batch_size_per_gpu"] = k.micro_batch;
   j["gradient_accumulation_steps"] = k.grad_accum_steps;
   j["sequence_parallel_size"] = k.sp;
@@ -364,6 +367,13 @@ Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format) {
                            to_string(format) + " runs train.py with --gradient_checkpointing, which keeps checkpoints on "
                            "the GPU) (allowed: none, full; or --format arctic, whose activation_checkpoint_cpu_offload "
                            "offloads them)");
+  }
+  // ArcticTraining's TrainerConfig asserts micro_batch_size 1 when pack_samples is on (found by
+  // tests/scripts/export_check_test.py with its own config model); long-sequence SFT packs.
+  if (format == ExportFormat::kArctic && plan.knobs.micro_batch != 1) {
+    return Status::invalid("key \"knobs.micro_batch\": value " + std::to_string(plan.knobs.micro_batch) +
+                           " cannot be expressed for ArcticTraining (its recipe packs samples, which needs "
+                           "micro_batch_size 1) (allowed: 1; grad_accum_steps gives a larger batch)");
   }
   switch (format) {
     case ExportFormat::kDeepSpeed: return deepspeed_json(plan).dump(2) + "\n";

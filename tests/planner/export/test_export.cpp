@@ -63,7 +63,8 @@ TEST(ExportDeepSpeed, AlstPlanOnOneNode) {
   EXPECT_EQ(j["seq_parallel_communication_data_type"], "bf16");
   EXPECT_EQ(j["train_micro_batch_size_per_gpu"], 1);
   EXPECT_EQ(j["gradient_accumulation_steps"], 1);
-  EXPECT_EQ(j["train_batch_size"], 1);  // 1 x 1 x dp 1
+  // DeepSpeed derives train_batch_size (1 x 1 x dp 1); transformers would count sp as dp.
+  EXPECT_FALSE(j.contains("train_batch_size"));
   const auto& z = j["zero_optimization"];
   EXPECT_EQ(z["stage"], 3);
   EXPECT_TRUE(z["overlap_comm"].get<bool>());
@@ -82,7 +83,7 @@ TEST(ExportDeepSpeed, TwoNodeZero2Plan) {
   EXPECT_EQ(j["seq_parallel_communication_data_type"], "fp32");
   EXPECT_EQ(j["train_micro_batch_size_per_gpu"], 2);
   EXPECT_EQ(j["gradient_accumulation_steps"], 4);
-  EXPECT_EQ(j["train_batch_size"], 32);  // 2 x 4 x dp 4
+  EXPECT_FALSE(j.contains("train_batch_size"));  // DeepSpeed: 2 x 4 x dp 4 = 32
   const auto& z = j["zero_optimization"];
   EXPECT_EQ(z["stage"], 2);
   EXPECT_FALSE(z["overlap_comm"].get<bool>());
@@ -123,7 +124,9 @@ TEST(ExportArctic, RecipeLinesMatchThePlan) {
                            "\n  max_length: 1048576\n"}) {
     EXPECT_THAT(y, HasSubstr(line));
   }
-  const std::string plain = exported(two_node_plan(), ExportFormat::kArctic);
+  PlanSpec two = two_node_plan();
+  two.knobs.micro_batch = 1;  // ArcticTraining packs samples: micro batch 1 only
+  const std::string plain = exported(two, ExportFormat::kArctic);
   EXPECT_THAT(plain, HasSubstr("\nactivation_checkpoint_cpu_offload: false\n"));
   EXPECT_THAT(plain, Not(HasSubstr("liger")));
   EXPECT_THAT(plain, Not(HasSubstr("cpu_adam")));
@@ -212,6 +215,7 @@ TEST(ExportOptimizer, EveryFormatCarriesThePlansSettings) {
 
   p.optimizer.lr_schedule = LrSchedule::kCosine;
   p.optimizer.warmup_steps = 100;
+  p.knobs.micro_batch = 1;  // ArcticTraining packs samples: micro batch 1 only
   const std::string arctic = exported(p, ExportFormat::kArctic);
   EXPECT_THAT(arctic, HasSubstr("\n  learning_rate: 0.0003\n  weight_decay: 0.01\n"));
   EXPECT_THAT(arctic, HasSubstr("\nscheduler:\n  type: huggingface\n  name: cosine\n"));
@@ -294,6 +298,7 @@ TEST(ExportHfTrainer, CheckpointOffloadIsRefusedNamingWhatItLacks) {
 // (FlashAttention 2 has no fp32 kernels).
 TEST(ExportArctic, Fp32PlanWritesItsDtypeAndSdpa) {
   PlanSpec p = two_node_plan();
+  p.knobs.micro_batch = 1;
   EXPECT_THAT(exported(p, ExportFormat::kArctic), HasSubstr("\n  attn_implementation: flash_attention_2\n  dtype: bf16\n"));
   p.knobs.precision = Precision::kFp32;
   p.stack.attention = AttentionKernel::kSdpa;
@@ -321,6 +326,16 @@ TEST(ExportPlan, KeepsThePricedNodeShape) {
   const auto r = export_plan(p, ExportFormat::kTorchrun);
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(r.status().message(), HasSubstr("key \"cluster.num_gpus\": value 12 is not a whole number of nodes of 8 GPUs"));
+}
+
+// ArcticTraining's TrainerConfig asserts micro_batch_size 1 with pack_samples (its own config
+// model says so: tests/scripts/export_check_test.py).
+TEST(ExportArctic, MicroBatchAboveOneIsRefusedNamingWhatItLacks) {
+  const auto r = export_plan(two_node_plan(), ExportFormat::kArctic);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "key \"knobs.micro_batch\": value 2 cannot be expressed for ArcticTraining (its recipe packs samples, "
+            "which needs micro_batch_size 1) (allowed: 1; grad_accum_steps gives a larger batch)");
 }
 
 }  // namespace
