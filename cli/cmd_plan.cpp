@@ -70,12 +70,17 @@ int cmd_plan(int argc, const char* const* argv) {
   }
 #ifdef SPPLAN_HAVE_SIMULATOR
   if (args->has("simulate")) {
-    // Re-rank the leading plans by simulated step time (the schedule, not the overlap rules).
+    // Re-rank the leading plans by simulated tokens/s (the schedule, not the overlap rules), with
+    // the same noise band and preferences as the estimate's ranking.
     const size_t n = std::min<size_t>(result.feasible.size(), static_cast<size_t>(std::max<int64_t>(top, 10)));
-    std::vector<std::pair<double, search::RankedPlan>> timed;
-    for (size_t i = 0; i < n; ++i) timed.emplace_back(sim::simulated_step_time_s(result.feasible[i].plan), result.feasible[i]);
-    std::stable_sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (size_t i = 0; i < n; ++i) result.feasible[i] = timed[i].second;
+    std::vector<search::RankedPlan> leading(result.feasible.begin(), result.feasible.begin() + static_cast<long>(n));
+    std::map<std::string, double> simulated_tokens_per_s;  // by knobs_text: unique within one search
+    for (const auto& p : leading) {
+      simulated_tokens_per_s[knobs_text(p.plan.knobs)] =
+          p.estimate.tokens_per_step / sim::simulated_step_time_s(p.plan);
+    }
+    search::rank_plans_by(&leading, [&](const search::RankedPlan& p) { return simulated_tokens_per_s[knobs_text(p.plan.knobs)]; });
+    std::copy(leading.begin(), leading.end(), result.feasible.begin());
   }
 #else
   if (args->has("simulate")) return fail(Status::invalid("--simulate: the simulator is not built into this spplan"));

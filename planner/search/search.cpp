@@ -92,23 +92,29 @@ int offload_count(const Knobs& k) {
          (k.act_ckpt == ActCkpt::kOffload);
 }
 
-void rank_plans(std::vector<RankedPlan>* plans) {
-  std::sort(plans->begin(), plans->end(), ranks_before);
+void rank_plans_by(std::vector<RankedPlan>* plans, const std::function<double(const RankedPlan&)>& tokens_per_s) {
+  std::stable_sort(plans->begin(), plans->end(), [&](const RankedPlan& a, const RankedPlan& b) {
+    const double ta = tokens_per_s(a), tb = tokens_per_s(b);
+    return ta != tb ? ta > tb : ranks_before(a, b);
+  });
   const auto preferred = [](const RankedPlan& a, const RankedPlan& b) {
     const int oa = offload_count(a.plan.knobs), ob = offload_count(b.plan.knobs);
     if (oa != ob) return oa < ob;
     if (a.plan.knobs.micro_batch != b.plan.knobs.micro_batch) return a.plan.knobs.micro_batch < b.plan.knobs.micro_batch;
     const double ma = a.estimate.memory.total_bytes(), mb = b.estimate.memory.total_bytes();
     if (ma != mb) return ma < mb;
-    return ranks_before(a, b);
+    return false;  // stable: the faster first
   };
   for (auto band = plans->begin(); band != plans->end();) {
-    const double floor_tokens_per_s = band->estimate.tokens_per_s * (1.0 - kRankNoiseBand);
-    auto end = std::find_if(band, plans->end(),
-                            [&](const RankedPlan& p) { return p.estimate.tokens_per_s < floor_tokens_per_s; });
+    const double floor_tokens_per_s = tokens_per_s(*band) * (1.0 - kRankNoiseBand);
+    auto end = std::find_if(band, plans->end(), [&](const RankedPlan& p) { return tokens_per_s(p) < floor_tokens_per_s; });
     std::stable_sort(band, end, preferred);
     band = end;
   }
+}
+
+void rank_plans(std::vector<RankedPlan>* plans) {
+  rank_plans_by(plans, [](const RankedPlan& p) { return p.estimate.tokens_per_s; });
 }
 
 SearchResult search_plans(const PlanSpec& base, bool keep_rejected, const KnobConstraints& constraints) {

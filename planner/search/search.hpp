@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -76,6 +77,10 @@ inline constexpr const char* kRankingRule =
 // (optimizer, parameters, checkpoints), a smaller micro batch (the global batch is a training
 // choice, not a speed-up), less GPU memory.
 void rank_plans(std::vector<RankedPlan>* plans);
+
+// The same ranking with another measure of speed (tokens/s from the simulator for
+// `plan --simulate`): the noise band and the preferences apply alike.
+void rank_plans_by(std::vector<RankedPlan>* plans, const std::function<double(const RankedPlan&)>& tokens_per_s);
 
 // The offloads a plan uses (optimizer, parameters, checkpoints), 0 to 3.
 int offload_count(const Knobs& k);
