@@ -19,7 +19,7 @@ int cmd_forward_to_engine(int argc, const char* const* argv) {
   const auto self = std::filesystem::read_symlink("/proc/self/exe", error);
   const std::filesystem::path engine = error ? std::filesystem::path("spplan-engine")
                                              : self.parent_path() / "spplan-engine";
-  if (!std::filesystem::exists(engine)) {
+  if (!std::filesystem::exists(engine, error)) {
     std::cerr << "spplan: " << argv[1] << ": the engine is not built (" << engine.string()
               << " not found; configure with -DSPPLAN_BUILD_ENGINE=ON and LibTorch)\n";
     return kExitBadInput;

@@ -40,6 +40,18 @@ std::string knobs_text(const Knobs& k) {
          " ckpt=" + to_string(k.act_ckpt) + " tiled=" + tiled + " mb=" + std::to_string(k.micro_batch);
 }
 
+// The peak's moment: the phase, the decoder layer running then (null outside a layer), and the
+// tensors alive, largest first, each with its category.
+nlohmann::json peak_json(const costmodel::MemoryBreakdown& m) {
+  nlohmann::json tensors = nlohmann::json::array();
+  for (int i = 0; i < m.term_count; ++i) tensors.push_back({{"name", m.terms[i].name}, {"gib", gib(m.terms[i].bytes)}});
+  std::stable_sort(tensors.begin(), tensors.end(),
+                   [](const nlohmann::json& a, const nlohmann::json& b) { return a["gib"] > b["gib"]; });
+  return {{"phase", m.peak_phase},
+          {"layer", m.peak_layer >= 0 ? nlohmann::json(m.peak_layer) : nlohmann::json(nullptr)},
+          {"tensors", tensors}};
+}
+
 nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
   const auto& m = e.memory;
   nlohmann::json memory = {
@@ -53,7 +65,8 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
       {"logits_gib", gib(m.logits_bytes)},
       {"buffers_gib", gib(m.buffers_bytes)},
       {"overhead_gib", gib(m.overhead_bytes)},
-      {"peak_phase", m.peak_phase}};
+      {"peak_phase", m.peak_phase},
+      {"peak", peak_json(m)}};
   const auto& t = e.time;
   return {{"model", p.model.name},
           {"gpu", p.cluster.gpu.name},
@@ -91,7 +104,8 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
     << " tokens, " << p.stack.trainer << ", dp=" << p.dp() << " " << knobs_text(p.knobs) << "\n";
   o << "  fits: " << (e.fits ? "yes" : "NO (" + e.reason() + ")") << "\n";
   o << "  GPU memory per GPU: " << fmt_number("%.1f", gib(m.total_bytes())) << " of "
-    << fmt_number("%.1f", gib(e.capacity_bytes)) << " GiB, peak at " << m.peak_phase << "\n";
+    << fmt_number("%.1f", gib(e.capacity_bytes)) << " GiB, peak at " << m.peak_phase
+    << (m.peak_layer >= 0 ? " of layer " + std::to_string(m.peak_layer) : std::string()) << "\n";
   const std::pair<const char*, double> rows[] = {
       {"params", m.params_bytes},           {"grads", m.grads_bytes},   {"optimizer", m.optimizer_bytes},
       {"activations", m.activations_bytes}, {"logits", m.logits_bytes}, {"buffers", m.buffers_bytes},
@@ -100,6 +114,10 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
     o << "    " << name << std::string(12 - std::string(name).size(), ' ') << fmt_number("%8.2f GiB", gib(bytes))
       << "\n";
   }
+  std::vector<costmodel::MemoryTerm> terms(m.terms.begin(), m.terms.begin() + m.term_count);
+  std::stable_sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+  o << "  at the peak:\n";
+  for (const auto& t : terms) o << "    " << fmt_number("%8.2f GiB", gib(t.bytes)) << "  " << t.name << "\n";
   o << "  host memory per node: " << fmt_number("%.1f", gib(e.host.total_bytes())) << " of "
     << fmt_number("%.0f", gib(e.host_capacity_bytes)) << " GiB\n";
   o << "  step time: " << fmt_number("%.3f s", e.time.step_time_s) << " (serial "

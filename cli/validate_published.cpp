@@ -27,8 +27,10 @@ const std::vector<std::string> kColumns{"id", "model", "gpu", "num_gpus", "sp", 
 // Optional columns, read when present: the software the row ran (`trainer`, default arctic; its
 // `attention` kernel, default the trainer's), `precision` (default bf16), `note` (why a row is read
 // as it is), and `throughput` ("inconsistent": the source's throughput contradicts itself; shown,
-// not counted against the target).
-const std::vector<std::string> kOptionalColumns{"trainer", "attention", "precision", "note", "throughput"};
+// not counted against the target), `memory` (what peak_mem_gb measures: "allocated", the torch
+// peak, or "device", what nvidia-smi shows; default "device" when the reference says nvidia-smi,
+// else "allocated").
+const std::vector<std::string> kOptionalColumns{"trainer", "attention", "precision", "note", "throughput", "memory"};
 
 // The cell of an optional column, or "" when the file has no such column.
 std::string optional_cell(const Row& r, const std::string& key) {
@@ -87,6 +89,7 @@ struct Published {
   std::optional<double> peak_mem_gb, tokens_per_s, tflops_per_gpu;
   std::optional<double> iter_time_s;  // the delta when neither tokens_per_s nor tflops_per_gpu is given
   bool throughput_consistent = true;
+  bool device_memory = false;  // peak_mem_gb is what nvidia-smi shows, not torch's allocated peak
 };
 
 // A measurement: empty when the source did not report it, else a number > 0 (the deltas divide
@@ -110,6 +113,11 @@ Result<Published> published_of(const std::string& where, const Row& r) {
   SPPLAN_ASSIGN_OR_RETURN(p.tokens_per_s, measured(where, r, "tokens_per_s"));
   SPPLAN_ASSIGN_OR_RETURN(p.tflops_per_gpu, measured(where, r, "tflops_per_gpu"));
   SPPLAN_ASSIGN_OR_RETURN(p.iter_time_s, measured(where, r, "iter_time_s"));
+  p.device_memory = r.at("reference").find("nvidia-smi") != std::string::npos;
+  if (const std::string kind = optional_cell(r, "memory"); !kind.empty()) {
+    SPPLAN_ASSIGN_OR_RETURN(const size_t index, parse_choice(column(where, "memory"), kind, {"allocated", "device"}));
+    p.device_memory = index == 1;
+  }
   if (const std::string check = optional_cell(r, "throughput"); !check.empty()) {
     SPPLAN_ASSIGN_OR_RETURN(const size_t index, parse_choice(column(where, "throughput"), check, {"consistent", "inconsistent"}));
     p.throughput_consistent = index == 0;
@@ -264,8 +272,10 @@ Result<ValidationReport> validate_published(const std::string& path) {
     row["published_fits"] = published_fits;
     row["fits_ok"] = verdict_ok;
     // Published peaks are the training script's torch peak in GiB (labelled GB): allocated memory,
-    // which does not include the CUDA context, NCCL buffers or allocator slack.
-    const double mem_pred_gib = (e.memory.total_bytes() - e.memory.overhead_bytes) / kGiB;
+    // which does not include the CUDA context, NCCL buffers or allocator slack; or, where the
+    // source says so, the device's use as nvidia-smi shows it, which does.
+    const double mem_pred_gib =
+        (e.memory.total_bytes() - (published.device_memory ? 0.0 : e.memory.overhead_bytes)) / kGiB;
     std::string mem_cells = "      -       -      -";
     if (const auto& m = published.peak_mem_gb; m && published_fits) {
       const double d = pct(mem_pred_gib, *m);

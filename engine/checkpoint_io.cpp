@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <algorithm>
 #include <functional>
 #include <utility>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/config/loaders.hpp"
+#include "planner/core/path_info.hpp"
 
 namespace spplan::engine {
 namespace fs = std::filesystem;
@@ -76,20 +78,30 @@ std::string read_all(const std::string& path) {
 
 Status bad(const std::string& what) { return Status::invalid("--resume: " + what); }
 
+// A whole number >= 0 the manifest holds, or nothing: checked before converting, since
+// nlohmann's get<int64_t>() of a float such as 1e28 is an undefined float-to-integer cast.
+std::optional<uint64_t> whole(const nlohmann::json& j, const char* key, uint64_t max) {
+  if (!j.contains(key) || !j[key].is_number_unsigned() || j[key].get<uint64_t>() > max) return std::nullopt;
+  return j[key].get<uint64_t>();
+}
+
 Result<CheckpointMeta> parse_manifest(const std::string& path, const nlohmann::json& j) {
   if (!j.is_object() || j.value("format", "") != kFormat || !j.contains("files") || !j["files"].is_array()) {
     return bad(path + ": not a spplan-engine checkpoint manifest (allowed: a folder written by --save)");
   }
-  CheckpointMeta m;
-  try {
-    m.step = j.at("step").get<int64_t>();
-    m.next_sequence = j.at("next_sequence").get<int64_t>();
-    m.seed = j.at("seed").get<uint64_t>();
-    m.model = j.at("model").get<std::string>();
-    m.run = j.value("run", "");
-  } catch (const nlohmann::json::exception&) {
+  constexpr uint64_t kMaxCount = uint64_t{1} << 62;  // steps and sequences: far beyond any run
+  const auto step = whole(j, "step", kMaxCount), next = whole(j, "next_sequence", kMaxCount);
+  const auto seed = whole(j, "seed", UINT64_MAX);
+  const bool strings = j.contains("model") && j["model"].is_string() && (!j.contains("run") || j["run"].is_string());
+  if (!step || !next || !seed || !strings) {
     return bad(path + ": manifest is missing step, next_sequence, seed or model (the checkpoint is corrupted)");
   }
+  CheckpointMeta m;
+  m.step = static_cast<int64_t>(*step);
+  m.next_sequence = static_cast<int64_t>(*next);
+  m.seed = *seed;
+  m.model = j["model"].get<std::string>();
+  m.run = j.value("run", "");
   return m;
 }
 
@@ -99,13 +111,14 @@ Status read_blob(const std::string& folder, const nlohmann::json& f, LoadedCheck
   }
   const std::string name = f["name"].get<std::string>();
   const std::string path = folder + "/" + name;
-  if (name.find('/') != std::string::npos || !fs::is_regular_file(path)) {
+  if (name.find('/') != std::string::npos || look_at(path).kind != PathKind::kFile) {
     return bad(path + ": missing (the checkpoint is incomplete)");
   }
   std::string bytes = read_all(path);
-  if (bytes.size() != f["bytes"].get<size_t>()) {
+  const auto expected = whole(f, "bytes", UINT64_MAX);
+  if (!expected || bytes.size() != *expected) {
     return bad(path + ": size " + std::to_string(bytes.size()) + " bytes, the manifest says " +
-               std::to_string(f["bytes"].get<size_t>()) + " (the checkpoint is corrupted)");
+               (expected ? std::to_string(*expected) : std::string("no whole number")) + " (the checkpoint is corrupted)");
   }
   const std::string sum = hex64(fnv1a64(bytes.data(), bytes.size()));
   if (sum != f["fnv1a64"].get<std::string>()) {
@@ -150,7 +163,7 @@ Result<LoadedCheckpoint> load_folder(const std::string& folder) {
   LoadedCheckpoint out;
   out.folder = folder;
   const std::string mpath = folder + "/manifest.json";
-  if (!fs::is_regular_file(mpath)) return bad(mpath + ": missing (the checkpoint is incomplete)");
+  if (look_at(mpath).kind != PathKind::kFile) return bad(mpath + ": missing (the checkpoint is incomplete)");
   const nlohmann::json j = nlohmann::json::parse(read_all(mpath), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return bad(mpath + ": not valid JSON (the checkpoint is corrupted)");
   SPPLAN_ASSIGN_OR_RETURN(out.meta, parse_manifest(mpath, j));
@@ -204,8 +217,8 @@ Status save_checkpoint(const std::string& dir, const CheckpointMeta& meta, const
 }
 
 Result<LoadedCheckpoint> load_checkpoint(const std::string& dir) {
-  if (!fs::is_directory(dir)) return bad(dir + ": no such folder (allowed: a folder written by --save)");
-  if (fs::exists(dir + "/manifest.json")) return load_folder(dir);  // one ckpt-* folder, named by hand
+  if (Status s = check_folder(dir, "", "a folder written by --save"); !s) return bad(s.message());
+  if (look_at(dir + "/manifest.json").kind != PathKind::kMissing) return load_folder(dir);  // one ckpt-* folder, named by hand
   std::string latest = read_all(dir + "/LATEST");
   while (!latest.empty() && (latest.back() == '\n' || latest.back() == ' ')) latest.pop_back();
   const auto older = checkpoints_newest_first(dir);

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <limits>
 
+#include "planner/core/path_info.hpp"
+
 namespace spplan::engine {
 
 // Token files are read as little-endian by copying bytes into integers (token()): right only on a
@@ -22,6 +24,7 @@ static_assert(std::endian::native == std::endian::little, "token files are littl
 class MappedFile {
  public:
   static Result<std::shared_ptr<const MappedFile>> open(const std::string& path) {
+    SPPLAN_RETURN_IF_ERROR(check_readable_file(path, "--data: "));
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Status::invalid("--data: " + path + ": cannot open (no such file or not readable)");
     struct stat st {};

@@ -10,6 +10,7 @@
 
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/core/path_info.hpp"
 
 namespace spplan::engine {
 namespace fs = std::filesystem;
@@ -44,7 +45,7 @@ Status bad_key(const std::string& path, const std::string& key, const nlohmann::
 // The files holding the tensors: the index's shards, or the one model.safetensors.
 Result<std::vector<std::string>> weight_files(const std::string& dir) {
   const std::string index = dir + "/" + kIndexFile;
-  if (fs::exists(index)) {
+  if (look_at(index).kind == PathKind::kFile) {
     const nlohmann::json j = read_json(index);
     if (j.is_discarded() || !j.contains("weight_map") || !j["weight_map"].is_object()) {
       return Status::invalid(index + ": not valid JSON with a \"weight_map\" object (allowed: an index written by "
@@ -60,7 +61,7 @@ Result<std::vector<std::string>> weight_files(const std::string& dir) {
     }
     return std::vector<std::string>(files.begin(), files.end());
   }
-  if (fs::exists(dir + "/" + kSingleFile)) return std::vector<std::string>{dir + "/" + kSingleFile};
+  if (look_at(dir + "/" + kSingleFile).kind == PathKind::kFile) return std::vector<std::string>{dir + "/" + kSingleFile};
   return Status::invalid(dir + ": no " + kSingleFile + " or " + kIndexFile +
                          " (allowed: a Hugging Face model folder saved with safetensors)");
 }
@@ -106,9 +107,7 @@ std::vector<HfTensorPlace> hf_tensor_places(const ModelSpec& spec) {
 }
 
 Result<ModelSpec> read_hf_config(const std::string& dir) {
-  if (!fs::is_directory(dir)) {
-    return Status::invalid("--init-from: " + dir + ": no such folder (allowed: a Hugging Face model folder)");
-  }
+  SPPLAN_RETURN_IF_ERROR(check_folder(dir, "--init-from: ", "a Hugging Face model folder"));
   const std::string path = dir + "/config.json";
   SPPLAN_ASSIGN_OR_RETURN(ModelSpec spec, load_model(path, "--init-from"));
   nlohmann::json j = read_json(path);  // load_model parsed it already: valid
@@ -248,7 +247,9 @@ Status write_hf_folder(const std::string& dir, const ModelSpec& spec, int64_t se
   }
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir)) return Status::io_error("--export-hf: " + dir + ": cannot create folder (" + ec.message() + ")");
+  if (look_at(dir).kind != PathKind::kDirectory) {
+    return Status::io_error("--export-hf: " + dir + ": cannot create folder (" + ec.message() + ")");
+  }
   std::vector<StTensorOut> tensors;
   for (const HfTensorPlace& p : places) tensors.push_back({p.name, p.shape, params + p.offset});
   SPPLAN_RETURN_IF_ERROR(write_safetensors(dir + "/" + kSingleFile, tensors, {{"format", "pt"}}));

@@ -177,7 +177,10 @@ void summarize(const std::vector<StepStats>& steps, RunReport* r) {
 // Ranks on this machine: torchrun's LOCAL_WORLD_SIZE, else Slurm's tasks per node, else all.
 int64_t local_world_size(const DistEnv& env) {
   for (const char* var : {"LOCAL_WORLD_SIZE", "SLURM_NTASKS_PER_NODE"}) {
-    if (const char* v = std::getenv(var); v != nullptr && std::atoi(v) > 0) return std::atoi(v);
+    // parse_int, not atoi: atoi of a number beyond int's range is undefined.
+    if (const char* v = std::getenv(var); v != nullptr) {
+      if (const auto n = parse_int(var, v, 1, 1 << 20); n.ok()) return *n;
+    }
   }
   return env.world;
 }

@@ -29,6 +29,7 @@ MemoryTerms memory_terms(const PlanSpec& p) {
   t.stored_bytes_per_layer = no_ckpt ? cm::layer_saved_bytes(p) : cm::checkpoint_bytes_per_layer(p);
   t.checkpoints_offloaded = p.knobs.act_ckpt == ActCkpt::kOffload;
   t.checkpoints_kept_on_device = static_cast<int>(p.stack.offloaded_checkpoints_on_device);
+  t.checkpoints_reload_ahead = p.stack.offloaded_checkpoints_on_device > 1;
   t.layer_saved_bytes = cm::layer_saved_bytes(p);
   t.layer_backward_extra_bytes = cm::layer_backward_extra_bytes(p);
   t.ulysses_buffer_bytes = cm::ulysses_buffer_bytes(p);

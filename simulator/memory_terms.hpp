@@ -18,6 +18,10 @@ struct MemoryTerms {
   double stored_bytes_per_layer = 0;   // what a layer leaves for its backward: checkpoint, or all saves
   bool checkpoints_offloaded = false;  // act_ckpt = offload: stored copies go to the host ...
   int checkpoints_kept_on_device = 3;  // ... except the last few (DeepSpeed stash + keep_last)
+  // Offloaded checkpoints come back one layer ahead (DeepSpeed's offload context, which stashes
+  // several) or inside the layer's own backward, synchronously (ArcticTraining's
+  // CheckpointFunctionWithCPUOffload and the engine: one checkpoint kept on the device).
+  bool checkpoints_reload_ahead = true;
   double layer_saved_bytes = 0;        // one layer's saved tensors while it runs (forward, recompute)
   double layer_backward_extra_bytes = 0;  // backward transients, its all-to-all copies included
   double ulysses_buffer_bytes = 0;     // forward / recompute all-to-all copies, first a2a to second

@@ -27,10 +27,12 @@ void StepGraphBuilder::emit_backward_layer(int micro, int layer) {
   // Only a checkpoint that left the device is waited for; the costmodel still prices a copy for
   // the kept ones, which then runs on the copy engine without holding anything up.
   const bool lost_checkpoint = !checkpoint_stays_on_device(layer);
+  const bool ahead = t_.checkpoints_reload_ahead;
+  if (!ahead) emit_ckpt_h2d(micro, layer);  // its own input, copied back as its backward begins
   const OpId brought_back = lost_checkpoint ? ckpt_h2d_[layer] : kNoOp;
   if (has_recompute_) {
     begin_use();
-    emit_ckpt_h2d(micro, layer - 1);
+    if (ahead) emit_ckpt_h2d(micro, layer - 1);
     const PassOps rec = emit_pass(c_.recompute, false, mp + "rec.L" + li + ".");
     hold_ulysses_buffers(rec);
     attach_first(rec.first);
@@ -42,7 +44,7 @@ void StepGraphBuilder::emit_backward_layer(int micro, int layer) {
     end_use(rec.last);
   }
   begin_use();
-  if (!has_recompute_) emit_ckpt_h2d(micro, layer - 1);
+  if (!has_recompute_ && ahead) emit_ckpt_h2d(micro, layer - 1);
   const PassOps bwd = emit_pass(c_.backward, true, mp + "bwd.L" + li + ".");
   attach_first(bwd.first);
   g_.add_dep(brought_back, bwd.first);

@@ -86,7 +86,7 @@ void StepGraphBuilder::emit_forward_layer(int micro, int layer) {
 void StepGraphBuilder::emit_loss(int micro) {
   const std::string prefix = micro_prefix(micro) + "loss.";
   begin_use();
-  emit_ckpt_h2d(micro, static_cast<int>(c_.layers) - 1);
+  if (t_.checkpoints_reload_ahead) emit_ckpt_h2d(micro, static_cast<int>(c_.layers) - 1);
   OpId fwd_first = kNoOp, bwd_first = kNoOp;
   const OpId fwd_last = emit_tiles(prefix + "fwd", c_.loss_fwd_s, c_.loss_tiles, &fwd_first);
   const OpId bwd_last = emit_tiles(prefix + "bwd", c_.loss_bwd_s, c_.loss_tiles, &bwd_first);

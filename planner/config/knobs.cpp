@@ -39,6 +39,12 @@ TrainingStack trainer_stack(size_t index) {
   stack.loop_holds_logits = stack.trainer == "arctic";
   // Liger's apply_liger_kernel patches RMSNorm, RoPE and SwiGLU besides the loss.
   stack.fused_layer_kernels = stack.trainer == "liger";
+  if (stack.trainer == "hf" || stack.trainer == "liger") {
+    // Hugging Face Trainer offloads checkpoints through DeepSpeed's context (max_fwd_stash_count 2
+    // + keep_last_count 1, MEMORY-FACTS 8.1) and checkpoints non-reentrant (transformers 5.x).
+    stack.offloaded_checkpoints_on_device = 3;
+    stack.reentrant_checkpoint = false;
+  }
   if (stack.trainer == "engine") {
     // Its ZeRO-3 frees every gathered unit right after its use, keeps no small parameters
     // gathered and gathers a unit when it runs, never ahead (engine/zero.hpp).
@@ -48,6 +54,7 @@ TrainingStack trainer_stack(size_t index) {
     // act_ckpt offload copies each layer input to the host inside the layer's forward and back
     // inside its backward: only the input of the running layer is on the device (model.cpp).
     stack.offloaded_checkpoints_on_device = 1;
+    stack.reentrant_checkpoint = false;  // its checkpoint recomputes inside the layer's backward
     stack.attention = AttentionKernel::kSdpa;  // at::scaled_dot_product_attention (attention.cpp)
   }
   return stack;

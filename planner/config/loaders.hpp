@@ -41,7 +41,9 @@ Result<PlanSpec> load_plan(const std::string& path);
 std::string plan_to_toml(const PlanSpec& plan);
 
 // Ok when `path` is a regular file that can be opened; else "path: cannot open (no such file)",
-// "(a directory; ...)", "(not a regular file; ...)": devices and pipes would block or never end.
+// "(a directory; ...)", "(not a regular file; ...)": devices and pipes would block or never end;
+// or the system's reason ("(File name too long)", "(Too many levels of symbolic links)").
+// Never throws: planner/core/path_info.hpp.
 Status check_input_file(const std::string& path);
 
 // Writes `text` to `path` atomically (temporary file in the same folder, fsync, rename).

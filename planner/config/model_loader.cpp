@@ -72,10 +72,12 @@ Status json_int(const std::string& path, const nlohmann::json& j, const char* ke
     return Status::ok();
   }
   const auto& v = j[key];
-  if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > max) {
+  // Every whole number >= 1 parses as number_unsigned: compare it unsigned before converting, so
+  // that 18446744073709551615 is refused instead of wrapping to -1; a float (1e28) is refused too.
+  if (!v.is_number_unsigned() || v.get<uint64_t>() < 1 || v.get<uint64_t>() > static_cast<uint64_t>(max)) {
     return json_bad_value(path, key, v, "a whole number from 1 to " + std::to_string(max));
   }
-  *out = v.get<int64_t>();
+  *out = static_cast<int64_t>(v.get<uint64_t>());
   return Status::ok();
 }
 

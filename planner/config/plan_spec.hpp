@@ -39,9 +39,17 @@ struct TrainingStack {
   // ArcticTraining's loop holds the model outputs (the logits) until backward returns
   // (MEMORY-FACTS 10.5); Hugging Face Trainer drops them before backward.
   bool loop_holds_logits = true;
-  // With act_ckpt offload, DeepSpeed's checkpoint offload keeps at most max_fwd_stash_count (2) +
-  // keep_last_count (1) layer inputs on the GPU (offload_activations.py, MEMORY-FACTS 8.1).
-  int64_t offloaded_checkpoints_on_device = 3;
+  // With act_ckpt offload, how many layer inputs stay on the GPU. ArcticTraining's
+  // CheckpointFunctionWithCPUOffload (arctic_training/monkey_patches.py) copies each input to the
+  // host with a synchronous .to("cpu") inside the layer's forward and back inside its backward:
+  // only the running layer's input is on the device. (DeepSpeed's own offload context,
+  // offload_activations.py, keeps max_fwd_stash_count 2 + keep_last_count 1: the "hf" stacks.)
+  int64_t offloaded_checkpoints_on_device = 1;
+  // Activation checkpointing through torch.utils.checkpoint's reentrant CheckpointFunction:
+  // transformers 4.x's gradient_checkpointing_enable() defaults to use_reentrant=True and
+  // ArcticTraining calls it without arguments (hf_factory.py). Its backward holds the recomputed
+  // layer output and the incoming gradient until the whole layer's backward returns.
+  bool reentrant_checkpoint = true;
   AttentionKernel attention = AttentionKernel::kFlash2;
   // Liger-Kernel's Triton RMSNorm, RoPE and SwiGLU: one kernel per op and pass, reading and
   // writing each tensor once. Without them the layers run Hugging Face's eager modules, a chain of

@@ -1,14 +1,12 @@
 #include "planner/config/preset_path.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/core/path_info.hpp"
 
 #ifndef SPPLAN_SOURCE_CONFIGS_DIR
 #define SPPLAN_SOURCE_CONFIGS_DIR "configs"
@@ -44,7 +42,8 @@ Result<std::string> resolve_preset(const std::string& kind, const std::string& f
     return text;
   }
   const std::string path = configs_dir() + "/" + kind + "/" + text + ".toml";
-  if (text.empty() || !std::filesystem::is_regular_file(path)) {
+  // look_at, not is_regular_file: a 300-character name is not a preset, and must not throw.
+  if (text.empty() || look_at(path).kind != PathKind::kFile) {
     return Status::invalid((flag.empty() ? "" : flag + ": ") + "value \"" + text +
                            "\" is not a preset or a file (allowed presets: " + join(presets) +
                            "; or a path to a .toml or config.json)");
@@ -52,20 +51,6 @@ Result<std::string> resolve_preset(const std::string& kind, const std::string& f
   return path;
 }
 
-Status check_input_file(const std::string& path) {
-  std::error_code error;
-  const auto type = std::filesystem::status(path, error).type();
-  if (type == std::filesystem::file_type::not_found || type == std::filesystem::file_type::none) {
-    return Status::invalid(path + ": cannot open (no such file)");
-  }
-  if (type == std::filesystem::file_type::directory) {
-    return Status::invalid(path + ": cannot open (a directory; allowed: a file)");
-  }
-  if (type != std::filesystem::file_type::regular) {
-    return Status::invalid(path + ": cannot open (not a regular file; allowed: a file)");
-  }
-  if (!std::ifstream(path)) return Status::invalid(path + ": cannot open (" + std::strerror(errno) + ")");
-  return Status::ok();
-}
+Status check_input_file(const std::string& path) { return check_readable_file(path); }
 
 }  // namespace spplan

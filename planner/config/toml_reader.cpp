@@ -135,12 +135,14 @@ Status KeyReader::read_int(std::string_view key, int64_t* out, bool required, in
   const toml::node* node = table_.get(key);
   if (!node) return required ? missing(key) : Status::ok();
   read_.insert(std::string(key));
-  const auto value = node->value<int64_t>();
-  if (!node->is_integer() || !value || *value < min || *value > max) {
+  // Only an integer node is read as one: toml++'s value<int64_t>() converts a float first, and a
+  // float beyond int64_t's range (1e28) makes that conversion undefined (found by fuzz_model_toml).
+  const toml::value<int64_t>* integer = node->as_integer();
+  if (integer == nullptr || integer->get() < min || integer->get() > max) {
     return Status::invalid(where(key) + ": value " + describe(*node) + " is not allowed (allowed: a whole number from " +
                            std::to_string(min) + " to " + std::to_string(max) + ")");
   }
-  *out = *value;
+  *out = integer->get();
   return Status::ok();
 }
 

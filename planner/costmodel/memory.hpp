@@ -7,12 +7,18 @@
 #pragma once
 
 #include <algorithm>
-
+#include <array>
 #include <string>
 
 #include "planner/config/plan_spec.hpp"
 
 namespace spplan::costmodel {
+
+// One named tensor (or group of tensors) alive at a moment, bytes. Names are string literals.
+struct MemoryTerm {
+  const char* name = "";
+  double bytes = 0;
+};
 
 struct MemoryBreakdown {     // per GPU, bytes, at the peak
   double params_bytes = 0;       // bf16 weights resident (replicated or ZeRO partition) + gathered
@@ -23,6 +29,15 @@ struct MemoryBreakdown {     // per GPU, bytes, at the peak
   double buffers_bytes = 0;      // reduce buckets, all-to-all buffers, cuBLAS workspace
   double overhead_bytes = 0;     // CUDA context, NCCL, allocator fragmentation
   std::string peak_phase;        // which moment of the step the peak is
+  int peak_layer = -1;           // the decoder layer running at that moment (0-based), -1 if none
+  // What makes up the categories above at that moment, term by term (allocator slack included);
+  // each category is the sum of its terms. Filled by add().
+  std::array<MemoryTerm, 20> terms{};
+  int term_count = 0;
+  void add(double MemoryBreakdown::*category, const char* name, double bytes) {
+    this->*category += bytes;
+    if (bytes != 0 && term_count < static_cast<int>(terms.size())) terms[term_count++] = {name, bytes};
+  }
   double total_bytes() const {
     return params_bytes + grads_bytes + optimizer_bytes + activations_bytes + logits_bytes + buffers_bytes +
            overhead_bytes;
@@ -66,6 +81,17 @@ double checkpoints_on_device_bytes(const PlanSpec& plan); // all kept checkpoint
 double offloaded_checkpoints_kept(const PlanSpec& plan, double layers_done);
 double layer_saved_bytes(const PlanSpec& plan);           // what one layer saves for its backward
 double layer_backward_extra_bytes(const PlanSpec& plan);  // transients during one layer's backward (incl. a2a)
+// The moments of one layer's backward (bytes above the stored checkpoints and the recomputed
+// saved tensors); layer_backward_extra_bytes is upstream + reentrant_output + the largest moment.
+struct LayerBackwardMoments {
+  double upstream = 0;                // the gradient flowing into the layer
+  double reentrant_output = 0;        // recomputed layer output a reentrant checkpoint holds
+  double mlp = 0;                     // MLP backward: its gradients (TiledMLP: one shard + x_grad)
+  double attention = 0;               // attention backward, after the MLP and norm saves are freed
+  double a2a = 0;                     // Ulysses backward all-to-all copies, same freed tensors
+  double freed_before_attention = 0;  // MLP and second-norm saves released before attention
+};
+LayerBackwardMoments layer_backward_moments(const PlanSpec& plan);
 double ulysses_buffer_bytes(const PlanSpec& plan);        // all-to-all send/recv copies alive in attention
 
 // ---- Logits and loss (bytes, one rank) ----

@@ -1,5 +1,15 @@
 // Activation, Ulysses and loss memory of one rank (bytes). Per-token terms follow the tensors the
 // Hugging Face Llama/Qwen layer keeps for backward (MEMORY-FACTS 8.2, 8.3, 8.4, 7.1, 7.2).
+//
+// The ALST stack at its longest sequences (issue 22; README "Per-token memory of the ALST stack"
+// has the term-by-term table): the peak is the backward of a layer, not the loss. With checkpoint
+// offload one layer input is on the device (ArcticTraining's CheckpointFunctionWithCPUOffload);
+// the reentrant checkpoint recomputes the layer and holds its output and incoming gradient
+// through the layer's backward; by the attention backward, autograd has released the MLP's and
+// the second RMSNorm's saved tensors; FlashAttention's backward then allocates dq, dk, dv (GQA:
+// dk, dv for every query head first), its fp32 dq accumulator and softmax_d. Per local token of
+// Llama-3.1-8B at sp 1 with TiledMLP and the tiled loss that is 14 [tokens x hidden] bf16
+// tensors (115 KB per token) besides the weights.
 #include <algorithm>
 #include <cmath>
 
@@ -48,6 +58,19 @@ double norms_saved_per_token(const PlanSpec& p) {
   return norm_saved_per_token(p, input_is_checkpoint) + norm_saved_per_token(p, false);
 }
 
+bool o_proj_input_is_a_copy(const PlanSpec& p) {
+  return p.knobs.sp > 1 || p.stack.attention != AttentionKernel::kFlash2;
+}
+
+// What the reentrant checkpoint's backward holds through the whole layer backward besides the
+// recomputed saved tensors: the recomputed layer output (`outputs`, handed to
+// torch.autograd.backward) and the incoming gradient (`args`) (torch/utils/checkpoint.py
+// CheckpointFunction.backward; ArcticTraining's offload patch is the same function).
+double reentrant_held_per_token(const PlanSpec& p) {
+  const bool held = p.stack.reentrant_checkpoint && p.knobs.act_ckpt != ActCkpt::kNone;
+  return held ? act_bytes(p) * p.model.hidden_size : 0.0;
+}
+
 }  // namespace
 
 double kv_width_after_a2a(const PlanSpec& p) {
@@ -83,9 +106,13 @@ double layer_saved_bytes(const PlanSpec& p) {
   const ModelSpec& m = p.model;
   const double a = act_bytes(p), q = m.q_dim(), s = local_tokens(p);
   const double norms = norms_saved_per_token(p);
-  // Attention after the all-to-all: q, k, v (kv possibly replicated), FA output, its fp32
-  // log-sum-exp, and o_proj's input (the output moved back to sequence layout).
-  const double attention = 3 * a * q + 2 * a * kv_width_after_a2a(p) + kFp32Bytes * m.num_attention_heads;
+  // Attention after the all-to-all: q, k, v (kv possibly replicated), the attention output, its
+  // fp32 log-sum-exp, and o_proj's input. o_proj's input is a tensor of its own when the output
+  // is moved back to sequence layout (sp > 1, UlyssesSPAttentionHF._partition_global_sequence) or
+  // transposed to [b, s, heads, d] with a copy (HF sdpa_attention_forward's .contiguous()); at
+  // sp 1 under FlashAttention the output already is [b, s, heads, d] and HF's reshape is a view.
+  const double attention = (2 + (o_proj_input_is_a_copy(p) ? 1 : 0)) * a * q + 2 * a * kv_width_after_a2a(p) +
+                           kFp32Bytes * m.num_attention_heads;
   // Qwen3's per-head q/k RMSNorms keep an fp32 copy and the normalised output of q and k.
   const double qk_norm = m.qk_norm ? (upcast_bytes(p) + a) * (q + m.kv_dim()) : 0.0;
   // TiledMLP's forward runs without autograd: it keeps only its input (norm2's output, counted above).
@@ -93,24 +120,46 @@ double layer_saved_bytes(const PlanSpec& p) {
   return (norms + attention + qk_norm) * s + mlp;
 }
 
-double layer_backward_extra_bytes(const PlanSpec& p) {
+LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   const ModelSpec& m = p.model;
   const double a = act_bytes(p), h = m.hidden_size, q = m.q_dim(), i = m.intermediate_size, s = local_tokens(p);
-  const double upstream = a * h * s;  // gradient flowing into the layer
+  const double kv = kv_width_after_a2a(p);
+  LayerBackwardMoments out;
+  // Gradient flowing into the layer (the last layer's: the loss's), and under a reentrant
+  // checkpoint the recomputed layer output (reentrant_held_per_token).
+  out.upstream = a * h * s;
+  out.reentrant_output = reentrant_held_per_token(p) * s;
   // MLP backward while the MLP's saved tensors are alive: eager autograd makes three i-wide
   // gradients; Liger's SwiGLU writes its gradients into the saved gate/up buffers in place, so
-  // only down_proj's input gradient is new (Liger swiglu_backward). TiledMLP recomputes one shard
-  // at a time, so the shard's saved tensors are part of this transient, plus the full x_grad.
-  const double mlp_grads = (fused_layer_kernels(p) ? 1.0 : 3.0) * a * i;
-  const double mlp = p.knobs.tiled_mlp ? (mlp_saved_per_token(p) + mlp_grads) * mlp_tile_tokens(p) + a * h * s
-                                       : mlp_grads * s;
-  // FA backward after the MLP's saved tensors are freed: the output gradient moved to heads, dq,
-  // dk and dv expanded to all query heads, the fp32 dq accumulator and softmax_d (MEMORY-FACTS 6.5).
-  const double mlp_saved = p.knobs.tiled_mlp ? 0.0 : mlp_saved_per_token(p) * s;
-  const double flash = (4 * a * q + kFp32Bytes * q + kFp32Bytes * m.num_attention_heads) * s - mlp_saved;
+  // only down_proj's input gradient is new (Liger swiglu_backward). TiledMLP (DeepSpeed
+  // ulysses_sp.py TiledMLP.backward) recomputes one shard at a time with the eager MLP
+  // (ArcticTraining turns Liger's SwiGLU off under TiledMLP, liger_factory.py), so the shard's
+  // saved tensors and gradients are transient, plus x_grad = zeros_like(x) for all tokens.
+  const bool liger_swiglu = fused_layer_kernels(p) && !p.knobs.tiled_mlp;
+  const double mlp_grads = (liger_swiglu ? 1.0 : 3.0) * a * i;
+  const double tile_saved = 4 * a * i;  // eager SwiGLU inside the shard
+  out.mlp = p.knobs.tiled_mlp ? (tile_saved + mlp_grads) * mlp_tile_tokens(p) + a * h * s : mlp_grads * s;
+  // By the attention backward the MLP's and the second RMSNorm's saved tensors (its input, the
+  // post-attention residual, and its output, the MLP input) have been released: autograd frees a
+  // node's saved tensors right after its backward runs. The residual's gradient is now the sum of
+  // the upstream gradient and the norm's input gradient, a new tensor.
+  out.freed_before_attention = (p.knobs.tiled_mlp ? 0.0 : mlp_saved_per_token(p) * s) +
+                               norm_saved_per_token(p, false) * s;
+  const double residual_grad = a * h * s;
+  // FlashAttention backward (MEMORY-FACTS 6.5, FA flash_api.cpp mha_bwd): the output gradient
+  // (o_proj's input gradient, in head layout), dq, dk, dv, with GQA dk and dv first computed for
+  // every query head (dk_expanded, dv_expanded), the fp32 dq accumulator and softmax_d.
+  const double expanded = kv < q ? 2 * a * q : 0.0;
+  const double flash = (2 * a * q + 2 * a * kv + expanded + kFp32Bytes * q + kFp32Bytes * m.num_attention_heads) * s;
+  out.attention = residual_grad + flash - out.freed_before_attention;
   // Then the mirrored all-to-all: dq, dk, dv in head layout plus the send/receive copies.
-  const double a2a = 1.5 * ulysses_buffer_bytes(p) - mlp_saved;
-  return upstream + std::max({mlp, flash, a2a});
+  out.a2a = residual_grad + 1.5 * ulysses_buffer_bytes(p) - out.freed_before_attention;
+  return out;
+}
+
+double layer_backward_extra_bytes(const PlanSpec& p) {
+  const LayerBackwardMoments m = layer_backward_moments(p);
+  return m.upstream + m.reentrant_output + std::max({m.mlp, m.attention, m.a2a});
 }
 
 double ulysses_buffer_bytes(const PlanSpec& p) {

@@ -6,11 +6,18 @@
 namespace spplan::costmodel {
 namespace {
 
+using B = MemoryBreakdown;
+
 // Activations every layer has stored when `layers_done` layers have run forward.
-double stored_activations(const PlanSpec& p, double layers_done) {
-  if (p.knobs.act_ckpt == ActCkpt::kNone) return layers_done * layer_saved_bytes(p);
-  if (p.knobs.act_ckpt == ActCkpt::kFull) return layers_done * checkpoint_bytes_per_layer(p);
-  return offloaded_checkpoints_kept(p, layers_done) * checkpoint_bytes_per_layer(p);
+void add_stored_activations(const PlanSpec& p, double layers_done, B* m) {
+  if (p.knobs.act_ckpt == ActCkpt::kNone) {
+    m->add(&B::activations_bytes, "saved activations of the earlier layers", layers_done * layer_saved_bytes(p));
+  } else if (p.knobs.act_ckpt == ActCkpt::kFull) {
+    m->add(&B::activations_bytes, "checkpoints (layer inputs)", layers_done * checkpoint_bytes_per_layer(p));
+  } else {
+    m->add(&B::activations_bytes, "checkpoints on the device (offloaded)",
+           offloaded_checkpoints_kept(p, layers_done) * checkpoint_bytes_per_layer(p));
+  }
 }
 
 // Allocator slack (reserved - allocated) comes from what is allocated and freed within a step:
@@ -20,9 +27,10 @@ double stored_activations(const PlanSpec& p, double layers_done) {
 // 0.03-1.13 GiB of slack against 2.8-67 GiB of such transient memory: 1-10% of it, 4% on average,
 // while the same slack was 0.1-3.4% of everything allocated (../shared/validation/
 // gpu_h100_measured.csv, the seven HF runs with expandable_segments:True).
-void add_fragmentation(const AllocatorSlack& slack, MemoryBreakdown* m, const std::string& phase) {
-  m->overhead_bytes += slack.bytes(m->total_bytes() - m->overhead_bytes);
+void add_fragmentation(const AllocatorSlack& slack, B* m, const std::string& phase, int layer) {
+  m->add(&B::overhead_bytes, "allocator slack", slack.bytes(m->total_bytes() - m->overhead_bytes));
   m->peak_phase = phase;
+  m->peak_layer = layer;
 }
 
 }  // namespace
@@ -30,12 +38,13 @@ void add_fragmentation(const AllocatorSlack& slack, MemoryBreakdown* m, const st
 MemoryBreakdown persistent_memory(const PlanSpec& p) {
   const ModelStateBytes s = model_state_bytes(p);
   MemoryBreakdown m;
-  m.params_bytes = s.params;
-  m.grads_bytes = s.grads;
-  m.optimizer_bytes = s.optimizer;
+  m.add(&B::params_bytes, "weights kept on the device", s.params);
+  m.add(&B::grads_bytes, "gradient storage", s.grads);
+  m.add(&B::optimizer_bytes, "fp32 master + Adam moments", s.optimizer);
   // The IPG bucket lives from the first reduction on; its flattened copy only during reductions.
-  m.buffers_bytes = gemm_workspace_bytes(p) + (reduce_buffer_bytes(p) - reduce_copy_bytes(p));
-  m.overhead_bytes = fixed_overhead_bytes(p) - gemm_workspace_bytes(p);
+  m.add(&B::buffers_bytes, "cuBLAS workspaces", gemm_workspace_bytes(p));
+  m.add(&B::buffers_bytes, "reduce bucket", reduce_buffer_bytes(p) - reduce_copy_bytes(p));
+  m.add(&B::overhead_bytes, "CUDA context + NCCL buffers", fixed_overhead_bytes(p) - gemm_workspace_bytes(p));
   return m;
 }
 
@@ -46,41 +55,52 @@ AllocatorSlack allocator_slack(const PlanSpec& p) {
 
 MemoryPhases memory_phases(const PlanSpec& p) {
   const double layers = p.model.num_hidden_layers;
+  const int last = static_cast<int>(p.model.num_hidden_layers) - 1;
   const AllocatorSlack slack = allocator_slack(p);
   MemoryPhases out;
 
-  out.forward = persistent_memory(p);  // the last layer's forward; earlier layers' activations stored
-  out.forward.params_bytes += gathered_params_bytes(p);
-  out.forward.activations_bytes = stored_activations(p, layers - 1) + layer_saved_bytes(p);
-  out.forward.buffers_bytes += ulysses_buffer_bytes(p);
-  add_fragmentation(slack, &out.forward, "forward");
+  B& fwd = out.forward = persistent_memory(p);  // the last layer's forward; earlier layers' activations stored
+  fwd.add(&B::params_bytes, "gathered layer + prefetch (ZeRO-3)", gathered_params_bytes(p));
+  add_stored_activations(p, layers - 1, &fwd);
+  fwd.add(&B::activations_bytes, "this layer's saved tensors", layer_saved_bytes(p));
+  fwd.add(&B::buffers_bytes, "Ulysses all-to-all copies", ulysses_buffer_bytes(p));
+  add_fragmentation(slack, &fwd, "forward", last);
 
-  out.loss_forward = persistent_memory(p);
-  out.loss_forward.params_bytes += gathered_embedding_bytes(p) + reuse_kept_params_bytes(p);
-  out.loss_forward.activations_bytes = stored_activations(p, layers);
-  out.loss_forward.logits_bytes = loss_forward_peak_bytes(p);
-  add_fragmentation(slack, &out.loss_forward, "loss forward");
-
-  out.loss_backward = persistent_memory(p);
-  out.loss_backward.params_bytes += gathered_embedding_bytes(p) + reuse_kept_params_bytes(p);
-  out.loss_backward.activations_bytes = stored_activations(p, layers);
-  out.loss_backward.logits_bytes = loss_backward_peak_bytes(p);
-  out.loss_backward.grads_bytes += head_grad_transient_bytes(p);
-  add_fragmentation(slack, &out.loss_backward, "loss backward");
+  for (B* loss : {&out.loss_forward, &out.loss_backward}) {
+    *loss = persistent_memory(p);
+    loss->add(&B::params_bytes, "gathered embedding / lm_head (ZeRO-3)", gathered_embedding_bytes(p));
+    loss->add(&B::params_bytes, "layers kept gathered for reuse (ZeRO-3)", reuse_kept_params_bytes(p));
+    add_stored_activations(p, layers, loss);
+  }
+  out.loss_forward.add(&B::logits_bytes, "logits + loss forward", loss_forward_peak_bytes(p));
+  add_fragmentation(slack, &out.loss_forward, "loss forward", -1);
+  out.loss_backward.add(&B::logits_bytes, "loss backward (saved + gradients)", loss_backward_peak_bytes(p));
+  out.loss_backward.add(&B::grads_bytes, "embedding / lm_head gradient", head_grad_transient_bytes(p));
+  add_fragmentation(slack, &out.loss_backward, "loss backward", -1);
 
   // The last layer: recomputed (when checkpointed) and differentiated, all stored activations alive.
-  out.layer_backward = persistent_memory(p);
-  out.layer_backward.params_bytes += gathered_params_bytes(p) + reuse_kept_params_bytes(p);
-  const double recomputed = p.knobs.act_ckpt == ActCkpt::kNone ? 0.0 : layer_saved_bytes(p);
-  out.layer_backward.activations_bytes =
-      stored_activations(p, layers) + recomputed + layer_backward_extra_bytes(p);
-  out.layer_backward.grads_bytes += layer_grad_transient_bytes(p);
-  out.layer_backward.buffers_bytes += reduce_copy_bytes(p);
-  add_fragmentation(slack, &out.layer_backward, "layer backward");
+  B& bwd = out.layer_backward = persistent_memory(p);
+  bwd.add(&B::params_bytes, "gathered layer + prefetch (ZeRO-3)", gathered_params_bytes(p));
+  bwd.add(&B::params_bytes, "layers kept gathered for reuse (ZeRO-3)", reuse_kept_params_bytes(p));
+  add_stored_activations(p, layers, &bwd);
+  if (p.knobs.act_ckpt != ActCkpt::kNone) {
+    bwd.add(&B::activations_bytes, "recomputed layer's saved tensors", layer_saved_bytes(p));
+  }
+  const LayerBackwardMoments lb = layer_backward_moments(p);
+  bwd.add(&B::activations_bytes, "incoming gradient", lb.upstream);
+  bwd.add(&B::activations_bytes, "recomputed layer output (reentrant checkpoint)", lb.reentrant_output);
+  const double moment = std::max({lb.mlp, lb.attention, lb.a2a});
+  const char* moment_name = moment == lb.mlp         ? "MLP backward gradients"
+                            : moment == lb.attention ? "attention backward (dq, dk, dv, accumulators, residual grad; MLP and norm saves freed)"
+                                                     : "Ulysses backward all-to-all copies";
+  bwd.add(&B::activations_bytes, moment_name, moment);
+  bwd.add(&B::grads_bytes, "layer's bf16 gradients before reduction", layer_grad_transient_bytes(p));
+  bwd.add(&B::buffers_bytes, "reduce copy of the bucket", reduce_copy_bytes(p));
+  add_fragmentation(slack, &bwd, "layer backward", last);
 
   out.optimizer_step = persistent_memory(p);
-  out.optimizer_step.optimizer_bytes += optimizer_step_transient_bytes(p);
-  add_fragmentation(slack, &out.optimizer_step, "optimizer step");
+  out.optimizer_step.add(&B::optimizer_bytes, "fp32 gradient copy of one sub-group", optimizer_step_transient_bytes(p));
+  add_fragmentation(slack, &out.optimizer_step, "optimizer step", -1);
   return out;
 }
 

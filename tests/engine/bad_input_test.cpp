@@ -70,7 +70,14 @@ const std::vector<BadCase>& cases() {
       {flags({"--data", "$D/ok.u16.bin"}),
        "--data: the files hold 3 tokens, fewer than one sequence of 4096 plus its last label (allowed: at least 4097 "
        "tokens, or a shorter --seq)"},
-      {flags({"--data", "$D/ckpt"}), "--data: $D/ckpt: cannot open (not a regular file)"},
+      {flags({"--data", "$D/ckpt"}), "--data: $D/ckpt: cannot open (a directory; allowed: a file)"},
+      // Paths std::filesystem's throwing calls aborted on (issue 20): a name too long for the file system.
+      {flags({"--data", std::string(300, 'x')}), "--data: " + std::string(300, 'x') + ": cannot open (File name too long)"},
+      {flags({"--init-from", std::string(300, 'x')}),
+       "--init-from: " + std::string(300, 'x') + ": cannot open (File name too long)"},
+      {flags({"--resume", std::string(300, 'x')}), "--resume: " + std::string(300, 'x') + ": cannot open (File name too long)"},
+      {{"--plan", std::string(300, 'x') + ".toml", "--nproc", "1"}, std::string(300, 'x') + ".toml: cannot open (File name too long)"},
+      {flags({"--gpu", std::string(300, 'x')}), "--gpu: value \"" + std::string(300, 'x') + "\" is not a preset or a file"},
       // A list is checked file by file; the message names the file and the token within it.
       {flags({"--data", "$D/ok.u16.bin,$D/none.u16.bin"}), "--data: $D/none.u16.bin: cannot open"},
       {flags({"--data", "$D/ok.u16.bin,$D/big.u32.bin"}),

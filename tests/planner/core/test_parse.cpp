@@ -56,6 +56,45 @@ TEST(ParseDouble, EnforcesAFiniteRange) {
   for (const auto& c : cases) EXPECT_EQ(parse_double("--reduce-bucket", c.text, 1.0).status().message(), c.expected);
 }
 
+// Numbers beyond their type, NaN, infinities and negative zero: refused with the one-line message
+// or read as the value they are, never converted out of range (issue 20).
+TEST(ParseInt, NumbersBeyondTheTypeAreRefusedBeforeConverting) {
+  for (const char* text : {"1e28", "9223372036854775808", "-9223372036854775809", "99999999999999999999", "nan",
+                           "inf", "-inf", "4.0", "0x10", " 4", "4 "}) {
+    const auto r = parse_int("--gpus", text, 1, 1 << 20);
+    ASSERT_FALSE(r.ok()) << text;
+    EXPECT_EQ(r.status().message(), std::string("--gpus: value \"") + text +
+                                        "\" is not allowed (allowed: a whole number from 1 to 1048576)");
+  }
+  EXPECT_EQ(*parse_int("--zero", "-0", 0, 3), 0);  // negative zero is zero
+}
+
+TEST(ParseSeqLen, NanInfinityAndNegativeZeroAreRefused) {
+  const std::string allowed =
+      " (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)";
+  const struct {
+    const char* text;
+    std::string expected;
+  } cases[] = {
+      {"nan", "--seq: value \"nan\" is not a sequence length" + allowed},
+      {"infk", "--seq: value \"infk\" is not a sequence length" + allowed},
+      {"-inf", "--seq: value \"-inf\" is not a sequence length" + allowed},
+      {"-0", "--seq: value \"-0\" is not a whole positive number of tokens" + allowed},
+      {"-0.0M", "--seq: value \"-0.0M\" is not a whole positive number of tokens" + allowed},
+      {"1e28", "--seq: value \"1e28\" is too long (allowed: at most 1000000000000 tokens)"},
+      {"9223372036854775808", "--seq: value \"9223372036854775808\" is too long (allowed: at most 1000000000000 tokens)"},
+  };
+  for (const auto& c : cases) EXPECT_EQ(parse_seq_len("--seq", c.text).status().message(), c.expected) << c.text;
+}
+
+TEST(ParseDouble, InfinitiesAndNegativeZero) {
+  for (const char* text : {"inf", "-inf", "infinity", "1e400", "-1e400"}) {
+    EXPECT_EQ(parse_double("--lr", text, 0.0, 1.0).status().message(),
+              std::string("--lr: value \"") + text + "\" is not allowed (allowed: a number from 0 to 1)");
+  }
+  EXPECT_EQ(*parse_double("--min-lr", "-0", 0.0, 1.0), 0.0);  // -0 == 0: inside [0, 1]
+}
+
 TEST(Printable, ShowsControlCharactersAsHex) {
   EXPECT_EQ(printable("a\nb\tc\x7f"), "a\\x0ab\\x09c\\x7f");
   EXPECT_EQ(printable("plain ü"), "plain ü");

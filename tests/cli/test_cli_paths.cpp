@@ -1,0 +1,134 @@
+// Every `spplan` command that takes a path, given one that cannot be looked at (a name too long,
+// a symbolic link loop, a folder), and numbers beyond their type on the command line: one line,
+// exit 2, nothing on stdout (issue 20: `plan --model <300 characters>` aborted with exit 134).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code;
+  std::string out, err;
+};
+
+CliRun run_spplan(const std::string& args) {
+  const std::string err_path = testing::TempDir() + "/spplan_paths_err." + std::to_string(getpid()) + ".txt";
+  const std::string cmd = std::string(SPPLAN_BINARY_DIR) + "/spplan " + args + " 2>" + err_path;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  std::string err;
+  if (FILE* f = fopen(err_path.c_str(), "r")) {
+    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) err.append(buf.data(), n);
+    fclose(f);
+  }
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out, err};
+}
+
+void expect_one_line_exit_2(const std::string& args, const std::string& expected) {
+  const CliRun r = run_spplan(args);
+  EXPECT_EQ(r.exit_code, 2) << args << "\n got: " << r.err;
+  EXPECT_TRUE(r.out.empty()) << args;
+  EXPECT_EQ(r.err.rfind(expected, 0), 0u) << args << "\n got: " << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+}
+
+class CliPaths : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::TempDir() + "/cli_paths." + std::to_string(getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ + "/folder.toml");
+    fs::create_symlink("loop_b.toml", dir_ + "/loop_a.toml");
+    fs::create_symlink("loop_a.toml", dir_ + "/loop_b.toml");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string dir_;
+};
+
+const std::string kLong(300, 'x');  // beyond NAME_MAX (255)
+const std::string kPlan = std::string(SPPLAN_SOURCE_DIR) + "/configs/plans/qwen3-4b-128k-4xh100.toml";
+
+// Each command's path flag with `{}` where the bad path goes.
+const char* const kInputs[] = {
+    "estimate --model {} --gpu h100-80gb --gpus 4 --seq 1k --sp 1",
+    "estimate --model qwen3-4b --gpu {} --gpus 4 --seq 1k --sp 1",
+    "plan --model {} --gpu h100-80gb --gpus 8 --seq 128k",
+    "fit --model {} --gpu h100-80gb --gpus 8 --seq 128k",
+    "max-seq --model qwen3-4b --gpu {} --gpus 8",
+    "sweep --model {} --gpu h100-80gb --gpus 8",
+    "simulate --plan {}",
+    "export --plan {} --format deepspeed",
+    "validate published {}",
+};
+
+std::string fill(std::string pattern, const std::string& path) { return pattern.replace(pattern.find("{}"), 2, path); }
+
+TEST_F(CliPaths, InputPathsThatCannotBeLookedAtAreOneLine) {
+  const struct {
+    std::string path, reason;
+  } paths[] = {
+      {kLong + ".toml", "File name too long"},
+      {dir_ + "/loop_a.toml", "Too many levels of symbolic links"},
+      {dir_ + "/folder.toml", "a directory; allowed: a file"},
+  };
+  for (const char* command : kInputs) {
+    for (const auto& p : paths) expect_one_line_exit_2(fill(command, p.path), "spplan: " + p.path + ": cannot open (" + p.reason + ")");
+  }
+}
+
+// A preset-like name too long for a file name: it is not a preset (std::filesystem threw, exit 134).
+TEST_F(CliPaths, OverLongPresetNameIsNotAPreset) {
+  expect_one_line_exit_2("plan --model " + kLong + " --gpu h100-80gb --gpus 8 --seq 128k",
+                         "spplan: --model: value \"" + kLong + "\" is not a preset or a file (allowed presets: ");
+  expect_one_line_exit_2("estimate --model qwen3-4b --gpu " + kLong + " --gpus 4 --seq 1k --sp 1",
+                         "spplan: --gpu: value \"" + kLong + "\" is not a preset or a file (allowed presets: ");
+}
+
+TEST_F(CliPaths, OutputPathsThatCannotBeWrittenAreOneLine) {
+  const std::string too_long = dir_ + "/" + kLong + ".out";
+  const std::string in_a_file = kPlan + "/below.json";  // a path under a file
+  for (const std::string& out : {too_long, in_a_file}) {
+    for (const std::string& args : {"plan --model qwen3-4b --gpu h100-80gb --gpus 4 --seq 128k --out " + out,
+                                    "export --plan " + kPlan + " --format deepspeed --out " + out,
+                                    "simulate --plan " + kPlan + " --trace " + out,
+                                    "simulate --plan " + kPlan + " --svg " + out}) {
+      const CliRun r = run_spplan(args);
+      EXPECT_EQ(r.exit_code, 2) << args << "\n got: " << r.err;
+      EXPECT_EQ(r.err.rfind("spplan: " + out + ": cannot write (", 0), 0u) << args << "\n got: " << r.err;
+      EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+    }
+  }
+}
+
+// Whole-number flags given floats beyond int64_t, NaN, infinities: refused by the flag's range.
+TEST(CliNumbers, BeyondTheTypeNanAndInfinityAreOneLine) {
+  for (const std::string value : {"1e28", "9223372036854775808", "nan", "inf", "-inf"}) {
+    expect_one_line_exit_2("estimate --model qwen3-4b --gpu h100-80gb --gpus " + value + " --seq 1k --sp 1",
+                           "spplan: --gpus: value \"" + value + "\" is not allowed (allowed: a whole number from 1 to ");
+    expect_one_line_exit_2("estimate --model qwen3-4b --gpu h100-80gb --gpus 4 --seq 1k --sp " + value,
+                           "spplan: --sp: value \"" + value + "\" is not allowed (allowed: a whole number from 1 to ");
+    expect_one_line_exit_2("plan --model qwen3-4b --gpu h100-80gb --gpus 4 --seq 1k --top " + value,
+                           "spplan: --top: value \"" + value + "\" is not allowed (allowed: a whole number from 1 to ");
+  }
+  expect_one_line_exit_2("estimate --model qwen3-4b --gpu h100-80gb --gpus 4 --seq nan --sp 1",
+                         "spplan: --seq: value \"nan\" is not a sequence length (allowed: ");
+  expect_one_line_exit_2("estimate --model qwen3-4b --gpu h100-80gb --gpus 4 --seq -0 --sp 1",
+                         "spplan: --seq: value \"-0\" is not a whole positive number of tokens (allowed: ");
+  expect_one_line_exit_2("sweep --model qwen3-4b --gpu h100-80gb --gpus 4 --seq-from inf",
+                         "spplan: --seq-from: value \"inf\" is not a sequence length (allowed: ");
+}
+
+}  // namespace
