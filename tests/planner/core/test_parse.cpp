@@ -81,7 +81,8 @@ TEST(ParseSeqLen, NanInfinityAndNegativeZeroAreRefused) {
       {"-inf", "--seq: value \"-inf\" is not a sequence length" + allowed},
       {"-0", "--seq: value \"-0\" is not a whole positive number of tokens" + allowed},
       {"-0.0M", "--seq: value \"-0.0M\" is not a whole positive number of tokens" + allowed},
-      {"1e28", "--seq: value \"1e28\" is too long (allowed: at most 1000000000000 tokens)"},
+      {"10000000000000000000000000000", "--seq: value \"10000000000000000000000000000\" is too long (allowed: at most 1000000000000 tokens)"},
+      {"1e28", "--seq: value \"1e28\" is not a sequence length" + allowed},  // exponents refused, as --gpus does
       {"9223372036854775808", "--seq: value \"9223372036854775808\" is too long (allowed: at most 1000000000000 tokens)"},
   };
   for (const auto& c : cases) EXPECT_EQ(parse_seq_len("--seq", c.text).status().message(), c.expected) << c.text;
