@@ -4,6 +4,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/costmodel/estimate.hpp"
 #include "planner/export/export.hpp"
 
 namespace spplan::cli {
@@ -21,6 +22,14 @@ int cmd_export(int argc, const char* const* argv) {
   if (!plan.ok()) return fail(plan.status());
   auto text = export_plan(*plan, *format);
   if (!text.ok()) return fail(text.status().with_context(*path));
+  if (const auto e = costmodel::estimate(*plan); !e.fits) {
+    warn(*path + ": the plan does not fit (" + e.reason() + "); the export is written as asked and will run out of memory");
+  }
+  const Knobs& k = plan->knobs;
+  if (*format == ExportFormat::kDeepSpeed &&
+      (k.offload_optimizer == OffloadDevice::kNvme || k.offload_params == OffloadDevice::kNvme)) {
+    warn("nvme_path \"/local_nvme\" in the export is a placeholder: put a local NVMe mount of every node");
+  }
   if (auto out = args->get("out")) {
     if (Status s = check_not_an_input("--out", *out, {*path}); !s) return fail(s);
     if (Status s = write_file_atomically(*out, *text); !s) return fail(s);

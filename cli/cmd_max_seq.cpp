@@ -1,9 +1,10 @@
-// spplan max-seq --model M --gpu G --gpus N [--sp P knobs] [--granularity T] [--json]
-// With --sp the knobs are fixed; without, every knob set is searched.
+// spplan max-seq --model M --gpu G --gpus N [knobs to fix] [--granularity T] [--json]
+// Each knob flag given fixes that knob (--sp 16 fixes sp only); the others are searched.
 #include <iostream>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/constraints.hpp"
 #include "cli/report.hpp"
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/plan_rules.hpp"
@@ -14,12 +15,10 @@ namespace spplan::cli {
 
 namespace {
 
-// The longest sequence of `plan`'s knobs (fixed) or of any knobs (searched).
-std::optional<search::RankedPlan> longest(PlanSpec plan, bool fixed, int64_t granularity) {
-  if (!fixed) return search::max_seq_searched(plan, granularity);
-  plan.seq_len = search::max_seq_fixed(plan, granularity);
-  if (plan.seq_len == 0) return std::nullopt;
-  return search::RankedPlan{plan, costmodel::estimate(plan)};
+// The limit that stops the answer: what the next longer sequence does not fit in.
+costmodel::Estimate next_step(PlanSpec plan, int64_t granularity) {
+  plan.seq_len += granularity;
+  return costmodel::estimate(plan);
 }
 
 }  // namespace
@@ -41,34 +40,42 @@ int cmd_max_seq(int argc, const char* const* argv) {
                                 " is above the longest sequence searched (allowed: at most " +
                                 std::to_string(search::kMaxSearchedSeqLen) + " tokens)"));
   }
-  if (has_knob_flags(*args) && !args->has("sp")) {
-    return fail(Status::invalid("--sp: missing (required when knobs are fixed; omit all knobs to search them)"));
-  }
-  const bool fixed = args->has("sp");
-  if (fixed) {
-    if (Status s = apply_knob_flags(*args, &base->knobs); !s) return fail(s);
-    base->seq_len = granularity;
-    if (Status s = check_plan(*base, flag_where); !s) return fail(s);
-  }
+  const auto constraints = read_constraints(*args, &*base);
+  if (!constraints.ok()) return fail(constraints.status());
   // The answer keeps the allocator slack allowance (the safe side); the same search without it is
   // the most that could run when the allocator leaves nothing stranded: the margin, stated.
-  const std::optional<search::RankedPlan> best = longest(*base, fixed, granularity);
+  const std::optional<search::RankedPlan> best = search::max_seq_searched(*base, granularity, *constraints);
   PlanSpec no_slack = *base;
   no_slack.cluster.gpu.allocator_fragmentation = 0.0;
-  const std::optional<search::RankedPlan> upper = longest(no_slack, fixed, granularity);
+  const std::optional<search::RankedPlan> upper = search::max_seq_searched(no_slack, granularity, *constraints);
   const int64_t max_seq = best ? best->plan.seq_len : 0, upper_seq = upper ? upper->plan.seq_len : 0;
   const double slack_pct = 100.0 * base->cluster.gpu.allocator_fragmentation;
+  const bool capped = search::at_search_cap(max_seq, granularity);
+  const costmodel::Estimate next = best && !capped ? next_step(best->plan, granularity) : costmodel::Estimate{};
+  const bool host_bound = next.limit == costmodel::Estimate::Limit::kHostMemory;
   if (args->has("json")) {
     nlohmann::json j{{"max_seq", max_seq}, {"max_seq_without_allocator_slack", upper_seq},
-                     {"allocator_fragmentation", base->cluster.gpu.allocator_fragmentation}};
+                     {"allocator_fragmentation", base->cluster.gpu.allocator_fragmentation},
+                     {"max_seq_is_lower_bound", capped},
+                     {"limit", capped ? "the longest sequence searched" : search::limit_name(next.limit)}};
     if (best) j["plan"] = estimate_json(best->plan, best->estimate);
     std::cout << j.dump(2) << "\n";
   } else if (best) {
-    std::cout << "max_seq: " << max_seq << " tokens (" << max_seq / 1024 << "k)\n"
-              << "margin: counts " << format_number(slack_pct)
-              << "% allocator slack on the memory freed within a step; without it " << upper_seq << " tokens ("
-              << upper_seq / 1024 << "k) is the most that can run\n"
-              << estimate_text(best->plan, best->estimate);
+    if (capped) {
+      std::cout << "max_seq: at least " << max_seq << " tokens (" << max_seq / 1024
+                << "k): the longest sequence searched fits; longer ones were not tried\n";
+    } else {
+      std::cout << "max_seq: " << max_seq << " tokens (" << max_seq / 1024 << "k)\n";
+    }
+    if (host_bound) {
+      std::cout << "limit: " << next.reason() << " at " << max_seq + granularity
+                << " tokens; the GPU allocator slack does not bind here\n";
+    } else if (!capped) {
+      std::cout << "limit: GPU memory; margin: counts " << format_number(slack_pct)
+                << "% allocator slack on the memory freed within a step; without it " << upper_seq << " tokens ("
+                << upper_seq / 1024 << "k) is the most that can run\n";
+    }
+    std::cout << estimate_text(best->plan, best->estimate);
   } else {
     std::cout << "max_seq: 0 (not even " << granularity << " tokens fit)\n";
   }

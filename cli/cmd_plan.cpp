@@ -1,12 +1,15 @@
-// spplan plan --model M --gpu G --gpus N --seq S [--top K] [--out FILE.toml] [--simulate]
-//             [--show-rejected] [--json]
+// spplan plan --model M --gpu G --gpus N --seq S [knobs to fix] [--top K] [--out FILE.toml]
+//             [--simulate] [--show-rejected] [--json]
+// Exit 0 with a ranked list, 1 when no knob set fits (then why, per limit, with counts), 2 bad input.
 #include <algorithm>
 #include <iostream>
 #include <map>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/constraints.hpp"
 #include "cli/report.hpp"
+#include "planner/config/knob_flags.hpp"
 #include "planner/core/units.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
@@ -30,22 +33,21 @@ void print_table(const std::vector<search::RankedPlan>& plans, size_t top) {
   }
 }
 
-// One line per distinct reason, with how many knob sets it rejected.
-void print_rejections(const std::vector<search::Rejected>& rejected) {
-  std::map<std::string, int> counts;
-  for (const auto& r : rejected) counts[r.reason.substr(0, r.reason.find(" needs"))]++;
-  for (const auto& [reason, count] : counts) std::printf("  rejected %d knob sets: %s\n", count, reason.c_str());
+void print_rejections(const search::SearchResult& result) {
+  for (const std::string& line : rejection_lines(result)) std::printf("  %s\n", line.c_str());
 }
 
 }  // namespace
 
 int cmd_plan(int argc, const char* const* argv) {
   auto args = parse_flags(argc, argv,
-                          with(cluster_flag_specs(true), {{"top"}, {"out"}, {"json", false}, {"simulate", false},
-                                                          {"show-rejected", false}}));
+                          with(with(cluster_flag_specs(true), knob_flag_specs()),
+                               {{"top"}, {"out"}, {"json", false}, {"simulate", false}, {"show-rejected", false}}));
   if (!args.ok()) return fail(args.status());
   auto base = plan_from_flags(*args, true);
   if (!base.ok()) return fail(base.status());
+  const auto constraints = read_constraints(*args, &*base);
+  if (!constraints.ok()) return fail(constraints.status());
   int64_t top = 5;
   if (auto v = args->get("top")) {
     auto parsed = parse_int("--top", *v, 1, 1000);
@@ -60,15 +62,25 @@ int cmd_plan(int argc, const char* const* argv) {
     if (!gpu.ok()) return fail(gpu.status());
     if (const Status s = check_not_an_input("--out", *out, {*model, *gpu}); !s) return fail(s);
   }
-  search::SearchResult result = search::search_plans(*base, true);
+  search::SearchResult result = search::search_plans(*base, true, *constraints);
+  if (result.evaluated == 0) {
+    return fail(Status::invalid("knobs: the flags given leave no knob set that the plan rules allow for " +
+                                base->model.name + " on " + std::to_string(base->cluster.num_gpus) + " GPUs with trainer \"" +
+                                base->stack.trainer + "\" (allowed: fewer fixed knobs)"));
+  }
 #ifdef SPPLAN_HAVE_SIMULATOR
   if (args->has("simulate")) {
-    // Re-rank the leading plans by simulated step time (the schedule, not the overlap rules).
+    // Re-rank the leading plans by simulated tokens/s (the schedule, not the overlap rules), with
+    // the same noise band and preferences as the estimate's ranking.
     const size_t n = std::min<size_t>(result.feasible.size(), static_cast<size_t>(std::max<int64_t>(top, 10)));
-    std::vector<std::pair<double, search::RankedPlan>> timed;
-    for (size_t i = 0; i < n; ++i) timed.emplace_back(sim::simulated_step_time_s(result.feasible[i].plan), result.feasible[i]);
-    std::stable_sort(timed.begin(), timed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (size_t i = 0; i < n; ++i) result.feasible[i] = timed[i].second;
+    std::vector<search::RankedPlan> leading(result.feasible.begin(), result.feasible.begin() + static_cast<long>(n));
+    std::map<std::string, double> simulated_tokens_per_s;  // by knobs_text: unique within one search
+    for (const auto& p : leading) {
+      simulated_tokens_per_s[knobs_text(p.plan.knobs)] =
+          p.estimate.tokens_per_step / sim::simulated_step_time_s(p.plan);
+    }
+    search::rank_plans_by(&leading, [&](const search::RankedPlan& p) { return simulated_tokens_per_s[knobs_text(p.plan.knobs)]; });
+    std::copy(leading.begin(), leading.end(), result.feasible.begin());
   }
 #else
   if (args->has("simulate")) return fail(Status::invalid("--simulate: the simulator is not built into this spplan"));
@@ -81,23 +93,25 @@ int cmd_plan(int argc, const char* const* argv) {
     for (size_t i = 0; i < std::min<size_t>(top, result.feasible.size()); ++i) {
       plans.push_back(estimate_json(result.feasible[i].plan, result.feasible[i].estimate));
     }
-    std::cout << nlohmann::json{{"plans", plans}, {"evaluated", result.evaluated},
-                                {"feasible", result.feasible.size()}, {"rejected", result.rejected.size()}}
-                     .dump(2)
-              << "\n";
-    return kExitOk;
+    nlohmann::json j{{"plans", plans}, {"evaluated", result.evaluated}, {"feasible", result.feasible.size()},
+                     {"rejected", result.rejected.size()}, {"rejections", rejections_json(result)},
+                     {"ranking", search::kRankingRule}};
+    std::cout << j.dump(2) << "\n";
+    return result.feasible.empty() ? kExitNoFit : kExitOk;
   }
   std::printf("%s on %lldx %s at %lld tokens: %zu of %lld knob sets fit\n", base->model.name.c_str(),
               static_cast<long long>(base->cluster.num_gpus), base->cluster.gpu.name.c_str(),
               static_cast<long long>(base->seq_len), result.feasible.size(), static_cast<long long>(result.evaluated));
   if (result.feasible.empty()) {
-    print_rejections(result.rejected);
+    std::cout << "nothing fits; why:\n";
+    print_rejections(result);
     // An older file of that name is still there: say so, or a script may read it as this plan.
     if (auto out = args->get("out")) std::cout << "nothing fits: " << *out << " not written\n";
-    return kExitOk;
+    return kExitNoFit;
   }
   print_table(result.feasible, static_cast<size_t>(top));
-  if (args->has("show-rejected")) print_rejections(result.rejected);
+  std::cout << "ranked by " << search::kRankingRule << "\n";
+  if (args->has("show-rejected")) print_rejections(result);
   std::cout << "\nbest plan:\n" << estimate_text(result.feasible.front().plan, result.feasible.front().estimate);
   if (auto out = args->get("out")) std::cout << "wrote " << *out << "\n";
   return kExitOk;

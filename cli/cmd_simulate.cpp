@@ -120,8 +120,14 @@ int cmd_simulate(int argc, const char* const* argv) {
     if (auto s = spplan::sim::write_timeline_svg(result, title, *svg); !s.is_ok()) return fail(s);
   }
   const auto estimate = spplan::costmodel::estimate(*plan);
+  if (!estimate.fits) {
+    spplan::cli::warn(*plan_path + ": the plan does not fit (" + estimate.reason() +
+                      "); the step is simulated as if it did");
+  }
   if (args->has("json")) {
-    std::cout << result_json(result, estimate, overlap, listed).dump(2) << "\n";
+    auto j = result_json(result, estimate, overlap, listed);
+    j["fits"] = estimate.fits;
+    std::cout << j.dump(2) << "\n";
   } else {
     print_table(result, estimate, overlap);
   }

@@ -9,6 +9,7 @@ int run_command(int argc, const char* const* argv);
 int cmd_estimate(int argc, const char* const* argv);
 int cmd_plan(int argc, const char* const* argv);
 int cmd_fit(int argc, const char* const* argv);
+int cmd_rent(int argc, const char* const* argv);
 int cmd_max_seq(int argc, const char* const* argv);
 int cmd_sweep(int argc, const char* const* argv);
 int cmd_export(int argc, const char* const* argv);

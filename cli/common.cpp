@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "planner/config/loaders.hpp"
+#include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
 
 namespace spplan::cli {
@@ -66,6 +67,7 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
     SPPLAN_ASSIGN_OR_RETURN(const std::string gpus, args.require("gpus", "the number of GPUs"));
     SPPLAN_ASSIGN_OR_RETURN(plan.cluster.num_gpus, parse_int("--gpus", gpus, 1, kMaxGpus));
   }
+  SPPLAN_RETURN_IF_ERROR(check_cluster_shape(plan.cluster, flag_where));  // whole nodes, as exported
   if (with_seq) {
     SPPLAN_ASSIGN_OR_RETURN(const std::string seq, args.require("seq", "a sequence length such as 128k"));
     SPPLAN_ASSIGN_OR_RETURN(plan.seq_len, parse_seq_len("--seq", seq));
@@ -90,5 +92,7 @@ int fail(const Status& status) {
   // A file that cannot be read or written is a bad flag value too; only a bug is something else.
   return status.code() == Status::Code::kInternal ? kExitInternal : kExitBadInput;
 }
+
+void warn(const std::string& message) { std::cerr << "spplan: warning: " << printable(message) << "\n"; }
 
 }  // namespace spplan::cli

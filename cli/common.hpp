@@ -33,6 +33,9 @@ Status check_not_an_input(const std::string& flag, const std::string& out, const
 // Prints "spplan: <message>" on stderr, always one line, and returns the exit code for the status.
 int fail(const Status& status);
 
+// Prints "spplan: warning: <message>" on stderr, one line; the command goes on.
+void warn(const std::string& message);
+
 // Appends `extra` to `base`.
 std::vector<FlagSpec> with(std::vector<FlagSpec> base, const std::vector<FlagSpec>& extra);
 

@@ -14,15 +14,17 @@ int cmd_simulate(int argc, const char* const* argv);  // cli/cmd_simulate.cpp (g
 namespace spplan::cli {
 namespace {
 
-constexpr const char* kCommands = "estimate, plan, fit, max-seq, sweep, export, simulate, run, validate, calibrate";
+constexpr const char* kCommands = "estimate, plan, fit, rent, max-seq, sweep, export, simulate, run, validate, calibrate";
 
 constexpr const char* kUsage =
     "usage: spplan <command> [flags]\n"
     "commands:\n"
     "  estimate  --model M --gpu G --gpus N --seq S --sp P [knobs] [--json]\n"
-    "  plan      --model M --gpu G --gpus N --seq S [--top K] [--out FILE.toml] [--simulate] [--json]\n"
-    "  fit       --model M --gpu G --gpus N --seq S [--json]        (exit 0 fits, 1 does not)\n"
-    "  max-seq   --model M --gpu G --gpus N [--sp P knobs] [--json]\n"
+    "  plan      --model M --gpu G --gpus N --seq S [knobs] [--top K] [--out FILE.toml] [--simulate]\n"
+    "            [--show-rejected] [--json]     (knob flags fix those knobs; exit 1 when nothing fits)\n"
+    "  fit       --model M --gpu G --gpus N --seq S [knobs] [--json] (exit 0 fits, 1 does not)\n"
+    "  rent      --model M --seq S [knobs] [--json]     (every GPU preset at 1, 2, 4 nodes: cheapest)\n"
+    "  max-seq   --model M --gpu G --gpus N [knobs] [--granularity T] [--json]  (knob flags fix those knobs)\n"
     "  sweep     --model M --gpu G --gpus N [--seq-from A --seq-to B] [--csv|--json]\n"
     "  export    --plan FILE.toml --format deepspeed|accelerate|arctic|torchrun\n"
     "  simulate  --plan FILE.toml [--trace out.json] [--svg out.svg] [--no-overlap] [--events N] [--json]\n"
@@ -51,6 +53,7 @@ int run_command(int argc, const char* const* argv) {
   if (command == "estimate") return cmd_estimate(sub_argc, sub_argv);
   if (command == "plan") return cmd_plan(sub_argc, sub_argv);
   if (command == "fit") return cmd_fit(sub_argc, sub_argv);
+  if (command == "rent") return cmd_rent(sub_argc, sub_argv);
   if (command == "max-seq") return cmd_max_seq(sub_argc, sub_argv);
   if (command == "sweep") return cmd_sweep(sub_argc, sub_argv);
   if (command == "export") return cmd_export(sub_argc, sub_argv);

@@ -6,12 +6,10 @@
 #include <limits>
 
 #include "gui/trust.hpp"
-#include "planner/config/loaders.hpp"
 
 namespace spplan::gui {
 namespace {
 
-constexpr int64_t kMaxSeqGranularity = 1024;  // as `spplan max-seq`: whole k-tokens
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
 QString knobsText(const Knobs& k) {
@@ -57,8 +55,8 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
     case StepSecondsColumn: return number(e ? e->time.step_time_s : 0, 3);
     case TokensPerSecondColumn: return number(e ? e->tokens_per_s : 0, 0);
     case MaxSeqColumn:
-      if (text) return r.maxSeq > 0 ? QString::number(r.maxSeq / 1024) + "k" : tr("none");
-      return static_cast<qlonglong>(r.maxSeq);
+      if (text) return r.max_seq > 0 ? QString::number(r.max_seq / 1024) + "k" : tr("none");
+      return static_cast<qlonglong>(r.max_seq);
     case KnobsColumn: return e ? knobsText(r.best->plan.knobs) : QString();
     case TrustColumn: return m_trust ? m_trust->shortText(r.gpu) : QString();
     case MarkColumn: {
@@ -69,7 +67,7 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
     }
     case ChartUsdPerMtokColumn: return e ? e->usd_per_million_tokens : 0.0;
     case ChartStepSecondsColumn: return e ? e->time.step_time_s : 0.0;
-    case ChartMaxSeqKiloColumn: return static_cast<double>(r.maxSeq) / 1024.0;
+    case ChartMaxSeqKiloColumn: return static_cast<double>(r.max_seq) / 1024.0;
     default: return {};
   }
 }
@@ -84,35 +82,11 @@ QVariant RentModel::headerData(int section, Qt::Orientation orientation, int rol
 }
 
 void RentModel::setBase(const PlanSpec& base) {
-  std::vector<Row> rows;
-  for (const std::string& name : gpu_presets()) {
-    const Result<GpuSpec> gpu = load_gpu(name);
-    if (!gpu.ok()) continue;  // a broken preset file is reported where it is chosen
-    for (const int nodes : NodeShapes) {
-      PlanSpec plan = base;
-      plan.cluster.gpu = *gpu;
-      plan.cluster.num_gpus = nodes * gpu->gpus_per_node;
-      Row row{name, nodes, plan.cluster.num_gpus, std::nullopt, 0};
-      search::SearchResult result = search::search_plans(plan, false);
-      if (!result.feasible.empty()) row.best = std::move(result.feasible.front());
-      if (auto longest = search::max_seq_searched(plan, kMaxSeqGranularity)) row.maxSeq = longest->plan.seq_len;
-      rows.push_back(std::move(row));
-    }
-  }
+  search::RentTable table = search::rent_options(base);
   beginResetModel();
-  m_rows = std::move(rows);
-  m_cheapest = m_fastest = -1;
-  for (int i = 0; i < static_cast<int>(m_rows.size()); ++i) {
-    const auto& best = m_rows[static_cast<size_t>(i)].best;
-    if (!best) continue;
-    if (m_cheapest < 0 || best->estimate.usd_per_million_tokens <
-                              m_rows[static_cast<size_t>(m_cheapest)].best->estimate.usd_per_million_tokens) {
-      m_cheapest = i;
-    }
-    if (m_fastest < 0 || best->estimate.tokens_per_s > m_rows[static_cast<size_t>(m_fastest)].best->estimate.tokens_per_s) {
-      m_fastest = i;
-    }
-  }
+  m_rows = std::move(table.options);
+  m_cheapest = table.cheapest;
+  m_fastest = table.fastest;
   endResetModel();
 }
 

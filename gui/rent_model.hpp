@@ -1,16 +1,16 @@
-// RentModel: "what to rent". The same model, sequence and trainer on every GPU preset and node
-// shape (1, 2 and 4 nodes of the preset's GPUs per node), one row each: the best plan's price per
-// million tokens, step time and tokens/s (search::search_plans, as `spplan plan` ranks), and the
-// longest sequence any knob set fits (search::max_seq_searched, as `spplan max-seq`). The cheapest
+// RentModel: "what to rent", a view of search::rent_options (planner/search/rent.hpp, which
+// `spplan rent` prints too): one row per GPU preset and node shape with the best plan's price per
+// million tokens, step time and tokens/s, and the longest sequence any knob set fits. The cheapest
 // row (lowest $/Mtok) and the fastest (highest tokens/s) are marked. The table shows the visible
 // columns; RentChartView maps the hidden numeric ones.
 #pragma once
 
 #include <QAbstractTableModel>
+#include <iterator>
 #include <optional>
 #include <vector>
 
-#include "planner/search/search.hpp"
+#include "planner/search/rent.hpp"
 
 namespace spplan::gui {
 
@@ -29,7 +29,8 @@ class RentModel : public QAbstractTableModel {
   };
   static constexpr int VisibleColumnCount = ChartUsdPerMtokColumn;
   static constexpr int ValueRole = Qt::UserRole;  // unrounded number (NaN where nothing fits)
-  static constexpr int NodeShapes[] = {1, 2, 4};
+  static constexpr int NodeShapes[] = {1, 2, 4};  // search::kRentNodeShapes
+  static_assert(std::size(NodeShapes) == std::size(search::kRentNodeShapes));
 
   explicit RentModel(QObject* parent = nullptr);
 
@@ -49,13 +50,7 @@ class RentModel : public QAbstractTableModel {
   QString rowLabel(int row) const;                // "h100-80gb 2x8"
 
  private:
-  struct Row {
-    std::string gpu;
-    int64_t nodes = 0;
-    int64_t gpus = 0;
-    std::optional<search::RankedPlan> best;  // at base.seq_len
-    int64_t maxSeq = 0;
-  };
+  using Row = search::RentOption;
   std::vector<Row> m_rows;
   int m_cheapest = -1;
   int m_fastest = -1;

@@ -168,6 +168,35 @@ if [ "${SPPLAN_SKIP_TORCH:-0}" != 1 ] && [ -x "$SPPLAN_VENV/bin/python" ]; then
   fi
 fi
 
+# The export check (tests/scripts/export_check_test.py) loads every export with its target's own
+# code: DeepSpeed's config class, transformers' TrainingArguments parser and DeepSpeed consistency
+# check, Accelerate's config loader, ArcticTraining's config model. Pinned: DeepSpeed 0.18.9 (the
+# README prices DeepSpeed 0.17-0.18), Accelerate 1.15.0, ArcticTraining 0.8.0. ArcticTraining
+# declares transformers<5 while the venv keeps transformers 5 (the HF equivalence test): it goes in
+# without its dependencies, and those go in with the venv's transformers, hub and torch held (-c).
+# Measured on a 2-core machine: about 2 minutes and 420 MB. Without them that test skips.
+export_check_pins=(deepspeed==0.18.9 accelerate==1.15.0)
+arctic_pin=arctic-training==0.8.0
+arctic_deps=(datasets devtools jsonlines loguru nvidia-ml-py openai peft psutil tabulate tqdm wandb yq)
+if [ "${SPPLAN_SKIP_TORCH:-0}" != 1 ] && [ -x "$SPPLAN_VENV/bin/python" ] && [ "$engine_only" != 1 ]; then
+  if "$SPPLAN_VENV/bin/python" - "${export_check_pins[@]}" "$arctic_pin" <<'PY' 2>/dev/null
+import importlib.metadata as m, sys
+sys.exit(any(m.version(p.split("==")[0]) != p.split("==")[1] for p in sys.argv[1:]))
+PY
+  then
+    say "export-check packages: present in $SPPLAN_VENV"
+  else
+    say "installing ${export_check_pins[*]} $arctic_pin into $SPPLAN_VENV (the export check)"
+    held=$(mktemp)
+    "$SPPLAN_VENV/bin/pip" freeze | grep -E '^(torch|transformers|huggingface[-_]hub|tokenizers|safetensors)==' > "$held" || true
+    # DeepSpeed's setup.py imports torch: build against the venv's (no isolation), no ops compiled.
+    DS_BUILD_OPS=0 "$SPPLAN_VENV/bin/pip" install -q --no-build-isolation -c "$held" "${export_check_pins[@]}"
+    "$SPPLAN_VENV/bin/pip" install -q --no-deps "$arctic_pin"
+    "$SPPLAN_VENV/bin/pip" install -q -c "$held" "${arctic_deps[@]}"
+    rm -f "$held"
+  fi
+fi
+
 if [ "${#unavailable[@]}" -gt 0 ]; then
   joined=$(printf '%s; ' "${unavailable[@]}")
   echo "install-deps: not installed: ${joined%; }." \

@@ -136,11 +136,81 @@ Result<nlohmann::json> read_json_object(const std::string& path) {
   }
 }
 
+// The architecture keys of config.json files that change what a step costs in ways the costmodel
+// does not count. Silently pricing such a model as the dense SwiGLU decoder it is not gives a wrong
+// answer (a Mixtral 8x7B read as a 7B has about 6.6x too few parameters), so each refuses the file.
+Status check_priceable(const std::string& path, const nlohmann::json& j) {
+  const auto present = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
+  // Mixture of experts: Mixtral (num_local_experts), Qwen2/3-MoE and OLMoE (num_experts), DeepSeek
+  // (n_routed_experts), DBRX-style (moe_num_experts). 0 or 1 expert is a dense MLP.
+  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}) {
+    if (present(key) && !(j[key].is_number_integer() && j[key].get<int64_t>() <= 1)) {
+      return Status::invalid(path + ": key \"" + key + "\": value " + short_dump(j[key]) +
+                             " is a mixture of experts, which spplan cannot price (allowed: absent, null, 0 or 1; "
+                             "dense decoders only)");
+    }
+  }
+  // DeepSeek's multi-head latent attention: K and V come from a low-rank latent, not n_kv heads.
+  if (present("kv_lora_rank")) {
+    return Status::invalid(path + ": key \"kv_lora_rank\": value " + short_dump(j["kv_lora_rank"]) +
+                           " is latent attention (MLA), which spplan cannot price (allowed: absent or null)");
+  }
+  // Gemma-2 caps attention scores and logits with tanh: FlashAttention-2 needs its softcap build,
+  // and the capped logits are one more s x V tensor; neither is counted.
+  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping"}) {
+    if (present(key)) {
+      return Status::invalid(path + ": key \"" + key + "\": value " + short_dump(j[key]) +
+                             " is logit soft-capping, which spplan cannot price (allowed: absent or null)");
+    }
+  }
+  // A sliding window attends to fewer keys than the causal attention priced. Qwen2 configs carry a
+  // window that use_sliding_window switches off.
+  const bool window_off = j.contains("use_sliding_window") && j["use_sliding_window"].is_boolean() &&
+                          !j["use_sliding_window"].get<bool>();
+  if (present("sliding_window") && !window_off) {
+    return Status::invalid(path + ": key \"sliding_window\": value " + short_dump(j["sliding_window"]) +
+                           " is sliding-window attention, which spplan cannot price (allowed: absent, null, or "
+                           "use_sliding_window false)");
+  }
+  if (present("layer_types") && j["layer_types"].is_array()) {
+    for (const auto& type : j["layer_types"]) {
+      if (type != "full_attention") {
+        return Status::invalid(path + ": key \"layer_types\": value " + short_dump(type) +
+                               " is not full attention, which spplan cannot price (allowed: \"full_attention\")");
+      }
+    }
+  }
+  // The MLP priced is gated (gate, up, down: SwiGLU). Gemma's gated GeLU (GeGLU) has the same
+  // matrices and the same tensors alive, so it prices alike; a GeLU elsewhere may be ungated.
+  const std::string type = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
+  const bool gated_gelu_family = type.rfind("gemma", 0) == 0;
+  for (const char* key : {"hidden_act", "hidden_activation"}) {
+    if (!present(key)) continue;
+    const bool silu = j[key] == "silu" || j[key] == "swish";
+    const bool gated_gelu = gated_gelu_family && j[key].is_string() && j[key].get<std::string>().rfind("gelu", 0) == 0;
+    if (!silu && !gated_gelu) {
+      return Status::invalid(path + ": key \"" + key + "\": value " + short_dump(j[key]) +
+                             " is an MLP spplan cannot price (allowed: \"silu\", or a gelu in a Gemma config)");
+    }
+  }
+  return Status::ok();
+}
+
+// tie_word_embeddings when a config.json omits it: the default of the family's transformers
+// config class (PretrainedConfig: False; GemmaConfig, Gemma2Config, Gemma3TextConfig: True).
+bool family_ties_embeddings(const nlohmann::json& j) {
+  if (!j.contains("model_type") || !j["model_type"].is_string()) return false;
+  const std::string type = j["model_type"].get<std::string>();
+  return type == "gemma" || type == "gemma2" || type == "gemma3" || type == "gemma3_text";
+}
+
 Result<ModelSpec> model_from_json(const std::string& path) {
   SPPLAN_ASSIGN_OR_RETURN(nlohmann::json j, read_json_object(path));
   // Multimodal configs nest the language model (text_config); plan that part.
   if (j.contains("text_config") && j["text_config"].is_object()) j = j["text_config"];
+  SPPLAN_RETURN_IF_ERROR(check_priceable(path, j));
   ModelSpec m;
+  m.tie_word_embeddings = family_ties_embeddings(j);
   m.name = std::filesystem::path(path).parent_path().filename().string();
   if (m.name.empty()) m.name = std::filesystem::path(path).stem().string();
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_hidden_layers", -1, kMaxLayers, &m.num_hidden_layers));

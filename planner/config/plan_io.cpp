@@ -89,6 +89,7 @@ WhereFn file_where(const std::string& path) {
   return [path](const std::string& key) {
     if (key == "seq_len") return path + ": key \"seq_len\"";
     if (key == "num_gpus") return path + ": key \"cluster.num_gpus\"";
+    if (key == "attention" || key == "trainer") return path + ": key \"" + key + "\"";
     return path + ": key \"knobs." + key + "\"";
   };
 }
@@ -119,7 +120,13 @@ Result<PlanSpec> load_plan(const std::string& path) {
   SPPLAN_ASSIGN_OR_RETURN(const toml::table root, parse_toml_file(path));
   PlanSpec plan;
   KeyReader top(path, root);
-  SPPLAN_RETURN_IF_ERROR(top.read_int("seq_len", &plan.seq_len, true, 1, kMaxSeqLen));
+  // "32k" as on the command line (parse_seq_len: k = 1024, M = 1024^2), or a whole number.
+  if (const toml::node* seq = root.get("seq_len"); seq != nullptr && seq->is_string()) {
+    SPPLAN_ASSIGN_OR_RETURN(plan.seq_len, parse_seq_len(top.where("seq_len"), seq->value_or(std::string())));
+    top.mark_read("seq_len");
+  } else {
+    SPPLAN_RETURN_IF_ERROR(top.read_int("seq_len", &plan.seq_len, true, 1, kMaxSeqLen));
+  }
   size_t trainer = 0;  // "arctic": plans written before the key existed
   SPPLAN_RETURN_IF_ERROR(top.read_choice("trainer", &trainer, false, trainer_names()));
   plan.stack = trainer_stack(trainer);
@@ -149,7 +156,9 @@ Result<PlanSpec> load_plan(const std::string& path) {
     }
     SPPLAN_RETURN_IF_ERROR(read_optimizer(path, *node->as_table(), &plan.optimizer));
   }
+  if (!root.contains("attention")) pick_attention_for_precision(&plan);  // absent: what the precision runs
   SPPLAN_RETURN_IF_ERROR(check_plan(plan, file_where(path)));
+  SPPLAN_RETURN_IF_ERROR(check_attention_precision(plan, file_where(path)));
   return plan;
 }
 

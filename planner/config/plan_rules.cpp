@@ -80,11 +80,61 @@ Status check_plan(const PlanSpec& plan, const WhereFn& where) {
                              " has nvme_GBps_per_node 0 (allowed here: none, cpu)");
     }
   }
+  SPPLAN_RETURN_IF_ERROR(check_cluster_shape(plan.cluster, where));
+  SPPLAN_RETURN_IF_ERROR(check_trainer_runs(plan, where));
   if (k.micro_batch < 1 || k.grad_accum_steps < 1) {
     return Status::invalid(where("micro_batch") + ": value " + std::to_string(k.micro_batch) +
                            " is not allowed (allowed: a whole number >= 1)");
   }
   return Status::ok();
+}
+
+Status check_cluster_shape(const ClusterSpec& cluster, const WhereFn& where) {
+  const int64_t per_node = cluster.gpus_per_node();
+  if (cluster.num_gpus > per_node && cluster.num_gpus % per_node != 0) {
+    return Status::invalid(where("num_gpus") + ": value " + std::to_string(cluster.num_gpus) +
+                           " is not a whole number of nodes of " + std::to_string(per_node) +
+                           " GPUs (allowed: 1 to " + std::to_string(per_node) + ", or a multiple of " +
+                           std::to_string(per_node) + "; the node size is gpus_per_node)");
+  }
+  return Status::ok();
+}
+
+Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where) {
+  if (plan.stack.trainer != "engine") return Status::ok();
+  const Knobs& k = plan.knobs;
+  for (const auto& [key, device] : {std::pair{"offload_optimizer", k.offload_optimizer},
+                                    std::pair{"offload_params", k.offload_params}}) {
+    if (device == OffloadDevice::kNvme) {
+      return Status::invalid(where(key) + ": value \"nvme\" is not run by trainer \"engine\" (spplan run offloads "
+                             "to host RAM only; allowed: none, cpu)");
+    }
+  }
+  // Its ZeRO-3 gathers each layer inside the checkpointed-layer function; without checkpointing
+  // every gathered layer would stay alive until its backward (engine/model.cpp).
+  if (k.zero_stage == 3 && k.act_ckpt == ActCkpt::kNone) {
+    return Status::invalid(where("act_ckpt") + ": value \"none\" with zero_stage 3 is not run by trainer \"engine\" "
+                           "(allowed: full, offload, or zero_stage 0, 1, 2)");
+  }
+  // With the parameter shards on the host, its AdamW steps there too (the moments follow them).
+  if (k.offload_params == OffloadDevice::kCpu && k.offload_optimizer != OffloadDevice::kCpu) {
+    return Status::invalid(where("offload_params") + ": value \"cpu\" with offload_optimizer \"" +
+                           to_string(k.offload_optimizer) +
+                           "\" is not run by trainer \"engine\" (allowed: none, or cpu with offload_optimizer cpu)");
+  }
+  return Status::ok();
+}
+
+Status check_attention_precision(const PlanSpec& plan, const WhereFn& where) {
+  if (plan.knobs.precision == Precision::kFp32 && plan.stack.attention == AttentionKernel::kFlash2) {
+    return Status::invalid(where("attention") + ": value \"flash2\" has no fp32 kernels (FlashAttention 2 runs "
+                           "fp16 and bf16 only; allowed with precision fp32: sdpa)");
+  }
+  return Status::ok();
+}
+
+void pick_attention_for_precision(PlanSpec* plan) {
+  if (plan->knobs.precision == Precision::kFp32) plan->stack.attention = AttentionKernel::kSdpa;
 }
 
 }  // namespace spplan

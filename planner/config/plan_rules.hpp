@@ -29,4 +29,19 @@ std::vector<int64_t> valid_sp_degrees(const ModelSpec& model, int64_t num_gpus);
 // seq_len need not divide by sp: the engine pads with ignored labels (DESIGN.md).
 Status check_plan(const PlanSpec& plan, const WhereFn& where);
 
+// The cluster's shape: a count above one node is a whole number of nodes, so the node count priced
+// is the one the exports launch (torchrun starts the same process count on every node).
+Status check_cluster_shape(const ClusterSpec& cluster, const WhereFn& where);
+
+// What the named trainer cannot run, as rules: only "engine" has any (spplan run refuses NVMe
+// offload, ZeRO-3 without checkpointing, and parameter offload without optimizer offload;
+// engine/options.cpp check_implemented). Empty for the others.
+Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where);
+
+// FlashAttention 2 has fp16/bf16 kernels only: an fp32 plan runs SDPA. Refuses fp32 with flash2.
+Status check_attention_precision(const PlanSpec& plan, const WhereFn& where);
+
+// The attention a plan runs when none was named: the stack's, except SDPA for fp32 (above).
+void pick_attention_for_precision(PlanSpec* plan);
+
 }  // namespace spplan

@@ -30,7 +30,10 @@ Result<int64_t> parse_seq_len(std::string_view what, std::string_view text) {
   }
   double value = 0;
   const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-  if (ec != std::errc() || end != number.data() + number.size() || !std::isfinite(value)) {
+  // An exponent is refused as --gpus refuses it: "1e6" is 1000000 tokens where "1M" is 1048576,
+  // and a reader of the command cannot tell which was meant.
+  const bool exponent = number.find_first_of("eE") != std::string_view::npos;
+  if (ec != std::errc() || end != number.data() + number.size() || !std::isfinite(value) || exponent) {
     return Status::invalid(std::string(what) + ": value " + quoted(text) + " is not a sequence length " + allowed);
   }
   const double tokens = value * multiplier;

@@ -19,6 +19,7 @@
 #include "planner/core/units.hpp"
 #include "planner/costmodel/compute.hpp"
 #include "planner/costmodel/memory.hpp"
+#include "planner/costmodel/software_facts.hpp"
 
 namespace spplan::costmodel {
 namespace {
@@ -108,7 +109,11 @@ Estimate estimate(const PlanSpec& p) {
   e.memory = peak_memory(p);
   e.capacity_bytes = p.cluster.gpu.memory_gib * kGiB;
   e.host = host_memory(p);
-  e.host_capacity_bytes = p.cluster.gpu.host_memory_gib_per_node * kGiB;
+  // What the plan may use of the node's RAM: the rest is the OS's, the page cache's and the
+  // pinned-memory limit's (software_facts.hpp).
+  const double host_gib = p.cluster.gpu.host_memory_gib_per_node;
+  const double reserved_gib = std::min(host_gib, std::max(facts::kHostReservedMinGiB, facts::kHostReservedFraction * host_gib));
+  e.host_capacity_bytes = (host_gib - reserved_gib) * kGiB;
   e.time = time_breakdown(step_costs(p));
 
   const double sequences = static_cast<double>(p.dp()) * p.knobs.micro_batch * p.knobs.grad_accum_steps;
@@ -136,7 +141,8 @@ std::string Estimate::reason() const {
     case Limit::kNone: return "";
     case Limit::kGpuMemory: return shortfall("GPU memory", memory.total_bytes(), memory.peak_phase, capacity_bytes);
     case Limit::kHostMemory:
-      return shortfall("host memory per node", host.total_bytes(), "", host_capacity_bytes);
+      return shortfall("host memory per node", host.total_bytes(), "", host_capacity_bytes) +
+             " usable (the rest is left to the OS, page cache and pinned-memory limits)";
   }
   return "";
 }

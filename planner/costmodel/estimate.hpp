@@ -27,7 +27,7 @@ struct Estimate {
   MemoryBreakdown memory;          // per GPU at the peak
   double capacity_bytes = 0;       // device memory
   HostMemory host;                 // per node
-  double host_capacity_bytes = 0;  // per node
+  double host_capacity_bytes = 0;  // per node, usable: RAM less the OS reserve (software_facts.hpp)
   TimeBreakdown time;
   double tokens_per_step = 0;      // whole cluster
   double tokens_per_s = 0;         // whole cluster

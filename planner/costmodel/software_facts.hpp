@@ -33,6 +33,15 @@ inline constexpr double kTiledMlpTokensPerShardPerHidden = 1.0;
 // paper's benchmark counts it so, arXiv 2307.08691).
 inline constexpr double kAttentionBwdFlopsFactor = 2.5;
 
+// Host memory a plan leaves to the rest of the node: the kernel and its page cache (the data
+// loader's reads and checkpoint writes go through it), each rank's Python, PyTorch and CUDA host
+// footprint, and room under the locked-memory limit: DeepSpeed pins its offload buffers
+// (pin_memory: true), and pinned pages can be neither swapped nor reclaimed, so a node planned to
+// its last GiB is killed by the OOM killer or fails cudaHostAlloc. 10% of RAM, at least 8 GiB
+// (the share cloud images and Kubernetes' kubelet reserve on nodes of this size keep free).
+inline constexpr double kHostReservedFraction = 0.10;
+inline constexpr double kHostReservedMinGiB = 8.0;
+
 // Pageable-to-pinned staging halves effective PCIe bandwidth for tensors DeepSpeed moves with
 // plain .cpu()/.to() (ArcticTraining's checkpoint offload patch uses a synchronous .cpu()).
 inline constexpr double kPageableCopyEfficiency = 0.5;

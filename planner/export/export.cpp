@@ -18,8 +18,12 @@ using Json = nlohmann::ordered_json;  // keeps keys in the order written
 
 constexpr const char* kDsConfigFile = "ds_config.json";
 constexpr const char* kNvmePath = "/local_nvme";  // placeholder: a local NVMe mount on every node
-constexpr const char* kAttnImplementation = "flash_attention_2";
+// transformers' attn_implementation for the plan's kernel (fp32 plans run SDPA: plan_rules.hpp).
+const char* attn_implementation(const PlanSpec& plan) {
+  return plan.stack.attention == AttentionKernel::kFlash2 ? "flash_attention_2" : "sdpa";
+}
 constexpr int kRdzvPort = 29500;
+constexpr const char* kMainProcessIp = "MAIN_NODE_IP";  // placeholder: the first node's address
 
 int64_t whole(double elems) { return static_cast<int64_t>(std::llround(elems)); }
 
@@ -75,7 +79,10 @@ Json deepspeed_json(const PlanSpec& plan) {
   const Knobs& k = plan.knobs;
   Json j;
   j["bf16"] = {{"enabled", k.precision == Precision::kBf16}};
-  j["train_batch_size"] = k.micro_batch * k.grad_accum_steps * plan.dp();
+  // No train_batch_size: DeepSpeed derives it as micro batch x accumulation x (world / sp) = dp,
+  // while transformers' start-up check computes world x micro batch x accumulation, counting the
+  // sp ranks as data parallel, and refuses the plan's value whenever sp > 1 (found by
+  // tests/scripts/export_check_test.py with transformers' own HfTrainerDeepSpeedConfig).
   j["train_micro_batch_size_per_gpu"] = k.micro_batch;
   j["gradient_accumulation_steps"] = k.grad_accum_steps;
   j["sequence_parallel_size"] = k.sp;
@@ -133,6 +140,33 @@ void emit_yaml(std::ostringstream& o, const Json& j, int indent) {
   }
 }
 
+// The HF Trainer flags that match the DeepSpeed config: with --deepspeed, transformers fills the
+// config's "auto" values from TrainingArguments and refuses a value that differs from its own
+// argument (integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_process): batch
+// sizes, accumulation, AdamW's lr, betas, eps and weight decay, the warm-up, clipping and bf16.
+std::string hf_trainer_flags(const PlanSpec& plan) {
+  const OptimizerSpec& o = plan.optimizer;
+  const Knobs& k = plan.knobs;
+  const std::string schedule = o.lr_schedule == LrSchedule::kConstant ? "constant_with_warmup" : to_string(o.lr_schedule);
+  std::string flags = "--per_device_train_batch_size " + std::to_string(k.micro_batch) +
+                      " --gradient_accumulation_steps " + std::to_string(k.grad_accum_steps) + " --learning_rate " +
+                      format_number(o.lr) + " --adam_beta1 " + format_number(kBeta1) + " --adam_beta2 " +
+                      format_number(kBeta2) + " --adam_epsilon " + format_number(kAdamEps) + " --weight_decay " +
+                      format_number(o.weight_decay) + " --lr_scheduler_type " + schedule + " --warmup_steps " +
+                      std::to_string(o.warmup_steps) + " --max_grad_norm " + format_number(o.grad_clip);
+  if (k.precision == Precision::kBf16) flags += " --bf16";
+  if (k.act_ckpt != ActCkpt::kNone) flags += " --gradient_checkpointing";
+  if (k.tiled_loss) flags += " --use_liger_kernel";
+  return flags;
+}
+
+// The /local_nvme placeholder, said where a comment can say it (JSON has none: `spplan export`
+// warns on stderr for the deepspeed format).
+std::string nvme_note(const Knobs& k) {
+  if (k.offload_optimizer != OffloadDevice::kNvme && k.offload_params != OffloadDevice::kNvme) return "";
+  return std::string("# Placeholder: nvme_path ") + kNvmePath + " in ds_config.json: put a local NVMe mount of every node.\n";
+}
+
 std::string summary(const PlanSpec& plan, ExportFormat format) {
   const Knobs& k = plan.knobs;
   std::ostringstream o;
@@ -163,7 +197,10 @@ std::string accelerate_yaml(const PlanSpec& plan) {
   j["distributed_type"] = "DEEPSPEED";
   j["machine_rank"] = 0;
   j["main_training_function"] = "main";
-  if (plan.cluster.num_nodes() > 1) j["main_process_port"] = kRdzvPort;
+  if (plan.cluster.num_nodes() > 1) {
+    j["main_process_ip"] = kMainProcessIp;
+    j["main_process_port"] = kRdzvPort;
+  }
   j["num_machines"] = plan.cluster.num_nodes();
   j["num_processes"] = plan.cluster.num_gpus;
   j["parallelism_config"] = {{"parallelism_config_dp_replicate_size", 1},
@@ -172,7 +209,7 @@ std::string accelerate_yaml(const PlanSpec& plan) {
                              {"parallelism_config_sp_size", k.sp},
                              {"parallelism_config_sp_backend", "deepspeed"},
                              {"parallelism_config_sp_seq_length_is_variable", true},
-                             {"parallelism_config_sp_attn_implementation", kAttnImplementation}};
+                             {"parallelism_config_sp_attn_implementation", attn_implementation(plan)}};
   j["rdzv_backend"] = plan.cluster.num_nodes() > 1 ? "c10d" : "static";
   j["same_network"] = true;
   j["use_cpu"] = false;
@@ -180,8 +217,13 @@ std::string accelerate_yaml(const PlanSpec& plan) {
   head += std::string("# Write `spplan export --format deepspeed` of the same plan to ") + kDsConfigFile +
           " next to this file;\n# precision, ZeRO, batch sizes and the optimizer (lr, schedule, weight decay, gradient\n"
           "# clipping) live there (so no mixed_precision key here).\n";
-  if (plan.cluster.num_nodes() > 1) head += "# On each node set machine_rank (0, 1, ...) and main_process_ip (the first node).\n";
-  if (k.act_ckpt != ActCkpt::kNone) head += "# Activation checkpointing: pass --gradient_checkpointing to an HF Trainer script.\n";
+  if (plan.cluster.num_nodes() > 1) {
+    head += std::string("# Placeholder: main_process_ip ") + kMainProcessIp +
+            ": put the first node's address; on each node set machine_rank (0, 1, ...).\n";
+  }
+  head += nvme_note(k);
+  head += "# HF Trainer script flags (transformers refuses a DeepSpeed value that differs from its own argument):\n#  " +
+          hf_trainer_flags(plan) + "\n";
   if (k.tiled_loss) head += "# Tiled loss: pass --use_liger_kernel to an HF Trainer script (Liger fused linear cross-entropy).\n";
   if (k.tiled_mlp) head += "# Tiled MLP: wrap each MLP with DeepSpeed's TiledMLP (ALST) in the training script.\n";
   return with_yaml(head, j);
@@ -213,11 +255,14 @@ std::string arctic_yaml(const PlanSpec& plan) {
   j["model"] = Json::object();
   if (k.tiled_loss) j["model"]["type"] = "liger";  // Liger fused linear cross-entropy: the tiled loss
   j["model"]["name_or_path"] = plan.model.name;
-  j["model"]["attn_implementation"] = kAttnImplementation;
+  j["model"]["attn_implementation"] = attn_implementation(plan);
+  // ModelConfig.dtype defaults to bf16: an fp32 plan must say so (arctic_training/config/model.py).
+  j["model"]["dtype"] = to_string(k.precision);
   if (k.act_ckpt == ActCkpt::kNone) j["model"]["disable_activation_checkpoint"] = true;
   j["data"] = {{"sources", Json::array({"HuggingFaceH4/ultrachat_200k"})}, {"pack_samples", true}, {"max_length", plan.seq_len}};
   std::string head = summary(plan, ExportFormat::kArctic);
   head += "# Placeholders: model.name_or_path (put the Hugging Face id or a local path), data.sources.\n";
+  head += nvme_note(k);
   if (o.warmup_steps > 0) {
     head += "# Warm-up: " + std::to_string(o.warmup_steps) +
             " steps; set scheduler.warmup_ratio to that over the run's steps.\n";
@@ -229,15 +274,6 @@ std::string arctic_yaml(const PlanSpec& plan) {
   head += "# Launch: arctic_training THIS.yml (DeepSpeed launcher; " + std::to_string(plan.cluster.num_nodes()) +
           " node(s) x " + std::to_string(plan.cluster.num_gpus / plan.cluster.num_nodes()) + " GPUs, a hostfile when more than one).\n";
   return with_yaml(head, j);
-}
-
-// The optimizer as flags: HF TrainingArguments' names for train.py (with --deepspeed, Trainer
-// refuses a ds_config value that differs from its own argument), and `spplan run`'s.
-std::string hf_trainer_flags(const OptimizerSpec& o) {
-  const std::string schedule = o.lr_schedule == LrSchedule::kConstant ? "constant_with_warmup" : to_string(o.lr_schedule);
-  return " --learning_rate " + format_number(o.lr) + " --weight_decay " + format_number(o.weight_decay) +
-         " --lr_scheduler_type " + schedule + " --warmup_steps " + std::to_string(o.warmup_steps) +
-         " --max_grad_norm " + format_number(o.grad_clip);
 }
 
 std::string engine_flags(const OptimizerSpec& o) {
@@ -273,7 +309,7 @@ std::string torchrun_script(const PlanSpec& plan) {
       << "): DeepSpeed runs AdamW as DeepSpeedCPUAdam on the host CPUs.\n";
   }
   if (k.tiled_mlp) o << "# Tiled MLP: wrap each MLP with DeepSpeed's TiledMLP (ALST) in train.py.\n";
-  if (k.act_ckpt == ActCkpt::kOffload) o << "# Checkpoint offload: move the per-layer checkpoints to host memory (ALST).\n";
+  o << nvme_note(k);
   o << "# The same optimizer on spplan's engine: spplan run --plan PLAN.toml " << engine_flags(plan.optimizer) << "\n";
   o << "set -euo pipefail\n";
   o << (nodes > 1 ? ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n"
@@ -281,8 +317,7 @@ std::string torchrun_script(const PlanSpec& plan) {
   o << "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";
   o << "torchrun --nnodes " << nodes << " --nproc-per-node " << plan.cluster.num_gpus / nodes
     << " --rdzv-backend c10d --rdzv-endpoint \"${MASTER_ADDR}:" << kRdzvPort << "\" train.py --deepspeed "
-    << kDsConfigFile << hf_trainer_flags(plan.optimizer) << (k.act_ckpt != ActCkpt::kNone ? " --gradient_checkpointing" : "")
-    << (k.tiled_loss ? " --use_liger_kernel" : "") << "\n";
+    << kDsConfigFile << " " << hf_trainer_flags(plan) << "\n";
   return o.str();
 }
 
@@ -308,6 +343,7 @@ Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format) {
   const WhereFn where = [](const std::string& key) {
     if (key == "seq_len") return std::string("key \"seq_len\"");
     if (key == "num_gpus") return std::string("key \"cluster.num_gpus\"");
+    if (key == "attention" || key == "trainer") return "key \"" + key + "\"";
     return "key \"knobs." + key + "\"";
   };
   SPPLAN_RETURN_IF_ERROR(check_plan(plan, where));
@@ -322,6 +358,22 @@ Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format) {
     return Status::invalid("key \"cluster.num_gpus\": value " + std::to_string(plan.cluster.num_gpus) + " spans " +
                            std::to_string(nodes) + " nodes; spplan run (trainer \"engine\") runs on one machine " +
                            "(allowed: at most " + std::to_string(plan.cluster.gpus_per_node()) + " GPUs)");
+  }
+  // The HF Trainer path has --gradient_checkpointing only, which keeps the checkpoints on the GPU;
+  // DeepSpeed's activation_checkpointing offloads through its own checkpointing API alone.
+  const bool hf_path = format == ExportFormat::kAccelerate || (format == ExportFormat::kTorchrun && plan.stack.trainer != "engine");
+  if (hf_path && plan.knobs.act_ckpt == ActCkpt::kOffload) {
+    return Status::invalid("key \"knobs.act_ckpt\": value \"offload\" cannot be expressed for the Hugging Face Trainer (" +
+                           to_string(format) + " runs train.py with --gradient_checkpointing, which keeps checkpoints on "
+                           "the GPU) (allowed: none, full; or --format arctic, whose activation_checkpoint_cpu_offload "
+                           "offloads them)");
+  }
+  // ArcticTraining's TrainerConfig asserts micro_batch_size 1 when pack_samples is on (found by
+  // tests/scripts/export_check_test.py with its own config model); long-sequence SFT packs.
+  if (format == ExportFormat::kArctic && plan.knobs.micro_batch != 1) {
+    return Status::invalid("key \"knobs.micro_batch\": value " + std::to_string(plan.knobs.micro_batch) +
+                           " cannot be expressed for ArcticTraining (its recipe packs samples, which needs "
+                           "micro_batch_size 1) (allowed: 1; grad_accum_steps gives a larger batch)");
   }
   switch (format) {
     case ExportFormat::kDeepSpeed: return deepspeed_json(plan).dump(2) + "\n";

@@ -4,7 +4,7 @@
 //   deepspeed   ds_config.json: bf16, zero_optimization (stage, offload with pin_memory, the
 //               /local_nvme placeholder for nvme, reduce/prefetch buckets from the knobs,
 //               overlap_comm as DeepSpeed's default: on for stage 3 only), sequence_parallel_size,
-//               seq_parallel_communication_data_type, batch sizes (train_batch_size =
+//               seq_parallel_communication_data_type, batch sizes (train_batch_size left to DeepSpeed, which derives
 //               micro_batch x grad_accum x dp), activation_checkpointing (cpu_checkpointing for
 //               offload), AdamW with placeholder hyper-parameters. With optimizer offload DeepSpeed
 //               runs AdamW as DeepSpeedCPUAdam on the host (said in the torchrun script's comments,

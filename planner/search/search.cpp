@@ -13,9 +13,33 @@ bool allowed(const PlanSpec& plan) {
 
 }  // namespace
 
-std::vector<Knobs> candidate_knobs(const PlanSpec& base) {
+bool KnobConstraints::allows(const Knobs& k) const {
+  return (!sp || *sp == k.sp) && (!zero_stage || *zero_stage == k.zero_stage) &&
+         (!micro_batch || *micro_batch == k.micro_batch) &&
+         (!offload_optimizer || *offload_optimizer == k.offload_optimizer) &&
+         (!offload_params || *offload_params == k.offload_params) && (!act_ckpt || *act_ckpt == k.act_ckpt) &&
+         (!tiled_mlp || *tiled_mlp == k.tiled_mlp) && (!tiled_loss || *tiled_loss == k.tiled_loss);
+}
+
+std::string limit_name(costmodel::Estimate::Limit limit) {
+  switch (limit) {
+    case costmodel::Estimate::Limit::kNone: return "";
+    case costmodel::Estimate::Limit::kGpuMemory: return "GPU memory";
+    case costmodel::Estimate::Limit::kHostMemory: return "host memory per node";
+  }
+  return "";
+}
+
+std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& constraints,
+                                   std::map<std::string, int64_t>* excluded_by_trainer) {
   std::vector<Knobs> out;
   const bool has_nvme = base.cluster.gpu.nvme_GBps_per_node > 0;
+  // A micro batch the user fixed outside 1/2/4 is tried as given.
+  std::vector<int64_t> micro_batches{1, 2, 4};
+  if (constraints.micro_batch && *constraints.micro_batch != 1 && *constraints.micro_batch != 2 &&
+      *constraints.micro_batch != 4) {
+    micro_batches = {*constraints.micro_batch};
+  }
   for (int64_t sp : valid_sp_degrees(base.model, base.cluster.num_gpus)) {
     for (int64_t zero = 0; zero <= 3; ++zero) {
       for (OffloadDevice opt : {OffloadDevice::kNone, OffloadDevice::kCpu, OffloadDevice::kNvme}) {
@@ -23,7 +47,7 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base) {
         for (OffloadDevice params : {OffloadDevice::kNone, OffloadDevice::kCpu}) {
           for (ActCkpt ckpt : {ActCkpt::kNone, ActCkpt::kFull, ActCkpt::kOffload}) {
             for (int tiling = 0; tiling < 4; ++tiling) {
-              for (int64_t micro_batch : {1, 2, 4}) {
+              for (int64_t micro_batch : micro_batches) {
                 Knobs k = base.knobs;
                 k.sp = sp;
                 k.zero_stage = zero;
@@ -35,7 +59,16 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base) {
                 k.micro_batch = micro_batch;
                 PlanSpec plan = base;
                 plan.knobs = k;
-                if (allowed(plan)) out.push_back(k);
+                if (!constraints.allows(k)) continue;
+                if (allowed(plan)) {
+                  out.push_back(k);
+                } else if (excluded_by_trainer != nullptr) {
+                  PlanSpec other_trainer = plan;  // excluded by the trainer alone, not by the ZeRO rules
+                  other_trainer.stack.trainer = "arctic";
+                  if (allowed(other_trainer)) {
+                    ++(*excluded_by_trainer)[check_trainer_runs(plan, [](const std::string& key) { return key; }).message()];
+                  }
+                }
               }
             }
           }
@@ -54,9 +87,39 @@ bool ranks_before(const RankedPlan& a, const RankedPlan& b) {
   return x.usd_per_million_tokens < y.usd_per_million_tokens;
 }
 
-SearchResult search_plans(const PlanSpec& base, bool keep_rejected) {
+int offload_count(const Knobs& k) {
+  return (k.offload_optimizer != OffloadDevice::kNone) + (k.offload_params != OffloadDevice::kNone) +
+         (k.act_ckpt == ActCkpt::kOffload);
+}
+
+void rank_plans_by(std::vector<RankedPlan>* plans, const std::function<double(const RankedPlan&)>& tokens_per_s) {
+  std::stable_sort(plans->begin(), plans->end(), [&](const RankedPlan& a, const RankedPlan& b) {
+    const double ta = tokens_per_s(a), tb = tokens_per_s(b);
+    return ta != tb ? ta > tb : ranks_before(a, b);
+  });
+  const auto preferred = [](const RankedPlan& a, const RankedPlan& b) {
+    const int oa = offload_count(a.plan.knobs), ob = offload_count(b.plan.knobs);
+    if (oa != ob) return oa < ob;
+    if (a.plan.knobs.micro_batch != b.plan.knobs.micro_batch) return a.plan.knobs.micro_batch < b.plan.knobs.micro_batch;
+    const double ma = a.estimate.memory.total_bytes(), mb = b.estimate.memory.total_bytes();
+    if (ma != mb) return ma < mb;
+    return false;  // stable: the faster first
+  };
+  for (auto band = plans->begin(); band != plans->end();) {
+    const double floor_tokens_per_s = tokens_per_s(*band) * (1.0 - kRankNoiseBand);
+    auto end = std::find_if(band, plans->end(), [&](const RankedPlan& p) { return tokens_per_s(p) < floor_tokens_per_s; });
+    std::stable_sort(band, end, preferred);
+    band = end;
+  }
+}
+
+void rank_plans(std::vector<RankedPlan>* plans) {
+  rank_plans_by(plans, [](const RankedPlan& p) { return p.estimate.tokens_per_s; });
+}
+
+SearchResult search_plans(const PlanSpec& base, bool keep_rejected, const KnobConstraints& constraints) {
   SearchResult result;
-  for (const Knobs& k : candidate_knobs(base)) {
+  for (const Knobs& k : candidate_knobs(base, constraints, keep_rejected ? &result.excluded_by_trainer : nullptr)) {
     PlanSpec plan = base;
     plan.knobs = k;
     costmodel::Estimate e = costmodel::estimate(plan);
@@ -64,37 +127,76 @@ SearchResult search_plans(const PlanSpec& base, bool keep_rejected) {
     if (e.fits) {
       result.feasible.push_back({plan, std::move(e)});
     } else if (keep_rejected) {
-      result.rejected.push_back({k, e.reason()});
+      const bool gpu = e.limit == costmodel::Estimate::Limit::kGpuMemory;
+      const double over = gpu ? e.memory.total_bytes() / e.capacity_bytes : e.host.total_bytes() / e.host_capacity_bytes;
+      result.rejected.push_back({k, e.reason(), e.limit, over});
     }
   }
-  std::sort(result.feasible.begin(), result.feasible.end(), ranks_before);
+  rank_plans(&result.feasible);
   return result;
 }
 
-std::optional<int64_t> smallest_fitting_gpus(const PlanSpec& base, int64_t max_gpus) {
-  std::vector<int64_t> counts;
-  for (int64_t n = 1; n < base.cluster.gpus_per_node(); n *= 2) counts.push_back(n);
-  for (int64_t n = base.cluster.gpus_per_node(); n <= max_gpus; n *= 2) counts.push_back(n);
-  for (int64_t n : counts) {
-    if (n > max_gpus) break;
-    PlanSpec plan = base;
-    plan.cluster.num_gpus = n;
-    for (const Knobs& k : candidate_knobs(plan)) {
-      plan.knobs = k;
-      if (costmodel::estimate(plan).fits) return n;
-    }
+namespace {
+
+bool some_plan_fits(PlanSpec plan, int64_t gpus, const KnobConstraints& constraints) {
+  plan.cluster.num_gpus = gpus;
+  for (const Knobs& k : candidate_knobs(plan, constraints)) {
+    plan.knobs = k;
+    if (costmodel::estimate(plan).fits) return true;
   }
-  return std::nullopt;
+  return false;
+}
+
+}  // namespace
+
+std::optional<int64_t> smallest_fitting_gpus(const PlanSpec& base, int64_t max_gpus,
+                                             const KnobConstraints& constraints) {
+  const int64_t per_node = base.cluster.gpus_per_node();
+  for (int64_t n = 1; n <= std::min(per_node, max_gpus); ++n) {
+    if (some_plan_fits(base, n, constraints)) return n;
+  }
+  // Whole nodes: double to the first count that fits, then try each node count in between (more
+  // GPUs do not always fit more: the valid sp degrees depend on the count's divisors).
+  int64_t fail_nodes = 1, fit_nodes = 0;
+  for (int64_t nodes = 2; nodes * per_node <= max_gpus; nodes *= 2) {
+    if (some_plan_fits(base, nodes * per_node, constraints)) {
+      fit_nodes = nodes;
+      break;
+    }
+    fail_nodes = nodes;
+  }
+  if (fit_nodes == 0) return std::nullopt;
+  for (int64_t nodes = fail_nodes + 1; nodes < fit_nodes; ++nodes) {
+    if (some_plan_fits(base, nodes * per_node, constraints)) return nodes * per_node;
+  }
+  return fit_nodes * per_node;
+}
+
+bool at_search_cap(int64_t seq_len, int64_t granularity) {
+  return seq_len > 0 && seq_len == kMaxSearchedSeqLen / granularity * granularity;
 }
 
 int64_t max_seq_fixed(const PlanSpec& base, int64_t granularity) {
-  // Peak memory grows with the sequence, so "fits" is monotone: bisect on multiples of granularity.
+  // Peak memory grows with the sequence, so "fits" is monotone: double to a length that does not
+  // fit, then bisect on multiples of granularity.
   PlanSpec plan = base;
-  int64_t lo = 0, hi = kMaxSearchedSeqLen / granularity + 1;  // lo fits (or is 0), hi does not
+  const auto fits = [&](int64_t units) {
+    plan.seq_len = units * granularity;
+    return costmodel::estimate(plan).fits;
+  };
+  const int64_t max_units = kMaxSearchedSeqLen / granularity;
+  int64_t lo = 0, hi = 1;  // lo fits (or is 0), hi does not once the doubling stops
+  while (hi <= max_units && fits(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  if (hi > max_units) {
+    if (fits(max_units)) return max_units * granularity;
+    hi = max_units;
+  }
   while (hi - lo > 1) {
     const int64_t mid = lo + (hi - lo) / 2;
-    plan.seq_len = mid * granularity;
-    if (costmodel::estimate(plan).fits) {
+    if (fits(mid)) {
       lo = mid;
     } else {
       hi = mid;
@@ -103,14 +205,15 @@ int64_t max_seq_fixed(const PlanSpec& base, int64_t granularity) {
   return lo * granularity;
 }
 
-std::optional<RankedPlan> max_seq_searched(const PlanSpec& base, int64_t granularity) {
+std::optional<RankedPlan> max_seq_searched(const PlanSpec& base, int64_t granularity,
+                                           const KnobConstraints& constraints) {
   std::optional<RankedPlan> best;
   PlanSpec plan = base;
   // The plan rules refuse a sequence of 0 tokens, and callers asking for the longest sequence
   // have none yet: enumerate the knobs at the shortest length searched.
   plan.seq_len = granularity;
-  for (const Knobs& k : candidate_knobs(plan)) {
-    if (k.micro_batch != 1) continue;  // a longer sequence never comes from a bigger micro batch
+  for (const Knobs& k : candidate_knobs(plan, constraints)) {
+    if (k.micro_batch != 1 && !constraints.micro_batch) continue;  // a longer sequence never comes from a bigger micro batch
     plan.knobs = k;
     plan.seq_len = best ? best->plan.seq_len + granularity : granularity;
     if (!costmodel::estimate(plan).fits) continue;  // cannot beat the current best

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,36 +22,88 @@ struct RankedPlan {
 struct Rejected {
   Knobs knobs;
   std::string reason;  // from the estimate ("GPU memory: needs ...") or the plan rules
+  costmodel::Estimate::Limit limit = costmodel::Estimate::Limit::kNone;
+  double need_over_have = 0;  // how far over its limit: 1.25 needs 25% more than there is
 };
 
 struct SearchResult {
-  std::vector<RankedPlan> feasible;  // best first: tokens/s, then less memory, then cheaper
+  std::vector<RankedPlan> feasible;  // best first: rank_plans() order
   std::vector<Rejected> rejected;
   int64_t evaluated = 0;
+  // Knob sets left out before pricing because the trainer cannot run them, by rule message
+  // (check_trainer_runs: `--trainer engine` has no NVMe offload, ...), with their counts.
+  std::map<std::string, int64_t> excluded_by_trainer;
+};
+
+// "GPU memory", "host memory per node": the name of the limit a rejection hit.
+std::string limit_name(costmodel::Estimate::Limit limit);
+
+// The searched knobs a user fixed (`plan --zero 2 --offload-params none`): the searches keep
+// only candidates that agree with every field set. Knobs the searches do not enumerate (precision,
+// grad_accum_steps, sp_comm_dtype, buckets) are fixed on the base plan instead.
+struct KnobConstraints {
+  std::optional<int64_t> sp, zero_stage, micro_batch;
+  std::optional<OffloadDevice> offload_optimizer, offload_params;
+  std::optional<ActCkpt> act_ckpt;
+  std::optional<bool> tiled_mlp, tiled_loss;
+
+  bool allows(const Knobs& k) const;
 };
 
 // Every knob combination worth trying for `base` (sp over valid degrees, ZeRO 0-3, offloads,
-// checkpointing, tiling, micro batch 1/2/4); combinations the plan rules forbid are left out.
-std::vector<Knobs> candidate_knobs(const PlanSpec& base);
+// checkpointing, tiling, micro batch 1/2/4) that `constraints` allow; combinations the plan
+// rules forbid (the trainer's included) are left out.
+std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& constraints = {},
+                                   std::map<std::string, int64_t>* excluded_by_trainer = nullptr);
 
 // Evaluates every candidate at base.seq_len. `keep_rejected` records why each one failed.
-SearchResult search_plans(const PlanSpec& base, bool keep_rejected);
+SearchResult search_plans(const PlanSpec& base, bool keep_rejected, const KnobConstraints& constraints = {});
 
 // True when `a` ranks before `b` (tokens/s desc, then peak memory asc, then $/Mtok asc).
 bool ranks_before(const RankedPlan& a, const RankedPlan& b);
 
-// The smallest GPU count (1, 2, 4, then whole nodes) at which some plan fits, up to `max_gpus`.
-std::optional<int64_t> smallest_fitting_gpus(const PlanSpec& base, int64_t max_gpus);
+// Throughput differences below this fraction are noise: the costmodel's step times are validated
+// to within several percent (README, validation), far from the 0.03% that once separated
+// micro batch 2 from 1 while doubling the global batch.
+inline constexpr double kRankNoiseBand = 0.02;
 
-// The longest sequence the max-seq searches try: 64M tokens, beyond any published Ulysses run
-// (15M, ALST).
-inline constexpr int64_t kMaxSearchedSeqLen = int64_t{64} << 20;
+// What the ranking says about itself, for reports.
+inline constexpr const char* kRankingRule =
+    "tokens/s; plans within 2% of the leader of their band are ordered by fewer offloads, then smaller micro "
+    "batch, then less GPU memory";
+
+// Sorts best first: by tokens/s, then inside each noise band (every plan within kRankNoiseBand of
+// the band's fastest plan) by what a user prefers when the speed is the same: fewer offloads
+// (optimizer, parameters, checkpoints), a smaller micro batch (the global batch is a training
+// choice, not a speed-up), less GPU memory.
+void rank_plans(std::vector<RankedPlan>* plans);
+
+// The same ranking with another measure of speed (tokens/s from the simulator for
+// `plan --simulate`): the noise band and the preferences apply alike.
+void rank_plans_by(std::vector<RankedPlan>* plans, const std::function<double(const RankedPlan&)>& tokens_per_s);
+
+// The offloads a plan uses (optimizer, parameters, checkpoints), 0 to 3.
+int offload_count(const Knobs& k);
+
+// The smallest GPU count at which some plan fits, up to `max_gpus`: every count up to one node,
+// then whole nodes (doubling to the first that fits, then each node count below it).
+std::optional<int64_t> smallest_fitting_gpus(const PlanSpec& base, int64_t max_gpus,
+                                             const KnobConstraints& constraints = {});
+
+// The longest sequence the max-seq searches try: 1G tokens (2^30), 70x beyond any published
+// Ulysses run (15M, ALST). An answer at this cap means "at least": reported as such.
+inline constexpr int64_t kMaxSearchedSeqLen = int64_t{1} << 30;
+
+// True when `seq_len` is the longest multiple of `granularity` the searches try (the answer is a
+// lower bound: longer sequences were not tried).
+bool at_search_cap(int64_t seq_len, int64_t granularity);
 
 // Longest sequence (multiple of `granularity` tokens, at most kMaxSearchedSeqLen) that fits with
 // the knobs fixed; 0 if none.
 int64_t max_seq_fixed(const PlanSpec& base, int64_t granularity);
 
 // Longest sequence over every candidate knob set; the plan that reaches it (seq_len set).
-std::optional<RankedPlan> max_seq_searched(const PlanSpec& base, int64_t granularity);
+std::optional<RankedPlan> max_seq_searched(const PlanSpec& base, int64_t granularity,
+                                           const KnobConstraints& constraints = {});
 
 }  // namespace spplan::search

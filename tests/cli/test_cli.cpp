@@ -100,7 +100,7 @@ TEST(Cli, MaxSeqJson) {
 TEST(Cli, MaxSeqStatesItsMargin) {
   const CliRun r = run_spplan(std::string("max-seq ") + kBase + "--sp 4 --tiled-loss");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("\nmargin: counts 5% allocator slack on the memory freed within a step; without it "),
+  EXPECT_NE(r.out.find("\nlimit: GPU memory; margin: counts 5% allocator slack on the memory freed within a step; without it "),
             std::string::npos)
       << r.out;
 }
@@ -129,14 +129,25 @@ TEST(Cli, BadInputTable) {
       {"export --plan /nonexistent/plan.toml --format deepspeed", "spplan: /nonexistent/plan.toml: cannot open (no such file)"},
       {"validate published /nonexistent.csv", "spplan: /nonexistent.csv: cannot open (no such file)"},
       {"frobnicate", "spplan: command \"frobnicate\" is not known (allowed: "},
-      {"", "spplan: command: missing (allowed: estimate, plan, fit, max-seq, sweep, export, simulate, run, validate, calibrate; see spplan --help)"},
+      {"", "spplan: command: missing (allowed: estimate, plan, fit, rent, max-seq, sweep, export, simulate, run, validate, calibrate; see spplan --help)"},
       // A stray word was silently ignored; a flag after a flag that wants a value was taken as the value.
       {std::string("estimate ") + kBase + "--seq 128k --sp 4 extra",
        "spplan: estimate: unexpected argument \"extra\" (allowed: flags only)"},
       {std::string("plan ") + kBase + "--seq 1k --out --json",
        "spplan: --out: missing value, found the flag \"--json\" (allowed: --out VALUE or --out=VALUE)"},
-      {std::string("estimate ") + kBase + "--seq 1e15 --sp 4",
-       "spplan: --seq: value \"1e15\" is too long (allowed: at most 1000000000000 tokens)"},
+      {std::string("estimate ") + kBase + "--seq 2000000000000 --sp 4",
+       "spplan: --seq: value \"2000000000000\" is too long (allowed: at most 1000000000000 tokens)"},
+      // --seq refuses an exponent as --gpus does (1e6 is 1000000 tokens, 1M is 1048576).
+      {std::string("estimate ") + kBase + "--seq 1e6 --sp 4",
+       "spplan: --seq: value \"1e6\" is not a sequence length (allowed: "},
+      {"estimate --model qwen3-4b --gpu h100-80gb --gpus 8 --gpus-per-node 3 --seq 1k --sp 2",
+       "spplan: --gpus: value 8 is not a whole number of nodes of 3 GPUs (allowed: 1 to 3, or a multiple of 3; the node size is gpus_per_node)"},
+      {"plan --model qwen3-4b --gpu h100-80gb --gpus 8 --gpus-per-node 3 --seq 1k",
+       "spplan: --gpus: value 8 is not a whole number of nodes of 3 GPUs"},
+      {std::string("estimate ") + kBase + "--seq 1k --sp 4 --precision fp32 --attention flash2",
+       "spplan: --attention: value \"flash2\" has no fp32 kernels (FlashAttention 2 runs fp16 and bf16 only; allowed with precision fp32: sdpa)"},
+      {std::string("plan ") + kBase + "--seq 1k --sp 3",
+       "spplan: --sp: value 3 is not valid for qwen3-4b (32 heads, 8 kv heads) on 4 GPUs (allowed sp: 1, 2, 4)"},
       {std::string("estimate ") + kBase + "--seq \"$(printf '1\\n2')\" --sp 4",
        "spplan: --seq: value \"1\\x0a2\" is not a sequence length (allowed: "},
       // 2^36 GPUs: the searches walk every GPU count and never finished.
@@ -147,8 +158,8 @@ TEST(Cli, BadInputTable) {
        "spplan: --trainer: value \"megatron\" is not allowed (allowed: arctic, hf, liger, engine)"},
       {std::string("estimate ") + kBase + "--seq 1k --sp 4 --attention flash3",
        "spplan: --attention: value \"flash3\" is not allowed (allowed: flash2, sdpa)"},
-      {std::string("max-seq ") + kBase + "--granularity 128M",
-       "spplan: --granularity: value 134217728 is above the longest sequence searched (allowed: at most 67108864 tokens)"},
+      {std::string("max-seq ") + kBase + "--granularity 2048M",
+       "spplan: --granularity: value 2147483648 is above the longest sequence searched (allowed: at most 1073741824 tokens)"},
       // A device never ends (validate read /dev/zero until std::bad_alloc); a directory is no file.
       {"estimate --model /dev/zero --gpu h100-80gb --gpus 4 --seq 1k --sp 1",
        "spplan: /dev/zero: cannot open (not a regular file; allowed: a file)"},
@@ -227,12 +238,12 @@ TEST(Cli, OutputThatIsAPresetFileIsRefused) {
   EXPECT_EQ(read_text(preset), text);
 }
 
-// Nothing fits: the old --out file stays, and the report says it was not written.
+// Nothing fits: the old --out file stays, the report says it was not written, and plan exits 1.
 TEST(Cli, PlanLeavesOutAloneWhenNothingFits) {
   const std::string out = testing::TempDir() + "/nothing_fits.toml";
   write_text(out, "ORIGINAL\n");
   const CliRun r = run_spplan("plan --model llama-3.1-70b --gpu a100-40gb --gpus 1 --seq 1M --out " + out);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.out.find("nothing fits: " + out + " not written"), std::string::npos) << r.out;
   EXPECT_EQ(read_text(out), "ORIGINAL\n");
 }
@@ -283,3 +294,187 @@ TEST(Cli, ValidateGpuRowsStepTimeWithinTenPercentOnAverage) {
 }
 
 }  // namespace
+
+namespace {
+
+// A plan file written by the test: `body` after the [model] and [gpu] presets.
+std::string write_plan(const std::string& name, const std::string& text) {
+  const std::string path = testing::TempDir() + "/" + name;
+  FILE* f = fopen(path.c_str(), "w");
+  fputs(text.c_str(), f);
+  fclose(f);
+  return path;
+}
+
+// Llama-3.1-70B on one H100 without ZeRO: about 1 TiB per GPU, far from fitting.
+const char* kNoFitPlan =
+    "seq_len = 1048576\n[model]\npreset = \"llama-3.1-70b\"\n[gpu]\npreset = \"h100-80gb\"\n[cluster]\nnum_gpus = 1\n"
+    "[knobs]\nsp = 1\nzero_stage = 0\n";
+
+// `plan` with nothing feasible: exit 1 and why, per limit, with counts, in text and JSON (issue 27:
+// exit 0, and "rejected 1842 knob sets: GPU memory:" with nothing after the colon).
+TEST(Cli, PlanWithNothingFeasibleExitsOneAndSaysWhyPerLimit) {
+  const std::string args = "plan --model llama-3.1-70b --gpu h100-80gb --gpus 1 --seq 1M";
+  const CliRun text = run_spplan(args);
+  EXPECT_EQ(text.exit_code, 1) << text.err;
+  EXPECT_NE(text.out.find("nothing fits; why:\n  GPU memory: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(" knob sets do not fit (closest: sp=1 "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(", GPU memory: needs "), std::string::npos) << text.out;
+  const CliRun json = run_spplan(args + " --json");
+  EXPECT_EQ(json.exit_code, 1) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  ASSERT_FALSE(j["rejections"].empty());
+  EXPECT_EQ(j["rejections"][0]["limit"], "GPU memory");
+  EXPECT_EQ(j["rejections"][0]["count"].get<int>(), j["rejected"].get<int>());
+  EXPECT_NE(j["rejections"][0]["closest_reason"].get<std::string>().find("GPU memory: needs "), std::string::npos);
+}
+
+TEST(Cli, PlanShowRejectedListsReasonsAndStatesTheRanking) {
+  const CliRun r = run_spplan(std::string("plan ") + kBase + "--seq 1M --show-rejected");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n  GPU memory: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("GPU memory:\n"), std::string::npos) << r.out;  // never an empty reason
+  EXPECT_NE(r.out.find("ranked by tokens/s; plans within 2% "), std::string::npos) << r.out;
+}
+
+// plan and fit take knob flags as constraints; the rest is searched.
+TEST(Cli, PlanAndFitAcceptKnobConstraints) {
+  const CliRun r = run_spplan(std::string("plan ") + kBase + "--seq 32k --zero 2 --offload-params none --top 50 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["plans"].empty());
+  for (const auto& p : j["plans"]) {
+    EXPECT_EQ(p["knobs"]["zero_stage"], 2);
+    EXPECT_EQ(p["knobs"]["offload_params"], "none");
+  }
+  const CliRun fp32 = run_spplan(std::string("plan ") + kBase + "--seq 32k --precision fp32 --json");
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.err;
+  const auto f = nlohmann::json::parse(fp32.out);
+  EXPECT_EQ(f["plans"][0]["knobs"]["precision"], "fp32");
+  EXPECT_EQ(f["plans"][0]["attention"], "sdpa");  // FlashAttention 2 has no fp32 kernels
+  EXPECT_EQ(run_spplan(std::string("fit ") + kBase + "--seq 32k --zero 1 --act-ckpt full").exit_code, 0);
+}
+
+// fp32 without --attention runs SDPA in estimate too.
+TEST(Cli, EstimateFp32RunsSdpa) {
+  const CliRun r = run_spplan(std::string("estimate ") + kBase + "--seq 32k --sp 4 --precision fp32 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["attention"], "sdpa");
+}
+
+// issue 27: `fit --gpus 8 --seq 1M` for Llama-3.1-8B said 8 where 2 fit.
+TEST(Cli, FitSmallestCountIsTheSmallest) {
+  const CliRun r = run_spplan("fit --model llama-3.1-8b --gpu h100-80gb --gpus 8 --seq 1M --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const int n = nlohmann::json::parse(r.out)["smallest_gpus_that_fit"].get<int>();
+  EXPECT_LT(n, 8);
+  EXPECT_EQ(run_spplan("fit --model llama-3.1-8b --gpu h100-80gb --gpus " + std::to_string(n) + " --seq 1M").exit_code, 0);
+  if (n > 1) {
+    EXPECT_EQ(run_spplan("fit --model llama-3.1-8b --gpu h100-80gb --gpus " + std::to_string(n - 1) + " --seq 1M").exit_code,
+              1);
+  }
+}
+
+// When no count fits, fit names the bound: sp stops at the heads, and more GPUs add data parallelism.
+TEST(Cli, FitNamesTheHeadCountBound) {
+  const CliRun r = run_spplan("fit --model llama-3.1-70b --gpu h100-80gb --gpus 8 --seq 900M");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("nothing up to 4096 GPUs fits: sp is at most 64 (the 64 attention heads and 8 kv heads of "
+                       "llama-3.1-70b), and GPUs beyond the sp group add data parallelism"),
+            std::string::npos)
+      << r.out;
+}
+
+// max-seq --sp P fixes sp only: the other knobs are searched (issue 27: 228K instead of 4.0M).
+TEST(Cli, MaxSeqSpFixesOnlySp) {
+  const CliRun sp_only = run_spplan(std::string("max-seq ") + kBase + "--sp 4 --json");
+  ASSERT_EQ(sp_only.exit_code, 0) << sp_only.err;
+  const auto j = nlohmann::json::parse(sp_only.out);
+  EXPECT_EQ(j["plan"]["knobs"]["sp"], 4);
+  const CliRun defaults = run_spplan(std::string("max-seq ") + kBase +
+                                     "--sp 4 --zero 3 --act-ckpt full --offload-optimizer none --offload-params none "
+                                     "--micro-batch 1 --json");
+  ASSERT_EQ(defaults.exit_code, 0) << defaults.err;
+  EXPECT_GT(j["max_seq"].get<long>(), nlohmann::json::parse(defaults.out)["max_seq"].get<long>());
+}
+
+// simulate and export of a plan that does not fit say so on stderr (issue 27: exit 0, no word).
+TEST(Cli, SimulateAndExportWarnWhenThePlanDoesNotFit) {
+  const std::string plan = write_plan("no_fit.toml", kNoFitPlan);
+  const CliRun e = run_spplan("export --plan " + plan + " --format deepspeed");
+  EXPECT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.err.find("spplan: warning: " + plan + ": the plan does not fit (GPU memory: needs "), std::string::npos)
+      << e.err;
+  const CliRun s = run_spplan("simulate --plan " + plan + " --json");
+  EXPECT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.err.find("spplan: warning: " + plan + ": the plan does not fit ("), std::string::npos) << s.err;
+  EXPECT_FALSE(nlohmann::json::parse(s.out)["fits"].get<bool>());
+}
+
+// A plan file's seq_len takes "32k" as --seq does.
+TEST(Cli, PlanFileSeqLenTakesTheCliSuffixes) {
+  const std::string plan = write_plan(
+      "seq_k.toml",
+      "seq_len = \"32k\"\n[model]\npreset = \"qwen3-4b\"\n[gpu]\npreset = \"h100-80gb\"\n[cluster]\nnum_gpus = 4\n"
+      "[knobs]\nsp = 4\nzero_stage = 3\n");
+  const CliRun r = run_spplan("simulate --plan " + plan + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const CliRun bad = run_spplan("simulate --plan " +
+                                write_plan("seq_bad.toml", std::string(kNoFitPlan).replace(0, 17, "seq_len = \"32q\"")));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("seq_bad.toml: key \"seq_len\": value \"32q\" is not a sequence length"), std::string::npos)
+      << bad.err;
+}
+
+// "Which GPU is cheapest" from the CLI, the same computation as the GUI's What-to-rent tab.
+TEST(Cli, RentNamesTheCheapestOption) {
+  const CliRun r = run_spplan("rent --model qwen3-4b --seq 32k --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["options"].empty());
+  const int cheapest = j["cheapest"].get<int>();
+  const double usd = j["options"][cheapest]["best"]["usd_per_million_tokens"].get<double>();
+  for (const auto& o : j["options"]) {
+    if (o["fits"].get<bool>()) EXPECT_LE(usd, o["best"]["usd_per_million_tokens"].get<double>());
+  }
+  const CliRun text = run_spplan("rent --model qwen3-4b --seq 32k");
+  EXPECT_NE(text.out.find("\ncheapest: "), std::string::npos) << text.out;
+}
+
+// A plan leaves 10% of the node's RAM (at least 8 GiB) to the OS, page cache and pinned-memory
+// limits (issue 27: host memory was planned to 1899.9 of 1900 GiB).
+TEST(Cli, HostMemoryKeepsHeadroomForTheOs) {
+  const CliRun r = run_spplan(std::string("estimate ") + kBase + "--seq 32k --sp 4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(r.out)["host_memory"]["capacity_gib"].get<double>(), 1900 * 0.9);
+}
+
+// When host memory stops max-seq, the margin line names it, not the GPU allocator slack.
+TEST(Cli, MaxSeqNamesTheHostLimitWhenItBinds) {
+  const CliRun r = run_spplan("max-seq --model qwen3-32b --gpu a100-40gb --gpus 8 --offload-optimizer cpu "
+                              "--offload-params cpu --act-ckpt offload");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nlimit: host memory per node: needs "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("usable (the rest is left to the OS, page cache and pinned-memory limits) at "), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("allocator slack on the memory freed"), std::string::npos) << r.out;
+  const CliRun j = run_spplan("max-seq --model qwen3-32b --gpu a100-40gb --gpus 8 --offload-optimizer cpu "
+                              "--offload-params cpu --act-ckpt offload --json");
+  EXPECT_EQ(nlohmann::json::parse(j.out)["limit"], "host memory per node");
+}
+
+// --simulate re-ranks with the same noise band and preferences: a 0.03% difference no longer
+// flips the order the estimate gave (issue 27: mb=2 over mb=1, reversed by --simulate).
+TEST(Cli, PlanSimulateKeepsTheRankingRule) {
+  const std::string args = std::string("plan ") + kBase + "--seq 128k --top 1 --json";
+  const CliRun estimated = run_spplan(args), simulated = run_spplan(args + " --simulate");
+  ASSERT_EQ(estimated.exit_code, 0) << estimated.err;
+  ASSERT_EQ(simulated.exit_code, 0) << simulated.err;
+  const auto e = nlohmann::json::parse(estimated.out)["plans"][0]["knobs"];
+  const auto s = nlohmann::json::parse(simulated.out)["plans"][0]["knobs"];
+  EXPECT_EQ(e, s);
+  EXPECT_EQ(e["micro_batch"], 1);
+}
+
+}  // namespace
+

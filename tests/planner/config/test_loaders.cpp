@@ -97,6 +97,40 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
   }
 }
 
+// Models the costmodel cannot price are refused naming the key, never priced as a dense SwiGLU
+// decoder (issue 27: a Mixtral read as a 7B had about 6.6x too few parameters).
+TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
+  const struct {
+    std::string file, expected;
+  } cases[] = {
+      {"mixtral.json", "mixtral.json: key \"num_local_experts\": value 8 is a mixture of experts, which spplan cannot price (allowed: absent, null, 0 or 1; dense decoders only)"},
+      {"qwen3_moe.json", "qwen3_moe.json: key \"num_experts\": value 128 is a mixture of experts"},
+      {"deepseek_v3.json", "deepseek_v3.json: key \"n_routed_experts\": value 256 is a mixture of experts"},
+      {"gemma2.json", "gemma2.json: key \"attn_logit_softcapping\": value 50.0 is logit soft-capping, which spplan cannot price (allowed: absent or null)"},
+      {"mistral_v01.json", "mistral_v01.json: key \"sliding_window\": value 4096 is sliding-window attention, which spplan cannot price"},
+      {"gelu_mlp.json", "gelu_mlp.json: key \"hidden_act\": value \"gelu\" is an MLP spplan cannot price (allowed: \"silu\", or a gelu in a Gemma config)"},
+  };
+  for (const auto& c : cases) {
+    const auto m = load_model(kData + "/" + c.file);
+    ASSERT_FALSE(m.ok()) << c.file;
+    EXPECT_EQ(m.status().code(), Status::Code::kInvalidInput);
+    EXPECT_NE(m.status().message().find(c.expected), std::string::npos) << m.status().message();
+  }
+  // Qwen2 configs carry a window that use_sliding_window switches off: a dense model.
+  EXPECT_TRUE(load_model(kData + "/qwen2_window_off.json").ok());
+}
+
+// A key the file omits takes the default of the family's transformers config class: GemmaConfig
+// ties the embeddings (an untied read adds V x h = 0.79B parameters to Gemma-7B).
+TEST(LoadModel, OmittedTieWordEmbeddingsTakesTheFamilyDefault) {
+  const auto gemma = load_model(kData + "/gemma.json");
+  ASSERT_TRUE(gemma.ok()) << gemma.status().message();
+  EXPECT_TRUE(gemma->tie_word_embeddings);
+  const auto qwen2 = load_model(kData + "/qwen2_window_off.json");
+  ASSERT_TRUE(qwen2.ok());
+  EXPECT_FALSE(qwen2->tie_word_embeddings);
+}
+
 // A directory or a device where a file belongs: refused before reading (a device never ends).
 TEST(LoadModel, NonRegularFilesAreRefused) {
   const struct {

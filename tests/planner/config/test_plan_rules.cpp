@@ -50,5 +50,67 @@ TEST(CheckPlan, RejectsInvalidCombinationsWithFlagNames) {
             "--offload-params: value \"nvme\" needs NVMe drives, but g has nvme_GBps_per_node 0 (allowed here: none, cpu)");
 }
 
+// What `spplan run` refuses is a plan rule of trainer "engine", so `plan --trainer engine` never
+// ranks a plan the engine will not run (issue 27: 144 of 936 plans were ZeRO-3 without
+// checkpointing, 288 used NVMe). Other trainers run all three.
+TEST(CheckPlan, TrainerEngineRefusesWhatSpplanRunRefuses) {
+  PlanSpec p;
+  p.model = heads(32, 8);
+  p.cluster.num_gpus = 2;
+  p.cluster.gpu.nvme_GBps_per_node = 10;
+  p.seq_len = 1024;
+  p.knobs.sp = 2;
+  p.knobs.zero_stage = 3;
+  p.knobs.act_ckpt = ActCkpt::kNone;
+  EXPECT_TRUE(check_plan(p, flag_where).is_ok());
+  p.stack = trainer_stack("engine");
+  EXPECT_EQ(check_plan(p, flag_where).message(),
+            "--act-ckpt: value \"none\" with zero_stage 3 is not run by trainer \"engine\" (allowed: full, offload, or "
+            "zero_stage 0, 1, 2)");
+  p.knobs.act_ckpt = ActCkpt::kFull;
+  p.knobs.offload_optimizer = OffloadDevice::kNvme;
+  EXPECT_EQ(check_plan(p, flag_where).message(),
+            "--offload-optimizer: value \"nvme\" is not run by trainer \"engine\" (spplan run offloads to host RAM "
+            "only; allowed: none, cpu)");
+  p.knobs.offload_optimizer = OffloadDevice::kNone;
+  p.knobs.offload_params = OffloadDevice::kCpu;
+  EXPECT_EQ(check_plan(p, flag_where).message(),
+            "--offload-params: value \"cpu\" with offload_optimizer \"none\" is not run by trainer \"engine\" "
+            "(allowed: none, or cpu with offload_optimizer cpu)");
+  p.knobs.offload_optimizer = OffloadDevice::kCpu;
+  EXPECT_TRUE(check_plan(p, flag_where).is_ok());
+}
+
+// A count above one node is whole nodes: 8 GPUs of 3 per node would be priced as 3 nodes and
+// launched as 3 x 2 or 2 x 4 (issue 27).
+TEST(CheckPlan, GpuCountAboveOneNodeIsWholeNodes) {
+  PlanSpec p;
+  p.model = heads(32, 8);
+  p.seq_len = 1024;
+  p.cluster.gpu.gpus_per_node = 3;
+  p.cluster.num_gpus = 8;
+  p.knobs.sp = 2;
+  EXPECT_EQ(check_plan(p, flag_where).message(),
+            "--gpus: value 8 is not a whole number of nodes of 3 GPUs (allowed: 1 to 3, or a multiple of 3; the node "
+            "size is gpus_per_node)");
+  p.cluster.num_gpus = 6;
+  EXPECT_TRUE(check_plan(p, flag_where).is_ok());
+  p.cluster.num_gpus = 2;  // part of one node
+  EXPECT_TRUE(check_plan(p, flag_where).is_ok());
+}
+
+// FlashAttention 2 has no fp32 kernels: an fp32 plan runs SDPA unless flash2 is named, which is refused.
+TEST(CheckPlan, Fp32RunsSdpaAndRefusesFlash2) {
+  PlanSpec p;
+  p.knobs.precision = Precision::kFp32;
+  EXPECT_EQ(p.stack.attention, AttentionKernel::kFlash2);
+  EXPECT_EQ(check_attention_precision(p, flag_where).message(),
+            "--attention: value \"flash2\" has no fp32 kernels (FlashAttention 2 runs fp16 and bf16 only; allowed "
+            "with precision fp32: sdpa)");
+  pick_attention_for_precision(&p);
+  EXPECT_EQ(p.stack.attention, AttentionKernel::kSdpa);
+  EXPECT_TRUE(check_attention_precision(p, flag_where).is_ok());
+}
+
 }  // namespace
 }  // namespace spplan

@@ -22,7 +22,9 @@ TEST(ParseSeqLen, RejectsWithOneLineNamingFlagValueAndAllowed) {
       {"12x", "--seq: value \"12x\" is not a sequence length (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
       {"-5", "--seq: value \"-5\" is not a whole positive number of tokens (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
       {"1.3", "--seq: value \"1.3\" is not a whole positive number of tokens (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
-      {"1e15", "--seq: value \"1e15\" is too long (allowed: at most 1000000000000 tokens)"},
+      {"1000000000001", "--seq: value \"1000000000001\" is too long (allowed: at most 1000000000000 tokens)"},
+      // An exponent is refused as --gpus refuses it: 1e6 is 1000000 tokens, 1M is 1048576 (issue 27).
+      {"1e6", "--seq: value \"1e6\" is not a sequence length (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
       {"1e400", "--seq: value \"1e400\" is not a sequence length (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
       {"1\n2", "--seq: value \"1\\x0a2\" is not a sequence length (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
   };
@@ -79,7 +81,8 @@ TEST(ParseSeqLen, NanInfinityAndNegativeZeroAreRefused) {
       {"-inf", "--seq: value \"-inf\" is not a sequence length" + allowed},
       {"-0", "--seq: value \"-0\" is not a whole positive number of tokens" + allowed},
       {"-0.0M", "--seq: value \"-0.0M\" is not a whole positive number of tokens" + allowed},
-      {"1e28", "--seq: value \"1e28\" is too long (allowed: at most 1000000000000 tokens)"},
+      {"10000000000000000000000000000", "--seq: value \"10000000000000000000000000000\" is too long (allowed: at most 1000000000000 tokens)"},
+      {"1e28", "--seq: value \"1e28\" is not a sequence length" + allowed},  // exponents refused, as --gpus does
       {"9223372036854775808", "--seq: value \"9223372036854775808\" is too long (allowed: at most 1000000000000 tokens)"},
   };
   for (const auto& c : cases) EXPECT_EQ(parse_seq_len("--seq", c.text).status().message(), c.expected) << c.text;

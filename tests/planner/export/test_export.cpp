@@ -63,7 +63,8 @@ TEST(ExportDeepSpeed, AlstPlanOnOneNode) {
   EXPECT_EQ(j["seq_parallel_communication_data_type"], "bf16");
   EXPECT_EQ(j["train_micro_batch_size_per_gpu"], 1);
   EXPECT_EQ(j["gradient_accumulation_steps"], 1);
-  EXPECT_EQ(j["train_batch_size"], 1);  // 1 x 1 x dp 1
+  // DeepSpeed derives train_batch_size (1 x 1 x dp 1); transformers would count sp as dp.
+  EXPECT_FALSE(j.contains("train_batch_size"));
   const auto& z = j["zero_optimization"];
   EXPECT_EQ(z["stage"], 3);
   EXPECT_TRUE(z["overlap_comm"].get<bool>());
@@ -82,7 +83,7 @@ TEST(ExportDeepSpeed, TwoNodeZero2Plan) {
   EXPECT_EQ(j["seq_parallel_communication_data_type"], "fp32");
   EXPECT_EQ(j["train_micro_batch_size_per_gpu"], 2);
   EXPECT_EQ(j["gradient_accumulation_steps"], 4);
-  EXPECT_EQ(j["train_batch_size"], 32);  // 2 x 4 x dp 4
+  EXPECT_FALSE(j.contains("train_batch_size"));  // DeepSpeed: 2 x 4 x dp 4 = 32
   const auto& z = j["zero_optimization"];
   EXPECT_EQ(z["stage"], 2);
   EXPECT_FALSE(z["overlap_comm"].get<bool>());
@@ -123,17 +124,28 @@ TEST(ExportArctic, RecipeLinesMatchThePlan) {
                            "\n  max_length: 1048576\n"}) {
     EXPECT_THAT(y, HasSubstr(line));
   }
-  const std::string plain = exported(two_node_plan(), ExportFormat::kArctic);
+  PlanSpec two = two_node_plan();
+  two.knobs.micro_batch = 1;  // ArcticTraining packs samples: micro batch 1 only
+  const std::string plain = exported(two, ExportFormat::kArctic);
   EXPECT_THAT(plain, HasSubstr("\nactivation_checkpoint_cpu_offload: false\n"));
   EXPECT_THAT(plain, Not(HasSubstr("liger")));
   EXPECT_THAT(plain, Not(HasSubstr("cpu_adam")));
 }
 
+// The ALST plan with checkpoints kept on the GPU: what the HF Trainer path can express.
+PlanSpec hf_alst_plan() {
+  PlanSpec p = alst_plan();
+  p.knobs.act_ckpt = ActCkpt::kFull;
+  return p;
+}
+
 TEST(ExportTorchrun, ProcessCountsPerNode) {
-  const std::string one = exported(alst_plan(), ExportFormat::kTorchrun);
+  const std::string one = exported(hf_alst_plan(), ExportFormat::kTorchrun);
   EXPECT_THAT(one, HasSubstr("torchrun --nnodes 1 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint \"${MASTER_ADDR}:29500\" "
-                             "train.py --deepspeed ds_config.json --learning_rate 0.001 --weight_decay 0.1 --lr_scheduler_type "
-                             "constant_with_warmup --warmup_steps 0 --max_grad_norm 0 --gradient_checkpointing --use_liger_kernel\n"));
+                             "train.py --deepspeed ds_config.json --per_device_train_batch_size 1 "
+                             "--gradient_accumulation_steps 1 --learning_rate 0.001 --adam_beta1 0.9 --adam_beta2 0.95 "
+                             "--adam_epsilon 1e-08 --weight_decay 0.1 --lr_scheduler_type constant_with_warmup "
+                             "--warmup_steps 0 --max_grad_norm 0 --bf16 --gradient_checkpointing --use_liger_kernel\n"));
   EXPECT_THAT(one, HasSubstr("DeepSpeedCPUAdam"));
   const std::string two = exported(two_node_plan(), ExportFormat::kTorchrun);
   EXPECT_THAT(two, HasSubstr("torchrun --nnodes 2 --nproc-per-node 8 "));
@@ -162,7 +174,7 @@ TEST(ExportTorchrun, EnginePlansLaunchSpplanRun) {
 // Names go into the summary comment; a newline in one (a config.json's folder name) would end the
 // comment and make the rest of the name a command of the torchrun script.
 TEST(ExportTorchrun, NamesWithNewlinesStayInsideTheComment) {
-  PlanSpec p = alst_plan();
+  PlanSpec p = hf_alst_plan();
   p.model.name = "x\ntouch /tmp/pwned #";
   for (const std::string& name : export_format_names()) {
     const std::string text = exported(p, *parse_export_format(name));
@@ -203,14 +215,15 @@ TEST(ExportOptimizer, EveryFormatCarriesThePlansSettings) {
 
   p.optimizer.lr_schedule = LrSchedule::kCosine;
   p.optimizer.warmup_steps = 100;
+  p.knobs.micro_batch = 1;  // ArcticTraining packs samples: micro batch 1 only
   const std::string arctic = exported(p, ExportFormat::kArctic);
   EXPECT_THAT(arctic, HasSubstr("\n  learning_rate: 0.0003\n  weight_decay: 0.01\n"));
   EXPECT_THAT(arctic, HasSubstr("\nscheduler:\n  type: huggingface\n  name: cosine\n"));
   EXPECT_THAT(arctic, HasSubstr("\n  gradient_clipping: 1.0\n"));
   EXPECT_THAT(arctic, HasSubstr("# Warm-up: 100 steps"));
   const std::string sh = exported(p, ExportFormat::kTorchrun);
-  EXPECT_THAT(sh, HasSubstr(" --learning_rate 0.0003 --weight_decay 0.01 --lr_scheduler_type cosine --warmup_steps 100 "
-                            "--max_grad_norm 1"));
+  EXPECT_THAT(sh, HasSubstr(" --learning_rate 0.0003 --adam_beta1 0.9 --adam_beta2 0.95 --adam_epsilon 1e-08 "
+                            "--weight_decay 0.01 --lr_scheduler_type cosine --warmup_steps 100 --max_grad_norm 1"));
   EXPECT_THAT(sh, HasSubstr("spplan run --plan PLAN.toml --lr 0.0003 --warmup-steps 100 --lr-schedule cosine "
                             "--min-lr 3e-05 --weight-decay 0.01 --grad-clip 1\n"));
 }
@@ -247,6 +260,82 @@ TEST(ExportPlan, RoundTripThroughAPlanFile) {
   auto loaded = load_plan(path);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_EQ(exported(*loaded, ExportFormat::kDeepSpeed), exported(two_node_plan(), ExportFormat::kDeepSpeed));
+}
+
+// transformers refuses a DeepSpeed value that differs from its TrainingArguments: the HF Trainer
+// command lines pass the batch sizes, betas, eps and bf16 the JSON fixes (issue 27).
+TEST(ExportHfTrainer, CommandLinesMatchTheDeepSpeedConfig) {
+  PlanSpec p = two_node_plan();  // micro batch 2 x 4 accumulation steps
+  const auto ds = nlohmann::json::parse(exported(p, ExportFormat::kDeepSpeed));
+  const std::string sh = exported(p, ExportFormat::kTorchrun);
+  EXPECT_THAT(sh, HasSubstr(" --per_device_train_batch_size " + ds["train_micro_batch_size_per_gpu"].dump() +
+                            " --gradient_accumulation_steps " + ds["gradient_accumulation_steps"].dump() + " "));
+  EXPECT_THAT(sh, HasSubstr(" --adam_beta1 0.9 --adam_beta2 0.95 --adam_epsilon 1e-08 "));
+  EXPECT_THAT(sh, HasSubstr(" --bf16"));
+  EXPECT_THAT(exported(p, ExportFormat::kAccelerate), HasSubstr("#  --per_device_train_batch_size 2 "));
+  p.knobs.precision = Precision::kFp32;
+  p.stack.attention = AttentionKernel::kSdpa;
+  EXPECT_THAT(exported(p, ExportFormat::kTorchrun), Not(HasSubstr("--bf16")));
+  EXPECT_EQ(nlohmann::json::parse(exported(p, ExportFormat::kDeepSpeed))["bf16"]["enabled"], false);
+}
+
+// --gradient_checkpointing keeps the checkpoints on the GPU; the HF path cannot offload them.
+TEST(ExportHfTrainer, CheckpointOffloadIsRefusedNamingWhatItLacks) {
+  for (ExportFormat format : {ExportFormat::kAccelerate, ExportFormat::kTorchrun}) {
+    const auto r = export_plan(alst_plan(), format);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().message(),
+              "key \"knobs.act_ckpt\": value \"offload\" cannot be expressed for the Hugging Face Trainer (" +
+                  to_string(format) +
+                  " runs train.py with --gradient_checkpointing, which keeps checkpoints on the GPU) (allowed: none, "
+                  "full; or --format arctic, whose activation_checkpoint_cpu_offload offloads them)");
+  }
+  EXPECT_TRUE(export_plan(alst_plan(), ExportFormat::kArctic).ok());
+  EXPECT_TRUE(export_plan(alst_plan(), ExportFormat::kDeepSpeed).ok());
+}
+
+// ArcticTraining's ModelConfig.dtype defaults to bf16: an fp32 plan writes its dtype, and SDPA
+// (FlashAttention 2 has no fp32 kernels).
+TEST(ExportArctic, Fp32PlanWritesItsDtypeAndSdpa) {
+  PlanSpec p = two_node_plan();
+  p.knobs.micro_batch = 1;
+  EXPECT_THAT(exported(p, ExportFormat::kArctic), HasSubstr("\n  attn_implementation: flash_attention_2\n  dtype: bf16\n"));
+  p.knobs.precision = Precision::kFp32;
+  p.stack.attention = AttentionKernel::kSdpa;
+  EXPECT_THAT(exported(p, ExportFormat::kArctic), HasSubstr("\n  attn_implementation: sdpa\n  dtype: fp32\n"));
+}
+
+// A multi-node Accelerate config needs main_process_ip; placeholders are said to be placeholders.
+TEST(ExportAccelerate, MultiNodeHasMainProcessIpAndPlaceholdersAreFlagged) {
+  const std::string y = exported(two_node_plan(), ExportFormat::kAccelerate);
+  EXPECT_THAT(y, HasSubstr("\nmain_process_ip: MAIN_NODE_IP\nmain_process_port: 29500\n"));
+  EXPECT_THAT(y, HasSubstr("# Placeholder: main_process_ip MAIN_NODE_IP: put the first node's address"));
+  EXPECT_THAT(exported(base_plan(1), ExportFormat::kAccelerate), Not(HasSubstr("main_process_ip")));
+  PlanSpec nvme = hf_alst_plan();
+  nvme.cluster.gpu.nvme_GBps_per_node = 10;
+  nvme.knobs.offload_optimizer = OffloadDevice::kNvme;
+  for (ExportFormat format : {ExportFormat::kAccelerate, ExportFormat::kArctic, ExportFormat::kTorchrun}) {
+    EXPECT_THAT(exported(nvme, format), HasSubstr("# Placeholder: nvme_path /local_nvme in ds_config.json")) << to_string(format);
+  }
+}
+
+// A plan priced for 12 GPUs at 8 per node is no whole number of nodes: refused, not launched as 2 x 6.
+TEST(ExportPlan, KeepsThePricedNodeShape) {
+  PlanSpec p = base_plan(12);
+  p.knobs.sp = 4;
+  const auto r = export_plan(p, ExportFormat::kTorchrun);
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("key \"cluster.num_gpus\": value 12 is not a whole number of nodes of 8 GPUs"));
+}
+
+// ArcticTraining's TrainerConfig asserts micro_batch_size 1 with pack_samples (its own config
+// model says so: tests/scripts/export_check_test.py).
+TEST(ExportArctic, MicroBatchAboveOneIsRefusedNamingWhatItLacks) {
+  const auto r = export_plan(two_node_plan(), ExportFormat::kArctic);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "key \"knobs.micro_batch\": value 2 cannot be expressed for ArcticTraining (its recipe packs samples, "
+            "which needs micro_batch_size 1) (allowed: 1; grad_accum_steps gives a larger batch)");
 }
 
 }  // namespace

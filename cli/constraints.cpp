@@ -1,0 +1,87 @@
+#include "cli/constraints.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "cli/report.hpp"
+#include "planner/config/knob_flags.hpp"
+#include "planner/config/plan_rules.hpp"
+#include "planner/core/parse.hpp"
+
+namespace spplan::cli {
+
+Result<search::KnobConstraints> read_constraints(const Args& args, PlanSpec* base) {
+  Knobs k = base->knobs;
+  SPPLAN_RETURN_IF_ERROR(apply_knob_flags(args, &k));
+  base->knobs.precision = k.precision;
+  base->knobs.grad_accum_steps = k.grad_accum_steps;
+  base->knobs.sp_comm_dtype = k.sp_comm_dtype;
+  base->knobs.reduce_bucket_elems = k.reduce_bucket_elems;
+  base->knobs.prefetch_bucket_elems = k.prefetch_bucket_elems;
+  if (!args.has("attention")) pick_attention_for_precision(base);
+  SPPLAN_RETURN_IF_ERROR(check_attention_precision(*base, flag_where));
+  search::KnobConstraints c;
+  if (args.has("sp")) {
+    const std::vector<int64_t> valid = valid_sp_degrees(base->model, base->cluster.num_gpus);
+    if (std::find(valid.begin(), valid.end(), k.sp) == valid.end()) {
+      PlanSpec probe = *base;
+      probe.knobs.sp = k.sp;
+      probe.seq_len = 1;
+      SPPLAN_RETURN_IF_ERROR(check_plan(probe, flag_where));
+    }
+    c.sp = k.sp;
+  }
+  if (args.has("zero")) c.zero_stage = k.zero_stage;
+  if (args.has("micro-batch")) c.micro_batch = k.micro_batch;
+  if (args.has("offload-optimizer")) c.offload_optimizer = k.offload_optimizer;
+  if (args.has("offload-params")) c.offload_params = k.offload_params;
+  if (args.has("act-ckpt")) c.act_ckpt = k.act_ckpt;
+  if (args.has("tiled-mlp")) c.tiled_mlp = true;
+  if (args.has("tiled-loss")) c.tiled_loss = true;
+  return c;
+}
+
+namespace {
+
+struct LimitSummary {
+  int64_t count = 0;
+  const search::Rejected* closest = nullptr;
+};
+
+std::map<std::string, LimitSummary> by_limit(const search::SearchResult& result) {
+  std::map<std::string, LimitSummary> out;
+  for (const auto& r : result.rejected) {
+    LimitSummary& s = out[search::limit_name(r.limit)];
+    ++s.count;
+    if (s.closest == nullptr || r.need_over_have < s.closest->need_over_have) s.closest = &r;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> rejection_lines(const search::SearchResult& result) {
+  std::vector<std::string> lines;
+  for (const auto& [limit, s] : by_limit(result)) {
+    lines.push_back(limit + ": " + std::to_string(s.count) + " knob sets do not fit (closest: " +
+                    knobs_text(s.closest->knobs) + ", " + s.closest->reason + ")");
+  }
+  for (const auto& [rule, count] : result.excluded_by_trainer) {
+    lines.push_back("trainer rule: " + std::to_string(count) + " knob sets left out: " + rule);
+  }
+  return lines;
+}
+
+nlohmann::json rejections_json(const search::SearchResult& result) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [limit, s] : by_limit(result)) {
+    out.push_back({{"limit", limit}, {"count", s.count}, {"closest_knobs", knobs_json(s.closest->knobs)},
+                   {"closest_reason", s.closest->reason}});
+  }
+  for (const auto& [rule, count] : result.excluded_by_trainer) {
+    out.push_back({{"limit", "trainer rule"}, {"count", count}, {"rule", rule}});
+  }
+  return out;
+}
+
+}  // namespace spplan::cli

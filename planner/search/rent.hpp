@@ -1,0 +1,38 @@
+// "What to rent": the same model, sequence and trainer on every GPU preset and node shape (1, 2
+// and 4 nodes of the preset's GPUs per node). Each option holds the best plan at the sequence
+// (search_plans, as `spplan plan` ranks) and the longest sequence any knob set fits
+// (max_seq_searched, as `spplan max-seq`). One computation for `spplan rent` and the GUI's
+// What-to-rent tab (gui/rent_model.hpp), so both answer alike.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/search/search.hpp"
+
+namespace spplan::search {
+
+inline constexpr int64_t kRentNodeShapes[] = {1, 2, 4};
+inline constexpr int64_t kRentMaxSeqGranularity = 1024;  // as `spplan max-seq`: whole k-tokens
+
+struct RentOption {
+  std::string gpu;        // preset name
+  int64_t nodes = 0;
+  int64_t gpus = 0;       // nodes x the preset's gpus_per_node
+  std::optional<RankedPlan> best;  // at base.seq_len; empty when nothing fits
+  int64_t max_seq = 0;    // longest sequence any knob set fits (0: none)
+};
+
+struct RentTable {
+  std::vector<RentOption> options;  // preset order (gpu_presets()), then node shape
+  int cheapest = -1;                // index of the lowest $/Mtok among options that fit; -1: none
+  int fastest = -1;                 // index of the highest tokens/s
+};
+
+// Every preset x node shape for `base`'s model, seq_len, knob constraints and stack. A preset file
+// that does not load is skipped (it is reported where it is chosen).
+RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints = {});
+
+}  // namespace spplan::search

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""spplan export, read by the tools that read it (DESIGN.md: exports accepted by their targets).
+
+Usage: export_check_test.py SPPLAN_BINARY WORK_DIR. For a few plans, each export is loaded by its
+target's own code, on the CPU, without starting training:
+  deepspeed    DeepSpeedConfig (deepspeed.runtime.config), the world size patched to the plan's
+               GPU count, checked for the plan's batch sizes, ZeRO stage and precision;
+  torchrun     train.py's arguments parsed by transformers' HfArgumentParser(TrainingArguments),
+               then HfTrainerDeepSpeedConfig.trainer_config_process against ds_config.json: the
+               consistency check transformers runs at start-up (no mismatch allowed);
+  accelerate   accelerate's load_config_from_file;
+  arctic       ArcticTraining's get_config (its pydantic TrainerConfig and its validators).
+A package that cannot be imported skips its part with a message; exit 77 (skipped) when none can.
+"""
+import json
+import os
+import pathlib
+import shlex
+import subprocess
+import sys
+import types
+
+spplan, work = sys.argv[1], sys.argv[2]
+os.makedirs(work, exist_ok=True)
+failed = 0
+skipped = []
+
+
+def check(name, ok, detail=""):
+    global failed
+    print(("ok   " if ok else "FAIL ") + name + ("" if ok else ": " + detail), flush=True)
+    failed += not ok
+
+
+def importable(module):
+    try:
+        __import__(module)
+        return True
+    except Exception as e:  # a broken install is as good as none here
+        skipped.append(f"{module} ({type(e).__name__}: {str(e)[:120]})")
+        return False
+
+
+# name: (plan TOML body after seq_len, GPUs, micro batch, grad accumulation, sp, zero, bf16)
+PRESETS = '[model]\npreset = "llama-3.1-8b"\n[gpu]\npreset = "h100-80gb"\n'
+PLANS = {
+    "one_node_alst": (PRESETS + "[cluster]\nnum_gpus = 8\n[knobs]\nsp = 8\nzero_stage = 3\n"
+                      'offload_optimizer = "cpu"\nact_ckpt = "full"\ntiled_mlp = true\ntiled_loss = true\n',
+                      8, 1, 1, 8, 3, True),
+    "two_nodes_dp4": (PRESETS + "[cluster]\nnum_gpus = 16\n[knobs]\nsp = 4\nzero_stage = 2\n"
+                      'act_ckpt = "full"\nmicro_batch = 2\ngrad_accum_steps = 4\n', 16, 2, 4, 4, 2, True),
+    "fp32_sp2": (PRESETS + "[cluster]\nnum_gpus = 2\n[knobs]\nsp = 2\nzero_stage = 1\nprecision = \"fp32\"\n",
+                 2, 1, 1, 2, 1, False),
+}
+
+
+def export(plan_path, fmt):
+    r = subprocess.run([spplan, "export", "--plan", plan_path, "--format", fmt], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"spplan export {fmt}: exit {r.returncode}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def check_arctic(name, plan_path, gpus, sp, mb, bf16):
+    """ArcticTraining's TrainerConfig validates the recipe: its validators start DeepSpeed's
+    process group (patched to the plan's world), read the model's config.json (a local one for the
+    placeholder name_or_path: nothing is downloaded) and, for flash_attention_2, import flash_attn
+    (a GPU-only package: an empty stand-in module here)."""
+    import deepspeed
+    import deepspeed.comm as dscomm
+    sys.modules.setdefault("flash_attn", types.ModuleType("flash_attn"))
+    deepspeed.init_distributed = lambda *a, **k: None
+    dscomm.get_world_size = lambda *a, **k: gpus
+    dscomm.get_rank = lambda *a, **k: 0
+    dscomm.get_local_rank = lambda *a, **k: 0
+    from arctic_training.config.trainer import get_config
+    model_dir = os.path.join(work, "llama-3.1-8b")
+    os.makedirs(model_dir, exist_ok=True)
+    with open(os.path.join(model_dir, "config.json"), "w") as f:
+        json.dump({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+                   "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+                   "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
+                   "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "tie_word_embeddings": False}, f)
+    text = export(plan_path, "arctic").replace("name_or_path: llama-3.1-8b", "name_or_path: " + model_dir)
+    arctic_path = os.path.join(work, name + ".arctic.yml")
+    with open(arctic_path, "w") as f:
+        f.write(text)
+    try:
+        cfg = get_config(pathlib.Path(arctic_path))
+        got = (cfg.sequence_parallel_size, cfg.micro_batch_size, str(cfg.model.dtype))
+        want = (sp, mb, "DType.BF16" if bf16 else "DType.FP32")
+        check(f"{name}: ArcticTraining config", got == want, f"{got} != {want}")
+    except Exception as e:
+        check(f"{name}: ArcticTraining config", False, f"{type(e).__name__}: {str(e)[:400]}")
+
+
+have_ds = importable("deepspeed")
+have_hf = importable("transformers")
+have_acc = importable("accelerate")
+have_arctic = importable("arctic_training")
+if not (have_ds or have_hf or have_acc or have_arctic):
+    print("none of deepspeed, transformers, accelerate, arctic_training imports: skipped")
+    sys.exit(77)
+
+for name, (body, gpus, mb, ga, sp, zero, bf16) in PLANS.items():
+    plan_path = os.path.join(work, name + ".toml")
+    with open(plan_path, "w") as f:
+        f.write("seq_len = 131072\n" + body)
+    ds_text = export(plan_path, "deepspeed")
+    ds = json.loads(ds_text)
+    ds_path = os.path.join(work, name + ".ds_config.json")
+    with open(ds_path, "w") as f:
+        f.write(ds_text)
+    dp = gpus // sp
+
+    if have_ds:
+        import deepspeed.runtime.config as ds_config
+        # DeepSpeedConfig asks deepspeed.comm for the world; a CPU test has no process group.
+        real = ds_config.dist.get_world_size, ds_config.dist.get_rank
+        ds_config.dist.get_world_size = lambda *a, **k: gpus
+        ds_config.dist.get_rank = lambda *a, **k: 0
+        try:
+            c = ds_config.DeepSpeedConfig(dict(ds))
+            check(f"{name}: DeepSpeedConfig batch", (c.train_batch_size, c.train_micro_batch_size_per_gpu,
+                                                     c.gradient_accumulation_steps) == (mb * ga * dp, mb, ga),
+                  f"{(c.train_batch_size, c.train_micro_batch_size_per_gpu, c.gradient_accumulation_steps)}")
+            check(f"{name}: DeepSpeedConfig ZeRO stage", c.zero_optimization_stage == zero, str(c.zero_optimization_stage))
+            check(f"{name}: DeepSpeedConfig bf16", c.bfloat16_config.enabled == bf16, str(c.bfloat16_config.enabled))
+        except Exception as e:
+            check(f"{name}: DeepSpeedConfig", False, f"{type(e).__name__}: {e}")
+        finally:
+            ds_config.dist.get_world_size, ds_config.dist.get_rank = real
+
+    if have_hf:
+        from transformers import HfArgumentParser, TrainingArguments
+        from transformers.integrations.deepspeed import HfTrainerDeepSpeedConfig
+        script = export(plan_path, "torchrun")
+        line = next(l for l in script.splitlines() if l.startswith("torchrun "))
+        argv = shlex.split(line)
+        argv = argv[argv.index("train.py") + 1:]
+        argv[argv.index("--deepspeed") + 1] = ds_path
+        try:
+            # TrainingArguments' own parser (names and types); __post_init__ is skipped: it would
+            # set up devices, and bf16 needs a GPU.
+            ns = HfArgumentParser(TrainingArguments).parse_args(argv + ["--output_dir", work])
+            args = types.SimpleNamespace(**vars(ns))
+            args.world_size = gpus  # torchrun starts one process per GPU
+            hf = HfTrainerDeepSpeedConfig(dict(ds))
+            hf.trainer_config_process(args)
+            check(f"{name}: transformers' DeepSpeed consistency check", not hf.mismatches, "; ".join(hf.mismatches))
+        except SystemExit as e:
+            check(f"{name}: TrainingArguments parse", False, f"argparse exit {e.code} on {argv}")
+        except Exception as e:
+            check(f"{name}: transformers", False, f"{type(e).__name__}: {e}")
+
+    if have_acc:
+        from accelerate.commands.config.config_args import load_config_from_file
+        yaml_path = os.path.join(work, name + ".accelerate.yaml")
+        with open(yaml_path, "w") as f:
+            f.write(export(plan_path, "accelerate"))
+        try:
+            c = load_config_from_file(yaml_path)
+            nodes = max(1, gpus // 8)
+            check(f"{name}: accelerate config", (c.num_processes, c.num_machines, str(c.distributed_type)) ==
+                  (gpus, nodes, "DistributedType.DEEPSPEED"), f"{(c.num_processes, c.num_machines, c.distributed_type)}")
+            if nodes > 1:
+                check(f"{name}: accelerate main_process_ip", bool(getattr(c, "main_process_ip", None)), "missing")
+        except Exception as e:
+            check(f"{name}: accelerate config", False, f"{type(e).__name__}: {e}")
+
+    if have_arctic:
+        if mb != 1:
+            # Its TrainerConfig asserts micro_batch_size 1 with pack_samples: spplan refuses.
+            r = subprocess.run([spplan, "export", "--plan", plan_path, "--format", "arctic"], capture_output=True, text=True)
+            check(f"{name}: arctic export refuses micro batch {mb}", r.returncode == 2 and
+                  "cannot be expressed for ArcticTraining" in r.stderr, r.stderr.strip())
+        else:
+            check_arctic(name, plan_path, gpus, sp, mb, bf16)
+
+for s in skipped:
+    print("skipped (cannot import): " + s)
+sys.exit(1 if failed else 0)
