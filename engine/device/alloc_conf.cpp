@@ -1,4 +1,4 @@
-#include "engine/alloc_conf.hpp"
+#include "engine/device/alloc_conf.hpp"
 
 #include <cstdlib>
 

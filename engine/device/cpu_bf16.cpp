@@ -1,11 +1,11 @@
-#include "engine/cpu_bf16.hpp"
+#include "engine/device/cpu_bf16.hpp"
 
 #include <chrono>
 #include <cstdio>
 
 #include <ATen/ATen.h>
 
-#include "engine/probe_budget.hpp"
+#include "engine/device/probe_budget.hpp"
 
 namespace spplan::engine {
 namespace {

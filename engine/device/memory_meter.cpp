@@ -1,4 +1,4 @@
-#include "engine/memory_meter.hpp"
+#include "engine/device/memory_meter.hpp"
 
 #include <algorithm>
 #include <mutex>

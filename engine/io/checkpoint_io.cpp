@@ -1,4 +1,4 @@
-#include "engine/checkpoint_io.hpp"
+#include "engine/io/checkpoint_io.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "engine/data.hpp"
+#include "engine/io/data.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -1,4 +1,4 @@
-#include "engine/hf_weights.hpp"
+#include "engine/io/hf_weights.hpp"
 
 #include <algorithm>
 #include <filesystem>

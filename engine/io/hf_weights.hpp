@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/safetensors.hpp"
+#include "engine/io/safetensors.hpp"
 #include "planner/config/model_spec.hpp"
 #include "planner/core/status.hpp"
 

@@ -1,4 +1,4 @@
-#include "engine/safetensors.hpp"
+#include "engine/io/safetensors.hpp"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -17,7 +17,7 @@
 // without --gpu, or --gpu without a CUDA device; 1 when a measurement could not be fitted.
 #pragma once
 
-#include "engine/launcher.hpp"
+#include "engine/run/launcher.hpp"
 
 namespace spplan::engine {
 

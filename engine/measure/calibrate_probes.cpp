@@ -1,4 +1,4 @@
-#include "engine/calibrate_probes.hpp"
+#include "engine/measure/calibrate_probes.hpp"
 
 #include <algorithm>
 #include <array>
@@ -13,9 +13,9 @@
 #include <cuda_runtime_api.h>
 #endif
 
-#include "engine/attention.hpp"
-#include "engine/fused_kernels.hpp"
-#include "engine/probe_budget.hpp"
+#include "engine/model/attention.hpp"
+#include "engine/model/fused_kernels.hpp"
+#include "engine/device/probe_budget.hpp"
 
 namespace spplan::engine {
 namespace {

@@ -10,7 +10,7 @@
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
-#include "engine/kernel_fit.hpp"
+#include "engine/measure/kernel_fit.hpp"
 #include "planner/config/model_spec.hpp"
 
 namespace spplan::engine {

@@ -1,4 +1,4 @@
-#include "engine/calibration_file.hpp"
+#include "engine/measure/calibration_file.hpp"
 
 #include <cstdio>
 #include <sstream>

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/kernel_fit.hpp"
+#include "engine/measure/kernel_fit.hpp"
 #include "planner/config/cluster_spec.hpp"
 
 namespace spplan::engine {

@@ -1,4 +1,4 @@
-#include "engine/kernel_fit.hpp"
+#include "engine/measure/kernel_fit.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "engine/validate.hpp"
+#include "engine/measure/validate.hpp"
 
 #include <unistd.h>
 
@@ -14,8 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/options.hpp"
-#include "engine/validate_cases.hpp"
+#include "engine/run/options.hpp"
+#include "engine/measure/validate_cases.hpp"
 #include "planner/config/loaders.hpp"
 
 namespace spplan::engine {

@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "engine/predict.hpp"
+#include "engine/run/predict.hpp"
 
 namespace spplan::engine {
 

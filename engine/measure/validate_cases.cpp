@@ -1,7 +1,7 @@
-#include "engine/validate_cases.hpp"
+#include "engine/measure/validate_cases.hpp"
 
-#include "engine/options.hpp"
-#include "engine/predict.hpp"
+#include "engine/run/options.hpp"
+#include "engine/run/predict.hpp"
 #include "planner/search/search.hpp"
 
 namespace spplan::engine {

@@ -1,4 +1,4 @@
-#include "engine/attention.hpp"
+#include "engine/model/attention.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -8,7 +8,7 @@
 #include <ATen/Context.h>
 #include <torch/csrc/autograd/autograd.h>
 
-#include "engine/ulysses.hpp"
+#include "engine/parallel/ulysses.hpp"
 
 namespace spplan::engine {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/fused_kernels.hpp"
+#include "engine/model/fused_kernels.hpp"
 
 #include <cstdlib>
 #include <cstring>
@@ -6,12 +6,12 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "engine/fused_reference.hpp"
+#include "engine/model/fused_reference.hpp"
 #ifndef SPPLAN_ENGINE_CUDA_KERNELS
 #define SPPLAN_ENGINE_CUDA_KERNELS 0  // CMake defines it to 1 when it builds engine/cuda/
 #endif
 #if SPPLAN_ENGINE_CUDA_KERNELS
-#include "engine/cuda/fused_cuda.hpp"
+#include "engine/model/cuda/fused_cuda.hpp"
 #endif
 
 namespace spplan::engine {

@@ -1,10 +1,10 @@
-#include "engine/fused_reference.hpp"
+#include "engine/model/fused_reference.hpp"
 
 #include <algorithm>
 
 #include <ATen/ATen.h>
 
-#include "engine/data.hpp"
+#include "engine/io/data.hpp"
 
 namespace spplan::engine::reference {
 namespace {

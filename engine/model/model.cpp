@@ -1,4 +1,4 @@
-#include "engine/model.hpp"
+#include "engine/model/model.hpp"
 
 #include <functional>
 #include <optional>
@@ -8,14 +8,14 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "engine/attention.hpp"
-#include "engine/data.hpp"
-#include "engine/fused_kernels.hpp"
-#include "engine/fused_reference.hpp"
-#include "engine/memory_meter.hpp"
-#include "engine/offload.hpp"
-#include "engine/precision.hpp"
-#include "engine/tiling.hpp"
+#include "engine/model/attention.hpp"
+#include "engine/io/data.hpp"
+#include "engine/model/fused_kernels.hpp"
+#include "engine/model/fused_reference.hpp"
+#include "engine/device/memory_meter.hpp"
+#include "engine/parallel/offload.hpp"
+#include "engine/device/precision.hpp"
+#include "engine/model/tiling.hpp"
 
 namespace spplan::engine {
 namespace {

@@ -20,8 +20,8 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "engine/comm.hpp"
-#include "engine/zero.hpp"
+#include "engine/parallel/comm.hpp"
+#include "engine/parallel/zero.hpp"
 #include "planner/config/knobs.hpp"
 #include "planner/config/model_spec.hpp"
 

@@ -1,4 +1,4 @@
-#include "engine/comm.hpp"
+#include "engine/parallel/comm.hpp"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>

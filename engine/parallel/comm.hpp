@@ -16,7 +16,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "engine/launcher.hpp"
+#include "engine/parallel/dist_env.hpp"
 #include "planner/core/status.hpp"
 
 namespace spplan::engine {

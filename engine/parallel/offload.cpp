@@ -1,4 +1,4 @@
-#include "engine/offload.hpp"
+#include "engine/parallel/offload.hpp"
 
 #include <ATen/ATen.h>
 

@@ -10,7 +10,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
-#include "engine/memory_meter.hpp"
+#include "engine/device/memory_meter.hpp"
 
 namespace spplan::engine {
 

@@ -1,9 +1,9 @@
-#include "engine/ulysses.hpp"
+#include "engine/parallel/ulysses.hpp"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "engine/memory_meter.hpp"
+#include "engine/device/memory_meter.hpp"
 
 namespace spplan::engine {
 namespace {

@@ -1,12 +1,12 @@
-#include "engine/zero.hpp"
+#include "engine/parallel/zero.hpp"
 
 #include <algorithm>
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "engine/memory_meter.hpp"
-#include "engine/offload.hpp"
+#include "engine/device/memory_meter.hpp"
+#include "engine/parallel/offload.hpp"
 
 namespace spplan::engine {
 namespace {

@@ -24,7 +24,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "engine/comm.hpp"
+#include "engine/parallel/comm.hpp"
 
 namespace spplan::engine {
 

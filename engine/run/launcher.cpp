@@ -1,4 +1,4 @@
-#include "engine/launcher.hpp"
+#include "engine/run/launcher.hpp"
 
 #include <netinet/in.h>
 #include <signal.h>

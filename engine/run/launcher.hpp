@@ -16,20 +16,13 @@
 #include <optional>
 #include <string>
 
+#include "engine/parallel/dist_env.hpp"
 #include "planner/core/status.hpp"
 
 namespace spplan::engine {
 
 // A rank's exit code when the device ran out of memory (worker.hpp).
 inline constexpr int kExitOutOfMemory = 3;
-
-struct DistEnv {
-  int64_t rank = 0;
-  int64_t world = 1;
-  int64_t local_rank = 0;
-  std::string master_addr = "127.0.0.1";
-  int master_port = 0;
-};
 
 // The torchrun variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), or Slurm's
 // (SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID) when RANK is unset. nullopt when neither is set;

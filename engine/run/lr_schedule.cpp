@@ -1,4 +1,4 @@
-#include "engine/lr_schedule.hpp"
+#include "engine/run/lr_schedule.hpp"
 
 #include <algorithm>
 #include <numbers>

@@ -1,4 +1,4 @@
-#include "engine/options.hpp"
+#include "engine/run/options.hpp"
 
 #include <cstdlib>
 

@@ -1,4 +1,4 @@
-#include "engine/predict.hpp"
+#include "engine/run/predict.hpp"
 
 #include <cctype>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "engine/report.hpp"
+#include "engine/run/report.hpp"
 
 #include <cstdio>
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/alloc_conf.hpp"
-#include "engine/predict.hpp"
+#include "engine/device/alloc_conf.hpp"
+#include "engine/run/predict.hpp"
 
 namespace spplan::engine {
 

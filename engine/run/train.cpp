@@ -1,4 +1,4 @@
-#include "engine/train.hpp"
+#include "engine/run/train.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -8,10 +8,10 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
-#include "engine/lr_schedule.hpp"
-#include "engine/offload.hpp"
-#include "engine/precision.hpp"
-#include "engine/zero.hpp"
+#include "engine/run/lr_schedule.hpp"
+#include "engine/parallel/offload.hpp"
+#include "engine/device/precision.hpp"
+#include "engine/parallel/zero.hpp"
 
 namespace spplan::engine {
 namespace {

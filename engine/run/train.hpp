@@ -27,14 +27,14 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "engine/attention.hpp"
-#include "engine/checkpoint_io.hpp"
-#include "engine/comm.hpp"
-#include "engine/data.hpp"
-#include "engine/hf_weights.hpp"
-#include "engine/memory_meter.hpp"
-#include "engine/model.hpp"
-#include "engine/options.hpp"
+#include "engine/model/attention.hpp"
+#include "engine/io/checkpoint_io.hpp"
+#include "engine/parallel/comm.hpp"
+#include "engine/io/data.hpp"
+#include "engine/io/hf_weights.hpp"
+#include "engine/device/memory_meter.hpp"
+#include "engine/model/model.hpp"
+#include "engine/run/options.hpp"
 
 namespace spplan::engine {
 

@@ -1,4 +1,4 @@
-#include "engine/worker.hpp"
+#include "engine/run/worker.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -15,15 +15,15 @@
 #include <c10/util/Exception.h>
 #include <nlohmann/json.hpp>
 
-#include "engine/alloc_conf.hpp"
-#include "engine/checkpoint_io.hpp"
-#include "engine/cpu_bf16.hpp"
-#include "engine/hf_weights.hpp"
-#include "engine/fused_kernels.hpp"
-#include "engine/report.hpp"
+#include "engine/device/alloc_conf.hpp"
+#include "engine/io/checkpoint_io.hpp"
+#include "engine/device/cpu_bf16.hpp"
+#include "engine/io/hf_weights.hpp"
+#include "engine/model/fused_kernels.hpp"
+#include "engine/run/report.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
-#include "engine/train.hpp"
+#include "engine/run/train.hpp"
 
 namespace spplan::engine {
 namespace {

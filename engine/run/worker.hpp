@@ -13,8 +13,8 @@
 // SPPLAN_ENGINE_COMM_TIMEOUT_S: how long a rendezvous or collective waits for a peer (comm.hpp).
 #pragma once
 
-#include "engine/launcher.hpp"
-#include "engine/options.hpp"
+#include "engine/run/launcher.hpp"
+#include "engine/run/options.hpp"
 
 namespace spplan::engine {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/data.hpp"
+#include "engine/io/data.hpp"
 
 namespace {
 

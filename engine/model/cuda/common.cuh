@@ -8,7 +8,7 @@
 #include <initializer_list>
 #include <type_traits>
 
-#include "engine/cuda/launch.hpp"
+#include "engine/model/cuda/launch.hpp"
 
 namespace spplan::engine::cuda {
 

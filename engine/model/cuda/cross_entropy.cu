@@ -3,7 +3,7 @@
 // dtype, as Liger's kernel); pass 2 reads it again (L2) and writes softmax - one_hot over it.
 #include <cfloat>
 
-#include "engine/cuda/common.cuh"
+#include "engine/model/cuda/common.cuh"
 
 namespace spplan::engine::cuda {
 namespace {

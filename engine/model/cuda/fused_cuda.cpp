@@ -1,11 +1,11 @@
-#include "engine/cuda/fused_cuda.hpp"
+#include "engine/model/cuda/fused_cuda.hpp"
 
 #include <ATen/ATen.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include "engine/cuda/launch.hpp"
-#include "engine/data.hpp"
+#include "engine/model/cuda/launch.hpp"
+#include "engine/io/data.hpp"
 
 namespace spplan::engine::kernels {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "engine/fused_reference.hpp"
+#include "engine/model/fused_reference.hpp"
 
 namespace spplan::engine::kernels {
 

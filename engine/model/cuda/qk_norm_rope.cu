@@ -3,7 +3,7 @@
 // mixes, so a row needs no exchange between lanes beyond two warp sums.
 #include <numeric>
 
-#include "engine/cuda/common.cuh"
+#include "engine/model/cuda/common.cuh"
 
 namespace spplan::engine::cuda {
 namespace {

@@ -1,6 +1,6 @@
 // RMSNorm fused with the residual add, forward and backward: one block per row (the backward's
 // blocks walk rows with a stride and keep the weight gradient's partial sums in shared memory).
-#include "engine/cuda/common.cuh"
+#include "engine/model/cuda/common.cuh"
 
 namespace spplan::engine::cuda {
 namespace {

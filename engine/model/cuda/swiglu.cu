@@ -1,5 +1,5 @@
 // SwiGLU forward and its in-place backward: elementwise over [rows, ffn] packs, grid-stride.
-#include "engine/cuda/common.cuh"
+#include "engine/model/cuda/common.cuh"
 
 namespace spplan::engine::cuda {
 namespace {

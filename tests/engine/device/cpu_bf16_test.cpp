@@ -1,6 +1,6 @@
 // engine/cpu_bf16.hpp: the verdict on measured rates (the probe itself runs in
 // precision_test.cpp's EngineBf16.SaysOnceWhenThisCpuEmulatesBf16).
-#include "engine/cpu_bf16.hpp"
+#include "engine/device/cpu_bf16.hpp"
 
 #include <gtest/gtest.h>
 

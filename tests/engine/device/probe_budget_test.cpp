@@ -1,6 +1,6 @@
 // engine/probe_budget.hpp: how calibrate sizes a measurement by time. Driven by synthetic timers:
 // a "GEMM" whose call takes size^3 / rate seconds.
-#include "engine/probe_budget.hpp"
+#include "engine/device/probe_budget.hpp"
 
 #include <gtest/gtest.h>
 

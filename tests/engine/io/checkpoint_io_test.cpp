@@ -1,5 +1,5 @@
 // Checkpoint files (engine/checkpoint_io.hpp): round trip, LATEST, checksums, refusal.
-#include "engine/checkpoint_io.hpp"
+#include "engine/io/checkpoint_io.hpp"
 
 #include <sys/resource.h>
 

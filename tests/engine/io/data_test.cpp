@@ -1,5 +1,5 @@
 // Token sources, sharding and the global batch layout (engine/data.hpp).
-#include "engine/data.hpp"
+#include "engine/io/data.hpp"
 
 #include <gtest/gtest.h>
 

@@ -12,7 +12,7 @@
 #include <functional>
 #include <random>
 
-#include "engine/hf_weights.hpp"
+#include "engine/io/hf_weights.hpp"
 #include "run_helpers.hpp"
 
 namespace spplan::engine::testing {

@@ -1,6 +1,6 @@
 // engine/safetensors.hpp: the writer's files read back exactly; BF16 and F16 convert to the
 // floats their bits mean; a table of broken files is refused, each naming the file and the tensor.
-#include "engine/safetensors.hpp"
+#include "engine/io/safetensors.hpp"
 
 #include <gtest/gtest.h>
 

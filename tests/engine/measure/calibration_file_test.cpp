@@ -1,6 +1,6 @@
 // engine/calibration_file.hpp: the measured fits become a GPU TOML that load_gpu reads back, every
 // measured key with its measurement beside it.
-#include "engine/calibration_file.hpp"
+#include "engine/measure/calibration_file.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

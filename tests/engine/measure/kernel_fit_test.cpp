@@ -1,5 +1,5 @@
 // engine/kernel_fit.hpp: the least-squares line calibrate fits to each kernel class.
-#include "engine/kernel_fit.hpp"
+#include "engine/measure/kernel_fit.hpp"
 
 #include <gtest/gtest.h>
 

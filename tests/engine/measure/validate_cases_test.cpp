@@ -1,14 +1,14 @@
 // engine/validate_cases.hpp: the GPU case list covers what the issue asks for, every case is a
 // valid run, and the boundary cases sit on either side of the planner's max-seq. The verdict is
 // checked against the engine's real out-of-memory report, emulated on this CPU.
-#include "engine/validate_cases.hpp"
+#include "engine/measure/validate_cases.hpp"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "engine/options.hpp"
-#include "engine/predict.hpp"
+#include "engine/run/options.hpp"
+#include "engine/run/predict.hpp"
 #include "planner/config/loaders.hpp"
 #include "run_helpers.hpp"
 

@@ -1,6 +1,6 @@
 // engine/attention.hpp's grouped-query paths. CUDA's fp32 kernel takes no enable_gqa, so there the
 // engine expands K and V to the query heads; on a CPU both paths run, and must agree.
-#include "engine/attention.hpp"
+#include "engine/model/attention.hpp"
 
 #include <gtest/gtest.h>
 

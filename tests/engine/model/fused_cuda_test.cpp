@@ -9,8 +9,8 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/cuda.h>
 
-#include "engine/data.hpp"
-#include "engine/fused_kernels.hpp"
+#include "engine/io/data.hpp"
+#include "engine/model/fused_kernels.hpp"
 
 namespace spplan::engine {
 namespace {

@@ -9,9 +9,9 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
 
-#include "engine/data.hpp"
-#include "engine/fused_kernels.hpp"
-#include "engine/fused_reference.hpp"
+#include "engine/io/data.hpp"
+#include "engine/model/fused_kernels.hpp"
+#include "engine/model/fused_reference.hpp"
 
 namespace spplan::engine {
 namespace {

@@ -13,9 +13,9 @@
 
 #include <ATen/ATen.h>
 
-#include "engine/attention.hpp"
-#include "engine/launcher.hpp"
-#include "engine/ulysses.hpp"
+#include "engine/model/attention.hpp"
+#include "engine/run/launcher.hpp"
+#include "engine/parallel/ulysses.hpp"
 
 namespace {
 

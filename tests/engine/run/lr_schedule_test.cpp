@@ -1,5 +1,5 @@
 // The learning-rate schedule (engine/lr_schedule.hpp), pinned to numbers worked by hand.
-#include "engine/lr_schedule.hpp"
+#include "engine/run/lr_schedule.hpp"
 
 #include <gtest/gtest.h>
 

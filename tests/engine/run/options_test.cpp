@@ -1,5 +1,5 @@
 // `run` flags (engine/options.hpp): engine defaults, knob overrides of a plan, refusals.
-#include "engine/options.hpp"
+#include "engine/run/options.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // engine/predict.hpp: which spec prices a run. A GPU run is priced on the preset that matches its
 // device (name and nvidia-smi memory), or on --gpu; the CPU keeps its calibrated or uncalibrated host.
-#include "engine/predict.hpp"
+#include "engine/run/predict.hpp"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/launcher.hpp"
+#include "engine/run/launcher.hpp"
 #include "run_helpers.hpp"
 
 namespace spplan::engine::testing {
