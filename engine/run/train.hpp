@@ -35,35 +35,9 @@
 #include "engine/device/memory_meter.hpp"
 #include "engine/model/model.hpp"
 #include "engine/run/options.hpp"
+#include "engine/run/step_stats.hpp"
 
 namespace spplan::engine {
-
-// One optimizer step, this rank, seconds. The first six are consecutive and disjoint: they add up
-// to the step. Each ends with the device drained (PhaseClock in train.cpp): CUDA runs kernels
-// asynchronously, and an unsynchronised timer charges a phase to whichever later one waits on it.
-struct PhaseTimes {
-  double data_s = 0;       // token windows to the device, and the count of valid tokens
-  double forward_s = 0;    // embedding and layers, with their all-to-alls (and ZeRO-3 gathers)
-  double loss_s = 0;       // final norm, head and cross-entropy forward (tiled: its gradients too)
-  double backward_s = 0;   // all of backward: loss, layers (recompute under act_ckpt), all-to-alls,
-                           // and at ZeRO 2, 3 the gradient reduce-scatters
-  double grad_all_reduce_s = 0;  // after backward: the gradient all-reduce (ZeRO 0, 1) and the loss's
-  double optimizer_s = 0;        // gradient norm (and clipping), AdamW, plus the parameter all-gather at ZeRO 1, 2
-  // Parts of the phases above, not added to the step again:
-  double all_to_all_s = 0;       // the Ulysses all-to-alls (in forward_s and backward_s)
-  double grad_reduce_scatter_s = 0;  // ZeRO 2, 3 gradient reduce-scatters (in backward_s)
-
-  double total_s() const { return data_s + forward_s + loss_s + backward_s + grad_all_reduce_s + optimizer_s; }
-};
-
-struct StepStats {
-  double loss = 0;          // global batch: sum of token losses / valid tokens
-  int64_t tokens = 0;       // valid tokens in the global batch
-  double step_time_s = 0;   // phases.total_s()
-  double lr = 0;            // the learning rate this step used (lr_schedule.hpp)
-  double grad_norm = 0;     // global L2 norm of the gradients, before clipping (global_grad_norm)
-  PhaseTimes phases;
-};
 
 // AdamW as torch.optim.AdamW computes it (decoupled weight decay, bias correction; LibTorch's
 // fused kernel). lr (the peak; each step's comes from lr_schedule.hpp) and weight_decay come from
@@ -110,11 +84,13 @@ class Trainer {
   // over the world). Collective at ZeRO >= 1. Reads the gradients wherever they live (offloaded:
   // host memory).
   double global_grad_norm();
-  // grad_scale: the clipping factor min(1, clip / (norm + 1e-6)), 1 without clipping.
+  // The optimizer (train_optimizer.cpp). grad_scale: the clipping factor min(1, clip / (norm +
+  // 1e-6)), 1 without clipping.
   void adamw_step(double lr, double grad_scale);
   void master_adamw_step(double lr, double grad_scale);
   void copy_params_to_master();
   void all_gather_params();
+  // Checkpoint and weight state (train_state.cpp).
   std::vector<at::Tensor> full_state();
   at::Tensor gathered_params();
 
