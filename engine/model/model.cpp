@@ -4,58 +4,25 @@
 #include <optional>
 
 #include <ATen/ATen.h>
-#include <ATen/CPUGeneratorImpl.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include "engine/model/attention.hpp"
+#include "engine/device/memory_meter.hpp"
+#include "engine/device/precision.hpp"
 #include "engine/io/data.hpp"
+#include "engine/model/attention.hpp"
+#include "engine/model/checkpointed_layer.hpp"
 #include "engine/model/fused_kernels.hpp"
 #include "engine/model/fused_reference.hpp"
-#include "engine/device/memory_meter.hpp"
-#include "engine/parallel/offload.hpp"
-#include "engine/device/precision.hpp"
+#include "engine/model/parameters.hpp"
 #include "engine/model/tiling.hpp"
+#include "engine/parallel/offload.hpp"
 
 namespace spplan::engine {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-using LayerFn = std::function<at::Tensor(const at::Tensor&)>;
-
-// Activation checkpointing (BUILD-NOTES section 4): forward keeps only the layer input; backward
-// recomputes the layer (all-to-alls included, in the same order on every rank) and differentiates
-// it. Parameters come in as a TensorList so autograd routes their gradients (gotcha G4).
-// act_ckpt offload: the kept input is a host copy, brought back right before the recompute.
-struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
-  static variable_list forward(AutogradContext* ctx, const LayerFn* fn, bool offload, const at::Tensor& x,
-                               at::TensorList params) {
-    ctx->saved_data["fn"] = reinterpret_cast<int64_t>(fn);
-    ctx->saved_data["offload"] = offload;
-    // Asynchronous on CUDA: only the recompute's copy back (the same stream) reads it.
-    std::vector<at::Tensor> keep{offload ? copy_to_host(x, MemCategory::kActivations, /*async=*/true) : x};
-    keep.insert(keep.end(), params.begin(), params.end());
-    ctx->save_for_backward(keep);
-    at::NoGradGuard no_grad;
-    return {(*fn)(x)};
-  }
-  static variable_list backward(AutogradContext* ctx, variable_list grad) {
-    const auto* fn = reinterpret_cast<const LayerFn*>(ctx->saved_data["fn"].toInt());
-    const variable_list saved = ctx->get_saved_variables();
-    const at::Tensor x = ctx->saved_data["offload"].toBool() ? copy_to_device(saved[0], grad[0].device()) : saved[0];
-    variable_list inputs{x.detach().requires_grad_(true)};
-    inputs.insert(inputs.end(), saved.begin() + 1, saved.end());
-    at::Tensor y;
-    {
-      at::AutoGradMode enable(true);
-      y = (*fn)(inputs[0]);
-    }
-    variable_list g = torch::autograd::grad({y}, inputs, {grad[0]}, false, false, /*allow_unused=*/true);
-    g.insert(g.begin(), {at::Tensor(), at::Tensor()});  // no gradient for `fn`, `offload`
-    return g;
-  }
-};
 
 // Identity whose backward switches the memory tag: gradients flowing past it into the layers are
 // activations, those above it (the head) are logits.
@@ -73,58 +40,6 @@ std::pair<at::Tensor, at::Tensor> rope_tables(int64_t first, int64_t n, int64_t 
   const at::Tensor inv_freq = 1.0 / at::pow(theta, at::arange(0, d, 2, f32) / static_cast<double>(d));
   const at::Tensor angles = at::outer(at::arange(first, first + n, f32), inv_freq);  // [n, d/2]
   return {angles.cos().view({1, n, 1, d / 2}), angles.sin().view({1, n, 1, d / 2})};
-}
-
-// One parameter: its shape and how it starts (norms: ones; matrices: normal(0, 0.02)).
-struct ParamDecl {
-  Shape shape;
-  bool is_norm = false;
-};
-
-// The parameters in declaration order, grouped in ZeRO units (zero.hpp): the embedding; each layer
-// (attn_norm, wqkv, [q_norm, k_norm], wo, mlp_norm, w_gate_up, w_down); the final norm and the
-// untied head. Unpadded, this order is the flat layout at ZeRO 0 and the checkpoint format.
-std::vector<std::vector<ParamDecl>> param_units(const ModelSpec& spec) {
-  const int64_t h = spec.hidden_size, d = spec.head_dim, i = spec.intermediate_size, V = spec.vocab_size;
-  const int64_t qkv = (spec.num_attention_heads + 2 * spec.num_key_value_heads) * d;
-  std::vector<std::vector<ParamDecl>> units{{{{V, h}, false}}};
-  for (int64_t l = 0; l < spec.num_hidden_layers; ++l) {
-    std::vector<ParamDecl> layer{{{h}, true}, {{qkv, h}, false}};
-    if (spec.qk_norm) layer.insert(layer.end(), {{{d}, true}, {{d}, true}});
-    layer.insert(layer.end(), {{{h, spec.q_dim()}, false}, {{h}, true}, {{2 * i, h}, false}, {{h, i}, false}});
-    units.push_back(layer);
-  }
-  units.push_back({{{h}, true}});
-  if (!spec.tie_word_embeddings) units.back().push_back({{V, h}, false});
-  return units;
-}
-
-std::vector<std::vector<Shape>> shapes_of(const std::vector<std::vector<ParamDecl>>& units) {
-  std::vector<std::vector<Shape>> out;
-  for (const auto& unit : units) {
-    out.emplace_back();
-    for (const ParamDecl& p : unit) out.back().push_back(p.shape);
-  }
-  return out;
-}
-
-// Fills `full` (ZeroLayout's full layout) in declaration order from one generator; padding is 0.
-// Values come from the CPU generator in fp32 on every device and dtype, so a GPU or bf16 run
-// starts from the same weights (rounded to bf16).
-void init_params(at::Tensor& full, const ZeroLayout& layout, const std::vector<std::vector<ParamDecl>>& decls,
-                 uint64_t seed) {
-  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
-  full.zero_();
-  for (size_t u = 0; u < decls.size(); ++u) {
-    const ZeroUnit& unit = layout.units()[u];
-    const std::vector<at::Tensor> views = ZeroLayout::carve(layout.unit_of(full, unit), unit);
-    for (size_t i = 0; i < views.size(); ++i) {
-      const bool direct = full.is_cpu() && full.scalar_type() == at::kFloat;
-      at::Tensor init = direct ? views[i] : at::empty(views[i].sizes(), at::kFloat);
-      decls[u][i].is_norm ? init.fill_(1.0) : init.normal_(0.0, 0.02, gen);
-      if (!direct) views[i].copy_(init);
-    }
-  }
 }
 
 // A zero-filled device buffer tagged `category`.
@@ -326,7 +241,7 @@ at::Tensor Model::checkpointed_layer(size_t l, const at::Tensor& x, const at::Te
   };
   const std::vector<at::Tensor> params = shard_leaves_.empty() ? layers_[l].all() : std::vector<at::Tensor>{shard_leaves_[l + 1]};
   const bool offload = knobs_.act_ckpt == ActCkpt::kOffload;
-  return CheckpointedLayer::apply(&layer_fns_[l], offload, x, at::TensorList(params))[0];
+  return checkpoint_layer(&layer_fns_[l], offload, x, params);
 }
 
 at::Tensor Model::forward_layers(const at::Tensor& inputs, int64_t first_position) {
