@@ -12,7 +12,7 @@
 // Host memory. On a CPU the "device" and the host are the same RAM, so what a plan offloads to the
 // host (optimizer state, parameter shards, activation checkpoints) is allocated inside a
 // HostScope: counted apart, in the host tallies, and left out of the device peak, as it would be
-// on a GPU. The copies between the two stay real copies (engine/offload.hpp).
+// on a GPU. The copies between the two stay real copies (engine/parallel/offload.hpp).
 #pragma once
 
 #include <array>

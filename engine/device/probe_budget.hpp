@@ -7,7 +7,7 @@
 // grows the work from a small size until one call takes `target_s`, then keeps the best of a few
 // calls at that size; the rate reported is the rate of the size that was measured.
 //
-// No LibTorch here: the caller times its own work (tests/engine/probe_budget_test.cpp drives it
+// No LibTorch here: the caller times its own work (tests/engine/device/probe_budget_test.cpp drives it
 // with synthetic timers).
 #pragma once
 

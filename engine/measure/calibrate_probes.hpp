@@ -33,7 +33,7 @@ ProbeScale cuda_scale();
 std::vector<KernelSample> gemm_samples(const std::vector<ModelSpec>& models, c10::ScalarType dtype,
                                        c10::Device device, const ProbeScale& scale);
 
-// The engine's causal attention (engine/attention.hpp: SDPA) over the sequence range with
+// The engine's causal attention (engine/model/attention.hpp: SDPA) over the sequence range with
 // `heads` query and `kv_heads` KV heads of each of `head_dims`. Forward work: 2 s^2 h d (causal
 // half of 2 matmuls); backward work: 2.5x the forward's, timed as (forward + backward) - forward.
 struct AttentionSamples {

@@ -15,7 +15,7 @@
 //   pcie_GBps                the pooled fit of pinned host-to-device and device-to-host copies
 //   host_adam_params_per_s   the host's fused AdamW, parameters per second
 //   cuda_context_gib, gemm_workspace_mib   measured device memory (0 on a CPU)
-// No LibTorch here: tests/engine/calibration_file_test.cpp writes and reloads it.
+// No LibTorch here: tests/engine/measure/calibration_file_test.cpp writes and reloads it.
 #pragma once
 
 #include <optional>

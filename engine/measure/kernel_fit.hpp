@@ -10,7 +10,7 @@
 // measurements span orders of magnitude in time, and an absolute fit would let the largest call
 // decide the line alone. The residual is the relative RMS of (fitted - measured) / measured.
 //
-// No LibTorch here: tests/engine/kernel_fit_test.cpp checks it on synthetic lines.
+// No LibTorch here: tests/engine/measure/kernel_fit_test.cpp checks it on synthetic lines.
 #pragma once
 
 #include <cstdint>

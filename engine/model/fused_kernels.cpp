@@ -8,7 +8,7 @@
 
 #include "engine/model/fused_reference.hpp"
 #ifndef SPPLAN_ENGINE_CUDA_KERNELS
-#define SPPLAN_ENGINE_CUDA_KERNELS 0  // CMake defines it to 1 when it builds engine/cuda/
+#define SPPLAN_ENGINE_CUDA_KERNELS 0  // CMake defines it to 1 when it builds engine/model/cuda/
 #endif
 #if SPPLAN_ENGINE_CUDA_KERNELS
 #include "engine/model/cuda/fused_cuda.hpp"

@@ -14,7 +14,7 @@
 //
 // Each is a custom autograd op. Its maths is written once in fused_reference.hpp (plain ATen: the
 // CPU path, and any device without the kernels); on CUDA tensors of fp32 or bf16, when the build
-// has the fused CUDA kernels (engine/cuda/), the kernels run instead: one pass over HBM per tensor.
+// has the fused CUDA kernels (engine/model/cuda/), the kernels run instead: one pass over HBM per tensor.
 // SPPLAN_ENGINE_FUSED_KERNELS=aten forces the ATen path on a GPU (to measure the kernels' effect;
 // auto, the default, is the rule above; options.cpp refuses any other value).
 #pragma once

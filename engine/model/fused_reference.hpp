@@ -1,5 +1,5 @@
 // The maths of the engine's fused layer ops, written once in plain ATen: the CPU path of each
-// autograd op in fused_kernels.hpp, and what the CUDA kernels (engine/cuda/) are tested against.
+// autograd op in fused_kernels.hpp, and what the CUDA kernels (engine/model/cuda/) are tested against.
 // Forward and backward are separate functions on plain tensors (no autograd). Arithmetic is fp32
 // in any dtype; what HF stores in the model dtype is rounded to it where HF rounds it (the
 // normalised value before the weight multiplies it; the norm's output before RoPE).

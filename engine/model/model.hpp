@@ -58,7 +58,7 @@ class Model {
   at::Tensor& params_flat() { return params_flat_; }
   // What autograd accumulates into. Stage < 2: the full gradients; stage 2, 3: this rank's shard.
   at::Tensor& grads_flat() { return grads_flat_; }
-  // offload_optimizer at stage 2, 3: the grads buffer is host memory (engine/offload.hpp).
+  // offload_optimizer at stage 2, 3: the grads buffer is host memory (engine/parallel/offload.hpp).
   bool grads_on_host() const { return grads_on_host_; }
   int64_t num_params() const { return layout_.num_params(); }
   const ZeroLayout& zero_layout() const { return layout_; }

@@ -90,7 +90,7 @@ struct ZeroUnitContext {
   double bucket_elems = 5e8;  // reduce_bucket_elems
   at::ScalarType wire = at::kFloat;  // the reduce-scatter's dtype (precision.hpp: reduce_dtype)
   c10::Device device = c10::kCPU;  // where the unit is gathered and used
-  bool shard_on_host = false;      // offload_params: the shard is host memory (engine/offload.hpp)
+  bool shard_on_host = false;      // offload_params: the shard is host memory (engine/parallel/offload.hpp)
 };
 
 // The unit's parameters (views, in declaration order) for use in the graph; `shard_leaf` is the

@@ -196,7 +196,7 @@ std::string quoted(const std::string& name) {
   return q;
 }
 
-// The engine's host tier is RAM (engine/offload.hpp); it has no NVMe tier. Checked before the
+// The engine's host tier is RAM (engine/parallel/offload.hpp); it has no NVMe tier. Checked before the
 // plan rules, which would ask the (unnamed) engine device for NVMe drives.
 Status check_no_nvme(const RunOptions& o) {
   const Knobs& k = o.plan.knobs;

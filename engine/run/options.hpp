@@ -6,11 +6,11 @@
 //   [--init-from HF_DIR] [--export-hf DIR]
 //
 // --data takes a comma-separated list (a flag is given once: planner/core/args.hpp), read as one
-// stream in that order; --eos-id is the token that ends a document (engine/data.hpp). The optimizer
+// stream in that order; --eos-id is the token that ends a document (engine/io/data.hpp). The optimizer
 // flags (planner/config/optimizer_spec.hpp) override a plan file's [optimizer], as knob flags do.
 // --init-from starts from a Hugging Face model folder's weights instead of the seeded init (its
 // config.json is the model when --model is absent); --export-hf writes the trained weights as one
-// after the last step (engine/hf_weights.hpp).
+// after the last step (engine/io/hf_weights.hpp).
 //
 // --gpu G (a preset or a GPU TOML, e.g. what `spplan calibrate` wrote) is the accelerator the run's
 // predictions are priced on; without it, predict.hpp picks one for the device the run has.

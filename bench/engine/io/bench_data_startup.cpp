@@ -39,7 +39,7 @@ std::string make_file(const std::string& dir, int64_t mib) {
   return path;
 }
 
-// The reader before memory mapping (engine/data.cpp at the parent commit), kept for the comparison.
+// The reader before memory mapping (engine/io/data.cpp at the parent commit), kept for the comparison.
 double old_reader_s(const std::string& path) {
   const auto t0 = Clock::now();
   std::ifstream in(path, std::ios::binary);

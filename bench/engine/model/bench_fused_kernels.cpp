@@ -1,4 +1,4 @@
-// The fused CUDA kernels (engine/cuda/) against their ATen reference (engine/fused_reference.hpp)
+// The fused CUDA kernels (engine/model/cuda/) against their ATen reference (engine/model/fused_reference.hpp)
 // on the same GPU in one process, at Qwen3-0.6B and 1.7B layer shapes, 16K tokens, bf16. Prints
 // each op's time, its rate in GB/s counting each tensor read once and written once (the minimum
 // traffic: what "near HBM bandwidth" is measured against, 3.35 TB/s on an H100 SXM), and the

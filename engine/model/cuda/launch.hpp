@@ -1,4 +1,4 @@
-// Launchers of the engine's fused CUDA kernels (engine/cuda/*.cu). This header and the .cu files
+// Launchers of the engine's fused CUDA kernels (engine/model/cuda/*.cu). This header and the .cu files
 // know nothing of LibTorch: raw pointers, sizes and a stream, so nvcc compiles them in seconds.
 // fused_cuda.cpp is the LibTorch side (tensors, the current stream, the checks).
 //

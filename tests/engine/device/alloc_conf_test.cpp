@@ -1,4 +1,4 @@
-// engine/alloc_conf.hpp: expandable segments unless the user chose, set before any rank starts and
+// engine/device/alloc_conf.hpp: expandable segments unless the user chose, set before any rank starts and
 // reported in the run's JSON (checked end to end on a CPU run: the variable is what matters, and
 // only LibTorch's CUDA allocator reads it).
 #include "engine/device/alloc_conf.hpp"

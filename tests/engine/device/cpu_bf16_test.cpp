@@ -1,4 +1,4 @@
-// engine/cpu_bf16.hpp: the verdict on measured rates (the probe itself runs in
+// engine/device/cpu_bf16.hpp: the verdict on measured rates (the probe itself runs in
 // precision_test.cpp's EngineBf16.SaysOnceWhenThisCpuEmulatesBf16).
 #include "engine/device/cpu_bf16.hpp"
 

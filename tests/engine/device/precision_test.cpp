@@ -1,4 +1,4 @@
-// --precision bf16 (engine/precision.hpp): bf16 weights, activations and gradients, an fp32 master
+// --precision bf16 (engine/device/precision.hpp): bf16 weights, activations and gradients, an fp32 master
 // copy stepped by AdamW, Hugging Face's fp32 upcasts in RMSNorm and the loss. The losses follow the
 // fp32 run to bf16 rounding, a resume is exact (the checkpoint holds the fp32 master), and memory
 // meets the costmodel's bf16 terms.
@@ -72,7 +72,7 @@ size_t count_of(const std::string& text, const std::string& what) {
   return n;
 }
 
-// Where this CPU emulates bf16 (engine/cpu_bf16.hpp measures it), a bf16 run says so once on
+// Where this CPU emulates bf16 (engine/device/cpu_bf16.hpp measures it), a bf16 run says so once on
 // stderr, however many ranks it has; where bf16 is native it says nothing; fp32 runs never probe.
 TEST(EngineBf16, SaysOnceWhenThisCpuEmulatesBf16) {
   const std::string note = "bf16 is emulated on this CPU";

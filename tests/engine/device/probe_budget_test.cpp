@@ -1,4 +1,4 @@
-// engine/probe_budget.hpp: how calibrate sizes a measurement by time. Driven by synthetic timers:
+// engine/device/probe_budget.hpp: how calibrate sizes a measurement by time. Driven by synthetic timers:
 // a "GEMM" whose call takes size^3 / rate seconds.
 #include "engine/device/probe_budget.hpp"
 

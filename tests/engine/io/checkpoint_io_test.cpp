@@ -1,4 +1,4 @@
-// Checkpoint files (engine/checkpoint_io.hpp): round trip, LATEST, checksums, refusal.
+// Checkpoint files (engine/io/checkpoint_io.hpp): round trip, LATEST, checksums, refusal.
 #include "engine/io/checkpoint_io.hpp"
 
 #include <sys/resource.h>

@@ -1,4 +1,4 @@
-// Token sources, sharding and the global batch layout (engine/data.hpp).
+// Token sources, sharding and the global batch layout (engine/io/data.hpp).
 #include "engine/io/data.hpp"
 
 #include <gtest/gtest.h>

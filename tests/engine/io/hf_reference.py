@@ -1,4 +1,4 @@
-"""Reference numbers from Hugging Face transformers for tests/engine/hf_weights_test.cpp.
+"""Reference numbers from Hugging Face transformers for tests/engine/io/hf_weights_test.cpp.
 
   hf_reference.py make DIR --arch llama|qwen3 --seq S --sequences N
       Builds a small random LlamaForCausalLM (untied head) or Qwen3ForCausalLM (tied, q/k norms),
@@ -8,7 +8,7 @@
       Loads MODEL_DIR with AutoModelForCausalLM and prints the loss and gradient norm of
       sequence K of FILE.
 
-Sequence K is what the engine's TokenSource::window(K, S) reads (engine/data.cpp): tokens
+Sequence K is what the engine's TokenSource::window(K, S) reads (engine/io/data.cpp): tokens
 [K S, K S + S] of the file, inputs the first S, labels the last S; the loss is the mean token
 cross-entropy and the gradient norm the L2 norm of all gradients (one batch, fp32, no optimizer).
 Prints one JSON object: {"loss": ..., "grad_norm": ...}. Nothing is downloaded.

@@ -1,4 +1,4 @@
-// --init-from / --export-hf (engine/hf_weights.hpp).
+// --init-from / --export-hf (engine/io/hf_weights.hpp).
 // Without Python: broken Hugging Face folders are bad input (exit 2, one line naming the file and
 // the tensor or key, before any rank trains), and an exported folder, loaded again, continues the
 // run that wrote it. With transformers in the project's venv (scripts/install-deps.sh): a small

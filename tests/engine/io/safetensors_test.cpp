@@ -1,4 +1,4 @@
-// engine/safetensors.hpp: the writer's files read back exactly; BF16 and F16 convert to the
+// engine/io/safetensors.hpp: the writer's files read back exactly; BF16 and F16 convert to the
 // floats their bits mean; a table of broken files is refused, each naming the file and the tensor.
 #include "engine/io/safetensors.hpp"
 

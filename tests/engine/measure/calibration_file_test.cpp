@@ -1,4 +1,4 @@
-// engine/calibration_file.hpp: the measured fits become a GPU TOML that load_gpu reads back, every
+// engine/measure/calibration_file.hpp: the measured fits become a GPU TOML that load_gpu reads back, every
 // measured key with its measurement beside it.
 #include "engine/measure/calibration_file.hpp"
 

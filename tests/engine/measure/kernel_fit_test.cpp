@@ -1,4 +1,4 @@
-// engine/kernel_fit.hpp: the least-squares line calibrate fits to each kernel class.
+// engine/measure/kernel_fit.hpp: the least-squares line calibrate fits to each kernel class.
 #include "engine/measure/kernel_fit.hpp"
 
 #include <gtest/gtest.h>

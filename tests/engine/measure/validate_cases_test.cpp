@@ -1,4 +1,4 @@
-// engine/validate_cases.hpp: the GPU case list covers what the issue asks for, every case is a
+// engine/measure/validate_cases.hpp: the GPU case list covers what the issue asks for, every case is a
 // valid run, and the boundary cases sit on either side of the planner's max-seq. The verdict is
 // checked against the engine's real out-of-memory report, emulated on this CPU.
 #include "engine/measure/validate_cases.hpp"

@@ -1,4 +1,4 @@
-// engine/attention.hpp's grouped-query paths. CUDA's fp32 kernel takes no enable_gqa, so there the
+// engine/model/attention.hpp's grouped-query paths. CUDA's fp32 kernel takes no enable_gqa, so there the
 // engine expands K and V to the query heads; on a CPU both paths run, and must agree.
 #include "engine/model/attention.hpp"
 

@@ -1,4 +1,4 @@
-// The fused CUDA kernels (engine/cuda/) against their ATen reference: each op on a CUDA tensor
+// The fused CUDA kernels (engine/model/cuda/) against their ATen reference: each op on a CUDA tensor
 // (the kernel) and on a CPU copy (fused_reference.hpp), values and gradients, fp32 and bf16.
 // Skipped without the kernels in the build or without a GPU. Tolerances, relative to the largest
 // entry: fp32 1e-5 (sums in another order; __expf, 1 / sqrtf); bf16: the kernels round once where

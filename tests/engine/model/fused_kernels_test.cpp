@@ -1,5 +1,5 @@
-// The fused layer ops (engine/fused_kernels.hpp) on the CPU, where they run their ATen reference
-// (engine/fused_reference.hpp), against the engine's unfused path they replace: values and every
+// The fused layer ops (engine/model/fused_kernels.hpp) on the CPU, where they run their ATen reference
+// (engine/model/fused_reference.hpp), against the engine's unfused path they replace: values and every
 // gradient. fp32: within 1e-5 of the tensor's largest entry (+1e-6): only the order of fp32 sums
 // differs. bf16: in u = 2^-8 (bf16's unit roundoff) of the largest entry, with the reason beside
 // each bound. Shapes do not divide the reference's row blocks; q/k are strided views of a stacked

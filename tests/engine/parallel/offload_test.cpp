@@ -1,4 +1,4 @@
-// Offload (engine/offload.hpp): optimizer state, ZeRO-3 parameter shards and activation
+// Offload (engine/parallel/offload.hpp): optimizer state, ZeRO-3 parameter shards and activation
 // checkpoints on the host. The math does not change (every value makes a round trip through an
 // exact copy), so the losses equal the run without offload; the memory moves from the device
 // tallies to the host tallies, as the costmodel predicts.

@@ -1,4 +1,4 @@
-// ZeRO stages 1-3 (engine/zero.hpp): the same training as ZeRO 0, with the model state partitioned
+// ZeRO stages 1-3 (engine/parallel/zero.hpp): the same training as ZeRO 0, with the model state partitioned
 // over the whole world (dp x sp) as the costmodel prices it; checkpoints stay world-size independent.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The host AdamW (train.cpp: LibTorch's fused CPU kernel on the flat fp32 master) already runs over
+// The host AdamW (train_optimizer.cpp: LibTorch's fused CPU kernel on the flat fp32 master) already runs over
 // every intra-op thread (at::parallel_for over cache-line-aligned slices of each tensor); the
 // engine gives a rank cores / local ranks threads. Splitting the work across threads must not
 // change a bit of the result: every element's update is independent of the others.

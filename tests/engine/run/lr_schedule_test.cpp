@@ -1,4 +1,4 @@
-// The learning-rate schedule (engine/lr_schedule.hpp), pinned to numbers worked by hand.
+// The learning-rate schedule (engine/run/lr_schedule.hpp), pinned to numbers worked by hand.
 #include "engine/run/lr_schedule.hpp"
 
 #include <gtest/gtest.h>

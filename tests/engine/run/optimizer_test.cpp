@@ -1,6 +1,6 @@
 // The optimizer settings on real runs: --grad-clip changes the updates, the reported gradient
 // norm is the global one (the same for every sp and ZeRO stage), and the learning rates follow
-// the schedule (engine/lr_schedule.hpp; the formulas are unit-tested in lr_schedule_test.cpp).
+// the schedule (engine/run/lr_schedule.hpp; the formulas are unit-tested in lr_schedule_test.cpp).
 #include <cmath>
 
 #include <gtest/gtest.h>

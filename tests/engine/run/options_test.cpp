@@ -1,4 +1,4 @@
-// `run` flags (engine/options.hpp): engine defaults, knob overrides of a plan, refusals.
+// `run` flags (engine/run/options.hpp): engine defaults, knob overrides of a plan, refusals.
 #include "engine/run/options.hpp"
 
 #include <gtest/gtest.h>

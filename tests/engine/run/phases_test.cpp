@@ -1,4 +1,4 @@
-// The step's phases (engine/train.hpp PhaseTimes): six consecutive phases that add up to the step,
+// The step's phases (engine/run/step_stats.hpp PhaseTimes): six consecutive phases that add up to the step,
 // the loss among them, and two sub-phases inside them. On a GPU each phase ends with the device
 // drained; on a CPU the same code runs with nothing to drain.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// engine/predict.hpp: which spec prices a run. A GPU run is priced on the preset that matches its
+// engine/run/predict.hpp: which spec prices a run. A GPU run is priced on the preset that matches its
 // device (name and nvidia-smi memory), or on --gpu; the CPU keeps its calibrated or uncalibrated host.
 #include "engine/run/predict.hpp"
 
