@@ -11,11 +11,11 @@
 #include <torch/cuda.h>
 
 #include "engine/device/alloc_conf.hpp"
-#include "engine/measure/calibrate.hpp"
-#include "engine/run/launcher.hpp"
 #include "engine/device/memory_meter.hpp"
-#include "engine/run/options.hpp"
+#include "engine/measure/calibrate.hpp"
 #include "engine/measure/validate.hpp"
+#include "engine/run/launcher.hpp"
+#include "engine/run/options.hpp"
 #include "engine/run/worker.hpp"
 
 namespace {

@@ -18,12 +18,12 @@
 
 #include <torch/cuda.h>
 
+#include "engine/device/memory_meter.hpp"
+#include "engine/device/probe_budget.hpp"
 #include "engine/measure/calibrate_probes.hpp"
 #include "engine/measure/calibration_file.hpp"
 #include "engine/parallel/comm.hpp"
-#include "engine/device/memory_meter.hpp"
 #include "engine/run/predict.hpp"
-#include "engine/device/probe_budget.hpp"
 #include "planner/config/loaders.hpp"
 
 namespace spplan::engine {

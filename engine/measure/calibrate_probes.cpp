@@ -13,9 +13,9 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "engine/device/probe_budget.hpp"
 #include "engine/model/attention.hpp"
 #include "engine/model/fused_kernels.hpp"
-#include "engine/device/probe_budget.hpp"
 
 namespace spplan::engine {
 namespace {

@@ -6,9 +6,9 @@
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "engine/device/memory_meter.hpp"
 #include "engine/io/data.hpp"
 #include "engine/model/fused_kernels.hpp"
-#include "engine/device/memory_meter.hpp"
 
 namespace spplan::engine {
 namespace {

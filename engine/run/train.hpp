@@ -27,13 +27,13 @@
 
 #include <ATen/core/Tensor.h>
 
-#include "engine/model/attention.hpp"
+#include "engine/device/memory_meter.hpp"
 #include "engine/io/checkpoint_io.hpp"
-#include "engine/parallel/comm.hpp"
 #include "engine/io/data.hpp"
 #include "engine/io/hf_weights.hpp"
-#include "engine/device/memory_meter.hpp"
+#include "engine/model/attention.hpp"
 #include "engine/model/model.hpp"
+#include "engine/parallel/comm.hpp"
 #include "engine/run/options.hpp"
 #include "engine/run/step_stats.hpp"
 

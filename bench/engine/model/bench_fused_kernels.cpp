@@ -13,10 +13,10 @@
 #include <ATen/ATen.h>
 #include <torch/cuda.h>
 
-#include "engine/parallel/comm.hpp"
-#include "engine/model/cuda/fused_cuda.hpp"
 #include "engine/io/data.hpp"
+#include "engine/model/cuda/fused_cuda.hpp"
 #include "engine/model/fused_reference.hpp"
+#include "engine/parallel/comm.hpp"
 
 namespace {
 

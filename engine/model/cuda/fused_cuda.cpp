@@ -4,8 +4,8 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
-#include "engine/model/cuda/launch.hpp"
 #include "engine/io/data.hpp"
+#include "engine/model/cuda/launch.hpp"
 
 namespace spplan::engine::kernels {
 namespace {

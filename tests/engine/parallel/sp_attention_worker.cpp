@@ -14,8 +14,8 @@
 #include <ATen/ATen.h>
 
 #include "engine/model/attention.hpp"
-#include "engine/run/launcher.hpp"
 #include "engine/parallel/ulysses.hpp"
+#include "engine/run/launcher.hpp"
 
 namespace {
 
