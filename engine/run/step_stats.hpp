@@ -61,10 +61,8 @@ class PhaseClock {
   Clock::time_point last_;
 };
 
-
 // Mean over the steps after the warm-up step (the first step of a run warms caches and the
 // allocator); a one-step run reports that step: tokens_per_s, step_time_s and phases_s of `r`.
-// REQUIRES: steps is not empty.
 void summarize(const std::vector<StepStats>& steps, RunReport* r);
 
 }  // namespace spplan::engine

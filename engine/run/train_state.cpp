@@ -73,7 +73,6 @@ void Trainer::load_weights(const HfWeights& weights) {
   if (master_.defined()) fill_owned(layout, weights, master_);  // fp32 from the file, not from bf16 weights
 }
 
-
 std::vector<BlobRef> Trainer::state_blobs() {
   // Only rank 0 writes: the others take part only when the shards must be gathered, and then
   // keep nothing (no device-to-host copies of state nobody writes).
