@@ -64,7 +64,7 @@ else()
   _spplan_missing_header_lib("nlohmann-json ${_spplan_json_min}" "nlohmann-json3-dev")
 endif()
 
-# Eigen (the least-squares fits of `spplan calibrate`, engine/kernel_fit.cpp) -------------------
+# Eigen (the least-squares fits of `spplan calibrate`, engine/measure/kernel_fit.cpp) -------------------
 set(_spplan_eigen_min 3.3)
 find_package(Eigen3 ${_spplan_eigen_min} QUIET NO_MODULE)
 if(Eigen3_FOUND)

@@ -10,13 +10,13 @@
 
 #include <torch/cuda.h>
 
-#include "engine/alloc_conf.hpp"
-#include "engine/calibrate.hpp"
-#include "engine/launcher.hpp"
-#include "engine/memory_meter.hpp"
-#include "engine/options.hpp"
-#include "engine/validate.hpp"
-#include "engine/worker.hpp"
+#include "engine/device/alloc_conf.hpp"
+#include "engine/device/memory_meter.hpp"
+#include "engine/measure/calibrate.hpp"
+#include "engine/measure/validate.hpp"
+#include "engine/run/launcher.hpp"
+#include "engine/run/options.hpp"
+#include "engine/run/worker.hpp"
 
 namespace {
 

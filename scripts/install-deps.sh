@@ -156,7 +156,7 @@ if [ "$torch_action" = install ]; then
   "$SPPLAN_VENV/bin/pip" install -q "$TORCH_SPEC" numpy
 fi
 
-# The Hugging Face equivalence test (tests/engine/hf_weights_test.cpp) builds its reference models
+# The Hugging Face equivalence test (tests/engine/io/hf_weights_test.cpp) builds its reference models
 # with transformers in the venv's python; without it that test skips. Only the venv is touched: a
 # GPU node's own python is the user's to change.
 if [ "${SPPLAN_SKIP_TORCH:-0}" != 1 ] && [ -x "$SPPLAN_VENV/bin/python" ]; then

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turn a text or JSONL corpus into a token file for `spplan run --data` (engine/data.hpp).
+"""Turn a text or JSONL corpus into a token file for `spplan run --data` (engine/io/data.hpp).
 
     scripts/tokenize.py --tokenizer tokenizer.json --eos-token '</s>' --out corpus  a.jsonl b.txt ...
 

@@ -10,7 +10,7 @@ losses of both (they must agree: same weights, same tokens, same math), e.g.
 Method: both run --steps N (default 4) on one process with the same thread count; the first step
 of each run is a warm-up and is dropped; runs alternate engine, Python, engine, ... --repeats times
 (the build machines are shared and noisy) and each side's time is the median of all its kept steps.
-The Python model mirrors engine/model.cpp (fused qkv and gate/up projections, RMSNorm, RoPE, SDPA,
+The Python model mirrors engine/model/model.cpp (fused qkv and gate/up projections, RMSNorm, RoPE, SDPA,
 token-summed cross-entropy / tokens, torch.optim.AdamW with the engine's settings).
 """
 import argparse

@@ -1,4 +1,4 @@
-# The engine's fused CUDA kernels (engine/cuda/*.cu, fused_kernels.hpp). SPPLAN_ENGINE_CUDA_KERNELS:
+# The engine's fused CUDA kernels (engine/model/cuda/*.cu, model/fused_kernels.hpp). SPPLAN_ENGINE_CUDA_KERNELS:
 #   AUTO (default): built when CMake finds a CUDA compiler and LibTorch has CUDA compiled in;
 #   ON: the same, and configuring fails (saying which is missing) when either is absent;
 #   OFF: never (the ops run their ATen reference on every device).
@@ -44,8 +44,8 @@ if(SPPLAN_ENGINE_CUDA_KERNELS_BUILT)
   # SPPLAN_ENGINE_CUDA_ARCHITECTURES.
   set(CMAKE_CUDA_FLAGS "")
   add_library(spplan_engine_cuda STATIC
-    ${CMAKE_CURRENT_LIST_DIR}/../cuda/rms_norm.cu ${CMAKE_CURRENT_LIST_DIR}/../cuda/qk_norm_rope.cu
-    ${CMAKE_CURRENT_LIST_DIR}/../cuda/swiglu.cu ${CMAKE_CURRENT_LIST_DIR}/../cuda/cross_entropy.cu)
+    ${CMAKE_CURRENT_LIST_DIR}/../model/cuda/rms_norm.cu ${CMAKE_CURRENT_LIST_DIR}/../model/cuda/qk_norm_rope.cu
+    ${CMAKE_CURRENT_LIST_DIR}/../model/cuda/swiglu.cu ${CMAKE_CURRENT_LIST_DIR}/../model/cuda/cross_entropy.cu)
   target_include_directories(spplan_engine_cuda PRIVATE ${PROJECT_SOURCE_DIR})
   # The runtime is the one LibTorch loads (torch::cudart: the wheel's libcudart, linked with the
   # engine through spplan::torch), not a second copy.

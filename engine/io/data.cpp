@@ -1,0 +1,267 @@
+#include "engine/io/data.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include "planner/core/path_info.hpp"
+
+namespace spplan::engine {
+
+// Token files are read as little-endian by copying bytes into integers (token()): right only on a
+// little-endian host, which every machine the engine targets is (x86-64, aarch64 Linux).
+static_assert(std::endian::native == std::endian::little, "token files are little-endian");
+
+// A read-only private mapping of a whole file; the pages come from the page cache on demand and
+// are shared by every rank on the machine. An empty file has no mapping (data() is null).
+class MappedFile {
+ public:
+  static Result<std::shared_ptr<const MappedFile>> open(const std::string& path) {
+    SPPLAN_RETURN_IF_ERROR(check_readable_file(path, "--data: "));
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::invalid("--data: " + path + ": cannot open (no such file or not readable)");
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return Status::invalid("--data: " + path + ": cannot open (not a regular file)");
+    }
+    auto file = std::shared_ptr<MappedFile>(new MappedFile());
+    file->size_ = static_cast<size_t>(st.st_size);
+    if (file->size_ > 0) {
+      void* p = ::mmap(nullptr, file->size_, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p == MAP_FAILED) {
+        const std::string why = std::strerror(errno);
+        ::close(fd);
+        return Status::invalid("--data: " + path + ": cannot map (" + why + ")");
+      }
+      file->data_ = static_cast<const unsigned char*>(p);
+    }
+    ::close(fd);  // the mapping keeps the file
+    return std::shared_ptr<const MappedFile>(std::move(file));
+  }
+  ~MappedFile() {
+    if (data_ != nullptr) ::munmap(const_cast<unsigned char*>(data_), size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const unsigned char* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  MappedFile() = default;
+  const unsigned char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+namespace {
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Offset of the first byte that is not part of valid UTF-8, or -1. ASCII runs are skipped 8
+// bytes at a time: text corpora are mostly ASCII, and this scan runs over the whole mapping.
+int64_t first_invalid_utf8(const unsigned char* b, size_t size) {
+  size_t i = 0;
+  while (i < size) {
+    if (i + 8 <= size) {
+      uint64_t word;
+      std::memcpy(&word, b + i, 8);
+      if ((word & 0x8080808080808080ULL) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    const unsigned char c = b[i];
+    const size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (n == 0 || i + n > size) return static_cast<int64_t>(i);
+    for (size_t k = 1; k < n; ++k) {
+      if ((b[i + k] >> 6) != 0x2) return static_cast<int64_t>(i);
+    }
+    i += n;
+  }
+  return -1;
+}
+
+// Index of the first of the n little-endian T ids at `bytes` that is >= limit, or -1. Each block
+// is reduced to its largest id first, a loop the compiler vectorises (the scan then runs at memory
+// speed); only a block holding a bad id is searched one id at a time.
+template <typename T>
+int64_t first_id_at_least(const unsigned char* bytes, int64_t n, uint64_t limit) {
+  if (limit > std::numeric_limits<T>::max()) return -1;  // every T is below it
+  constexpr int64_t kBlock = int64_t{1} << 16;
+  const auto bound = static_cast<T>(limit);
+  for (int64_t begin = 0; begin < n; begin += kBlock) {
+    const int64_t end = std::min(n, begin + kBlock);
+    T high = 0;
+    for (int64_t i = begin; i < end; ++i) {
+      T v;
+      std::memcpy(&v, bytes + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+      high = std::max(high, v);
+    }
+    if (high < bound) continue;
+    for (int64_t i = begin; i < end; ++i) {
+      T v;
+      std::memcpy(&v, bytes + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+      if (v >= bound) return i;
+    }
+  }
+  return -1;
+}
+
+uint64_t read_id(const unsigned char* p, int width) {
+  if (width == 1) return *p;
+  if (width == 2) {
+    uint16_t v;
+    std::memcpy(&v, p, 2);
+    return v;
+  }
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// Checks one mapped file and returns its token width.
+Result<int> check_file(const std::string& path, const MappedFile& file, int64_t vocab_size) {
+  const int width = ends_with(path, ".u16.bin") ? 2 : ends_with(path, ".u32.bin") ? 4 : 1;
+  if (file.size() == 0) return Status::invalid("--data: " + path + ": empty file (allowed: at least 2 tokens)");
+  if (width == 1) {
+    if (ends_with(path, ".bin")) {
+      return Status::invalid("--data: " + path + ": unknown token format (allowed: *.u16.bin, *.u32.bin, or UTF-8 text)");
+    }
+    if (const int64_t at = first_invalid_utf8(file.data(), file.size()); at >= 0) {
+      return Status::invalid("--data: " + path + ": byte " + std::to_string(at) +
+                             " is not valid UTF-8 (allowed: UTF-8 text, or token ids in *.u16.bin / *.u32.bin)");
+    }
+    if (vocab_size < 256) {
+      return Status::invalid("--data: " + path + ": byte-level text needs vocab_size >= 256, the model has " +
+                             std::to_string(vocab_size) + " (allowed: a *.u16.bin / *.u32.bin file)");
+    }
+    return width;
+  }
+  if (file.size() % static_cast<size_t>(width) != 0) {
+    return Status::invalid("--data: " + path + ": size " + std::to_string(file.size()) + " bytes is not a multiple of " +
+                           std::to_string(width) + " (allowed: whole uint" + std::to_string(8 * width) + " token ids)");
+  }
+  const auto n = static_cast<int64_t>(file.size()) / width;
+  const auto limit = static_cast<uint64_t>(vocab_size);
+  const int64_t bad = width == 2 ? first_id_at_least<uint16_t>(file.data(), n, limit)
+                                 : first_id_at_least<uint32_t>(file.data(), n, limit);
+  if (bad >= 0) {
+    return Status::invalid("--data: " + path + ": token " + std::to_string(bad) + " has id " +
+                           std::to_string(read_id(file.data() + bad * width, width)) +
+                           " (allowed: ids below the model's vocab_size " + std::to_string(vocab_size) + ")");
+  }
+  return width;
+}
+
+}  // namespace
+
+Result<TokenSource> TokenSource::open(const std::vector<std::string>& paths, int64_t vocab_size, int64_t eos_id,
+                                      uint64_t seed) {
+  if (eos_id != kNoEos && (eos_id < 0 || eos_id >= vocab_size)) {
+    return Status::invalid("--eos-id: value " + std::to_string(eos_id) + " is not below the model's vocab_size " +
+                           std::to_string(vocab_size) + " (allowed: 0 to " + std::to_string(vocab_size - 1) + ")");
+  }
+  TokenSource s = synthetic(seed, vocab_size);
+  s.eos_id_ = eos_id;
+  for (const std::string& path : paths) {
+    SPPLAN_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(path));
+    SPPLAN_ASSIGN_OR_RETURN(const int width, check_file(path, *file, vocab_size));
+    const auto tokens = static_cast<int64_t>(file->size()) / width;
+    s.segments_.push_back({std::move(file), width, s.total_tokens_, tokens});
+    s.total_tokens_ += tokens;
+  }
+  if (!paths.empty() && s.total_tokens_ < 2) {
+    return Status::invalid("--data: " + paths.back() + ": 1 token (allowed: at least 2 tokens)");
+  }
+  return s;
+}
+
+TokenSource TokenSource::synthetic(uint64_t seed, int64_t vocab_size) {
+  TokenSource s;
+  s.seed_ = seed;
+  s.vocab_size_ = vocab_size;
+  return s;
+}
+
+int64_t TokenSource::token(const Segment& s, int64_t position) const {
+  return static_cast<int64_t>(read_id(s.file->data() + (position - s.first) * s.width, s.width));
+}
+
+std::vector<int64_t> TokenSource::window(int64_t index, int64_t seq_len) const {
+  std::vector<int64_t> w(static_cast<size_t>(seq_len + 1));
+  if (!segments_.empty()) {
+    // index * seq_len mod n, in 128 bits: the product of a late index and a long sequence overflows 64.
+    __extension__ using Wide = unsigned __int128;  // GCC and Clang; __extension__: no -Wpedantic note
+    auto pos = static_cast<int64_t>(static_cast<Wide>(index) * static_cast<Wide>(seq_len) % static_cast<Wide>(total_tokens_));
+    // The segment holding `pos`: the last one starting at or before it.
+    auto seg = std::prev(std::upper_bound(segments_.begin(), segments_.end(), pos,
+                                          [](int64_t p, const Segment& s) { return p < s.first; }));
+    for (int64_t& t : w) {
+      t = token(*seg, pos);
+      if (++pos == seg->first + seg->tokens) {  // into the next file, or around to the first
+        if (++seg == segments_.end()) {
+          seg = segments_.begin();
+          pos = 0;
+        }
+      }
+    }
+    return w;
+  }
+  const auto v = static_cast<uint64_t>(vocab_size_);
+  uint64_t state = splitmix64(seed_ ^ splitmix64(static_cast<uint64_t>(index)));
+  const uint64_t mul = 1 + 2 * (state % 7);  // a per-sequence rule the model can infer from context
+  uint64_t tok = state % v;
+  for (auto& t : w) {
+    state = splitmix64(state);
+    tok = (state % 10 == 0) ? (state >> 8) % v : (tok * mul + 3) % v;
+    t = static_cast<int64_t>(tok);
+  }
+  return w;
+}
+
+Status check_enough_tokens(const TokenSource& data, int64_t seq_len) {
+  const int64_t tokens = data.num_tokens();
+  if (tokens == 0 || tokens > seq_len) return Status::ok();  // synthetic, or one window fits
+  return Status::invalid("--data: the files hold " + std::to_string(tokens) + " tokens, fewer than one sequence of " +
+                         std::to_string(seq_len) + " plus its last label (allowed: at least " +
+                         std::to_string(seq_len + 1) + " tokens, or a shorter --seq)");
+}
+
+Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t eos_id) {
+  const auto seq_len = static_cast<int64_t>(window.size()) - 1;
+  const int64_t local = (seq_len + sp - 1) / sp;  // padded to a multiple of sp
+  Shard s;
+  s.first_position = sp_rank * local;
+  for (int64_t i = s.first_position; i < s.first_position + local; ++i) {
+    const bool real = i < seq_len;
+    const int64_t input = real ? window[static_cast<size_t>(i)] : 0;
+    const bool crosses = real && eos_id != kNoEos && input == eos_id;  // the label starts the next document
+    s.inputs.push_back(input);
+    s.labels.push_back(real && !crosses ? window[static_cast<size_t>(i + 1)] : kIgnoreLabel);
+  }
+  return s;
+}
+
+int64_t sequence_index(int64_t first_sequence, int64_t micro_step, int64_t dp, int64_t dp_rank, int64_t micro_batch,
+                       int64_t slot) {
+  return first_sequence + (micro_step * dp + dp_rank) * micro_batch + slot;
+}
+
+}  // namespace spplan::engine

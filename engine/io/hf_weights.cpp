@@ -1,0 +1,264 @@
+#include "engine/io/hf_weights.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/config/loaders.hpp"
+#include "planner/core/parse.hpp"
+#include "planner/core/path_info.hpp"
+
+namespace spplan::engine {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr const char* kIndexFile = "model.safetensors.index.json";
+constexpr const char* kSingleFile = "model.safetensors";
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string in_quotes(const std::string& name) {
+  std::string q(1, '"');
+  q += name;
+  q += '"';
+  return q;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in, nullptr, false);
+}
+
+Status bad_key(const std::string& path, const std::string& key, const nlohmann::json& v, const std::string& allowed) {
+  return Status::invalid(path + ": key " + in_quotes(key) + ": value " + v.dump() + " is not implemented in the engine (allowed: " +
+                         allowed + ")");
+}
+
+// The files holding the tensors: the index's shards, or the one model.safetensors.
+Result<std::vector<std::string>> weight_files(const std::string& dir) {
+  const std::string index = dir + "/" + kIndexFile;
+  if (look_at(index).kind == PathKind::kFile) {
+    const nlohmann::json j = read_json(index);
+    if (j.is_discarded() || !j.contains("weight_map") || !j["weight_map"].is_object()) {
+      return Status::invalid(index + ": not valid JSON with a \"weight_map\" object (allowed: an index written by "
+                             "save_pretrained)");
+    }
+    std::set<std::string> files;
+    for (const auto& [name, file] : j["weight_map"].items()) {
+      if (!file.is_string() || file.get<std::string>().find('/') != std::string::npos) {
+        return Status::invalid(index + ": tensor " + in_quotes(name) + ": file " + file.dump() +
+                               " (allowed: a file name in the same folder)");
+      }
+      files.insert(dir + "/" + file.get<std::string>());
+    }
+    return std::vector<std::string>(files.begin(), files.end());
+  }
+  if (look_at(dir + "/" + kSingleFile).kind == PathKind::kFile) return std::vector<std::string>{dir + "/" + kSingleFile};
+  return Status::invalid(dir + ": no " + kSingleFile + " or " + kIndexFile +
+                         " (allowed: a Hugging Face model folder saved with safetensors)");
+}
+
+}  // namespace
+
+int64_t HfTensorPlace::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// The order of model.cpp's param_units(): the two must agree, and HfWeights::open checks the
+// total against nothing else, so the equivalence test with transformers is what pins it.
+std::vector<HfTensorPlace> hf_tensor_places(const ModelSpec& spec) {
+  const int64_t h = spec.hidden_size, d = spec.head_dim, i = spec.intermediate_size, V = spec.vocab_size;
+  std::vector<HfTensorPlace> places;
+  int64_t offset = 0;
+  auto add = [&](const std::string& name, std::vector<int64_t> shape) {
+    places.push_back({name, std::move(shape), offset});
+    offset += places.back().numel();
+  };
+  add("model.embed_tokens.weight", {V, h});
+  for (int64_t l = 0; l < spec.num_hidden_layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    add(p + "input_layernorm.weight", {h});
+    add(p + "self_attn.q_proj.weight", {spec.q_dim(), h});
+    add(p + "self_attn.k_proj.weight", {spec.kv_dim(), h});
+    add(p + "self_attn.v_proj.weight", {spec.kv_dim(), h});
+    if (spec.qk_norm) {
+      add(p + "self_attn.q_norm.weight", {d});
+      add(p + "self_attn.k_norm.weight", {d});
+    }
+    add(p + "self_attn.o_proj.weight", {h, spec.q_dim()});
+    add(p + "post_attention_layernorm.weight", {h});
+    add(p + "mlp.gate_proj.weight", {i, h});
+    add(p + "mlp.up_proj.weight", {i, h});
+    add(p + "mlp.down_proj.weight", {h, i});
+  }
+  add("model.norm.weight", {h});
+  if (!spec.tie_word_embeddings) add("lm_head.weight", {V, h});
+  return places;
+}
+
+Result<ModelSpec> read_hf_config(const std::string& dir) {
+  SPPLAN_RETURN_IF_ERROR(check_folder(dir, "--init-from: ", "a Hugging Face model folder"));
+  const std::string path = dir + "/config.json";
+  SPPLAN_ASSIGN_OR_RETURN(ModelSpec spec, load_model(path, "--init-from"));
+  nlohmann::json j = read_json(path);  // load_model parsed it already: valid
+  if (j.contains("text_config") && j["text_config"].is_object()) j = j["text_config"];
+  const std::string type = j.value("model_type", "");
+  if (type != "llama" && type != "qwen3") return bad_key(path, "model_type", j.value("model_type", nlohmann::json()), "\"llama\", \"qwen3\"");
+  if (j.contains("hidden_act") && j["hidden_act"] != "silu") return bad_key(path, "hidden_act", j["hidden_act"], "\"silu\"");
+  for (const char* key : {"attention_bias", "mlp_bias"}) {
+    if (j.contains(key) && j[key] == true) return bad_key(path, key, j[key], "false");
+  }
+  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) return bad_key(path, "rope_scaling", j["rope_scaling"], "null");
+  if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {  // transformers 5's form of the two above
+    const nlohmann::json type = j["rope_parameters"].value("rope_type", nlohmann::json("default"));
+    if (type != "default") return bad_key(path, "rope_parameters.rope_type", type, "\"default\"");
+  }
+  return spec;
+}
+
+Status check_same_model(const ModelSpec& run, const std::string& run_source, const ModelSpec& hf,
+                        const std::string& config_path) {
+  auto differs = [&](const char* key, const std::string& hf_value, const std::string& run_value) {
+    return Status::invalid(config_path + ": key " + in_quotes(key) + ": value " + hf_value + " disagrees with the run's model (" +
+                           run_source + " has " + run_value + ") (allowed: the same model, or leave out --model)");
+  };
+  const std::pair<const char*, std::pair<int64_t, int64_t>> ints[] = {
+      {"num_hidden_layers", {hf.num_hidden_layers, run.num_hidden_layers}},
+      {"hidden_size", {hf.hidden_size, run.hidden_size}},
+      {"num_attention_heads", {hf.num_attention_heads, run.num_attention_heads}},
+      {"num_key_value_heads", {hf.num_key_value_heads, run.num_key_value_heads}},
+      {"head_dim", {hf.head_dim, run.head_dim}},
+      {"intermediate_size", {hf.intermediate_size, run.intermediate_size}},
+      {"vocab_size", {hf.vocab_size, run.vocab_size}}};
+  for (const auto& [key, v] : ints) {
+    if (v.first != v.second) return differs(key, std::to_string(v.first), std::to_string(v.second));
+  }
+  auto flag = [](bool b) { return std::string(b ? "true" : "false"); };
+  if (hf.tie_word_embeddings != run.tie_word_embeddings) {
+    return differs("tie_word_embeddings", flag(hf.tie_word_embeddings), flag(run.tie_word_embeddings));
+  }
+  if (hf.qk_norm != run.qk_norm) {
+    return differs("model_type", hf.qk_norm ? "qwen3 (q/k norms)" : "without q/k norms",
+                   run.qk_norm ? "q/k norms" : "no q/k norms");
+  }
+  if (hf.rope_theta != run.rope_theta) return differs("rope_theta", format_number(hf.rope_theta), format_number(run.rope_theta));
+  if (hf.rms_norm_eps != run.rms_norm_eps) {
+    return differs("rms_norm_eps", format_number(hf.rms_norm_eps), format_number(run.rms_norm_eps));
+  }
+  return Status::ok();
+}
+
+Result<HfWeights> HfWeights::open(const std::string& dir, const ModelSpec& spec) {
+  HfWeights w;
+  SPPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> paths, weight_files(dir));
+  for (const std::string& path : paths) {
+    SPPLAN_ASSIGN_OR_RETURN(SafetensorsFile f, SafetensorsFile::open(path));
+    w.files_.push_back(std::move(f));
+  }
+  w.places_ = hf_tensor_places(spec);
+  std::map<std::string, size_t> wanted;
+  for (size_t p = 0; p < w.places_.size(); ++p) wanted[w.places_[p].name] = p;
+  w.views_.assign(w.places_.size(), nullptr);
+  std::vector<std::string> found_in(w.places_.size());
+  for (const SafetensorsFile& f : w.files_) {
+    for (const StTensorView& t : f.tensors()) {
+      const std::string where = f.path() + ": tensor " + in_quotes(t.name);
+      const auto it = wanted.find(t.name);
+      if (it == wanted.end()) {
+        if (t.name == "lm_head.weight" && spec.tie_word_embeddings) continue;  // tied: the embedding is the head
+        return Status::invalid(where + ": not a parameter of the model in config.json (allowed: the " +
+                               std::to_string(w.places_.size()) + " tensors of a " + (spec.qk_norm ? "qwen3" : "llama") +
+                               " model with these sizes)");
+      }
+      const HfTensorPlace& place = w.places_[it->second];
+      if (w.views_[it->second] != nullptr) return Status::invalid(where + ": also in " + found_in[it->second] + " (allowed: once)");
+      if (t.shape != place.shape) {
+        return Status::invalid(where + ": shape " + shape_text(t.shape) + ", expected " + shape_text(place.shape) +
+                               " (from config.json)");
+      }
+      if (!convertible_dtype(t.dtype)) {
+        return Status::invalid(where + ": dtype " + t.dtype + " (allowed: F32, BF16, F16)");
+      }
+      w.views_[it->second] = &t;
+      found_in[it->second] = f.path();
+    }
+  }
+  for (size_t p = 0; p < w.places_.size(); ++p) {
+    if (w.views_[p] == nullptr) {
+      return Status::invalid(dir + ": tensor " + in_quotes(w.places_[p].name) + ": missing (expected shape " +
+                             shape_text(w.places_[p].shape) + ", from config.json)");
+    }
+  }
+  w.num_params_ = w.places_.back().offset + w.places_.back().numel();
+  return w;
+}
+
+void HfWeights::read(int64_t first, int64_t count, float* out) const {
+  const int64_t last = first + count;
+  for (size_t p = 0; p < places_.size(); ++p) {
+    const int64_t begin = std::max(first, places_[p].offset);
+    const int64_t end = std::min(last, places_[p].offset + places_[p].numel());
+    if (begin < end) convert_to_f32(*views_[p], begin - places_[p].offset, end - begin, out + (begin - first));
+  }
+}
+
+namespace {
+
+// A config.json transformers builds the same model from: the architecture keys, the explicit
+// defaults the engine assumes (silu, no biases, no rope scaling) and float32 weights.
+nlohmann::json config_from_spec(const ModelSpec& spec, int64_t seq_len) {
+  const bool qwen3 = spec.qk_norm;
+  return {{"architectures", {qwen3 ? "Qwen3ForCausalLM" : "LlamaForCausalLM"}},
+          {"model_type", qwen3 ? "qwen3" : "llama"},
+          {"num_hidden_layers", spec.num_hidden_layers},
+          {"hidden_size", spec.hidden_size},
+          {"num_attention_heads", spec.num_attention_heads},
+          {"num_key_value_heads", spec.num_key_value_heads},
+          {"head_dim", spec.head_dim},
+          {"intermediate_size", spec.intermediate_size},
+          {"vocab_size", spec.vocab_size},
+          {"tie_word_embeddings", spec.tie_word_embeddings},
+          {"rope_theta", spec.rope_theta},
+          {"rms_norm_eps", spec.rms_norm_eps},
+          {"max_position_embeddings", std::max<int64_t>(seq_len, 2048)},
+          {"hidden_act", "silu"},
+          {"attention_bias", false},
+          {"rope_scaling", nullptr}};
+}
+
+}  // namespace
+
+Status write_hf_folder(const std::string& dir, const ModelSpec& spec, int64_t seq_len, const std::string& source_dir,
+                       const float* params, int64_t num_params) {
+  const std::vector<HfTensorPlace> places = hf_tensor_places(spec);
+  if (places.back().offset + places.back().numel() != num_params) {
+    return Status::internal("--export-hf: " + std::to_string(num_params) + " parameters, the HF names cover " +
+                            std::to_string(places.back().offset + places.back().numel()));
+  }
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (look_at(dir).kind != PathKind::kDirectory) {
+    return Status::io_error("--export-hf: " + dir + ": cannot create folder (" + ec.message() + ")");
+  }
+  std::vector<StTensorOut> tensors;
+  for (const HfTensorPlace& p : places) tensors.push_back({p.name, p.shape, params + p.offset});
+  SPPLAN_RETURN_IF_ERROR(write_safetensors(dir + "/" + kSingleFile, tensors, {{"format", "pt"}}));
+  // A stale index from an earlier sharded save would make transformers look for its shards.
+  fs::remove(dir + "/" + kIndexFile, ec);
+  nlohmann::json config = source_dir.empty() ? config_from_spec(spec, seq_len) : read_json(source_dir + "/config.json");
+  config.erase("torch_dtype");  // transformers 5 renamed it "dtype"; one key, float32 as written
+  config["dtype"] = "float32";
+  return write_file_atomically(dir + "/config.json", config.dump(2) + "\n");
+}
+
+}  // namespace spplan::engine

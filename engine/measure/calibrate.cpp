@@ -1,0 +1,331 @@
+#include "engine/measure/calibrate.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+
+#include <torch/cuda.h>
+
+#include "engine/device/memory_meter.hpp"
+#include "engine/device/probe_budget.hpp"
+#include "engine/measure/calibrate_probes.hpp"
+#include "engine/measure/calibration_file.hpp"
+#include "engine/parallel/comm.hpp"
+#include "engine/run/predict.hpp"
+#include "planner/config/loaders.hpp"
+
+namespace spplan::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr const char* kCommOutVar = "SPPLAN_CALIBRATE_COMM_OUT";
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// One call of f, in seconds.
+template <class F>
+double time_once(F&& f) {
+  const auto t0 = Clock::now();
+  f();
+  return seconds_since(t0);
+}
+
+double mem_total_gib() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  while (in >> key) {
+    if (key == "MemTotal:") {
+      in >> kb;
+      break;
+    }
+  }
+  return kb / (1024.0 * 1024.0);
+}
+
+std::string fmt(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.6g", v);
+  return buf;
+}
+
+int bad_input(const std::string& message) {
+  std::cerr << message << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int calibrate_comm_rank(const DistEnv& env) {
+  try {
+    Comm comm(env, /*sp=*/2, c10::Device(c10::kCPU), std::chrono::seconds(120));
+    const int64_t n = 8 << 20;  // 32 MiB per rank, half of it goes to the peer
+    at::Tensor in = at::randn({2, n / 2}), out = at::empty({2, n / 2});
+    const double t_a2a =
+        time_within_budget({n, n, 0.0, 5, 2.0}, [&](int64_t) { return time_once([&] { comm.all_to_all_sp(out, in); }); })
+            .best_s;
+    at::Tensor one = at::ones({1});
+    for (int i = 0; i < 20; ++i) comm.all_reduce_sum(one);
+    const int reps = 200;
+    comm.barrier();
+    const auto t0 = Clock::now();
+    for (int i = 0; i < reps; ++i) comm.all_reduce_sum(one);
+    const double latency = seconds_since(t0) / reps;
+    if (env.rank == 0) {
+      const char* path = std::getenv(kCommOutVar);
+      if (path != nullptr) std::ofstream(path) << fmt(4.0 * n / 2 / t_a2a / 1e9) << " " << fmt(latency) << "\n";
+    }
+    comm.barrier();
+  } catch (const std::exception& e) {
+    std::cerr << "spplan-engine calibrate: rank " << env.rank << ": " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+// --- the command ---------------------------------------------------------------------------------
+
+namespace {
+
+struct Flags {
+  std::string out_path;
+  std::string gpu;                  // --gpu: the base spec on a CUDA device
+  std::vector<std::string> models;  // --model: whose GEMM shapes to measure
+};
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+Result<Flags> parse_flags(int argc, char** argv) {
+  Flags f;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc && argv[i + 1][0] != '\0';
+    if (a == "--out" && has_value) {
+      f.out_path = argv[++i];
+    } else if (a == "--gpu" && has_value) {
+      f.gpu = argv[++i];
+    } else if (a == "--model" && has_value) {
+      f.models = split_commas(argv[++i]);
+    } else {
+      return Status::invalid("spplan-engine calibrate: argument \"" + a +
+                             "\" is not known (allowed: --out FILE.toml, --gpu PRESET|FILE.toml, --model NAME[,NAME...])");
+    }
+  }
+  return f;
+}
+
+Result<FittedKernel> fitted(const std::string& what, const std::vector<KernelSample>& samples) {
+  auto fit = fit_kernel(what, samples);
+  // Not the user's input: the measurement itself was unusable (exit 1).
+  if (!fit.ok()) return Status::internal("spplan-engine calibrate: " + fit.status().message());
+  return FittedKernel{what, *fit};
+}
+
+// Every sample of `named`, pooled.
+std::vector<KernelSample> pooled(const std::vector<NamedSamples>& named) {
+  std::vector<KernelSample> all;
+  for (const NamedSamples& n : named) all.insert(all.end(), n.samples.begin(), n.samples.end());
+  return all;
+}
+
+std::string range(int64_t first, int64_t last) { return std::to_string(first) + "-" + std::to_string(last); }
+
+// The kernel measurements both devices share, fitted. Leaves base, name, device and memory to the caller.
+Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelSpec>& models, const ProbeScale& scale) {
+  Calibration c;
+  c.cuda = device.is_cuda();
+  const at::ScalarType act = c.cuda ? at::kBFloat16 : at::kFloat;  // the GPU runs bf16, the CPU engine fp32
+  std::string shapes;
+  for (const ModelSpec& m : models) shapes += (shapes.empty() ? "" : ", ") + m.name;
+  const std::string gemm_what = " GEMM, QKV/O/MLP/LM head of " + shapes + ", " +
+                                range(scale.gemm_tokens_first, scale.gemm_tokens_last) + " tokens";
+  SPPLAN_ASSIGN_OR_RETURN(c.gemm_bf16, fitted("bf16" + gemm_what, gemm_samples(models, at::kBFloat16, device, scale)));
+  SPPLAN_ASSIGN_OR_RETURN(c.gemm_fp32, fitted("fp32" + gemm_what, gemm_samples(models, at::kFloat, device, scale)));
+
+  const int64_t heads = c.cuda ? 16 : 8, kv_heads = heads / 2;
+  const std::vector<int64_t> dims = c.cuda ? std::vector<int64_t>{64, 128} : std::vector<int64_t>{32};
+  const AttentionSamples attn = attention_samples(heads, kv_heads, dims, act, device, scale);
+  std::string dim_list;
+  for (int64_t d : dims) dim_list += (dim_list.empty() ? "" : ",") + std::to_string(d);
+  const std::string attn_what = " (SDPA " + attn.backend + "), " + std::string(c.cuda ? "bf16" : "fp32") + ", " +
+                                std::to_string(heads) + "/" + std::to_string(kv_heads) + " heads, d " + dim_list + ", " +
+                                range(scale.attn_seq_first, scale.attn_seq_last) + " tokens";
+  SPPLAN_ASSIGN_OR_RETURN(c.attention_fwd, fitted("causal attention forward" + attn_what, attn.forward));
+  SPPLAN_ASSIGN_OR_RETURN(c.attention_bwd, fitted("causal attention backward" + attn_what, attn.backward));
+
+  // Each elementwise kernel and each copy direction is fitted for the report; only their pooled
+  // fits become keys, so one kernel too noisy to fit on its own is reported, not fatal.
+  auto fit_each = [&](const std::vector<NamedSamples>& named, std::vector<FittedKernel>* out) {
+    for (const NamedSamples& n : named) {
+      auto k = fitted(n.what, n.samples);
+      k.ok() ? out->push_back(*k) : c.unfitted.push_back(k.status().message());
+    }
+  };
+  const std::vector<NamedSamples> elementwise = elementwise_samples(act, device, scale);
+  fit_each(elementwise, &c.elementwise);
+  SPPLAN_ASSIGN_OR_RETURN(c.elementwise_pooled,
+                          fitted("RMSNorm, RoPE, SwiGLU, upcast and copy pooled, " +
+                                     range(scale.elementwise_first, scale.elementwise_last) + " elements",
+                                 pooled(elementwise)));
+  c.launch_s = launch_overhead_s(device, &c.launch_what);
+  const std::vector<NamedSamples> copies = copy_samples(device, scale);
+  fit_each(copies, &c.copies);
+  SPPLAN_ASSIGN_OR_RETURN(c.copy_pooled, fitted("copies above pooled, " + range(scale.copy_first, scale.copy_last) +
+                                                    " bytes", pooled(copies)));
+  SPPLAN_ASSIGN_OR_RETURN(c.host_adam, fitted("host fused AdamW, " + range(scale.adam_first, scale.adam_last) +
+                                                  " fp32 parameters, all host threads",
+                                              host_adam_samples(scale)));
+  return c;
+}
+
+// The CPU as the costmodel's accelerator: its measured rates are its peaks.
+GpuSpec cpu_base(const Calibration& c, double a2a_GBps, double latency_s, int64_t cores) {
+  GpuSpec g;
+  g.name = "cpu-host";
+  g.bf16_tflops = c.gemm_bf16.fit.rate_per_s / 1e12;
+  g.fp32_tflops = c.gemm_fp32.fit.rate_per_s / 1e12;
+  g.hbm_GBps = c.elementwise_pooled.fit.rate_per_s / 1e9;  // unless the copy alone was fitted:
+  for (const FittedKernel& k : c.elementwise) {
+    if (k.what == "copy") g.hbm_GBps = k.fit.rate_per_s / 1e9;
+  }
+  g.memory_gib = g.host_memory_gib_per_node = mem_total_gib();
+  g.gpus_per_node = cores;
+  g.intra_node_GBps = g.inter_node_GBps = a2a_GBps;
+  g.comm_efficiency = 1.0;
+  g.collective_latency_s = latency_s;
+  g.price_per_gpu_hour = 0;
+  // A CPU process has no CUDA context, NCCL buffers, cuBLAS workspace or caching-allocator slack.
+  g.cuda_context_gib = g.nccl_gib_per_group = g.nccl_a2a_gib_per_peer = g.gemm_workspace_mib = 0;
+  g.allocator_fragmentation = 0;
+  return g;
+}
+
+// Gloo between 2 local ranks (fork/exec before this process starts its thread pools). 0 on failure.
+void measure_gloo(int argc, char** argv, double* a2a_GBps, double* latency_s) {
+  char tmpl[] = "/tmp/spplan-calibrate-XXXXXX";
+  const int fd = ::mkstemp(tmpl);
+  if (fd >= 0) ::close(fd);
+  ::setenv(kCommOutVar, tmpl, 1);
+  const int rc = fd >= 0 ? launch_local(2, argc, argv) : 1;
+  ::unsetenv(kCommOutVar);
+  std::ifstream in(tmpl);
+  if (rc != 0 || !(in >> *a2a_GBps >> *latency_s) || !(*a2a_GBps > 0)) *a2a_GBps = 0, *latency_s = 0;
+  if (fd >= 0) ::unlink(tmpl);
+}
+
+Result<Calibration> calibrate_cpu(int argc, char** argv, const std::vector<ModelSpec>& models) {
+  const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
+  double a2a_GBps = 0, latency_s = 0;
+  measure_gloo(argc, argv, &a2a_GBps, &latency_s);
+  at::set_num_threads(static_cast<int>(cores));
+  SPPLAN_ASSIGN_OR_RETURN(Calibration c, measure_kernels(c10::Device(c10::kCPU), models, cpu_scale()));
+  c.base = cpu_base(c, a2a_GBps, latency_s, cores);
+  if (!(a2a_GBps > 0)) c.base.intra_node_GBps = c.base.inter_node_GBps = c.base.hbm_GBps;  // Gloo failed: copy rate
+  c.base_from = "this CPU: GEMM and copy fits, /proc/meminfo, a 2-rank Gloo all-to-all" +
+                std::string(a2a_GBps > 0 ? "" : " (failed: the copy rate instead)");
+  c.device = "This machine's CPU (" + std::to_string(cores) + " threads) as the costmodel's accelerator";
+  c.name = "cpu-host";
+  c.attention_peak_tflops = c.base.fp32_tflops;
+  return c;
+}
+
+Result<Calibration> calibrate_cuda(const Flags& flags, const std::vector<ModelSpec>& models) {
+  const c10::Device device(c10::kCUDA, 0);
+  std::string workspace_what, context_what;
+  const double workspace_mib = gemm_workspace_mib(device, &workspace_what);  // first GEMM of the process
+  const CudaDevice dev{cuda_device_name(0), cuda_memory(0).device_total_bytes};
+  GpuSpec base;
+  std::string base_from;
+  if (!flags.gpu.empty()) {
+    SPPLAN_ASSIGN_OR_RETURN(base, load_gpu(flags.gpu, "--gpu"));
+    base_from = "--gpu " + flags.gpu;
+  } else {
+    std::vector<GpuSpec> presets;
+    for (const std::string& name : gpu_presets()) {
+      if (auto g = load_gpu(name); g.ok()) presets.push_back(*g);
+    }
+    const auto matched = match_gpu_preset(dev, presets);
+    if (!matched) {
+      return Status::invalid("spplan-engine calibrate: device \"" + dev.name +
+                             "\" matches no GPU preset by name and memory (allowed: --gpu PRESET|FILE.toml for its peaks)");
+    }
+    base = *matched;
+    base_from = "preset " + base.name + " (matched to the device)";
+  }
+  SPPLAN_ASSIGN_OR_RETURN(Calibration c, measure_kernels(device, models, cuda_scale()));
+  c.base = base;
+  c.base_from = base_from;
+  c.device = dev.name;
+  c.name = base.name + "-measured";
+  c.attention_peak_tflops = base.bf16_tflops;
+  c.gemm_workspace_mib = workspace_mib;
+  c.cuda_context_gib = cuda_context_gib(device, &context_what);
+  c.memory_what = "context: " + context_what + "; workspace: " + workspace_what;
+  return c;
+}
+
+}  // namespace
+
+int calibrate_main(int argc, char** argv) {
+  const auto t_start = Clock::now();
+  auto flags = parse_flags(argc, argv);
+  if (!flags.ok()) return bad_input(flags.status().message());
+  const bool cuda = torch::cuda::is_available();
+  if (!cuda && !flags->gpu.empty()) {
+    return bad_input("spplan-engine calibrate: --gpu " + flags->gpu +
+                     ": there is no CUDA device (allowed: --gpu only where one is; a CPU's peaks are measured)");
+  }
+  if (flags->models.empty()) {
+    flags->models = cuda ? std::vector<std::string>{"qwen3-0.6b", "llama-3.2-1b", "qwen3-1.7b", "qwen3-4b", "llama-3.1-8b"}
+                         : std::vector<std::string>{"tiny-llama"};
+  }
+  std::vector<ModelSpec> models;
+  for (const std::string& name : flags->models) {
+    auto m = load_model(name, "--model");
+    if (!m.ok()) return bad_input(m.status().message());
+    models.push_back(*m);
+  }
+  Result<Calibration> c = Status::internal("not measured");
+  try {
+    c = cuda ? calibrate_cuda(*flags, models) : calibrate_cpu(argc, argv, models);
+  } catch (const std::exception& e) {
+    std::cerr << "spplan-engine calibrate: LibTorch failed: " << e.what() << "\n";
+    return 1;
+  }
+  if (!c.ok()) {
+    std::cerr << c.status().message() << "\n";
+    return c.status().code() == Status::Code::kInvalidInput ? 2 : 1;
+  }
+  c->seconds = seconds_since(t_start);
+  std::cerr << fit_report(*c);
+  const std::string text = calibration_toml(*c);
+  if (flags->out_path.empty()) {
+    std::cout << text;
+    return 0;
+  }
+  if (auto s = write_file_atomically(flags->out_path, text); !s) return bad_input("--out: " + s.message());
+  std::cerr << "spplan-engine calibrate: wrote " << flags->out_path << "\n";
+  return 0;
+}
+
+
+}  // namespace spplan::engine

@@ -1,0 +1,290 @@
+#include "engine/measure/calibrate_probes.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <functional>
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/autograd.h>
+#include <torch/cuda.h>
+#ifdef SPPLAN_TORCH_HAS_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda_runtime_api.h>
+#endif
+
+#include "engine/device/probe_budget.hpp"
+#include "engine/model/attention.hpp"
+#include "engine/model/fused_kernels.hpp"
+
+namespace spplan::engine {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void sync(c10::Device device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+// One call of f, in seconds, between two synchronizations of the device.
+template <class F>
+double timed(c10::Device device, F&& f) {
+  sync(device);
+  const auto t0 = Clock::now();
+  f();
+  sync(device);
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// The budget of a sweep: up to 3 more calls per size, at most reps_cap_s of them.
+ProbeBudget sweep(int64_t first, int64_t last, const ProbeScale& scale) {
+  return {first, last, scale.target_s, 3, scale.reps_cap_s};
+}
+
+void append(std::vector<KernelSample>* out, const std::vector<ProbeTiming>& points, double work_per_size) {
+  for (const ProbeTiming& p : points) out->push_back({work_per_size * static_cast<double>(p.size), p.best_s});
+}
+
+at::TensorOptions on(c10::Device device, c10::ScalarType dtype) { return at::TensorOptions().device(device).dtype(dtype); }
+
+}  // namespace
+
+ProbeScale cpu_scale() {
+  ProbeScale s;
+  s.gemm_tokens_first = 32;  // an emulated bf16 LM head of tiny-llama at 32 tokens: tens of ms
+  s.target_s = 0.03, s.reps_cap_s = 0.2;  // 20-odd sweeps in 10-20 s, on a shared 2-core machine too
+  return s;
+}
+
+ProbeScale cuda_scale() {
+  ProbeScale s;
+  s.gemm_tokens_first = 512, s.gemm_tokens_last = 16384;
+  s.attn_seq_first = 1024, s.attn_seq_last = 32768;
+  s.elementwise_first = 1 << 20, s.elementwise_last = 1 << 28;
+  s.copy_first = 1 << 22, s.copy_last = int64_t{1} << 31;
+  s.adam_first = 1 << 22, s.adam_last = 1 << 27;
+  s.target_s = 0.02;  // a GPU call of 20 ms is far past its ramp; keeps the sweep to seconds
+  return s;
+}
+
+std::vector<KernelSample> gemm_samples(const std::vector<ModelSpec>& models, c10::ScalarType dtype,
+                                       c10::Device device, const ProbeScale& scale) {
+  std::vector<KernelSample> out;
+  for (const ModelSpec& m : models) {
+    // in -> out widths of the layer's linears and the LM head (Q, K, V fused; gate and up fused).
+    const std::array<std::pair<int64_t, int64_t>, 5> shapes = {
+        std::pair{m.hidden_size, m.q_dim() + 2 * m.kv_dim()}, std::pair{m.q_dim(), m.hidden_size},
+        std::pair{m.hidden_size, 2 * m.intermediate_size}, std::pair{m.intermediate_size, m.hidden_size},
+        std::pair{m.hidden_size, m.vocab_size}};
+    for (const auto& [in, width] : shapes) {
+      const at::Tensor w = at::randn({width, in}, on(device, dtype));
+      const auto points = sweep_within_budget(
+          sweep(scale.gemm_tokens_first, scale.gemm_tokens_last, scale), [&](int64_t tokens) {
+            const at::Tensor x = at::randn({tokens, in}, on(device, dtype));
+            at::Tensor y = at::empty({tokens, width}, x.options());
+            return timed(device, [&] { at::mm_out(y, x, w.t()); });
+          });
+      append(&out, points, 2.0 * static_cast<double>(in) * static_cast<double>(width));
+    }
+  }
+  return out;
+}
+
+std::string sdpa_backend_name(int64_t backend) {
+  switch (backend) {
+    case 0: return "math";
+    case 1: return "flash";
+    case 2: return "memory-efficient";
+    case 3: return "cuDNN";
+    default: return "none (" + std::to_string(backend) + ")";
+  }
+}
+
+AttentionSamples attention_samples(int64_t heads, int64_t kv_heads, const std::vector<int64_t>& head_dims,
+                                   c10::ScalarType dtype, c10::Device device, const ProbeScale& scale) {
+  AttentionSamples out;
+  for (const int64_t d : head_dims) {
+    auto inputs = [&](int64_t s) {
+      return std::array<at::Tensor, 3>{at::randn({1, s, heads, d}, on(device, dtype)).requires_grad_(true),
+                                       at::randn({1, s, kv_heads, d}, on(device, dtype)).requires_grad_(true),
+                                       at::randn({1, s, kv_heads, d}, on(device, dtype)).requires_grad_(true)};
+    };
+    {
+      const auto [q, k, v] = inputs(scale.attn_seq_first);
+      const int64_t native = at::_fused_sdp_choice(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), {}, 0.0,
+                                                   true, std::nullopt, heads != kv_heads);
+      out.backend = sdpa_backend_name(native) + (native == 0 && heads != kv_heads ? " (GQA; KV expanded)" : "");
+    }
+    const auto both = sweep_within_budget(sweep(scale.attn_seq_first, scale.attn_seq_last, scale), [&](int64_t s) {
+      const auto [q, k, v] = inputs(s);
+      return timed(device, [&] { torch::autograd::backward({causal_attention(q, k, v).sum()}); });
+    });
+    for (const ProbeTiming& p : both) {
+      const auto [q, k, v] = inputs(p.size);
+      at::NoGradGuard no_grad;
+      double fwd_s = timed(device, [&] { (void)causal_attention(q, k, v); });
+      for (int i = 0; i < 3; ++i) fwd_s = std::min(fwd_s, timed(device, [&] { (void)causal_attention(q, k, v); }));
+      const double s = static_cast<double>(p.size);
+      const double fwd_work = 2.0 * s * s * static_cast<double>(heads * d);  // 2 matmuls x 2 s^2 h d / 2 (causal)
+      out.forward.push_back({fwd_work, fwd_s});
+      // The sum's backward and the fill of its gradient are elementwise and small next to attention.
+      if (p.best_s > fwd_s) out.backward.push_back({2.5 * fwd_work, p.best_s - fwd_s});
+    }
+  }
+  return out;
+}
+
+std::vector<NamedSamples> elementwise_samples(c10::ScalarType dtype, c10::Device device, const ProbeScale& scale) {
+  const double e = static_cast<double>(c10::elementSize(dtype));
+  constexpr int64_t kWidth = 2048, kHeadDim = 128;  // a 1.7B model's hidden width, a Qwen3/Llama head
+  const at::Tensor norm_w = at::ones({kWidth}, on(device, dtype));
+  struct Kernel {
+    std::string what;
+    double bytes_per_elem;
+    std::function<double(int64_t)> time_once;  // n elements
+  };
+  const std::vector<Kernel> kernels = {
+      {"RMSNorm forward (the engine's, eager)", 2 * e,
+       [&](int64_t n) {
+         const at::Tensor x = at::randn({n / kWidth, kWidth}, on(device, dtype));
+         return timed(device, [&] { (void)rms_normalize(x, norm_w, 1e-6, false); });
+       }},
+      {"RoPE forward (rotate-half, fp32 tables)", 2 * e,
+       [&](int64_t n) {
+         const int64_t tokens = n / kWidth;
+         const at::Tensor x = at::randn({1, tokens, kWidth / kHeadDim, kHeadDim}, on(device, dtype));
+         const at::Tensor c = at::randn({1, tokens, 1, kHeadDim / 2}, on(device, at::kFloat));
+         const at::Tensor s = at::randn({1, tokens, 1, kHeadDim / 2}, on(device, at::kFloat));
+         return timed(device, [&] {
+           const at::Tensor x1 = x.narrow(3, 0, kHeadDim / 2), x2 = x.narrow(3, kHeadDim / 2, kHeadDim / 2);
+           (void)at::cat({x1 * c - x2 * s, x2 * c + x1 * s}, 3);
+         });
+       }},
+      {"SwiGLU forward (silu(gate) * up)", 3 * e,
+       [&](int64_t n) {
+         const at::Tensor g = at::randn({n}, on(device, dtype)), u = at::randn({n}, on(device, dtype));
+         return timed(device, [&] { (void)(at::silu(g) * u); });
+       }},
+      // The logits are bf16 whatever the activations are (on a CPU, fp32 to fp32 would be no kernel).
+      {"loss upcast of bf16 logits to fp32", 2 + 4,
+       [&](int64_t n) {
+         const at::Tensor x = at::randn({n}, on(device, at::kBFloat16));
+         return timed(device, [&] { (void)x.to(at::kFloat); });
+       }},
+      {"copy", 2 * e,
+       [&](int64_t n) {
+         const at::Tensor x = at::randn({n}, on(device, dtype));
+         at::Tensor y = at::empty_like(x);
+         return timed(device, [&] { y.copy_(x); });
+       }},
+  };
+  std::vector<NamedSamples> out;
+  for (const Kernel& k : kernels) {
+    NamedSamples named{k.what, {}};
+    append(&named.samples, sweep_within_budget(sweep(scale.elementwise_first, scale.elementwise_last, scale), k.time_once),
+           k.bytes_per_elem);
+    out.push_back(std::move(named));
+  }
+  return out;
+}
+
+double launch_overhead_s(c10::Device device, std::string* what) {
+  at::Tensor x = at::zeros({1}, on(device, at::kFloat));
+  const at::Tensor y = at::ones({1}, on(device, at::kFloat));
+  const ProbeTiming t = time_within_budget({1000, 1 << 20, 0.02, 2, 0.5}, [&](int64_t calls) {
+    return timed(device, [&] {
+      for (int64_t i = 0; i < calls; ++i) x.add_(y);
+    });
+  });
+  *what = "a 1-element add, " + std::to_string(t.size) + " back to back, per call";
+  return t.best_s / static_cast<double>(t.size);
+}
+
+std::vector<NamedSamples> copy_samples(c10::Device device, const ProbeScale& scale) {
+  const ProbeBudget budget = sweep(scale.copy_first, scale.copy_last, scale);
+  // n bytes as fp32 elements (a vectorised copy on every CPU), written once so that no page is
+  // first touched inside a timed call.
+  auto bytes = [](int64_t n, c10::Device d, bool pinned) {
+    return at::zeros({n / 4}, at::TensorOptions().dtype(at::kFloat).device(d).pinned_memory(pinned));
+  };
+  std::vector<NamedSamples> out;
+  if (!device.is_cuda()) {
+    NamedSamples host{"host copy (no PCIe on a CPU: the offload copies are memory copies)", {}};
+    append(&host.samples, sweep_within_budget(budget, [&](int64_t n) {
+             const at::Tensor a = bytes(n, device, false);
+             at::Tensor b = bytes(n, device, false);
+             return timed(device, [&] { b.copy_(a); });
+           }), 1.0);
+    out.push_back(std::move(host));
+    return out;
+  }
+  const c10::Device cpu(c10::kCPU);
+  NamedSamples h2d{"pinned host-to-device copy", {}}, d2h{"device-to-host copy into pinned memory", {}};
+  append(&h2d.samples, sweep_within_budget(budget, [&](int64_t n) {
+           const at::Tensor host = bytes(n, cpu, true);
+           at::Tensor dev = bytes(n, device, false);
+           return timed(device, [&] { dev.copy_(host); });
+         }), 1.0);
+  append(&d2h.samples, sweep_within_budget(budget, [&](int64_t n) {
+           at::Tensor host = bytes(n, cpu, true);
+           const at::Tensor dev = bytes(n, device, false);
+           return timed(device, [&] { host.copy_(dev); });
+         }), 1.0);
+  out.push_back(std::move(h2d));
+  out.push_back(std::move(d2h));
+  return out;
+}
+
+std::vector<KernelSample> host_adam_samples(const ProbeScale& scale) {
+  const at::Tensor step = at::full({}, 1.0);
+  const c10::Device cpu(c10::kCPU);
+  std::vector<KernelSample> out;
+  append(&out, sweep_within_budget(sweep(scale.adam_first, scale.adam_last, scale), [&](int64_t n) {
+           at::Tensor p = at::randn({n}), g = at::randn({n}), m = at::zeros({n}), v = at::zeros({n});
+           return timed(cpu, [&] {
+             at::_fused_adamw_({p}, {g}, {m}, {v}, {}, {step}, 1e-3, 0.9, 0.999, 0.01, 1e-8, false, false);
+           });
+         }), 1.0);
+  return out;
+}
+
+#ifdef SPPLAN_TORCH_HAS_CUDA
+namespace {
+// The caching allocator's current (allocated, reserved) bytes on `device`.
+std::pair<double, double> allocator_bytes(c10::Device device) {
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+  return {static_cast<double>(stats.allocated_bytes[0].current), static_cast<double>(stats.reserved_bytes[0].current)};
+}
+}  // namespace
+
+double gemm_workspace_mib(c10::Device device, std::string* what) {
+  const at::Tensor a = at::randn({256, 256}, on(device, at::kBFloat16)), b = at::randn({256, 256}, a.options());
+  sync(device);
+  const double before = allocator_bytes(device).first;
+  { (void)at::mm(a, b); }  // the product is freed here; the handle's workspace stays
+  sync(device);
+  const double mib = (allocator_bytes(device).first - before) / (1024.0 * 1024.0);
+  *what = "allocated bytes the first bf16 GEMM of the process left behind (cuBLAS/cuBLASLt workspace, one stream)";
+  return std::max(0.0, mib);
+}
+
+double cuda_context_gib(c10::Device device, std::string* what) {
+  sync(device);
+  size_t free_bytes = 0, total_bytes = 0;
+  if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) return 0;
+  const double used = static_cast<double>(total_bytes - free_bytes);
+  *what = "device memory in use (cudaMemGetInfo) less the caching allocator's reserved, after every kernel above ran";
+  return std::max(0.0, used - allocator_bytes(device).second) / (1024.0 * 1024.0 * 1024.0);
+}
+#else
+double gemm_workspace_mib(c10::Device, std::string* what) {
+  *what = "no CUDA in this LibTorch";
+  return 0;
+}
+double cuda_context_gib(c10::Device, std::string* what) {
+  *what = "no CUDA in this LibTorch";
+  return 0;
+}
+#endif
+
+}  // namespace spplan::engine

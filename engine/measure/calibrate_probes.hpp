@@ -1,0 +1,72 @@
+// The measurements of `spplan calibrate`, on the device the engine runs on (a CUDA GPU or this
+// CPU): each returns the (work, time) points of one kernel class, sized by a time budget
+// (probe_budget.hpp's sweep), for kernel_fit.hpp to fit. On CUDA every call is timed between two
+// device synchronizations, so the time is the kernel's, not its launch's.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+#include "engine/measure/kernel_fit.hpp"
+#include "planner/config/model_spec.hpp"
+
+namespace spplan::engine {
+
+// How big and how long: CUDA sweeps larger sizes than a CPU, both stop at target_s per call.
+struct ProbeScale {
+  int64_t gemm_tokens_first = 64, gemm_tokens_last = 4096;
+  int64_t attn_seq_first = 128, attn_seq_last = 4096;
+  int64_t elementwise_first = 1 << 16, elementwise_last = 1 << 24;  // elements
+  int64_t copy_first = 1 << 20, copy_last = 1 << 28;                // bytes
+  int64_t adam_first = 1 << 20, adam_last = 1 << 24;                // parameters
+  double target_s = 0.05;    // a size's first call at least this long ends the sweep (after 2 sizes)
+  double reps_cap_s = 0.5;   // the further calls at one size take at most this long in all
+};
+ProbeScale cpu_scale();
+ProbeScale cuda_scale();
+
+// A model's GEMMs as the engine runs them (nn.Linear, x [tokens, in] . W^T): QKV, O, MLP up+gate,
+// MLP down, LM head; tokens doubling over the scale's range. Work: 2 * tokens * in * out FLOPs.
+std::vector<KernelSample> gemm_samples(const std::vector<ModelSpec>& models, c10::ScalarType dtype,
+                                       c10::Device device, const ProbeScale& scale);
+
+// The engine's causal attention (engine/model/attention.hpp: SDPA) over the sequence range with
+// `heads` query and `kv_heads` KV heads of each of `head_dims`. Forward work: 2 s^2 h d (causal
+// half of 2 matmuls); backward work: 2.5x the forward's, timed as (forward + backward) - forward.
+struct AttentionSamples {
+  std::vector<KernelSample> forward, backward;
+  std::string backend;  // the SDPA backend LibTorch chose: "flash", "memory-efficient", "cuDNN", "math"
+};
+AttentionSamples attention_samples(int64_t heads, int64_t kv_heads, const std::vector<int64_t>& head_dims,
+                                   c10::ScalarType dtype, c10::Device device, const ProbeScale& scale);
+
+// Large elementwise kernels, bytes read + written by one forward call of: the engine's RMSNorm,
+// RoPE (HF's rotate-half recipe), SwiGLU (silu(gate) * up), the loss's fp32 upcast of the logits
+// and a plain copy. `dtype`: the activations' (the upcast reads it and writes fp32).
+struct NamedSamples {
+  std::string what;
+  std::vector<KernelSample> samples;
+};
+std::vector<NamedSamples> elementwise_samples(c10::ScalarType dtype, c10::Device device, const ProbeScale& scale);
+
+// The mean time of one 1-element add, `calls` of them back to back (grown to the budget).
+double launch_overhead_s(c10::Device device, std::string* what);
+
+// Pinned host-to-device and device-to-host copies (on a CPU: one host copy), bytes per call.
+std::vector<NamedSamples> copy_samples(c10::Device device, const ProbeScale& scale);
+
+// LibTorch's fused AdamW on the host over n fp32 parameters (the optimizer offload's step).
+std::vector<KernelSample> host_adam_samples(const ProbeScale& scale);
+
+// CUDA only (0 elsewhere). The cuBLAS workspace: call first in the process, before any GEMM. The
+// context: call last, after every kernel kind has been loaded.
+double gemm_workspace_mib(c10::Device device, std::string* what);
+double cuda_context_gib(c10::Device device, std::string* what);
+
+// Name of sdp::SDPBackend's value: 0 math, 1 flash, 2 memory-efficient, 3 cuDNN.
+std::string sdpa_backend_name(int64_t backend);
+
+}  // namespace spplan::engine

@@ -1,0 +1,69 @@
+// What `spplan calibrate` measured, turned into the GPU TOML that spplan::load_gpu reads.
+//
+// The file is the base spec (a GPU preset's datasheet peaks, memory, links and price; on a CPU the
+// measured rates themselves are the peaks) with every key a measurement gives replaced by it and
+// a comment beside it naming the measurement: which kernels, which sizes, the fit and its residual.
+// Mapping (each fit is kernel_fit.hpp's line; efficiency = fitted asymptotic rate / peak):
+//   matmul_efficiency        bf16 GEMM rate / bf16_tflops   (fp32 GEMM rate / fp32_tflops in a comment:
+//                            the costmodel has one GEMM efficiency)
+//   matmul_fixed_s           the GEMM fit's intercept (bf16 on a GPU; fp32, the CPU engine's default)
+//   attention_efficiency     causal SDPA forward FLOP rate / the peak of its dtype
+//   attention_bwd_efficiency the backward's, its FLOPs counted at 2.5x the forward's
+//   attention_fixed_s        the forward fit's intercept
+//   elementwise_efficiency   the pooled fit of the large elementwise kernels' bytes / hbm_GBps
+//   kernel_launch_s          the mean time of a back-to-back 1-element kernel
+//   pcie_GBps                the pooled fit of pinned host-to-device and device-to-host copies
+//   host_adam_params_per_s   the host's fused AdamW, parameters per second
+//   cuda_context_gib, gemm_workspace_mib   measured device memory (0 on a CPU)
+// No LibTorch here: tests/engine/measure/calibration_file_test.cpp writes and reloads it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/measure/kernel_fit.hpp"
+#include "planner/config/cluster_spec.hpp"
+
+namespace spplan::engine {
+
+// One kernel class: its fit and what was measured, in words ("bf16 GEMM, qwen3-1.7b QKV/O/MLP/LM
+// head shapes, 256-16384 tokens").
+struct FittedKernel {
+  std::string what;
+  KernelFit fit;
+};
+
+struct Calibration {
+  GpuSpec base;             // peaks, memory, links, price, and every key not measured
+  std::string base_from;    // "preset h100-80gb (matched to the device)", "measured on this CPU"
+  std::string device;       // "NVIDIA H100 80GB HBM3", "CPU, 2 threads"
+  std::string name;         // "h100-80gb-measured"
+  bool cuda = false;
+  FittedKernel gemm_bf16, gemm_fp32;
+  double attention_peak_tflops = 0;  // the peak of the dtype attention ran in
+  FittedKernel attention_fwd, attention_bwd;
+  std::vector<FittedKernel> elementwise;  // each kernel, printed
+  std::vector<std::string> unfitted;      // a printed-only kernel whose own fit failed, and why
+  FittedKernel elementwise_pooled;        // all their points: the key
+  double launch_s = 0;
+  std::string launch_what;
+  std::vector<FittedKernel> copies;       // H2D and D2H, printed
+  FittedKernel copy_pooled;               // the key
+  FittedKernel host_adam;
+  std::optional<double> cuda_context_gib;   // measured where a CUDA device is
+  std::optional<double> gemm_workspace_mib;
+  std::string memory_what;
+  double seconds = 0;  // how long the calibration took
+};
+
+// The spec the file describes (what load_gpu will read back).
+GpuSpec calibrated_spec(const Calibration& c);
+
+// The TOML text: every key of calibrated_spec, each measured one with its measurement.
+std::string calibration_toml(const Calibration& c);
+
+// One line per fit: "bf16 GEMM ...: fixed 8.1 us, rate 702 T/s, efficiency 0.71, residual 2.3 % (12 points)".
+std::string fit_report(const Calibration& c);
+
+}  // namespace spplan::engine

@@ -1,0 +1,46 @@
+// The time of one kernel class as a line in its work: time_s = fixed_s + work / rate, fitted by
+// least squares over measurements at several sizes (`spplan calibrate`, CPU and CUDA alike).
+//
+// Why a line: a GEMM, an attention call or an elementwise kernel costs a fixed part (launch, the
+// tile ramp, the last partial wave) plus a part proportional to its work (FLOPs or bytes) at the
+// rate the hardware sustains once it is full. The asymptotic efficiency is rate / peak; at a
+// finite size the achieved efficiency is work / (time * peak), lower by the fixed part.
+//
+// The fit minimises the *relative* error of each point (each row weighted by 1 / time): the
+// measurements span orders of magnitude in time, and an absolute fit would let the largest call
+// decide the line alone. The residual is the relative RMS of (fitted - measured) / measured.
+//
+// No LibTorch here: tests/engine/measure/kernel_fit_test.cpp checks it on synthetic lines.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/core/status.hpp"
+
+namespace spplan::engine {
+
+struct KernelSample {
+  double work = 0;    // FLOPs or bytes of one call, > 0
+  double time_s = 0;  // seconds of one call, > 0
+};
+
+struct KernelFit {
+  double fixed_s = 0;          // the intercept, >= 0
+  double rate_per_s = 0;       // work per second once the fixed part is paid, > 0
+  double residual_rel_rms = 0; // sqrt(mean(((fixed_s + work / rate) - time) / time)^2)
+  int64_t points = 0;
+  bool through_origin = false; // the best line had a negative intercept or a slope <= 0 (noise):
+                               // refitted as the rate alone, fixed_s = 0
+  // rate / peak (the asymptotic efficiency), kept in (0, 1]: a measured rate above a datasheet
+  // peak (clock boost, a peak quoted low) is the peak.
+  double efficiency(double peak_per_s) const;
+};
+
+// Fits `samples` of the kernel class `what` (named in the error messages).
+// Fails (invalid) with fewer than 2 samples, a sample whose work or time is not a finite positive
+// number, or fewer than 2 distinct work sizes (no slope can be told apart from the intercept).
+Result<KernelFit> fit_kernel(const std::string& what, const std::vector<KernelSample>& samples);
+
+}  // namespace spplan::engine

@@ -1,0 +1,152 @@
+#include "engine/measure/validate_cases.hpp"
+
+#include "engine/run/options.hpp"
+#include "engine/run/predict.hpp"
+#include "planner/search/search.hpp"
+
+namespace spplan::engine {
+namespace {
+
+using Knobs = std::vector<std::string>;
+
+ValidateCase tiny(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
+  return {"tiny-llama", seq, sp, world, std::move(knobs), ValidateCase::Expect::kRuns};
+}
+
+// ZeRO 2/3 cases reduce in buckets of 256K elements, below tiny-llama's largest unit (the
+// 1M-element embedding and head): DeepSpeed allocates its reduce bucket whole (what the costmodel
+// prices), the engine one slab at a time, and the two agree when the bucket is the smaller.
+const Knobs kZ2 = {"--zero", "2", "--reduce-bucket", "262144"};
+const Knobs kZ3 = {"--zero", "3", "--reduce-bucket", "262144"};
+
+Knobs operator+(Knobs a, const Knobs& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+std::vector<ValidateCase> cpu_cases(bool quick) {
+  const Knobs none = {"--act-ckpt", "none"}, full = {"--act-ckpt", "full"}, off = {"--act-ckpt", "offload"};
+  const Knobs offload_opt = {"--offload-optimizer", "cpu"}, offload_params = {"--offload-params", "cpu"};
+  const Knobs bf16 = {"--precision", "bf16"};
+  if (quick) {
+    return {tiny(2048, 1, 1, none), tiny(2048, 2, 2, none), tiny(2048, 2, 2, full + kZ3 + Knobs{"--tiled-loss"}),
+            tiny(2048, 2, 2, off + kZ3 + offload_opt + offload_params)};
+  }
+  // Chosen to cover seq, sp, act-ckpt, ZeRO stages, tiling, offload and bf16 within a few minutes.
+  return {tiny(4096, 1, 1, none),  tiny(4096, 2, 2, none),  tiny(4096, 4, 4, none),   tiny(4096, 1, 1, full),
+          tiny(8192, 1, 1, none),  tiny(8192, 2, 2, full),  tiny(8192, 4, 4, none),   tiny(16384, 2, 2, full),
+          tiny(16384, 4, 4, none), tiny(8192, 2, 4, full + Knobs{"--zero", "1"}), tiny(8192, 2, 4, full + kZ2),
+          tiny(8192, 2, 4, full + kZ3), tiny(8192, 1, 1, full + Knobs{"--tiled-loss"}),
+          tiny(8192, 2, 2, full + Knobs{"--tiled-mlp", "--tiled-loss"}),
+          tiny(16384, 4, 4, full + kZ3 + Knobs{"--tiled-mlp", "--tiled-loss"}),
+          tiny(8192, 2, 2, off + Knobs{"--zero", "1"} + offload_opt),
+          tiny(16384, 2, 4, off + kZ3 + offload_opt + offload_params), tiny(8192, 2, 2, full + bf16),
+          tiny(8192, 2, 4, full + kZ3 + bf16),
+          tiny(8192, 2, 2, full + Knobs{"--tiled-loss"} + bf16 + Knobs{"--sp-comm-dtype", "bf16"})};
+}
+
+std::vector<ValidateCase> gpu_cases(int64_t gpus, bool quick) {
+  const Knobs none = {"--act-ckpt", "none"}, full = {"--act-ckpt", "full"}, off = {"--act-ckpt", "offload"};
+  const Knobs bf16 = {"--precision", "bf16"}, fp32 = {"--precision", "fp32"};
+  const Knobs offload_opt = {"--offload-optimizer", "cpu"}, offload_params = {"--offload-params", "cpu"};
+  const Knobs z1 = {"--zero", "1"}, z2 = {"--zero", "2"}, z3 = {"--zero", "3"};
+  auto c = [&](const char* model, int64_t seq_k, Knobs knobs) {
+    return ValidateCase{model, seq_k * 1024, gpus, gpus, std::move(knobs), ValidateCase::Expect::kRuns};
+  };
+  std::vector<ValidateCase> cases = {
+      c("qwen3-0.6b", 4, none + bf16),
+      c("qwen3-0.6b", 16, full + bf16),
+      c("qwen3-1.7b", 4, none + bf16),
+      c("qwen3-0.6b", 4, none + fp32),
+      c("qwen3-1.7b", 16, full + z3 + offload_opt + offload_params + bf16),
+  };
+  if (quick) return cases;
+  const std::vector<ValidateCase> more = {
+      c("qwen3-0.6b", 32, full + bf16 + Knobs{"--tiled-loss"}),
+      c("llama-3.2-1b", 16, full + bf16),
+      c("qwen3-1.7b", 16, full + bf16 + Knobs{"--tiled-mlp"}),
+      c("qwen3-1.7b", 16, full + z1 + bf16),
+      c("qwen3-1.7b", 16, full + z2 + bf16),
+      c("qwen3-1.7b", 16, full + z3 + bf16),
+      c("qwen3-1.7b", 32, off + z1 + offload_opt + bf16),
+      c("qwen3-4b", 8, full + z1 + offload_opt + bf16),
+      c("llama-3.2-1b", 32, full + z3 + offload_opt + offload_params + bf16),
+      c("llama-3.1-8b", 8, full + z3 + offload_opt + offload_params + bf16 + Knobs{"--tiled-mlp", "--tiled-loss"}),
+      c("qwen3-1.7b", 8, full + fp32 + Knobs{"--tiled-loss"}),
+  };
+  cases.insert(cases.end(), more.begin(), more.end());
+  return cases;
+}
+
+std::vector<ValidateCase> gpu_boundary_plans(int64_t gpus, bool quick) {
+  std::vector<ValidateCase> plans = {
+      {"qwen3-0.6b", 0, gpus, gpus, {"--act-ckpt", "full", "--precision", "bf16"}, ValidateCase::Expect::kRuns}};
+  if (!quick) {
+    plans.push_back({"qwen3-1.7b", 0, gpus, gpus, {"--act-ckpt", "full", "--precision", "bf16", "--tiled-loss"},
+                     ValidateCase::Expect::kRuns});
+  }
+  return plans;
+}
+
+std::string case_name(const ValidateCase& c) {
+  std::string name = c.model + " s" + (c.seq % 1024 == 0 ? std::to_string(c.seq / 1024) + "k" : std::to_string(c.seq)) +
+                     " sp" + std::to_string(c.sp);
+  if (c.world != c.sp) name += " w" + std::to_string(c.world);
+  for (size_t i = 0; i < c.knobs.size(); ++i) {
+    name += " " + c.knobs[i].substr(2);  // "--zero" -> "zero"
+    const bool has_value = i + 1 < c.knobs.size() && c.knobs[i + 1].rfind("--", 0) != 0;
+    if (has_value) name += "-" + c.knobs[++i];
+  }
+  if (c.expect == ValidateCase::Expect::kFitsAtBoundary) name += " (max-seq)";
+  if (c.expect == ValidateCase::Expect::kOomPastBoundary) name += " (1.1x max-seq)";
+  return name;
+}
+
+std::vector<std::string> run_args(const ValidateCase& c, int64_t steps) {
+  std::vector<std::string> args = {"run", "--model", c.model, "--seq", std::to_string(c.seq), "--sp", std::to_string(c.sp)};
+  args.insert(args.end(), c.knobs.begin(), c.knobs.end());
+  for (const std::string& a : {std::string("--nproc"), std::to_string(c.world), std::string("--steps"),
+                               std::to_string(steps), std::string("--seed"), std::string("1"), std::string("--json")}) {
+    args.push_back(a);
+  }
+  return args;
+}
+
+Result<std::vector<ValidateCase>> boundary_cases(const ValidateCase& plan, const GpuSpec& gpu, int64_t granularity) {
+  ValidateCase probe = plan;
+  probe.seq = granularity;
+  const std::vector<std::string> args = run_args(probe, 1);
+  std::vector<const char*> argv = {"spplan-engine"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  auto opts = parse_run_options(static_cast<int>(argv.size()), argv.data(), 2);
+  if (!opts.ok()) return Status::invalid(case_name(plan) + ": " + opts.status().message());
+  if (auto s = check_run_options(&*opts, plan.world); !s) return Status::invalid(case_name(plan) + ": " + s.message());
+  const int64_t max_seq = search::max_seq_fixed(priced_plan(opts->plan, Pricing{gpu, true}), granularity);
+  if (max_seq < granularity) {
+    return Status::invalid(case_name(plan) + ": not even " + std::to_string(granularity) + " tokens fit on " + gpu.name +
+                           " (allowed: a plan whose max-seq is at least one granule)");
+  }
+  ValidateCase fits = plan, past = plan;
+  fits.seq = max_seq;
+  fits.expect = ValidateCase::Expect::kFitsAtBoundary;
+  past.seq = (max_seq * 11 / 10 + granularity - 1) / granularity * granularity;
+  past.expect = ValidateCase::Expect::kOomPastBoundary;
+  return std::vector<ValidateCase>{fits, past};
+}
+
+std::string outcome_error(const ValidateCase& c, const RunOutcome& r) {
+  const std::string got = r.oom ? "ran out of device memory (exit " + std::to_string(r.exit_code) + ")"
+                                : "exit " + std::to_string(r.exit_code);
+  if (c.expect == ValidateCase::Expect::kOomPastBoundary) {
+    if (r.exit_code == 3 && r.oom) return "";
+    return "expected the engine's out-of-memory report (exit 3, \"oom\": true) past the planner's max-seq, got " +
+           (r.exit_code == 0 ? std::string("a run that fit") : got);
+  }
+  if (r.exit_code == 0 && !r.oom) return "";
+  return std::string(c.expect == ValidateCase::Expect::kFitsAtBoundary ? "at the planner's max-seq: " : "") +
+         "run failed: " + got;
+}
+
+}  // namespace spplan::engine

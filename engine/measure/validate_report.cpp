@@ -1,0 +1,101 @@
+#include "engine/measure/validate_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace spplan::engine {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+// Mean and max |error| over the rows that have `key`.
+Errors errors(const nlohmann::json& rows, const std::string& key) {
+  Errors e;
+  double sum = 0;
+  for (const auto& r : rows) {
+    if (!r.contains(key) || !r[key].is_number()) continue;
+    const double d = std::abs(r[key].get<double>());
+    sum += d;
+    e.max = std::max(e.max, d);
+    ++e.n;
+  }
+  if (e.n > 0) e.mean = sum / e.n;
+  return e;
+}
+
+}  // namespace
+
+CaseSummary summarize_cases(const nlohmann::json& rows) {
+  CaseSummary s;
+  for (const auto& r : rows) {
+    r.contains("error") ? ++s.failed : ++s.ok;
+    if (r["expect"] != "runs") {
+      ++s.boundary;
+      s.boundary_right += !r.contains("error");
+    }
+  }
+  s.mem = errors(rows, "mem_error_pct"), s.time = errors(rows, "time_error_pct");
+  s.host = errors(rows, "host_mem_error_pct");
+  s.preset_mem = errors(rows, "preset_mem_error_pct"), s.preset_time = errors(rows, "preset_time_error_pct");
+  return s;
+}
+
+void print_table(const nlohmann::json& rows, const CaseSummary& sum, bool preset) {
+  int width = 4;  // the longest case name
+  for (const auto& r : rows) width = std::max(width, static_cast<int>(r["case"].get<std::string>().size()));
+  std::printf("%-*s %12s %12s %8s %10s %10s %8s %8s", width, "case", "meas MiB", "pred MiB", "d %", "meas s", "pred s",
+              "d %", "host d %");
+  std::printf(preset ? " %10s %10s\n" : "\n", "preset m%", "preset t%");
+  for (const auto& r : rows) {
+    const std::string name = r["case"].get<std::string>();
+    if (r.contains("error") || !r.contains("measured_step_time_s")) {
+      std::printf("%-*s %s\n", width, name.c_str(),
+                  r.contains("error") ? r["error"].get<std::string>().c_str() : "out of memory, as expected");
+      continue;
+    }
+    char host[32] = "       -";
+    if (r.contains("host_mem_error_pct")) std::snprintf(host, sizeof host, "%+8.1f", r["host_mem_error_pct"].get<double>());
+    std::printf("%-*s %12.1f %12.1f %+8.1f %10.3f %10.3f %+8.1f %s", width, name.c_str(),
+                r["measured_peak_memory_bytes"].get<double>() / kMiB, r["predicted_peak_memory_bytes"].get<double>() / kMiB,
+                r["mem_error_pct"].get<double>(), r["measured_step_time_s"].get<double>(),
+                r["predicted_step_time_s"].get<double>(), r["time_error_pct"].get<double>(), host);
+    if (preset) {
+      std::printf(" %+10.1f %+10.1f", r["preset_mem_error_pct"].get<double>(), r["preset_time_error_pct"].get<double>());
+    }
+    std::printf("\n");
+  }
+  std::printf("mean |delta|: memory %.1f %%, time %.1f %%; max |delta|: memory %.1f %%, time %.1f %%, host memory "
+              "%.1f %% (%d cases",
+              sum.mem.mean, sum.time.mean, sum.mem.max, sum.time.max, sum.host.max, sum.ok);
+  std::printf(sum.failed ? ", %d failed)\n" : ")\n", sum.failed);
+  if (preset) {
+    std::printf("with the preset: mean |delta| memory %.1f %%, time %.1f %%; max memory %.1f %%, time %.1f %%\n",
+                sum.preset_mem.mean, sum.preset_time.mean, sum.preset_mem.max, sum.preset_time.max);
+  }
+  if (sum.boundary > 0) std::printf("boundary: %d of %d cases right\n", sum.boundary_right, sum.boundary);
+}
+
+nlohmann::json summary_json(const CaseSummary& s, const Machines& m, const nlohmann::json& rows) {
+  nlohmann::json j = {{"cases", s.ok},
+                      {"failed", s.failed},
+                      {"max_mem_error_pct", s.mem.max},
+                      {"max_time_error_pct", s.time.max},
+                      {"max_host_mem_error_pct", s.host.max},
+                      {"mean_mem_error_pct", s.mem.mean},
+                      {"mean_time_error_pct", s.time.mean},
+                      {"machine", m.calibrated.name},
+                      {"boundary_cases", s.boundary},
+                      {"boundary_right", s.boundary_right},
+                      {"rows", rows}};
+  if (m.preset) {
+    j.update({{"preset", m.preset->name},
+              {"preset_max_mem_error_pct", s.preset_mem.max},
+              {"preset_max_time_error_pct", s.preset_time.max},
+              {"preset_mean_mem_error_pct", s.preset_mem.mean},
+              {"preset_mean_time_error_pct", s.preset_time.mean}});
+  }
+  return j;
+}
+
+}  // namespace spplan::engine

@@ -1,0 +1,41 @@
+// What `validate engine` (validate.hpp) prints of its rows: the table, or with --json the summary
+// object around them (DESIGN.md `validate engine --json`: cases, max_mem_error_pct,
+// max_time_error_pct, rows).
+#pragma once
+
+#include <cmath>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/config/cluster_spec.hpp"
+
+namespace spplan::engine {
+
+// The specs the cases are priced on: the calibrated one always; on a GPU also the preset.
+struct Machines {
+  GpuSpec calibrated;
+  std::optional<GpuSpec> preset;
+  bool shared = false;  // CPU: the ranks share the machine
+};
+
+// Mean and max |error| of one column over the rows that have it.
+struct Errors {
+  double mean = std::nan(""), max = 0;
+  int n = 0;
+};
+
+struct CaseSummary {
+  int ok = 0, failed = 0, boundary = 0, boundary_right = 0;
+  Errors mem, time, host, preset_mem, preset_time;
+};
+
+CaseSummary summarize_cases(const nlohmann::json& rows);
+
+// The table on stdout: a row per case (measured, predicted, delta %), then the means and maxima.
+void print_table(const nlohmann::json& rows, const CaseSummary& sum, bool preset);
+
+// The --json object.
+nlohmann::json summary_json(const CaseSummary& s, const Machines& m, const nlohmann::json& rows);
+
+}  // namespace spplan::engine

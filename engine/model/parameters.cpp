@@ -1,0 +1,48 @@
+#include "engine/model/parameters.hpp"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+namespace spplan::engine {
+
+std::vector<std::vector<ParamDecl>> param_units(const ModelSpec& spec) {
+  const int64_t h = spec.hidden_size, d = spec.head_dim, i = spec.intermediate_size, V = spec.vocab_size;
+  const int64_t qkv = (spec.num_attention_heads + 2 * spec.num_key_value_heads) * d;
+  std::vector<std::vector<ParamDecl>> units{{{{V, h}, false}}};
+  for (int64_t l = 0; l < spec.num_hidden_layers; ++l) {
+    std::vector<ParamDecl> layer{{{h}, true}, {{qkv, h}, false}};
+    if (spec.qk_norm) layer.insert(layer.end(), {{{d}, true}, {{d}, true}});
+    layer.insert(layer.end(), {{{h, spec.q_dim()}, false}, {{h}, true}, {{2 * i, h}, false}, {{h, i}, false}});
+    units.push_back(layer);
+  }
+  units.push_back({{{h}, true}});
+  if (!spec.tie_word_embeddings) units.back().push_back({{V, h}, false});
+  return units;
+}
+
+std::vector<std::vector<Shape>> shapes_of(const std::vector<std::vector<ParamDecl>>& units) {
+  std::vector<std::vector<Shape>> out;
+  for (const auto& unit : units) {
+    out.emplace_back();
+    for (const ParamDecl& p : unit) out.back().push_back(p.shape);
+  }
+  return out;
+}
+
+void init_params(at::Tensor& full, const ZeroLayout& layout, const std::vector<std::vector<ParamDecl>>& decls,
+                 uint64_t seed) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  full.zero_();
+  for (size_t u = 0; u < decls.size(); ++u) {
+    const ZeroUnit& unit = layout.units()[u];
+    const std::vector<at::Tensor> views = ZeroLayout::carve(layout.unit_of(full, unit), unit);
+    for (size_t i = 0; i < views.size(); ++i) {
+      const bool direct = full.is_cpu() && full.scalar_type() == at::kFloat;
+      at::Tensor init = direct ? views[i] : at::empty(views[i].sizes(), at::kFloat);
+      decls[u][i].is_norm ? init.fill_(1.0) : init.normal_(0.0, 0.02, gen);
+      if (!direct) views[i].copy_(init);
+    }
+  }
+}
+
+}  // namespace spplan::engine

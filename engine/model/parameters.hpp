@@ -1,0 +1,35 @@
+// The decoder's parameters as declared: which tensors, in which order and ZeRO unit, their shapes
+// and how they start. Model (model.hpp) lays its flat buffers out from these.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "engine/parallel/zero.hpp"
+#include "planner/config/model_spec.hpp"
+
+namespace spplan::engine {
+
+// One parameter: its shape and how it starts (norms: ones; matrices: normal(0, 0.02)).
+struct ParamDecl {
+  Shape shape;
+  bool is_norm = false;
+};
+
+// The parameters in declaration order, grouped in ZeRO units (zero.hpp): the embedding; each layer
+// (attn_norm, wqkv, [q_norm, k_norm], wo, mlp_norm, w_gate_up, w_down); the final norm and the
+// untied head. Unpadded, this order is the flat layout at ZeRO 0 and the checkpoint format.
+std::vector<std::vector<ParamDecl>> param_units(const ModelSpec& spec);
+
+// The shapes of `units`, unit by unit (ZeroLayout's input).
+std::vector<std::vector<Shape>> shapes_of(const std::vector<std::vector<ParamDecl>>& units);
+
+// Fills `full` (ZeroLayout's full layout) in declaration order from one generator; padding is 0.
+// Values come from the CPU generator in fp32 on every device and dtype, so a GPU or bf16 run
+// starts from the same weights (rounded to bf16).
+void init_params(at::Tensor& full, const ZeroLayout& layout, const std::vector<std::vector<ParamDecl>>& decls,
+                 uint64_t seed);
+
+}  // namespace spplan::engine

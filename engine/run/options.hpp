@@ -1,0 +1,62 @@
+// RunOptions: the flags of `spplan-engine run` (the same as DESIGN.md's `spplan run`), checked.
+//
+//   (--plan FILE.toml | --model M --seq S --sp P [knobs]) --nproc N [--steps K] [--data FILE[,FILE...]]
+//   [--eos-id N] [--seed X] [--save DIR] [--save-every K] [--resume DIR] [--gpu G] [--json]
+//   [--lr X --warmup-steps K --lr-schedule constant|cosine|linear --min-lr X --weight-decay X --grad-clip X]
+//   [--init-from HF_DIR] [--export-hf DIR]
+//
+// --data takes a comma-separated list (a flag is given once: planner/core/args.hpp), read as one
+// stream in that order; --eos-id is the token that ends a document (engine/io/data.hpp). The optimizer
+// flags (planner/config/optimizer_spec.hpp) override a plan file's [optimizer], as knob flags do.
+// --init-from starts from a Hugging Face model folder's weights instead of the seeded init (its
+// config.json is the model when --model is absent); --export-hf writes the trained weights as one
+// after the last step (engine/io/hf_weights.hpp).
+//
+// --gpu G (a preset or a GPU TOML, e.g. what `spplan calibrate` wrote) is the accelerator the run's
+// predictions are priced on; without it, predict.hpp picks one for the device the run has.
+//
+// Knob flags override a plan file's knobs. Knobs the engine does not implement yet are refused
+// (never ignored): ZeRO stages > 0, offload, act-ckpt offload, tiled MLP/loss, bf16 precision.
+// Every failure is one line naming the flag or file key, the value, and what is allowed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/config/plan_spec.hpp"
+#include "planner/core/status.hpp"
+
+namespace spplan::engine {
+
+struct RunOptions {
+  PlanSpec plan;                  // model, seq_len, knobs; cluster.num_gpus is set to the world size
+  std::string plan_path;          // "" when the plan came from flags
+  std::optional<int64_t> nproc;   // absent: this process is one rank started by torchrun/Slurm
+  int64_t steps = 5;
+  std::vector<std::string> data_paths;  // empty = synthetic tokens
+  int64_t eos_id = -1;            // kNoEos (data.hpp): documents are not marked
+  uint64_t seed = 0;
+  std::string save_dir;           // "" = no checkpoints
+  int64_t save_every = 0;         // 0 = only after the last step
+  std::string resume_dir;         // "" = start from step 0
+  std::string init_from;          // "" = seeded init; else a Hugging Face folder (hf_weights.hpp)
+  std::string export_hf;          // "" = no export; else the folder written after the last step
+  bool model_from_flag = false;   // --model given (then it must agree with --init-from's config.json)
+  std::optional<GpuSpec> gpu;     // --gpu: the spec predictions are priced on
+  bool json = false;
+  std::vector<std::string> knob_flags_given;  // e.g. "zero": names a value's source in messages
+
+  // Where a knob's value came from: "--zero" or "plan.toml: key \"knobs.zero_stage\"".
+  std::string where(const std::string& key) const;
+};
+
+// Parses argv[first..argc) (the words after "run"); reads the --plan and --model files only.
+Result<RunOptions> parse_run_options(int argc, const char* const* argv, int first);
+
+// The checks that need the world size: sp divides the world, heads fit sp, and the knobs are ones
+// the engine implements. `world` is --nproc or WORLD_SIZE.
+Status check_run_options(RunOptions* options, int64_t world);
+
+}  // namespace spplan::engine

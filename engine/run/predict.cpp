@@ -1,0 +1,106 @@
+#include "engine/run/predict.hpp"
+
+#include <cctype>
+#include <cmath>
+
+#include "planner/config/loaders.hpp"
+#ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
+#include "planner/costmodel/estimate.hpp"
+#endif
+
+namespace spplan::engine {
+namespace {
+
+// This machine as the costmodel sees it: calibrated preset if any, else memory-only.
+GpuSpec host_machine(const GpuSpec& fallback_base, bool* calibrated) {
+  const auto presets = gpu_presets();
+  for (const auto& name : presets) {
+    if (name == "cpu-host") {
+      if (auto gpu = load_gpu(name); gpu.ok()) {
+        *calibrated = true;
+        return *gpu;
+      }
+    }
+  }
+  *calibrated = false;
+  GpuSpec g = fallback_base;
+  g.name = "cpu-host (uncalibrated)";
+  g.cuda_context_gib = 0;  // a CPU process has no CUDA context, NCCL buffers or caching allocator
+  g.nccl_gib_per_group = 0;
+  g.nccl_a2a_gib_per_peer = 0;
+  g.gemm_workspace_mib = 0;  // CPU GEMMs take their scratch outside the counting allocator
+  g.allocator_fragmentation = 0;
+  return g;
+}
+
+std::optional<double> positive(double v) {
+  return (std::isfinite(v) && v > 0) ? std::optional<double>(v) : std::nullopt;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+}  // namespace
+
+std::optional<GpuSpec> match_gpu_preset(const CudaDevice& device, const std::vector<GpuSpec>& presets) {
+  const std::string name = lower(device.name);
+  const double gib = static_cast<double>(device.total_bytes) / (1024.0 * 1024.0 * 1024.0);
+  for (const GpuSpec& g : presets) {
+    const std::string model = lower(g.name.substr(0, g.name.find('-')));  // "h100" of "h100-80gb"
+    // 2%: the presets hold nvidia-smi's figure; an 80 GB and a 40 GB part differ by 50%.
+    if (!model.empty() && name.find(model) != std::string::npos && std::abs(gib - g.memory_gib) <= 0.02 * g.memory_gib) {
+      return g;
+    }
+  }
+  return std::nullopt;
+}
+
+Pricing cuda_pricing(const GpuSpec* gpu_flag, const CudaDevice& device, const GpuSpec& plan_gpu) {
+  if (gpu_flag != nullptr) return {*gpu_flag, true};
+  std::vector<GpuSpec> presets;
+  for (const std::string& name : gpu_presets()) {
+    if (auto g = load_gpu(name); g.ok()) presets.push_back(*g);
+  }
+  if (auto g = match_gpu_preset(device, presets)) return {*g, true};
+  GpuSpec g = plan_gpu;  // its overhead terms; the device's capacity
+  g.name = device.name + " (no preset matches: memory only)";
+  g.memory_gib = static_cast<double>(device.total_bytes) / (1024.0 * 1024.0 * 1024.0);
+  return {g, false};
+}
+
+Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu) {
+  if (gpu_flag != nullptr) return {*gpu_flag, true};
+  bool calibrated = false;
+  GpuSpec g = host_machine(plan_gpu, &calibrated);
+  return {g, calibrated};
+}
+
+PlanSpec priced_plan(const PlanSpec& plan, const Pricing& pricing) {
+  PlanSpec host = plan;
+  host.cluster.gpu = pricing.gpu;
+  host.cluster.gpu.gpus_per_node = plan.cluster.num_gpus;  // all ranks on this one machine
+  host.stack = trainer_stack("engine");  // the engine's own software behaviour (knobs.cpp)
+  return host;
+}
+
+Prediction predict(const PlanSpec& plan, const Pricing& pricing) {
+  Prediction out;
+  const PlanSpec host = priced_plan(plan, pricing);
+  out.machine = host.cluster.gpu.name;
+#ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
+  const costmodel::Estimate e = costmodel::estimate(host);
+  const costmodel::MemoryBreakdown& m = e.memory;
+  out.peak_memory_bytes = positive(m.total_bytes());
+  out.host_memory_bytes = e.host.total_bytes() / static_cast<double>(host.cluster.num_gpus);
+  if (pricing.speed_known) out.step_time_s = positive(e.time.step_time_s);
+  out.memory_bytes = {{"params_bytes", m.params_bytes},       {"grads_bytes", m.grads_bytes},
+                      {"optimizer_bytes", m.optimizer_bytes}, {"activations_bytes", m.activations_bytes},
+                      {"logits_bytes", m.logits_bytes},       {"buffers_bytes", m.buffers_bytes},
+                      {"overhead_bytes", m.overhead_bytes}};
+#endif
+  return out;
+}
+
+}  // namespace spplan::engine

@@ -1,0 +1,45 @@
+// The run's results: the per-step progress line and the one JSON object of --json
+// (DESIGN.md `run --json`, plus the breakdowns validation compares line by line).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/device/alloc_conf.hpp"
+#include "engine/run/predict.hpp"
+
+namespace spplan::engine {
+
+struct RunReport {
+  std::vector<double> losses;                       // one per step run by this invocation
+  double tokens_per_s = 0;                          // whole world, steps after the warm-up step
+  double step_time_s = 0;                           // mean over the same steps
+  std::vector<double> step_times_s;                 // every step of this invocation, rank 0
+  std::vector<double> lrs;                          // the learning rate each step used
+  std::vector<double> grad_norms;                   // each step's global gradient L2 norm, before clipping
+  int64_t peak_memory_bytes = 0;                    // largest over ranks
+  int64_t peak_rank = 0;                            // the rank that had it
+  int64_t peak_reserved_bytes = 0;                  // live + cached blocks, largest over ranks
+  std::optional<int64_t> device_used_bytes;         // CUDA: as nvidia-smi shows it, largest over ranks
+  AllocConf alloc_conf;                             // the caching allocator's settings (alloc_conf.hpp)
+  std::map<std::string, int64_t> memory_bytes;      // that rank's peak, by costmodel category
+  int64_t peak_host_memory_bytes = 0;               // offloaded state (HostScope), largest over ranks
+  Prediction prediction;
+  std::map<std::string, double> phases_s;           // mean seconds per step, rank 0
+  int64_t world = 1, sp = 1, dp = 1, micro_batch = 1, grad_accum = 1, seq_len = 0, first_step = 1;
+  int64_t num_params = 0, threads_per_rank = 1;
+  std::string model, act_ckpt, device;
+  std::optional<bool> cpu_bf16_emulated;            // bf16 runs on a CPU: cpu_bf16.hpp's verdict
+  std::string attention_backend = "libtorch";       // the SDPA kernel attention ran on (attention.hpp)
+  std::string attention_backend_choice = "cpu";     // how it was chosen (the measured times on CUDA)
+  std::string fused_kernels = "none";               // --tiled-loss's fused ops: "cuda", "aten"; else "none"
+};
+
+std::string progress_line(int64_t step, int64_t total_steps, double loss, double tokens_per_s, double step_time_s,
+                          int64_t peak_memory_bytes, double lr, double grad_norm);
+std::string to_json(const RunReport& report);
+
+}  // namespace spplan::engine

@@ -1,0 +1,117 @@
+// engine/measure/calibration_file.hpp: the measured fits become a GPU TOML that load_gpu reads back, every
+// measured key with its measurement beside it.
+#include "engine/measure/calibration_file.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "planner/config/loaders.hpp"
+
+namespace spplan::engine {
+namespace {
+
+KernelFit line(double fixed_s, double rate, int64_t points = 6) { return {fixed_s, rate, 0.02, points, false}; }
+
+// An H100 as the kernel measurements describe it (gpu_h100_kernels.jsonl): bf16 GEMMs
+// ~700 TFLOP/s, cuDNN attention 500 forward, 400 backward, elementwise 2.7 TB/s, PCIe 50 GB/s.
+Calibration h100_calibration() {
+  Calibration c;
+  c.base = *load_gpu("h100-80gb");
+  c.base_from = "preset h100-80gb";
+  c.device = "NVIDIA H100 80GB HBM3";
+  c.name = "h100-80gb-measured";
+  c.cuda = true;
+  c.gemm_bf16 = {"bf16 GEMM", line(9e-6, 700e12)};
+  c.gemm_fp32 = {"fp32 GEMM", line(12e-6, 50e12)};
+  c.attention_peak_tflops = c.base.bf16_tflops;
+  c.attention_fwd = {"causal SDPA forward (cuDNN)", line(20e-6, 500e12)};
+  c.attention_bwd = {"causal SDPA backward (cuDNN)", line(40e-6, 400e12)};
+  c.elementwise = {{"RMSNorm", line(6e-6, 2.5e12)}, {"copy", line(5e-6, 2.9e12)}};
+  c.elementwise_pooled = {"elementwise, pooled", line(5.5e-6, 2.7e12, 12)};
+  c.launch_s = 4.5e-6;
+  c.launch_what = "1-element add, 10000 back to back";
+  c.copies = {{"pinned H2D", line(1e-5, 52e9)}, {"pinned D2H", line(1e-5, 48e9)}};
+  c.copy_pooled = {"pinned H2D and D2H", line(1e-5, 50e9, 12)};
+  c.host_adam = {"host fused AdamW", line(1e-4, 2.2e9)};
+  c.cuda_context_gib = 0.52;
+  c.gemm_workspace_mib = 32;
+  c.memory_what = "cudaMemGetInfo used - reserved after the first GEMM";
+  return c;
+}
+
+TEST(CalibrationFile, EfficienciesAreFittedRatesOverThePresetPeaks) {
+  const Calibration c = h100_calibration();
+  const GpuSpec g = calibrated_spec(c);
+  EXPECT_EQ(g.name, "h100-80gb-measured");
+  EXPECT_DOUBLE_EQ(g.bf16_tflops, c.base.bf16_tflops);  // peaks stay the preset's
+  EXPECT_NEAR(g.matmul_efficiency, 700.0 / 989.4, 1e-12);
+  EXPECT_DOUBLE_EQ(g.matmul_fixed_s, 9e-6);              // bf16 on a GPU
+  EXPECT_NEAR(g.attention_efficiency, 500.0 / 989.4, 1e-12);
+  EXPECT_NEAR(g.attention_bwd_efficiency, 400.0 / 989.4, 1e-12);
+  EXPECT_DOUBLE_EQ(g.attention_fixed_s, 20e-6);
+  EXPECT_NEAR(g.elementwise_efficiency, 2700.0 / 3350.0, 1e-12);
+  EXPECT_DOUBLE_EQ(g.kernel_launch_s, 4.5e-6);
+  EXPECT_DOUBLE_EQ(g.pcie_GBps, 50.0);
+  EXPECT_DOUBLE_EQ(g.host_adam_params_per_s, 2.2e9);
+  EXPECT_DOUBLE_EQ(g.cuda_context_gib, 0.52);
+  EXPECT_DOUBLE_EQ(g.gemm_workspace_mib, 32);
+}
+
+TEST(CalibrationFile, LoadGpuReadsBackWhatWasWritten) {
+  const Calibration c = h100_calibration();
+  const std::string text = calibration_toml(c);
+  const std::string path = "/tmp/spplan-calibration-file-test-" + std::to_string(::getpid()) + ".toml";
+  std::ofstream(path) << text;
+  const auto g = load_gpu(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(g.ok()) << g.status().message() << "\n" << text;
+  const GpuSpec want = calibrated_spec(c);
+  EXPECT_EQ(g->name, want.name);
+  // %.6g keeps 6 significant digits.
+  for (auto [got, expected] : {std::pair{g->matmul_efficiency, want.matmul_efficiency},
+                               std::pair{g->attention_efficiency, want.attention_efficiency},
+                               std::pair{g->attention_bwd_efficiency, want.attention_bwd_efficiency},
+                               std::pair{g->elementwise_efficiency, want.elementwise_efficiency},
+                               std::pair{g->matmul_fixed_s, want.matmul_fixed_s},
+                               std::pair{g->pcie_GBps, want.pcie_GBps},
+                               std::pair{g->memory_gib, want.memory_gib},
+                               std::pair{g->nccl_a2a_gib_per_peer, want.nccl_a2a_gib_per_peer},
+                               std::pair{g->price_per_gpu_hour, want.price_per_gpu_hour}}) {
+    EXPECT_NEAR(got, expected, 1e-5 * expected);
+  }
+  // Every key line carries a comment naming where its value came from.
+  std::istringstream lines(text);
+  std::string l;
+  int keys = 0;
+  while (std::getline(lines, l)) {
+    if (l.empty() || l[0] == '#' || l.rfind("name =", 0) == 0) continue;
+    ++keys;
+    EXPECT_NE(l.find("  # "), std::string::npos) << l;
+  }
+  EXPECT_EQ(keys, 26);
+  EXPECT_NE(text.find("matmul_efficiency = 0.707499  # bf16 GEMM: 700 TFLOP/s, fit of 6 points, residual 2.0 %"),
+            std::string::npos)
+      << text;
+}
+
+// A rate above the datasheet peak is written as the peak, which load_gpu accepts (<= 1).
+TEST(CalibrationFile, ARateAboveThePeakIsThePeak) {
+  Calibration c = h100_calibration();
+  c.gemm_bf16.fit.rate_per_s = 1100e12;
+  EXPECT_DOUBLE_EQ(calibrated_spec(c).matmul_efficiency, 1.0);
+}
+
+TEST(CalibrationFile, TheReportPrintsEveryResidual) {
+  const std::string r = fit_report(h100_calibration());
+  EXPECT_NE(r.find("bf16 GEMM: fixed 9e-06 s, rate 700 TFLOP/s (70.7 % of peak), residual 2.0 % (6 points)"),
+            std::string::npos)
+      << r;
+  EXPECT_NE(r.find("pinned D2H: fixed 1e-05 s, rate 48 GB/s, residual 2.0 %"), std::string::npos) << r;
+}
+
+}  // namespace
+}  // namespace spplan::engine

@@ -1,0 +1,171 @@
+// engine/measure/validate_cases.hpp: the GPU case list covers what the issue asks for, every case is a
+// valid run, and the boundary cases sit on either side of the planner's max-seq. The verdict is
+// checked against the engine's real out-of-memory report, emulated on this CPU.
+#include "engine/measure/validate_cases.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "engine/run/options.hpp"
+#include "engine/run/predict.hpp"
+#include "planner/config/loaders.hpp"
+#include "run_helpers.hpp"
+
+namespace spplan::engine {
+namespace {
+
+bool has(const ValidateCase& c, const std::string& a, const std::string& b = "") {
+  for (size_t i = 0; i < c.knobs.size(); ++i) {
+    if (c.knobs[i] == a && (b.empty() || (i + 1 < c.knobs.size() && c.knobs[i + 1] == b))) return true;
+  }
+  return false;
+}
+
+Status check(const ValidateCase& c) {
+  const std::vector<std::string> args = run_args(c, 1);
+  std::vector<const char*> argv = {"spplan-engine"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  auto opts = parse_run_options(static_cast<int>(argv.size()), argv.data(), 2);
+  if (!opts.ok()) return opts.status();
+  return check_run_options(&*opts, c.world);
+}
+
+TEST(ValidateCases, TheGpuListCoversModelsZeroOffloadTilingAndPrecisions) {
+  const auto cases = gpu_cases(1, false);
+  std::set<std::string> models, zero, names;
+  bool offload_opt = false, offload_params = false, ckpt_offload = false, tiled_mlp = false, tiled_loss = false;
+  bool bf16 = false, fp32 = false;
+  int64_t min_seq = 1 << 30, max_seq = 0;
+  for (const ValidateCase& c : cases) {
+    models.insert(c.model);
+    zero.insert(has(c, "--zero", "1") ? "1" : has(c, "--zero", "2") ? "2" : has(c, "--zero", "3") ? "3" : "0");
+    offload_opt |= has(c, "--offload-optimizer", "cpu");
+    offload_params |= has(c, "--offload-params", "cpu");
+    ckpt_offload |= has(c, "--act-ckpt", "offload");
+    tiled_mlp |= has(c, "--tiled-mlp");
+    tiled_loss |= has(c, "--tiled-loss");
+    bf16 |= has(c, "--precision", "bf16");
+    fp32 |= has(c, "--precision", "fp32");
+    min_seq = std::min(min_seq, c.seq);
+    max_seq = std::max(max_seq, c.seq);
+    EXPECT_TRUE(names.insert(case_name(c)).second) << "two cases named " << case_name(c);
+    EXPECT_EQ(c.expect, ValidateCase::Expect::kRuns);
+  }
+  EXPECT_EQ(models, (std::set<std::string>{"qwen3-0.6b", "llama-3.2-1b", "qwen3-1.7b", "qwen3-4b", "llama-3.1-8b"}));
+  EXPECT_EQ(zero, (std::set<std::string>{"0", "1", "2", "3"}));
+  EXPECT_TRUE(offload_opt && offload_params && ckpt_offload && tiled_mlp && tiled_loss && bf16 && fp32);
+  EXPECT_EQ(min_seq, 4096);
+  EXPECT_GE(max_seq, 32768);
+  // --quick is the list's head.
+  const auto quick = gpu_cases(1, true);
+  ASSERT_LT(quick.size(), cases.size());
+  for (size_t i = 0; i < quick.size(); ++i) EXPECT_EQ(case_name(quick[i]), case_name(cases[i]));
+}
+
+TEST(ValidateCases, EveryCaseIsARunTheEngineAccepts) {
+  for (int64_t gpus : {1, 8}) {
+    for (const auto& list : {gpu_cases(gpus, false), gpu_boundary_plans(gpus, false), cpu_cases(false), cpu_cases(true)}) {
+      for (ValidateCase c : list) {
+        if (c.seq == 0) c.seq = 8192;  // a boundary plan's placeholder
+        const Status s = check(c);
+        EXPECT_TRUE(s.is_ok()) << case_name(c) << ": " << s.message();
+      }
+    }
+  }
+  EXPECT_EQ(case_name(gpu_cases(8, false)[1]), "qwen3-0.6b s16k sp8 act-ckpt-full precision-bf16");
+}
+
+// The planner's max-seq fits on the spec and 1.1x of it (rounded up to 1K) does not.
+TEST(ValidateCases, BoundaryCasesSitEitherSideOfThePlannersMaxSeq) {
+  const GpuSpec h100 = *load_gpu("h100-80gb");
+  for (const ValidateCase& plan : gpu_boundary_plans(1, false)) {
+    const auto b = boundary_cases(plan, h100, 1024);
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    ASSERT_EQ(b->size(), 2u);
+    const ValidateCase &fits = (*b)[0], &past = (*b)[1];
+    EXPECT_EQ(fits.expect, ValidateCase::Expect::kFitsAtBoundary);
+    EXPECT_EQ(past.expect, ValidateCase::Expect::kOomPastBoundary);
+    EXPECT_EQ(fits.seq % 1024, 0);
+    EXPECT_GE(past.seq * 10, fits.seq * 11);
+    EXPECT_LT(past.seq * 10, fits.seq * 11 + 10 * 1024);
+    EXPECT_GE(fits.seq, 16384) << "an H100 holds at least 16K of a <= 1.7B model with checkpointing";
+    EXPECT_NE(case_name(past).find("(1.1x max-seq)"), std::string::npos);
+    for (const ValidateCase& c : *b) {
+      const std::vector<std::string> args = run_args(c, 1);
+      std::vector<const char*> argv = {"spplan-engine"};
+      for (const auto& a : args) argv.push_back(a.c_str());
+      auto opts = parse_run_options(static_cast<int>(argv.size()), argv.data(), 2);
+      ASSERT_TRUE(opts.ok());
+      ASSERT_TRUE(check_run_options(&*opts, 1).is_ok());
+      const double peak = *predict(opts->plan, Pricing{h100, true}).peak_memory_bytes;
+      const double capacity = h100.memory_gib * 1024 * 1024 * 1024;
+      if (c.expect == ValidateCase::Expect::kFitsAtBoundary) {
+        EXPECT_LE(peak, capacity) << case_name(c);
+      } else {
+        EXPECT_GT(peak, capacity) << case_name(c);
+      }
+    }
+  }
+  GpuSpec small = h100;
+  small.memory_gib = 0.5;  // less than the CUDA context and the weights
+  const auto none = boundary_cases(gpu_boundary_plans(1, true)[0], small, 1024);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("not even 1024 tokens fit on h100-80gb"), std::string::npos)
+      << none.status().message();
+}
+
+TEST(ValidateCases, TheVerdictOfEachOutcome) {
+  ValidateCase runs{"qwen3-0.6b", 4096, 1, 1, {}, ValidateCase::Expect::kRuns};
+  ValidateCase fits = runs, past = runs;
+  fits.expect = ValidateCase::Expect::kFitsAtBoundary;
+  past.expect = ValidateCase::Expect::kOomPastBoundary;
+  struct Row {
+    const ValidateCase* c;
+    RunOutcome r;
+    const char* error;  // "" = right
+  };
+  const Row rows[] = {
+      {&runs, {0, false}, ""},
+      {&runs, {1, false}, "run failed: exit 1"},
+      {&runs, {3, true}, "run failed: ran out of device memory (exit 3)"},
+      {&fits, {0, false}, ""},
+      {&fits, {3, true}, "at the planner's max-seq: run failed: ran out of device memory (exit 3)"},
+      {&past, {3, true}, ""},
+      {&past, {0, false},
+       "expected the engine's out-of-memory report (exit 3, \"oom\": true) past the planner's max-seq, got a run that fit"},
+      {&past, {1, false}, "expected the engine's out-of-memory report (exit 3, \"oom\": true) past the planner's max-seq, got exit 1"},
+      {&past, {3, false}, "got exit 3"},
+  };
+  for (const Row& r : rows) {
+    const std::string e = outcome_error(*r.c, r.r);
+    if (std::string(r.error).empty()) {
+      EXPECT_EQ(e, "") << r.r.exit_code;
+    } else {
+      EXPECT_NE(e.find(r.error), std::string::npos) << e;
+    }
+  }
+}
+
+// The verdict against the real engine: tiny-llama on a device emulated at 192 MiB
+// (SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT, oom_test.cpp). The planner's max-seq on a spec of that
+// capacity without CUDA overheads; the run at 1.1x of it must end in the engine's OOM report.
+TEST(ValidateCases, PastTheBoundaryTheEngineReportsOutOfMemory) {
+  GpuSpec device = *load_gpu("h100-80gb");
+  device.name = "emulated 192 MiB";
+  device.memory_gib = 192.0 / 1024;
+  device.cuda_context_gib = device.nccl_gib_per_group = device.nccl_a2a_gib_per_peer = 0;
+  device.gemm_workspace_mib = device.allocator_fragmentation = 0;
+  const ValidateCase plan{"tiny-llama", 0, 1, 1, {"--act-ckpt", "full"}, ValidateCase::Expect::kRuns};
+  const auto b = boundary_cases(plan, device, 1024);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  const ValidateCase& past = (*b)[1];
+  std::vector<std::string> args = run_args(past, 1);
+  const auto r = testing::run_engine(args, {{"SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT", std::to_string(192 << 20)}}, 120);
+  const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  const RunOutcome outcome{r.exit_code, j.is_object() && j.value("oom", false)};
+  EXPECT_EQ(outcome_error(past, outcome), "") << case_name(past) << "\n" << r.err;
+}
+
+}  // namespace
+}  // namespace spplan::engine

@@ -1,0 +1,47 @@
+// `run` flags (engine/run/options.hpp): engine defaults, knob overrides of a plan, refusals.
+#include "engine/run/options.hpp"
+
+#include <gtest/gtest.h>
+
+namespace spplan::engine {
+namespace {
+
+Result<RunOptions> parse(std::vector<std::string> words) {
+  std::vector<const char*> argv{"spplan-engine", "run"};
+  for (const auto& w : words) argv.push_back(w.c_str());
+  return parse_run_options(static_cast<int>(argv.size()), argv.data(), 2);
+}
+
+TEST(EngineOptions, FlagsGetTheEngineDefaults) {
+  auto o = parse({"--model", "tiny-llama", "--seq", "4k", "--sp", "2", "--nproc", "2"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->plan.seq_len, 4096);
+  EXPECT_EQ(o->plan.knobs.zero_stage, 0);
+  EXPECT_EQ(o->plan.knobs.act_ckpt, ActCkpt::kNone);
+  EXPECT_EQ(o->plan.knobs.precision, Precision::kFp32);
+  EXPECT_EQ(o->steps, 5);
+  EXPECT_FALSE(o->json);
+  EXPECT_TRUE(check_run_options(&*o, 2).is_ok());
+  EXPECT_EQ(o->plan.cluster.num_gpus, 2);
+}
+
+TEST(EngineOptions, PlanFileKnobsAndFlagOverrides) {
+  const std::string plan = std::string(SPPLAN_CONFIGS_DIR) + "/plans/tiny-llama-4k-cpu.toml";
+  auto o = parse({"--plan", plan, "--nproc", "4", "--act-ckpt", "full"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(o->plan.knobs.sp, 2);
+  EXPECT_EQ(o->plan.knobs.act_ckpt, ActCkpt::kFull);
+  EXPECT_TRUE(check_run_options(&*o, 4).is_ok());
+  EXPECT_EQ(o->where("act_ckpt"), "--act-ckpt");
+  EXPECT_EQ(o->where("zero_stage"), plan + ": key \"knobs.zero_stage\"");
+}
+
+TEST(EngineOptions, BucketedBf16GradientReductionIsAccepted) {
+  auto o = parse({"--model", "tiny-llama", "--seq", "1024", "--sp", "2", "--nproc", "2", "--sp-comm-dtype", "bf16",
+                  "--reduce-bucket", "1e6"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_TRUE(check_run_options(&*o, 2).is_ok());
+}
+
+}  // namespace
+}  // namespace spplan::engine
