@@ -9,7 +9,7 @@
 #
 # Usage: scripts/sanitize.sh [--no-fuzz]
 # Env: SPPLAN_SANITIZE_DIR (default build-asan), SPPLAN_FUZZ_RUNS (mutated inputs per target after
-#      the corpus, default 20000), SPPLAN_FUZZ_SEED (libFuzzer's -seed, default 1), SPPLAN_JOBS
+#      the corpus, default 10000), SPPLAN_FUZZ_SEED (libFuzzer's -seed, default 1), SPPLAN_JOBS
 #      (default 2), CMAKE_CXX_COMPILER_LAUNCHER (e.g. ccache) as for any CMake build.
 # A failing input is left in $SPPLAN_SANITIZE_DIR/fuzz-failures/NAME/; once fixed, copy it into
 # fuzz/regressions/NAME/ so that tests/fuzz replays it in every build.
@@ -24,11 +24,11 @@ case "${1:-}" in
   --no-fuzz) fuzz=0 ;;
   *) echo "sanitize: unknown argument '$1' (allowed: --no-fuzz)" >&2; exit 2 ;;
 esac
-runs=${SPPLAN_FUZZ_RUNS:-20000}
+runs=${SPPLAN_FUZZ_RUNS:-10000}
 seed=${SPPLAN_FUZZ_SEED:-1}
 for pair in "SPPLAN_FUZZ_RUNS=$runs" "SPPLAN_FUZZ_SEED=$seed"; do
   case "${pair#*=}" in
-    '' | *[!0-9]*) echo "sanitize: $pair is not allowed (allowed: a whole number, e.g. 20000)" >&2; exit 2 ;;
+    '' | *[!0-9]*) echo "sanitize: $pair is not allowed (allowed: a whole number, e.g. 10000)" >&2; exit 2 ;;
   esac
 done
 
