@@ -1,4 +1,4 @@
-// Reading the engine's per-step progress line (engine/report.cpp progress_line(), printed by rank
+// Reading the engine's per-step progress line (engine/run/report.cpp progress_line(), printed by rank
 // 0 on stderr after every step):
 //   step 3/5  loss 6.931472  lr 0.0003  grad norm 1.234  tokens/s 812.5  step 0.630 s  peak memory 41.2 MiB
 // The line is stable text the engine already prints, so the GUI needs no extra engine option.

@@ -5,7 +5,7 @@
 // when the run ends the engine's own measured-vs-predicted numbers from its --json object.
 //
 // Stop sends SIGTERM to the launcher (QProcess::terminate). The launcher installs no handler, so
-// it ends at once and its ranks end with it (PR_SET_PDEATHSIG, engine/launcher.cpp); if it is
+// it ends at once and its ranks end with it (PR_SET_PDEATHSIG, engine/run/launcher.cpp); if it is
 // still there after kStopGraceMs the panel sends SIGKILL.
 #pragma once
 

@@ -74,7 +74,7 @@ int64_t HfTensorPlace::numel() const {
   return n;
 }
 
-// The order of model.cpp's param_units(): the two must agree, and HfWeights::open checks the
+// The order of model/parameters.cpp's param_units(): the two must agree, and HfWeights::open checks the
 // total against nothing else, so the equivalence test with transformers is what pins it.
 std::vector<HfTensorPlace> hf_tensor_places(const ModelSpec& spec) {
   const int64_t h = spec.hidden_size, d = spec.head_dim, i = spec.intermediate_size, V = spec.vocab_size;

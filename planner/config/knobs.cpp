@@ -35,7 +35,7 @@ TrainingStack trainer_stack(size_t index) {
   TrainingStack stack;
   stack.trainer = trainer_names().at(index);
   // Hugging Face Trainer's training_step returns the loss only, so the logits are freed before
-  // backward; so does the engine's Trainer::step (engine/train.cpp).
+  // backward; so does the engine's Trainer::step (engine/run/train.cpp).
   stack.loop_holds_logits = stack.trainer == "arctic";
   // Liger's apply_liger_kernel patches RMSNorm, RoPE and SwiGLU besides the loss.
   stack.fused_layer_kernels = stack.trainer == "liger";
@@ -47,7 +47,7 @@ TrainingStack trainer_stack(size_t index) {
   }
   if (stack.trainer == "engine") {
     // Its ZeRO-3 frees every gathered unit right after its use, keeps no small parameters
-    // gathered and gathers a unit when it runs, never ahead (engine/zero.hpp).
+    // gathered and gathers a unit when it runs, never ahead (engine/parallel/zero.hpp).
     stack.zero3_reuse_window_elems = 0.0;
     stack.zero3_persistence_threshold_elems = 0.0;
     stack.zero3_prefetches = false;

@@ -17,7 +17,7 @@
 
 namespace spplan {
 
-// The shape of the learning rate after the warm-up (engine/lr_schedule.hpp has the formulas).
+// The shape of the learning rate after the warm-up (engine/run/lr_schedule.hpp has the formulas).
 enum class LrSchedule { kConstant, kCosine, kLinear };
 const std::vector<std::string>& lr_schedule_names();  // "constant", "cosine", "linear"
 std::string to_string(LrSchedule schedule);

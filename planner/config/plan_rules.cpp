@@ -111,7 +111,7 @@ Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where) {
     }
   }
   // Its ZeRO-3 gathers each layer inside the checkpointed-layer function; without checkpointing
-  // every gathered layer would stay alive until its backward (engine/model.cpp).
+  // every gathered layer would stay alive until its backward (engine/model/model.cpp).
   if (k.zero_stage == 3 && k.act_ckpt == ActCkpt::kNone) {
     return Status::invalid(where("act_ckpt") + ": value \"none\" with zero_stage 3 is not run by trainer \"engine\" "
                            "(allowed: full, offload, or zero_stage 0, 1, 2)");

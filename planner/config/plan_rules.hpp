@@ -35,7 +35,7 @@ Status check_cluster_shape(const ClusterSpec& cluster, const WhereFn& where);
 
 // What the named trainer cannot run, as rules: only "engine" has any (spplan run refuses NVMe
 // offload, ZeRO-3 without checkpointing, and parameter offload without optimizer offload;
-// engine/options.cpp check_implemented). Empty for the others.
+// engine/run/options.cpp check_implemented). Empty for the others.
 Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where);
 
 // FlashAttention 2 has fp16/bf16 kernels only: an fp32 plan runs SDPA. Refuses fp32 with flash2.

@@ -45,7 +45,7 @@ Json zero_json(const Knobs& k) {
   return z;
 }
 
-// AdamW's betas and eps: the engine's (engine/train.hpp AdamWConfig), so every stack steps alike.
+// AdamW's betas and eps: the engine's (engine/run/train.hpp AdamWConfig), so every stack steps alike.
 constexpr double kBeta1 = 0.9, kBeta2 = 0.95, kAdamEps = 1e-8;
 
 // DeepSpeed's scheduler for the plan's schedule (deepspeed/runtime/lr_schedules.py): WarmupLR

@@ -64,7 +64,7 @@ class TestGuiRun : public QObject {
 
  private Q_SLOTS:
   void progressLineParsesTheEngineFormat() {
-    // engine/report.cpp progress_line(3, 5, 6.931472, 0.0003, 1.234, 812.5, 0.630, 41.2 MiB)
+    // engine/run/report.cpp progress_line(3, 5, 6.931472, 0.0003, 1.234, 812.5, 0.630, 41.2 MiB)
     const auto p = spplan::gui::parseProgressLine(
         "step 3/5  loss 6.931472  lr 0.0003  grad norm 1.234  tokens/s 812.5  step 0.630 s  peak memory 41.2 MiB");
     QVERIFY(p.has_value());
