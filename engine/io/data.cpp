@@ -26,7 +26,7 @@ class MappedFile {
   static Result<std::shared_ptr<const MappedFile>> open(const std::string& path) {
     SPPLAN_RETURN_IF_ERROR(check_readable_file(path, "--data: "));
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::invalid("--data: " + path + ": cannot open (no such file or not readable)");
+    if (fd < 0) return Status::invalid("--data: " + path + ": cannot open (" + std::strerror(errno) + ")");
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       ::close(fd);
