@@ -32,6 +32,7 @@ spplan::search::RankedPlan tinyPlan() {
   plan.knobs.sp = 2;
   plan.knobs.zero_stage = 0;
   plan.knobs.precision = spplan::Precision::kFp32;
+  spplan::pick_attention_for_precision(&plan);  // fp32 runs SDPA: FlashAttention 2 has no fp32 kernels
   return {plan, spplan::costmodel::estimate(plan)};
 }
 
