@@ -185,7 +185,7 @@ namespace {
 // "not implemented yet" for one knob value; `allowed` lists what the engine runs today.
 Status not_yet(const RunOptions& o, const std::string& key, const std::string& value, const std::string& allowed) {
   return Status::invalid(o.where(key) + ": value " + value + " is not implemented yet in the engine (allowed now: " +
-                         allowed + "; the rest comes in a later issue)");
+                         allowed + ")");
 }
 
 // `"name"`; built with += because GCC 12 warns (-Wrestrict, a false positive) on "\"" + string.
