@@ -20,10 +20,7 @@
 
 namespace {
 
-int bad_input(const spplan::Status& s) {
-  std::cerr << s.message() << "\n";
-  return 2;
-}
+int bad_input(const spplan::Status& s) { return spplan::engine::print_bad_input(s); }
 
 }  // namespace
 
@@ -47,8 +44,8 @@ int main(int argc, char** argv) {
     return validate_main(argc, argv, device);
   }
   if (argc < 2 || std::strcmp(argv[1], "run") != 0) {
-    return bad_input(spplan::Status::invalid(std::string("spplan-engine: subcommand \"") + (argc < 2 ? "" : argv[1]) +
-                                             "\" is not known (allowed: run, calibrate, validate)"));
+    return bad_input(spplan::Status::invalid(std::string("subcommand \"") + (argc < 2 ? "" : argv[1]) +
+                                             "\" of spplan-engine is not known (allowed: run, calibrate, validate)"));
   }
   auto options = parse_run_options(argc, argv, 2);
   if (!options.ok()) return bad_input(options.status());

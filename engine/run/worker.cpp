@@ -162,20 +162,17 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std:
   // Before the first allocation of the run: CUDA's out-of-memory observer, or the emulated device.
   if (device.is_cuda()) watch_cuda_oom();
   if (Status s = apply_device_memory_limit(device); !s) {
-    if (env.rank == 0) std::cerr << s.message() << "\n";
-    return 2;
+    return env.rank == 0 ? print_bad_input(s) : 2;
   }
   const Result<std::chrono::seconds> timeout = comm_timeout();
   if (!timeout.ok()) {
-    if (env.rank == 0) std::cerr << timeout.status().message() << "\n";
-    return 2;
+    return env.rank == 0 ? print_bad_input(timeout.status()) : 2;
   }
   Comm comm(env, o.plan.knobs.sp, device, *timeout);
   Trainer trainer(o, comm, data);
   if (resume) {
     if (Status s = trainer.restore(*resume); !s) {
-      if (env.rank == 0) std::cerr << s.message() << "\n";
-      return 2;
+      return env.rank == 0 ? print_bad_input(s) : 2;
     }
     resume.reset();  // free the file bytes before training
   }
@@ -198,6 +195,12 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std:
 
 }  // namespace
 
+int print_bad_input(const Status& status) {
+  // printable(): a newline inside a value (a TOML string, a flag) would break the one-line rule.
+  std::cerr << "spplan: " << printable(status.message()) << "\n";
+  return 2;
+}
+
 Status check_inputs(RunOptions* o, int64_t world) {
   SPPLAN_RETURN_IF_ERROR(check_run_options(o, world));
   SPPLAN_RETURN_IF_ERROR(open_data(*o).status());  // maps and scans the files; each rank maps them again
@@ -211,8 +214,7 @@ Status check_inputs(RunOptions* o, int64_t world) {
 
 int run_rank(RunOptions o, const DistEnv& env) {
   auto bad_input = [&](const Status& s) {
-    if (env.rank == 0) std::cerr << s.message() << "\n";
-    return 2;
+    return env.rank == 0 ? print_bad_input(s) : 2;
   };
   if (Status s = check_run_options(&o, env.world); !s) return bad_input(s);
   Result<TokenSource> data = open_data(o);

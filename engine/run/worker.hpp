@@ -20,6 +20,10 @@ namespace spplan::engine {
 
 int run_rank(RunOptions options, const DistEnv& env);
 
+// Bad input of `run` as `spplan` prints its own (cli/common.cpp fail()): "spplan: MESSAGE" on one
+// line of stderr; returns the exit code 2.
+int print_bad_input(const Status& status);
+
 // The checks that read files (--data, --resume): done once by the launcher before it starts
 // ranks, and again by each rank. Errors are bad input (exit 2).
 Status check_inputs(RunOptions* options, int64_t world);

@@ -113,6 +113,7 @@ TEST(EngineBadInput, EachCaseExits2WithOneLineNamingTheProblem) {
     const std::string expected = expand(c.expected);
     EXPECT_EQ(r.exit_code, 2) << expected << "\n" << r.err;
     EXPECT_NE(r.err.find(expected), std::string::npos) << "expected: " << expected << "\nfound: " << r.err;
+    EXPECT_EQ(r.err.rfind("spplan: ", 0), 0u) << "the CLI's prefix (issue 27): " << r.err;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
@@ -123,16 +124,16 @@ TEST(EngineBadInput, SpeedSwitchesInTheEnvironmentAreChecked) {
   const std::vector<std::string> args{"run", "--model", "tiny-llama", "--seq", "512", "--sp", "1", "--nproc", "1"};
   const RunResult sdpa = run_engine(args, {{"SPPLAN_ENGINE_SDPA_BACKEND", "math"}}, 60);
   EXPECT_EQ(sdpa.exit_code, 2);
-  EXPECT_EQ(sdpa.err, "SPPLAN_ENGINE_SDPA_BACKEND: value \"math\" is not allowed (allowed: cudnn, flash, libtorch)\n");
+  EXPECT_EQ(sdpa.err, "spplan: SPPLAN_ENGINE_SDPA_BACKEND: value \"math\" is not allowed (allowed: cudnn, flash, libtorch)\n");
   const RunResult fused = run_engine(args, {{"SPPLAN_ENGINE_FUSED_KERNELS", "off"}}, 60);
   EXPECT_EQ(fused.exit_code, 2);
-  EXPECT_EQ(fused.err, "SPPLAN_ENGINE_FUSED_KERNELS: value \"off\" is not allowed (allowed: auto, aten)\n");
+  EXPECT_EQ(fused.err, "spplan: SPPLAN_ENGINE_FUSED_KERNELS: value \"off\" is not allowed (allowed: auto, aten)\n");
 }
 
 TEST(EngineBadInput, UnknownSubcommand) {
   const RunResult r = run_engine({"walk"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "spplan-engine: subcommand \"walk\" is not known (allowed: run, calibrate, validate)\n");
+  EXPECT_EQ(r.err, "spplan: subcommand \"walk\" of spplan-engine is not known (allowed: run, calibrate, validate)\n");
 }
 
 }  // namespace
