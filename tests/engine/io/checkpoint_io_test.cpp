@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
+#include <string>
 
 #include <gtest/gtest.h>
 
@@ -14,6 +16,15 @@
 
 namespace spplan::engine {
 namespace {
+
+// Replaces the first `from` in the file at `path` with `to`; fails the test when absent.
+void replace_in(const std::string& path, const std::string& from, const std::string& to) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from << " in " << text;
+  std::ofstream(path, std::ios::trunc) << text.replace(at, from.size(), to);
+}
 
 TEST(EngineCheckpoint, Fnv1a64KnownValues) {
   EXPECT_EQ(fnv1a64("", 0), 0xcbf29ce484222325ULL);
@@ -58,6 +69,12 @@ TEST(EngineCheckpoint, DamagedNewestFallsBackToThePrevious) {
        "manifest.json: not valid JSON (the checkpoint is corrupted)"},
       {"missing manifest", [](const std::string& d) { std::filesystem::remove(d + "/manifest.json"); },
        "manifest.json: missing (the checkpoint is incomplete)"},
+      // Floats beyond int64_t where whole numbers belong: nlohmann's get<int64_t>() of them was an
+      // undefined cast (issue 20); refused as damage instead.
+      {"step 1e28", [](const std::string& d) { replace_in(d + "/manifest.json", "\"step\": 2", "\"step\": 1e28"); },
+       "manifest is missing step, next_sequence, seed or model (the checkpoint is corrupted)"},
+      {"bytes -1e300", [](const std::string& d) { replace_in(d + "/manifest.json", "\"bytes\": 12", "\"bytes\": -1e300"); },
+       "a.f32: size 12 bytes, the manifest says no whole number (the checkpoint is corrupted)"},
   };
   for (const auto& c : cases) {
     const std::string dir = testing::fresh_dir("ckpt_fallback");
