@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -26,12 +27,16 @@ void require_one_line(const Status& s) {
 }
 
 // A folder of this process's own under $TMPDIR (or /tmp): the loaders read files, so each input
-// is written to one first.
+// is written to one first. The process id is written with 7 digits (Linux's pid_max is at most
+// 4194304): the folder's name is in messages, and a name one character longer changes how often
+// loops over a message run, which libFuzzer counts as coverage, so the deterministic gate
+// (scripts/sanitize.sh, fixed TMPDIR) would explore other inputs from one run to the next.
 const std::string& scratch_dir() {
   static const std::string dir = [] {
     const char* tmp = std::getenv("TMPDIR");
-    const std::string d = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/spplan-fuzz-" +
-                          std::to_string(::getpid());
+    char pid[16];
+    std::snprintf(pid, sizeof pid, "%07d", static_cast<int>(::getpid()));
+    const std::string d = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/spplan-fuzz-" + pid;
     std::filesystem::create_directories(d);
     return d;
   }();
