@@ -10,32 +10,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "run_spplan.hpp"
+
 namespace {
 
-struct CliRun {
-  int exit_code;
-  std::string out, err;
-};
-
-// `env`: "NAME=value ..." for the command's environment.
-CliRun run_spplan(const std::string& args, const std::string& env = "") {
-  // ctest runs each case as its own process, in parallel: one stderr file per process.
-  const std::string err_path = testing::TempDir() + "/spplan_err." + std::to_string(getpid()) + ".txt";
-  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(SPPLAN_BINARY_DIR) + "/spplan " + args +
-                          " 2>" + err_path;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  std::string err;
-  if (FILE* f = fopen(err_path.c_str(), "r")) {
-    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) err.append(buf.data(), n);
-    fclose(f);
-  }
-  return {WEXITSTATUS(status), out, err};
-}
+using spplan::cli_test::CliRun;
+using spplan::cli_test::run_spplan;
 
 const char* kBase = "--model qwen3-4b --gpu h100-80gb --gpus 4 ";
 

@@ -1,41 +1,21 @@
 // Every `spplan` command that takes a path, given one that cannot be looked at (a name too long,
 // a symbolic link loop, a folder), and numbers beyond their type on the command line: one line,
 // exit 2, nothing on stdout (issue 20: `plan --model <300 characters>` aborted with exit 134).
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
+
+#include "run_spplan.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code;
-  std::string out, err;
-};
-
-CliRun run_spplan(const std::string& args) {
-  const std::string err_path = testing::TempDir() + "/spplan_paths_err." + std::to_string(getpid()) + ".txt";
-  const std::string cmd = std::string(SPPLAN_BINARY_DIR) + "/spplan " + args + " 2>" + err_path;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  std::string err;
-  if (FILE* f = fopen(err_path.c_str(), "r")) {
-    while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) err.append(buf.data(), n);
-    fclose(f);
-  }
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out, err};
-}
+using spplan::cli_test::CliRun;
+using spplan::cli_test::run_spplan;
 
 void expect_one_line_exit_2(const std::string& args, const std::string& expected) {
   const CliRun r = run_spplan(args);
