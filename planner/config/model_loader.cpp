@@ -144,7 +144,8 @@ Status check_priceable(const std::string& path, const nlohmann::json& j) {
   // Mixture of experts: Mixtral (num_local_experts), Qwen2/3-MoE and OLMoE (num_experts), DeepSeek
   // (n_routed_experts), DBRX-style (moe_num_experts). 0 or 1 expert is a dense MLP.
   for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}) {
-    if (present(key) && !(j[key].is_number_integer() && j[key].get<int64_t>() <= 1)) {
+    // Compared unsigned: 2^64 - 1 experts read as int64_t wraps to -1, which passed as dense.
+    if (present(key) && !(j[key].is_number_unsigned() && j[key].get<uint64_t>() <= 1)) {
       return Status::invalid(path + ": key \"" + key + "\": value " + short_dump(j[key]) +
                              " is a mixture of experts, which spplan cannot price (allowed: absent, null, 0 or 1; "
                              "dense decoders only)");
