@@ -18,8 +18,7 @@ Result<search::KnobConstraints> read_constraints(const Args& args, PlanSpec* bas
   base->knobs.sp_comm_dtype = k.sp_comm_dtype;
   base->knobs.reduce_bucket_elems = k.reduce_bucket_elems;
   base->knobs.prefetch_bucket_elems = k.prefetch_bucket_elems;
-  if (!args.has("attention")) pick_attention_for_precision(base);
-  SPPLAN_RETURN_IF_ERROR(check_attention_precision(*base, flag_where));
+  SPPLAN_RETURN_IF_ERROR(settle_attention(base, args.has("attention"), flag_where));
   search::KnobConstraints c;
   if (args.has("sp")) {
     const std::vector<int64_t> valid = valid_sp_degrees(base->model, base->cluster.num_gpus);

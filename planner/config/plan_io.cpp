@@ -156,9 +156,8 @@ Result<PlanSpec> load_plan(const std::string& path) {
     }
     SPPLAN_RETURN_IF_ERROR(read_optimizer(path, *node->as_table(), &plan.optimizer));
   }
-  if (!root.contains("attention")) pick_attention_for_precision(&plan);  // absent: what the precision runs
-  SPPLAN_RETURN_IF_ERROR(check_plan(plan, file_where(path)));
-  SPPLAN_RETURN_IF_ERROR(check_attention_precision(plan, file_where(path)));
+  SPPLAN_RETURN_IF_ERROR(check_plan(plan, file_where(path)));  // reads no attention kernel
+  SPPLAN_RETURN_IF_ERROR(settle_attention(&plan, root.contains("attention"), file_where(path)));
   return plan;
 }
 

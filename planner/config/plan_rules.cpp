@@ -137,4 +137,9 @@ void pick_attention_for_precision(PlanSpec* plan) {
   if (plan->knobs.precision == Precision::kFp32) plan->stack.attention = AttentionKernel::kSdpa;
 }
 
+Status settle_attention(PlanSpec* plan, bool named, const WhereFn& where) {
+  if (!named) pick_attention_for_precision(plan);
+  return check_attention_precision(*plan, where);
+}
+
 }  // namespace spplan

@@ -44,4 +44,8 @@ Status check_attention_precision(const PlanSpec& plan, const WhereFn& where);
 // The attention a plan runs when none was named: the stack's, except SDPA for fp32 (above).
 void pick_attention_for_precision(PlanSpec* plan);
 
+// Both, as every reader of a plan applies them: the pick unless the user named the kernel
+// (`named`: an --attention flag or a plan file's attention key), then the check.
+Status settle_attention(PlanSpec* plan, bool named, const WhereFn& where);
+
 }  // namespace spplan
