@@ -44,7 +44,7 @@ Result<std::string> resolve_preset(const std::string& kind, const std::string& f
   const std::string path = configs_dir() + "/" + kind + "/" + text + ".toml";
   // look_at, not is_regular_file: a 300-character name is not a preset, and must not throw.
   if (text.empty() || look_at(path).kind != PathKind::kFile) {
-    return Status::invalid((flag.empty() ? "" : flag + ": ") + "value \"" + text +
+    return Status::invalid((flag.empty() ? "" : flag + ": ") + "value \"" + printable(text) +
                            "\" is not a preset or a file (allowed presets: " + join(presets) +
                            "; or a path to a .toml or config.json)");
   }

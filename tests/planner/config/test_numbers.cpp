@@ -136,6 +136,19 @@ TEST(JsonWholeNumbers, ExpertCountBeyondInt64IsStillAMixtureOfExperts) {
       << m.status().message();
 }
 
+// A preset name with a newline (a TOML "\n" escape) is shown escaped: the message stays one line
+// (found by scripts/fuzz.sh on plan_toml).
+TEST(ConfigPaths, PresetNameWithANewlineIsOneLine) {
+  std::string plan = kPlan;
+  plan.replace(plan.find("\"tiny-llama\""), 12, "\"tiny\\nllama\"");
+  const auto p = load_plan(write("p.toml", plan));
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message().find('\n'), std::string::npos) << p.status().message();
+  EXPECT_NE(p.status().message().find("key \"model.preset\": value \"tiny\\x0allama\" is not a preset or a file"),
+            std::string::npos)
+      << p.status().message();
+}
+
 // Where a user's string becomes a path: a name too long, a link loop, a folder; one line each.
 TEST(ConfigPaths, UnusablePathsAreOneLine) {
   const std::string dir = testing::TempDir() + "/numbers_paths." + std::to_string(getpid());
