@@ -6,6 +6,14 @@
 // Python package's docstrings are generated from the same table the parser reads, so they cannot
 // disagree. The help fields default to empty, so `{"name"}` and `{"name", false}` still compile;
 // tests/cli/test_help.cpp fails until every flag of every command has them.
+//
+// Why not CLI11 (Debian's libcli11-dev 2.1): its errors are its own two lines ("The following
+// arguments were not expected: --x" + "Run with --help for more information.", exit 109 and
+// others), so keeping spplan's contract (one line naming the flag, the value and what is allowed,
+// exit 2) means catching every ParseError kind and rewriting it; the GPU node's engine-only build
+// would need it bundled (scripts/bundle-headers.sh); and it costs 4.3 s per including file
+// (BUILD-NOTES.md section 6) against this 60-line, fuzzed parser whose table already drives the
+// help, the completion and the Python package.
 #pragma once
 
 #include <map>
