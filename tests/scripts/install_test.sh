@@ -18,7 +18,8 @@ for exe in spplan-engine spplan-gui; do
   if [ -e "$build/$exe" ] && [ ! -x "$prefix/bin/$exe" ]; then fail "bin/$exe not installed"; fi
 done
 # A preset only the prefix has: found only through the installed binary's own path.
-cp "$prefix/share/spplan/configs/models/qwen3-4b.toml" "$prefix/share/spplan/configs/models/installed-only.toml"
+sed 's/^name = .*/name = "installed-only"/' "$prefix/share/spplan/configs/models/qwen3-4b.toml" \
+  > "$prefix/share/spplan/configs/models/installed-only.toml"
 unset SPPLAN_CONFIG_DIR
 out=$(cd / && "$prefix/bin/spplan" estimate --model installed-only --gpu h100-80gb --gpus 4 --seq 32k --sp 4 --json) ||
   fail "the installed spplan did not find its presets"
