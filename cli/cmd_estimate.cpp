@@ -1,6 +1,7 @@
 // spplan estimate --model M --gpu G --gpus N --seq S --sp P [knobs] [--json]
 #include <iostream>
 
+#include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
@@ -10,8 +11,12 @@
 
 namespace spplan::cli {
 
+std::vector<FlagSpec> estimate_flag_specs() {
+  return with(with(cluster_flag_specs(true), knob_flag_specs()), {json_flag_spec()});
+}
+
 int cmd_estimate(int argc, const char* const* argv) {
-  auto args = parse_flags(argc, argv, with(with(cluster_flag_specs(true), knob_flag_specs()), {{"json", false}}));
+  auto args = parse_flags(argc, argv, estimate_flag_specs());
   if (!args.ok()) return fail(args.status());
   auto plan = plan_from_flags(*args, true);
   if (!plan.ok()) return fail(plan.status());

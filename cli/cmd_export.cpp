@@ -1,16 +1,24 @@
 // spplan export --plan FILE.toml --format deepspeed|accelerate|arctic|torchrun [--out FILE]
 #include <iostream>
 
+#include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/core/parse.hpp"
 #include "planner/costmodel/estimate.hpp"
 #include "planner/export/export.hpp"
 
 namespace spplan::cli {
 
+std::vector<FlagSpec> export_flag_specs() {
+  return {{"plan", true, "the plan to export", "a plan TOML file, e.g. from spplan plan --out", "required"},
+          {"format", true, "the stack that reads the export", join(export_format_names()), "required"},
+          {"out", true, "write the export to this file instead of stdout", "a path (not the plan file)", "stdout"}};
+}
+
 int cmd_export(int argc, const char* const* argv) {
-  auto args = parse_flags(argc, argv, {{"plan"}, {"format"}, {"out"}});
+  auto args = parse_flags(argc, argv, export_flag_specs());
   if (!args.ok()) return fail(args.status());
   auto format_name = args->require("format", "deepspeed, accelerate, arctic or torchrun");
   if (!format_name.ok()) return fail(format_name.status());

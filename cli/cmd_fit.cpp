@@ -2,6 +2,7 @@
 // fits, 1 when none does, 2 on bad input; either way the smallest GPU count of that GPU that fits.
 #include <iostream>
 
+#include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/constraints.hpp"
@@ -28,8 +29,12 @@ std::string head_bound(const PlanSpec& plan, int64_t max_gpus) {
 }
 }  // namespace
 
+std::vector<FlagSpec> fit_flag_specs() {
+  return with(with(cluster_flag_specs(true), searched_knob_flag_specs()), {json_flag_spec()});
+}
+
 int cmd_fit(int argc, const char* const* argv) {
-  auto args = parse_flags(argc, argv, with(with(cluster_flag_specs(true), knob_flag_specs()), {{"json", false}}));
+  auto args = parse_flags(argc, argv, fit_flag_specs());
   if (!args.ok()) return fail(args.status());
   auto base = plan_from_flags(*args, true);
   if (!base.ok()) return fail(base.status());

@@ -2,6 +2,7 @@
 // Each knob flag given fixes that knob (--sp 16 fixes sp only); the others are searched.
 #include <iostream>
 
+#include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/constraints.hpp"
@@ -23,9 +24,13 @@ costmodel::Estimate next_step(PlanSpec plan, int64_t granularity) {
 
 }  // namespace
 
+std::vector<FlagSpec> max_seq_flag_specs() {
+  return with(with(cluster_flag_specs(false), searched_knob_flag_specs()),
+              {{"granularity", true, "the step of the answer, in tokens", kSeqAllowed, "1k"}, json_flag_spec()});
+}
+
 int cmd_max_seq(int argc, const char* const* argv) {
-  auto args = parse_flags(argc, argv,
-                          with(with(cluster_flag_specs(false), knob_flag_specs()), {{"granularity"}, {"json", false}}));
+  auto args = parse_flags(argc, argv, max_seq_flag_specs());
   if (!args.ok()) return fail(args.status());
   auto base = plan_from_flags(*args, false);
   if (!base.ok()) return fail(base.status());

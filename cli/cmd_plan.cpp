@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 
+#include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/constraints.hpp"
@@ -39,10 +40,18 @@ void print_rejections(const search::SearchResult& result) {
 
 }  // namespace
 
+std::vector<FlagSpec> plan_flag_specs() {
+  return with(with(cluster_flag_specs(true), searched_knob_flag_specs()),
+              {{"top", true, "how many ranked plans to list", "an integer 1..1000", "5"},
+               {"out", true, "write the best plan as a plan file (what simulate, export and run read)",
+                "a .toml path (not an input file)", "none written"},
+               json_flag_spec(),
+               {"simulate", false, "re-rank the leading plans by the simulator's step time"},
+               {"show-rejected", false, "list, per limit, how many knob sets it rejected and the closest miss"}});
+}
+
 int cmd_plan(int argc, const char* const* argv) {
-  auto args = parse_flags(argc, argv,
-                          with(with(cluster_flag_specs(true), knob_flag_specs()),
-                               {{"top"}, {"out"}, {"json", false}, {"simulate", false}, {"show-rejected", false}}));
+  auto args = parse_flags(argc, argv, plan_flag_specs());
   if (!args.ok()) return fail(args.status());
   auto base = plan_from_flags(*args, true);
   if (!base.ok()) return fail(base.status());

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/constraints.hpp"
@@ -16,9 +17,24 @@
 
 namespace spplan::cli {
 
+std::vector<FlagSpec> rent_flag_specs() {
+  std::vector<FlagSpec> specs;
+  for (const FlagSpec& f : cluster_flag_specs(true)) {  // the GPU and its count are what rent varies
+    if (f.name == "model" || f.name == "seq" || f.name == "trainer" || f.name == "attention") specs.push_back(f);
+  }
+  for (FlagSpec f : searched_knob_flag_specs()) {
+    if (f.name == "sp") {  // parsed to say why it is refused, rather than "unknown flag"
+      f.help = "refused: the GPU count varies by option, so sp is searched with it";
+      f.allowed = "none";
+    }
+    specs.push_back(f);
+  }
+  specs.push_back(json_flag_spec());
+  return specs;
+}
+
 int cmd_rent(int argc, const char* const* argv) {
-  auto args = parse_flags(argc, argv,
-                          with(knob_flag_specs(), {{"model"}, {"seq"}, {"trainer"}, {"attention"}, {"json", false}}));
+  auto args = parse_flags(argc, argv, rent_flag_specs());
   if (!args.ok()) return fail(args.status());
   PlanSpec base;
   auto model = args->require("model", "a model preset or file");

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/command_table.hpp"
 #include "cli/common.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/args.hpp"
@@ -86,10 +87,19 @@ void print_table(const spplan::sim::SimResult& r, const spplan::costmodel::Estim
 
 }  // namespace
 
+std::vector<spplan::FlagSpec> spplan::cli::simulate_flag_specs() {
+  return {{"plan", true, "the plan to simulate", "a plan TOML file, e.g. from spplan plan --out", "required"},
+          {"trace", true, "write a Chrome trace (Perfetto, chrome://tracing) of the step", "a .json path",
+           "none written"},
+          {"svg", true, "write a picture of the step's timeline and memory", "an .svg path", "none written"},
+          {"no-overlap", false, "run every operation alone (the estimate's serial_step_time_s)"},
+          spplan::cli::json_flag_spec(),
+          {"events", true, "how many events --json lists", "an integer >= 0",
+           std::to_string(kDefaultListedEvents)}};
+}
+
 int cmd_simulate(int argc, const char* const* argv) {
-  const std::vector<spplan::FlagSpec> flags = {{"plan"}, {"trace"}, {"svg"}, {"no-overlap", false},
-                                               {"json", false}, {"events"}};
-  const auto args = spplan::cli::parse_flags(argc, argv, flags);
+  const auto args = spplan::cli::parse_flags(argc, argv, spplan::cli::simulate_flag_specs());
   if (!args.ok()) return fail(args.status());
   const auto plan_path = args->require("plan", "a plan file, e.g. --plan plan.toml");
   if (!plan_path.ok()) return fail(plan_path.status());

@@ -3,6 +3,7 @@
 // its peak memory and throughput, or why nothing fits.
 #include <iostream>
 
+#include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report.hpp"
@@ -29,9 +30,16 @@ std::optional<search::RankedPlan> best_with_sp(const search::SearchResult& searc
 
 }  // namespace
 
+std::vector<FlagSpec> sweep_flag_specs() {
+  return with(cluster_flag_specs(false),
+              {{"seq-from", true, "the shortest sequence, in tokens; lengths double from here", kSeqAllowed, "8k"},
+               {"seq-to", true, "the longest sequence, in tokens", kSeqAllowed, "1M"},
+               {"csv", false, "print comma-separated values instead of the table"},
+               json_flag_spec()});
+}
+
 int cmd_sweep(int argc, const char* const* argv) {
-  auto args = parse_flags(argc, argv,
-                          with(cluster_flag_specs(false), {{"seq-from"}, {"seq-to"}, {"csv", false}, {"json", false}}));
+  auto args = parse_flags(argc, argv, sweep_flag_specs());
   if (!args.ok()) return fail(args.status());
   if (args->has("csv") && args->has("json")) {
     return fail(Status::invalid("--csv: not allowed with --json (allowed: one output format)"));

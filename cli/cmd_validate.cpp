@@ -3,16 +3,19 @@
 #include <iostream>
 #include <string>
 
+#include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/validate_published.hpp"
 
 namespace spplan::cli {
 
+std::vector<FlagSpec> validate_flag_specs() { return {json_flag_spec()}; }
+
 int cmd_validate(int argc, const char* const* argv) {
   // The engine validation takes the engine's own flags (--quick, --calibration): hand it all.
   if (argc > 1 && std::string(argv[1]) == "engine") return cmd_forward_to_engine(argc + 1, argv - 1);
-  auto args = Args::parse(argc, argv, 1, {{"json", false}});
+  auto args = Args::parse(argc, argv, 1, validate_flag_specs());
   if (!args.ok()) return fail(args.status());
   const auto& pos = args->positional();
   if (pos.size() != 2 || pos[0] != "published") {

@@ -6,6 +6,7 @@
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/config/knobs.hpp"
 
 namespace spplan::cli {
 
@@ -19,9 +20,24 @@ Result<Args> parse_flags(int argc, const char* const* argv, const std::vector<Fl
 }
 
 std::vector<FlagSpec> cluster_flag_specs(bool with_seq) {
-  std::vector<FlagSpec> specs{{"model"}, {"gpu"}, {"gpus"}, {"gpus-per-node"}, {"nodes"}, {"trainer"}, {"attention"}};
-  if (with_seq) specs.push_back({"seq"});
+  std::vector<FlagSpec> specs{
+      {"model", true, "the model to train", kModelAllowed, "required"},
+      {"gpu", true, "the accelerator every GPU of the cluster is", kGpuAllowed, "required"},
+      {"gpus", true, "GPUs in the cluster (GPUs = dp x sp); above one node, whole nodes",
+       "an integer 1.." + std::to_string(kMaxGpus), "required unless --nodes"},
+      {"gpus-per-node", true, "GPUs per node, overriding the GPU file's gpus_per_node", "an integer 1..65536",
+       "the GPU file's"},
+      {"nodes", true, "nodes in the cluster; GPUs = nodes x GPUs per node", "an integer >= 1", "from --gpus"},
+      {"trainer", true, "the software that runs the plan (changes memory and time, not a knob)",
+       join(trainer_names()), "arctic"},
+      {"attention", true, "the attention kernel, overriding the trainer's", join(attention_kernel_names()),
+       "the trainer's (sdpa with --precision fp32)"}};
+  if (with_seq) specs.push_back(seq_flag_spec());
   return specs;
+}
+
+FlagSpec seq_flag_spec() {
+  return {"seq", true, "sequence length in tokens (per sequence)", kSeqAllowed, "required"};
 }
 
 std::vector<FlagSpec> with(std::vector<FlagSpec> base, const std::vector<FlagSpec>& extra) {

@@ -22,6 +22,13 @@ Result<Args> parse_flags(int argc, const char* const* argv, const std::vector<Fl
 
 // --model --gpu --gpus [--gpus-per-node] [--nodes] [--trainer] (and --seq when `with_seq`).
 std::vector<FlagSpec> cluster_flag_specs(bool with_seq);
+// --seq S alone (rent), as cluster_flag_specs(true) has it.
+FlagSpec seq_flag_spec();
+
+// The allowed values of --model, --gpu and --seq in help texts (`--help` lists the presets).
+inline constexpr const char* kModelAllowed = "a model preset, a model TOML file or a Hugging Face config.json";
+inline constexpr const char* kGpuAllowed = "a GPU preset or a GPU TOML file";
+inline constexpr const char* kSeqAllowed = "tokens: 131072, 128k or 1.5M (k = 1024, M = 1024^2)";
 
 // Builds a plan from those flags (knobs at their defaults); --nodes sets gpus = nodes x per node.
 Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq);

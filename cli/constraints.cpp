@@ -40,6 +40,18 @@ Result<search::KnobConstraints> read_constraints(const Args& args, PlanSpec* bas
   return c;
 }
 
+std::vector<FlagSpec> searched_knob_flag_specs() {
+  // The knobs read_constraints turns into constraints: the search enumerates them unless given.
+  const std::vector<std::string> searched{"sp", "zero", "offload-optimizer", "offload-params", "act-ckpt",
+                                          "tiled-mlp", "tiled-loss", "micro-batch"};
+  std::vector<FlagSpec> specs = knob_flag_specs();
+  for (FlagSpec& f : specs) {
+    if (std::find(searched.begin(), searched.end(), f.name) == searched.end()) continue;
+    f.default_value = f.takes_value ? "searched (the flag fixes it)" : "searched: on and off (the flag fixes it on)";
+  }
+  return specs;
+}
+
 namespace {
 
 struct LimitSummary {

@@ -16,6 +16,9 @@ namespace spplan::cli {
 // an sp the model's heads or the GPU count refuse, or flash2 with fp32, each one line.
 Result<search::KnobConstraints> read_constraints(const Args& args, PlanSpec* base);
 
+// knob_flag_specs() with the defaults a search has: the knobs it enumerates say "searched".
+std::vector<FlagSpec> searched_knob_flag_specs();
+
 // One line per limit hit, with the count and the closest miss: "GPU memory: 1842 knob sets (the
 // closest, sp=8 ..., needs 95.1 GiB, has 79.6 GiB)", then the trainer's exclusions.
 std::vector<std::string> rejection_lines(const search::SearchResult& result);

@@ -4,8 +4,10 @@
 #include <iostream>
 #include <string>
 
+#include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "planner/core/version.hpp"
 
 #ifdef SPPLAN_HAVE_SIMULATOR
 int cmd_simulate(int argc, const char* const* argv);  // cli/cmd_simulate.cpp (global namespace)
@@ -14,40 +16,49 @@ int cmd_simulate(int argc, const char* const* argv);  // cli/cmd_simulate.cpp (g
 namespace spplan::cli {
 namespace {
 
-constexpr const char* kCommands = "estimate, plan, fit, rent, max-seq, sweep, export, simulate, run, validate, calibrate";
+// `--help` anywhere, or `-h` right after the command: not a value, since no value starts with "--"
+// and -h as the first word cannot be one.
+bool asks_for_help(int argc, const char* const* argv) {
+  if (argc > 2 && std::strcmp(argv[2], "-h") == 0) return true;
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0) return true;
+  }
+  return false;
+}
 
-constexpr const char* kUsage =
-    "usage: spplan <command> [flags]\n"
-    "commands:\n"
-    "  estimate  --model M --gpu G --gpus N --seq S --sp P [knobs] [--json]\n"
-    "  plan      --model M --gpu G --gpus N --seq S [knobs] [--top K] [--out FILE.toml] [--simulate]\n"
-    "            [--show-rejected] [--json]     (knob flags fix those knobs; exit 1 when nothing fits)\n"
-    "  fit       --model M --gpu G --gpus N --seq S [knobs] [--json] (exit 0 fits, 1 does not)\n"
-    "  rent      --model M --seq S [knobs] [--json]     (every GPU preset at 1, 2, 4 nodes: cheapest)\n"
-    "  max-seq   --model M --gpu G --gpus N [knobs] [--granularity T] [--json]  (knob flags fix those knobs)\n"
-    "  sweep     --model M --gpu G --gpus N [--seq-from A --seq-to B] [--csv|--json]\n"
-    "  export    --plan FILE.toml --format deepspeed|accelerate|arctic|torchrun\n"
-    "  simulate  --plan FILE.toml [--trace out.json] [--svg out.svg] [--no-overlap] [--events N] [--json]\n"
-    "  run       (--plan FILE.toml | --model M --seq S --sp P [knobs]) --nproc N [--steps K] [--json]\n"
-    "  validate  published FILE.csv | engine [--json] [--quick] [--calibration FILE] [--gpu G]\n"
-    "  calibrate [--out FILE.toml] [--gpu G] [--model M[,M...]]\n"
-    "knobs: --zero 0|1|2|3 --offload-optimizer none|cpu|nvme --offload-params none|cpu|nvme\n"
-    "       --act-ckpt none|full|offload --tiled-mlp --tiled-loss --micro-batch B --grad-accum K\n"
-    "       --sp-comm-dtype bf16|fp32 --precision bf16|fp32\n"
-    "stack: --trainer arctic|hf|liger|engine --attention flash2|sdpa\n"
-    "sequence lengths: 131072, 128k, 1.5M (k = 1024, M = 1048576)\n";
+// `spplan COMMAND --help` and `spplan help COMMAND`; the engine's commands answer for themselves.
+int print_command_help(const std::string& name, const char* program) {
+  const Command* command = find_command(name);
+  if (command == nullptr) {
+    return fail(Status::invalid("command \"" + name + "\" is not known (allowed: " + command_names() + ")"));
+  }
+  if (command->engine) {
+    const char* engine_argv[] = {program, command->name.c_str(), "--help"};
+    return cmd_forward_to_engine(3, engine_argv);
+  }
+  std::cout << command_help(*command);
+  return kExitOk;
+}
 
 }  // namespace
 
 int run_command(int argc, const char* const* argv) {
   if (argc < 2) {
-    return fail(Status::invalid("command: missing (allowed: " + std::string(kCommands) + "; see spplan --help)"));
-  }
-  if (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "help") == 0) {
-    std::cout << kUsage;
-    return kExitOk;
+    return fail(Status::invalid("command: missing (allowed: " + command_names() + "; see spplan --help)"));
   }
   const std::string command = argv[1];
+  if (command == "--version") {
+    std::cout << version_line("spplan") << "\n";
+    return kExitOk;
+  }
+  if (command == "--help" || command == "-h" || (command == "help" && argc == 2)) {
+    std::cout << program_help();
+    return kExitOk;
+  }
+  if (command == "help") return print_command_help(argv[2], argv[0]);
+  // `validate engine --help` is the engine's, like the rest of `validate engine`.
+  const bool engine_validate = command == "validate" && argc > 2 && std::string(argv[2]) == "engine";
+  if (!engine_validate && asks_for_help(argc, argv)) return print_command_help(command, argv[0]);
   const int sub_argc = argc - 1;
   const char* const* sub_argv = argv + 1;
   if (command == "estimate") return cmd_estimate(sub_argc, sub_argv);
@@ -65,7 +76,7 @@ int run_command(int argc, const char* const* argv) {
   if (command == "simulate") return fail(Status::invalid("simulate: the simulator is not built into this spplan"));
 #endif
   if (command == "run" || command == "calibrate") return cmd_forward_to_engine(argc, argv);
-  return fail(Status::invalid("command \"" + command + "\" is not known (allowed: " + kCommands + ")"));
+  return fail(Status::invalid("command \"" + command + "\" is not known (allowed: " + command_names() + ")"));
 }
 
 }  // namespace spplan::cli

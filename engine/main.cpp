@@ -17,14 +17,64 @@
 #include "engine/run/launcher.hpp"
 #include "engine/run/options.hpp"
 #include "engine/run/worker.hpp"
+#include "planner/core/args.hpp"
+#include "planner/core/version.hpp"
 
 namespace {
 
 int bad_input(const spplan::Status& s) { return spplan::engine::print_bad_input(s); }
 
+constexpr const char* kUsage =
+    "usage: spplan-engine run (--plan FILE.toml | --model M --seq S --sp P [knobs]) --nproc N [--steps K] [--json]\n"
+    "       spplan-engine calibrate [--out FILE.toml] [--gpu PRESET|FILE] [--model NAME,...]\n"
+    "       spplan-engine validate engine [--json] [--quick] [--calibration FILE.toml] [--gpu G] [--shard I/N]\n"
+    "       spplan-engine run --help: every flag of run, its allowed values and default\n"
+    "       spplan-engine --version\n"
+    "The LibTorch training engine behind `spplan run`, `spplan calibrate` and `spplan validate engine`.\n";
+
+// `run --help` (or -h right after run): the run flag table; before LibTorch starts anything.
+bool asks_for_help(int argc, char** argv) {
+  if (argc > 2 && std::strcmp(argv[2], "-h") == 0) return true;
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--version") == 0) {
+    std::cout << spplan::version_line("spplan-engine") << "\n";
+    return 0;
+  }
+  if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+    std::cout << kUsage;
+    return 0;
+  }
+  // calibrate and validate parse by hand (measure/): their usage line, until they have a flag table.
+  if (std::strcmp(argv[1], "calibrate") == 0 && asks_for_help(argc, argv)) {
+    std::cout << "usage: spplan calibrate [--out FILE.toml] [--gpu PRESET|FILE] [--model NAME[,NAME...]]\n"
+                 "Measures this machine's kernels, fits the costmodel's factors and writes a GPU file "
+                 "(default: printed on stdout).\n";
+    return 0;
+  }
+  if (std::strcmp(argv[1], "validate") == 0 && asks_for_help(argc, argv)) {
+    std::cout << "usage: spplan validate engine [--json] [--quick] [--calibration FILE.toml] [--gpu PRESET|FILE] "
+                 "[--shard I/N]\n"
+                 "Runs the engine's case list and compares each measured peak, host memory and step time with "
+                 "the costmodel's prediction.\n";
+    return 0;
+  }
+  if (std::strcmp(argv[1], "run") == 0 && asks_for_help(argc, argv)) {
+    std::cout << "usage: spplan run (--plan FILE.toml | --model M --seq S --sp P [knobs]) --nproc N [--steps K] [--json]\n"
+                 "Trains the plan with the LibTorch engine: real Ulysses all-to-alls over c10d (Gloo on CPU, NCCL on "
+                 "GPUs), ZeRO 0-3, offload, checkpointing, tiling; measured against the planner's prediction.\n"
+                 "\nflags (V: the value it takes):\n"
+              << spplan::flags_help(spplan::engine::run_flag_specs())
+              << "\nexit codes: 0 trained, 1 failed, 2 bad input, 3 out of device memory\n";
+    return 0;
+  }
   spplan::engine::apply_alloc_conf();  // before LibTorch's CUDA allocator reads it (alloc_conf.hpp)
   spplan::engine::install_counting_allocator();  // before any tensor exists, so every byte is counted
   using namespace spplan::engine;

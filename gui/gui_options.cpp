@@ -3,13 +3,41 @@
 #include "planner/config/loaders.hpp"
 #include "planner/core/args.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/core/version.hpp"
 
 namespace spplan::gui {
 
+std::vector<FlagSpec> guiFlagSpecs() {
+  const GuiOptions d;  // the defaults
+  return {{"model", true, "the model to plan", "a model preset, a model TOML file or a Hugging Face config.json",
+           d.model + " (without any of --model..--seq: the last session's inputs)"},
+          {"gpu", true, "the accelerator", "a GPU preset or a GPU TOML file", d.gpu},
+          {"gpus", true, "GPUs in the cluster", "an integer >= 1", d.gpus},
+          {"gpus-per-node", true, "GPUs per node, overriding the GPU file's", "an integer 1..65536", "the GPU file's"},
+          {"seq", true, "sequence length in tokens", "tokens: 131072, 128k or 1.5M (k = 1024, M = 1024^2)", d.seq},
+          {"screenshot", true, "compute, save the window as a PNG and exit (works with QT_QPA_PLATFORM=offscreen)",
+           "a .png path", "none: the window stays open"},
+          {"screenshots", true, "compute, save one PNG per tab into the folder and exit", "a folder",
+           "none: the window stays open"}};
+}
+
+std::optional<std::string> helpOrVersion(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word == "--version") return version_line("spplan-gui") + "\n";
+    if (word == "--help" || word == "-h") {
+      return "usage: spplan-gui [--model M --gpu G --gpus N --gpus-per-node K --seq S] [--screenshot FILE.png] "
+             "[--screenshots DIR]\n"
+             "The planner's window: ranked plans, memory, the simulated step, what to rent, SP scaling, and "
+             "running a plan. Qt's own options (-platform NAME, ...) pass through.\n\nflags (V: the value it takes):\n" +
+             flags_help(guiFlagSpecs()) + "\nexit codes: 0 closed or screenshots written, 2 bad input\n";
+    }
+  }
+  return std::nullopt;
+}
+
 Result<GuiOptions> parseGuiOptions(int argc, const char* const* argv) {
-  SPPLAN_ASSIGN_OR_RETURN(const Args args,
-                          Args::parse(argc, argv, 1,
-                                      {{"model"}, {"gpu"}, {"gpus"}, {"gpus-per-node"}, {"seq"}, {"screenshot"}, {"screenshots"}}));
+  SPPLAN_ASSIGN_OR_RETURN(const Args args, Args::parse(argc, argv, 1, guiFlagSpecs()));
   GuiOptions options;
   if (auto v = args.get("model")) options.model = *v;
   if (auto v = args.get("gpu")) options.gpu = *v;

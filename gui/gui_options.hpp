@@ -5,7 +5,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "planner/core/args.hpp"
 #include "planner/core/status.hpp"
 
 namespace spplan::gui {
@@ -23,5 +25,12 @@ struct GuiOptions {
 
 // argv as main() receives it; arguments not starting with "--" are left to Qt (-platform ...).
 Result<GuiOptions> parseGuiOptions(int argc, const char* const* argv);
+
+// The flags parseGuiOptions reads, with their help.
+std::vector<FlagSpec> guiFlagSpecs();
+
+// The text to print for --help, -h or --version anywhere on the command line (before Qt sees -h,
+// which it would ignore and start the window); nullopt when none is asked for.
+std::optional<std::string> helpOrVersion(int argc, const char* const* argv);
 
 }  // namespace spplan::gui

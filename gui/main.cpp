@@ -1,5 +1,5 @@
 // spplan-gui [--model M --gpu G --gpus N --gpus-per-node K --seq S] [--screenshot FILE.png]
-//            [--screenshots DIR]
+//            [--screenshots DIR] | --help | -h | --version
 // Without input flags the last session's inputs come back (QSettings). With --screenshot: fill
 // the inputs, compute, render the 1280x800 window to FILE.png, exit 0; with --screenshots: one
 // 1280x800 PNG per tab into DIR (both work with QT_QPA_PLATFORM=offscreen and ignore the saved
@@ -24,7 +24,11 @@ int fail(const std::string& message) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Flags first: a bad flag must not need a display to be reported.
+  // Flags first: a bad flag must not need a display to be reported, nor --help a window.
+  if (const auto text = spplan::gui::helpOrVersion(argc, argv)) {
+    std::fputs(text->c_str(), stdout);
+    return 0;
+  }
   const auto options = spplan::gui::parseGuiOptions(argc, argv);
   if (!options.ok()) return fail(options.status().message());
 

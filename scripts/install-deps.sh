@@ -197,6 +197,18 @@ PY
   fi
 fi
 
+# The Python package (pyproject.toml; `pip install .`): scripts/test.sh builds it into the venv
+# without build isolation, so its build tools (scikit-build-core, nanobind) live there, with
+# pytest for its tests (tests/python) and PyYAML, its one dependency. About 10 MB.
+python_pkgs=(scikit-build-core nanobind pytest pyyaml)
+if [ "${SPPLAN_SKIP_TORCH:-0}" != 1 ] && [ -x "$SPPLAN_VENV/bin/python" ] && [ "$engine_only" != 1 ]; then
+  if "$SPPLAN_VENV/bin/python" -c 'import scikit_build_core, nanobind, pytest, yaml' 2>/dev/null; then
+    say "Python package build tools: present in $SPPLAN_VENV"
+  else
+    say "installing ${python_pkgs[*]} into $SPPLAN_VENV (the Python package and its tests)"
+    "$SPPLAN_VENV/bin/pip" install -q "${python_pkgs[@]}"
+  fi
+fi
 if [ "${#unavailable[@]}" -gt 0 ]; then
   joined=$(printf '%s; ' "${unavailable[@]}")
   echo "install-deps: not installed: ${joined%; }." \

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include <algorithm>
+#include <map>
 
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/loaders.hpp"
@@ -14,15 +15,6 @@
 namespace spplan::engine {
 namespace {
 
-std::vector<FlagSpec> run_flag_specs() {
-  std::vector<FlagSpec> specs{{"plan"},  {"model"}, {"seq"},  {"nproc"},      {"steps"},  {"data"},
-                              {"seed"},  {"save"},  {"save-every"}, {"resume"}, {"gpu"}, {"json", false},
-                              {"init-from"}, {"export-hf"}, {"eos-id"}};  // hf_weights.hpp; data.hpp
-  for (const auto& k : knob_flag_specs()) specs.push_back(k);
-  for (const auto& k : optimizer_flag_specs()) specs.push_back(k);
-  return specs;
-}
-
 // What the engine runs when no knob says otherwise: plain fp32 data parallelism + Ulysses, with
 // gradients reduced in fp32 (sp_comm_dtype bf16 is implemented too: see Trainer::all_reduce_grads).
 Knobs engine_default_knobs() {
@@ -33,6 +25,58 @@ Knobs engine_default_knobs() {
   k.sp_comm_dtype = CommDtype::kFp32;
   return k;
 }
+
+// The knob flags with the engine's defaults (engine_default_knobs) in their help.
+std::vector<FlagSpec> engine_knob_flag_specs() {
+  const Knobs d = engine_default_knobs();
+  const std::map<std::string, std::string> defaults{{"zero", std::to_string(d.zero_stage)},
+                                                    {"act-ckpt", to_string(d.act_ckpt)},
+                                                    {"precision", to_string(d.precision)},
+                                                    {"sp-comm-dtype", to_string(d.sp_comm_dtype)}};
+  std::vector<FlagSpec> specs = knob_flag_specs();
+  for (FlagSpec& f : specs) {
+    if (defaults.count(f.name)) f.default_value = defaults.at(f.name) + " (the engine's default)";
+    if (f.name == "sp") f.default_value = "required without --plan";
+  }
+  return specs;
+}
+
+}  // namespace
+
+std::vector<FlagSpec> run_flag_specs() {
+  std::vector<FlagSpec> specs{
+      {"plan", true, "the plan to train (model, sequence, knobs, optimizer)", "a plan TOML file",
+       "none: --model, --seq and --sp"},
+      {"model", true, "the model to train", "a model preset, a model TOML file or a Hugging Face config.json",
+       "required without --plan or --init-from"},
+      {"seq", true, "sequence length in tokens", "tokens: 4096, 16k or 1.5M (k = 1024, M = 1024^2)",
+       "required without --plan"},
+      {"nproc", true, "local ranks to start (one per GPU)", "an integer 1..256",
+       "none: this process is one rank started by torchrun or Slurm (RANK, WORLD_SIZE set)"},
+      {"steps", true, "optimizer steps to train", "an integer 1..1000000", "5"},
+      {"data", true, "token files read as one stream, in order", "paths separated by commas (*.u16.bin or *.u32.bin token ids)",
+       "synthetic tokens"},
+      {"seed", true, "the seed of the weights' init and the synthetic tokens", "an integer 0..2^62", "0"},
+      {"save", true, "write checkpoints into this folder (two are kept)", "a folder", "no checkpoints"},
+      {"save-every", true, "steps between checkpoints", "an integer 1..1000000 (needs --save)",
+       "after the last step"},
+      {"resume", true, "resume from the newest good checkpoint in this folder", "a folder written by --save",
+       "start from step 0"},
+      {"gpu", true, "the accelerator the run's predictions are priced on", "a GPU preset or a GPU TOML file",
+       "the preset that matches the device"},
+      {"json", false, "print one JSON object (losses, step time, peak memory, predictions)"},
+      {"init-from", true, "start from a Hugging Face model folder's weights (its config.json is the model "
+                          "when --model is absent)", "a folder with config.json and safetensors", "seeded init"},
+      {"export-hf", true, "write the trained weights as a Hugging Face folder after the last step", "a folder",
+       "none written"},
+      {"eos-id", true, "the token id that ends a document in --data", "an integer 0..2^32",
+       "documents are not marked"}};
+  for (const auto& k : engine_knob_flag_specs()) specs.push_back(k);
+  for (const auto& k : optimizer_flag_specs()) specs.push_back(k);
+  return specs;
+}
+
+namespace {
 
 Result<PlanSpec> plan_from_flags(const Args& args) {
   PlanSpec plan;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "planner/config/plan_spec.hpp"
+#include "planner/core/args.hpp"
 #include "planner/core/status.hpp"
 
 namespace spplan::engine {
@@ -51,6 +52,9 @@ struct RunOptions {
   // Where a knob's value came from: "--zero" or "plan.toml: key \"knobs.zero_stage\"".
   std::string where(const std::string& key) const;
 };
+
+// The flags of `run`, with their help (`spplan-engine run --help`, the bash completion).
+std::vector<FlagSpec> run_flag_specs();
 
 // Parses argv[first..argc) (the words after "run"); reads the --plan and --model files only.
 Result<RunOptions> parse_run_options(int argc, const char* const* argv, int first);

@@ -5,9 +5,27 @@
 namespace spplan {
 
 std::vector<FlagSpec> knob_flag_specs() {
-  return {{"sp"},          {"zero"},        {"offload-optimizer"}, {"offload-params"},
-          {"act-ckpt"},    {"tiled-mlp", false}, {"tiled-loss", false}, {"micro-batch"},
-          {"grad-accum"},  {"sp-comm-dtype"}, {"precision"}, {"reduce-bucket"},      {"prefetch-bucket"}};
+  const std::string offload = join(offload_device_names());
+  const Knobs d;  // the defaults, as Knobs has them
+  return {
+      {"sp", true, "the Ulysses sequence-parallel degree P: each of P GPUs holds 1/P of the sequence",
+       "a divisor of the GPU count that the attention heads allow (heads % P == 0)", "required"},
+      {"zero", true, "the DeepSpeed ZeRO stage: what dp x sp shards (1 optimizer, 2 + gradients, 3 + parameters)",
+       "0, 1, 2, 3", std::to_string(d.zero_stage)},
+      {"offload-optimizer", true, "where the optimizer state and its step live", offload, to_string(d.offload_optimizer)},
+      {"offload-params", true, "where the ZeRO-3 parameter shards live", offload, to_string(d.offload_params)},
+      {"act-ckpt", true, "activation checkpointing: none, one hidden state per layer, or those moved to host memory",
+       join(act_ckpt_names()), to_string(d.act_ckpt)},
+      {"tiled-mlp", false, "TiledMLP (ALST): the MLP in sequence chunks, one chunk's intermediate alive"},
+      {"tiled-loss", false, "tiled loss: logits and cross-entropy in token chunks (Liger fused linear cross-entropy)"},
+      {"micro-batch", true, "sequences per SP group per micro step", "an integer >= 1", std::to_string(d.micro_batch)},
+      {"grad-accum", true, "micro steps per optimizer step", "an integer >= 1", std::to_string(d.grad_accum_steps)},
+      {"sp-comm-dtype", true, "the data type of the Ulysses all-to-alls", join(comm_dtype_names()), to_string(d.sp_comm_dtype)},
+      {"precision", true, "the training precision of weights and activations", join(precision_names()), to_string(d.precision)},
+      {"reduce-bucket", true, "DeepSpeed reduce_bucket_size, in elements (ZeRO gradient reduction buffer)",
+       "a number >= 1, e.g. 5e8", format_number(d.reduce_bucket_elems)},
+      {"prefetch-bucket", true, "DeepSpeed stage3_prefetch_bucket_size, in elements (ZeRO-3 gathers ahead of use)",
+       "a number >= 0, e.g. 5e7", format_number(d.prefetch_bucket_elems)}};
 }
 
 bool has_knob_flags(const Args& args) {

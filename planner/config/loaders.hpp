@@ -16,9 +16,12 @@
 
 namespace spplan {
 
-// The folder holding models/, gpus/ and plans/: $SPPLAN_CONFIG_DIR if set, else the source tree's
+// The folder holding models/, gpus/ and plans/: $SPPLAN_CONFIG_DIR if set; else the one a program
+// set (set_configs_dir: the Python package's own copy); else, for a binary installed by
+// `cmake --install`, <prefix>/share/spplan/configs beside its bin/; else the source tree's
 // configs/ (compiled in).
 std::string configs_dir();
+void set_configs_dir(const std::string& dir);
 
 // `flag` names the source of an unknown preset name in its message ("--model: value ..."); callers
 // that add their own context (a plan file's key, a CSV column) pass "".

@@ -1,6 +1,7 @@
 #include "planner/config/optimizer_spec.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "planner/core/parse.hpp"
 
@@ -33,8 +34,23 @@ Status check_optimizer(const OptimizerSpec& o, const std::function<std::string(c
 }
 
 std::vector<FlagSpec> optimizer_flag_specs() {
+  const OptimizerSpec d;  // the defaults
+  const std::map<std::string, FlagSpec> help{
+      {"lr", {"", true, "AdamW's peak learning rate, reached after the warm-up", "a number in (0, 1]", format_number(d.lr)}},
+      {"warmup_steps", {"", true, "optimizer steps of linear warm-up from 0", "an integer >= 0",
+                        std::to_string(d.warmup_steps)}},
+      {"lr_schedule", {"", true, "the learning rate's shape after the warm-up", join(lr_schedule_names()),
+                       to_string(d.lr_schedule)}},
+      {"min_lr", {"", true, "where cosine and linear schedules end", "a number in [0, lr]", format_number(d.min_lr)}},
+      {"weight_decay", {"", true, "AdamW's decoupled weight decay", "a number in [0, 1]", format_number(d.weight_decay)}},
+      {"grad_clip", {"", true, "the global gradient L2 norm is clipped to this", "a number >= 0 (0: no clipping)",
+                     format_number(d.grad_clip)}}};
   std::vector<FlagSpec> specs;
-  for (const std::string& key : optimizer_keys()) specs.push_back({optimizer_flag(key).substr(2)});
+  for (const std::string& key : optimizer_keys()) {
+    FlagSpec spec = help.count(key) ? help.at(key) : FlagSpec{};
+    spec.name = optimizer_flag(key).substr(2);
+    specs.push_back(spec);
+  }
   return specs;
 }
 

@@ -11,12 +11,37 @@
 #ifndef SPPLAN_SOURCE_CONFIGS_DIR
 #define SPPLAN_SOURCE_CONFIGS_DIR "configs"
 #endif
+#ifndef SPPLAN_CONFIGS_FROM_BINDIR
+#define SPPLAN_CONFIGS_FROM_BINDIR "../share/spplan/configs"
+#endif
 
 namespace spplan {
+namespace {
+
+std::string& program_configs_dir() {
+  static std::string dir;
+  return dir;
+}
+
+// <prefix>/share/spplan/configs beside an installed <prefix>/bin/spplan; "" when this program is
+// not installed so (a build tree's binary, or a Python interpreter).
+std::string installed_configs_dir() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return "";
+  const std::filesystem::path dir = self.parent_path() / SPPLAN_CONFIGS_FROM_BINDIR;
+  return look_at((dir / "models").string()).kind == PathKind::kDirectory ? dir.lexically_normal().string() : "";
+}
+
+}  // namespace
+
+void set_configs_dir(const std::string& dir) { program_configs_dir() = dir; }
 
 std::string configs_dir() {
   if (const char* env = std::getenv("SPPLAN_CONFIG_DIR"); env != nullptr && *env != '\0') return env;
-  return SPPLAN_SOURCE_CONFIGS_DIR;
+  if (!program_configs_dir().empty()) return program_configs_dir();
+  static const std::string installed = installed_configs_dir();  // the binary does not move while it runs
+  return installed.empty() ? SPPLAN_SOURCE_CONFIGS_DIR : installed;
 }
 
 std::vector<std::string> list_presets(const std::string& kind) {

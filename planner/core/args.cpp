@@ -53,6 +53,21 @@ Result<Args> Args::parse(int argc, const char* const* argv, int first, const std
   return args;
 }
 
+std::string flags_help(const std::vector<FlagSpec>& specs) {
+  constexpr size_t kHelpColumn = 26;  // where the meaning starts: room for "--offload-optimizer V"
+  std::string text;
+  for (const FlagSpec& s : specs) {
+    std::string head = "  --" + s.name;
+    if (s.takes_value) head += " V";
+    text += head + std::string(head.size() < kHelpColumn ? kHelpColumn - head.size() : 1, ' ') + s.help + "\n";
+    std::string details;
+    if (!s.allowed.empty()) details = "V: " + s.allowed;
+    if (!s.default_value.empty()) details += (details.empty() ? "" : "; ") + std::string("default: ") + s.default_value;
+    if (!details.empty()) text += std::string(kHelpColumn, ' ') + details + "\n";
+  }
+  return text;
+}
+
 std::optional<std::string> Args::get(const std::string& name) const {
   const auto it = values_.find(name);
   if (it == values_.end()) return std::nullopt;

@@ -150,6 +150,27 @@ class TestGui : public QObject {
                "spplan-gui: " + QString::fromStdString(c.message) + "\n");
     }
   }
+
+  // --help, -h and --version answer and exit, with no window (before this, -h opened one).
+  void helpAndVersionExitWithoutAWindow() {
+    for (const QString& flag : {QStringLiteral("--help"), QStringLiteral("-h")}) {
+      QProcess process;
+      process.start(QStringLiteral(SPPLAN_GUI_EXE), {flag});
+      QVERIFY(process.waitForFinished(20000));
+      QCOMPARE(process.exitCode(), 0);
+      const QString out = QString::fromUtf8(process.readAllStandardOutput());
+      QVERIFY2(out.startsWith("usage: spplan-gui "), qPrintable(out));
+      for (const spplan::FlagSpec& f : spplan::gui::guiFlagSpecs()) {
+        QVERIFY2(out.contains(QString::fromStdString("--" + f.name + " V")), f.name.c_str());
+        QVERIFY2(!f.help.empty() && !f.allowed.empty() && !f.default_value.empty(), f.name.c_str());
+      }
+    }
+    QProcess process;
+    process.start(QStringLiteral(SPPLAN_GUI_EXE), {"--version"});
+    QVERIFY(process.waitForFinished(20000));
+    QCOMPARE(process.exitCode(), 0);
+    QVERIFY(QString::fromUtf8(process.readAllStandardOutput()).startsWith("spplan-gui 0."));
+  }
 };
 
 QTEST_MAIN(TestGui)

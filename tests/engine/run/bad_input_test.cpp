@@ -2,6 +2,7 @@
 // found and what is allowed. Nothing is started for these (the launcher checks before forking).
 #include <gtest/gtest.h>
 
+#include "engine/run/options.hpp"
 #include "run_helpers.hpp"
 
 namespace spplan::engine::testing {
@@ -134,6 +135,23 @@ TEST(EngineBadInput, UnknownSubcommand) {
   const RunResult r = run_engine({"walk"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "spplan: subcommand \"walk\" of spplan-engine is not known (allowed: run, calibrate, validate)\n");
+}
+
+// run --help lists the table parse_run_options reads, each flag with its meaning, allowed values
+// and default; --version names the commit. Neither starts LibTorch's work nor needs a flag.
+TEST(EngineHelp, RunHelpListsEveryFlagAndVersionNamesTheCommit) {
+  const RunResult help = run_engine({"run", "--help"});
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  for (const FlagSpec& f : run_flag_specs()) {
+    EXPECT_NE(help.out.find("  --" + f.name + (f.takes_value ? " V" : "")), std::string::npos) << f.name;
+    EXPECT_FALSE(f.help.empty()) << f.name;
+    if (f.takes_value) EXPECT_FALSE(f.allowed.empty() || f.default_value.empty()) << f.name;
+  }
+  EXPECT_NE(help.out.find("default: 0 (the engine's default)"), std::string::npos) << help.out;
+  const RunResult version = run_engine({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out.rfind("spplan-engine 0.", 0), 0u) << version.out;
+  EXPECT_EQ(run_engine({"--help"}).exit_code, 0);
 }
 
 }  // namespace

@@ -1,0 +1,121 @@
+#include "cli/command_table.hpp"
+
+#include "cli/common.hpp"
+#include "planner/config/loaders.hpp"
+#include "planner/core/parse.hpp"
+
+namespace spplan::cli {
+namespace {
+
+constexpr const char* kSearchExits = "0 some plan fits, 1 nothing fits, 2 bad input";
+
+std::vector<Command> build_commands() {
+  std::vector<Command> c{
+      {"estimate", "--model M --gpu G --gpus N --seq S --sp P [knobs] [--json]",
+       "Prices one knob set: peak memory per GPU by category, host memory, step time, tokens/s, MFU and "
+       "$ per million tokens.",
+       "0 priced (fitting or not: see fits), 2 bad input", estimate_flag_specs()},
+      {"plan", "--model M --gpu G --gpus N --seq S [knobs] [--top K] [--out FILE.toml] [--simulate] [--json]",
+       "Searches every knob set the flags leave open, drops those that do not fit and ranks the rest by "
+       "tokens/s; each knob flag given fixes that knob.",
+       kSearchExits, plan_flag_specs()},
+      {"fit", "--model M --gpu G --gpus N --seq S [knobs] [--json]",
+       "Says whether any knob set fits, and names the smallest GPU count that fits.", kSearchExits,
+       fit_flag_specs()},
+      {"rent", "--model M --seq S [knobs] [--trainer T] [--json]",
+       "Every GPU preset at 1, 2 and 4 nodes: the best plan's $ per million tokens, step time, tokens/s and "
+       "longest sequence; the cheapest and fastest marked.",
+       "0 some option fits, 1 none does, 2 bad input", rent_flag_specs()},
+      {"max-seq", "--model M --gpu G --gpus N [knobs] [--granularity T] [--json]",
+       "The longest sequence that fits, counting the allocator slack, with the margin without it and the "
+       "limit that stops it; each knob flag fixes that knob, the rest are searched.",
+       "0 answered, 2 bad input", max_seq_flag_specs()},
+      {"sweep", "--model M --gpu G --gpus N [--seq-from A --seq-to B] [--csv|--json]",
+       "For each valid sp and each sequence length (doubling from A to B): the best plan with that sp, or "
+       "that nothing fits.",
+       "0 answered, 2 bad input", sweep_flag_specs()},
+      {"export", "--plan FILE.toml --format deepspeed|accelerate|arctic|torchrun [--out FILE]",
+       "Writes a plan as the configuration the stack reads (DeepSpeed JSON, Accelerate YAML, "
+       "ArcticTraining recipe, torchrun line); what a target cannot express is refused.",
+       "0 written, 2 bad input or a plan the target cannot express", export_flag_specs()}};
+#ifdef SPPLAN_HAVE_SIMULATOR
+  c.push_back({"simulate", "--plan FILE.toml [--trace out.json] [--svg out.svg] [--no-overlap] [--events N] [--json]",
+               "Simulates one training step of a plan on compute, communication, copy and host resources: step "
+               "time, exposed communication, the memory peak.",
+               "0 simulated, 2 bad input", simulate_flag_specs()});
+#endif
+  c.push_back({"run", "(--plan FILE.toml | --model M --seq S --sp P [knobs]) --nproc N [--steps K] [--json]",
+               "Trains the plan with spplan's LibTorch engine (spplan-engine run; its --help lists the flags).",
+               "0 trained, 1 failed, 2 bad input, 3 out of device memory", {}, true});
+  c.push_back({"validate", "published FILE.csv [--json] | engine [--quick] [--json] [--calibration FILE] [--gpu G]",
+               "Predictions against published runs (published), or against the engine's own runs (engine, "
+               "spplan-engine validate).",
+               "0 every target met, 1 a target missed, 2 bad input", validate_flag_specs()});
+  c.push_back({"calibrate", "[--out FILE.toml] [--gpu G] [--model M[,M...]]",
+               "Measures this machine's kernels and writes a GPU file the planner prices with (spplan-engine "
+               "calibrate).",
+               "0 written, 2 bad input", {}, true});
+  return c;
+}
+
+// "  estimate  --model M ..." lines, names padded to one column.
+std::string command_lines() {
+  std::string text;
+  for (const Command& c : commands()) {
+    text += "  " + c.name + std::string(c.name.size() < 10 ? 10 - c.name.size() : 1, ' ') + c.usage + "\n";
+  }
+  return text;
+}
+
+bool takes_flag(const Command& command, const std::string& name) {
+  for (const FlagSpec& f : command.flags) {
+    if (f.name == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+FlagSpec json_flag_spec() { return {"json", false, "print one JSON object (the Python package's dict) instead of text"}; }
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> kCommands = build_commands();
+  return kCommands;
+}
+
+const Command* find_command(const std::string& name) {
+  for (const Command& c : commands()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+std::string command_names() {
+  std::vector<std::string> names;
+  for (const Command& c : commands()) names.push_back(c.name);
+  return join(names);
+}
+
+std::string program_help() {
+  return "usage: spplan <command> [flags]        spplan <command> --help: its flags, allowed values, defaults\n"
+         "       spplan --version\n"
+         "commands:\n" +
+         command_lines() +
+         "knobs: --zero 0|1|2|3 --offload-optimizer none|cpu|nvme --offload-params none|cpu|nvme\n"
+         "       --act-ckpt none|full|offload --tiled-mlp --tiled-loss --micro-batch B --grad-accum K\n"
+         "       --sp-comm-dtype bf16|fp32 --precision bf16|fp32 --reduce-bucket E --prefetch-bucket E\n"
+         "stack: --trainer arctic|hf|liger|engine --attention flash2|sdpa\n"
+         "sequence lengths: 131072, 128k, 1.5M (k = 1024, M = 1048576)\n";
+}
+
+std::string command_help(const Command& command) {
+  std::string text = "usage: spplan " + command.name + " " + command.usage + "\n" + command.summary + "\n";
+  if (!command.flags.empty()) text += "\nflags (V: the value it takes):\n" + flags_help(command.flags);
+  if (takes_flag(command, "model") || takes_flag(command, "gpu")) text += "\n";
+  if (takes_flag(command, "model")) text += "model presets: " + join(model_presets()) + "\n";
+  if (takes_flag(command, "gpu")) text += "GPU presets: " + join(gpu_presets()) + "\n";
+  text += "\nexit codes: " + command.exit_codes + "\n";
+  return text;
+}
+
+}  // namespace spplan::cli

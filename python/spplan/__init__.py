@@ -1,0 +1,244 @@
+"""spplan from Python: the `spplan` command's planner and simulator, in process.
+
+Each function takes the command's flags as keyword arguments (``--tiled-mlp`` is ``tiled_mlp=True``,
+``--seq 128k`` is ``seq="128k"`` or ``seq=131072``) and returns what ``spplan COMMAND --json``
+prints, as a dict with the same keys. Bad input raises ``ValueError`` with the command's one-line
+message; warnings (a plan that does not fit, a placeholder in an export) go through ``warnings``.
+Nothing is computed here: every call runs the C++ command the executable runs (``spplan._spplan``).
+
+A model may be a preset name (``"qwen3-4b"``), a path to a model TOML or a Hugging Face
+``config.json``, a dict of config.json keys, or a transformers ``PretrainedConfig``. A GPU may be a
+preset name, a path to a GPU TOML, or a dict of its keys. ``help(spplan.plan)`` lists every flag
+with its meaning, allowed values and default (the same text as ``spplan plan --help``).
+
+    import spplan
+    best = spplan.plan(model="qwen3-4b", gpu="h100-80gb", gpus=4, seq="128k", out="best.toml")["plans"][0]
+    print(best["knobs"]["sp"], spplan.stack_configs("best.toml")["deepspeed"])
+"""
+
+import json
+import os
+import tempfile
+import warnings
+
+from . import _spplan
+
+__all__ = ["estimate", "plan", "fit", "rent", "max_seq", "sweep", "simulate", "export", "stack_configs",
+           "model_presets", "gpu_presets"]
+
+_spplan.set_configs_dir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs"))
+__version__ = _spplan.version()
+__commit__ = _spplan.commit()
+
+_FLAGS = {command: {f["name"]: f for f in _spplan.flags(command)} for command in _spplan.commands()}
+
+
+def model_presets():
+    """The model preset names (``--model NAME``)."""
+    return _spplan.model_presets()
+
+
+def gpu_presets():
+    """The GPU preset names (``--gpu NAME``)."""
+    return _spplan.gpu_presets()
+
+
+def _is_pretrained_config(value):
+    return hasattr(value, "to_dict") and hasattr(value, "model_type")
+
+
+def _toml_value(key, value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return json.dumps(value)  # a JSON number or string is a TOML one
+    raise ValueError(f'--gpu: key "{key}": value {value!r} is not a TOML scalar (allowed: a number, a string, a bool)')
+
+
+class _Files:
+    """The temporary files a call writes (a model dict as config.json, a GPU dict as TOML), and
+    the names messages use for them instead of their paths."""
+
+    def __init__(self):
+        self._dir = None
+        self.names = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self._dir is not None:
+            self._dir.cleanup()
+
+    def write(self, file_name, text, shown_as, folder="."):
+        if self._dir is None:
+            self._dir = tempfile.TemporaryDirectory(prefix="spplan-")
+        os.makedirs(os.path.join(self._dir.name, folder), exist_ok=True)
+        path = os.path.join(self._dir.name, folder, file_name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        self.names[path] = shown_as
+        return path
+
+    def shown(self, message):
+        for path, name in self.names.items():
+            message = message.replace(path, name)
+        return message
+
+
+def _model_arg(value, files):
+    if _is_pretrained_config(value):
+        value = value.to_dict()
+    if isinstance(value, dict):
+        # A config.json's keys: the C++ loader reads it as it reads the file (defaults per family),
+        # and names the model after its folder, as for a Hugging Face download.
+        name = os.path.basename(str(value.get("name") or value.get("_name_or_path") or "model").rstrip("/"))
+        folder = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip(".") or "model"
+        return files.write("config.json", json.dumps(value, default=str), "model (dict)", folder)
+    return value
+
+
+def _gpu_arg(value, files):
+    if isinstance(value, dict):
+        text = "".join(f"{key} = {_toml_value(key, v)}\n" for key, v in value.items())
+        return files.write("gpu.toml", text, "gpu (dict)")
+    return value
+
+
+def _argv(command, flags, files):
+    """Keyword arguments to the command's flags, checked against its flag table."""
+    table = _FLAGS[command]
+    argv = []
+    for key, value in flags.items():
+        name = key.replace("_", "-")
+        spec = table.get(name)
+        if spec is None:
+            argv.append(f"--{name}")  # the command names the flag and the allowed ones
+            continue
+        if not spec["takes_value"]:
+            if value not in (True, False, None):
+                raise ValueError(f"--{name}: value {value!r} is not allowed (allowed: True or False)")
+            if value:
+                argv.append(f"--{name}")
+            continue
+        if value is None:
+            continue
+        if isinstance(value, bool):
+            raise ValueError(f"--{name}: value {value!r} is not allowed (allowed: {spec['allowed']})")
+        if name == "model":
+            value = _model_arg(value, files)
+        elif name == "gpu":
+            value = _gpu_arg(value, files)
+        elif isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        argv.append(f"--{name}={value}")  # the = form: a value may start with "-"
+    return argv
+
+
+def _run(command, flags, json_output=True):
+    """Runs `spplan COMMAND` in process: its stdout, after raising its error and warnings."""
+    with _Files() as files:
+        argv = _argv(command, flags, files)
+        if json_output:
+            argv.append("--json")
+        exit_code, out, err = _spplan.run(command, argv)
+        lines = [files.shown(line) for line in err.splitlines()]
+    for line in lines:
+        if line.startswith("spplan: warning: "):
+            warnings.warn(line[len("spplan: warning: "):], stacklevel=4)
+    errors = [line[len("spplan: "):] if line.startswith("spplan: ") else line
+              for line in lines if not line.startswith("spplan: warning: ")]
+    if exit_code == 2:
+        raise ValueError(errors[0] if errors else f"spplan {command}: bad input")
+    if exit_code not in (0, 1):  # 1: nothing fits, which the JSON says
+        raise RuntimeError(errors[0] if errors else f"spplan {command}: exit code {exit_code}")
+    return out
+
+
+def _json_command(command, flags):
+    return json.loads(_run(command, flags))
+
+
+def estimate(**flags):
+    return _json_command("estimate", flags)
+
+
+def plan(**flags):
+    return _json_command("plan", flags)
+
+
+def fit(**flags):
+    return _json_command("fit", flags)
+
+
+def rent(**flags):
+    return _json_command("rent", flags)
+
+
+def max_seq(**flags):
+    return _json_command("max-seq", flags)
+
+
+def sweep(**flags):
+    return _json_command("sweep", flags)
+
+
+def simulate(**flags):
+    return _json_command("simulate", flags)
+
+
+def export(**flags):
+    """The export as text (DeepSpeed JSON, Accelerate YAML, ArcticTraining YAML, a torchrun line);
+    with ``out=PATH`` it is written there and "" is returned."""
+    return _run("export", flags, json_output=False)
+
+
+def _attach_help(function, command):
+    function.__doc__ = (function.__doc__ + "\n\n" if function.__doc__ else "") + _spplan.help(command)
+
+
+for _function, _command in [(estimate, "estimate"), (plan, "plan"), (fit, "fit"), (rent, "rent"),
+                            (max_seq, "max-seq"), (sweep, "sweep"), (export, "export")]:
+    _attach_help(_function, _command)
+if "simulate" in _FLAGS:
+    _attach_help(simulate, "simulate")
+
+
+def stack_configs(plan):
+    """What the training stacks take in code, for a plan file (``plan(..., out=PATH)`` writes one):
+
+    - ``"accelerate"``: keyword arguments of ``accelerate.ParallelismConfig`` (its sp handler's
+      arguments apart, as ``"accelerate_sp_handler"``: ``DeepSpeedSequenceParallelConfig(**...)``),
+    - ``"deepspeed"``: the DeepSpeed config dict (``TrainingArguments(deepspeed=...)``,
+      ``deepspeed.initialize(config=...)``),
+    - ``"arctic"``: ArcticTraining's recipe YAML text.
+
+    Each comes from ``spplan export`` of that plan. A stack that cannot express the plan (a micro
+    batch above 1 for ArcticTraining) has None, and its one-line reason under ``"refused"``.
+    """
+    import yaml  # a dependency of the package (pyproject.toml)
+
+    path = os.fspath(plan)
+    configs = {"refused": {}, "accelerate_sp_handler": None}
+    for fmt in ("deepspeed", "accelerate", "arctic"):
+        try:
+            with warnings.catch_warnings():
+                if fmt != "deepspeed":  # the plan's warnings come once, with the first export
+                    warnings.simplefilter("ignore")
+                text = _run("export", {"plan": path, "format": fmt}, json_output=False)
+        except ValueError as error:
+            configs[fmt] = None
+            configs["refused"][fmt] = str(error)
+            continue
+        if fmt == "deepspeed":
+            configs["deepspeed"] = json.loads(text)
+        elif fmt == "accelerate":
+            # The YAML's parallelism_config_* keys are ParallelismConfig's fields and its sp handler's.
+            section = yaml.safe_load(text)["parallelism_config"]
+            kwargs = {key[len("parallelism_config_"):]: value for key, value in section.items()}
+            handler_keys = ("sp_seq_length", "sp_seq_length_is_variable", "sp_attn_implementation")
+            configs["accelerate_sp_handler"] = {k: kwargs.pop(k) for k in handler_keys if k in kwargs}
+            configs["accelerate"] = kwargs
+        else:
+            configs["arctic"] = text
+    return configs

@@ -1,0 +1,196 @@
+"""The Python package against the `spplan` command: the same inputs give the same dicts (the
+same numbers, keys and messages), every function runs, and bad input is a ValueError carrying
+the command's one-line message. SPPLAN_CLI names the built command (ctest passes it)."""
+
+import json
+import os
+import subprocess
+import tomllib
+import warnings
+
+import pytest
+
+import spplan
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLI = os.environ.get("SPPLAN_CLI", os.path.join(REPO, "build", "spplan"))
+PLAN_FILE = os.path.join(REPO, "configs", "plans", "qwen3-4b-128k-4xh100.toml")
+QWEN = dict(model="qwen3-4b", gpu="h100-80gb", gpus=4)
+
+
+def cli(*args):
+    """(exit code, stdout, stderr) of the built command, with the source tree's presets."""
+    if not os.access(CLI, os.X_OK):
+        pytest.skip(f"no spplan command at {CLI} to compare with")
+    env = dict(os.environ, SPPLAN_CONFIG_DIR=os.path.join(REPO, "configs"))
+    r = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, env=env, check=False)
+    return r.returncode, r.stdout, r.stderr
+
+
+def cli_json(*args):
+    code, out, err = cli(*args, "--json")
+    assert code in (0, 1), err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("function, command, flags, args", [
+    (spplan.estimate, "estimate", dict(QWEN, seq="128k", sp=4, tiled_mlp=True, zero=3),
+     ["--model", "qwen3-4b", "--gpu", "h100-80gb", "--gpus", "4", "--seq", "128k", "--sp", "4", "--tiled-mlp",
+      "--zero", "3"]),
+    (spplan.plan, "plan", dict(QWEN, seq=131072, top=3, trainer="hf"),
+     ["--model", "qwen3-4b", "--gpu", "h100-80gb", "--gpus", "4", "--seq", "131072", "--top", "3", "--trainer", "hf"]),
+    (spplan.fit, "fit", dict(QWEN, seq="512k"),
+     ["--model", "qwen3-4b", "--gpu", "h100-80gb", "--gpus", "4", "--seq", "512k"]),
+    (spplan.max_seq, "max-seq", dict(QWEN, sp=4, granularity="8k"),
+     ["--model", "qwen3-4b", "--gpu", "h100-80gb", "--gpus", "4", "--sp", "4", "--granularity", "8k"]),
+    (spplan.sweep, "sweep", dict(QWEN, seq_from="32k", seq_to="64k"),
+     ["--model", "qwen3-4b", "--gpu", "h100-80gb", "--gpus", "4", "--seq-from", "32k", "--seq-to", "64k"]),
+    (spplan.simulate, "simulate", dict(plan=PLAN_FILE, events=5), ["--plan", PLAN_FILE, "--events", "5"]),
+    (spplan.rent, "rent", dict(model="qwen3-0.6b", seq="16k", zero=2),
+     ["--model", "qwen3-0.6b", "--seq", "16k", "--zero", "2"]),
+])
+def test_same_dict_as_the_command(function, command, flags, args):
+    assert function(**flags) == cli_json(command, *args)
+
+
+def test_fit_that_does_not_fit_is_a_dict_not_an_error():
+    result = spplan.fit(model="llama-3.1-70b", gpu="a100-40gb", gpus=1, seq="1M")
+    assert result["fits"] is False
+    assert result == cli_json("fit", "--model", "llama-3.1-70b", "--gpu", "a100-40gb", "--gpus", "1", "--seq", "1M")
+
+
+def test_export_is_the_commands_text(tmp_path):
+    for fmt in ("deepspeed", "accelerate", "arctic", "torchrun"):
+        code, out, _ = cli("export", "--plan", PLAN_FILE, "--format", fmt)
+        assert code == 0
+        assert spplan.export(plan=PLAN_FILE, format=fmt) == out
+    target = tmp_path / "ds.json"
+    assert spplan.export(plan=PLAN_FILE, format="deepspeed", out=target) == ""
+    assert json.loads(target.read_text())["zero_optimization"]["stage"] == 3
+
+
+@pytest.mark.parametrize("function, flags, args", [
+    (spplan.estimate, dict(QWEN, seq="128k", sp=3), ["estimate", "--model", "qwen3-4b", "--gpu", "h100-80gb",
+                                                     "--gpus", "4", "--seq", "128k", "--sp", "3"]),
+    (spplan.estimate, dict(QWEN, seq="128k"), ["estimate", "--model", "qwen3-4b", "--gpu", "h100-80gb", "--gpus", "4",
+                                               "--seq", "128k"]),
+    (spplan.plan, dict(QWEN, seq="12q"), ["plan", "--model", "qwen3-4b", "--gpu", "h100-80gb", "--gpus", "4",
+                                          "--seq", "12q"]),
+    (spplan.plan, dict(QWEN, seq="8k", zero=7), ["plan", "--model", "qwen3-4b", "--gpu", "h100-80gb", "--gpus", "4",
+                                                 "--seq", "8k", "--zero", "7"]),
+    (spplan.fit, dict(QWEN, seq="8k", bogus_flag=1), ["fit", "--model", "qwen3-4b", "--gpu", "h100-80gb", "--gpus", "4",
+                                                      "--seq", "8k", "--bogus-flag", "1"]),
+    (spplan.max_seq, dict(model="no-such-model", gpu="h100-80gb", gpus=4), ["max-seq", "--model", "no-such-model",
+                                                                            "--gpu", "h100-80gb", "--gpus", "4"]),
+    (spplan.sweep, dict(QWEN, seq_from="64k", seq_to="8k"), ["sweep", "--model", "qwen3-4b", "--gpu", "h100-80gb",
+                                                             "--gpus", "4", "--seq-from", "64k", "--seq-to", "8k"]),
+    (spplan.simulate, dict(plan="/no/such/plan.toml"), ["simulate", "--plan", "/no/such/plan.toml"]),
+    (spplan.export, dict(plan=PLAN_FILE, format="yaml"), ["export", "--plan", PLAN_FILE, "--format", "yaml"]),
+    (spplan.rent, dict(model="qwen3-4b", seq="8k", sp=2), ["rent", "--model", "qwen3-4b", "--seq", "8k", "--sp", "2"]),
+])
+def test_bad_input_is_a_value_error_with_the_commands_line(function, flags, args):
+    code, _, err = cli(*args)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("spplan: ")
+    with pytest.raises(ValueError) as raised:
+        function(**flags)
+    assert str(raised.value) == err[len("spplan: "):].rstrip("\n")
+
+
+def test_keyword_values_of_the_wrong_kind_are_refused_with_the_flag():
+    with pytest.raises(ValueError, match=r"^--tiled-mlp: value 'yes' is not allowed \(allowed: True or False\)$"):
+        spplan.estimate(**QWEN, seq="8k", sp=1, tiled_mlp="yes")
+    with pytest.raises(ValueError, match=r"^--zero: value True is not allowed \(allowed: 0, 1, 2, 3\)$"):
+        spplan.estimate(**QWEN, seq="8k", sp=1, zero=True)
+    # False and None leave a flag out, as not writing it does.
+    assert spplan.estimate(**QWEN, seq="8k", sp=1, tiled_mlp=False, zero=None) == spplan.estimate(**QWEN, seq="8k", sp=1)
+
+
+def preset_keys(name):
+    with open(os.path.join(REPO, "configs", "models", name + ".toml"), "rb") as f:
+        return tomllib.load(f)
+
+
+def without_model_name(result):
+    return {k: v for k, v in result.items() if k != "model"}
+
+
+def test_model_as_a_dict_prices_as_the_preset():
+    keys = preset_keys("qwen3-4b")
+    by_dict = spplan.estimate(model=keys, gpu="h100-80gb", gpus=4, seq="64k", sp=4)
+    assert by_dict["model"] == "qwen3-4b"  # named as its "name" says, not after a temporary file
+    assert without_model_name(by_dict) == without_model_name(spplan.estimate(**QWEN, seq="64k", sp=4))
+
+
+def test_model_as_a_transformers_config_prices_as_the_preset():
+    transformers = pytest.importorskip("transformers")
+    keys = preset_keys("qwen3-4b")
+    config = transformers.Qwen3Config(**{k: v for k, v in keys.items() if k not in ("name", "model_type")})
+    by_config = spplan.plan(model=config, gpu="h100-80gb", gpus=4, seq="128k", top=2)
+    by_preset = spplan.plan(**QWEN, seq="128k", top=2)
+    assert [without_model_name(p) for p in by_config["plans"]] == [without_model_name(p) for p in by_preset["plans"]]
+
+
+def test_a_bad_model_dict_is_named_not_its_temporary_file():
+    keys = dict(preset_keys("qwen3-4b"), num_key_value_heads=5)
+    with pytest.raises(ValueError) as raised:
+        spplan.estimate(model=keys, gpu="h100-80gb", gpus=4, seq="8k", sp=1)
+    message = str(raised.value)
+    assert message.startswith('model (dict): key "num_key_value_heads": value 5 does not divide'), message
+    assert "/tmp" not in message and "\n" not in message
+
+
+def test_gpu_as_a_dict_prices_as_the_preset():
+    with open(os.path.join(REPO, "configs", "gpus", "h100-80gb.toml"), "rb") as f:
+        keys = tomllib.load(f)
+    by_dict = spplan.estimate(model="qwen3-4b", gpu=keys, gpus=4, seq="64k", sp=4)
+    by_preset = spplan.estimate(**QWEN, seq="64k", sp=4)
+    assert by_dict["tokens_per_s"] == by_preset["tokens_per_s"]
+    assert by_dict["memory"] == by_preset["memory"]
+
+
+def test_stack_configs_give_what_each_stack_takes(tmp_path):
+    out = tmp_path / "best.toml"
+    best = spplan.plan(**QWEN, seq="128k", out=out)["plans"][0]
+    configs = spplan.stack_configs(out)
+    assert configs["deepspeed"] == json.loads(spplan.export(plan=out, format="deepspeed"))
+    assert configs["deepspeed"]["zero_optimization"]["stage"] == best["knobs"]["zero_stage"]
+    assert configs["accelerate"]["sp_size"] == best["knobs"]["sp"]
+    assert configs["accelerate"]["dp_shard_size"] == best["dp"]
+    assert configs["accelerate_sp_handler"]["sp_seq_length_is_variable"] is True
+    assert "sequence_parallel_size: %d" % best["knobs"]["sp"] in configs["arctic"]
+    assert configs["refused"] == {}
+    accelerate = pytest.importorskip("accelerate")
+    from accelerate.utils import DeepSpeedSequenceParallelConfig
+    parallelism = accelerate.ParallelismConfig(
+        **configs["accelerate"], sp_handler=DeepSpeedSequenceParallelConfig(**configs["accelerate_sp_handler"]))
+    assert parallelism.sp_size == best["knobs"]["sp"]
+
+
+def test_stack_configs_say_which_stack_refuses_a_plan(tmp_path):
+    out = tmp_path / "mb2.toml"
+    spplan.plan(**QWEN, seq="8k", micro_batch=2, out=out)
+    configs = spplan.stack_configs(out)
+    assert configs["arctic"] is None
+    assert "micro" in configs["refused"]["arctic"]
+    assert configs["deepspeed"]["train_micro_batch_size_per_gpu"] == 2
+
+
+def test_a_plan_that_does_not_fit_warns(tmp_path):
+    plan_file = tmp_path / "tight.toml"
+    text = open(PLAN_FILE).read().replace('seq_len = 131072', 'seq_len = 16777216')
+    assert text != open(PLAN_FILE).read()
+    plan_file.write_text(text)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        spplan.simulate(plan=plan_file, events=1)
+    assert any("does not fit" in str(w.message) for w in caught)
+
+
+def test_help_version_and_presets_are_the_commands():
+    code, out, _ = cli("plan", "--help")
+    assert code == 0 and out in spplan.plan.__doc__
+    assert "--reduce-bucket" in spplan.estimate.__doc__
+    code, out, _ = cli("--version")
+    assert out.startswith(f"spplan {spplan.__version__} (commit ")
+    assert "qwen3-4b" in spplan.model_presets() and "h100-80gb" in spplan.gpu_presets()
