@@ -5,13 +5,14 @@
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "planner/config/knob_flags.hpp"
+#include "planner/config/optimizer_spec.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/costmodel/estimate.hpp"
 
 namespace spplan::cli {
 
 int cmd_estimate(int argc, const char* const* argv) {
-  auto args = parse_flags(argc, argv, with(with(cluster_flag_specs(true), knob_flag_specs()), {{"json", false}}));
+  auto args = parse_flags(argc, argv, with(with(with(cluster_flag_specs(true), knob_flag_specs()), optimizer_flag_specs()), {{"json", false}}));
   if (!args.ok()) return fail(args.status());
   auto plan = plan_from_flags(*args, true);
   if (!plan.ok()) return fail(plan.status());

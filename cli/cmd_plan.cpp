@@ -10,6 +10,7 @@
 #include "cli/constraints.hpp"
 #include "cli/report.hpp"
 #include "planner/config/knob_flags.hpp"
+#include "planner/config/optimizer_spec.hpp"
 #include "planner/core/units.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
@@ -41,7 +42,7 @@ void print_rejections(const search::SearchResult& result) {
 
 int cmd_plan(int argc, const char* const* argv) {
   auto args = parse_flags(argc, argv,
-                          with(with(cluster_flag_specs(true), knob_flag_specs()),
+                          with(with(with(cluster_flag_specs(true), knob_flag_specs()), optimizer_flag_specs()),
                                {{"top"}, {"out"}, {"json", false}, {"simulate", false}, {"show-rejected", false}}));
   if (!args.ok()) return fail(args.status());
   auto base = plan_from_flags(*args, true);

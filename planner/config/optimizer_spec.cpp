@@ -14,8 +14,33 @@ const std::vector<std::string>& lr_schedule_names() {
 std::string to_string(LrSchedule schedule) { return lr_schedule_names()[static_cast<size_t>(schedule)]; }
 
 const std::vector<std::string>& optimizer_keys() {
-  static const std::vector<std::string> kKeys{"lr", "warmup_steps", "lr_schedule", "min_lr", "weight_decay", "grad_clip"};
+  static const std::vector<std::string> kKeys{"lr",           "warmup_steps", "lr_schedule", "min_lr",
+                                              "weight_decay", "grad_clip",    "train_steps"};
   return kKeys;
+}
+
+OptimizerSpec fine_tuning_recipe() {
+  OptimizerSpec o;
+  // ALST's own runs fine-tune Llama-3.1-8B/70B and Qwen3-32B at 1e-5 (ArcticTraining
+  // projects/sequence-parallelism/run-h100-sp8-llama-8b.yml: optimizer.learning_rate 0.00001); the
+  // engine's 1e-3 diverges on a pretrained 8B model.
+  o.lr = 1e-5;
+  // Linear decay to 0 after the warm-up: ArcticTraining's scheduler default (HFSchedulerConfig name
+  // "linear") and transformers' TrainingArguments lr_scheduler_type default "linear".
+  o.lr_schedule = LrSchedule::kLinear;
+  o.min_lr = 0;
+  // ArcticTraining's OptimizerConfig default weight_decay 0.1 (arctic_training/config/optimizer.py).
+  o.weight_decay = 0.1;
+  // Clip the global norm at 1: transformers' TrainingArguments max_grad_norm default, which TRL's
+  // SFTConfig inherits.
+  o.grad_clip = 1.0;
+  o.warmup_steps = 0;  // a ratio of the run: set with train_steps (default_warmup_steps)
+  return o;
+}
+
+int64_t default_warmup_steps(int64_t train_steps) {
+  constexpr double kWarmupRatio = 0.1;  // ArcticTraining HFSchedulerConfig.warmup_ratio
+  return static_cast<int64_t>(kWarmupRatio * static_cast<double>(train_steps));
 }
 
 std::string optimizer_flag(const std::string& key) {
@@ -25,6 +50,11 @@ std::string optimizer_flag(const std::string& key) {
 }
 
 Status check_optimizer(const OptimizerSpec& o, const std::function<std::string(const std::string& key)>& where) {
+  if (o.train_steps > 0 && o.warmup_steps > o.train_steps) {
+    return Status::invalid(where("warmup_steps") + ": value " + std::to_string(o.warmup_steps) +
+                           " is longer than train_steps " + std::to_string(o.train_steps) +
+                           " (allowed: 0 to train_steps)");
+  }
   if (o.min_lr > o.lr) {
     return Status::invalid(where("min_lr") + ": value " + format_number(o.min_lr) + " is above the learning rate " +
                            format_number(o.lr) + " (allowed: 0 to lr)");
@@ -58,6 +88,10 @@ Status apply_optimizer_flags(const Args& args, OptimizerSpec* o) {
   }
   if (auto v = args.get("grad-clip")) {
     SPPLAN_ASSIGN_OR_RETURN(o->grad_clip, parse_double("--grad-clip", *v, 0.0));
+  }
+  if (auto v = args.get("train-steps")) {
+    SPPLAN_ASSIGN_OR_RETURN(o->train_steps, parse_int("--train-steps", *v, 1, 1'000'000'000));
+    if (!args.get("warmup-steps")) o->warmup_steps = default_warmup_steps(o->train_steps);
   }
   return Status::ok();
 }
