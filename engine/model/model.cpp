@@ -51,7 +51,7 @@ std::vector<at::Tensor> LayerParams::all() const {
 }
 
 Model::Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knobs, c10::Device device, int64_t seq_len)
-    : spec_(spec), comm_(comm), knobs_(knobs), rope_(rope_frequencies(spec, seq_len, device)) {
+    : spec_(spec), comm_(comm), knobs_(knobs), rope_seq_len_(seq_len) {
   const auto decls = param_units(spec);
   const int64_t stage = knobs.zero_stage;
   // ZeRO 0 keeps the unpadded layout; stages 1-3 partition every unit over the whole world.
@@ -246,7 +246,9 @@ at::Tensor Model::forward_layers(const at::Tensor& inputs, int64_t first_positio
   MemoryScope tag(MemCategory::kActivations);
   // HF computes the tables in fp32 and casts them to the activations' dtype.
   // On the compute device: offloaded parameters live on the host.
-  auto [cos, sin] = positions.defined() ? rope_tables_at(rope_, positions) : rope_tables(rope_, first_position, inputs.size(1));
+  // The frequencies too are made per forward, as activations (d/2 floats; nothing outlives the step).
+  const RopeFrequencies rope = rope_frequencies(spec_, rope_seq_len_, comm_.device());
+  auto [cos, sin] = positions.defined() ? rope_tables_at(rope, positions) : rope_tables(rope, first_position, inputs.size(1));
   cos = cos.to(model_dtype(knobs_));
   sin = sin.to(model_dtype(knobs_));
   at::Tensor x;

@@ -87,7 +87,7 @@ class Model {
   ModelSpec spec_;
   Comm& comm_;
   Knobs knobs_;  // act_ckpt, tiling and ZeRO settings of the run
-  RopeFrequencies rope_;  // the scaled frequencies, computed once (rope.hpp)
+  int64_t rope_seq_len_;  // what dynamic RoPE scales by (rope.hpp)
   at::Tensor params_flat_, grads_flat_;
   bool grads_on_host_ = false;
   ZeroLayout layout_;  // units: embedding, each layer, final norm (+ head when untied)
