@@ -6,13 +6,14 @@
 #include "cli/common.hpp"
 #include "cli/report.hpp"
 #include "planner/config/knob_flags.hpp"
+#include "planner/config/optimizer_spec.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/costmodel/estimate.hpp"
 
 namespace spplan::cli {
 
 std::vector<FlagSpec> estimate_flag_specs() {
-  return with(with(cluster_flag_specs(true), knob_flag_specs()), {json_flag_spec()});
+  return with(with(with(cluster_flag_specs(true), knob_flag_specs()), optimizer_flag_specs(fine_tuning_recipe())), {json_flag_spec()});
 }
 
 int cmd_estimate(int argc, const char* const* argv) {

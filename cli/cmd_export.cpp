@@ -38,6 +38,11 @@ int cmd_export(int argc, const char* const* argv) {
       (k.offload_optimizer == OffloadDevice::kNvme || k.offload_params == OffloadDevice::kNvme)) {
     warn("nvme_path \"/local_nvme\" in the export is a placeholder: put a local NVMe mount of every node");
   }
+  if (*format == ExportFormat::kDeepSpeed && plan->optimizer.train_steps == 0 &&
+      plan->optimizer.lr_schedule != LrSchedule::kConstant) {
+    warn(*path + ": scheduler total_num_steps is \"auto\", which only the Hugging Face Trainer fills; for plain "
+         "deepspeed give the plan a length (spplan plan ... --train-steps K)");
+  }
   if (auto out = args->get("out")) {
     if (Status s = check_not_an_input("--out", *out, {*path}); !s) return fail(s);
     if (Status s = write_file_atomically(*out, *text); !s) return fail(s);

@@ -11,6 +11,7 @@
 #include "cli/constraints.hpp"
 #include "cli/report.hpp"
 #include "planner/config/knob_flags.hpp"
+#include "planner/config/optimizer_spec.hpp"
 #include "planner/core/units.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
@@ -41,7 +42,7 @@ void print_rejections(const search::SearchResult& result) {
 }  // namespace
 
 std::vector<FlagSpec> plan_flag_specs() {
-  return with(with(cluster_flag_specs(true), searched_knob_flag_specs()),
+  return with(with(with(cluster_flag_specs(true), searched_knob_flag_specs()), optimizer_flag_specs(fine_tuning_recipe())),
               {{"top", true, "how many ranked plans to list", "an integer 1..1000", "5"},
                {"out", true, "write the best plan as a plan file (what simulate, export and run read)",
                 "a .toml path (not an input file)", "none written"},

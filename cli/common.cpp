@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "planner/config/loaders.hpp"
+#include "planner/config/optimizer_spec.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/config/knobs.hpp"
@@ -88,6 +89,10 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
     SPPLAN_ASSIGN_OR_RETURN(const std::string seq, args.require("seq", "a sequence length such as 128k"));
     SPPLAN_ASSIGN_OR_RETURN(plan.seq_len, parse_seq_len("--seq", seq));
   }
+  // A plan made here is a fine-tune unless the optimizer flags say otherwise (plan, estimate).
+  plan.optimizer = fine_tuning_recipe();
+  SPPLAN_RETURN_IF_ERROR(apply_optimizer_flags(args, &plan.optimizer));
+  SPPLAN_RETURN_IF_ERROR(check_optimizer(plan.optimizer, optimizer_flag));
   return plan;
 }
 

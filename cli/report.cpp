@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "planner/config/rope_scaling.hpp"
+#include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 
 namespace spplan::cli {
@@ -52,6 +54,20 @@ nlohmann::json peak_json(const costmodel::MemoryBreakdown& m) {
           {"tensors", tensors}};
 }
 
+static nlohmann::json optimizer_json(const OptimizerSpec& o) {
+  nlohmann::json j{{"lr", o.lr},         {"warmup_steps", o.warmup_steps}, {"lr_schedule", to_string(o.lr_schedule)},
+                   {"min_lr", o.min_lr}, {"weight_decay", o.weight_decay}, {"grad_clip", o.grad_clip}};
+  j["train_steps"] = o.train_steps > 0 ? nlohmann::json(o.train_steps) : nlohmann::json();
+  return j;
+}
+
+static std::string optimizer_text(const OptimizerSpec& o) {
+  return "AdamW lr " + format_number(o.lr) + ", " + std::to_string(o.warmup_steps) + " warm-up steps, " +
+         to_string(o.lr_schedule) + " to " + format_number(o.min_lr) + ", weight decay " + format_number(o.weight_decay) +
+         ", grad clip " + format_number(o.grad_clip) +
+         (o.train_steps > 0 ? ", " + std::to_string(o.train_steps) + " steps" : std::string(", steps not set"));
+}
+
 nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
   const auto& m = e.memory;
   nlohmann::json memory = {
@@ -75,6 +91,8 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"trainer", p.stack.trainer},
           {"attention", to_string(p.stack.attention)},
           {"knobs", knobs_json(p.knobs)},
+          {"rope", rope_text(p.model.rope_scaling)},
+          {"optimizer", optimizer_json(p.optimizer)},
           {"dp", p.dp()},
           {"fits", e.fits},
           {"reason", e.reason()},
@@ -102,6 +120,9 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   std::ostringstream o;
   o << p.model.name << " on " << p.cluster.num_gpus << "x " << p.cluster.gpu.name << ", seq " << p.seq_len
     << " tokens, " << p.stack.trainer << ", dp=" << p.dp() << " " << knobs_text(p.knobs) << "\n";
+  o << "  RoPE: " << rope_text(p.model.rope_scaling) << " (theta " << format_number(p.model.rope_theta) << ")"
+    << (p.model.attention_bias ? "; q/k/v biases" : "") << "\n";
+  o << "  optimizer: " << optimizer_text(p.optimizer) << "\n";
   o << "  fits: " << (e.fits ? "yes" : "NO (" + e.reason() + ")") << "\n";
   o << "  GPU memory per GPU: " << fmt_number("%.1f", gib(m.total_bytes())) << " of "
     << fmt_number("%.1f", gib(e.capacity_bytes)) << " GiB, peak at " << m.peak_phase

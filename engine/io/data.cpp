@@ -256,6 +256,18 @@ Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, 
     s.inputs.push_back(input);
     s.labels.push_back(real && !crosses ? window[static_cast<size_t>(i + 1)] : kIgnoreLabel);
   }
+  if (eos_id == kNoEos) return s;
+  // Every rank derives the same boundaries from the whole window: token t starts a document when
+  // token t - 1 is the EOS.
+  s.doc_starts.push_back(0);
+  for (int64_t t = 1; t < local * sp; ++t) {
+    if (t - 1 < seq_len && window[static_cast<size_t>(t - 1)] == eos_id) s.doc_starts.push_back(t);
+  }
+  size_t doc = 0;
+  for (int64_t t = s.first_position; t < s.first_position + local; ++t) {
+    while (doc + 1 < s.doc_starts.size() && s.doc_starts[doc + 1] <= t) ++doc;
+    s.positions.push_back(t - s.doc_starts[doc]);
+  }
   return s;
 }
 

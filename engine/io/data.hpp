@@ -14,8 +14,9 @@
 // Documents: with --eos-id E, a stream is documents each ended by token E. The label at position t
 // is token t + 1; when token t is E, token t + 1 starts another document, so that label is
 // ignored (kIgnoreLabel): no position learns to predict a document's first token from the one
-// before. The E itself is still a label (a document learns to end). Attention still spans the
-// boundary (no per-document attention mask), as packed pre-training usually does.
+// before. The E itself is still a label (a document learns to end). Positions restart at 0 after
+// each E and attention stays inside each document (Shard::positions, doc_starts), as Hugging Face
+// and ALST train packed sequences (position ids from the EOS boundaries, attention masked at them).
 #pragma once
 
 #include <cstdint>
@@ -76,6 +77,10 @@ struct Shard {
   std::vector<int64_t> inputs;
   std::vector<int64_t> labels;
   int64_t first_position = 0;
+  // With an EOS id (else empty): each input's position within its document, and where the
+  // documents of the whole padded sequence start (0 first; the padding extends the last one).
+  std::vector<int64_t> positions;
+  std::vector<int64_t> doc_starts;
 };
 Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t eos_id = kNoEos);
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/config/loaders.hpp"
+#include "planner/config/rope_scaling.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/path_info.hpp"
 
@@ -91,6 +92,11 @@ std::vector<HfTensorPlace> hf_tensor_places(const ModelSpec& spec) {
     add(p + "self_attn.q_proj.weight", {spec.q_dim(), h});
     add(p + "self_attn.k_proj.weight", {spec.kv_dim(), h});
     add(p + "self_attn.v_proj.weight", {spec.kv_dim(), h});
+    if (spec.attention_bias) {  // the engine's bqkv: three contiguous ranges, as the weights
+      add(p + "self_attn.q_proj.bias", {spec.q_dim()});
+      add(p + "self_attn.k_proj.bias", {spec.kv_dim()});
+      add(p + "self_attn.v_proj.bias", {spec.kv_dim()});
+    }
     if (spec.qk_norm) {
       add(p + "self_attn.q_norm.weight", {d});
       add(p + "self_attn.k_norm.weight", {d});
@@ -112,16 +118,17 @@ Result<ModelSpec> read_hf_config(const std::string& dir) {
   SPPLAN_ASSIGN_OR_RETURN(ModelSpec spec, load_model(path, "--init-from"));
   nlohmann::json j = read_json(path);  // load_model parsed it already: valid
   if (j.contains("text_config") && j["text_config"].is_object()) j = j["text_config"];
-  const std::string type = j.value("model_type", "");
-  if (type != "llama" && type != "qwen3") return bad_key(path, "model_type", j.value("model_type", nlohmann::json()), "\"llama\", \"qwen3\"");
+  const nlohmann::json type = j.value("model_type", nlohmann::json());
+  // The families whose transformers modeling is the engine's decoder: Llama, Mistral (Llama's
+  // layout), Qwen2 (q/k/v biases), Qwen3 (q/k norms).
+  if (type != "llama" && type != "mistral" && type != "qwen2" && type != "qwen3") {
+    return bad_key(path, "model_type", type, "\"llama\", \"mistral\", \"qwen2\", \"qwen3\"");
+  }
   if (j.contains("hidden_act") && j["hidden_act"] != "silu") return bad_key(path, "hidden_act", j["hidden_act"], "\"silu\"");
+  // Llama's attention_bias puts a bias on o_proj too, which the engine has not (Qwen2's q/k/v
+  // biases need no key: the loader sets attention_bias from the model type).
   for (const char* key : {"attention_bias", "mlp_bias"}) {
     if (j.contains(key) && j[key] == true) return bad_key(path, key, j[key], "false");
-  }
-  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) return bad_key(path, "rope_scaling", j["rope_scaling"], "null");
-  if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {  // transformers 5's form of the two above
-    const nlohmann::json type = j["rope_parameters"].value("rope_type", nlohmann::json("default"));
-    if (type != "default") return bad_key(path, "rope_parameters.rope_type", type, "\"default\"");
   }
   return spec;
 }
@@ -152,6 +159,17 @@ Status check_same_model(const ModelSpec& run, const std::string& run_source, con
                    run.qk_norm ? "q/k norms" : "no q/k norms");
   }
   if (hf.rope_theta != run.rope_theta) return differs("rope_theta", format_number(hf.rope_theta), format_number(run.rope_theta));
+  if (!(hf.rope_scaling == run.rope_scaling)) {
+    return differs("rope_scaling", rope_text(hf.rope_scaling), rope_text(run.rope_scaling));
+  }
+  if (hf.rope_scaling.type == RopeType::kDynamic && hf.max_position_embeddings != run.max_position_embeddings) {
+    return differs("max_position_embeddings", std::to_string(hf.max_position_embeddings),
+                   std::to_string(run.max_position_embeddings));
+  }
+  if (hf.attention_bias != run.attention_bias) {
+    return differs("model_type", hf.attention_bias ? "qwen2 (q/k/v biases)" : "without q/k/v biases",
+                   run.attention_bias ? "q/k/v biases" : "no q/k/v biases");
+  }
   if (hf.rms_norm_eps != run.rms_norm_eps) {
     return differs("rms_norm_eps", format_number(hf.rms_norm_eps), format_number(run.rms_norm_eps));
   }
@@ -177,7 +195,7 @@ Result<HfWeights> HfWeights::open(const std::string& dir, const ModelSpec& spec)
       if (it == wanted.end()) {
         if (t.name == "lm_head.weight" && spec.tie_word_embeddings) continue;  // tied: the embedding is the head
         return Status::invalid(where + ": not a parameter of the model in config.json (allowed: the " +
-                               std::to_string(w.places_.size()) + " tensors of a " + (spec.qk_norm ? "qwen3" : "llama") +
+                               std::to_string(w.places_.size()) + " tensors of a " + (spec.qk_norm ? "qwen3" : spec.attention_bias ? "qwen2" : "llama") +
                                " model with these sizes)");
       }
       const HfTensorPlace& place = w.places_[it->second];
@@ -214,26 +232,31 @@ void HfWeights::read(int64_t first, int64_t count, float* out) const {
 
 namespace {
 
-// A config.json transformers builds the same model from: the architecture keys, the explicit
-// defaults the engine assumes (silu, no biases, no rope scaling) and float32 weights.
+// A config.json transformers builds the same model from: the architecture keys, the RoPE scaling,
+// the explicit defaults the engine assumes (silu, no o_proj or MLP biases) and float32 weights.
 nlohmann::json config_from_spec(const ModelSpec& spec, int64_t seq_len) {
-  const bool qwen3 = spec.qk_norm;
-  return {{"architectures", {qwen3 ? "Qwen3ForCausalLM" : "LlamaForCausalLM"}},
-          {"model_type", qwen3 ? "qwen3" : "llama"},
-          {"num_hidden_layers", spec.num_hidden_layers},
-          {"hidden_size", spec.hidden_size},
-          {"num_attention_heads", spec.num_attention_heads},
-          {"num_key_value_heads", spec.num_key_value_heads},
-          {"head_dim", spec.head_dim},
-          {"intermediate_size", spec.intermediate_size},
-          {"vocab_size", spec.vocab_size},
-          {"tie_word_embeddings", spec.tie_word_embeddings},
-          {"rope_theta", spec.rope_theta},
-          {"rms_norm_eps", spec.rms_norm_eps},
-          {"max_position_embeddings", std::max<int64_t>(seq_len, 2048)},
-          {"hidden_act", "silu"},
-          {"attention_bias", false},
-          {"rope_scaling", nullptr}};
+  // The family transformers builds the same decoder with: q/k norms Qwen3, q/k/v biases Qwen2.
+  const char* type = spec.qk_norm ? "qwen3" : spec.attention_bias ? "qwen2" : "llama";
+  const char* architecture = spec.qk_norm ? "Qwen3ForCausalLM" : spec.attention_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
+  const int64_t context = spec.max_position_embeddings > 0 ? spec.max_position_embeddings : std::max<int64_t>(seq_len, 2048);
+  nlohmann::json j{{"architectures", {architecture}},
+                   {"model_type", type},
+                   {"num_hidden_layers", spec.num_hidden_layers},
+                   {"hidden_size", spec.hidden_size},
+                   {"num_attention_heads", spec.num_attention_heads},
+                   {"num_key_value_heads", spec.num_key_value_heads},
+                   {"head_dim", spec.head_dim},
+                   {"intermediate_size", spec.intermediate_size},
+                   {"vocab_size", spec.vocab_size},
+                   {"tie_word_embeddings", spec.tie_word_embeddings},
+                   {"rope_theta", spec.rope_theta},
+                   {"rms_norm_eps", spec.rms_norm_eps},
+                   {"max_position_embeddings", context},
+                   {"hidden_act", "silu"},
+                   {"rope_scaling", rope_scaling_json(spec.rope_scaling)}};
+  if (!spec.attention_bias) j["attention_bias"] = false;
+  if (spec.attention_bias || spec.qk_norm) j["use_sliding_window"] = false;
+  return j;
 }
 
 }  // namespace

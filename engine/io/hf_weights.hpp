@@ -6,6 +6,7 @@
 //   embedding               model.embed_tokens.weight                       [V, h]
 //   layer l attn_norm       model.layers.l.input_layernorm.weight           [h]
 //           wqkv            self_attn.q_proj / k_proj / v_proj .weight      [nh d, h] ; [n_kv d, h] x 2
+//           bqkv            self_attn.q_proj / k_proj / v_proj .bias (qwen2) [nh d] ; [n_kv d] x 2
 //           q_norm, k_norm  self_attn.q_norm / k_norm .weight (qwen3)       [d]
 //           wo              self_attn.o_proj.weight                         [h, nh d]
 //           mlp_norm        post_attention_layernorm.weight                 [h]
@@ -40,9 +41,10 @@ struct HfTensorPlace {
 // up to the engine's parameter count.
 std::vector<HfTensorPlace> hf_tensor_places(const ModelSpec& spec);
 
-// DIR/config.json as a ModelSpec (planner's loader), plus what the engine must refuse that the
-// planner need not: a model_type other than llama or qwen3, hidden_act other than silu, biases,
-// rope_scaling. Errors name the file and key.
+// DIR/config.json as a ModelSpec (planner's loader: RoPE scaling, Qwen2's biases, the sliding
+// window), plus what the engine must refuse that the planner need not: a model_type other than
+// llama, mistral, qwen2 or qwen3, hidden_act other than silu, o_proj or MLP biases. Errors name the
+// file and key.
 Result<ModelSpec> read_hf_config(const std::string& dir);
 
 // The run's model (from `run_source`, e.g. "--model tiny-llama") is the one in `config_path`:

@@ -66,9 +66,28 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
   refuse_math(native);
 }
 
-at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+at::Tensor document_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                     const DocStarts& starts) {
+  if (starts.empty()) return causal_attention(q, k, v);
+  const int64_t s = q.size(1);
+  std::vector<at::Tensor> rows;
+  for (int64_t r = 0; r < q.size(0); ++r) {
+    const std::vector<int64_t>& row = starts[static_cast<size_t>(r)];
+    std::vector<at::Tensor> docs;
+    for (size_t i = 0; i < row.size(); ++i) {
+      const int64_t first = row[i], n = (i + 1 < row.size() ? row[i + 1] : s) - first;
+      docs.push_back(causal_attention(q.narrow(0, r, 1).narrow(1, first, n), k.narrow(0, r, 1).narrow(1, first, n),
+                                      v.narrow(0, r, 1).narrow(1, first, n)));
+    }
+    rows.push_back(docs.size() == 1 ? docs[0] : at::cat(docs, 1));
+  }
+  return rows.size() == 1 ? rows[0] : at::cat(rows, 0);
+}
+
+at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const DocStarts& starts) {
   const int64_t P = comm.sp();
-  if (P == 1) return causal_attention(q, k, v);
+  if (P == 1) return document_causal_attention(q, k, v, starts);
   const int64_t b = q.size(0), sl = q.size(1), h = q.size(2), d = q.size(3);
   at::Tensor kr = k, vr = v;
   if (k.size(2) < P) {  // fewer KV heads than ranks: rank p needs KV head p * h_kv / P
@@ -82,8 +101,8 @@ at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor
                                      vr.reshape({b, sl, P, hkv, d})}, 3)
                                 .reshape({b, sl, P * (hq + 2 * hkv), d});
   const at::Tensor all_tokens = seq_to_heads(comm, packed);  // [b, s, hq + 2 hkv, d]
-  const at::Tensor out = causal_attention(all_tokens.narrow(2, 0, hq), all_tokens.narrow(2, hq, hkv),
-                                          all_tokens.narrow(2, hq + hkv, hkv));
+  const at::Tensor out = document_causal_attention(all_tokens.narrow(2, 0, hq), all_tokens.narrow(2, hq, hkv),
+                                                   all_tokens.narrow(2, hq + hkv, hkv), starts);
   return heads_to_seq(comm, out);  // [b, s/P, h, d]
 }
 

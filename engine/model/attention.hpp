@@ -35,10 +35,22 @@ GqaPath choose_gqa_path(int64_t backend_native, int64_t backend_expanded);
 // K, V [b, s, h_kv, d] -> [b, s, h, d]: query head j reads KV head j / (h / h_kv).
 at::Tensor expand_kv_heads(const at::Tensor& kv, int64_t heads);
 
+// Packed documents: per batch row, where each document of the full sequence starts (0 first).
+// Empty: the row is one causal sequence.
+using DocStarts = std::vector<std::vector<int64_t>>;
+
+// Causal attention inside each document only (block-diagonal causal): each document's rows run
+// through causal_attention alone, so no mask and no s x s tensor exists. The outputs are
+// concatenated: one more attention output alive while the layer's output projection reads it.
+at::Tensor document_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                     const DocStarts& starts);
+
 // The same for one SP rank holding s/P tokens: q [b, s/P, h, d], k and v [b, s/P, h_kv, d] ->
-// [b, s/P, h, d]. One all-to-all takes q, k, v to "all tokens, h/P heads", local attention runs,
-// one all-to-all brings the output back. KV heads are replicated P/h_kv times when h_kv < P.
-at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+// [b, s/P, h, d]. One all-to-all takes q, k, v to "all tokens, h/P heads", local attention runs
+// (per document when `starts` has any), one all-to-all brings the output back. KV heads are
+// replicated P/h_kv times when h_kv < P.
+at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const DocStarts& starts = {});
 
 // ---- which blockwise SDPA kernel runs (CUDA) --------------------------------------------------
 //

@@ -15,6 +15,7 @@
 #include "engine/model/fused_kernels.hpp"
 #include "engine/model/fused_reference.hpp"
 #include "engine/model/parameters.hpp"
+#include "engine/model/rope.hpp"
 #include "engine/model/tiling.hpp"
 #include "engine/parallel/offload.hpp"
 
@@ -34,14 +35,6 @@ struct TagOnBackward : torch::autograd::Function<TagOnBackward> {
   }
 };
 
-// RoPE tables for positions [first, first + n): cos, sin of [1, n, 1, d/2] (HF Llama's float32 recipe).
-std::pair<at::Tensor, at::Tensor> rope_tables(int64_t first, int64_t n, int64_t d, double theta, c10::Device device) {
-  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
-  const at::Tensor inv_freq = 1.0 / at::pow(theta, at::arange(0, d, 2, f32) / static_cast<double>(d));
-  const at::Tensor angles = at::outer(at::arange(first, first + n, f32), inv_freq);  // [n, d/2]
-  return {angles.cos().view({1, n, 1, d / 2}), angles.sin().view({1, n, 1, d / 2})};
-}
-
 // A zero-filled device buffer tagged `category`.
 at::Tensor shard_buffer(int64_t numel, MemCategory category, const at::TensorOptions& options) {
   MemoryScope tag(category);
@@ -52,12 +45,13 @@ at::Tensor shard_buffer(int64_t numel, MemCategory category, const at::TensorOpt
 
 std::vector<at::Tensor> LayerParams::all() const {
   std::vector<at::Tensor> out{attn_norm, wqkv, wo, mlp_norm, w_gate_up, w_down};
+  if (bqkv.defined()) out.push_back(bqkv);
   if (q_norm.defined()) out.insert(out.end(), {q_norm, k_norm});
   return out;
 }
 
-Model::Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knobs, c10::Device device)
-    : spec_(spec), comm_(comm), knobs_(knobs) {
+Model::Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knobs, c10::Device device, int64_t seq_len)
+    : spec_(spec), comm_(comm), knobs_(knobs), rope_seq_len_(seq_len) {
   const auto decls = param_units(spec);
   const int64_t stage = knobs.zero_stage;
   // ZeRO 0 keeps the unpadded layout; stages 1-3 partition every unit over the whole world.
@@ -133,6 +127,7 @@ void Model::bind_unit(size_t unit, const std::vector<at::Tensor>& params) {
     LayerParams& L = layers_[unit - 1];
     L.attn_norm = take();
     L.wqkv = take();
+    if (spec_.attention_bias) L.bqkv = take();
     if (spec_.qk_norm) {
       L.q_norm = take();
       L.k_norm = take();
@@ -184,7 +179,8 @@ std::vector<at::Tensor> Model::owned_grads() const {
 
 Model::~Model() = default;
 
-at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const {
+at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                        const DocStarts& docs) const {
   const LayerParams& L = layers_[index];
   const int64_t b = x.size(0), n = x.size(1), h = spec_.hidden_size, d = spec_.head_dim;
   const int64_t nh = spec_.num_attention_heads, nkv = spec_.num_key_value_heads;
@@ -192,11 +188,11 @@ at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos
   // --tiled-loss brings Liger's fused RMSNorm, q/k norm + RoPE and SwiGLU with it (fused_kernels.hpp),
   // as the costmodel assumes; here the residual add before the MLP's norm is fused with it too.
   const bool fused = knobs_.tiled_loss;
-  const at::Tensor qkv = at::linear(rms_normalize(x, L.attn_norm, eps, fused), L.wqkv);  // [b, n, (nh + 2 nkv) d]
+  const at::Tensor qkv = at::linear(rms_normalize(x, L.attn_norm, eps, fused), L.wqkv, L.bqkv);  // [b, n, (nh + 2 nkv) d]
   at::Tensor q = qkv.narrow(2, 0, nh * d).view({b, n, nh, d});
   at::Tensor k = qkv.narrow(2, nh * d, nkv * d).view({b, n, nkv, d});
   const at::Tensor v = qkv.narrow(2, (nh + nkv) * d, nkv * d).view({b, n, nkv, d});
-  if (fused && spec_.qk_norm) {
+  if (fused && spec_.qk_norm && cos.size(0) == 1) {  // per-position tables; a batch of packed rows runs unfused
     const at::Tensor cos_rows = cos.view({n, d / 2}), sin_rows = sin.view({n, d / 2});
     q = fused_qk_norm_rope(q, L.q_norm, cos_rows, sin_rows, eps);
     k = fused_qk_norm_rope(k, L.k_norm, cos_rows, sin_rows, eps);
@@ -208,7 +204,7 @@ at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos
     q = reference::apply_rope(q, cos, sin);
     k = reference::apply_rope(k, cos, sin);
   }
-  const at::Tensor attn = sp_causal_attention(comm_, q, k, v);                         // [b, n, nh, d]
+  const at::Tensor attn = sp_causal_attention(comm_, q, k, v, docs);                         // [b, n, nh, d]
   // The projection is a temporary: it must not outlive the residual add (it would stay alive,
   // [tokens, h], through the MLP).
   const MlpOptions mlp = mlp_options(knobs_, n, h);
@@ -234,21 +230,25 @@ at::Tensor Model::head_loss(const at::Tensor& x, const at::Tensor& labels) const
 // act_ckpt full or offload. Stages 2, 3: the checkpoint's only parameter input is the layer's
 // shard leaf and the layer function gathers the parameters itself, in the forward and again in the recompute, so
 // at stage 3 a layer's parameters are gathered only while it runs.
-at::Tensor Model::checkpointed_layer(size_t l, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
-  layer_fns_[l] = [this, l, cos, sin](const at::Tensor& in) {
+at::Tensor Model::checkpointed_layer(size_t l, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                                     const DocStarts& docs) {
+  layer_fns_[l] = [this, l, cos, sin, docs](const at::Tensor& in) {
     UnitUse use(*this, l + 1);
-    return layer(l, in, cos, sin);
+    return layer(l, in, cos, sin, docs);
   };
   const std::vector<at::Tensor> params = shard_leaves_.empty() ? layers_[l].all() : std::vector<at::Tensor>{shard_leaves_[l + 1]};
   const bool offload = knobs_.act_ckpt == ActCkpt::kOffload;
   return checkpoint_layer(&layer_fns_[l], offload, x, params);
 }
 
-at::Tensor Model::forward_layers(const at::Tensor& inputs, int64_t first_position) {
+at::Tensor Model::forward_layers(const at::Tensor& inputs, int64_t first_position, const at::Tensor& positions,
+                                 const DocStarts& doc_starts) {
   MemoryScope tag(MemCategory::kActivations);
   // HF computes the tables in fp32 and casts them to the activations' dtype.
   // On the compute device: offloaded parameters live on the host.
-  auto [cos, sin] = rope_tables(first_position, inputs.size(1), spec_.head_dim, spec_.rope_theta, comm_.device());
+  // The frequencies too are made per forward, as activations (d/2 floats; nothing outlives the step).
+  const RopeFrequencies rope = rope_frequencies(spec_, rope_seq_len_, comm_.device());
+  auto [cos, sin] = positions.defined() ? rope_tables_at(rope, positions) : rope_tables(rope, first_position, inputs.size(1));
   cos = cos.to(model_dtype(knobs_));
   sin = sin.to(model_dtype(knobs_));
   at::Tensor x;
@@ -259,10 +259,10 @@ at::Tensor Model::forward_layers(const at::Tensor& inputs, int64_t first_positio
   layer_fns_.assign(layers_.size(), LayerFn());
   for (size_t l = 0; l < layers_.size(); ++l) {
     if (knobs_.act_ckpt != ActCkpt::kNone) {
-      x = checkpointed_layer(l, x, cos, sin);
+      x = checkpointed_layer(l, x, cos, sin, doc_starts);
     } else {
       UnitUse use(*this, l + 1);
-      x = layer(l, x, cos, sin);
+      x = layer(l, x, cos, sin, doc_starts);
     }
   }
   return TagOnBackward::apply(x);

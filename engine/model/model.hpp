@@ -20,6 +20,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "engine/model/attention.hpp"
+#include "engine/model/rope.hpp"
 #include "engine/parallel/comm.hpp"
 #include "engine/parallel/zero.hpp"
 #include "planner/config/knobs.hpp"
@@ -30,6 +32,7 @@ namespace spplan::engine {
 struct LayerParams {
   at::Tensor attn_norm;   // [h]
   at::Tensor wqkv;        // [(nh + 2 n_kv) d, h]: q, k, v projections stacked (one GEMM)
+  at::Tensor bqkv;        // [(nh + 2 n_kv) d]: their biases (attention_bias only: Qwen2)
   at::Tensor q_norm;      // [d] (qk_norm only)
   at::Tensor k_norm;      // [d] (qk_norm only)
   at::Tensor wo;          // [h, nh d]
@@ -44,12 +47,16 @@ class Model {
   // Allocates and initialises the parameters (normal(0, 0.02) matrices, ones for norms, in
   // declaration order from one generator seeded with `seed`) and zeroed grads.
   // `device`: kCPU here; a CUDA device on GPUs (compiled, not exercised on this machine).
-  Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knobs, c10::Device device);
+  // `seq_len`: the run's sequence length, which dynamic RoPE scales by (rope.hpp).
+  Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knobs, c10::Device device, int64_t seq_len);
   ~Model();
 
   // The decoder up to the final norm's input: embedding and every layer. inputs: [b, s/P] int64;
-  // first_position: global position of column 0. Returns the hidden states [b, s/P, h].
-  at::Tensor forward_layers(const at::Tensor& inputs, int64_t first_position);
+  // first_position: global position of column 0. Packed documents (--eos-id): `positions` [b, s/P]
+  // int64, each token's position within its document, and `doc_starts` per row (attention.hpp);
+  // undefined / empty otherwise. Returns the hidden states [b, s/P, h].
+  at::Tensor forward_layers(const at::Tensor& inputs, int64_t first_position, const at::Tensor& positions = {},
+                            const DocStarts& doc_starts = {});
   // Sum of the cross-entropy of this rank's tokens whose label is not kIgnoreLabel, from the
   // hidden states forward_layers returned: final norm, head and loss. labels: [b, s/P] int64.
   at::Tensor loss_sum(const at::Tensor& hidden, const at::Tensor& labels);
@@ -70,14 +77,17 @@ class Model {
  private:
   class UnitUse;
   void bind_unit(size_t unit, const std::vector<at::Tensor>& params);
-  at::Tensor checkpointed_layer(size_t l, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+  at::Tensor checkpointed_layer(size_t l, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                                const DocStarts& docs);
 
-  at::Tensor layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) const;
+  at::Tensor layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                   const DocStarts& docs) const;
   at::Tensor head_loss(const at::Tensor& x, const at::Tensor& labels) const;
 
   ModelSpec spec_;
   Comm& comm_;
   Knobs knobs_;  // act_ckpt, tiling and ZeRO settings of the run
+  int64_t rope_seq_len_;  // what dynamic RoPE scales by (rope.hpp)
   at::Tensor params_flat_, grads_flat_;
   bool grads_on_host_ = false;
   ZeroLayout layout_;  // units: embedding, each layer, final norm (+ head when untied)

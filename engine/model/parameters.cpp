@@ -11,6 +11,7 @@ std::vector<std::vector<ParamDecl>> param_units(const ModelSpec& spec) {
   std::vector<std::vector<ParamDecl>> units{{{{V, h}, false}}};
   for (int64_t l = 0; l < spec.num_hidden_layers; ++l) {
     std::vector<ParamDecl> layer{{{h}, true}, {{qkv, h}, false}};
+    if (spec.attention_bias) layer.push_back({{qkv}, false, true});
     if (spec.qk_norm) layer.insert(layer.end(), {{{d}, true}, {{d}, true}});
     layer.insert(layer.end(), {{{h, spec.q_dim()}, false}, {{h}, true}, {{2 * i, h}, false}, {{h, i}, false}});
     units.push_back(layer);
@@ -39,7 +40,13 @@ void init_params(at::Tensor& full, const ZeroLayout& layout, const std::vector<s
     for (size_t i = 0; i < views.size(); ++i) {
       const bool direct = full.is_cpu() && full.scalar_type() == at::kFloat;
       at::Tensor init = direct ? views[i] : at::empty(views[i].sizes(), at::kFloat);
-      decls[u][i].is_norm ? init.fill_(1.0) : init.normal_(0.0, 0.02, gen);
+      if (decls[u][i].is_norm) {
+        init.fill_(1.0);
+      } else if (decls[u][i].is_bias) {
+        init.zero_();  // as transformers' _init_weights: Linear biases start at 0
+      } else {
+        init.normal_(0.0, 0.02, gen);
+      }
       if (!direct) views[i].copy_(init);
     }
   }

@@ -12,14 +12,15 @@
 
 namespace spplan::engine {
 
-// One parameter: its shape and how it starts (norms: ones; matrices: normal(0, 0.02)).
+// One parameter: its shape and how it starts (norms: ones; biases: zeros; matrices: normal(0, 0.02)).
 struct ParamDecl {
   Shape shape;
   bool is_norm = false;
+  bool is_bias = false;
 };
 
 // The parameters in declaration order, grouped in ZeRO units (zero.hpp): the embedding; each layer
-// (attn_norm, wqkv, [q_norm, k_norm], wo, mlp_norm, w_gate_up, w_down); the final norm and the
+// (attn_norm, wqkv, [bqkv], [q_norm, k_norm], wo, mlp_norm, w_gate_up, w_down); the final norm and the
 // untied head. Unpadded, this order is the flat layout at ZeRO 0 and the checkpoint format.
 std::vector<std::vector<ParamDecl>> param_units(const ModelSpec& spec);
 

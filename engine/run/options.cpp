@@ -139,6 +139,7 @@ Status read_run_flags(const Args& args, RunOptions* o) {
   if (auto v = args.get("eos-id")) {
     SPPLAN_ASSIGN_OR_RETURN(o->eos_id, parse_int("--eos-id", *v, 0, int64_t{1} << 32));  // vocab: data.cpp
   }
+  o->plan.packed_documents = args.has("eos-id");  // positions and attention per document: priced
   o->save_dir = args.get("save").value_or("");
   o->resume_dir = args.get("resume").value_or("");
   o->init_from = args.get("init-from").value_or("");
@@ -209,6 +210,8 @@ Result<RunOptions> parse_run_options(int argc, const char* const* argv, int firs
   }
   SPPLAN_RETURN_IF_ERROR(read_run_flags(args, &o));
   SPPLAN_RETURN_IF_ERROR(apply_optimizer_flags(args, &o.plan.optimizer));
+  // A plan that knows its length runs it unless --steps says how far to go this time.
+  if (!args.has("steps") && o.plan.optimizer.train_steps > 0) o.steps = o.plan.optimizer.train_steps;
   SPPLAN_RETURN_IF_ERROR(check_optimizer(o.plan.optimizer, [&](const std::string& key) {
     const std::string flag = optimizer_flag(key);
     return o.plan_path.empty() || args.has(flag.substr(2)) ? flag : o.plan_path + ": key \"optimizer." + key + "\"";

@@ -35,7 +35,8 @@ Trainer::Trainer(const RunOptions& options, Comm& comm, const TokenSource& data)
     : options_(options), comm_(comm), data_(data) {
   // Before the model: the probe's buffers are freed (cached) before the parameters are allocated.
   sdpa_ = select_sdpa_backend(attention_shape(options.plan, comm.sp()), comm.device());
-  model_ = std::make_unique<Model>(options.plan.model, options.seed, comm, options.plan.knobs, comm.device());
+  model_ = std::make_unique<Model>(options.plan.model, options.seed, comm, options.plan.knobs, comm.device(),
+                                   options.plan.seq_len);
   // Allocated up front so the peak includes them from step 1.
   const Knobs& k = options.plan.knobs;
   const int64_t n = model_->zero_layout().shard_numel();  // ZeRO >= 1: this rank's chunks only
@@ -57,20 +58,25 @@ Trainer::Trainer(const RunOptions& options, Comm& comm, const TokenSource& data)
 
 Trainer::~Trainer() = default;
 
-void Trainer::load_micro_batch(int64_t micro_step, at::Tensor* inputs, at::Tensor* labels, int64_t* first_position) const {
+void Trainer::load_micro_batch(int64_t micro_step, at::Tensor* inputs, at::Tensor* labels, int64_t* first_position,
+                               at::Tensor* positions, DocStarts* docs) const {
   const Knobs& k = options_.plan.knobs;
-  std::vector<int64_t> in, lab;
+  std::vector<int64_t> in, lab, pos;
+  if (docs != nullptr) docs->clear();
   for (int64_t slot = 0; slot < k.micro_batch; ++slot) {
     const int64_t index = sequence_index(next_sequence_, micro_step, comm_.dp(), comm_.dp_rank(), k.micro_batch, slot);
     const Shard s = shard_of(data_.window(index, options_.plan.seq_len), comm_.sp(), comm_.sp_rank(), data_.eos_id());
     in.insert(in.end(), s.inputs.begin(), s.inputs.end());
     lab.insert(lab.end(), s.labels.begin(), s.labels.end());
     *first_position = s.first_position;
+    pos.insert(pos.end(), s.positions.begin(), s.positions.end());
+    if (docs != nullptr && !s.doc_starts.empty()) docs->push_back(s.doc_starts);
   }
   MemoryScope tag(MemCategory::kActivations);
   const auto n = static_cast<int64_t>(in.size()) / k.micro_batch;
   *inputs = at::tensor(in, at::kLong).view({k.micro_batch, n}).to(comm_.device());
   *labels = at::tensor(lab, at::kLong).view({k.micro_batch, n}).to(comm_.device());
+  if (positions != nullptr && !pos.empty()) *positions = at::tensor(pos, at::kLong).view({k.micro_batch, n}).to(comm_.device());
 }
 
 int64_t Trainer::count_valid_tokens() const {
@@ -122,9 +128,11 @@ StepStats Trainer::step() {
   for (int64_t m = 0; m < options_.plan.knobs.grad_accum_steps; ++m) {
     at::Tensor inputs, labels;
     int64_t first = 0;
-    load_micro_batch(m, &inputs, &labels, &first);
+    at::Tensor positions;
+    DocStarts docs;
+    load_micro_batch(m, &inputs, &labels, &first, &positions, &docs);
     ph.data_s += clock.lap();
-    const at::Tensor hidden = model_->forward_layers(inputs, first);
+    const at::Tensor hidden = model_->forward_layers(inputs, first, positions, docs);
     ph.forward_s += clock.lap();
     const at::Tensor loss_sum = model_->loss_sum(hidden, labels);
     local_loss += loss_sum.item<double>();
@@ -143,7 +151,9 @@ StepStats Trainer::step() {
   // Clipping as torch.nn.utils.clip_grad_norm_ (and DeepSpeed's gradient_clipping): scale by
   // clip / (norm + 1e-6) when that is below 1. The norm is reported with or without clipping.
   const OptimizerSpec& opt = options_.plan.optimizer;
-  st.lr = lr_at(opt, steps_done_, options_.steps);
+  // The schedule spans the plan's train_steps when it has one (a 5-step try of a 1000-step plan
+  // runs that plan's first 5 learning rates), else this run's --steps.
+  st.lr = lr_at(opt, steps_done_, opt.train_steps > 0 ? opt.train_steps : options_.steps);
   const double grad_scale = opt.grad_clip > 0 ? std::min(1.0, opt.grad_clip / (st.grad_norm + 1e-6)) : 1.0;
   if (master_.defined()) {
     master_adamw_step(st.lr, grad_scale);

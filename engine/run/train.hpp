@@ -76,7 +76,10 @@ class Trainer {
   at::Tensor full_params();
 
  private:
-  void load_micro_batch(int64_t micro_step, at::Tensor* inputs, at::Tensor* labels, int64_t* first_position) const;
+  // One micro step's rows; with --eos-id also each token's position within its document and the
+  // documents' starts (else `positions` stays undefined and `docs` empty).
+  void load_micro_batch(int64_t micro_step, at::Tensor* inputs, at::Tensor* labels, int64_t* first_position,
+                        at::Tensor* positions = nullptr, DocStarts* docs = nullptr) const;
   int64_t count_valid_tokens() const;
   void all_reduce_grads();
   // The L2 norm of the global batch's gradient, every element counted once: at ZeRO 0 each rank

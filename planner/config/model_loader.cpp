@@ -12,6 +12,7 @@
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/toml_reader.hpp"
 #include "planner/config/preset_path.hpp"
+#include "planner/config/rope_scaling.hpp"
 #include "planner/core/parse.hpp"
 
 namespace spplan {
@@ -24,6 +25,28 @@ constexpr int64_t kMaxHeads = int64_t{1} << 20;
 
 // model_type values whose attention normalises q and k per head (HF Qwen3 modeling).
 bool has_qk_norm(const std::string& model_type) { return model_type == "qwen3" || model_type == "qwen3_moe"; }
+
+// A TOML table of scalars as a JSON object, for the readers written for config.json.
+Result<nlohmann::json> scalar_table_json(const KeyReader& r, const std::string& name, const toml::node& node) {
+  if (!node.is_table()) return Status::invalid(r.where(name) + ": value " + describe(node) + " is not allowed (allowed: a table)");
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [key, value] : *node.as_table()) {
+    const std::string k(key.str());
+    if (auto v = value.value<int64_t>(); v && value.is_integer()) {
+      j[k] = *v;
+    } else if (auto f = value.value<double>(); f && value.is_floating_point()) {
+      j[k] = *f;
+    } else if (auto b = value.value<bool>()) {
+      j[k] = *b;
+    } else if (auto str = value.value<std::string>()) {
+      j[k] = *str;
+    } else {
+      return Status::invalid(r.where(name + "." + k) + ": value " + describe(value) +
+                             " is not allowed (allowed: a number, a string or true/false)");
+    }
+  }
+  return j;
+}
 
 Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& table) {
   ModelSpec m;
@@ -46,7 +69,19 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_bool("qk_norm", &m.qk_norm, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("rope_theta", &m.rope_theta, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("rms_norm_eps", &m.rms_norm_eps, false));
+  m.attention_bias = model_type == "qwen2";
+  SPPLAN_RETURN_IF_ERROR(r.read_bool("attention_bias", &m.attention_bias, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("sliding_window", &m.sliding_window, false, 0, kMaxDim));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("max_position_embeddings", &m.max_position_embeddings, false, 0, kMaxDim));
+  r.mark_read("rope_scaling");
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
+  if (const toml::node* node = table.get("rope_scaling")) {
+    SPPLAN_ASSIGN_OR_RETURN(const nlohmann::json scaling, scalar_table_json(r, "rope_scaling", *node));
+    // The same keys as config.json's "rope_scaling" (rope_scaling.hpp), under [rope_scaling].
+    SPPLAN_RETURN_IF_ERROR(read_rope_config(path, nlohmann::json{{"rope_scaling", scaling},
+                                                                   {"max_position_embeddings", m.max_position_embeddings}},
+                                            &m));
+  }
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));
   return m;
 }
@@ -164,15 +199,6 @@ Status check_priceable(const std::string& path, const nlohmann::json& j) {
                              " is logit soft-capping, which spplan cannot price (allowed: absent or null)");
     }
   }
-  // A sliding window attends to fewer keys than the causal attention priced. Qwen2 configs carry a
-  // window that use_sliding_window switches off.
-  const bool window_off = j.contains("use_sliding_window") && j["use_sliding_window"].is_boolean() &&
-                          !j["use_sliding_window"].get<bool>();
-  if (present("sliding_window") && !window_off) {
-    return Status::invalid(path + ": key \"sliding_window\": value " + short_dump(j["sliding_window"]) +
-                           " is sliding-window attention, which spplan cannot price (allowed: absent, null, or "
-                           "use_sliding_window false)");
-  }
   if (present("layer_types") && j["layer_types"].is_array()) {
     for (const auto& type : j["layer_types"]) {
       if (type != "full_attention") {
@@ -195,6 +221,20 @@ Status check_priceable(const std::string& path, const nlohmann::json& j) {
     }
   }
   return Status::ok();
+}
+
+// A sliding window attends to fewer keys than the causal attention priced and run; it changes
+// nothing while the sequence fits inside it, which check_plan (plan_rules.hpp) checks against seq.
+// Qwen2 configs carry a window that use_sliding_window switches off; MistralConfig's window is 4096
+// when config.json omits the key (transformers' default), null when it says null.
+Status read_sliding_window(const std::string& path, const nlohmann::json& j, const std::string& type, int64_t* window) {
+  const bool window_off = j.contains("use_sliding_window") && j["use_sliding_window"].is_boolean() &&
+                          !j["use_sliding_window"].get<bool>();
+  if (window_off) return Status::ok();
+  constexpr int64_t kMistralDefaultWindow = 4096;  // transformers MistralConfig.sliding_window
+  const int64_t fallback = type == "mistral" && !j.contains("sliding_window") ? kMistralDefaultWindow : 0;
+  if (fallback == 0 && !(j.contains("sliding_window") && !j["sliding_window"].is_null())) return Status::ok();
+  return json_int(path, j, "sliding_window", fallback, kMaxDim, window);
 }
 
 // tie_word_embeddings when a config.json omits it: the default of the family's transformers
@@ -223,12 +263,12 @@ Result<ModelSpec> model_from_json(const std::string& path) {
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, "intermediate_size", -1, kMaxDim, &m.intermediate_size));
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, "vocab_size", -1, kMaxDim, &m.vocab_size));
   SPPLAN_RETURN_IF_ERROR(json_bool(path, j, "tie_word_embeddings", &m.tie_word_embeddings));
-  if (j.contains("model_type") && j["model_type"].is_string()) m.qk_norm = has_qk_norm(j["model_type"]);
-  SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "rope_theta", &m.rope_theta));
-  // transformers 5 writes rope_theta inside "rope_parameters".
-  if (j.contains("rope_parameters") && j["rope_parameters"].is_object()) {
-    SPPLAN_RETURN_IF_ERROR(json_positive(path, j["rope_parameters"], "rope_theta", &m.rope_theta));
-  }
+  const std::string type = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
+  m.qk_norm = has_qk_norm(type);
+  // Qwen2's attention has q/k/v biases by construction (Qwen2Attention: bias=True), no key says so.
+  m.attention_bias = type == "qwen2";
+  SPPLAN_RETURN_IF_ERROR(read_sliding_window(path, j, type, &m.sliding_window));
+  SPPLAN_RETURN_IF_ERROR(read_rope_config(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "rms_norm_eps", &m.rms_norm_eps));
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));
   return m;

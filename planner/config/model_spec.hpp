@@ -4,8 +4,29 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace spplan {
+
+// How RoPE's frequencies are scaled for contexts past pre-training, as transformers computes each
+// for training (modeling_rope_utils.py: _compute_{linear_scaling,dynamic_ntk,yarn,llama3}_parameters).
+// Read from config.json's "rope_scaling" (transformers 4) or "rope_parameters" (transformers 5).
+enum class RopeType { kDefault, kLinear, kDynamic, kYarn, kLlama3 };
+const std::vector<std::string>& rope_type_names();  // "default", "linear", "dynamic", "yarn", "llama3"
+std::string to_string(RopeType type);
+
+struct RopeScaling {
+  RopeType type = RopeType::kDefault;
+  double factor = 1.0;                            // linear, dynamic, yarn, llama3
+  int64_t original_max_position_embeddings = 0;   // yarn, llama3: the pre-training context
+  double low_freq_factor = 1.0;                   // llama3
+  double high_freq_factor = 4.0;                  // llama3
+  double beta_fast = 32.0, beta_slow = 1.0;       // yarn: the ramp's bounds (the paper's defaults)
+  double attention_factor = 0.0;                  // yarn: cos/sin scale; 0: from factor (and mscale)
+  double mscale = 0.0, mscale_all_dim = 0.0;      // yarn (DeepSeek's form of the attention factor)
+  bool truncate = true;                           // yarn: round the correction range outward
+  bool operator==(const RopeScaling&) const = default;
+};
 
 struct ModelSpec {
   std::string name;                 // preset name or file stem, for reports
@@ -19,6 +40,10 @@ struct ModelSpec {
   bool tie_word_embeddings = false; // lm_head shares the embedding matrix
   bool qk_norm = false;             // per-head RMSNorm on q and k (Qwen3)
   double rope_theta = 10000.0;      // RoPE base; only the engine uses it
+  RopeScaling rope_scaling;         // RoPE scaling; only the engine uses it (the report names it)
+  int64_t max_position_embeddings = 0;  // dynamic RoPE's reference length; 0: not given
+  bool attention_bias = false;      // biases on q, k and v (Qwen2, Qwen2.5)
+  int64_t sliding_window = 0;       // Mistral's window; 0: none. A plan's seq must fit inside it
   double rms_norm_eps = 1e-6;       // RMSNorm epsilon; only the engine uses it
 
   int64_t q_dim() const { return num_attention_heads * head_dim; }   // width of Q (and of attention output)

@@ -3,9 +3,10 @@
 // (export.cpp), so a plan trains with the same settings on every stack.
 //
 // Flags: --lr X --warmup-steps K --lr-schedule constant|cosine|linear --min-lr X
-//        --weight-decay X --grad-clip X (0: no clipping)
-// The defaults are the engine's settings before these existed (lr 1e-3 constant, weight decay
-// 0.1, no clipping): a plan without [optimizer] trains as it did.
+//        --weight-decay X --grad-clip X (0: no clipping) --train-steps K
+// The struct's defaults are the engine's settings before these existed (lr 1e-3 constant, weight
+// decay 0.1, no clipping): a plan file without [optimizer] and `spplan run` without a plan train as
+// they did. Plans made by `spplan plan` / `estimate` start from fine_tuning_recipe() instead.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,16 @@ struct OptimizerSpec {
   double min_lr = 0;           // where cosine and linear end (constant ignores it)
   double weight_decay = 0.1;   // decoupled (AdamW), on every parameter
   double grad_clip = 0;        // the global gradient L2 norm is clipped to this; 0: no clipping
+  int64_t train_steps = 0;     // the run's optimizer steps, the schedule's horizon; 0: not known
 };
+
+// What `spplan plan` and `estimate` put in a plan: a full fine-tune of a pretrained model on long
+// sequences, each value from a published long-context recipe (optimizer_spec.cpp cites them).
+OptimizerSpec fine_tuning_recipe();
+
+// The warm-up a run of `train_steps` gets when none is given: ArcticTraining's warmup_ratio 0.1
+// (arctic_training/scheduler/hf_factory.py: int(warmup_ratio * training_horizon)).
+int64_t default_warmup_steps(int64_t train_steps);
 
 // The keys of [optimizer], in the order plan files write them.
 const std::vector<std::string>& optimizer_keys();
@@ -37,9 +47,12 @@ const std::vector<std::string>& optimizer_keys();
 // min_lr <= lr. `where` names a key's source ("--min-lr" or "plan.toml: key \"optimizer.min_lr\"").
 Status check_optimizer(const OptimizerSpec& o, const std::function<std::string(const std::string& key)>& where);
 
-std::vector<FlagSpec> optimizer_flag_specs();
+// The optimizer's flags; `defaults` is what a run or plan takes where a flag is absent (help shows it):
+// fine_tuning_recipe() for plan / estimate, OptimizerSpec{} for the engine's own runs.
+std::vector<FlagSpec> optimizer_flag_specs(const OptimizerSpec& defaults = OptimizerSpec{});
 // Applies every optimizer flag present in `args` (absent flags keep their value); "--lr" etc.
-// name the flag in messages. Does not call check_optimizer (the caller knows both sources).
+// name the flag in messages. --train-steps without --warmup-steps also sets the warm-up to
+// default_warmup_steps. Does not call check_optimizer (the caller knows both sources).
 Status apply_optimizer_flags(const Args& args, OptimizerSpec* o);
 // "--min-lr" for "min_lr".
 std::string optimizer_flag(const std::string& key);

@@ -8,7 +8,10 @@
 #include <filesystem>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "planner/config/loaders.hpp"
+#include "planner/config/rope_scaling.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/preset_path.hpp"
 #include "planner/config/toml_reader.hpp"
@@ -80,6 +83,7 @@ Status read_optimizer(const std::string& path, const toml::table& table, Optimiz
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("min_lr", &o->min_lr, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("weight_decay", &o->weight_decay, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("grad_clip", &o->grad_clip, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("train_steps", &o->train_steps, false, 0, 1'000'000'000));  // 0: not known
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   return check_optimizer(*o, [&path](const std::string& key) { return path + ": key \"optimizer." + key + "\""; });
 }
@@ -112,6 +116,36 @@ std::string toml_string(const std::string& text) {
     }
   }
   return out + "\"";
+}
+
+// The model keys that older plans lack, written only when they are not the default so that a plan
+// of a Llama or Qwen3 reads as before: q/k/v biases, the window, the context and RoPE scaling.
+std::string model_extras_toml(const ModelSpec& m) {
+  std::ostringstream o;
+  o.precision(17);
+  if (m.attention_bias) o << "attention_bias = true\n";
+  if (m.sliding_window > 0) o << "sliding_window = " << m.sliding_window << "\n";
+  if (m.max_position_embeddings > 0) o << "max_position_embeddings = " << m.max_position_embeddings << "\n";
+  const nlohmann::json scaling = rope_scaling_json(m.rope_scaling);
+  if (scaling.is_null()) return o.str();
+  o << "\n[model.rope_scaling]\n";
+  for (const auto& [key, v] : scaling.items()) {
+    o << key << " = ";
+    if (v.is_string()) {
+      o << toml_string(v.get<std::string>());
+    } else if (v.is_boolean()) {
+      o << (v.get<bool>() ? "true" : "false");
+    } else if (v.is_number_float()) {
+      std::ostringstream number;
+      number.precision(17);
+      number << v.get<double>();
+      o << number.str() << (number.str().find_first_of(".e") == std::string::npos ? ".0" : "");  // a TOML float
+    } else {
+      o << v.get<int64_t>();
+    }
+    o << "\n";
+  }
+  return o.str();
 }
 
 }  // namespace
@@ -177,7 +211,8 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << "\nintermediate_size = " << m.intermediate_size << "\nvocab_size = " << m.vocab_size
     << "\ntie_word_embeddings = " << (m.tie_word_embeddings ? "true" : "false")
     << "\nqk_norm = " << (m.qk_norm ? "true" : "false") << "\nrope_theta = " << m.rope_theta
-    << "\nrms_norm_eps = " << m.rms_norm_eps << "\n\n";
+    << "\nrms_norm_eps = " << m.rms_norm_eps << "\n";
+  o << model_extras_toml(m) << "\n";
   o << "[gpu]\nname = " << toml_string(g.name) << "\nmemory_gib = " << g.memory_gib
     << "\nbf16_tflops = " << g.bf16_tflops << "\nfp32_tflops = " << g.fp32_tflops << "\nhbm_GBps = " << g.hbm_GBps << "\ngpus_per_node = " << g.gpus_per_node
     << "\nintra_node_GBps = " << g.intra_node_GBps << "\ninter_node_GBps = " << g.inter_node_GBps
@@ -207,6 +242,7 @@ std::string plan_to_toml(const PlanSpec& plan) {
   o << "\n[optimizer]\nlr = " << opt.lr << "\nwarmup_steps = " << opt.warmup_steps << "\nlr_schedule = \""
     << to_string(opt.lr_schedule) << "\"\nmin_lr = " << opt.min_lr << "\nweight_decay = " << opt.weight_decay
     << "\ngrad_clip = " << opt.grad_clip << "\n";
+  if (opt.train_steps > 0) o << "train_steps = " << opt.train_steps << "\n";
   return o.str();
 }
 

@@ -54,6 +54,14 @@ Status check_plan(const PlanSpec& plan, const WhereFn& where) {
     return Status::invalid(where("seq_len") + ": value " + std::to_string(plan.seq_len) +
                            " is not allowed (allowed: a positive token count)");
   }
+  // A window shorter than the sequence changes which keys a query sees; spplan prices and the
+  // engine runs full causal attention, which equals the windowed one only up to the window.
+  if (m.sliding_window > 0 && plan.seq_len > m.sliding_window) {
+    return Status::invalid(where("seq_len") + ": value " + std::to_string(plan.seq_len) + " is longer than " + m.name +
+                           "'s sliding_window " + std::to_string(m.sliding_window) + " (allowed: at most " +
+                           std::to_string(m.sliding_window) +
+                           " tokens; sliding-window attention is neither priced nor run)");
+  }
   if (k.sp < 1 || k.sp > plan.cluster.num_gpus || plan.cluster.num_gpus % k.sp != 0 || !sp_fits_heads(m, k.sp)) {
     return Status::invalid(where("sp") + ": value " + std::to_string(k.sp) + " is not valid for " + m.name + " (" +
                            std::to_string(m.num_attention_heads) + " heads, " + std::to_string(m.num_key_value_heads) +

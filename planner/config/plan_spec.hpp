@@ -72,6 +72,9 @@ struct PlanSpec {
   Knobs knobs;
   OptimizerSpec optimizer;  // [optimizer]: optional in files (absent: the defaults)
   TrainingStack stack;
+  // Documents packed into each sequence, positions restarting and attention masked at their ends
+  // (the engine's --eos-id; not a plan-file key): the costmodel prices the position ids.
+  bool packed_documents = false;
 
   int64_t dp() const { return cluster.num_gpus / knobs.sp; }  // data-parallel degree
 };

@@ -83,6 +83,16 @@ double local_tokens(const PlanSpec& p) {
   return per_rank * p.knobs.micro_batch;
 }
 
+double packed_position_ids_bytes(const PlanSpec& p) {
+  // One int64 position id per local token, restarting after each EOS: transformers' packed
+  // ("padding-free") path passes position_ids and its flash-attention derives the documents'
+  // cu_seqlens from them (modeling_flash_attention_utils.py, _prepare_from_posids); ALST shards them
+  // with the inputs (UlyssesSPDataLoaderAdapter); the engine builds the same tensor (data.hpp).
+  // The documents' starts (one int32 each, or on the host in the engine) are left out: below 1/8 of it.
+  constexpr double kPositionIdBytes = 8;  // int64
+  return p.packed_documents ? kPositionIdBytes * local_tokens(p) : 0.0;
+}
+
 double checkpoint_bytes_per_layer(const PlanSpec& p) {
   return act_bytes(p) * p.model.hidden_size * local_tokens(p);  // the layer's input hidden state
 }

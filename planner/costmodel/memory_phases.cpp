@@ -10,6 +10,8 @@ using B = MemoryBreakdown;
 
 // Activations every layer has stored when `layers_done` layers have run forward.
 void add_stored_activations(const PlanSpec& p, double layers_done, B* m) {
+  // The micro-batch's position ids live from the embedding to the last layer's backward.
+  if (p.packed_documents) m->add(&B::activations_bytes, "position ids (packed documents)", packed_position_ids_bytes(p));
   if (p.knobs.act_ckpt == ActCkpt::kNone) {
     m->add(&B::activations_bytes, "saved activations of the earlier layers", layers_done * layer_saved_bytes(p));
   } else if (p.knobs.act_ckpt == ActCkpt::kFull) {

@@ -14,7 +14,8 @@ ParamCounts param_counts(const ModelSpec& m) {
   c.attention = h * q        // W_q
                 + 2 * h * kv // W_k, W_v
                 + q * h      // W_o
-                + (m.qk_norm ? 2.0 * m.head_dim : 0.0);  // Qwen3 q_norm, k_norm
+                + (m.qk_norm ? 2.0 * m.head_dim : 0.0)    // Qwen3 q_norm, k_norm
+                + (m.attention_bias ? q + 2 * kv : 0.0);  // Qwen2 q/k/v biases (Qwen2Attention, bias=True)
   c.mlp = 3 * h * i;         // W_gate, W_up, W_down
   c.per_layer = c.attention + c.mlp + 2 * h;  // + input and post-attention RMSNorm
   c.embedding = static_cast<double>(m.vocab_size) * h;
@@ -25,13 +26,18 @@ ParamCounts param_counts(const ModelSpec& m) {
 }
 
 // Parameters below the persistence threshold stay gathered under ZeRO-3 (MEMORY-FACTS 2.1): in
-// these models the RMSNorm weights (h each, two per layer and the final one) and Qwen3's q/k norms.
+// these models the RMSNorm weights (h each, two per layer and the final one), Qwen3's q/k norms and
+// Qwen2's q/k/v biases.
 double zero3_persistent_elems(const PlanSpec& p) {
   const ModelSpec& m = p.model;
   const double threshold = p.stack.zero3_persistence_threshold_elems, layers = m.num_hidden_layers;
   double elems = 0;
   if (m.hidden_size < threshold) elems += (2 * layers + 1) * m.hidden_size;
   if (m.qk_norm && m.head_dim < threshold) elems += 2 * layers * m.head_dim;
+  if (m.attention_bias) {  // Qwen2's q, k and v biases: three tensors per layer, each its own
+    if (m.q_dim() < threshold) elems += layers * m.q_dim();
+    if (m.kv_dim() < threshold) elems += 2 * layers * m.kv_dim();
+  }
   return elems;
 }
 

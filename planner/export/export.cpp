@@ -52,11 +52,13 @@ constexpr double kBeta1 = 0.9, kBeta2 = 0.95, kAdamEps = 1e-8;
 // (warm-up, then constant), WarmupDecayLR (linear), WarmupCosineLR (cosine, in ratios of the
 // optimizer's lr). Their warm-ups start at warmup_min_lr = 0 and run linearly, as the engine's;
 // WarmupDecayLR's warm-up starts at its floor, so linear with min_lr > 0 starts there, not at 0.
-// Each holds warmup_num_steps at 2 or more. total_num_steps is "auto": a plan does not know the
-// run's length (HF Trainer and Accelerate fill it from max_steps; plain DeepSpeed needs a number).
-// A constant schedule without warm-up needs no scheduler.
+// Each holds warmup_num_steps at 2 or more. total_num_steps is the plan's train_steps; a plan
+// without one writes "auto", which only the Hugging Face Trainer / Accelerate path fills (from
+// max_steps): plain `deepspeed` needs the number (`spplan plan --train-steps K`, and
+// `spplan export` warns when it is missing). A constant schedule without warm-up needs no scheduler.
 Json scheduler_json(const OptimizerSpec& o) {
   const int64_t warmup = o.warmup_steps;
+  const Json total = o.train_steps > 0 ? Json(o.train_steps) : Json("auto");
   switch (o.lr_schedule) {
     case LrSchedule::kConstant:
       if (warmup == 0) return Json();
@@ -65,11 +67,11 @@ Json scheduler_json(const OptimizerSpec& o) {
                           {"warmup_type", "linear"}}}};
     case LrSchedule::kLinear:
       return {{"type", "WarmupDecayLR"},
-              {"params", {{"total_num_steps", "auto"}, {"warmup_min_lr", o.min_lr}, {"warmup_max_lr", o.lr},
+              {"params", {{"total_num_steps", total}, {"warmup_min_lr", o.min_lr}, {"warmup_max_lr", o.lr},
                           {"warmup_num_steps", warmup}, {"warmup_type", "linear"}}}};
     case LrSchedule::kCosine:
       return {{"type", "WarmupCosineLR"},
-              {"params", {{"total_num_steps", "auto"}, {"warmup_min_ratio", 0.0}, {"warmup_num_steps", warmup},
+              {"params", {{"total_num_steps", total}, {"warmup_min_ratio", 0.0}, {"warmup_num_steps", warmup},
                           {"cos_min_ratio", o.min_lr / o.lr}, {"warmup_type", "linear"}}}};
   }
   return Json();
@@ -154,6 +156,8 @@ std::string hf_trainer_flags(const PlanSpec& plan) {
                       format_number(kBeta2) + " --adam_epsilon " + format_number(kAdamEps) + " --weight_decay " +
                       format_number(o.weight_decay) + " --lr_scheduler_type " + schedule + " --warmup_steps " +
                       std::to_string(o.warmup_steps) + " --max_grad_norm " + format_number(o.grad_clip);
+  // The run's length: transformers fills total_num_steps from it and refuses a written one that differs.
+  if (o.train_steps > 0) flags += " --max_steps " + std::to_string(o.train_steps);
   if (k.precision == Precision::kBf16) flags += " --bf16";
   if (k.act_ckpt != ActCkpt::kNone) flags += " --gradient_checkpointing";
   if (k.tiled_loss) flags += " --use_liger_kernel";
@@ -247,10 +251,13 @@ std::string arctic_yaml(const PlanSpec& plan) {
   j["optimizer"]["weight_decay"] = o.weight_decay;
   j["optimizer"]["betas"] = {kBeta1, kBeta2};
   // ArcticTraining's "huggingface" scheduler is transformers' get_scheduler by name; its warm-up
-  // is a ratio of the run (set below from the plan's warmup_steps by the user).
+  // is a ratio of the run: warmup_steps / train_steps when the plan knows its length (train_iters),
+  // else 0 and a comment below.
+  const double warmup_ratio = o.train_steps > 0 ? static_cast<double>(o.warmup_steps) / static_cast<double>(o.train_steps) : 0.0;
   j["scheduler"] = {{"type", "huggingface"},
                     {"name", o.lr_schedule == LrSchedule::kConstant ? "constant_with_warmup" : to_string(o.lr_schedule)},
-                    {"warmup_ratio", 0.0}};
+                    {"warmup_ratio", warmup_ratio}};
+  if (o.train_steps > 0) j["train_iters"] = o.train_steps;
   j["deepspeed"]["gradient_clipping"] = o.grad_clip;
   j["model"] = Json::object();
   if (k.tiled_loss) j["model"]["type"] = "liger";  // Liger fused linear cross-entropy: the tiled loss
@@ -263,7 +270,7 @@ std::string arctic_yaml(const PlanSpec& plan) {
   std::string head = summary(plan, ExportFormat::kArctic);
   head += "# Placeholders: model.name_or_path (put the Hugging Face id or a local path), data.sources.\n";
   head += nvme_note(k);
-  if (o.warmup_steps > 0) {
+  if (o.warmup_steps > 0 && o.train_steps == 0) {
     head += "# Warm-up: " + std::to_string(o.warmup_steps) +
             " steps; set scheduler.warmup_ratio to that over the run's steps.\n";
   }
@@ -279,7 +286,8 @@ std::string arctic_yaml(const PlanSpec& plan) {
 std::string engine_flags(const OptimizerSpec& o) {
   return "--lr " + format_number(o.lr) + " --warmup-steps " + std::to_string(o.warmup_steps) + " --lr-schedule " +
          to_string(o.lr_schedule) + " --min-lr " + format_number(o.min_lr) + " --weight-decay " +
-         format_number(o.weight_decay) + " --grad-clip " + format_number(o.grad_clip);
+         format_number(o.weight_decay) + " --grad-clip " + format_number(o.grad_clip) +
+         (o.train_steps > 0 ? " --train-steps " + std::to_string(o.train_steps) : std::string());
 }
 
 // A plan priced for the bundled engine (--trainer engine) launches it: `spplan run` starts one

@@ -128,6 +128,17 @@ TEST(Cli, BadInputTable) {
        "spplan: --attention: value \"flash2\" has no fp32 kernels (FlashAttention 2 runs fp16 and bf16 only; allowed with precision fp32: sdpa)"},
       {std::string("plan ") + kBase + "--seq 1k --sp 3",
        "spplan: --sp: value 3 is not valid for qwen3-4b (32 heads, 8 kv heads) on 4 GPUs (allowed sp: 1, 2, 4)"},
+      // The optimizer flags of plan and estimate (issue 23): typos in a recipe are refused, not trained.
+      {std::string("estimate ") + kBase + "--seq 1k --sp 4 --lr 2",
+       "spplan: --lr: value \"2\" is not allowed (allowed: a number from 1e-15 to 1)"},
+      {std::string("plan ") + kBase + "--seq 1k --train-steps 0",
+       "spplan: --train-steps: value \"0\" is not allowed (allowed: a whole number from 1 to 1000000000)"},
+      {std::string("plan ") + kBase + "--seq 1k --train-steps 100 --warmup-steps 200",
+       "spplan: --warmup-steps: value 200 is longer than train_steps 100 (allowed: 0 to train_steps)"},
+      {std::string("estimate ") + kBase + "--seq 1k --sp 4 --lr-schedule step",
+       "spplan: --lr-schedule: value \"step\" is not allowed (allowed: constant, cosine, linear)"},
+      {std::string("estimate ") + kBase + "--seq 1k --sp 4 --lr 1e-4 --min-lr 1e-3",
+       "spplan: --min-lr: value 0.001 is above the learning rate 0.0001 (allowed: 0 to lr)"},
       {std::string("estimate ") + kBase + "--seq \"$(printf '1\\n2')\" --sp 4",
        "spplan: --seq: value \"1\\x0a2\" is not a sequence length (allowed: "},
       // 2^36 GPUs: the searches walk every GPU count and never finished.

@@ -168,8 +168,17 @@ TEST(EngineData, LabelsThatCrossADocumentEndAreIgnored) {
   const Shard r0 = shard_of(window, 2, 0, 1), r1 = shard_of(window, 2, 1, 1);
   EXPECT_EQ(r0.labels, (std::vector<int64_t>{11, 1, kIgnoreLabel, 1}));
   EXPECT_EQ(r1.labels, (std::vector<int64_t>{kIgnoreLabel, 14, 15, kIgnoreLabel}));
-  // Without an EOS id nothing is masked but the padding.
+  // Positions restart after each EOS; every rank knows where all documents start (the padding
+  // continues the last one).
+  EXPECT_EQ(whole.positions, (std::vector<int64_t>{0, 1, 2, 0, 1, 0, 1}));
+  EXPECT_EQ(whole.doc_starts, (std::vector<int64_t>{0, 3, 5}));
+  EXPECT_EQ(r0.positions, (std::vector<int64_t>{0, 1, 2, 0}));
+  EXPECT_EQ(r1.positions, (std::vector<int64_t>{1, 0, 1, 2}));
+  EXPECT_EQ(r0.doc_starts, r1.doc_starts);
+  EXPECT_EQ(r1.doc_starts, (std::vector<int64_t>{0, 3, 5}));
+  // Without an EOS id nothing is masked but the padding, and positions are the global ones.
   EXPECT_EQ(shard_of(window, 1, 0).labels, (std::vector<int64_t>{11, 1, 12, 1, 13, 14, 15}));
+  EXPECT_TRUE(shard_of(window, 1, 0).positions.empty());
   // The source carries its EOS id to the trainer.
   EXPECT_EQ(TokenSource::open({}, 100, 1)->eos_id(), 1);
   EXPECT_EQ(TokenSource::open({}, 100)->eos_id(), kNoEos);

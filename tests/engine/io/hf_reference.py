@@ -1,12 +1,22 @@
 """Reference numbers from Hugging Face transformers for tests/engine/io/hf_weights_test.cpp.
 
-  hf_reference.py make DIR --arch llama|qwen3 --seq S --sequences N
-      Builds a small random LlamaForCausalLM (untied head) or Qwen3ForCausalLM (tied, q/k norms),
-      saves it with save_pretrained (safetensors) to DIR/model, writes N sequences of random
-      tokens to DIR/tokens.u16.bin, and prints the loss and gradient norm of sequence 0.
+  hf_reference.py make DIR --arch llama|qwen3|qwen2|mistral [--rope TYPE] [--layout v4|v5]
+                    --seq S --sequences N
+      Builds a small random LlamaForCausalLM (untied head), Qwen3ForCausalLM (tied, q/k norms),
+      Qwen2ForCausalLM (q/k/v biases) or MistralForCausalLM (a sliding window longer than S),
+      with RoPE scaling TYPE (default, linear, dynamic, yarn, llama3: ROPE below, sized so that
+      each changes the frequencies at S), saves it with save_pretrained (safetensors) to
+      DIR/model, writes N sequences of random tokens to DIR/tokens.u16.bin, and prints the loss
+      and gradient norm of sequence 0. --layout v4 rewrites the saved config.json the way
+      transformers 4 wrote it (rope_theta and "rope_scaling" at the top level).
   hf_reference.py loss MODEL_DIR --data FILE --seq S --index K
       Loads MODEL_DIR with AutoModelForCausalLM and prints the loss and gradient norm of
       sequence K of FILE.
+
+  hf_reference.py docs MODEL_DIR --data FILE --seq S --eos E
+      The loss and gradient norm of sequence 0 of FILE when each document in it (ended by token E)
+      runs through the model alone, from position 0: the token losses of all documents summed,
+      over their count (what the engine's --eos-id must give for the packed sequence).
 
 Sequence K is what the engine's TokenSource::window(K, S) reads (engine/io/data.cpp): tokens
 [K S, K S + S] of the file, inputs the first S, labels the last S; the loss is the mean token
@@ -23,14 +33,43 @@ import torch.nn.functional as F
 import transformers
 
 
-def small_config(arch, seq):
+# RoPE scaling per type, for S = 256 and head_dim 16 at theta 10000: dynamic rescales past
+# max_position_embeddings (128 < S); llama3's original context 64 puts the 8 frequencies' wavelengths
+# (6.3 to 4,000) on both sides of its 16 to 64 band; yarn's ramp spans them at original context 64.
+ROPE = {
+    "linear": ({"rope_type": "linear", "factor": 2.0}, 2048),
+    "dynamic": ({"rope_type": "dynamic", "factor": 2.0}, 128),
+    "yarn": ({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 64}, 256),
+    "llama3": ({"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 64}, 2048),
+}
+
+
+def small_config(arch, seq, rope):
+    theta = 1000000.0 if rope == "default" else 10000.0
+    scaling, context = ROPE.get(rope, ({"rope_type": "default"}, max(seq, 2048)))
     common = dict(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                   num_attention_heads=4, num_key_value_heads=2, head_dim=16, rms_norm_eps=1e-6,
-                  rope_theta=1000000.0, max_position_embeddings=max(seq, 2048), hidden_act="silu",
-                  attention_dropout=0.0)
+                  rope_parameters=dict(scaling, rope_theta=theta), max_position_embeddings=context,
+                  hidden_act="silu", attention_dropout=0.0)
     if arch == "llama":
         return transformers.LlamaConfig(tie_word_embeddings=False, attention_bias=False, mlp_bias=False, **common)
+    if arch == "qwen2":
+        return transformers.Qwen2Config(tie_word_embeddings=False, use_sliding_window=False, **common)
+    if arch == "mistral":
+        return transformers.MistralConfig(tie_word_embeddings=False, sliding_window=4 * seq, **common)
     return transformers.Qwen3Config(tie_word_embeddings=True, attention_bias=False, use_sliding_window=False, **common)
+
+
+def rewrite_as_v4(model_dir):
+    path = os.path.join(model_dir, "config.json")
+    with open(path) as f:
+        config = json.load(f)
+    params = config.pop("rope_parameters")
+    config["rope_theta"] = params.pop("rope_theta")
+    config["rope_scaling"] = None if params.get("rope_type") == "default" else params
+    with open(path, "w") as f:
+        json.dump(config, f, indent=2)
 
 
 def sequence(tokens, seq, index):
@@ -50,6 +89,25 @@ def loss_and_grad_norm(model, tokens, seq, index):
     return {"loss": loss.item(), "grad_norm": squares.sqrt().item()}
 
 
+def documents_alone(model, tokens, seq, eos):
+    # The engine's labels (data.cpp shard_of): token t + 1, ignored where token t is the EOS.
+    model.zero_grad()
+    window = torch.from_numpy(tokens[: seq + 1].astype(np.int64))
+    inputs, labels = window[:-1], window[1:].clone()
+    labels[inputs == eos] = -100
+    starts = [0] + [t + 1 for t in range(seq - 1) if inputs[t] == eos]
+    ends = starts[1:] + [seq]
+    count = int((labels != -100).sum())
+    total = 0.0
+    for a, b in zip(starts, ends):
+        logits = model(input_ids=inputs[a:b].unsqueeze(0)).logits[0].float()
+        doc = F.cross_entropy(logits, labels[a:b], reduction="sum", ignore_index=-100)
+        (doc / count).backward()
+        total += doc.item()
+    squares = sum(p.grad.double().pow(2).sum() for p in model.parameters() if p.grad is not None)
+    return {"loss": total / count, "grad_norm": squares.sqrt().item(), "documents": len(starts)}
+
+
 def load(model_dir):
     return transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32,
                                                              attn_implementation="eager")
@@ -57,23 +115,43 @@ def load(model_dir):
 
 def make(args):
     torch.manual_seed(args.seed)
-    model = transformers.AutoModelForCausalLM.from_config(small_config(args.arch, args.seq),
+    model = transformers.AutoModelForCausalLM.from_config(small_config(args.arch, args.seq, args.rope),
                                                           attn_implementation="eager").float()
-    with torch.no_grad():  # norms away from 1, so a misplaced norm weight shows in the loss
+    with torch.no_grad():  # norms away from 1 and biases away from 0, so a misplaced one shows in the loss
         for name, p in model.named_parameters():
-            if p.dim() == 1:
+            if name.endswith(("q_proj.weight", "k_proj.weight")):
+                p.normal_(0.0, 0.5)  # sharp attention: RoPE's frequencies move the loss by ~1e-3
+            elif name.endswith(".bias"):
+                p.normal_(0.0, 0.1)
+            elif p.dim() == 1:
                 p.mul_(1 + 0.2 * torch.randn_like(p))
     model_dir = os.path.join(args.dir, "model")
     model.save_pretrained(model_dir, safe_serialization=True)
+    if args.layout == "v4":
+        rewrite_as_v4(model_dir)
     rng = np.random.default_rng(args.seed)
     tokens = rng.integers(0, 256, size=args.sequences * args.seq + 1, dtype=np.uint16)
     tokens.astype("<u2").tofile(os.path.join(args.dir, "tokens.u16.bin"))
-    print(json.dumps(loss_and_grad_norm(load(model_dir), tokens, args.seq, 0)))
+    result = loss_and_grad_norm(load(model_dir), tokens, args.seq, 0)
+    if args.rope != "default":
+        # The same weights under unscaled RoPE at the same theta: how far the scaling moves the loss,
+        # so the test can show its tolerance would catch a scaling computed wrong.
+        config = load(model_dir).config
+        config.rope_parameters = {"rope_type": "default", "rope_theta": config.rope_parameters["rope_theta"]}
+        plain = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager").float()
+        plain.load_state_dict(model.state_dict())
+        result["loss_default_rope"] = loss_and_grad_norm(plain, tokens, args.seq, 0)["loss"]
+    print(json.dumps(result))
 
 
 def loss(args):
     tokens = np.fromfile(args.data, dtype="<u2")
     print(json.dumps(loss_and_grad_norm(load(args.model_dir), tokens, args.seq, args.index)))
+
+
+def docs(args):
+    tokens = np.fromfile(args.data, dtype="<u2")
+    print(json.dumps(documents_alone(load(args.model_dir), tokens, args.seq, args.eos)))
 
 
 def main():
@@ -82,7 +160,9 @@ def main():
     sub = p.add_subparsers(dest="mode", required=True)
     m = sub.add_parser("make")
     m.add_argument("dir")
-    m.add_argument("--arch", choices=["llama", "qwen3"], required=True)
+    m.add_argument("--arch", choices=["llama", "qwen3", "qwen2", "mistral"], required=True)
+    m.add_argument("--rope", choices=["default"] + list(ROPE), default="default")
+    m.add_argument("--layout", choices=["v4", "v5"], default="v5")
     m.add_argument("--seq", type=int, required=True)
     m.add_argument("--sequences", type=int, default=8)
     m.add_argument("--seed", type=int, default=0)
@@ -91,8 +171,13 @@ def main():
     lo.add_argument("--data", required=True)
     lo.add_argument("--seq", type=int, required=True)
     lo.add_argument("--index", type=int, required=True)
+    d = sub.add_parser("docs")
+    d.add_argument("model_dir")
+    d.add_argument("--data", required=True)
+    d.add_argument("--seq", type=int, required=True)
+    d.add_argument("--eos", type=int, required=True)
     args = p.parse_args()
-    make(args) if args.mode == "make" else loss(args)
+    {"make": make, "loss": loss, "docs": docs}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -108,7 +108,7 @@ TEST(EngineHfWeights, BrokenFoldersAreBadInputNamingFileAndTensor) {
   write_file(i64, "model-00002-of-00002.safetensors", i64_file + i64_header + std::string(512, '\0'));
   const std::string good = folder("good");
   using Places = std::vector<HfTensorPlace>;
-  const std::string scaled_config = std::string(kConfig).insert(1, R"("rope_scaling": {"rope_type": "llama3"}, )");
+  const auto with = [](const std::string& keys) { return std::string(kConfig).insert(1, keys + ", "); };
   const std::vector<Case> cases = {
       {no_weights, {}, no_weights + ": no model.safetensors or model.safetensors.index.json"},
       {i64, {}, "model-00002-of-00002.safetensors: tensor \"model.norm.weight\": dtype I64 (allowed: F32, BF16, F16)"},
@@ -120,8 +120,26 @@ TEST(EngineHfWeights, BrokenFoldersAreBadInputNamingFileAndTensor) {
        "tensor \"model.layers.0.self_attn.q_proj.bias\": not a parameter of the model in config.json"},
       {good, {"--model", "tiny-llama"},
        good + "/config.json: key \"num_hidden_layers\": value 2 disagrees with the run's model (--model tiny-llama has 4)"},
-      {folder("scaled", {}, scaled_config), {},
-       "config.json: key \"rope_scaling\": value {\"rope_type\":\"llama3\"} is not implemented in the engine"},
+      {folder("llama3_short", {}, with(R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0})")), {},
+       "config.json: key \"rope_scaling.low_freq_factor\": missing (required by rope_type \"llama3\")"},
+      {folder("longrope", {}, with(R"("rope_scaling": {"rope_type": "longrope", "factor": 2.0})")), {},
+       "config.json: key \"rope_scaling.rope_type\": value \"longrope\" is not allowed (allowed: \"default\", "
+       "\"linear\", \"dynamic\", \"yarn\", \"llama3\")"},
+      {folder("v5_type", {}, with(R"("rope_parameters": {"rope_type": "su", "rope_theta": 10000.0})")), {},
+       "config.json: key \"rope_parameters.rope_type\": value \"su\" is not allowed (allowed: \"default\""},
+      {folder("yarn_factor", {}, with(R"("rope_scaling": {"type": "yarn", "factor": 0.5, "original_max_position_embeddings": 64})")), {},
+       "config.json: key \"rope_scaling.factor\": value 0.5 is not allowed (allowed: a number from 1 to"},
+      {folder("dynamic_no_context", {}, with(R"("rope_scaling": {"rope_type": "dynamic", "factor": 2.0})")), {},
+       "config.json: key \"max_position_embeddings\": missing (required by rope_type \"dynamic\")"},
+      {folder("partial", {}, with(R"("rope_parameters": {"rope_theta": 10000.0, "partial_rotary_factor": 0.5})")), {},
+       "config.json: key \"rope_parameters.partial_rotary_factor\": value 0.5 is not allowed (allowed: 1"},
+      {folder("gemma", {}, std::string(kConfig).replace(16, 5, "gemma")), {},
+       "config.json: key \"model_type\": value \"gemma\" is not implemented in the engine (allowed: \"llama\", "
+       "\"mistral\", \"qwen2\", \"qwen3\")"},
+      {folder("o_bias", {}, with(R"("attention_bias": true)")), {},
+       "config.json: key \"attention_bias\": value true is not implemented in the engine (allowed: false)"},
+      {folder("window", {}, with(R"("sliding_window": 128)")), {},
+       "'s sliding_window 128 (allowed: at most 128 tokens; sliding-window attention is neither priced nor run)"},
       {good, {"--resume", good}, "--init-from: not allowed with --resume"},
   };
   for (const Case& c : cases) {
@@ -183,28 +201,42 @@ nlohmann::json reference(const std::vector<std::string>& args) {
 
 double rel(double a, double b) { return std::abs(a - b) / std::abs(b); }
 
+struct ParityCase {
+  std::string arch;             // llama, qwen3, qwen2, mistral (hf_reference.py --arch)
+  std::string rope = "default";  // hf_reference.py --rope
+  std::string layout = "v5";     // the config.json's layout: transformers 5's or 4's
+  bool zero3 = false;           // also sp 2 with ZeRO 3 (the families' cases; RoPE is the same code)
+};
+
 // fp32 on both sides; the engine's attention and loss sum in other orders than transformers'
 // eager ones, so the numbers agree to float rounding: measured at most 2e-7 for both (sp 1, 2, 4,
-// ZeRO 3); the 1e-5 bounds leave room for other CPUs' kernels.
-void check_against_transformers(const std::string& arch) {
+// ZeRO 3); the 1e-5 bounds leave room for other CPUs' kernels. A RoPE scaling moves the reference
+// loss by more than 1e-4 (hf_reference.py's loss_default_rope), so a scaling computed wrong fails.
+void check_against_transformers(const ParityCase& c) {
   if (!have_transformers()) GTEST_SKIP() << venv_python() << " cannot import transformers (scripts/install-deps.sh installs it)";
-  const std::string dir = fresh_dir("hf_ref_" + arch);
-  const nlohmann::json ref = reference({"make", dir, "--arch", arch, "--seq", std::to_string(kSeq)});
+  const std::string name = c.arch + "_" + c.rope + "_" + c.layout;
+  const std::string dir = fresh_dir("hf_ref_" + name);
+  const nlohmann::json ref = reference({"make", dir, "--arch", c.arch, "--rope", c.rope, "--layout", c.layout, "--seq",
+                                        std::to_string(kSeq)});
+  if (c.rope != "default") {
+    ASSERT_TRUE(ref.contains("loss_default_rope")) << ref.dump();
+    EXPECT_GT(rel(ref["loss_default_rope"], ref["loss"]), 1e-4) << "the scaling hardly changes the loss: " << ref.dump();
+  }
   const std::string model = dir + "/model", data = dir + "/tokens.u16.bin";
   std::vector<double> sp2_losses;
   for (int sp : {1, 2, 4}) {
     for (bool zero3 : {false, true}) {
-      if (zero3 && sp != 2) continue;
-      std::vector<std::string> args = run_args(model, sp, {"--data", data, "--steps", "3"});
+      if (zero3 && (sp != 2 || !c.zero3)) continue;
+      std::vector<std::string> args = run_args(model, sp, {"--data", data, "--steps", sp == 2 && !zero3 ? "3" : "1"});
       if (zero3) args.insert(args.end(), {"--zero", "3", "--act-ckpt", "full"});
       const nlohmann::json j = json_of(run_engine(args));
       ASSERT_TRUE(j.is_object());
       const double loss = j["losses"][0].get<double>(), norm = j["grad_norms"][0].get<double>();
-      std::printf("%s sp %d%s: loss %.8f vs %.8f (rel %.2e), grad norm %.8f vs %.8f (rel %.2e)\n", arch.c_str(), sp,
+      std::printf("%s sp %d%s: loss %.8f vs %.8f (rel %.2e), grad norm %.8f vs %.8f (rel %.2e)\n", name.c_str(), sp,
                   zero3 ? " zero 3" : "", loss, ref["loss"].get<double>(), rel(loss, ref["loss"]), norm,
                   ref["grad_norm"].get<double>(), rel(norm, ref["grad_norm"]));
-      EXPECT_LE(rel(loss, ref["loss"]), 1e-5) << "sp " << sp;
-      EXPECT_LE(rel(norm, ref["grad_norm"]), 1e-5) << "sp " << sp;
+      EXPECT_LE(rel(loss, ref["loss"]), 1e-5) << name << " sp " << sp;
+      EXPECT_LE(rel(norm, ref["grad_norm"]), 1e-5) << name << " sp " << sp;
       if (sp == 2 && !zero3) sp2_losses = losses_of(j);
     }
   }
@@ -213,14 +245,55 @@ void check_against_transformers(const std::string& arch) {
   ASSERT_EQ(run_engine(run_args(model, 2, {"--data", data, "--steps", "2", "--export-hf", out})).exit_code, 0);
   const nlohmann::json next = reference({"loss", out, "--data", data, "--seq", std::to_string(kSeq), "--index", "2"});
   ASSERT_EQ(sp2_losses.size(), 3u);
-  std::printf("%s after export: transformers loss %.8f, engine step 3 loss %.8f (rel %.2e)\n", arch.c_str(),
+  std::printf("%s after export: transformers loss %.8f, engine step 3 loss %.8f (rel %.2e)\n", name.c_str(),
               next["loss"].get<double>(), sp2_losses[2], rel(next["loss"], sp2_losses[2]));
   EXPECT_LE(rel(next["loss"], sp2_losses[2]), 1e-5);
   EXPECT_GT(rel(sp2_losses[0], sp2_losses[2]), 1e-4);  // the weights did change
 }
 
-TEST(EngineHfWeights, SmallLlamaMatchesTransformers) { check_against_transformers("llama"); }
-TEST(EngineHfWeights, SmallQwen3MatchesTransformers) { check_against_transformers("qwen3"); }
+// Packed documents (--eos-id): a sequence of three documents gives the loss and gradient norm that
+// transformers gives for each document run alone from position 0 (summed token losses over their
+// count), at sp 1 and 2; the same tokens without --eos-id (one long document) do not.
+TEST(EngineHfWeights, PackedDocumentsEqualEachDocumentAlone) {
+  if (!have_transformers()) GTEST_SKIP() << venv_python() << " cannot import transformers (scripts/install-deps.sh installs it)";
+  const std::string dir = fresh_dir("hf_ref_docs");
+  reference({"make", dir, "--arch", "qwen2", "--seq", std::to_string(kSeq)});
+  constexpr int64_t kEos = 255;
+  std::mt19937 gen(5);
+  std::string bytes;
+  for (int64_t i = 0; i < 2 * kSeq + 1; ++i) {
+    const bool end = i == 99 || i == 179;  // documents [0, 100), [100, 180), [180, ...)
+    const auto id = static_cast<uint16_t>(end ? kEos : gen() % kEos);
+    bytes += {static_cast<char>(id & 0xff), static_cast<char>(id >> 8)};
+  }
+  const std::string data = write_file(dir, "docs.u16.bin", bytes), model = dir + "/model";
+  const nlohmann::json ref = reference({"docs", model, "--data", data, "--seq", std::to_string(kSeq), "--eos", "255"});
+  ASSERT_EQ(ref.value("documents", 0), 3) << ref.dump();
+  for (int sp : {1, 2}) {
+    const nlohmann::json j = json_of(run_engine(run_args(model, sp, {"--data", data, "--steps", "1", "--eos-id", "255"})));
+    ASSERT_TRUE(j.is_object());
+    const double loss = j["losses"][0].get<double>(), norm = j["grad_norms"][0].get<double>();
+    std::printf("packed sp %d: loss %.8f vs %.8f alone (rel %.2e), grad norm %.8f vs %.8f (rel %.2e)\n", sp, loss,
+                ref["loss"].get<double>(), rel(loss, ref["loss"]), norm, ref["grad_norm"].get<double>(),
+                rel(norm, ref["grad_norm"]));
+    EXPECT_LE(rel(loss, ref["loss"]), 1e-5) << "sp " << sp;
+    EXPECT_LE(rel(norm, ref["grad_norm"]), 1e-5) << "sp " << sp;
+  }
+  const nlohmann::json unmasked = json_of(run_engine(run_args(model, 1, {"--data", data, "--steps", "1"})));
+  ASSERT_TRUE(unmasked.is_object());
+  EXPECT_GT(rel(unmasked["losses"][0].get<double>(), ref["loss"]), 1e-4);  // the masks and positions matter
+}
+
+TEST(EngineHfWeights, SmallLlamaMatchesTransformers) { check_against_transformers({"llama", "default", "v5", true}); }
+TEST(EngineHfWeights, SmallQwen3MatchesTransformers) { check_against_transformers({"qwen3", "default", "v5", true}); }
+TEST(EngineHfWeights, SmallQwen2WithBiasesMatchesTransformers) { check_against_transformers({"qwen2", "default", "v4", true}); }
+TEST(EngineHfWeights, SmallMistralMatchesTransformers) { check_against_transformers({"mistral", "default", "v5", false}); }
+// Each RoPE scaling, on Llama (the same code serves every family): transformers 5's layout for
+// two, 4's for the other two.
+TEST(EngineHfWeights, LinearRopeMatchesTransformers) { check_against_transformers({"llama", "linear", "v4"}); }
+TEST(EngineHfWeights, DynamicRopeMatchesTransformers) { check_against_transformers({"llama", "dynamic", "v5"}); }
+TEST(EngineHfWeights, YarnRopeMatchesTransformers) { check_against_transformers({"qwen2", "yarn", "v4"}); }
+TEST(EngineHfWeights, Llama3RopeMatchesTransformers) { check_against_transformers({"llama", "llama3", "v5"}); }
 
 }  // namespace
 }  // namespace spplan::engine::testing

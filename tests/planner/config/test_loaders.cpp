@@ -69,7 +69,7 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
     std::string file, expected;
   } cases[] = {
       {"bad_heads.toml", "bad_heads.toml: key \"num_key_value_heads\": value 4 does not divide num_attention_heads 6 (allowed: a divisor of num_attention_heads)"},
-      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, rope_theta, rms_norm_eps; closest: \"hidden_size\")"},
+      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, rope_theta, rms_norm_eps, attention_bias, sliding_window, max_position_embeddings, rope_scaling; closest: \"hidden_size\")"},
       {"misspelt_required.toml", "misspelt_required.toml: key \"num_hiden_layers\": unknown key (closest allowed: \"num_hidden_layers\", which is required and missing)"},
       {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 10000)"},
       {"missing_vocab.toml", "missing_vocab.toml: key \"vocab_size\": missing (required)"},
@@ -107,7 +107,6 @@ TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
       {"qwen3_moe.json", "qwen3_moe.json: key \"num_experts\": value 128 is a mixture of experts"},
       {"deepseek_v3.json", "deepseek_v3.json: key \"n_routed_experts\": value 256 is a mixture of experts"},
       {"gemma2.json", "gemma2.json: key \"attn_logit_softcapping\": value 50.0 is logit soft-capping, which spplan cannot price (allowed: absent or null)"},
-      {"mistral_v01.json", "mistral_v01.json: key \"sliding_window\": value 4096 is sliding-window attention, which spplan cannot price"},
       {"gelu_mlp.json", "gelu_mlp.json: key \"hidden_act\": value \"gelu\" is an MLP spplan cannot price (allowed: \"silu\", or a gelu in a Gemma config)"},
   };
   for (const auto& c : cases) {
@@ -118,6 +117,11 @@ TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
   }
   // Qwen2 configs carry a window that use_sliding_window switches off: a dense model.
   EXPECT_TRUE(load_model(kData + "/qwen2_window_off.json").ok());
+  // A window is full attention up to its length: the model loads, and check_plan refuses a longer
+  // sequence (test_rope_scaling.cpp).
+  const auto mistral = load_model(kData + "/mistral_v01.json");
+  ASSERT_TRUE(mistral.ok()) << mistral.status().message();
+  EXPECT_EQ(mistral->sliding_window, 4096);
 }
 
 // A key the file omits takes the default of the family's transformers config class: GemmaConfig
@@ -267,7 +271,7 @@ TEST(Plan, BadPlansNameFileAndKey) {
       {"bad_plan_preset.toml", "bad_plan_preset.toml: key \"model.preset\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
       {"bad_plan_trainer.toml", "bad_plan_trainer.toml: key \"trainer\": value \"megatron\" is not allowed (allowed: arctic, hf, liger, engine)"},
       {"bad_plan_attention.toml", "bad_plan_attention.toml: key \"attention\": value \"flash3\" is not allowed (allowed: flash2, sdpa)"},
-      {"bad_plan_optimizer_key.toml", "bad_plan_optimizer_key.toml: key \"optimizer.warmpu_steps\": unknown key (allowed: lr, warmup_steps, lr_schedule, min_lr, weight_decay, grad_clip; closest: \"warmup_steps\")"},
+      {"bad_plan_optimizer_key.toml", "bad_plan_optimizer_key.toml: key \"optimizer.warmpu_steps\": unknown key (allowed: lr, warmup_steps, lr_schedule, min_lr, weight_decay, grad_clip, train_steps; closest: \"warmup_steps\")"},
       {"bad_plan_min_lr.toml", "bad_plan_min_lr.toml: key \"optimizer.min_lr\": value 0.001 is above the learning rate 0.0001 (allowed: 0 to lr)"},
       {"bad_plan_lr_schedule.toml", "bad_plan_lr_schedule.toml: key \"optimizer.lr_schedule\": value \"step\" is not allowed (allowed: constant, cosine, linear)"},
       {"bad_plan_seq.toml", "bad_plan_seq.toml: key \"seq_len\": value 1099511627776 is not allowed (allowed: a whole number from 1 to 1000000000000)"},

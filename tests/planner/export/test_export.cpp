@@ -228,6 +228,31 @@ TEST(ExportOptimizer, EveryFormatCarriesThePlansSettings) {
                             "--min-lr 3e-05 --weight-decay 0.01 --grad-clip 1\n"));
 }
 
+// With the run's length known (--train-steps), every export carries numbers its target takes as
+// they are: plain deepspeed reads total_num_steps (no "auto"), transformers gets --max_steps (it
+// refuses a written total that differs), ArcticTraining train_iters and the warm-up as a ratio.
+TEST(ExportOptimizer, TrainStepsReplaceAutoWithTheRunsLength) {
+  PlanSpec p = two_node_plan();
+  p.knobs.micro_batch = 1;
+  p.optimizer = fine_tuning_recipe();
+  p.optimizer.train_steps = 1000;
+  p.optimizer.warmup_steps = default_warmup_steps(1000);
+  const auto j = nlohmann::json::parse(exported(p, ExportFormat::kDeepSpeed));
+  EXPECT_EQ(j["scheduler"]["type"], "WarmupDecayLR");
+  EXPECT_EQ(j["scheduler"]["params"]["total_num_steps"], 1000);
+  EXPECT_EQ(j["scheduler"]["params"]["warmup_num_steps"], 100);
+  EXPECT_DOUBLE_EQ(j["optimizer"]["params"]["lr"].get<double>(), 1e-5);
+  EXPECT_DOUBLE_EQ(j["gradient_clipping"].get<double>(), 1.0);
+  EXPECT_EQ(j.dump().find("auto"), std::string::npos) << j.dump();
+  const std::string arctic = exported(p, ExportFormat::kArctic);
+  EXPECT_THAT(arctic, HasSubstr("\n  warmup_ratio: 0.1\n"));
+  EXPECT_THAT(arctic, HasSubstr("\ntrain_iters: 1000\n"));
+  EXPECT_THAT(arctic, Not(HasSubstr("# Warm-up:")));
+  const std::string sh = exported(p, ExportFormat::kTorchrun);
+  EXPECT_THAT(sh, HasSubstr("--lr_scheduler_type linear --warmup_steps 100 --max_grad_norm 1 --max_steps 1000"));
+  EXPECT_THAT(sh, HasSubstr("--grad-clip 1 --train-steps 1000\n"));
+}
+
 TEST(ExportFormatNames, RoundTripAndUnknownIsAClearError) {
   for (const std::string& name : export_format_names()) {
     auto f = parse_export_format(name);

@@ -1,0 +1,182 @@
+#include "planner/config/rope_scaling.hpp"
+
+#include <cmath>
+
+#include "planner/core/parse.hpp"
+
+namespace spplan {
+namespace {
+
+using Json = nlohmann::json;
+
+constexpr int64_t kMaxContext = int64_t{1} << 40;
+
+class RopeReader {
+ public:
+  RopeReader(const std::string& path, const Json& object, std::string prefix)
+      : path_(path), object_(object), prefix_(std::move(prefix)) {}
+
+  Status bad(const std::string& key, const Json& v, const std::string& allowed) const {
+    std::string text = v.dump();
+    if (text.size() > 60) text = text.substr(0, 60) + "...";
+    return Status::invalid(path_ + ": key \"" + prefix_ + key + "\": value " + text + " is not allowed (allowed: " + allowed + ")");
+  }
+  bool present(const std::string& key) const { return object_.contains(key) && !object_[key].is_null(); }
+
+  // A number in [min, kMaxNumber]; absent: unchanged unless required.
+  Status number(const std::string& key, double min, bool required, double* out) const {
+    if (!present(key)) {
+      return required ? Status::invalid(path_ + ": key \"" + prefix_ + key + "\": missing (required by rope_type \"" +
+                                        type_name_ + "\")")
+                      : Status::ok();
+    }
+    const Json& v = object_[key];
+    if (!v.is_number() || !(v.get<double>() >= min && v.get<double>() <= kMaxNumber)) {
+      return bad(key, v, "a number from " + format_number(min) + " to " + format_number(kMaxNumber));
+    }
+    *out = v.get<double>();
+    return Status::ok();
+  }
+  Status whole(const std::string& key, bool required, int64_t* out) const {
+    if (!present(key)) {
+      return required ? Status::invalid(path_ + ": key \"" + prefix_ + key + "\": missing (required by rope_type \"" +
+                                        type_name_ + "\")")
+                      : Status::ok();
+    }
+    const Json& v = object_[key];
+    // JSON text parses 8192 as unsigned, a TOML table converted here holds it signed; both count.
+    const bool whole_number = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
+    if (!whole_number || v.get<uint64_t>() < 1 || v.get<uint64_t>() > static_cast<uint64_t>(kMaxContext)) {
+      return bad(key, v, "a whole number from 1 to " + std::to_string(kMaxContext));
+    }
+    *out = static_cast<int64_t>(v.get<uint64_t>());
+    return Status::ok();
+  }
+  Status boolean(const std::string& key, bool* out) const {
+    if (!present(key)) return Status::ok();
+    if (!object_[key].is_boolean()) return bad(key, object_[key], "true, false");
+    *out = object_[key].get<bool>();
+    return Status::ok();
+  }
+  // "rope_type", or transformers 4's older "type"; absent: default.
+  Status type(RopeType* out) {
+    const char* key = present("rope_type") ? "rope_type" : present("type") ? "type" : nullptr;
+    if (key == nullptr) return Status::ok();
+    const Json& v = object_[key];
+    const auto& names = rope_type_names();
+    for (size_t i = 0; v.is_string() && i < names.size(); ++i) {
+      if (v.get<std::string>() == names[i]) {
+        *out = static_cast<RopeType>(i);
+        type_name_ = names[i];
+        return Status::ok();
+      }
+    }
+    std::string allowed;
+    for (const std::string& n : names) allowed += (allowed.empty() ? "\"" : ", \"") + n + "\"";
+    return bad(key, v, allowed);
+  }
+
+ private:
+  const std::string& path_;
+  const Json& object_;
+  std::string prefix_;
+  std::string type_name_ = "default";
+};
+
+Status read_scaling(const std::string& path, const Json& object, const std::string& prefix, ModelSpec* m) {
+  RopeReader r(path, object, prefix);
+  RopeScaling& s = m->rope_scaling;
+  SPPLAN_RETURN_IF_ERROR(r.type(&s.type));
+  if (r.present("partial_rotary_factor") && !(object["partial_rotary_factor"].is_number() &&
+                                              object["partial_rotary_factor"].get<double>() == 1.0)) {
+    return r.bad("partial_rotary_factor", object["partial_rotary_factor"], "1: RoPE on the whole head");
+  }
+  if (s.type == RopeType::kDefault) return Status::ok();
+  SPPLAN_RETURN_IF_ERROR(r.number("factor", 1.0, true, &s.factor));
+  if (s.type == RopeType::kDynamic && m->max_position_embeddings == 0) {
+    return Status::invalid(path + ": key \"max_position_embeddings\": missing (required by rope_type \"dynamic\")");
+  }
+  if (s.type == RopeType::kLlama3) {
+    SPPLAN_RETURN_IF_ERROR(r.number("low_freq_factor", kMinPositive, true, &s.low_freq_factor));
+    SPPLAN_RETURN_IF_ERROR(r.number("high_freq_factor", kMinPositive, true, &s.high_freq_factor));
+    SPPLAN_RETURN_IF_ERROR(r.whole("original_max_position_embeddings", true, &s.original_max_position_embeddings));
+    if (s.high_freq_factor <= s.low_freq_factor) {  // the smoothing divides by their difference
+      return r.bad("high_freq_factor", object["high_freq_factor"],
+                   "a number above low_freq_factor " + format_number(s.low_freq_factor));
+    }
+  }
+  if (s.type == RopeType::kYarn) {
+    s.original_max_position_embeddings = m->max_position_embeddings;
+    SPPLAN_RETURN_IF_ERROR(r.whole("original_max_position_embeddings", s.original_max_position_embeddings == 0,
+                                   &s.original_max_position_embeddings));
+    SPPLAN_RETURN_IF_ERROR(r.number("attention_factor", kMinPositive, false, &s.attention_factor));
+    SPPLAN_RETURN_IF_ERROR(r.number("beta_fast", kMinPositive, false, &s.beta_fast));
+    SPPLAN_RETURN_IF_ERROR(r.number("beta_slow", kMinPositive, false, &s.beta_slow));
+    SPPLAN_RETURN_IF_ERROR(r.number("mscale", 0.0, false, &s.mscale));
+    SPPLAN_RETURN_IF_ERROR(r.number("mscale_all_dim", 0.0, false, &s.mscale_all_dim));
+    SPPLAN_RETURN_IF_ERROR(r.boolean("truncate", &s.truncate));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+const std::vector<std::string>& rope_type_names() {
+  static const std::vector<std::string> kNames{"default", "linear", "dynamic", "yarn", "llama3"};
+  return kNames;
+}
+
+std::string to_string(RopeType type) { return rope_type_names()[static_cast<size_t>(type)]; }
+
+Status read_rope_config(const std::string& path, const Json& j, ModelSpec* m) {
+  RopeReader top(path, j, "");
+  SPPLAN_RETURN_IF_ERROR(top.number("rope_theta", kMinPositive, false, &m->rope_theta));
+  SPPLAN_RETURN_IF_ERROR(top.whole("max_position_embeddings", false, &m->max_position_embeddings));
+  // transformers 5 keeps rope_theta and the scaling together in "rope_parameters".
+  if (j.contains("rope_parameters") && !j["rope_parameters"].is_null()) {
+    if (!j["rope_parameters"].is_object()) return top.bad("rope_parameters", j["rope_parameters"], "an object or null");
+    RopeReader params(path, j["rope_parameters"], "rope_parameters.");
+    SPPLAN_RETURN_IF_ERROR(params.number("rope_theta", kMinPositive, false, &m->rope_theta));
+    const bool v5_scaled = params.present("rope_type") && j["rope_parameters"]["rope_type"] != "default";
+    if (v5_scaled || !top.present("rope_scaling")) return read_scaling(path, j["rope_parameters"], "rope_parameters.", m);
+  }
+  if (!top.present("rope_scaling")) return Status::ok();
+  if (!j["rope_scaling"].is_object()) return top.bad("rope_scaling", j["rope_scaling"], "an object or null");
+  return read_scaling(path, j["rope_scaling"], "rope_scaling.", m);
+}
+
+std::string rope_text(const RopeScaling& r) {
+  const Json j = rope_scaling_json(r);
+  if (j.is_null()) return "default";
+  std::string text = to_string(r.type) + " (";
+  bool first = true;
+  for (const auto& [key, v] : j.items()) {
+    if (key == "rope_type") continue;
+    text += (first ? "" : ", ") + key + " " + (v.is_number() ? format_number(v.get<double>()) : v.dump());
+    first = false;
+  }
+  return text + ")";
+}
+
+Json rope_scaling_json(const RopeScaling& r) {
+  if (r.type == RopeType::kDefault) return Json();
+  Json j{{"rope_type", to_string(r.type)}, {"factor", r.factor}};
+  if (r.type == RopeType::kLlama3) {
+    j["low_freq_factor"] = r.low_freq_factor;
+    j["high_freq_factor"] = r.high_freq_factor;
+  }
+  if (r.type == RopeType::kLlama3 || r.type == RopeType::kYarn) {
+    j["original_max_position_embeddings"] = r.original_max_position_embeddings;
+  }
+  if (r.type == RopeType::kYarn) {
+    if (r.attention_factor > 0) j["attention_factor"] = r.attention_factor;
+    j["beta_fast"] = r.beta_fast;
+    j["beta_slow"] = r.beta_slow;
+    if (r.mscale > 0) j["mscale"] = r.mscale;
+    if (r.mscale_all_dim > 0) j["mscale_all_dim"] = r.mscale_all_dim;
+    j["truncate"] = r.truncate;
+  }
+  return j;
+}
+
+}  // namespace spplan

@@ -1,0 +1,35 @@
+// RoPE scaling read from a Hugging Face config (RopeScaling in model_spec.hpp).
+//
+// transformers 4 writes `"rope_theta": T, "rope_scaling": {"rope_type" (or "type"): ..., keys}` (null:
+// none); transformers 5 writes `"rope_parameters": {"rope_type": ..., "rope_theta": T, keys}`. Both
+// give the same RopeScaling. Keys each type reads (modeling_rope_utils.py), required unless noted:
+//   linear   factor
+//   dynamic  factor (and the config's max_position_embeddings)
+//   yarn     factor; original_max_position_embeddings (absent: max_position_embeddings),
+//            optional attention_factor, beta_fast, beta_slow, mscale, mscale_all_dim, truncate
+//   llama3   factor, low_freq_factor, high_freq_factor, original_max_position_embeddings
+// Other keys in the object are ignored, as transformers ignores them; partial_rotary_factor other
+// than 1 is refused (the engine rotates the whole head). Errors name the file, the key and the value.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/config/model_spec.hpp"
+#include "planner/core/status.hpp"
+
+namespace spplan {
+
+// Reads rope_theta, max_position_embeddings and the scaling of the config object `j` into `m`.
+Status read_rope_config(const std::string& path, const nlohmann::json& j, ModelSpec* m);
+
+// "llama3 (factor 8, low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 8192)";
+// "default" without scaling. The planner's report prints it.
+std::string rope_text(const RopeScaling& rope);
+
+// The scaling as a JSON object in transformers 4's "rope_scaling" form; null for default. Plan
+// files and exported config.json files write it.
+nlohmann::json rope_scaling_json(const RopeScaling& rope);
+
+}  // namespace spplan
