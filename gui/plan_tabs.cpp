@@ -84,7 +84,7 @@ QWidget* PlanTabs::buildRentTab() {
   auto* rent = new QSplitter(Qt::Horizontal, tab);
   tabLayout->addWidget(rent, 1);
   QTableView* table = newTable(m_rentModel, RentModel::VisibleColumnCount, rent);
-  table->setMinimumWidth(640);  // every column whole, the measured error included
+  table->setMinimumWidth(640);
   rent->addWidget(table);
   auto* right = new QWidget(rent);
   auto* layout = new QVBoxLayout(right);
@@ -101,7 +101,8 @@ QWidget* PlanTabs::buildRentTab() {
           [this, metric](int) { m_rentChart->setMetricColumn(metric->currentData().toInt()); });
   rent->addWidget(right);
   rent->setStretchFactor(0, 3);
-  rent->setStretchFactor(1, 2);
+  rent->setStretchFactor(1, 1);
+  rent->setSizes({1000, 330});  // the table's columns whole at the default window width
   return tab;
 }
 

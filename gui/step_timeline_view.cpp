@@ -250,8 +250,11 @@ void StepTimelineView::paintMemory(QPainter& p, const QRectF& area) const {
   p.drawPath(curve);
   p.setPen(QPen(QColor(0xc0, 0x10, 0x10), 1.5, Qt::DashLine));
   p.drawLine(QPointF(area.left(), yOf(m_capacityBytes)), QPointF(area.right(), yOf(m_capacityBytes)));
-  p.drawText(QRectF(area.left(), yOf(m_capacityBytes) - fm.height() - 1, area.width() - 4, fm.height()),
-             Qt::AlignRight | Qt::AlignBottom, capacityLabel());
+  // Above the line when there is room, else just under it (the lane's top is 5% above the larger
+  // of capacity and peak).
+  const double capacityY = yOf(m_capacityBytes);
+  const double labelY = capacityY - fm.height() - 1 >= area.top() ? capacityY - fm.height() - 1 : capacityY + 1;
+  p.drawText(QRectF(area.left(), labelY, area.width() - 4, fm.height()), Qt::AlignRight | Qt::AlignVCenter, capacityLabel());
   const QPointF peak(xOf(m_result->peak_time_s, area), yOf(m_result->peak_memory_bytes));
   p.setPen(Qt::black);
   p.setBrush(QColor(0xc0, 0x10, 0x10));
