@@ -71,6 +71,24 @@ TEST(EngineWatch, LogHasAStepLinePerStepEvalsAndASummaryWithTheRunsSettings) {
   EXPECT_EQ(report["settings"], settings);
 }
 
+// Evaluating (forward only, ZeRO-3 gathers included) leaves training exactly as it was.
+TEST(EngineWatch, EvaluationDoesNotChangeTheTrainingLosses) {
+  const std::string dir = fresh_dir("watch_eval_zero3");
+  const std::string data = token_file(dir, "train.u16.bin", 3000, 1), eval = token_file(dir, "eval.u16.bin", 3000, 2);
+  const std::vector<std::string> zero3{"--nproc", "2", "--zero", "3", "--act-ckpt", "full", "--data", data, "--json"};
+  auto args = [&](std::vector<std::string> more) {
+    std::vector<std::string> a{"run", "--model", "tiny-llama", "--seq", "256", "--sp", "1", "--seed", "3", "--steps", "3"};
+    a.insert(a.end(), zero3.begin(), zero3.end());
+    a.insert(a.end(), more.begin(), more.end());
+    return a;
+  };
+  const auto plain = losses_of(json_of(run_engine(args({}))));
+  const RunResult with_eval = run_engine(args({"--eval-data", eval, "--eval-every", "1"}));
+  ASSERT_EQ(with_eval.exit_code, 0) << with_eval.err;
+  EXPECT_EQ(losses_of(json_of(with_eval)), plain);
+  EXPECT_NE(with_eval.err.find("eval step 3/3  eval loss "), std::string::npos) << with_eval.err;
+}
+
 TEST(EngineWatch, ResumeRefusesOtherDataOrEosIdAndSaysWhereItResumes) {
   const std::string dir = fresh_dir("watch_resume");
   const std::string a = token_file(dir, "a.u16.bin", 2000, 1), b = token_file(dir, "b.u16.bin", 2000, 5);
