@@ -1,4 +1,5 @@
 // spplan export --plan FILE.toml --format deepspeed|accelerate|arctic|torchrun [--out FILE]
+#include <filesystem>
 #include <iostream>
 
 #include "cli/command_table.hpp"
@@ -28,7 +29,9 @@ int cmd_export(int argc, const char* const* argv) {
   if (!path.ok()) return fail(path.status());
   auto plan = load_plan(*path);
   if (!plan.ok()) return fail(plan.status());
-  auto text = export_plan(*plan, *format);
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(*path, ec);  // the script may run elsewhere
+  auto text = export_plan(*plan, *format, ec ? *path : absolute.lexically_normal().string());
   if (!text.ok()) return fail(text.status().with_context(*path));
   if (const auto e = costmodel::estimate(*plan); !e.fits) {
     warn(*path + ": the plan does not fit (" + e.reason() + "); the export is written as asked and will run out of memory");

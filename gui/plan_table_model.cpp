@@ -1,5 +1,7 @@
 #include "gui/plan_table_model.hpp"
 
+#include "gui/rent_model.hpp"  // significantText
+
 #include <QBrush>
 #include <QColor>
 #include <algorithm>
@@ -83,13 +85,37 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
       return text ? QVariant(QString::number(e.tokens_per_s, 'f', 0)) : QVariant(e.tokens_per_s);
     case MfuColumn: return text ? QVariant(QString::number(100 * e.mfu, 'f', 1) + "%") : QVariant(e.mfu);
     case UsdPerMtokColumn:
-      return text ? QVariant(QString::number(e.usd_per_million_tokens, 'f', 3)) : QVariant(e.usd_per_million_tokens);
+      return text ? QVariant(significantText(e.usd_per_million_tokens, 3)) : QVariant(e.usd_per_million_tokens);
     default:
       return memoryGib(e, column);  // numbers in both roles: the chart mappers read DisplayRole
   }
 }
 
+QString PlanTableModel::headerToolTip(int section) {
+  switch (section) {
+    case RankColumn: return tr("Rank by predicted tokens/s among the plans that fit");
+    case SpColumn: return tr("Ulysses sequence-parallel degree: GPUs that split each sequence");
+    case ZeroColumn: return tr("DeepSpeed ZeRO stage: 0 replicates, 1 shards optimizer state, 2 also gradients, 3 also parameters");
+    case OffloadOptimizerColumn: return tr("Where the optimizer state lives: the GPU (none), host RAM (cpu) or NVMe");
+    case OffloadParamsColumn: return tr("Where the ZeRO-3 parameter shards live: the GPU (none), host RAM (cpu) or NVMe");
+    case CkptColumn: return tr("Activation checkpointing: none, full (recompute each layer in backward), offload "
+                               "(checkpoints kept in host RAM)");
+    case TiledColumn: return tr("ALST tiling: tiled MLP and tiled loss compute in sequence chunks to cut the activation "
+                                "and logits peaks");
+    case MicroBatchColumn: return tr("Sequences per GPU group per micro step");
+    case PeakGibColumn: return tr("Predicted peak GPU memory per GPU, overheads included, against the capacity");
+    case StepSecondsColumn: return tr("Predicted seconds per optimizer step, with communication overlap");
+    case TokensPerSecondColumn: return tr("Predicted trained tokens per second, whole cluster");
+    case MfuColumn: return tr("Model FLOPs utilisation: model FLOPs (no recompute) / (GPUs × bf16 peak × step time)");
+    case UsdPerMtokColumn: return tr("US dollars per million trained tokens at the GPU's list price");
+    case OverheadGibColumn: return tr("Memory the framework does not see: CUDA context, NCCL buffers, GEMM workspaces, "
+                                      "allocator fragmentation");
+    default: return {};
+  }
+}
+
 QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (role == Qt::ToolTipRole && orientation == Qt::Horizontal) return headerToolTip(section);
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const kHeaders[ColumnCount] = {

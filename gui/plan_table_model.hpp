@@ -37,6 +37,8 @@ class PlanTableModel : public QAbstractTableModel {
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
+  // What each column means (the header's tooltip); "" for the chart's hidden columns without one.
+  static QString headerToolTip(int section);
 
   // Runs search_plans(base) and replaces every row.
   void setBase(const PlanSpec& base);

@@ -71,8 +71,21 @@ QWidget* PlanTabs::buildMemoryTab() {
 }
 
 QWidget* PlanTabs::buildRentTab() {
-  auto* rent = new QSplitter(Qt::Horizontal, this);
-  rent->addWidget(newTable(m_rentModel, RentModel::VisibleColumnCount, rent));
+  auto* tab = new QWidget(this);
+  auto* tabLayout = new QVBoxLayout(tab);
+  auto* note = new QLabel(tr("max seq (any knobs): the longest sequence each GPU and shape fits with the knobs searched, "
+                             "± the planner's measured memory error there. The banner's longest sequence keeps the selected "
+                             "plan's own knobs, so it can be shorter. \"your GPUs\": your GPU and count, beside what you "
+                             "could rent."),
+                          tab);
+  note->setWordWrap(true);
+  note->setStyleSheet("color: #404080;");
+  tabLayout->addWidget(note);
+  auto* rent = new QSplitter(Qt::Horizontal, tab);
+  tabLayout->addWidget(rent, 1);
+  QTableView* table = newTable(m_rentModel, RentModel::VisibleColumnCount, rent);
+  table->setMinimumWidth(640);
+  rent->addWidget(table);
   auto* right = new QWidget(rent);
   auto* layout = new QVBoxLayout(right);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -87,7 +100,10 @@ QWidget* PlanTabs::buildRentTab() {
   connect(metric, &QComboBox::currentIndexChanged, this,
           [this, metric](int) { m_rentChart->setMetricColumn(metric->currentData().toInt()); });
   rent->addWidget(right);
-  return rent;
+  rent->setStretchFactor(0, 3);
+  rent->setStretchFactor(1, 1);
+  rent->setSizes({1000, 330});  // the table's columns whole at the default window width
+  return tab;
 }
 
 QWidget* PlanTabs::buildScalingTab() {

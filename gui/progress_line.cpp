@@ -9,7 +9,7 @@ namespace spplan::gui {
 std::optional<StepProgress> parseProgressLine(const QString& line) {
   static const QRegularExpression kLine(
       QStringLiteral(R"(^step (\d+)/(\d+)\s+loss (\S+)\s+lr \S+\s+grad norm \S+\s+tokens/s (\S+)\s+step (\S+) s\s+)"
-                     R"(peak memory (\S+) MiB\s*$)"));
+                     R"(peak memory (\S+) MiB(?:\s+MFU (\S+)%)?(?:\s+ETA (.+?))?\s*$)"));
   const QRegularExpressionMatch m = kLine.match(line);
   if (!m.hasMatch()) return std::nullopt;
   StepProgress p;
@@ -23,6 +23,13 @@ std::optional<StepProgress> parseProgressLine(const QString& line) {
   for (bool b : ok) {
     if (!b) return std::nullopt;
   }
+  // engine/run/run_log.hpp: MFU when the priced machine's peak is known, ETA before the last step.
+  if (m.hasCaptured(7)) {
+    bool mfuOk = false;
+    const double mfu = m.captured(7).toDouble(&mfuOk) / 100.0;
+    if (mfuOk) p.mfu = mfu;
+  }
+  if (m.hasCaptured(8)) p.eta = m.captured(8);
   return p;
 }
 

@@ -17,6 +17,8 @@ struct StepProgress {
   double tokensPerS = 0;
   double stepTimeS = 0;
   double peakMemoryBytes = 0;  // largest over ranks
+  std::optional<double> mfu;   // a fraction; absent when the engine knows no peak for the machine
+  QString eta;                 // "1m 05s"; empty on the last step
 };
 
 // nullopt for any other line (warnings, the prediction line, rank errors).

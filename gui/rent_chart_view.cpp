@@ -54,6 +54,8 @@ void RentChartView::refresh() {
   double top = 0;
   for (int r = 0; r < m_model->rowCount(); ++r) top = std::max(top, m_model->index(r, m_column).data().toDouble());
   m_values->setRange(0, top > 0 ? top * 1.1 : 1);
+  m_values->applyNiceNumbers();  // ticks at 1, 2, 2.5 or 5 x 10^k: no 0.37, 0.74, ...
+  m_values->setLabelFormat(QStringLiteral("%.3g"));
   m_values->setTitleText(m_model->headerData(m_column, Qt::Horizontal).toString());
   QString title = m_model->headerData(m_column, Qt::Horizontal).toString() + tr(" (best plan per GPU and shape)");
   if (!m_bars->barSets().isEmpty()) {

@@ -2,6 +2,7 @@
 
 #include <QBrush>
 #include <QColor>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -17,6 +18,14 @@ QString knobsText(const Knobs& k) {
 }
 
 }  // namespace
+
+QString significantText(double value, int digits) {
+  if (!std::isfinite(value)) return QStringLiteral("n/a");
+  if (value == 0) return QStringLiteral("0");
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+  const int decimals = std::clamp(digits - 1 - magnitude, 0, 12);
+  return QString::number(value, 'f', decimals);
+}
 
 RentModel::RentModel(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -51,16 +60,19 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
     case GpuColumn: return QString::fromStdString(r.gpu);
     case NodesColumn: return static_cast<qlonglong>(r.nodes);
     case GpusColumn: return static_cast<qlonglong>(r.gpus);
-    case UsdPerMtokColumn: return number(e ? e->usd_per_million_tokens : 0, 3);
+    case UsdPerMtokColumn:  // three significant digits: a small model's $0.000412 is not "0.000"
+      if (e && text) return significantText(e->usd_per_million_tokens, 3);
+      return number(e ? e->usd_per_million_tokens : 0, 3);
     case StepSecondsColumn: return number(e ? e->time.step_time_s : 0, 3);
     case TokensPerSecondColumn: return number(e ? e->tokens_per_s : 0, 0);
     case MaxSeqColumn:
-      if (text) return r.max_seq > 0 ? QString::number(r.max_seq / 1024) + "k" : tr("none");
+      if (text) return r.max_seq > 0 ? QString::number(r.max_seq / 1024) + "k" + maxSeqMargin(r.gpu) : tr("none");
       return static_cast<qlonglong>(r.max_seq);
     case KnobsColumn: return e ? knobsText(r.best->plan.knobs) : QString();
     case TrustColumn: return m_trust ? m_trust->shortText(r.gpu) : QString();
     case MarkColumn: {
       QStringList marks;
+      if (r.own) marks << tr("your GPUs");
       if (cheapest) marks << tr("cheapest");
       if (fastest) marks << tr("fastest");
       return marks.join(", ");
@@ -72,17 +84,45 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
   }
 }
 
+QString RentModel::maxSeqMargin(const std::string& gpu) const {
+  if (!m_trust) return {};
+  const ErrorStats& memory = m_trust->forGpu(gpu).memory;
+  return memory.count > 0 ? QStringLiteral(" ±%1%").arg(memory.meanAbsPct, 0, 'f', 0) : QString();
+}
+
+QString RentModel::headerToolTip(int section) {
+  switch (section) {
+    case GpuColumn: return tr("The GPU preset (configs/gpus/), or your own GPU for the row marked \"your GPUs\"");
+    case NodesColumn: return tr("Nodes of the preset's GPUs per node");
+    case GpusColumn: return tr("GPUs in all: nodes × GPUs per node (your own count on the \"your GPUs\" row)");
+    case UsdPerMtokColumn: return tr("US dollars per million trained tokens: GPUs × price per GPU-hour / tokens per second, "
+                                     "for the best plan at this sequence length");
+    case StepSecondsColumn: return tr("Predicted seconds per optimizer step of the best plan");
+    case TokensPerSecondColumn: return tr("Predicted tokens per second, whole cluster, of the best plan");
+    case MaxSeqColumn: return tr("The longest sequence that fits with ANY knobs (spplan max-seq: the knobs are searched), "
+                                 "± the planner's measured memory error on this GPU (max-seq is where predicted memory "
+                                 "meets capacity, so its margin is about that error). The banner's max-seq is for the "
+                                 "selected plan's own knobs, so it can be shorter.");
+    case KnobsColumn: return tr("The best plan's knobs: Ulysses degree, ZeRO stage, activation checkpointing");
+    case TrustColumn: return tr("The planner's measured error on this GPU (validation/results): memory, speed");
+    case MarkColumn: return tr("Your GPUs, the cheapest ($/Mtok) and the fastest (tokens/s) rows");
+    default: return {};
+  }
+}
+
 QVariant RentModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (role == Qt::ToolTipRole && orientation == Qt::Horizontal) return headerToolTip(section);
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const kHeaders[ColumnCount] = {"GPU", "nodes", "GPUs", "$/Mtok", "step s", "tokens/s",
-                                                    "max seq", "best knobs", "measured error", "", "$/Mtok", "step s", "max seq k"};
+                                                    "max seq (any knobs)", "best knobs", "measured error", "", "$/Mtok",
+                                                    "step s", "max seq k"};
   if (section < 0 || section >= ColumnCount) return {};
   return QString::fromLatin1(kHeaders[section]);
 }
 
 void RentModel::setBase(const PlanSpec& base) {
-  search::RentTable table = search::rent_options(base);
+  search::RentTable table = search::rent_options_with_own(base);
   beginResetModel();
   m_rows = std::move(table.options);
   m_cheapest = table.cheapest;

@@ -1,7 +1,8 @@
 // RentModel: "what to rent", a view of search::rent_options (planner/search/rent.hpp, which
 // `spplan rent` prints too): one row per GPU preset and node shape with the best plan's price per
 // million tokens, step time and tokens/s, and the longest sequence any knob set fits. The cheapest
-// row (lowest $/Mtok) and the fastest (highest tokens/s) are marked. The table shows the visible
+// row (lowest $/Mtok) and the fastest (highest tokens/s) are marked, and so is the user's own GPU
+// count (search::rent_options_with_own), added when no preset row has it. The table shows the visible
 // columns; RentChartView maps the hidden numeric ones.
 #pragma once
 
@@ -15,6 +16,9 @@
 namespace spplan::gui {
 
 class TrustTable;
+
+// `value` with `digits` significant digits and no exponent: 0.000412, 1.23, 45.6, 1234.
+QString significantText(double value, int digits);
 
 class RentModel : public QAbstractTableModel {
   Q_OBJECT
@@ -48,9 +52,13 @@ class RentModel : public QAbstractTableModel {
   int cheapestRow() const { return m_cheapest; }  // -1 when nothing fits anywhere
   int fastestRow() const { return m_fastest; }
   QString rowLabel(int row) const;                // "h100-80gb 2x8"
+  bool isOwnRow(int row) const { return m_rows.at(static_cast<size_t>(row)).own; }
+  // What each column means (also the header's tooltip).
+  static QString headerToolTip(int section);
 
  private:
   using Row = search::RentOption;
+  QString maxSeqMargin(const std::string& gpu) const;  // " ±4%": the measured memory error on `gpu`, or ""
   std::vector<Row> m_rows;
   int m_cheapest = -1;
   int m_fastest = -1;

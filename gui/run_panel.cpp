@@ -7,17 +7,22 @@
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
+#include <QThread>
 #include <QTimer>
 #include <QVBoxLayout>
 
 #include "gui/run_chart_view.hpp"
 #include "gui/run_step_model.hpp"
+#include "planner/config/knob_flags.hpp"
+#include "planner/config/knobs.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/config/plan_rules.hpp"
 #include "planner/core/units.hpp"
 
 namespace spplan::gui {
@@ -26,6 +31,19 @@ namespace {
 QString number(const QJsonObject& o, const char* key, double scale, int decimals) {
   const QJsonValue v = o.value(key);
   return v.isDouble() ? QString::number(v.toDouble() / scale, 'f', decimals) : QObject::tr("n/a");
+}
+
+// NVIDIA's driver lists each GPU here; spplan-engine runs on them when it finds CUDA.
+int nvidiaGpuCount() {
+  return static_cast<int>(QDir(QStringLiteral("/proc/driver/nvidia/gpus")).entryList(QDir::Dirs | QDir::NoDotAndDotDot).size());
+}
+
+QLineEdit* pathEdit(QWidget* parent, const QString& placeholder, const QString& tip) {
+  auto* e = new QLineEdit(parent);
+  e->setPlaceholderText(placeholder);
+  e->setToolTip(tip);
+  e->setClearButtonEnabled(true);
+  return e;
 }
 
 }  // namespace
@@ -52,8 +70,8 @@ RunPanel::RunPanel(QWidget* parent)
 
   auto* controls = new QHBoxLayout;
   m_nprocSpin = new QSpinBox(this);
-  m_nprocSpin->setRange(1, 1024);
-  m_nprocSpin->setToolTip(tr("--nproc: ranks on this machine (sp must divide it)"));
+  m_nprocSpin->setRange(1, maxProcessCount());
+  m_nprocSpin->setToolTip(tr("--nproc: ranks on this machine, at most its %1 cores (sp must divide it)").arg(maxProcessCount()));
   m_stepsSpin = new QSpinBox(this);
   m_stepsSpin->setRange(1, 1000000);
   m_stepsSpin->setValue(5);
@@ -72,6 +90,28 @@ RunPanel::RunPanel(QWidget* parent)
   }
   controls->addStretch(1);
   connect(m_startButton, &QPushButton::clicked, this, [this] { start(); });
+  connect(m_nprocSpin, &QSpinBox::valueChanged, this, [this] { updateButtons(); });
+
+  m_dataEdit = pathEdit(this, tr("synthetic tokens"), tr("--data: token files (*.u16.bin, *.u32.bin from scripts/tokenize.py), comma-separated"));
+  m_eosEdit = pathEdit(this, tr("none"), tr("--eos-id: the token that ends each document (scripts/tokenize.py prints it)"));
+  m_initEdit = pathEdit(this, tr("seeded init"), tr("--init-from: a Hugging Face model folder to start from"));
+  m_saveEdit = pathEdit(this, tr("no checkpoints"), tr("--save: the folder checkpoints are written to (also when stopped)"));
+  m_resumeEdit = pathEdit(this, tr("from step 0"), tr("--resume: a --save folder to continue from"));
+  auto* inputs = new QGridLayout;
+  const std::pair<QString, QLineEdit*> fields[] = {{tr("&Data"), m_dataEdit},     {tr("EOS &id"), m_eosEdit},
+                                                   {tr("&Init from"), m_initEdit}, {tr("Sa&ve to"), m_saveEdit},
+                                                   {tr("Res&ume"), m_resumeEdit}};
+  int column = 0;
+  for (const auto& [text, edit] : fields) {
+    auto* label = new QLabel(text, this);
+    label->setBuddy(edit);
+    inputs->addWidget(label, column / 6, column % 6);
+    inputs->addWidget(edit, column / 6, column % 6 + 1);
+    column += 2;
+    connect(edit, &QLineEdit::textChanged, this, [this] { updateButtons(); });
+  }
+  m_deviceLabel = new QLabel(this);
+  m_deviceLabel->setWordWrap(true);
   connect(m_stopButton, &QPushButton::clicked, this, &RunPanel::stop);
 
   m_statusLabel = new QLabel(this);
@@ -98,6 +138,8 @@ RunPanel::RunPanel(QWidget* parent)
 
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(controls);
+  layout->addLayout(inputs);
+  layout->addWidget(m_deviceLabel);
   layout->addWidget(m_predictionLabel);
   layout->addWidget(m_statusLabel);
   layout->addWidget(m_resultLabel);
@@ -133,12 +175,73 @@ void RunPanel::setPlan(const search::RankedPlan* plan, const QString& trustText)
                                    .arg(gib(e.memory.total_bytes()), 0, 'f', 1)
                                    .arg(e.tokens_per_s, 0, 'f', 0)
                                    .arg(trustText));
-    m_nprocSpin->setValue(static_cast<int>(std::min<int64_t>(m_plan->plan.cluster.num_gpus, 1024)));
+    m_nprocSpin->setValue(static_cast<int>(std::min<int64_t>(m_plan->plan.cluster.num_gpus, maxProcessCount())));
   }
   updateButtons();
 }
 
 void RunPanel::setProcessCount(int nproc) { m_nprocSpin->setValue(nproc); }
+
+int RunPanel::maxProcessCount() const {
+  const int gpus = nvidiaGpuCount();
+  return gpus > 0 ? gpus : std::max(1, QThread::idealThreadCount());
+}
+
+void RunPanel::setRunInputs(const QString& data, const QString& eosId, const QString& initFrom, const QString& save,
+                            const QString& resume) {
+  m_dataEdit->setText(data);
+  m_eosEdit->setText(eosId);
+  m_initEdit->setText(initFrom);
+  m_saveEdit->setText(save);
+  m_resumeEdit->setText(resume);
+}
+
+PlanSpec RunPanel::runPlan() const {
+  PlanSpec plan = m_plan ? m_plan->plan : PlanSpec{};
+  plan.cluster.num_gpus = m_nprocSpin->value();
+  plan.cluster.gpu.gpus_per_node = std::max<int64_t>(plan.cluster.gpu.gpus_per_node, plan.cluster.num_gpus);  // one machine
+  plan.stack = trainer_stack("engine");
+  pick_attention_for_precision(&plan);
+  return plan;
+}
+
+QString RunPanel::refusal() const {
+  if (!m_plan) return tr("no plan selected");
+  const PlanSpec plan = runPlan();
+  const WhereFn where = [](const std::string& key) { return flag_where(key); };
+  if (const Status s = check_plan(plan, where); !s) return QString::fromStdString(s.message());
+  if (!m_initEdit->text().isEmpty() && !m_resumeEdit->text().isEmpty()) {
+    return tr("--init-from: not allowed with --resume (the checkpoint holds the weights; allowed: one of them)");
+  }
+  const QString eos = m_eosEdit->text().trimmed();
+  bool ok = true;
+  if (!eos.isEmpty() && (eos.toLongLong(&ok) < 0 || !ok)) return tr("--eos-id: value \"%1\" is not a token id (allowed: a whole number from 0)").arg(eos);
+  return {};
+}
+
+QString RunPanel::deviceText() const {
+  const int gpus = nvidiaGpuCount();
+  const QString device = gpus > 0 ? tr("this machine's %1 NVIDIA GPU(s)").arg(gpus)
+                                  : tr("this machine's CPU (%1 cores, Gloo between the processes)").arg(QThread::idealThreadCount());
+  QString planGpu = m_plan ? QString::fromStdString(m_plan->plan.cluster.gpu.name) : tr("the plan's GPU");
+  return tr("Runs on %1 with spplan-engine, %2 process(es). Compared with: the planner's prediction for %3 (below) and, "
+            "after the run, the engine's prediction for the device it ran on (calibrated CPU, or the GPU's preset).")
+      .arg(device)
+      .arg(m_nprocSpin->value())
+      .arg(planGpu);
+}
+
+QStringList RunPanel::runArguments(const QString& planPath) const {
+  QStringList args{"run", "--plan", planPath, "--nproc", QString::number(m_nprocSpin->value()),
+                   "--steps", QString::number(m_stepsSpin->value()), "--json"};
+  const std::pair<const char*, QLineEdit*> optional[] = {{"--data", m_dataEdit},      {"--eos-id", m_eosEdit},
+                                                         {"--init-from", m_initEdit}, {"--save", m_saveEdit},
+                                                         {"--resume", m_resumeEdit}};
+  for (const auto& [flag, edit] : optional) {
+    if (!edit->text().trimmed().isEmpty()) args << QString::fromLatin1(flag) << edit->text().trimmed();
+  }
+  return args;
+}
 void RunPanel::setSteps(int steps) { m_stepsSpin->setValue(steps); }
 
 bool RunPanel::start() {
@@ -146,13 +249,13 @@ bool RunPanel::start() {
     setStatus(tr("a run is already going (stop it first)"), true);
     return false;
   }
-  if (!m_plan) {
-    setStatus(tr("no plan selected"), true);
+  if (const QString why = refusal(); !why.isEmpty()) {
+    setStatus(tr("not started: %1").arg(why), true);
     return false;
   }
   m_dir = std::make_unique<QTemporaryDir>();
   const QString planPath = m_dir->filePath("plan.toml");
-  if (const Status s = write_file_atomically(planPath.toStdString(), plan_to_toml(m_plan->plan)); !s) {
+  if (const Status s = write_file_atomically(planPath.toStdString(), plan_to_toml(runPlan())); !s) {
     setStatus(QString::fromStdString(s.message()), true);
     return false;
   }
@@ -163,8 +266,7 @@ bool RunPanel::start() {
   m_report = {};
   m_resultLabel->clear();
   m_stopRequested = false;
-  const QStringList args{"run", "--plan", planPath, "--nproc", QString::number(m_nprocSpin->value()),
-                         "--steps", QString::number(m_stepsSpin->value()), "--json"};
+  const QStringList args = runArguments(planPath);
   m_log->appendPlainText("$ " + m_spplan + " " + args.join(' '));
   setStatus(tr("running %1 steps on %2 process(es)…").arg(m_stepsSpin->value()).arg(m_nprocSpin->value()), false);
   m_process->start(m_spplan, args);
@@ -198,7 +300,10 @@ void RunPanel::onFinished(int exitCode, QProcess::ExitStatus status) {
   const QJsonDocument doc = QJsonDocument::fromJson(m_stdout.trimmed());
   if (doc.isObject()) m_report = doc.object();
   if (m_stopRequested) {
-    setStatus(tr("stopped after %1 step(s); the launcher and its ranks have ended").arg(m_steps->rowCount()), false);
+    setStatus(tr("stopped after %1 step(s)%2; the launcher and its ranks have ended")
+                  .arg(m_steps->rowCount())
+                  .arg(m_saveEdit->text().isEmpty() ? QString() : tr(", checkpoint saved to %1").arg(m_saveEdit->text())),
+              false);
   } else if (status == QProcess::CrashExit) {
     setStatus(tr("spplan run crashed"), true);
   } else if (exitCode != 0) {
@@ -230,10 +335,19 @@ void RunPanel::setStatus(const QString& text, bool error) {
 }
 
 void RunPanel::updateButtons() {
-  m_startButton->setEnabled(m_plan && !isRunning());
+  const QString why = refusal();
+  m_startButton->setEnabled(m_plan && !isRunning() && why.isEmpty());
+  m_startButton->setToolTip(why.isEmpty() ? tr("spplan run --plan (the selected plan) on this machine (Ctrl+R)")
+                                          : tr("The engine refuses this plan: %1").arg(why));
+  m_deviceLabel->setText(deviceText());
+  if (!isRunning() && m_plan && !why.isEmpty()) setStatus(tr("spplan run would refuse this plan: %1").arg(why), true);
+  if (!isRunning() && m_plan && why.isEmpty() && m_statusLabel->text().startsWith(tr("spplan run would refuse"))) {
+    setStatus(QString(), false);
+  }
   m_stopButton->setEnabled(isRunning());
   m_nprocSpin->setEnabled(!isRunning());
   m_stepsSpin->setEnabled(!isRunning());
+  for (QLineEdit* e : {m_dataEdit, m_eosEdit, m_initEdit, m_saveEdit, m_resumeEdit}) e->setEnabled(!isRunning());
 }
 
 QString RunPanel::statusText() const { return m_statusLabel->text(); }

@@ -4,9 +4,15 @@
 // and chart); beside it, the planner's prediction for the plan (with its measured accuracy), and
 // when the run ends the engine's own measured-vs-predicted numbers from its --json object.
 //
-// Stop sends SIGTERM to the launcher (QProcess::terminate). The launcher installs no handler, so
-// it ends at once and its ranks end with it (PR_SET_PDEATHSIG, engine/run/launcher.cpp); if it is
-// still there after kStopGraceMs the panel sends SIGKILL.
+// The run is the selected plan reshaped to this machine: `--nproc N` processes (at most this
+// machine's cores), so the plan file written says num_gpus N, priced for trainer "engine". Start
+// refuses, with the engine's own message, what the engine refuses: check_plan (with
+// check_trainer_runs for trainer "engine": planner/config/plan_rules.hpp) on that plan, the rule
+// spplan run applies. Optional fields pass --data, --eos-id, --init-from, --save and --resume.
+//
+// Stop sends SIGTERM to the launcher (QProcess::terminate): it passes it on to the ranks, which
+// finish their step, save a checkpoint when --save is set and print their report
+// (engine/run/signals.hpp); if it is still there after kStopGraceMs the panel sends SIGKILL.
 #pragma once
 
 #include <QJsonObject>
@@ -19,6 +25,7 @@
 #include "planner/search/search.hpp"
 
 class QLabel;
+class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
@@ -45,6 +52,16 @@ class RunPanel : public QWidget {
   void setPlan(const search::RankedPlan* plan, const QString& trustText);
 
   void setProcessCount(int nproc);
+  int maxProcessCount() const;  // this machine's cores
+  // The optional run fields ("" = not passed): --data, --eos-id, --init-from, --save, --resume.
+  void setRunInputs(const QString& data, const QString& eosId, const QString& initFrom, const QString& save,
+                    const QString& resume);
+  // The plan Start would run (the selection reshaped to --nproc processes, trainer "engine"), and
+  // the engine's verdict on it ("" when it runs).
+  PlanSpec runPlan() const;
+  QString refusal() const;
+  QString deviceText() const;  // which device runs, and which predictions the run is compared with
+  QStringList runArguments(const QString& planPath) const;
   void setSteps(int steps);
   bool start();  // false (and the reason in statusText) when no plan or one is running
   void stop();
@@ -83,6 +100,12 @@ class RunPanel : public QWidget {
   RunStepModel* m_steps;
   QSpinBox* m_nprocSpin;
   QSpinBox* m_stepsSpin;
+  QLineEdit* m_dataEdit;
+  QLineEdit* m_eosEdit;
+  QLineEdit* m_initEdit;
+  QLineEdit* m_saveEdit;
+  QLineEdit* m_resumeEdit;
+  QLabel* m_deviceLabel;
   QPushButton* m_startButton;
   QPushButton* m_stopButton;
   QLabel* m_statusLabel;

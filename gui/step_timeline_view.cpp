@@ -1,5 +1,7 @@
 #include "gui/step_timeline_view.hpp"
 
+#include <QFontMetricsF>
+
 #include <QKeyEvent>
 #include <QPainter>
 #include <QPainterPath>
@@ -9,6 +11,7 @@
 #include <cmath>
 
 #include "planner/core/units.hpp"
+#include "simulator/op_words.hpp"
 
 namespace spplan::gui {
 namespace {
@@ -87,7 +90,12 @@ QString StepTimelineView::exposedText() const {
       .arg(x.zero_s, 0, 'f', 3)
       .arg(x.offload_s, 0, 'f', 3)
       .arg(gib(m_result->peak_memory_bytes), 0, 'f', 1)
-      .arg(m_result->peak_op.empty() ? tr("the persistent state") : QString::fromStdString(m_result->peak_op));
+      .arg(peakWhere());
+}
+
+QString StepTimelineView::peakWhere() const {
+  if (!m_result || m_result->peak_op.empty()) return tr("the persistent state");
+  return QString::fromStdString(sim::op_in_words(m_result->peak_op));
 }
 
 void StepTimelineView::zoomBy(double factor, double centerFraction) {
@@ -210,9 +218,17 @@ void StepTimelineView::paintMemory(QPainter& p, const QRectF& area) const {
   const auto yOf = [&](double bytes) { return area.bottom() - bytes / std::max(top, 1.0) * area.height(); };
   p.setPen(QColor(0x99, 0x99, 0x99));
   p.drawRect(area);
+  // The axis: GiB ticks at 1/2/5 x 10^k (the top of the lane is an axis end, not a value).
   p.setPen(Qt::black);
-  p.drawText(QRectF(0, area.top(), kLeftMarginPx - 6, area.height()), Qt::AlignRight | Qt::AlignVCenter,
-             tr("memory\n%1 GiB").arg(gib(top), 0, 'f', 0));
+  const double tick = tickStep(gib(top), 3);
+  const QFontMetricsF fm(p.font());
+  for (double g = 0; g <= gib(top) + 1e-9; g += tick) {
+    const double y = yOf(g * kGiB);
+    p.drawLine(QPointF(area.left() - 4, y), QPointF(area.left(), y));
+    p.drawText(QRectF(0, y - fm.height() / 2, kLeftMarginPx - 8, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
+               QString::number(g, 'g', 4));
+  }
+  p.drawText(QRectF(2, area.top() - 2, kLeftMarginPx, fm.height()), Qt::AlignLeft | Qt::AlignTop, tr("GiB"));
   p.save();
   p.setClipRect(area);
   QPainterPath curve;
@@ -234,11 +250,28 @@ void StepTimelineView::paintMemory(QPainter& p, const QRectF& area) const {
   p.drawPath(curve);
   p.setPen(QPen(QColor(0xc0, 0x10, 0x10), 1.5, Qt::DashLine));
   p.drawLine(QPointF(area.left(), yOf(m_capacityBytes)), QPointF(area.right(), yOf(m_capacityBytes)));
+  // Above the line when there is room, else just under it (the lane's top is 5% above the larger
+  // of capacity and peak).
+  const double capacityY = yOf(m_capacityBytes);
+  const double labelY = capacityY - fm.height() - 1 >= area.top() ? capacityY - fm.height() - 1 : capacityY + 1;
+  p.drawText(QRectF(area.left(), labelY, area.width() - 4, fm.height()), Qt::AlignRight | Qt::AlignVCenter, capacityLabel());
   const QPointF peak(xOf(m_result->peak_time_s, area), yOf(m_result->peak_memory_bytes));
   p.setPen(Qt::black);
   p.setBrush(QColor(0xc0, 0x10, 0x10));
   p.drawEllipse(peak, 3.5, 3.5);
+  const bool right = peak.x() < area.center().x();  // the label on the side with room
+  const QRectF label(right ? peak.x() + 6 : peak.x() - 406, std::max(area.top(), peak.y() - fm.height() - 2), 400, fm.height());
+  p.drawText(label, (right ? Qt::AlignLeft : Qt::AlignRight) | Qt::AlignVCenter, peakLabel());
   p.restore();
+}
+
+QString StepTimelineView::capacityLabel() const {
+  return tr("capacity %1 GiB").arg(gib(m_capacityBytes), 0, 'f', 1);
+}
+
+QString StepTimelineView::peakLabel() const {
+  if (!m_result) return {};
+  return tr("peak %1 GiB: %2").arg(gib(m_result->peak_memory_bytes), 0, 'f', 1).arg(peakWhere());
 }
 
 void StepTimelineView::paintTimeAxis(QPainter& p, const QRectF& area) const {

@@ -31,6 +31,11 @@ class StepTimelineView : public QWidget {
   const sim::SimResult* result() const { return m_result.get(); }
   double capacityBytes() const { return m_capacityBytes; }
   QString exposedText() const;
+  // The memory lane's labels: "capacity 79.6 GiB"; "peak 84.1 GiB: layer 30, recompute, parameter
+  // gather" (the op in words: simulator/op_words.hpp); peakWhere() is the part after the colon.
+  QString capacityLabel() const;
+  QString peakLabel() const;
+  QString peakWhere() const;
 
   // The visible time window; zoomBy(2) halves its span around `centerFraction` of the width.
   double viewStartS() const { return m_viewStartS; }

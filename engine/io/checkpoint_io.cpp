@@ -66,8 +66,10 @@ std::string manifest_text(const CheckpointMeta& meta, const std::vector<BlobRef>
   for (const auto& b : blobs) {
     files.push_back({{"name", b.name}, {"bytes", b.bytes}, {"fnv1a64", hex64(fnv1a64(b.data, b.bytes))}});
   }
-  const nlohmann::json j{{"format", kFormat}, {"step", meta.step}, {"next_sequence", meta.next_sequence},
-                         {"seed", meta.seed}, {"model", meta.model}, {"run", meta.run}, {"files", files}};
+  nlohmann::json j{{"format", kFormat}, {"step", meta.step}, {"next_sequence", meta.next_sequence},
+                   {"seed", meta.seed}, {"model", meta.model}, {"run", meta.run}, {"files", files}};
+  if (meta.data) j["data"] = *meta.data;
+  if (meta.eos_id) j["eos_id"] = *meta.eos_id;
   return j.dump(2) + "\n";
 }
 
@@ -102,6 +104,8 @@ Result<CheckpointMeta> parse_manifest(const std::string& path, const nlohmann::j
   m.seed = *seed;
   m.model = j["model"].get<std::string>();
   m.run = j.value("run", "");
+  if (j.contains("data") && j["data"].is_string()) m.data = j["data"].get<std::string>();
+  if (j.contains("eos_id") && j["eos_id"].is_number_integer()) m.eos_id = j["eos_id"].get<int64_t>();
   return m;
 }
 
@@ -260,16 +264,30 @@ std::string model_fingerprint(const ModelSpec& m) {
   return f;
 }
 
-Status check_resume(const LoadedCheckpoint& ck, const ModelSpec& model, int64_t total_steps) {
+Status check_resume(const LoadedCheckpoint& ck, const ModelSpec& model, int64_t total_steps, bool convert_only) {
   const std::string fingerprint = model_fingerprint(model);
   if (ck.meta.model != fingerprint) {
     return bad(ck.folder + ": checkpoint of model \"" + ck.meta.model + "\" (allowed: the run's model \"" + fingerprint +
                "\")");
   }
-  if (ck.meta.step >= total_steps) {
+  if (!convert_only && ck.meta.step >= total_steps) {
     return Status::invalid("--steps: value " + std::to_string(total_steps) + " is not more than the " +
                            std::to_string(ck.meta.step) + " steps already done in " + ck.folder +
                            " (allowed: > " + std::to_string(ck.meta.step) + "; --steps is the total to reach)");
+  }
+  return Status::ok();
+}
+
+Status check_resume_data(const LoadedCheckpoint& ck, const std::string& data, int64_t eos_id) {
+  if (ck.meta.eos_id && *ck.meta.eos_id != eos_id) {
+    auto text = [](int64_t id) { return id < 0 ? std::string("none") : std::to_string(id); };
+    return Status::invalid("--eos-id: value " + text(eos_id) + " differs from the " + text(*ck.meta.eos_id) + " that " +
+                           ck.folder + " was trained with (allowed: --eos-id " + text(*ck.meta.eos_id) +
+                           (*ck.meta.eos_id < 0 ? std::string(" left out") : std::string()) + ")");
+  }
+  if (ck.meta.data && *ck.meta.data != data) {
+    return Status::invalid("--data: \"" + data + "\" differs from what " + ck.folder + " was trained on: \"" +
+                           *ck.meta.data + "\" (allowed: the same files, in the same order)");
   }
   return Status::ok();
 }

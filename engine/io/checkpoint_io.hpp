@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct CheckpointMeta {
   uint64_t seed = 0;
   std::string model;           // architecture fingerprint; resume refuses another model
   std::string run;             // world/sp/dp/batch, for people reading the manifest
+  // What the run read (absent in checkpoints written before they were stored): resume refuses
+  // other data or another --eos-id, which would silently continue on something else.
+  std::optional<std::string> data;  // TokenSource::fingerprint() (data.hpp)
+  std::optional<int64_t> eos_id;    // -1: none
 };
 
 struct BlobRef {
@@ -53,6 +58,12 @@ std::string model_fingerprint(const ModelSpec& spec);
 Result<LoadedCheckpoint> load_checkpoint(const std::string& dir);
 
 // The checkpoint fits this run: same model, and fewer steps done than --steps (the total to reach).
-Status check_resume(const LoadedCheckpoint& checkpoint, const ModelSpec& model, int64_t total_steps);
+// With convert_only (--resume with --export-hf and no --steps) no step is trained: any step count.
+Status check_resume(const LoadedCheckpoint& checkpoint, const ModelSpec& model, int64_t total_steps,
+                    bool convert_only = false);
+
+// The run reads what the checkpoint's run read: the same data (`data`: TokenSource::fingerprint())
+// and --eos-id (kNoEos -1: none). One line naming both values. A checkpoint without them passes.
+Status check_resume_data(const LoadedCheckpoint& checkpoint, const std::string& data, int64_t eos_id);
 
 }  // namespace spplan::engine

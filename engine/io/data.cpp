@@ -9,8 +9,11 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
+#include <filesystem>
 #include <limits>
 
+#include "engine/io/checkpoint_io.hpp"  // fnv1a64
 #include "planner/core/path_info.hpp"
 
 namespace spplan::engine {
@@ -136,6 +139,29 @@ uint64_t read_id(const unsigned char* p, int width) {
   return v;
 }
 
+// What a file that is a corpus, not tokens, is: "JSON lines" for *.jsonl, and so on; "" for a file
+// the engine reads. Named by the ending, and a text file whose first non-blank byte opens a JSON
+// object is JSON too: read as bytes it would train on the markup (issue 29).
+std::string corpus_kind(const std::string& path, const MappedFile& file) {
+  static const struct {
+    const char* ending;
+    const char* kind;
+  } kEndings[] = {{".jsonl", "JSON lines"}, {".json-lines", "JSON lines"}, {".json", "JSON"},
+                  {".csv", "CSV"},          {".tsv", "TSV"},               {".parquet", "Parquet"},
+                  {".arrow", "Arrow"},      {".npy", "NumPy"},             {".pt", "a PyTorch tensor file"},
+                  {".gz", "compressed"},    {".zst", "compressed"},        {".bz2", "compressed"},
+                  {".xz", "compressed"},    {".zip", "compressed"}};
+  for (const auto& e : kEndings) {
+    if (ends_with(path, e.ending)) return e.kind;
+  }
+  for (size_t i = 0; i < file.size() && i < 4096; ++i) {
+    const unsigned char c = file.data()[i];
+    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
+    return c == '{' ? "JSON" : "";
+  }
+  return "";
+}
+
 // Checks one mapped file and returns its token width.
 Result<int> check_file(const std::string& path, const MappedFile& file, int64_t vocab_size) {
   const int width = ends_with(path, ".u16.bin") ? 2 : ends_with(path, ".u32.bin") ? 4 : 1;
@@ -143,6 +169,10 @@ Result<int> check_file(const std::string& path, const MappedFile& file, int64_t 
   if (width == 1) {
     if (ends_with(path, ".bin")) {
       return Status::invalid("--data: " + path + ": unknown token format (allowed: *.u16.bin, *.u32.bin, or UTF-8 text)");
+    }
+    if (const std::string kind = corpus_kind(path, file); !kind.empty()) {
+      return Status::invalid("--data: " + path + ": " + kind + ", not token ids (allowed: *.u16.bin / *.u32.bin; make one with " +
+                             "scripts/tokenize.py --tokenizer tokenizer.json --out corpus " + path + ")");
     }
     if (const int64_t at = first_invalid_utf8(file.data(), file.size()); at >= 0) {
       return Status::invalid("--data: " + path + ": byte " + std::to_string(at) +
@@ -173,18 +203,19 @@ Result<int> check_file(const std::string& path, const MappedFile& file, int64_t 
 }  // namespace
 
 Result<TokenSource> TokenSource::open(const std::vector<std::string>& paths, int64_t vocab_size, int64_t eos_id,
-                                      uint64_t seed) {
+                                      uint64_t seed, bool shuffle) {
   if (eos_id != kNoEos && (eos_id < 0 || eos_id >= vocab_size)) {
     return Status::invalid("--eos-id: value " + std::to_string(eos_id) + " is not below the model's vocab_size " +
                            std::to_string(vocab_size) + " (allowed: 0 to " + std::to_string(vocab_size - 1) + ")");
   }
   TokenSource s = synthetic(seed, vocab_size);
   s.eos_id_ = eos_id;
+  s.shuffle_ = shuffle && !paths.empty();
   for (const std::string& path : paths) {
     SPPLAN_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(path));
     SPPLAN_ASSIGN_OR_RETURN(const int width, check_file(path, *file, vocab_size));
     const auto tokens = static_cast<int64_t>(file->size()) / width;
-    s.segments_.push_back({std::move(file), width, s.total_tokens_, tokens});
+    s.segments_.push_back({std::filesystem::path(path).filename().string(), std::move(file), width, s.total_tokens_, tokens});
     s.total_tokens_ += tokens;
   }
   if (!paths.empty() && s.total_tokens_ < 2) {
@@ -204,12 +235,49 @@ int64_t TokenSource::token(const Segment& s, int64_t position) const {
   return static_cast<int64_t>(read_id(s.file->data() + (position - s.first) * s.width, s.width));
 }
 
+const std::vector<int64_t>& TokenSource::permutation(int64_t pass, int64_t windows) const {
+  if (perm_pass_ == pass && static_cast<int64_t>(perm_.size()) == windows) return perm_;
+  perm_.resize(static_cast<size_t>(windows));
+  for (int64_t i = 0; i < windows; ++i) perm_[static_cast<size_t>(i)] = i;
+  uint64_t state = splitmix64(seed_ ^ splitmix64(static_cast<uint64_t>(pass) + 0x5eedULL));
+  __extension__ using Wide = unsigned __int128;
+  for (int64_t i = windows - 1; i > 0; --i) {  // Fisher-Yates; j uniform in [0, i] by a 64x64 -> 128 multiply
+    state = splitmix64(state);
+    const auto j = static_cast<int64_t>((static_cast<Wide>(state) * static_cast<Wide>(i + 1)) >> 64);
+    std::swap(perm_[static_cast<size_t>(i)], perm_[static_cast<size_t>(j)]);
+  }
+  perm_pass_ = pass;
+  return perm_;
+}
+
+double TokenSource::passes(int64_t sequences, int64_t seq_len) const {
+  if (total_tokens_ == 0) return 0;
+  if (shuffle_) return static_cast<double>(sequences) / static_cast<double>((total_tokens_ - 1) / seq_len);
+  return static_cast<double>(sequences) * static_cast<double>(seq_len) / static_cast<double>(total_tokens_);
+}
+
+std::string TokenSource::fingerprint() const {
+  if (segments_.empty()) return "synthetic";
+  std::string f;
+  for (const Segment& s : segments_) {
+    const size_t head = std::min<size_t>(s.file->size(), size_t{64} << 10);
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(s.file->data(), head)));
+    f += (f.empty() ? "" : "; ") + s.name + " " + std::to_string(s.tokens) + " tokens " + hex;
+  }
+  return shuffle_ ? f + "; shuffled" : f;
+}
+
 std::vector<int64_t> TokenSource::window(int64_t index, int64_t seq_len) const {
   std::vector<int64_t> w(static_cast<size_t>(seq_len + 1));
   if (!segments_.empty()) {
     // index * seq_len mod n, in 128 bits: the product of a late index and a long sequence overflows 64.
     __extension__ using Wide = unsigned __int128;  // GCC and Clang; __extension__: no -Wpedantic note
     auto pos = static_cast<int64_t>(static_cast<Wide>(index) * static_cast<Wide>(seq_len) % static_cast<Wide>(total_tokens_));
+    if (shuffle_) {  // whole windows, each pass in its own order (data.hpp)
+      const int64_t windows = (total_tokens_ - 1) / seq_len;  // >= 1: check_enough_tokens
+      pos = permutation(index / windows, windows)[static_cast<size_t>(index % windows)] * seq_len;
+    }
     // The segment holding `pos`: the last one starting at or before it.
     auto seg = std::prev(std::upper_bound(segments_.begin(), segments_.end(), pos,
                                           [](int64_t p, const Segment& s) { return p < s.first; }));

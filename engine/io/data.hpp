@@ -8,6 +8,10 @@
 // Several files (--data a.u16.bin,b.u16.bin) are one stream, concatenated in the order given;
 // sequence i is the window [i*seq, i*seq + seq + 1) of that stream, wrapping around at its end
 // (seq + 1 tokens: the labels are the inputs shifted by one).
+// With --shuffle, the stream is cut into W = (n - 1) / seq whole windows (sequence k: tokens
+// [k*seq, k*seq + seq + 1)), and each pass over them (sequences p*W .. p*W + W - 1) reads them in
+// its own order: a Fisher-Yates permutation drawn from (seed, p), the same on every rank and on
+// every machine (splitmix64, not std::shuffle, whose draws differ between standard libraries).
 // Without --data, sequence i is synthetic: a deterministic function of (seed, i), structured
 // enough that the loss falls (mostly an affine recurrence over token ids, 10% random tokens).
 //
@@ -39,7 +43,7 @@ class TokenSource {
   // vocab_size. Errors are one line naming the flag and the file, and for a bad id its token
   // index within that file.
   static Result<TokenSource> open(const std::vector<std::string>& paths, int64_t vocab_size, int64_t eos_id = kNoEos,
-                                  uint64_t seed = 0);
+                                  uint64_t seed = 0, bool shuffle = false);
   static Result<TokenSource> from_file(const std::string& path, int64_t vocab_size) { return open({path}, vocab_size); }
   static TokenSource synthetic(uint64_t seed, int64_t vocab_size);
 
@@ -47,9 +51,18 @@ class TokenSource {
   std::vector<int64_t> window(int64_t index, int64_t seq_len) const;
   int64_t eos_id() const { return eos_id_; }
   int64_t num_tokens() const { return total_tokens_; }  // 0 for synthetic data
+  // How many times `sequences` sequences of seq_len read the data over (0 for synthetic data).
+  double passes(int64_t sequences, int64_t seq_len) const;
+  // What the data is, for a checkpoint to compare on resume: each file's name (not its folder: a
+  // moved file is the same data), token count and the FNV-1a 64 of its first 64 KiB, then
+  // "shuffled" when it is; "synthetic" without files.
+  std::string fingerprint() const;
 
  private:
+  const std::vector<int64_t>& permutation(int64_t pass, int64_t windows) const;
+
   struct Segment {  // one file of the stream
+    std::string name;        // the file's name without its folder
     std::shared_ptr<const MappedFile> file;
     int width = 1;           // bytes per token: 1 (text), 2, 4
     int64_t first = 0;       // its first token's position in the stream
@@ -62,6 +75,10 @@ class TokenSource {
   uint64_t seed_ = 0;
   int64_t vocab_size_ = 0;
   int64_t eos_id_ = kNoEos;
+  bool shuffle_ = false;
+  // The permutation of the pass last read (window() is called in order, a pass at a time).
+  mutable int64_t perm_pass_ = -1;
+  mutable std::vector<int64_t> perm_;
 };
 
 // Files (not synthetic data) that hold fewer than seq_len + 1 tokens, one sequence and its last

@@ -1,5 +1,7 @@
 #include "engine/io/hf_weights.hpp"
 
+#include "engine/io/hf_side_files.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -261,8 +263,8 @@ nlohmann::json config_from_spec(const ModelSpec& spec, int64_t seq_len) {
 
 }  // namespace
 
-Status write_hf_folder(const std::string& dir, const ModelSpec& spec, int64_t seq_len, const std::string& source_dir,
-                       const float* params, int64_t num_params) {
+Status write_hf_folder(const std::string& dir, const ModelSpec& spec, int64_t seq_len, const std::string& original_config,
+                       const float* params, int64_t num_params, bool bf16) {
   const std::vector<HfTensorPlace> places = hf_tensor_places(spec);
   if (places.back().offset + places.back().numel() != num_params) {
     return Status::internal("--export-hf: " + std::to_string(num_params) + " parameters, the HF names cover " +
@@ -275,13 +277,11 @@ Status write_hf_folder(const std::string& dir, const ModelSpec& spec, int64_t se
   }
   std::vector<StTensorOut> tensors;
   for (const HfTensorPlace& p : places) tensors.push_back({p.name, p.shape, params + p.offset});
-  SPPLAN_RETURN_IF_ERROR(write_safetensors(dir + "/" + kSingleFile, tensors, {{"format", "pt"}}));
+  SPPLAN_RETURN_IF_ERROR(write_safetensors(dir + "/" + kSingleFile, tensors, {{"format", "pt"}}, bf16));
   // A stale index from an earlier sharded save would make transformers look for its shards.
   fs::remove(dir + "/" + kIndexFile, ec);
-  nlohmann::json config = source_dir.empty() ? config_from_spec(spec, seq_len) : read_json(source_dir + "/config.json");
-  config.erase("torch_dtype");  // transformers 5 renamed it "dtype"; one key, float32 as written
-  config["dtype"] = "float32";
-  return write_file_atomically(dir + "/config.json", config.dump(2) + "\n");
+  SPPLAN_ASSIGN_OR_RETURN(const std::string config, exported_config(original_config, config_from_spec(spec, seq_len), bf16));
+  return write_file_atomically(dir + "/config.json", config);
 }
 
 }  // namespace spplan::engine

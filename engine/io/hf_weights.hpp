@@ -72,10 +72,11 @@ class HfWeights {
   int64_t num_params_ = 0;
 };
 
-// Writes DIR/config.json and DIR/model.safetensors (F32, HF names), each atomically, from the
-// unpadded parameters. config.json is `source_dir`'s (--init-from) with the dtype set to float32,
-// or made from `spec` when there is none; transformers' AutoModelForCausalLM loads the folder.
-Status write_hf_folder(const std::string& dir, const ModelSpec& spec, int64_t seq_len, const std::string& source_dir,
-                       const float* params, int64_t num_params);
+// Writes DIR/config.json and DIR/model.safetensors (F32, or BF16 with bf16; HF names), each
+// atomically, from the unpadded parameters. config.json is `original_config` (the carried file's
+// text: hf_side_files.hpp) with only its dtype set, or made from `spec` when it is "";
+// transformers' AutoModelForCausalLM loads the folder.
+Status write_hf_folder(const std::string& dir, const ModelSpec& spec, int64_t seq_len, const std::string& original_config,
+                       const float* params, int64_t num_params, bool bf16 = false);
 
 }  // namespace spplan::engine

@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -181,14 +183,16 @@ Status write_all(int fd, const std::string& path, const void* data, size_t bytes
   return Status::ok();
 }
 
-std::string header_text(const std::vector<StTensorOut>& tensors, const std::map<std::string, std::string>& metadata) {
+std::string header_text(const std::vector<StTensorOut>& tensors, const std::map<std::string, std::string>& metadata,
+                        bool bf16) {
   nlohmann::json header = nlohmann::json::object();
   uint64_t offset = 0;
+  const uint64_t width = bf16 ? 2 : 4;
   for (const StTensorOut& t : tensors) {
     uint64_t numel = 1;
     for (int64_t d : t.shape) numel *= static_cast<uint64_t>(d);
-    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + 4 * numel}}};
-    offset += 4 * numel;
+    header[t.name] = {{"dtype", bf16 ? "BF16" : "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + width * numel}}};
+    offset += width * numel;
   }
   if (!metadata.empty()) header["__metadata__"] = metadata;
   std::string text = header.dump();
@@ -196,14 +200,35 @@ std::string header_text(const std::vector<StTensorOut>& tensors, const std::map<
   return text;
 }
 
+// One tensor's values as BF16, converted in blocks (no second copy of a large tensor).
+Status write_bf16(int fd, const std::string& tmp, const float* data, size_t numel) {
+  constexpr size_t kBlock = size_t{1} << 20;
+  std::vector<uint16_t> out;
+  for (size_t first = 0; first < numel; first += kBlock) {
+    const size_t n = std::min(kBlock, numel - first);
+    out.resize(n);
+    for (size_t i = 0; i < n; ++i) out[i] = bf16_bits(data[first + i]);
+    SPPLAN_RETURN_IF_ERROR(write_all(fd, tmp, out.data(), 2 * n));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
+uint16_t bf16_bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0) return static_cast<uint16_t>((bits >> 16) | 0x40);
+  const uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);  // ties go to the even bf16
+  return static_cast<uint16_t>((bits + rounding) >> 16);
+}
+
 Status write_safetensors(const std::string& path, const std::vector<StTensorOut>& tensors,
-                         const std::map<std::string, std::string>& metadata) {
+                         const std::map<std::string, std::string>& metadata, bool bf16) {
   const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return write_error(tmp, "cannot create");
-  const std::string header = header_text(tensors, metadata);
+  const std::string header = header_text(tensors, metadata, bf16);
   unsigned char length[8];
   for (int k = 0; k < 8; ++k) length[k] = static_cast<unsigned char>(uint64_t{header.size()} >> (8 * k));
   Status s = write_all(fd, tmp, length, sizeof length);
@@ -211,7 +236,7 @@ Status write_safetensors(const std::string& path, const std::vector<StTensorOut>
   for (const StTensorOut& t : tensors) {
     size_t numel = 1;
     for (int64_t d : t.shape) numel *= static_cast<size_t>(d);
-    if (s) s = write_all(fd, tmp, t.data, 4 * numel);
+    if (s) s = bf16 ? write_bf16(fd, tmp, t.data, numel) : write_all(fd, tmp, t.data, 4 * numel);
   }
   if (s && ::fsync(fd) != 0) s = write_error(tmp, "fsync failed");
   if (::close(fd) != 0 && s) s = write_error(tmp, "close failed");

@@ -69,10 +69,14 @@ struct StTensorOut {
   const float* data = nullptr;
 };
 
-// Writes an F32 safetensors file atomically: a temporary file beside `path`, fsync'ed, renamed
-// into place (a crash leaves the old file or none, never half a file). `metadata` goes to
-// "__metadata__" (transformers wants {"format": "pt"}).
+// Writes an F32 (or, with bf16, BF16) safetensors file atomically: a temporary file beside `path`,
+// fsync'ed, renamed into place (a crash leaves the old file or none, never half a file). BF16 is
+// each fp32 value rounded to nearest, ties to even, as torch's .to(torch.bfloat16) rounds.
+// `metadata` goes to "__metadata__" (transformers wants {"format": "pt"}).
 Status write_safetensors(const std::string& path, const std::vector<StTensorOut>& tensors,
-                         const std::map<std::string, std::string>& metadata);
+                         const std::map<std::string, std::string>& metadata, bool bf16 = false);
+
+// fp32 -> bf16 bits, round to nearest even; a NaN stays a (quiet) NaN.
+uint16_t bf16_bits(float value);
 
 }  // namespace spplan::engine

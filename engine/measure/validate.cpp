@@ -149,15 +149,8 @@ Result<Prediction> predict_case(const ValidateCase& c, const GpuSpec& machine, b
   auto opts = parse_run_options(static_cast<int>(argv.size()), argv.data(), 2);
   if (!opts.ok()) return Status::invalid(case_name(c) + ": " + opts.status().message());
   if (auto s = check_run_options(&*opts, c.world); !s) return Status::invalid(case_name(c) + ": " + s.message());
-  GpuSpec spec = machine;
-  if (shared) {  // each rank gets 1/world of the CPU's compute, memory bandwidth and copy rate
-    const double w = static_cast<double>(c.world);
-    spec.bf16_tflops /= w;
-    spec.fp32_tflops /= w;
-    spec.hbm_GBps /= w;
-    spec.pcie_GBps /= w;  // calibrate measures it as a memory copy: the same shared bandwidth
-  }
-  return predict(opts->plan, Pricing{spec, true});
+  // The ranks share this CPU: the same rule as `spplan run` (predict.hpp host_share).
+  return predict(opts->plan, Pricing{shared ? host_share(machine, c.world) : machine, true});
 }
 
 void add_prediction(nlohmann::json* row, const std::string& prefix, const Prediction& p, double mem, double time) {

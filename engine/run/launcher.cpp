@@ -130,7 +130,11 @@ class OomFile {
 // SIGTERM or SIGINT to the launcher (the GUI's stop button, a job scheduler, Ctrl+C): noted here,
 // acted on by the wait loop, which stops the ranks and returns so the temp file is removed.
 volatile std::sig_atomic_t g_stop_signal = 0;
-extern "C" void note_stop_signal(int sig) { g_stop_signal = sig; }
+volatile std::sig_atomic_t g_stop_count = 0;
+extern "C" void note_stop_signal(int sig) {
+  g_stop_signal = sig;
+  g_stop_count = g_stop_count + 1;
+}
 
 void catch_stop_signals() {
   struct sigaction action {};
@@ -140,9 +144,9 @@ void catch_stop_signals() {
   ::sigaction(SIGINT, &action, nullptr);
 }
 
-// The next rank to end, or -1 once a stop signal arrived (or nothing is left to wait for).
-pid_t wait_for_a_rank(int* status) {
-  while (g_stop_signal == 0) {
+// The next rank to end, or -1 once a stop signal beyond the `seen` ones arrived.
+pid_t wait_for_a_rank(int* status, int seen) {
+  while (g_stop_count == seen) {
     const pid_t pid = ::waitpid(-1, status, WNOHANG);
     if (pid != 0) return pid;
     // Polled, not blocking: a signal landing just before a blocking wait would be missed.
@@ -205,11 +209,23 @@ int launch_local(int64_t nproc, int /*argc*/, char** argv) {
     }
     pids[static_cast<size_t>(r)] = pid;
   }
+  // The first stop signal is passed on to the ranks, which finish their step, save and report
+  // (signals.hpp); a second one stops them at once.
+  int seen = 0;
   for (int64_t alive = nproc; alive > 0; --alive) {
     int status = 0;
-    const pid_t pid = wait_for_a_rank(&status);
-    if (g_stop_signal != 0) {
+    const pid_t pid = wait_for_a_rank(&status, seen);
+    if (pid < 0 && g_stop_count > seen) {
       const int sig = g_stop_signal;
+      if (seen++ == 0) {
+        std::fprintf(stderr, "spplan-engine: signal %d (%s): the ranks finish their step, then save and report "
+                     "(a second signal stops them at once)\n", sig, ::strsignal(sig));
+        for (pid_t p : pids) {
+          if (p > 0) ::kill(p, sig);
+        }
+        ++alive;
+        continue;
+      }
       std::fprintf(stderr, "spplan-engine: stopped by signal %d (%s); stopping %lld running rank(s)\n", sig,
                    ::strsignal(sig), static_cast<long long>(alive));
       stop_all(pids);
@@ -221,6 +237,7 @@ int launch_local(int64_t nproc, int /*argc*/, char** argv) {
     if (rank == pids.size()) { ++alive; continue; }
     pids[rank] = -1;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) continue;
+    if (seen > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 128 + g_stop_signal) continue;  // stopped as asked
     if (WIFEXITED(status) && WEXITSTATUS(status) == kExitOutOfMemory) {  // the rank said so itself
       stop_all(pids);
       std::fputs(oom_file.first_line().c_str(), stdout);
@@ -233,7 +250,7 @@ int launch_local(int64_t nproc, int /*argc*/, char** argv) {
     stop_all(pids);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
   }
-  return 0;
+  return seen > 0 ? 128 + g_stop_signal : 0;
 }
 
 }  // namespace spplan::engine

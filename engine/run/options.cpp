@@ -70,7 +70,16 @@ std::vector<FlagSpec> run_flag_specs() {
       {"export-hf", true, "write the trained weights as a Hugging Face folder after the last step", "a folder",
        "none written"},
       {"eos-id", true, "the token id that ends a document in --data", "an integer 0..2^32",
-       "documents are not marked"}};
+       "documents are not marked"},
+      {"export-dtype", true, "the dtype of the weights --export-hf writes", "fp32, bf16 (needs --export-hf)", "fp32"},
+      {"shuffle", false, "read --data's sequences in a seeded random order (--seed) instead of in file order"},
+      {"adam-beta1", true, "AdamW's first-moment decay", "a number in [0, 1)", "0.9"},
+      {"adam-beta2", true, "AdamW's second-moment decay", "a number in [0, 1)", "0.95"},
+      {"adam-eps", true, "AdamW's epsilon", "a number in [1e-20, 1e-2]", "1e-08"},
+      {"log", true, "write one JSON line per step (flushed) and a summary line", "a .jsonl path", "none written"},
+      {"eval-data", true, "held-out token files for the evaluation loss", "paths separated by commas", "no evaluation"},
+      {"eval-every", true, "steps between evaluations", "an integer 1..1000000 (needs --eval-data)",
+       "after the last step"}};
   for (const auto& k : engine_knob_flag_specs()) specs.push_back(k);
   for (const auto& k : optimizer_flag_specs()) specs.push_back(k);
   return specs;
@@ -119,12 +128,59 @@ Result<uint64_t> parse_seed(const std::string& text) {
   return static_cast<uint64_t>(seed);
 }
 
+// AdamW's betas and eps: torch.optim.AdamW's ranges (0 <= beta < 1, eps > 0).
+Status read_adam_flags(const Args& args, RunOptions* o) {
+  const struct {
+    const char* flag;
+    double* value;
+  } betas[] = {{"adam-beta1", &o->adam_beta1}, {"adam-beta2", &o->adam_beta2}};
+  for (const auto& b : betas) {
+    if (auto v = args.get(b.flag)) {
+      SPPLAN_ASSIGN_OR_RETURN(*b.value, parse_double(std::string("--") + b.flag, *v, 0.0, 0.999999));
+    }
+  }
+  if (auto v = args.get("adam-eps")) {
+    SPPLAN_ASSIGN_OR_RETURN(o->adam_eps, parse_double("--adam-eps", *v, 1e-20, 1e-2));
+  }
+  return Status::ok();
+}
+
+// --log, --eval-data, --eval-every, --export-dtype, --shuffle.
+Status read_watch_flags(const Args& args, RunOptions* o) {
+  o->log_path = args.get("log").value_or("");
+  if (auto v = args.get("eval-data")) o->eval_paths = split_list(*v);
+  if (auto v = args.get("eval-every")) {
+    SPPLAN_ASSIGN_OR_RETURN(o->eval_every, parse_int("--eval-every", *v, 1, 1000000));
+    if (o->eval_paths.empty()) {
+      return Status::invalid("--eval-every: value " + *v + " needs --eval-data FILE (allowed: with --eval-data)");
+    }
+  }
+  if (auto v = args.get("export-dtype")) {
+    if (*v != "fp32" && *v != "bf16") {
+      return Status::invalid("--export-dtype: value \"" + *v + "\" is not allowed (allowed: fp32, bf16)");
+    }
+    if (!args.has("export-hf")) return Status::invalid("--export-dtype: value " + *v + " needs --export-hf DIR (allowed: with --export-hf)");
+    o->export_bf16 = *v == "bf16";
+  }
+  o->shuffle = args.has("shuffle");
+  if (o->shuffle && o->data_paths.empty()) {
+    return Status::invalid("--shuffle: needs --data FILE (synthetic tokens have no order to shuffle; allowed: with --data)");
+  }
+  for (const char* flag : {"log", "eval-data"}) {
+    if (args.has(flag) && args.get(flag)->empty()) {
+      return Status::invalid(std::string("--") + flag + ": empty value (allowed: a path)");
+    }
+  }
+  return read_adam_flags(args, o);
+}
+
 Status read_run_flags(const Args& args, RunOptions* o) {
   if (auto v = args.get("nproc")) {
     SPPLAN_ASSIGN_OR_RETURN(o->nproc, parse_int("--nproc", *v, 1, 256));
   }
   if (auto v = args.get("steps")) {
     SPPLAN_ASSIGN_OR_RETURN(o->steps, parse_int("--steps", *v, 1, 1000000));
+    o->steps_given = true;
   }
   if (auto v = args.get("seed")) {
     SPPLAN_ASSIGN_OR_RETURN(o->seed, parse_seed(*v));
@@ -209,13 +265,22 @@ Result<RunOptions> parse_run_options(int argc, const char* const* argv, int firs
                            "when it runs, without prefetch; allowed now: leave it out)");
   }
   SPPLAN_RETURN_IF_ERROR(read_run_flags(args, &o));
+  SPPLAN_RETURN_IF_ERROR(read_watch_flags(args, &o));
   SPPLAN_RETURN_IF_ERROR(apply_optimizer_flags(args, &o.plan.optimizer));
   // A plan that knows its length runs it unless --steps says how far to go this time.
   if (!args.has("steps") && o.plan.optimizer.train_steps > 0) o.steps = o.plan.optimizer.train_steps;
-  SPPLAN_RETURN_IF_ERROR(check_optimizer(o.plan.optimizer, [&](const std::string& key) {
+  const auto where = [&](const std::string& key) {
     const std::string flag = optimizer_flag(key);
     return o.plan_path.empty() || args.has(flag.substr(2)) ? flag : o.plan_path + ": key \"optimizer." + key + "\"";
-  }));
+  };
+  SPPLAN_RETURN_IF_ERROR(check_optimizer(o.plan.optimizer, where));
+  // A warm-up longer than the run never reaches the peak rate: the schedule the user asked for does
+  // not happen. Checked only when --steps is given (a convert-only --resume trains no step).
+  if (o.steps_given && o.plan.optimizer.warmup_steps > o.steps) {
+    return Status::invalid(where("warmup_steps") + ": value " + std::to_string(o.plan.optimizer.warmup_steps) +
+                           " is more than --steps " + std::to_string(o.steps) + " (allowed: 0 to " +
+                           std::to_string(o.steps) + ")");
+  }
   return o;
 }
 
@@ -272,6 +337,15 @@ Status check_implemented(const RunOptions& o) {
 }  // namespace
 
 Status check_run_options(RunOptions* o, int64_t world) {
+  // A plan is priced for its GPU count: another world size is another data parallelism, another
+  // global batch and memory than the plan says (issue 29).
+  if (!o->plan_path.empty() && o->plan.cluster.num_gpus != world) {
+    return Status::invalid("--nproc: value " + std::to_string(world) + " differs from " + o->plan_path +
+                           ": key \"cluster.num_gpus\" " + std::to_string(o->plan.cluster.num_gpus) +
+                           " (allowed: " + std::to_string(o->plan.cluster.num_gpus) +
+                           ", or a plan made for " + std::to_string(world) + " GPUs: spplan plan --gpus " +
+                           std::to_string(world) + ")");
+  }
   o->plan.cluster.num_gpus = world;
   const int64_t sp = o->plan.knobs.sp;
   if (sp > world || world % sp != 0) {

@@ -3,14 +3,20 @@
 //   (--plan FILE.toml | --model M --seq S --sp P [knobs]) --nproc N [--steps K] [--data FILE[,FILE...]]
 //   [--eos-id N] [--seed X] [--save DIR] [--save-every K] [--resume DIR] [--gpu G] [--json]
 //   [--lr X --warmup-steps K --lr-schedule constant|cosine|linear --min-lr X --weight-decay X --grad-clip X]
-//   [--init-from HF_DIR] [--export-hf DIR]
+//   [--init-from HF_DIR] [--export-hf DIR [--export-dtype fp32|bf16]] [--shuffle]
+//   [--adam-beta1 X --adam-beta2 X --adam-eps X] [--log FILE.jsonl] [--eval-data FILE --eval-every K]
 //
 // --data takes a comma-separated list (a flag is given once: planner/core/args.hpp), read as one
 // stream in that order; --eos-id is the token that ends a document (engine/io/data.hpp). The optimizer
 // flags (planner/config/optimizer_spec.hpp) override a plan file's [optimizer], as knob flags do.
 // --init-from starts from a Hugging Face model folder's weights instead of the seeded init (its
 // config.json is the model when --model is absent); --export-hf writes the trained weights as one
-// after the last step (engine/io/hf_weights.hpp).
+// after the last step (engine/io/hf_weights.hpp); `--resume DIR --export-hf OUT` without --steps
+// only converts the checkpoint (no training step). --shuffle reads the sequences of each pass over
+// the data in a seeded random order (data.hpp). --log writes one JSON line per step (run_log.hpp).
+// --eval-data is a held-out token file whose mean loss is measured every --eval-every steps
+// (eval.hpp). --warmup-steps above --steps and, with --plan, an --nproc other than the plan's
+// cluster.num_gpus are refused.
 //
 // --gpu G (a preset or a GPU TOML, e.g. what `spplan calibrate` wrote) is the accelerator the run's
 // predictions are priced on; without it, predict.hpp picks one for the device the run has.
@@ -47,6 +53,13 @@ struct RunOptions {
   bool model_from_flag = false;   // --model given (then it must agree with --init-from's config.json)
   std::optional<GpuSpec> gpu;     // --gpu: the spec predictions are priced on
   bool json = false;
+  bool steps_given = false;       // --steps on the command line (else a --resume + --export-hf only converts)
+  bool shuffle = false;           // --shuffle: each pass over --data in a seeded order (data.hpp)
+  bool export_bf16 = false;       // --export-dtype bf16 (default fp32)
+  double adam_beta1 = 0.9, adam_beta2 = 0.95, adam_eps = 1e-8;  // --adam-beta1/2, --adam-eps
+  std::string log_path;           // --log: JSON lines, one per step (run_log.hpp)
+  std::vector<std::string> eval_paths;  // --eval-data: held-out tokens (eval.hpp)
+  int64_t eval_every = 0;         // --eval-every: 0 = only after the last step (when --eval-data is given)
   std::vector<std::string> knob_flags_given;  // e.g. "zero": names a value's source in messages
 
   // Where a knob's value came from: "--zero" or "plan.toml: key \"knobs.zero_stage\"".

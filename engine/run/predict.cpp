@@ -1,5 +1,6 @@
 #include "engine/run/predict.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 
@@ -70,11 +71,29 @@ Pricing cuda_pricing(const GpuSpec* gpu_flag, const CudaDevice& device, const Gp
   return {g, false};
 }
 
-Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu) {
-  if (gpu_flag != nullptr) return {*gpu_flag, true};
-  bool calibrated = false;
-  GpuSpec g = host_machine(plan_gpu, &calibrated);
-  return {g, calibrated};
+bool describes_host_cpu(const GpuSpec& spec) { return spec.cuda_context_gib == 0 && spec.nccl_gib_per_group == 0; }
+
+GpuSpec host_share(const GpuSpec& machine, int64_t ranks) {
+  GpuSpec spec = machine;
+  const double w = static_cast<double>(std::max<int64_t>(1, ranks));
+  spec.bf16_tflops /= w;
+  spec.fp32_tflops /= w;
+  spec.hbm_GBps /= w;
+  spec.pcie_GBps /= w;
+  return spec;
+}
+
+Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu, int64_t ranks_on_host) {
+  Pricing p{};
+  if (gpu_flag != nullptr) {
+    p = {*gpu_flag, true};
+  } else {
+    bool calibrated = false;
+    GpuSpec g = host_machine(plan_gpu, &calibrated);
+    p = {g, calibrated};
+  }
+  if (p.speed_known && describes_host_cpu(p.gpu)) p.gpu = host_share(p.gpu, ranks_on_host);
+  return p;
 }
 
 PlanSpec priced_plan(const PlanSpec& plan, const Pricing& pricing) {
@@ -94,7 +113,10 @@ Prediction predict(const PlanSpec& plan, const Pricing& pricing) {
   const costmodel::MemoryBreakdown& m = e.memory;
   out.peak_memory_bytes = positive(m.total_bytes());
   out.host_memory_bytes = e.host.total_bytes() / static_cast<double>(host.cluster.num_gpus);
-  if (pricing.speed_known) out.step_time_s = positive(e.time.step_time_s);
+  if (pricing.speed_known) {
+    out.step_time_s = positive(e.time.step_time_s);
+    if (out.step_time_s && e.mfu > 0 && std::isfinite(e.mfu)) out.mfu_step_s = e.mfu * e.time.step_time_s;
+  }
   out.memory_bytes = {{"params_bytes", m.params_bytes},       {"grads_bytes", m.grads_bytes},
                       {"optimizer_bytes", m.optimizer_bytes}, {"activations_bytes", m.activations_bytes},
                       {"logits_bytes", m.logits_bytes},       {"buffers_bytes", m.buffers_bytes},

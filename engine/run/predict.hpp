@@ -27,6 +27,9 @@ struct Prediction {
   std::optional<double> step_time_s;
   std::map<std::string, double> memory_bytes;  // the costmodel's categories: "params_bytes", ...
   std::string machine;                         // which accelerator spec priced it
+  // The costmodel's MFU times its step time (estimate.hpp: model FLOPs / (peak * time)): a measured
+  // step of t seconds has MFU mfu_step_s / t. Absent when the machine's peak is unknown.
+  std::optional<double> mfu_step_s;
 };
 
 // The accelerator spec a run is priced on, and whether its speed is known (a datasheet preset or
@@ -48,8 +51,19 @@ std::optional<GpuSpec> match_gpu_preset(const CudaDevice& device, const std::vec
 
 // GPU runs. `gpu_flag`: the spec --gpu named (nullptr: none).
 Pricing cuda_pricing(const GpuSpec* gpu_flag, const CudaDevice& device, const GpuSpec& plan_gpu);
-// CPU runs. `gpu_flag` likewise; else cpu-host, else the uncalibrated host.
-Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu);
+// CPU runs. `gpu_flag` likewise; else cpu-host, else the uncalibrated host. A spec that describes
+// a CPU (describes_host_cpu) is shared by the `ranks_on_host` ranks: host_share.
+Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu, int64_t ranks_on_host = 1);
+
+// A spec of a CPU (what `spplan calibrate` measures on one: no CUDA context, no NCCL buffers), not of
+// a GPU a CPU run is compared with.
+bool describes_host_cpu(const GpuSpec& spec);
+
+// The one rule for ranks that share one CPU (used by `spplan run` and `validate engine`): each of
+// the `ranks` gets 1/ranks of its compute, memory bandwidth and copy rate (calibrate measures the
+// copy rate as a memory copy: the same shared bandwidth), as each gets 1/ranks of its cores
+// (worker.cpp set_threads). Memory capacity is not divided: the costmodel prices one rank's peak.
+GpuSpec host_share(const GpuSpec& machine, int64_t ranks);
 
 // The plan as the costmodel prices the engine's run of it: on `pricing`'s machine, every rank on
 // one node, and the stack facts of this engine (its ZeRO-3 keeps nothing gathered, its loop holds no

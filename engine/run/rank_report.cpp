@@ -50,14 +50,6 @@ Gathered gather_peak(Comm& comm) {
   return g;
 }
 
-// The spec the run is priced on (predict.hpp): --gpu, else what this device is.
-Pricing pricing_for(const RunOptions& o, c10::Device device) {
-  const GpuSpec* flag = o.gpu ? &*o.gpu : nullptr;
-  if (!device.is_cuda()) return cpu_pricing(flag, o.plan.cluster.gpu);
-  const CudaDevice d{cuda_device_name(device.index()), cuda_memory(device.index()).device_total_bytes};
-  return cuda_pricing(flag, d, o.plan.cluster.gpu);
-}
-
 // printf-style formatting of one number into a string.
 std::string format(const char* fmt, double v) {
   char buf[64];
@@ -92,6 +84,13 @@ std::string bytes_text(int64_t bytes) {
 
 }  // namespace
 
+Pricing pricing_for(const RunOptions& o, c10::Device device, int64_t ranks_on_host) {
+  const GpuSpec* flag = o.gpu ? &*o.gpu : nullptr;
+  if (!device.is_cuda()) return cpu_pricing(flag, o.plan.cluster.gpu, ranks_on_host);
+  const CudaDevice d{cuda_device_name(device.index()), cuda_memory(device.index()).device_total_bytes};
+  return cuda_pricing(flag, d, o.plan.cluster.gpu);
+}
+
 MemorySnapshot measured_peak(c10::Device device) {
   if (!device.is_cuda()) return peak_memory();
   MemorySnapshot s;
@@ -111,10 +110,10 @@ int64_t max_over_ranks(Comm& comm, int64_t v) {
   return t.item<int64_t>();
 }
 
-void finish_report(const RunOptions& o, Comm& comm, const std::vector<StepStats>& steps, RunReport report) {
+std::string finish_report(const RunOptions& o, Comm& comm, const std::vector<StepStats>& steps, RunReport report) {
   const Gathered g = gather_peak(comm);
   const int64_t host_peak = max_over_ranks(comm, peak_host_memory().total_bytes);
-  if (comm.rank() != 0) return;
+  if (comm.rank() != 0) return "";
   for (const StepStats& st : steps) {
     report.losses.push_back(st.loss);
     report.step_times_s.push_back(st.step_time_s);
@@ -128,13 +127,15 @@ void finish_report(const RunOptions& o, Comm& comm, const std::vector<StepStats>
   if (comm.device().is_cuda()) report.device_used_bytes = g.device_used_bytes;
   report.memory_bytes = g.by_category;
   report.peak_host_memory_bytes = host_peak;
-  report.prediction = predict(o.plan, pricing_for(o, comm.device()));
+  if (report.prediction.machine.empty()) report.prediction = predict(o.plan, pricing_for(o, comm.device(), report.ranks_on_host));
   std::cerr << prediction_line(report) << std::endl;
   if (comm.device().is_cuda()) {  // on a CPU both are always LibTorch's CPU kernels
     std::cerr << "spplan-engine: attention " << report.attention_backend << " (" << report.attention_backend_choice
               << "); fused kernels " << report.fused_kernels << std::endl;
   }
-  if (o.json) std::cout << to_json(report) << std::endl;
+  const std::string text = to_json(report);
+  if (o.json) std::cout << text << std::endl;
+  return text;
 }
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }

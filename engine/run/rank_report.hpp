@@ -12,6 +12,7 @@
 #include "engine/device/memory_meter.hpp"
 #include "engine/parallel/comm.hpp"
 #include "engine/run/options.hpp"
+#include "engine/run/predict.hpp"
 #include "engine/run/report.hpp"
 #include "engine/run/step_stats.hpp"
 
@@ -24,8 +25,14 @@ void reset_peak(c10::Device device);
 // The largest `v` over the ranks. Collective.
 int64_t max_over_ranks(Comm& comm, int64_t v);
 
-// Collective (every rank calls it); rank 0 prints the comparison line and, with --json, the object.
-void finish_report(const RunOptions& o, Comm& comm, const std::vector<StepStats>& steps, RunReport report);
+// The spec the run is priced on (predict.hpp): --gpu, else what this device is; a CPU shared by
+// `ranks_on_host` ranks (host_share).
+Pricing pricing_for(const RunOptions& o, c10::Device device, int64_t ranks_on_host);
+
+// Collective (every rank calls it); rank 0 prints the comparison line and, with --json, the object,
+// and returns the object's text (the other ranks: ""). `report.prediction` is used as it is when
+// set (its machine named), else computed.
+std::string finish_report(const RunOptions& o, Comm& comm, const std::vector<StepStats>& steps, RunReport report);
 
 // One line on stderr and, with --json, the object that says so; returns the exit code 3
 // (kExitOutOfMemory). `what`: the exception's text.

@@ -64,6 +64,13 @@ std::string to_json(const RunReport& r) {
   j["attention_backend"] = r.attention_backend;
   j["attention_backend_choice"] = r.attention_backend_choice;
   j["fused_kernels"] = r.fused_kernels;
+  j["ranks_on_host"] = r.ranks_on_host;
+  // Measured MFU: the costmodel's model FLOPs over the measured mean step (predict.hpp mfu_step_s).
+  j["mfu"] = r.prediction.mfu_step_s && r.step_time_s > 0 ? nlohmann::json(*r.prediction.mfu_step_s / r.step_time_s)
+                                                          : nlohmann::json();
+  j["settings"] = nlohmann::json::parse(r.settings, nullptr, false);
+  j["stopped_by_signal"] = r.stopped_by_signal == 0 ? nlohmann::json() : nlohmann::json(r.stopped_by_signal);
+  j["last_step"] = r.first_step + static_cast<int64_t>(r.losses.size()) - 1;
   return j.dump();
 }
 

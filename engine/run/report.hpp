@@ -36,6 +36,9 @@ struct RunReport {
   std::string attention_backend = "libtorch";       // the SDPA kernel attention ran on (attention.hpp)
   std::string attention_backend_choice = "cpu";     // how it was chosen (the measured times on CUDA)
   std::string fused_kernels = "none";               // --tiled-loss's fused ops: "cuda", "aten"; else "none"
+  int64_t ranks_on_host = 1;                        // ranks sharing this machine (a CPU's cores: predict.hpp)
+  std::string settings = "{}";                      // run_log.hpp run_settings(), as JSON text
+  int stopped_by_signal = 0;                        // SIGTERM/SIGINT ended the run after its last step here
 };
 
 std::string progress_line(int64_t step, int64_t total_steps, double loss, double tokens_per_s, double step_time_s,

@@ -34,6 +34,7 @@
 #include "engine/model/attention.hpp"
 #include "engine/model/model.hpp"
 #include "engine/parallel/comm.hpp"
+#include "engine/run/eval.hpp"
 #include "engine/run/options.hpp"
 #include "engine/run/step_stats.hpp"
 
@@ -41,7 +42,8 @@ namespace spplan::engine {
 
 // AdamW as torch.optim.AdamW computes it (decoupled weight decay, bias correction; LibTorch's
 // fused kernel). lr (the peak; each step's comes from lr_schedule.hpp) and weight_decay come from
-// the plan's [optimizer] and the flags (OptimizerSpec); betas and eps are fixed.
+// the plan's [optimizer] and the flags (OptimizerSpec); betas and eps from --adam-beta1/2, --adam-eps
+// (defaults 0.9, 0.95, 1e-8: the LLaMA recipe, arXiv:2302.13971 section 2.2).
 struct AdamWConfig {
   double beta1 = 0.9;
   double beta2 = 0.95;
@@ -71,6 +73,8 @@ class Trainer {
   // --init-from: the parameters (and the fp32 master) from a Hugging Face folder's weights; each
   // rank reads only what it keeps (its chunks at ZeRO 3).
   void load_weights(const HfWeights& weights);
+  // --eval-data: the held-out loss (eval.hpp). Collective.
+  EvalResult evaluate(const TokenSource& eval);
   // The parameters, full and unpadded, fp32 on the host (the master when there is one): rank 0
   // gets them, the others an undefined tensor. Collective at ZeRO >= 1 (the shards are gathered).
   at::Tensor full_params();

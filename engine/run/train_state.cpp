@@ -99,6 +99,8 @@ CheckpointMeta Trainer::state_meta() const {
   m.next_sequence = next_sequence_;
   m.seed = options_.seed;
   m.model = model_fingerprint(options_.plan.model);
+  m.data = data_.fingerprint();
+  m.eos_id = options_.eos_id;
   const Knobs& k = options_.plan.knobs;
   m.run = "world " + std::to_string(comm_.world()) + " sp " + std::to_string(comm_.sp()) + " dp " +
           std::to_string(comm_.dp()) + " micro_batch " + std::to_string(k.micro_batch) + " grad_accum " +

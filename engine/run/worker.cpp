@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <thread>
 
@@ -13,14 +14,18 @@
 #include <ATen/Parallel.h>
 #include <torch/cuda.h>
 #include <c10/util/Exception.h>
+#include <nlohmann/json.hpp>
 
 #include "engine/device/alloc_conf.hpp"
 #include "engine/device/cpu_bf16.hpp"
 #include "engine/io/checkpoint_io.hpp"
+#include "engine/io/hf_side_files.hpp"
 #include "engine/io/hf_weights.hpp"
 #include "engine/model/fused_kernels.hpp"
 #include "engine/run/rank_report.hpp"
 #include "engine/run/report.hpp"
+#include "engine/run/run_log.hpp"
+#include "engine/run/signals.hpp"
 #include "engine/run/train.hpp"
 #include "planner/core/parse.hpp"
 
@@ -46,9 +51,33 @@ int64_t set_threads(int64_t local_world) {
 }
 
 Result<TokenSource> open_data(const RunOptions& o) {
-  SPPLAN_ASSIGN_OR_RETURN(TokenSource data, TokenSource::open(o.data_paths, o.plan.model.vocab_size, o.eos_id, o.seed));
+  SPPLAN_ASSIGN_OR_RETURN(TokenSource data,
+                          TokenSource::open(o.data_paths, o.plan.model.vocab_size, o.eos_id, o.seed, o.shuffle));
   SPPLAN_RETURN_IF_ERROR(check_enough_tokens(data, o.plan.seq_len));
   return data;
+}
+
+// --eval-data: checked as --data is, its messages naming --eval-data.
+Result<std::optional<TokenSource>> open_eval_data(const RunOptions& o) {
+  if (o.eval_paths.empty()) return std::optional<TokenSource>{};
+  auto renamed = [](const Status& s) {
+    std::string m = s.message();
+    if (m.rfind("--data", 0) == 0) m = "--eval-data" + m.substr(6);
+    return Status::invalid(m);
+  };
+  Result<TokenSource> eval = TokenSource::open(o.eval_paths, o.plan.model.vocab_size, o.eos_id);
+  if (!eval.ok()) return renamed(eval.status());
+  if (Status s = check_enough_tokens(*eval, o.plan.seq_len); !s) return renamed(s);
+  return std::optional<TokenSource>(std::move(eval).value());
+}
+
+// A --resume checkpoint that fits this run: the model, the step count (any, when the run only
+// converts: --export-hf without --steps), the data and --eos-id it was trained with.
+Status check_checkpoint(RunOptions* o, const LoadedCheckpoint& ck, const TokenSource& data) {
+  const bool convert_only = !o->steps_given && !o->export_hf.empty();
+  if (convert_only) o->steps = ck.meta.step;
+  SPPLAN_RETURN_IF_ERROR(check_resume(ck, o->plan.model, o->steps, convert_only));
+  return check_resume_data(ck, data.fingerprint(), o->eos_id);
 }
 
 // A GPU when LibTorch has CUDA and one is present (NCCL path: compiled, not exercised here).
@@ -81,10 +110,27 @@ RunReport base_report(const RunOptions& o, const Comm& comm, const Trainer& trai
   return r;
 }
 
-Status save(const RunOptions& o, Comm& comm, Trainer& trainer) {
+// What a rank needs around the training loop: the carried Hugging Face files, the --log file, the
+// held-out tokens and the prediction (for MFU).
+struct RunContext {
+  HfSideFiles hf_files;            // hf_side_files.hpp: saved in every checkpoint, written by --export-hf
+  RunLog log;                      // rank 0 only
+  const TokenSource* data = nullptr;
+  const TokenSource* eval = nullptr;
+  Prediction prediction;
+};
+
+Status save(const RunOptions& o, Comm& comm, Trainer& trainer, RunContext& ctx) {
   Status s;
-  const std::vector<BlobRef> blobs = trainer.state_blobs();  // collective: every rank gathers its shards
-  if (comm.rank() == 0) s = save_checkpoint(o.save_dir, trainer.state_meta(), blobs);
+  std::vector<BlobRef> blobs = trainer.state_blobs();  // collective: every rank gathers its shards
+  if (comm.rank() == 0) {
+    for (const BlobRef& b : hf_side_file_blobs(ctx.hf_files)) blobs.push_back(b);
+    s = save_checkpoint(o.save_dir, trainer.state_meta(), blobs);
+    if (s) {
+      std::cerr << "spplan-engine: saved checkpoint of step " << trainer.steps_done() << " to " << o.save_dir << std::endl;
+      ctx.log.write({{"event", "checkpoint"}, {"step", trainer.steps_done()}, {"dir", o.save_dir}});
+    }
+  }
   comm.barrier();  // the others wait, so a run never ends before its checkpoint is on disk
   trainer.drop_state_blobs();
   return s;
@@ -101,34 +147,97 @@ int64_t local_world_size(const DistEnv& env) {
   return env.world;
 }
 
-// Runs the steps still to do: a progress line per step (rank 0), checkpoints when due.
-std::vector<StepStats> run_steps(const RunOptions& o, int64_t rank, Comm& comm, Trainer& trainer) {
-  std::vector<StepStats> steps;
+// A line when the run reads its data more than once (HF Trainer's "Num Epochs" in words): the
+// stream repeats from its start, which a user should know but need not be stopped by.
+void say_data_passes(const RunOptions& o, const TokenSource& data, const Comm& comm, int64_t first_step) {
+  const int64_t per_step = comm.dp() * o.plan.knobs.micro_batch * o.plan.knobs.grad_accum_steps;
+  const double passes = data.passes(o.steps * per_step, o.plan.seq_len);
+  if (comm.rank() != 0 || passes <= 1.0) return;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f", passes);
+  std::cerr << "spplan-engine: --data holds " << data.num_tokens() << " tokens; " << o.steps << " steps of "
+            << per_step << " sequences of " << o.plan.seq_len << " read it " << buf
+            << " times over (epochs; each pass " << (o.shuffle ? "in a new order" : "in the same order")
+            << ", from step " << first_step << ")" << std::endl;
+}
+
+// The step's watch numbers (run_log.hpp): MFU from the prediction, ETA from the mean so far.
+StepWatch watch_of(const RunOptions& o, const RunContext& ctx, const std::vector<StepStats>& steps, int64_t step,
+                   int64_t peak, int64_t per_step) {
+  const StepStats& st = steps.back();
+  StepWatch w;
+  w.step = step;
+  w.total_steps = o.steps;
+  w.tokens_per_s = static_cast<double>(st.tokens) / st.step_time_s;
+  if (ctx.prediction.mfu_step_s) w.mfu = *ctx.prediction.mfu_step_s / st.step_time_s;
+  double sum_s = 0;
+  for (const StepStats& s : steps) sum_s += s.step_time_s;
+  w.eta_s = sum_s / static_cast<double>(steps.size()) * static_cast<double>(o.steps - step);
+  w.epoch = ctx.data->passes(step * per_step, o.plan.seq_len);
+  w.peak_memory_bytes = peak;
+  return w;
+}
+
+void maybe_evaluate(const RunOptions& o, Comm& comm, Trainer& trainer, RunContext& ctx, bool last) {
+  if (ctx.eval == nullptr) return;
+  const bool due = o.eval_every > 0 && trainer.steps_done() % o.eval_every == 0;
+  if (!due && !last) return;
+  const EvalResult r = trainer.evaluate(*ctx.eval);  // collective
+  if (comm.rank() != 0) return;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%.6f over %lld tokens", r.loss, static_cast<long long>(r.tokens));
+  std::cerr << "eval step " << trainer.steps_done() << "/" << o.steps << "  eval loss " << buf << std::endl;
+  ctx.log.write({{"event", "eval"}, {"step", trainer.steps_done()}, {"eval_loss", r.loss}, {"eval_tokens", r.tokens}});
+}
+
+// Runs the steps still to do: a progress line per step (rank 0), checkpoints and evaluations when
+// due. Returns the stop signal the ranks agreed on (signals.hpp), 0 when the run went to its end.
+int run_steps(const RunOptions& o, Comm& comm, Trainer& trainer, RunContext& ctx, std::vector<StepStats>* steps) {
+  const int64_t per_step = comm.dp() * o.plan.knobs.micro_batch * o.plan.knobs.grad_accum_steps;
   while (trainer.steps_done() < o.steps) {
-    maybe_die(rank, trainer.steps_done() + 1);
-    steps.push_back(trainer.step());
-    const StepStats& st = steps.back();
+    maybe_die(comm.rank(), trainer.steps_done() + 1);
+    steps->push_back(trainer.step());
     const int64_t peak = max_over_ranks(comm, measured_peak(comm.device()).total_bytes);
-    if (rank == 0) {
-      std::cerr << progress_line(trainer.steps_done(), o.steps, st.loss, static_cast<double>(st.tokens) / st.step_time_s,
-                                 st.step_time_s, peak, st.lr, st.grad_norm)
-                << std::endl;
+    const int signal = agreed_stop_signal(comm);  // every rank stops after the same step
+    if (comm.rank() == 0) {
+      const StepWatch w = watch_of(o, ctx, *steps, trainer.steps_done(), peak, per_step);
+      std::cerr << watch_progress_line(steps->back(), w) << std::endl;
+      ctx.log.write(step_log_line(steps->back(), w));
     }
+    const bool last = trainer.steps_done() == o.steps;
+    maybe_evaluate(o, comm, trainer, ctx, last);
     const bool due = o.save_every > 0 && trainer.steps_done() % o.save_every == 0;
-    if (!o.save_dir.empty() && (due || trainer.steps_done() == o.steps)) {
-      if (Status s = save(o, comm, trainer); !s) throw std::runtime_error(s.message());
+    if (!o.save_dir.empty() && (due || last || signal != 0)) {
+      if (Status s = save(o, comm, trainer, ctx); !s) throw std::runtime_error(s.message());
+    }
+    if (signal != 0) {
+      if (comm.rank() == 0) {
+        std::cerr << "spplan-engine: stopped by signal " << signal << " (" << ::strsignal(signal) << ") after step "
+                  << trainer.steps_done() << " of " << o.steps << std::endl;
+      }
+      return signal;
     }
   }
-  return steps;
+  return 0;
 }
 
 // --export-hf after the last step: rank 0 writes the folder from the gathered parameters; the
 // others wait, so the run never ends before it is on disk.
-Status export_hf(const RunOptions& o, Comm& comm, Trainer& trainer) {
+// config.json is the carried one (hf_side_files.hpp) with only its dtype changed; the other carried
+// files (generation_config.json, the tokenizer's) are copied beside it.
+Status export_hf(const RunOptions& o, Comm& comm, Trainer& trainer, const HfSideFiles& hf_files) {
   const at::Tensor params = trainer.full_params();  // collective
   Status s;
   if (comm.rank() == 0) {
-    s = write_hf_folder(o.export_hf, o.plan.model, o.plan.seq_len, o.init_from, params.data_ptr<float>(), params.numel());
+    const auto config = hf_files.find("config.json");
+    s = write_hf_folder(o.export_hf, o.plan.model, o.plan.seq_len, config == hf_files.end() ? "" : config->second,
+                        params.data_ptr<float>(), params.numel(), o.export_bf16);
+    if (s) s = write_hf_side_files(o.export_hf, hf_files);
+    if (s) {
+      std::cerr << "spplan-engine: wrote the weights of step " << trainer.steps_done() << " to " << o.export_hf << " ("
+                << (o.export_bf16 ? "bf16" : "fp32") << "; " << hf_files.size() << " Hugging Face file(s) carried)"
+                << std::endl;
+    }
   }
   comm.barrier();
   return s;
@@ -155,8 +264,28 @@ Status apply_device_memory_limit(c10::Device device) {
   return Status::ok();
 }
 
-int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std::optional<LoadedCheckpoint>& resume,
-          const std::optional<HfWeights>& init) {
+// The carried Hugging Face files: the checkpoint's when resuming, else --init-from's folder's.
+Result<HfSideFiles> carried_hf_files(const RunOptions& o, const std::optional<LoadedCheckpoint>& resume) {
+  if (resume) return hf_side_files_of(resume->blobs);
+  if (!o.init_from.empty()) return read_hf_side_files(o.init_from);
+  return HfSideFiles{};
+}
+
+int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, const std::optional<TokenSource>& eval,
+          std::optional<LoadedCheckpoint>& resume, const std::optional<HfWeights>& init) {
+  RunContext ctx;
+  ctx.data = &data;
+  ctx.eval = eval ? &*eval : nullptr;
+  if (Result<HfSideFiles> files = carried_hf_files(o, resume); files.ok()) {
+    ctx.hf_files = std::move(files).value();
+  } else {
+    return env.rank == 0 ? print_bad_input(files.status()) : 2;
+  }
+  if (env.rank == 0 && !o.log_path.empty()) {
+    Result<RunLog> log = RunLog::open(o.log_path, !o.resume_dir.empty());
+    if (!log.ok()) return print_bad_input(log.status());
+    ctx.log = std::move(log).value();
+  }
   const int64_t threads = set_threads(local_world_size(env));
   const c10::Device device = pick_device(env);
   // Before the first allocation of the run: CUDA's out-of-memory observer, or the emulated device.
@@ -174,10 +303,17 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std:
     if (Status s = trainer.restore(*resume); !s) {
       return env.rank == 0 ? print_bad_input(s) : 2;
     }
+    if (env.rank == 0) {
+      std::cerr << "spplan-engine: resumed from " << resume->folder << " at step " << trainer.steps_done() << " of "
+                << o.steps << std::endl;
+    }
     resume.reset();  // free the file bytes before training
   }
   if (init) trainer.load_weights(*init);
   RunReport report = base_report(o, comm, trainer, threads);
+  report.ranks_on_host = local_world_size(env);
+  report.settings = run_settings(o).dump();
+  report.prediction = ctx.prediction = predict(o.plan, pricing_for(o, comm.device(), report.ranks_on_host));
   report.alloc_conf = apply_alloc_conf();  // set in main() already: this reads it back
   if (env.rank == 0 && !comm.device().is_cuda() && o.plan.knobs.precision == Precision::kBf16) {
     const CpuBf16Probe probe = probe_cpu_bf16();
@@ -185,12 +321,21 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std:
     if (*report.cpu_bf16_emulated) std::cerr << bf16_emulated_note(probe) << std::endl;
   }
   reset_peak(comm.device());
-  const std::vector<StepStats> steps = run_steps(o, env.rank, comm, trainer);
-  if (!o.export_hf.empty()) {
-    if (Status s = export_hf(o, comm, trainer); !s) throw std::runtime_error(s.message());
+  if (env.rank == 0 && trainer.steps_done() < o.steps) say_data_passes(o, data, comm, trainer.steps_done() + 1);
+  std::vector<StepStats> steps;
+  const int signal = run_steps(o, comm, trainer, ctx, &steps);
+  if (!o.export_hf.empty() && signal == 0) {
+    if (Status s = export_hf(o, comm, trainer, ctx.hf_files); !s) throw std::runtime_error(s.message());
   }
-  finish_report(o, comm, steps, report);
-  return 0;
+  report.stopped_by_signal = signal;
+  if (steps.empty()) return 0;  // a conversion only (--resume --export-hf): no step to report
+  const std::string summary = finish_report(o, comm, steps, report);
+  if (env.rank == 0) {
+    nlohmann::json line = nlohmann::json::parse(summary);
+    line["event"] = "summary";
+    ctx.log.write(line);
+  }
+  return signal == 0 ? 0 : 128 + signal;
 }
 
 }  // namespace
@@ -203,10 +348,14 @@ int print_bad_input(const Status& status) {
 
 Status check_inputs(RunOptions* o, int64_t world) {
   SPPLAN_RETURN_IF_ERROR(check_run_options(o, world));
-  SPPLAN_RETURN_IF_ERROR(open_data(*o).status());  // maps and scans the files; each rank maps them again
+  SPPLAN_ASSIGN_OR_RETURN(const TokenSource data, open_data(*o));  // maps and scans the files; each rank maps them again
+  SPPLAN_RETURN_IF_ERROR(open_eval_data(*o).status());
   if (!o->resume_dir.empty()) {
     SPPLAN_ASSIGN_OR_RETURN(const LoadedCheckpoint ck, load_checkpoint(o->resume_dir));
-    SPPLAN_RETURN_IF_ERROR(check_resume(ck, o->plan.model, o->steps));
+    SPPLAN_RETURN_IF_ERROR(check_checkpoint(o, ck, data));
+  }
+  if (!o->log_path.empty()) {  // writable: checked before ranks start (the ranks' rank 0 opens it)
+    SPPLAN_RETURN_IF_ERROR(RunLog::open(o->log_path, true).status());
   }
   if (!o->init_from.empty()) SPPLAN_RETURN_IF_ERROR(open_init_from(*o).status());
   return Status::ok();
@@ -217,13 +366,16 @@ int run_rank(RunOptions o, const DistEnv& env) {
     return env.rank == 0 ? print_bad_input(s) : 2;
   };
   if (Status s = check_run_options(&o, env.world); !s) return bad_input(s);
+  catch_rank_stop_signals();  // before the data is read: a signal from now on ends the run cleanly
   Result<TokenSource> data = open_data(o);
   if (!data.ok()) return bad_input(data.status());
+  Result<std::optional<TokenSource>> eval = open_eval_data(o);
+  if (!eval.ok()) return bad_input(eval.status());
   std::optional<LoadedCheckpoint> resume;
   if (!o.resume_dir.empty()) {
     Result<LoadedCheckpoint> ck = load_checkpoint(o.resume_dir);
     if (!ck.ok()) return bad_input(ck.status());
-    if (Status s = check_resume(*ck, o.plan.model, o.steps); !s) return bad_input(s);
+    if (Status s = check_checkpoint(&o, *ck, *data); !s) return bad_input(s);
     if (env.rank == 0 && !ck->warning.empty()) std::cerr << "spplan-engine: warning: " << ck->warning << "\n";
     resume = std::move(ck).value();
   }
@@ -234,7 +386,7 @@ int run_rank(RunOptions o, const DistEnv& env) {
     init = std::move(w).value();
   }
   try {
-    return train(o, env, *data, resume, init);
+    return train(o, env, *data, *eval, resume, init);
   } catch (const c10::OutOfMemoryError& e) {
     return report_oom(o, env.rank, e.what());
   } catch (const std::exception& e) {

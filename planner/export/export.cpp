@@ -290,21 +290,35 @@ std::string engine_flags(const OptimizerSpec& o) {
          (o.train_steps > 0 ? " --train-steps " + std::to_string(o.train_steps) : std::string());
 }
 
-// A plan priced for the bundled engine (--trainer engine) launches it: `spplan run` starts one
-// rank per GPU of this machine itself (its own rendezvous), so no torchrun and no train.py.
-std::string engine_script(const PlanSpec& plan) {
+// `text` in single quotes for bash ('it'\''s').
+std::string single_quoted(const std::string& text) {
+  std::string q = "'";
+  for (char c : text) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// A plan priced for the bundled engine (--trainer engine) launches it with torchrun: one rank per
+// GPU of this machine, each `spplan run` without --nproc reading torchrun's RANK/WORLD_SIZE
+// (engine/run/launcher.hpp). --no-python: the ranks are the spplan executable, not a script.
+std::string engine_script(const PlanSpec& plan, const std::string& plan_path) {
   std::ostringstream o;
   o << "#!/usr/bin/env bash\n" << summary(plan, ExportFormat::kTorchrun);
   o << "# Priced with --trainer engine: spplan's engine runs this plan on this machine, one rank per GPU.\n"
-    << "# PLAN.toml is this plan (spplan plan ... --trainer engine --out PLAN.toml); add --data FILE for real\n"
-    << "# tokens and --save DIR to keep checkpoints.\n";
+    << "# Usage: STEPS=1000 THIS.sh [--data FILE] [--eos-id N] [--save DIR] [--log FILE] ... (spplan run flags)\n";
   o << "set -euo pipefail\n";
-  o << "spplan run --plan PLAN.toml --nproc " << plan.cluster.num_gpus << " " << engine_flags(plan.optimizer) << "\n";
+  if (plan_path.empty()) {
+    o << "PLAN=\"${PLAN:?set PLAN to this plan's TOML file (spplan plan ... --trainer engine --out FILE.toml)}\"\n";
+  } else {
+    o << "PLAN=${PLAN:-" << single_quoted(plan_path) << "}\n";  // unquoted: an assignment does not split
+  }
+  o << "STEPS=\"${STEPS:?set STEPS to the optimizer steps to train (spplan run --steps)}\"\n";
+  o << "torchrun --standalone --nnodes 1 --nproc-per-node " << plan.cluster.num_gpus
+    << " --no-python spplan run --plan \"$PLAN\" --steps \"$STEPS\" " << engine_flags(plan.optimizer) << " \"$@\"\n";
   return o.str();
 }
 
-std::string torchrun_script(const PlanSpec& plan) {
-  if (plan.stack.trainer == "engine") return engine_script(plan);
+std::string torchrun_script(const PlanSpec& plan, const std::string& plan_path) {
+  if (plan.stack.trainer == "engine") return engine_script(plan, plan_path);
   const Knobs& k = plan.knobs;
   const int64_t nodes = plan.cluster.num_nodes();
   std::ostringstream o;
@@ -318,7 +332,8 @@ std::string torchrun_script(const PlanSpec& plan) {
   }
   if (k.tiled_mlp) o << "# Tiled MLP: wrap each MLP with DeepSpeed's TiledMLP (ALST) in train.py.\n";
   o << nvme_note(k);
-  o << "# The same optimizer on spplan's engine: spplan run --plan PLAN.toml " << engine_flags(plan.optimizer) << "\n";
+  o << "# The same optimizer on spplan's engine: spplan run --plan " << (plan_path.empty() ? "PLAN.toml" : plan_path) << " "
+    << engine_flags(plan.optimizer) << "\n";
   o << "set -euo pipefail\n";
   o << (nodes > 1 ? ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n"
                   : "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n");
@@ -347,7 +362,7 @@ Result<ExportFormat> parse_export_format(std::string_view name, const std::strin
                          "\" is not a known format (allowed: deepspeed, accelerate, arctic, torchrun)");
 }
 
-Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format) {
+Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format, const std::string& plan_path) {
   const WhereFn where = [](const std::string& key) {
     if (key == "seq_len") return std::string("key \"seq_len\"");
     if (key == "num_gpus") return std::string("key \"cluster.num_gpus\"");
@@ -387,7 +402,7 @@ Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format) {
     case ExportFormat::kDeepSpeed: return deepspeed_json(plan).dump(2) + "\n";
     case ExportFormat::kAccelerate: return accelerate_yaml(plan);
     case ExportFormat::kArctic: return arctic_yaml(plan);
-    case ExportFormat::kTorchrun: return torchrun_script(plan);
+    case ExportFormat::kTorchrun: return torchrun_script(plan, plan_path);
   }
   return Status::internal("export: unknown format");
 }

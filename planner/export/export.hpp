@@ -41,7 +41,9 @@ Result<ExportFormat> parse_export_format(std::string_view name, const std::strin
 // The text of `format` for `plan` (ends with a newline). Fails with kInvalidInput when the plan
 // breaks a rule of check_plan() or when its GPUs cannot be spread evenly over whole nodes
 // (torchrun starts the same number of processes on every node). Messages name the plan-file key
-// (`key "knobs.sp": ...`); callers prefix the file name.
-Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format);
+// (`key "knobs.sp": ...`); callers prefix the file name. `plan_path`: the plan's file, which the
+// torchrun script of a trainer "engine" plan runs (`spplan run --plan`); "" when the plan has no
+// file (the script then asks for $PLAN).
+Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format, const std::string& plan_path = "");
 
 }  // namespace spplan

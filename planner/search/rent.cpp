@@ -4,6 +4,36 @@
 
 namespace spplan::search {
 
+namespace {
+
+// One row: the best plan at the sequence and the longest sequence, on `plan`'s GPU and count.
+RentOption option_for(const PlanSpec& plan, const std::string& name, const KnobConstraints& constraints) {
+  RentOption option{name, plan.cluster.num_nodes(), plan.cluster.num_gpus, std::nullopt, 0};
+  SearchResult result = search_plans(plan, false, constraints);
+  if (!result.feasible.empty()) option.best = std::move(result.feasible.front());
+  if (auto longest = max_seq_searched(plan, kRentMaxSeqGranularity, constraints)) option.max_seq = longest->plan.seq_len;
+  return option;
+}
+
+void mark_cheapest_and_fastest(RentTable* t);
+
+}  // namespace
+
+RentTable rent_options_with_own(const PlanSpec& base, const KnobConstraints& constraints) {
+  RentTable table = rent_options(base, constraints);
+  for (RentOption& o : table.options) {
+    if (o.gpu == base.cluster.gpu.name && o.gpus == base.cluster.num_gpus) {
+      o.own = true;
+      return table;
+    }
+  }
+  RentOption own = option_for(base, base.cluster.gpu.name, constraints);
+  own.own = true;
+  table.options.push_back(std::move(own));
+  mark_cheapest_and_fastest(&table);
+  return table;
+}
+
 RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints) {
   RentTable table;
   for (const std::string& name : gpu_presets()) {
@@ -13,13 +43,20 @@ RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints)
       PlanSpec plan = base;
       plan.cluster.gpu = *gpu;
       plan.cluster.num_gpus = nodes * gpu->gpus_per_node;
-      RentOption option{name, nodes, plan.cluster.num_gpus, std::nullopt, 0};
-      SearchResult result = search_plans(plan, false, constraints);
-      if (!result.feasible.empty()) option.best = std::move(result.feasible.front());
-      if (auto longest = max_seq_searched(plan, kRentMaxSeqGranularity, constraints)) option.max_seq = longest->plan.seq_len;
+      RentOption option = option_for(plan, name, constraints);
+      option.nodes = nodes;
       table.options.push_back(std::move(option));
     }
   }
+  mark_cheapest_and_fastest(&table);
+  return table;
+}
+
+namespace {
+
+void mark_cheapest_and_fastest(RentTable* t) {
+  RentTable& table = *t;
+  table.cheapest = table.fastest = -1;
   for (int i = 0; i < static_cast<int>(table.options.size()); ++i) {
     const auto& best = table.options[static_cast<size_t>(i)].best;
     if (!best) continue;
@@ -32,7 +69,8 @@ RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints)
       table.fastest = i;
     }
   }
-  return table;
 }
+
+}  // namespace
 
 }  // namespace spplan::search

@@ -23,6 +23,7 @@ struct RentOption {
   int64_t gpus = 0;       // nodes x the preset's gpus_per_node
   std::optional<RankedPlan> best;  // at base.seq_len; empty when nothing fits
   int64_t max_seq = 0;    // longest sequence any knob set fits (0: none)
+  bool own = false;       // the base plan's own GPU and count (rent_options_with_own)
 };
 
 struct RentTable {
@@ -34,5 +35,10 @@ struct RentTable {
 // Every preset x node shape for `base`'s model, seq_len, knob constraints and stack. A preset file
 // that does not load is skipped (it is reported where it is chosen).
 RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints = {});
+
+// rent_options plus the base plan's own shape (its GPU spec and num_gpus, e.g. 4 GPUs: not a whole
+// number of nodes) as a row marked `own` when no preset row has that GPU and count already (then
+// that row is marked). What the user has is compared with what they could rent.
+RentTable rent_options_with_own(const PlanSpec& base, const KnobConstraints& constraints = {});
 
 }  // namespace spplan::search

@@ -132,19 +132,65 @@ class TestGuiRun : public QObject {
     QVERIFY(panel.statusText().startsWith(QStringLiteral("stopped after")));
   }
 
-  void engineMessageShownWhenThePlanIsRefused() {
-    if (!engineBuilt()) QSKIP("spplan-engine was not built");
+  // Start refuses what spplan run refuses, with the rule's own message (plan_rules.hpp), and never
+  // offers more processes than this machine has cores.
+  void plansTheEngineRefusesAreNotStarted() {
     RunPanel panel;
     panel.setSpplanPath(QStringLiteral(SPPLAN_EXE));
+    auto plan = tinyPlan();
+    panel.setPlan(&plan, QString());
+    QVERIFY(panel.maxProcessCount() >= 1);
+    panel.setProcessCount(panel.maxProcessCount() + 5);
+    QCOMPARE(panel.runPlan().cluster.num_gpus, panel.maxProcessCount());  // clamped to the cores
+    if (panel.maxProcessCount() % 2 == 0) {
+      QVERIFY2(panel.refusal().isEmpty(), qPrintable(panel.refusal()));
+    }
+    panel.setProcessCount(1);  // sp 2 does not divide 1 rank
+    QVERIFY(panel.refusal().contains(QStringLiteral("--sp")));
+    QVERIFY(!panel.start());
+    QVERIFY2(panel.statusText().startsWith(QStringLiteral("not started: ")), qPrintable(panel.statusText()));
+    // ZeRO 3 without checkpointing: check_trainer_runs' message for trainer "engine".
+    plan.plan.knobs.zero_stage = 3;
+    plan.plan.knobs.act_ckpt = spplan::ActCkpt::kNone;
+    panel.setPlan(&plan, QString());
+    panel.setProcessCount(2);
+    QVERIFY2(panel.refusal().contains(QStringLiteral("is not run by trainer \"engine\"")), qPrintable(panel.refusal()));
+    QVERIFY(!panel.start());
+    QVERIFY(panel.deviceText().startsWith(QStringLiteral("Runs on this machine's")));
+    QVERIFY(panel.deviceText().contains(QStringLiteral("planner's prediction for h100-80gb")));
+  }
+
+  // The fields pass the engine's flags; the plan file written is the run's (num_gpus = --nproc).
+  void runFieldsBecomeFlags() {
+    RunPanel panel;
     const auto plan = tinyPlan();
     panel.setPlan(&plan, QString());
-    panel.setProcessCount(3);  // sp 2 does not divide 3 ranks: the engine's own message
-    QSignalSpy finished(&panel, &RunPanel::runFinished);
-    QVERIFY(panel.start());
-    QVERIFY(finished.wait(kRunTimeoutMs));
-    QCOMPARE(finished.at(0).at(0).toInt(), 2);
-    QVERIFY2(panel.statusText().startsWith(QStringLiteral("spplan run exited 2: ")), qPrintable(panel.statusText()));
-    QVERIFY(panel.statusText().contains(QStringLiteral("sp")));
+    panel.setProcessCount(2);
+    panel.setRunInputs(QStringLiteral("a.u16.bin"), QStringLiteral("2"), QString(), QStringLiteral("ckpt"),
+                       QStringLiteral("old"));
+    const QStringList args = panel.runArguments(QStringLiteral("p.toml"));
+    QCOMPARE(args.join(' '), QStringLiteral("run --plan p.toml --nproc 2 --steps 5 --json --data a.u16.bin --eos-id 2 "
+                                            "--save ckpt --resume old"));
+    QCOMPARE(panel.runPlan().stack.trainer, std::string("engine"));
+    panel.setRunInputs(QString(), QStringLiteral("-3"), QStringLiteral("hf"), QString(), QStringLiteral("old"));
+    QVERIFY(panel.refusal().startsWith(QStringLiteral("--init-from: not allowed with --resume")));
+    panel.setRunInputs(QString(), QStringLiteral("-3"), QString(), QString(), QString());
+    QVERIFY(panel.refusal().startsWith(QStringLiteral("--eos-id: value \"-3\"")));
+  }
+
+  // The engine's line with MFU and ETA (engine/run/run_log.cpp) parses too.
+  void progressLineWithMfuAndEta() {
+    const auto p = spplan::gui::parseProgressLine(
+        "step 3/5  loss 6.931472  lr 0.0003  grad norm 1.234  tokens/s 812.5  step 0.630 s  peak memory 41.2 MiB"
+        "  MFU 12.5%  ETA 1m 05s");
+    QVERIFY(p.has_value());
+    QCOMPARE(p->step, 3);
+    QVERIFY(p->mfu.has_value());
+    QCOMPARE(*p->mfu, 0.125);
+    QCOMPARE(p->eta, QStringLiteral("1m 05s"));
+    const auto last = spplan::gui::parseProgressLine(
+        "step 5/5  loss 6.9  lr 0.0003  grad norm 1.2  tokens/s 812.5  step 0.630 s  peak memory 41.2 MiB");
+    QVERIFY(last.has_value() && !last->mfu && last->eta.isEmpty());
   }
 };
 

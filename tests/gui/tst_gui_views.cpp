@@ -26,12 +26,14 @@
 #include "gui/sp_scaling_chart_view.hpp"
 #include "gui/sp_scaling_model.hpp"
 #include "gui/step_timeline_view.hpp"
+#include "gui/trust.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 #include "planner/export/export.hpp"
 #include "planner/search/search.hpp"
+#include "simulator/op_words.hpp"
 #include "simulator/simulate.hpp"
 
 #include "tests/gui/fixtures.hpp"
@@ -71,6 +73,19 @@ class TestGuiViews : public QObject {
     QVERIFY(view.exposedText().contains(
         QStringLiteral("all-to-all %1 s").arg(expected.exposed_comm_s.a2a_s, 0, 'f', 3)));
     QVERIFY(view.exposedText().contains(QStringLiteral("ZeRO %1 s").arg(expected.exposed_comm_s.zero_s, 0, 'f', 3)));
+    // The memory lane's labels: the capacity line named with its value, the peak in words, never
+    // the op id (issue 29: "gather.m0.rec.L30").
+    QCOMPARE(view.capacityLabel(), QStringLiteral("capacity %1 GiB").arg(best.estimate.capacity_bytes / spplan::kGiB, 0, 'f', 1));
+    QCOMPARE(view.peakWhere(), QString::fromStdString(spplan::sim::op_in_words(expected.peak_op)));
+    QVERIFY2(view.peakLabel().startsWith(QStringLiteral("peak %1 GiB: ").arg(expected.peak_memory_bytes / spplan::kGiB, 0, 'f', 1)),
+             qPrintable(view.peakLabel()));
+    if (!expected.peak_op.empty()) {
+      QVERIFY2(!view.peakLabel().contains(QString::fromStdString(expected.peak_op)), qPrintable(view.peakLabel()));
+      QVERIFY2(view.peakLabel().contains(QStringLiteral("layer")) || view.peakLabel().contains(QStringLiteral("optimizer")) ||
+                   view.peakLabel().contains(QStringLiteral("loss")),
+               qPrintable(view.peakLabel()));
+    }
+    QVERIFY(view.exposedText().endsWith(view.peakWhere()));
     // Zoom: the span halves around the middle, keys and reset; never past the step.
     QCOMPARE(view.viewSpanS(), expected.step_time_s);
     view.zoomBy(4);
@@ -112,13 +127,20 @@ class TestGuiViews : public QObject {
     base.seq_len = 32 * 1024;
     model.setBase(base);
     const auto presets = spplan::gpu_presets();
-    QCOMPARE(model.rowCount(), static_cast<int>(presets.size() * std::size(RentModel::NodeShapes)));
+    // Every preset x node shape, and the user's own 4 H100s (not a whole node of 8) as the last row.
+    QCOMPARE(model.rowCount(), static_cast<int>(presets.size() * std::size(RentModel::NodeShapes)) + 1);
+    const int own = model.rowCount() - 1;
+    QVERIFY(model.isOwnRow(own));
+    QCOMPARE(model.index(own, RentModel::GpusColumn).data().toLongLong(), 4);
+    QVERIFY(model.index(own, RentModel::MarkColumn).data().toString().contains("your GPUs"));
     double cheapest = 1e300, fastest = 0;
     for (int r = 0; r < model.rowCount(); ++r) {
       spplan::PlanSpec plan = base;
       plan.cluster.gpu = *spplan::load_gpu(model.index(r, RentModel::GpuColumn).data().toString().toStdString());
       plan.cluster.num_gpus = model.index(r, RentModel::GpusColumn).data().toLongLong();
-      QCOMPARE(plan.cluster.num_gpus, model.index(r, RentModel::NodesColumn).data().toLongLong() * plan.cluster.gpu.gpus_per_node);
+      if (!model.isOwnRow(r)) {
+        QCOMPARE(plan.cluster.num_gpus, model.index(r, RentModel::NodesColumn).data().toLongLong() * plan.cluster.gpu.gpus_per_node);
+      }
       const auto result = spplan::search::search_plans(plan, false);
       QVERIFY(!result.feasible.empty());
       const auto& e = result.feasible[0].estimate;
@@ -143,6 +165,35 @@ class TestGuiViews : public QObject {
     QCOMPARE(marked, expected);
     chart.setMetricColumn(RentModel::ChartMaxSeqKiloColumn);
     QCOMPARE(chart.markedBars().size(), expected.size());
+    // Max-seq with its margin: the measured memory error on that GPU (validation/results).
+    const auto trust = spplan::gui::TrustTable::loadDir(spplan::gui::TrustTable::defaultDir());
+    QVERIFY2(trust.ok(), trust.ok() ? "" : trust.status().message().c_str());
+    model.setTrust(&*trust);
+    const double margin = trust->forGpu("h100-80gb").memory.meanAbsPct;
+    QVERIFY(trust->forGpu("h100-80gb").memory.count > 0);
+    QVERIFY(model.index(own, RentModel::MaxSeqColumn).data().toString().endsWith(QStringLiteral("k ±%1%").arg(margin, 0, 'f', 0)));
+  }
+
+  // $/Mtok and other small numbers keep three significant digits, never "0.000".
+  void significantDigits() {
+    const struct { double value; const char* text; } rows[] = {
+        {0.000412345, "0.000412"}, {0.0123, "0.0123"}, {1.23456, "1.23"}, {45.678, "45.7"}, {1234.5, "1235"}, {0, "0"}};
+    for (const auto& r : rows) QCOMPARE(spplan::gui::significantText(r.value, 3), QString::fromLatin1(r.text));
+  }
+
+  // Every visible column of both tables says what it means in its header's tooltip.
+  void columnHeadersHaveTooltips() {
+    RentModel rent;
+    for (int c = 0; c < RentModel::VisibleColumnCount; ++c) {
+      QVERIFY2(!rent.headerData(c, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty(), qPrintable(QString::number(c)));
+    }
+    QVERIFY(rent.headerData(RentModel::MaxSeqColumn, Qt::Horizontal, Qt::ToolTipRole).toString().contains("banner"));
+    QCOMPARE(rent.headerData(RentModel::MaxSeqColumn, Qt::Horizontal).toString(), QStringLiteral("max seq (any knobs)"));
+    spplan::gui::PlanTableModel plans;
+    for (int c = 0; c <= spplan::gui::PlanTableModel::UsdPerMtokColumn; ++c) {
+      QVERIFY2(!plans.headerData(c, Qt::Horizontal, Qt::ToolTipRole).toString().isEmpty(), qPrintable(QString::number(c)));
+    }
+    QVERIFY(plans.headerData(spplan::gui::PlanTableModel::TiledColumn, Qt::Horizontal, Qt::ToolTipRole).toString().contains("tiled MLP"));
   }
 
   void spScalingIsTheEstimateAtEachSp() {

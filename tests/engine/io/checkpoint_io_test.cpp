@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "engine/io/data.hpp"
 #include "run_helpers.hpp"
 
 namespace spplan::engine {
@@ -150,6 +151,39 @@ TEST(EngineCheckpoint, ResumeChecksModelAndSteps) {
   EXPECT_NE(check_resume(ck, m, 4).message().find("--steps: value 4 is not more than the 4 steps"), std::string::npos);
   m.hidden_size = 8;
   EXPECT_NE(check_resume(ck, m, 5).message().find("checkpoint of model"), std::string::npos);
+}
+
+// The data and --eos-id a run read are in the manifest; resume refuses others, naming both.
+TEST(EngineCheckpoint, ResumeRefusesOtherDataOrEosId) {
+  const std::string dir = testing::fresh_dir("ckpt_data");
+  const std::vector<float> a{1, 2};
+  CheckpointMeta meta{.step = 1, .next_sequence = 2, .seed = 0, .model = "m", .run = "r",
+                      .data = "a.u16.bin 100 tokens 00ff", .eos_id = 2};
+  ASSERT_TRUE(save_checkpoint(dir, meta, {{"a.f32", a.data(), 8}}).is_ok());
+  const auto ck = load_checkpoint(dir);
+  ASSERT_TRUE(ck.ok()) << ck.status().message();
+  EXPECT_EQ(ck->meta.data, "a.u16.bin 100 tokens 00ff");
+  EXPECT_EQ(ck->meta.eos_id, 2);
+  EXPECT_TRUE(check_resume_data(*ck, "a.u16.bin 100 tokens 00ff", 2).is_ok());
+  EXPECT_EQ(check_resume_data(*ck, "a.u16.bin 100 tokens 00ff", kNoEos).message(),
+            "--eos-id: value none differs from the 2 that " + ck->folder + " was trained with (allowed: --eos-id 2)");
+  EXPECT_EQ(check_resume_data(*ck, "b.u16.bin 100 tokens 00ff", 2).message(),
+            "--data: \"b.u16.bin 100 tokens 00ff\" differs from what " + ck->folder +
+                " was trained on: \"a.u16.bin 100 tokens 00ff\" (allowed: the same files, in the same order)");
+  // A checkpoint written before these were stored is not refused for lacking them.
+  LoadedCheckpoint old;
+  EXPECT_TRUE(check_resume_data(old, "anything", 5).is_ok());
+}
+
+// `--resume DIR --export-hf OUT` with no --steps converts: any step count passes.
+TEST(EngineCheckpoint, ConvertOnlyAcceptsTheFinishedStep) {
+  LoadedCheckpoint ck;
+  ck.folder = "d";
+  ck.meta.step = 4;
+  ModelSpec m;
+  ck.meta.model = model_fingerprint(m);
+  EXPECT_FALSE(check_resume(ck, m, 4).is_ok());
+  EXPECT_TRUE(check_resume(ck, m, 4, true).is_ok());
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -182,6 +183,78 @@ TEST(EngineData, LabelsThatCrossADocumentEndAreIgnored) {
   // The source carries its EOS id to the trainer.
   EXPECT_EQ(TokenSource::open({}, 100, 1)->eos_id(), 1);
   EXPECT_EQ(TokenSource::open({}, 100)->eos_id(), kNoEos);
+}
+
+}  // namespace
+}  // namespace spplan::engine
+
+namespace spplan::engine {
+namespace {
+
+// A u16 file holding ids 0..n-1: each window's first token says which window it is.
+std::string counting_file(const std::string& dir, int n) {
+  std::string bytes;
+  for (int i = 0; i < n; ++i) bytes += std::string{static_cast<char>(i & 0xff), static_cast<char>(i >> 8)};
+  return testing::write_file(dir, "count.u16.bin", bytes);
+}
+
+// --shuffle: each pass reads every whole window exactly once, in an order fixed by (seed, pass),
+// and the next pass in another order.
+TEST(EngineData, ShuffleReadsEveryWindowOncePerPassInASeededOrder) {
+  const std::string dir = testing::fresh_dir("data_shuffle");
+  const std::string path = counting_file(dir, 1001);  // (1001 - 1) / 10 = 100 windows of 10 (+ 1 label)
+  const auto a = TokenSource::open({path}, 4096, kNoEos, 7, true);
+  const auto b = TokenSource::open({path}, 4096, kNoEos, 7, true);
+  const auto other_seed = TokenSource::open({path}, 4096, kNoEos, 8, true);
+  ASSERT_TRUE(a.ok() && b.ok() && other_seed.ok());
+  for (int pass = 0; pass < 2; ++pass) {
+    std::vector<int> seen(100, 0);
+    for (int i = 0; i < 100; ++i) {
+      const std::vector<int64_t> w = a->window(pass * 100 + i, 10);
+      ASSERT_EQ(w.front() % 10, 0);  // a whole window, starting at a multiple of seq
+      EXPECT_EQ(w.back(), w.front() + 10);
+      ++seen[static_cast<size_t>(w.front() / 10)];
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 100) << "pass " << pass;
+  }
+  std::vector<int64_t> first_pass, second_pass, same, other;
+  for (int i = 0; i < 100; ++i) {
+    first_pass.push_back(a->window(i, 10).front());
+    second_pass.push_back(a->window(100 + i, 10).front());
+    same.push_back(b->window(i, 10).front());
+    other.push_back(other_seed->window(i, 10).front());
+  }
+  EXPECT_EQ(first_pass, same);         // the same seed: the same order, run after run
+  EXPECT_NE(first_pass, second_pass);  // each pass its own order
+  EXPECT_NE(first_pass, other);
+  EXPECT_NE(a->fingerprint(), TokenSource::open({path}, 4096)->fingerprint());  // "shuffled" is part of it
+}
+
+TEST(EngineData, PassesCountHowOftenTheRunReadsTheData) {
+  const std::string dir = testing::fresh_dir("data_passes");
+  const auto plain = TokenSource::open({counting_file(dir, 1000)}, 4096);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_DOUBLE_EQ(plain->passes(50, 10), 0.5);   // 500 of 1000 tokens
+  EXPECT_DOUBLE_EQ(plain->passes(400, 10), 4.0);
+  EXPECT_DOUBLE_EQ(TokenSource::synthetic(1, 4096).passes(400, 10), 0.0);
+  EXPECT_EQ(TokenSource::synthetic(1, 4096).fingerprint(), "synthetic");
+}
+
+// The fingerprint a checkpoint keeps: the name, not the folder (a moved file is the same data),
+// the count and the head's checksum (another file of the same name and size is not).
+TEST(EngineData, FingerprintNamesTheFileNotItsFolder) {
+  const std::string a = testing::fresh_dir("data_fp_a"), b = testing::fresh_dir("data_fp_b");
+  const auto one = TokenSource::open({counting_file(a, 300)}, 4096);
+  const auto moved = TokenSource::open({counting_file(b, 300)}, 4096);
+  ASSERT_TRUE(one.ok() && moved.ok());
+  const std::string fingerprint = one->fingerprint();
+  EXPECT_EQ(fingerprint, moved->fingerprint());
+  EXPECT_EQ(fingerprint.rfind("count.u16.bin 300 tokens ", 0), 0u) << fingerprint;
+  // The same name and size, other tokens (in another folder: the mapped files above stay as they are).
+  const std::string c = testing::fresh_dir("data_fp_c");
+  const auto changed = TokenSource::open({testing::write_file(c, "count.u16.bin", std::string(600, '\x01'))}, 4096);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_NE(fingerprint, changed->fingerprint());
 }
 
 }  // namespace

@@ -38,6 +38,27 @@ TEST(Safetensors, WrittenFileReadsBack) {
   EXPECT_FALSE(std::filesystem::exists(dir + "/m.safetensors.tmp-" + std::to_string(::getpid())));
 }
 
+// --export-dtype bf16: rounded to nearest even as torch rounds (bit patterns worked by hand), and
+// what is written reads back as those values.
+TEST(Safetensors, WritesBf16RoundedToNearestEven) {
+  EXPECT_EQ(bf16_bits(1.0f), 0x3f80);
+  EXPECT_EQ(bf16_bits(-2.0f), 0xc000);
+  EXPECT_EQ(bf16_bits(1.00390625f), 0x3f80);  // 1 + 2^-8: exactly half way, ties to the even 0x3f80
+  EXPECT_EQ(bf16_bits(1.01171875f), 0x3f82);  // 1 + 3 * 2^-8: half way, ties to the even 0x3f82
+  EXPECT_EQ(bf16_bits(1.0f + 1.0f / 128 + 1.0f / 4096), 0x3f81);  // above half way: rounds up
+  EXPECT_EQ(bf16_bits(std::numeric_limits<float>::infinity()), 0x7f80);
+  EXPECT_EQ(bf16_bits(std::numeric_limits<float>::quiet_NaN()) & 0x7fc0, 0x7fc0);
+  const std::string dir = fresh_dir("st_bf16");
+  const std::vector<float> a{1.0f, -2.0f, 1.01171875f, 0.5f};
+  ASSERT_TRUE(write_safetensors(dir + "/m.safetensors", {{"a", {4}, a.data()}}, {{"format", "pt"}}, true));
+  Result<SafetensorsFile> f = SafetensorsFile::open(dir + "/m.safetensors");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->tensors()[0].dtype, "BF16");
+  std::vector<float> got(4);
+  convert_to_f32(f->tensors()[0], 0, 4, got.data());
+  EXPECT_EQ(got, (std::vector<float>{1.0f, -2.0f, 1.015625f, 0.5f}));
+}
+
 TEST(Safetensors, Bf16AndF16ConvertToTheirValues) {
   // BF16 0x3f80 = 1, 0xc000 = -2; F16 0x3c00 = 1, 0x0001 = 2^-24 (subnormal), 0xfc00 = -inf.
   const std::string header = R"({"h":{"dtype":"F16","shape":[3],"data_offsets":[4,10]},)"

@@ -26,6 +26,11 @@ std::string fixtures() {
                "seq_len = 1024\n[model]\npreset = \"tiny-llama\"\n[gpu]\npreset = \"h100-80gb\"\n"
                "[cluster]\nnum_gpus = 2\n[knobs]\nsp = 2\nzero_stage = 3\nact_ckpt = \"none\"\n");
     write_file(d, "ckpt/LATEST", "");
+    write_file(d, "corpus.jsonl", "{\"text\": \"hello\"}\n");
+    write_file(d, "corpus.txt", "  {\"text\": \"hello\"}\n");
+    write_file(d, "two.toml",
+               "seq_len = 1024\n[model]\npreset = \"tiny-llama\"\n[gpu]\npreset = \"h100-80gb\"\n"
+               "[cluster]\nnum_gpus = 2\n[knobs]\nsp = 2\nzero_stage = 0\nact_ckpt = \"none\"\n");
     return d;
   }();
   return dir;
@@ -97,6 +102,22 @@ const std::vector<BadCase>& cases() {
       {{"--plan", "$D/none.toml", "--nproc", "1"}, "none.toml: cannot open"},
       {{"--plan", "$D/zero3.toml", "--nproc", "2"}, "zero3.toml: key \"knobs.act_ckpt\": value \"none\" is not implemented yet in the engine with zero_stage 3"},
       {{"--plan", "$D/zero3.toml", "--model", "tiny-llama", "--nproc", "2"}, "--model: not allowed with --plan"},
+      // Issue 29: silent mistakes refused. A corpus is not tokens: the message names the script.
+      {flags({"--data", "$D/corpus.jsonl"}),
+       "--data: $D/corpus.jsonl: JSON lines, not token ids (allowed: *.u16.bin / *.u32.bin; make one with "
+       "scripts/tokenize.py --tokenizer tokenizer.json --out corpus $D/corpus.jsonl)"},
+      {flags({"--data", "$D/corpus.txt"}), "--data: $D/corpus.txt: JSON, not token ids"},
+      {flags({"--eval-data", "$D/corpus.jsonl"}), "--eval-data: $D/corpus.jsonl: JSON lines, not token ids"},
+      {flags({"--warmup-steps", "10", "--steps", "5"}), "--warmup-steps: value 10 is more than --steps 5 (allowed: 0 to 5)"},
+      {{"--plan", "$D/two.toml", "--nproc", "3"},
+       "--nproc: value 3 differs from $D/two.toml: key \"cluster.num_gpus\" 2 (allowed: 2, or a plan made for 3 GPUs"},
+      {flags({"--adam-beta1", "1"}), "--adam-beta1: value \"1\" is not allowed"},
+      {flags({"--adam-eps", "0"}), "--adam-eps: value \"0\" is not allowed"},
+      {flags({"--export-dtype", "fp16", "--export-hf", "$D/out"}), "--export-dtype: value \"fp16\" is not allowed (allowed: fp32, bf16)"},
+      {flags({"--export-dtype", "bf16"}), "--export-dtype: value bf16 needs --export-hf DIR"},
+      {flags({"--eval-every", "2"}), "--eval-every: value 2 needs --eval-data FILE"},
+      {flags({"--shuffle"}), "--shuffle: needs --data FILE"},
+      {flags({"--log", "$D/none/x.jsonl"}), "--log: $D/none/x.jsonl: cannot open for writing"},
   };
   return kCases;
 }

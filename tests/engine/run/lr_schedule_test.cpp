@@ -48,5 +48,22 @@ TEST(LrSchedule, NoWarmupStartsAtThePeakAndStepsPastTheEndStayAtTheFloor) {
   EXPECT_NEAR(lr_at(o, 1, 1), 1e-4, 1e-15);    // T - W = 1: p = 1 at k = 1
 }
 
+// What "decay to --min-lr at --steps" means, pinned to transformers (5.x) itself: the values
+// get_cosine_with_min_lr_schedule_with_warmup(opt, 2, 6, min_lr=1e-4) and
+// get_linear_schedule_with_warmup(opt, 2, 6) give the optimizer at steps k = 0..6 (printed by the
+// venv's transformers). The scheduler is stepped after each optimizer step, so the last of 6 steps
+// (k = 5) trains at 2.318e-4 and min_lr is the rate *after* it (k = 6 = --steps), not the rate of
+// the last step: the engine matches that, and the README says so.
+TEST(LrSchedule, MatchesTransformersIncludingTheLastStep) {
+  const double cosine[] = {0, 5e-4, 1e-3, 8.681980515e-4, 5.5e-4, 2.318019485e-4, 1e-4};
+  const double linear[] = {0, 5e-4, 1e-3, 7.5e-4, 5e-4, 2.5e-4, 0};  // transformers' linear ends at 0: min_lr 0
+  OptimizerSpec lin = spec(LrSchedule::kLinear);
+  lin.min_lr = 0;
+  for (int k = 0; k <= 6; ++k) {
+    EXPECT_NEAR(lr_at(spec(LrSchedule::kCosine), k, 6), cosine[k], 1e-12) << k;
+    EXPECT_NEAR(lr_at(lin, k, 6), linear[k], 1e-15) << k;
+  }
+}
+
 }  // namespace
 }  // namespace spplan::engine

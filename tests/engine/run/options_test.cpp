@@ -27,11 +27,15 @@ TEST(EngineOptions, FlagsGetTheEngineDefaults) {
 
 TEST(EngineOptions, PlanFileKnobsAndFlagOverrides) {
   const std::string plan = std::string(SPPLAN_CONFIGS_DIR) + "/plans/tiny-llama-4k-cpu.toml";
-  auto o = parse({"--plan", plan, "--nproc", "4", "--act-ckpt", "full"});
+  auto o = parse({"--plan", plan, "--nproc", "2", "--act-ckpt", "full"});
   ASSERT_TRUE(o.ok()) << o.status().message();
   EXPECT_EQ(o->plan.knobs.sp, 2);
   EXPECT_EQ(o->plan.knobs.act_ckpt, ActCkpt::kFull);
-  EXPECT_TRUE(check_run_options(&*o, 4).is_ok());
+  RunOptions four = *o;  // the plan is priced for 2 GPUs: 4 ranks is another plan (issue 29)
+  EXPECT_EQ(check_run_options(&four, 4).message(),
+            "--nproc: value 4 differs from " + plan + ": key \"cluster.num_gpus\" 2 (allowed: 2, or a plan made for 4 "
+            "GPUs: spplan plan --gpus 4)");
+  EXPECT_TRUE(check_run_options(&*o, 2).is_ok());
   EXPECT_EQ(o->where("act_ckpt"), "--act-ckpt");
   EXPECT_EQ(o->where("zero_stage"), plan + ": key \"knobs.zero_stage\"");
 }

@@ -59,3 +59,36 @@ TEST(CudaPricing, FlagThenMatchThenMemoryOnly) {
 
 }  // namespace
 }  // namespace spplan::engine
+
+namespace spplan::engine {
+namespace {
+
+// Ranks sharing one CPU: one rule for `spplan run` and `validate engine` (host_share). A calibrated
+// CPU spec is divided between the ranks; a GPU preset a CPU run is compared with is not.
+TEST(HostShare, ACpuSpecIsDividedBetweenItsRanksAGpuPresetIsNot) {
+  GpuSpec cpu;
+  cpu.name = "cpu-host";
+  cpu.bf16_tflops = 2.0;
+  cpu.fp32_tflops = 1.0;
+  cpu.hbm_GBps = 40;
+  cpu.pcie_GBps = 20;
+  cpu.memory_gib = 24;
+  cpu.cuda_context_gib = cpu.nccl_gib_per_group = 0;
+  const Pricing shared = cpu_pricing(&cpu, cpu, 2);
+  EXPECT_TRUE(shared.speed_known);
+  EXPECT_DOUBLE_EQ(shared.gpu.bf16_tflops, 1.0);
+  EXPECT_DOUBLE_EQ(shared.gpu.fp32_tflops, 0.5);
+  EXPECT_DOUBLE_EQ(shared.gpu.hbm_GBps, 20);
+  EXPECT_DOUBLE_EQ(shared.gpu.pcie_GBps, 10);
+  EXPECT_DOUBLE_EQ(shared.gpu.memory_gib, 24);  // capacity is not divided: the costmodel prices one rank's peak
+  const GpuSpec by_validate = host_share(cpu, 2);  // what validate.cpp prices each case on
+  EXPECT_DOUBLE_EQ(by_validate.fp32_tflops, shared.gpu.fp32_tflops);
+  const auto h100 = load_gpu("h100-80gb");
+  ASSERT_TRUE(h100.ok());
+  EXPECT_FALSE(describes_host_cpu(*h100));
+  EXPECT_DOUBLE_EQ(cpu_pricing(&*h100, *h100, 2).gpu.bf16_tflops, h100->bf16_tflops);
+  EXPECT_DOUBLE_EQ(cpu_pricing(&cpu, cpu, 1).gpu.bf16_tflops, 2.0);
+}
+
+}  // namespace
+}  // namespace spplan::engine

@@ -161,8 +161,15 @@ TEST(ExportTorchrun, EnginePlansLaunchSpplanRun) {
   p.knobs.sp = 4;
   p.stack = trainer_stack("engine");
   const std::string text = exported(p, ExportFormat::kTorchrun);
-  EXPECT_THAT(text, HasSubstr("\nspplan run --plan PLAN.toml --nproc 4 --lr 0.001 --warmup-steps 0 "));
-  EXPECT_THAT(text, Not(HasSubstr("torchrun --nnodes")));
+  // Without a file: the script asks for $PLAN; always for $STEPS; torchrun starts the ranks.
+  EXPECT_THAT(text, HasSubstr("\nPLAN=\"${PLAN:?set PLAN to this plan's TOML file"));
+  EXPECT_THAT(text, HasSubstr("\nSTEPS=\"${STEPS:?set STEPS to the optimizer steps to train"));
+  EXPECT_THAT(text, HasSubstr("\ntorchrun --standalone --nnodes 1 --nproc-per-node 4 --no-python spplan run --plan \"$PLAN\" "
+                              "--steps \"$STEPS\" --lr 0.001 --warmup-steps 0 "));
+  EXPECT_THAT(text, HasSubstr(" \"$@\"\n"));
+  const auto with_file = export_plan(p, ExportFormat::kTorchrun, "/plans/it's.toml");
+  ASSERT_TRUE(with_file.ok());
+  EXPECT_THAT(*with_file, HasSubstr("\nPLAN=${PLAN:-'/plans/it'\\''s.toml'}\n"));
   PlanSpec two = two_node_plan();
   two.stack = trainer_stack("engine");
   const auto refused = export_plan(two, ExportFormat::kTorchrun);
