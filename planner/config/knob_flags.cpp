@@ -5,14 +5,14 @@
 namespace spplan {
 
 std::vector<FlagSpec> knob_flag_specs() {
-  return {{"sp"},          {"zero"},        {"offload-optimizer"}, {"offload-params"},
+  return {{"sp"},          {"cp"},          {"cp-comm"},         {"zero"},        {"offload-optimizer"}, {"offload-params"},
           {"act-ckpt"},    {"tiled-mlp", false}, {"tiled-loss", false}, {"micro-batch"},
           {"grad-accum"},  {"sp-comm-dtype"}, {"precision"}, {"reduce-bucket"},      {"prefetch-bucket"}};
 }
 
 bool has_knob_flags(const Args& args) {
   for (const auto& spec : knob_flag_specs()) {
-    if (spec.name != "sp" && args.has(spec.name)) return true;
+    if (spec.name != "sp" && spec.name != "cp" && args.has(spec.name)) return true;
   }
   return false;
 }
@@ -20,6 +20,13 @@ bool has_knob_flags(const Args& args) {
 Status apply_knob_flags(const Args& args, Knobs* k) {
   if (auto v = args.get("sp")) {
     SPPLAN_ASSIGN_OR_RETURN(k->sp, parse_int("--sp", *v, 1, 1 << 20));
+  }
+  if (auto v = args.get("cp")) {
+    SPPLAN_ASSIGN_OR_RETURN(k->cp, parse_int("--cp", *v, 1, 1 << 20));
+  }
+  if (auto v = args.get("cp-comm")) {
+    SPPLAN_ASSIGN_OR_RETURN(const size_t i, parse_choice("--cp-comm", *v, cp_comm_names()));
+    k->cp_comm = static_cast<CpComm>(i);
   }
   if (auto v = args.get("zero")) {
     SPPLAN_ASSIGN_OR_RETURN(k->zero_stage, parse_int("--zero", *v, 0, 3));

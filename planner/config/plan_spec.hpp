@@ -73,7 +73,8 @@ struct PlanSpec {
   OptimizerSpec optimizer;  // [optimizer]: optional in files (absent: the defaults)
   TrainingStack stack;
 
-  int64_t dp() const { return cluster.num_gpus / knobs.sp; }  // data-parallel degree
+  // Data-parallel degree: GPUs = dp x sp x cp.
+  int64_t dp() const { return cluster.num_gpus / (knobs.sp * knobs.cp); }
 };
 
 }  // namespace spplan

@@ -11,10 +11,24 @@ bool allowed(const PlanSpec& plan) {
   return check_plan(plan, [](const std::string& key) { return key; }).is_ok();
 }
 
+// The (Ulysses, ring) degree pairs to try: sp over the degrees the heads allow, cp over the
+// divisors of GPUs / sp; only those the constraints allow (fixing one does not fix the other).
+std::vector<std::pair<int64_t, int64_t>> sp_cp_pairs(const PlanSpec& base, const KnobConstraints& constraints) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t sp : valid_sp_degrees(base.model, base.cluster.num_gpus)) {
+    if (constraints.sp && *constraints.sp != sp) continue;
+    for (int64_t cp : valid_cp_degrees(base.cluster.num_gpus, sp)) {
+      if (!constraints.cp || *constraints.cp == cp) out.emplace_back(sp, cp);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool KnobConstraints::allows(const Knobs& k) const {
-  return (!sp || *sp == k.sp) && (!zero_stage || *zero_stage == k.zero_stage) &&
+  return (!sp || *sp == k.sp) && (!cp || *cp == k.cp) && (!cp_comm || k.cp == 1 || *cp_comm == k.cp_comm) &&
+         (!zero_stage || *zero_stage == k.zero_stage) &&
          (!micro_batch || *micro_batch == k.micro_batch) &&
          (!offload_optimizer || *offload_optimizer == k.offload_optimizer) &&
          (!offload_params || *offload_params == k.offload_params) && (!act_ckpt || *act_ckpt == k.act_ckpt) &&
@@ -40,7 +54,10 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& 
       *constraints.micro_batch != 4) {
     micro_batches = {*constraints.micro_batch};
   }
-  for (int64_t sp : valid_sp_degrees(base.model, base.cluster.num_gpus)) {
+  // The all-gather variant is priced but not searched unless asked for: its K/V traffic is never
+  // hidden and its gathered K/V grow with cp, so the ring variant is at least as fast and as small.
+  const CpComm cp_comm = constraints.cp_comm.value_or(CpComm::kRing);
+  for (const auto& [sp, cp] : sp_cp_pairs(base, constraints)) {
     for (int64_t zero = 0; zero <= 3; ++zero) {
       for (OffloadDevice opt : {OffloadDevice::kNone, OffloadDevice::kCpu, OffloadDevice::kNvme}) {
         if (opt == OffloadDevice::kNvme && !has_nvme) continue;
@@ -50,6 +67,8 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& 
               for (int64_t micro_batch : micro_batches) {
                 Knobs k = base.knobs;
                 k.sp = sp;
+                k.cp = cp;
+                k.cp_comm = cp_comm;
                 k.zero_stage = zero;
                 k.offload_optimizer = opt;
                 k.offload_params = params;
