@@ -9,6 +9,7 @@
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/search/explain.hpp"
 #include "planner/search/search.hpp"
 
 namespace spplan::cli {
@@ -58,7 +59,10 @@ int cmd_max_seq(int argc, const char* const* argv) {
                      {"allocator_fragmentation", base->cluster.gpu.allocator_fragmentation},
                      {"max_seq_is_lower_bound", capped},
                      {"limit", capped ? "the longest sequence searched" : search::limit_name(next.limit)}};
-    if (best) j["plan"] = estimate_json(best->plan, best->estimate);
+    if (best) {
+      j["plan"] = estimate_json(best->plan, best->estimate);
+      j["layout"] = search::layout_text(*best);
+    }
     std::cout << j.dump(2) << "\n";
   } else if (best) {
     if (capped) {
@@ -75,6 +79,7 @@ int cmd_max_seq(int argc, const char* const* argv) {
                 << "% allocator slack on the memory freed within a step; without it " << upper_seq << " tokens ("
                 << upper_seq / 1024 << "k) is the most that can run\n";
     }
+    std::cout << "layout: " << search::layout_text(*best) << "\n";
     std::cout << estimate_text(best->plan, best->estimate);
   } else {
     std::cout << "max_seq: 0 (not even " << granularity << " tokens fit)\n";

@@ -82,6 +82,11 @@ std::string layout_reason(const SearchResult& result) {
     } else {
       out += ": best " + number("%.0f", rival->estimate.tokens_per_s) + " tokens/s (sp " +
              std::to_string(rival->plan.knobs.sp) + ", cp " + std::to_string(rival->plan.knobs.cp) + ")";
+      // Inside the noise band the ranking's preferences decided, not the speed.
+      const double best_tps = best.estimate.tokens_per_s;
+      if (rival->estimate.tokens_per_s >= best_tps * (1.0 - kRankNoiseBand)) {
+        out += number(", within %.0f%%: ranked by offloads, micro batch, memory", 100 * kRankNoiseBand);
+      }
     }
   }
   return out;
