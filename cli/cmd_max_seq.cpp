@@ -51,8 +51,10 @@ int cmd_max_seq(int argc, const char* const* argv) {
   const std::optional<search::RankedPlan> upper = search::max_seq_searched(no_slack, granularity, *constraints);
   const int64_t max_seq = best ? best->plan.seq_len : 0, upper_seq = upper ? upper->plan.seq_len : 0;
   const double slack_pct = 100.0 * base->cluster.gpu.allocator_fragmentation;
-  const bool capped = search::at_search_cap(max_seq, granularity);
-  const costmodel::Estimate next = best && !capped ? next_step(best->plan, granularity) : costmodel::Estimate{};
+  // The answer's step: granularity, or with a ring its multiple the zigzag split needs.
+  const int64_t unit = best ? search::sequence_unit(best->plan.knobs, granularity) : granularity;
+  const bool capped = search::at_search_cap(max_seq, unit);
+  const costmodel::Estimate next = best && !capped ? next_step(best->plan, unit) : costmodel::Estimate{};
   const bool host_bound = next.limit == costmodel::Estimate::Limit::kHostMemory;
   if (args->has("json")) {
     nlohmann::json j{{"max_seq", max_seq}, {"max_seq_without_allocator_slack", upper_seq},
@@ -72,7 +74,7 @@ int cmd_max_seq(int argc, const char* const* argv) {
       std::cout << "max_seq: " << max_seq << " tokens (" << max_seq / 1024 << "k)\n";
     }
     if (host_bound) {
-      std::cout << "limit: " << next.reason() << " at " << max_seq + granularity
+      std::cout << "limit: " << next.reason() << " at " << max_seq + unit
                 << " tokens; the GPU allocator slack does not bind here\n";
     } else if (!capped) {
       std::cout << "limit: GPU memory; margin: counts " << format_number(slack_pct)

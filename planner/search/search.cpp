@@ -1,6 +1,7 @@
 #include "planner/search/search.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "planner/config/plan_rules.hpp"
 
@@ -224,19 +225,28 @@ int64_t max_seq_fixed(const PlanSpec& base, int64_t granularity) {
   return lo * granularity;
 }
 
+int64_t sequence_unit(const Knobs& k, int64_t granularity) {
+  return k.cp > 1 ? std::lcm(granularity, 2 * k.sp * k.cp) : granularity;
+}
+
 std::optional<RankedPlan> max_seq_searched(const PlanSpec& base, int64_t granularity,
                                            const KnobConstraints& constraints) {
   std::optional<RankedPlan> best;
   PlanSpec plan = base;
   // The plan rules refuse a sequence of 0 tokens, and callers asking for the longest sequence
-  // have none yet: enumerate the knobs at the shortest length searched.
-  plan.seq_len = granularity;
+  // have none yet: enumerate the knobs at a length every (sp, cp) pair divides in zigzag
+  // chunks (2 x GPUs x granularity; sp x cp divides the GPUs), then search each knob set on its
+  // own unit (sequence_unit).
+  plan.seq_len = 2 * base.cluster.num_gpus * granularity;
   for (const Knobs& k : candidate_knobs(plan, constraints)) {
     if (k.micro_batch != 1 && !constraints.micro_batch) continue;  // a longer sequence never comes from a bigger micro batch
+    const int64_t unit = sequence_unit(k, granularity);
+    const int64_t first = best ? (best->plan.seq_len + granularity + unit - 1) / unit * unit : unit;
+    if (first > kMaxSearchedSeqLen) continue;
     plan.knobs = k;
-    plan.seq_len = best ? best->plan.seq_len + granularity : granularity;
+    plan.seq_len = first;
     if (!costmodel::estimate(plan).fits) continue;  // cannot beat the current best
-    const int64_t seq = max_seq_fixed(plan, granularity);
+    const int64_t seq = max_seq_fixed(plan, unit);
     plan.seq_len = seq;
     RankedPlan candidate{plan, costmodel::estimate(plan)};
     if (!best || seq > best->plan.seq_len ||

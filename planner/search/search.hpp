@@ -104,7 +104,12 @@ bool at_search_cap(int64_t seq_len, int64_t granularity);
 // the knobs fixed; 0 if none.
 int64_t max_seq_fixed(const PlanSpec& base, int64_t granularity);
 
-// Longest sequence over every candidate knob set; the plan that reaches it (seq_len set).
+// The step a knob set's sequence lengths take: `granularity`, or with a ring (cp > 1) its least
+// common multiple with 2 x sp x cp (the zigzag split, check_context_parallel).
+int64_t sequence_unit(const Knobs& knobs, int64_t granularity);
+
+// Longest sequence over every candidate knob set, each a multiple of its sequence_unit (so of
+// granularity); the plan that reaches it (seq_len set).
 std::optional<RankedPlan> max_seq_searched(const PlanSpec& base, int64_t granularity,
                                            const KnobConstraints& constraints = {});
 
