@@ -9,6 +9,7 @@
 #include "cli/report.hpp"
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/plan_rules.hpp"
+#include "planner/search/explain.hpp"
 #include "planner/search/search.hpp"
 
 namespace spplan::cli {
@@ -18,14 +19,32 @@ namespace {
 constexpr int64_t kMaxSuggestedGpus = 4096;
 
 
-// Why more GPUs stop helping: sp is bounded by the heads, and data parallelism adds sequences, not
-// room for a longer one. "sp is at most 32 (the 32 attention heads of llama-3.1-8b)".
-std::string head_bound(const PlanSpec& plan, int64_t max_gpus) {
+// Why more GPUs stop helping. sp is bounded by the heads; ring attention (cp) spreads the sequence
+// over the GPUs beyond it, so what is left is what every GPU still holds at the largest count: the
+// closest miss there. "sp is at most 64 (the 64 attention heads ...); ring attention (cp) ...".
+std::string count_bound(const PlanSpec& plan, int64_t max_gpus, const search::KnobConstraints& constraints) {
   const std::vector<int64_t> sp = valid_sp_degrees(plan.model, max_gpus);
-  return "sp is at most " + std::to_string(sp.empty() ? 1 : sp.back()) + " (the " +
-         std::to_string(plan.model.num_attention_heads) + " attention heads and " +
-         std::to_string(plan.model.num_key_value_heads) + " kv heads of " + plan.model.name +
-         "), and GPUs beyond the sp group add data parallelism, which does not shorten the sequence per GPU";
+  std::string out = "sp is at most " + std::to_string(sp.empty() ? 1 : sp.back()) + " (the " +
+                    std::to_string(plan.model.num_attention_heads) + " attention heads and " +
+                    std::to_string(plan.model.num_key_value_heads) + " kv heads of " + plan.model.name + ")";
+  if (plan.seq_len % 4 != 0 || (constraints.cp && *constraints.cp == 1)) {
+    // No ring: GPUs beyond the sp group only add data parallelism.
+    return out + ", ring attention (cp) " +
+           (plan.seq_len % 4 != 0 ? std::string("needs a sequence divisible by 2 x sp x cp")
+                                  : std::string("is fixed to 1")) +
+           ", and GPUs beyond the sp group add data parallelism, which does not shorten the sequence per GPU";
+  }
+  PlanSpec at = plan;
+  at.cluster.num_gpus = max_gpus;
+  const search::SearchResult found = search::search_plans(at, true, constraints);
+  const search::Rejected* closest = nullptr;
+  for (const auto& r : found.rejected) {
+    if (closest == nullptr || r.need_over_have < closest->need_over_have) closest = &r;
+  }
+  out += "; ring attention (cp) spreads the sequence over the other GPUs, yet on " + std::to_string(max_gpus) +
+         " GPUs each still holds what does not fit";
+  if (closest != nullptr) out += " (closest: " + knobs_text(closest->knobs) + ", " + closest->reason + ")";
+  return out;
 }
 }  // namespace
 
@@ -47,14 +66,18 @@ int cmd_fit(int argc, const char* const* argv) {
       search::smallest_fitting_gpus(*base, fits ? base->cluster.num_gpus : kMaxSuggestedGpus, *constraints);
   if (args->has("json")) {
     nlohmann::json j{{"fits", fits}, {"feasible_plans", result.feasible.size()}};
-    if (fits) j["best"] = estimate_json(result.feasible.front().plan, result.feasible.front().estimate);
+    if (fits) {
+      j["best"] = estimate_json(result.feasible.front().plan, result.feasible.front().estimate);
+      j["why"] = search::layout_reason(result);
+    }
     j["smallest_gpus_that_fit"] = needed ? nlohmann::json(*needed) : nlohmann::json(nullptr);
-    if (!needed) j["why_no_count_fits"] = head_bound(*base, kMaxSuggestedGpus);
+    if (!needed) j["why_no_count_fits"] = count_bound(*base, kMaxSuggestedGpus, *constraints);
     std::cout << j.dump(2) << "\n";
   } else if (fits) {
     const auto& best = result.feasible.front();
     std::cout << "fits: yes (" << result.feasible.size() << " plans; best " << knobs_text(best.plan.knobs) << ", "
               << static_cast<long long>(best.estimate.tokens_per_s) << " tokens/s)\n";
+    std::cout << "why this layout: " << search::layout_reason(result) << "\n";
     if (needed && *needed < base->cluster.num_gpus) {
       std::cout << "the smallest count that fits is " << *needed << " GPUs\n";
     }
@@ -63,7 +86,7 @@ int cmd_fit(int argc, const char* const* argv) {
     if (needed) {
       std::cout << "the smallest count that fits is " << *needed << " GPUs\n";
     } else {
-      std::cout << "nothing up to " << kMaxSuggestedGpus << " GPUs fits: " << head_bound(*base, kMaxSuggestedGpus)
+      std::cout << "nothing up to " << kMaxSuggestedGpus << " GPUs fits: " << count_bound(*base, kMaxSuggestedGpus, *constraints)
                 << "\n";
     }
   }

@@ -10,6 +10,7 @@
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/search/explain.hpp"
 #include "planner/search/search.hpp"
 
 namespace spplan::cli {
@@ -55,15 +56,20 @@ int cmd_max_seq(int argc, const char* const* argv) {
   const std::optional<search::RankedPlan> upper = search::max_seq_searched(no_slack, granularity, *constraints);
   const int64_t max_seq = best ? best->plan.seq_len : 0, upper_seq = upper ? upper->plan.seq_len : 0;
   const double slack_pct = 100.0 * base->cluster.gpu.allocator_fragmentation;
-  const bool capped = search::at_search_cap(max_seq, granularity);
-  const costmodel::Estimate next = best && !capped ? next_step(best->plan, granularity) : costmodel::Estimate{};
+  // The answer's step: granularity, or with a ring its multiple the zigzag split needs.
+  const int64_t unit = best ? search::sequence_unit(best->plan.knobs, granularity) : granularity;
+  const bool capped = search::at_search_cap(max_seq, unit);
+  const costmodel::Estimate next = best && !capped ? next_step(best->plan, unit) : costmodel::Estimate{};
   const bool host_bound = next.limit == costmodel::Estimate::Limit::kHostMemory;
   if (args->has("json")) {
     nlohmann::json j{{"max_seq", max_seq}, {"max_seq_without_allocator_slack", upper_seq},
                      {"allocator_fragmentation", base->cluster.gpu.allocator_fragmentation},
                      {"max_seq_is_lower_bound", capped},
                      {"limit", capped ? "the longest sequence searched" : search::limit_name(next.limit)}};
-    if (best) j["plan"] = estimate_json(best->plan, best->estimate);
+    if (best) {
+      j["plan"] = estimate_json(best->plan, best->estimate);
+      j["layout"] = search::layout_text(*best);
+    }
     std::cout << j.dump(2) << "\n";
   } else if (best) {
     if (capped) {
@@ -73,13 +79,14 @@ int cmd_max_seq(int argc, const char* const* argv) {
       std::cout << "max_seq: " << max_seq << " tokens (" << max_seq / 1024 << "k)\n";
     }
     if (host_bound) {
-      std::cout << "limit: " << next.reason() << " at " << max_seq + granularity
+      std::cout << "limit: " << next.reason() << " at " << max_seq + unit
                 << " tokens; the GPU allocator slack does not bind here\n";
     } else if (!capped) {
       std::cout << "limit: GPU memory; margin: counts " << format_number(slack_pct)
                 << "% allocator slack on the memory freed within a step; without it " << upper_seq << " tokens ("
                 << upper_seq / 1024 << "k) is the most that can run\n";
     }
+    std::cout << "layout: " << search::layout_text(*best) << "\n";
     std::cout << estimate_text(best->plan, best->estimate);
   } else {
     std::cout << "max_seq: 0 (not even " << granularity << " tokens fit)\n";

@@ -15,6 +15,7 @@
 #include "planner/core/units.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/search/explain.hpp"
 #include "planner/search/search.hpp"
 
 #ifdef SPPLAN_HAVE_SIMULATOR
@@ -105,6 +106,7 @@ int cmd_plan(int argc, const char* const* argv) {
     }
     nlohmann::json j{{"plans", plans}, {"evaluated", result.evaluated}, {"feasible", result.feasible.size()},
                      {"rejected", result.rejected.size()}, {"rejections", rejections_json(result)},
+                     {"why", search::layout_reason(result)},
                      {"ranking", search::kRankingRule}};
     std::cout << j.dump(2) << "\n";
     return result.feasible.empty() ? kExitNoFit : kExitOk;
@@ -121,6 +123,7 @@ int cmd_plan(int argc, const char* const* argv) {
   }
   print_table(result.feasible, static_cast<size_t>(top));
   std::cout << "ranked by " << search::kRankingRule << "\n";
+  std::cout << "why this layout: " << search::layout_reason(result) << "\n";
   if (args->has("show-rejected")) print_rejections(result);
   std::cout << "\nbest plan:\n" << estimate_text(result.feasible.front().plan, result.feasible.front().estimate);
   if (auto out = args->get("out")) std::cout << "wrote " << *out << "\n";

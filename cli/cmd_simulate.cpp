@@ -58,7 +58,7 @@ json result_json(const spplan::sim::SimResult& r, const spplan::costmodel::Estim
           {"serial_step_time_s", r.serial_step_time_s},
           {"critical_path_s", r.critical_path_s},
           {"exposed_comm_s", {{"a2a", r.exposed_comm_s.a2a_s}, {"zero", r.exposed_comm_s.zero_s},
-                              {"offload", r.exposed_comm_s.offload_s}}},
+                              {"offload", r.exposed_comm_s.offload_s}, {"ring", r.exposed_comm_s.ring_s}}},
           {"resource_busy_s", busy},
           {"peak_memory_gib", gib(r.peak_memory_bytes)},
           {"peak", {{"time_s", r.peak_time_s}, {"op", r.peak_op}, {"alive_gib", breakdown_gib(r.peak_alive)}}},
@@ -75,6 +75,7 @@ void print_table(const spplan::sim::SimResult& r, const spplan::costmodel::Estim
   std::printf("  critical path (s)              %10.4f\n", r.critical_path_s);
   std::printf("  exposed a2a / zero / offload (s) %8.4f / %.4f / %.4f\n", r.exposed_comm_s.a2a_s,
               r.exposed_comm_s.zero_s, r.exposed_comm_s.offload_s);
+  if (r.exposed_comm_s.ring_s > 0) std::printf("  exposed ring attention (s)      %8.4f\n", r.exposed_comm_s.ring_s);
   std::printf("  peak memory (GiB)              %10.2f %10.2f\n", gib(r.peak_memory_bytes),
               gib(e.memory.total_bytes()));
   std::printf("  peak at %.4f s during %s\n", r.peak_time_s, r.peak_op.c_str());

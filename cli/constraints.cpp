@@ -30,6 +30,16 @@ Result<search::KnobConstraints> read_constraints(const Args& args, PlanSpec* bas
     }
     c.sp = k.sp;
   }
+  if (args.has("cp")) {
+    // cp has no head rule: it must divide the GPUs (by sp too, when sp is fixed).
+    PlanSpec probe = *base;
+    probe.knobs.sp = args.has("sp") ? k.sp : 1;
+    probe.knobs.cp = k.cp;
+    probe.seq_len = 2 * probe.knobs.sp * k.cp;  // the zigzag rule is the sequence's, checked per plan
+    SPPLAN_RETURN_IF_ERROR(check_context_parallel(probe, flag_where));
+    c.cp = k.cp;
+  }
+  if (args.has("cp-comm")) c.cp_comm = k.cp_comm;
   if (args.has("zero")) c.zero_stage = k.zero_stage;
   if (args.has("micro-batch")) c.micro_batch = k.micro_batch;
   if (args.has("offload-optimizer")) c.offload_optimizer = k.offload_optimizer;
@@ -42,7 +52,7 @@ Result<search::KnobConstraints> read_constraints(const Args& args, PlanSpec* bas
 
 std::vector<FlagSpec> searched_knob_flag_specs() {
   // The knobs read_constraints turns into constraints: the search enumerates them unless given.
-  const std::vector<std::string> searched{"sp", "zero", "offload-optimizer", "offload-params", "act-ckpt",
+  const std::vector<std::string> searched{"sp", "cp", "zero", "offload-optimizer", "offload-params", "act-ckpt",
                                           "tiled-mlp", "tiled-loss", "micro-batch"};
   std::vector<FlagSpec> specs = knob_flag_specs();
   for (FlagSpec& f : specs) {

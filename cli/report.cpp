@@ -20,6 +20,8 @@ std::string fmt_number(const char* format, double value) {
 
 nlohmann::json knobs_json(const Knobs& k) {
   return {{"sp", k.sp},
+          {"cp", k.cp},
+          {"cp_comm", to_string(k.cp_comm)},
           {"zero_stage", k.zero_stage},
           {"offload_optimizer", to_string(k.offload_optimizer)},
           {"offload_params", to_string(k.offload_params)},
@@ -37,7 +39,10 @@ std::string knobs_text(const Knobs& k) {
   if (k.tiled_mlp) tiled += "mlp";
   if (k.tiled_loss) tiled += tiled.empty() ? "loss" : ",loss";
   if (tiled.empty()) tiled = "none";
-  return "sp=" + std::to_string(k.sp) + " zero=" + std::to_string(k.zero_stage) +
+  // The ring degree shows once there is a ring (cp 1 plans read as they always have).
+  std::string ring;
+  if (k.cp > 1) ring = " cp=" + std::to_string(k.cp) + (k.cp_comm == CpComm::kAllGather ? "(allgather)" : "");
+  return "sp=" + std::to_string(k.sp) + ring + " zero=" + std::to_string(k.zero_stage) +
          " opt=" + to_string(k.offload_optimizer) + " params=" + to_string(k.offload_params) +
          " ckpt=" + to_string(k.act_ckpt) + " tiled=" + tiled + " mb=" + std::to_string(k.micro_batch);
 }
@@ -104,7 +109,8 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
                            {"capacity_gib", gib(e.host_capacity_bytes)}}},
           {"step_time_s", t.step_time_s},
           {"serial_step_time_s", t.serial_step_time_s},
-          {"time", {{"compute_s", t.compute_s}, {"a2a_s", t.a2a_s}, {"zero_comm_s", t.zero_comm_s},
+          {"time", {{"compute_s", t.compute_s}, {"a2a_s", t.a2a_s}, {"cp_comm_s", t.cp_comm_s},
+                    {"exposed_cp_s", t.exposed_cp_s}, {"zero_comm_s", t.zero_comm_s},
                     {"offload_s", t.offload_s}, {"optimizer_s", t.optimizer_s},
                     {"exposed_a2a_s", t.exposed_a2a_s}, {"exposed_zero_s", t.exposed_zero_s},
                     {"exposed_offload_s", t.exposed_offload_s}}},
@@ -143,7 +149,11 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
     << fmt_number("%.0f", gib(e.host_capacity_bytes)) << " GiB\n";
   o << "  step time: " << fmt_number("%.3f s", e.time.step_time_s) << " (serial "
     << fmt_number("%.3f s", e.time.serial_step_time_s) << "; exposed a2a "
-    << fmt_number("%.3f s", e.time.exposed_a2a_s) << ", zero " << fmt_number("%.3f s", e.time.exposed_zero_s)
+    << fmt_number("%.3f s", e.time.exposed_a2a_s)
+    << (p.knobs.cp > 1 ? ", ring " + fmt_number("%.3f s", e.time.exposed_cp_s) + " of " +
+                             fmt_number("%.3f s", e.time.cp_comm_s)
+                       : std::string())
+    << ", zero " << fmt_number("%.3f s", e.time.exposed_zero_s)
     << ", offload " << fmt_number("%.3f s", e.time.exposed_offload_s) << ", optimizer "
     << fmt_number("%.3f s", e.time.optimizer_s) << ")\n";
   o << "  throughput: " << fmt_number("%.0f tokens/s", e.tokens_per_s) << ", "

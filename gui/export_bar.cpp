@@ -47,6 +47,7 @@ QString ExportBar::suggestedFileName(const std::string& formatName) {
   if (formatName == "deepspeed") return QStringLiteral("ds_config.json");
   if (formatName == "accelerate") return QStringLiteral("accelerate.yaml");
   if (formatName == "arctic") return QStringLiteral("arctic.yml");
+  if (formatName == "megatron") return QStringLiteral("megatron.sh");
   return QStringLiteral("torchrun.sh");
 }
 

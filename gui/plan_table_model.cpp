@@ -71,6 +71,9 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
       if (!e.fits) return text ? QVariant(QStringLiteral("no fit")) : QVariant(0);
       return index.row() + 1;
     case SpColumn: return static_cast<qlonglong>(k.sp);
+    case CpColumn:  // the ring degree, with its variant when it is not the ring
+      if (text && k.cp > 1 && k.cp_comm == CpComm::kAllGather) return QString::number(k.cp) + QStringLiteral(" ag");
+      return static_cast<qlonglong>(k.cp);
     case ZeroColumn: return static_cast<qlonglong>(k.zero_stage);
     case OffloadOptimizerColumn: return QString::fromStdString(to_string(k.offload_optimizer));
     case OffloadParamsColumn: return QString::fromStdString(to_string(k.offload_params));
@@ -119,7 +122,7 @@ QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, in
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const kHeaders[ColumnCount] = {
-      "rank", "sp", "zero", "offload\noptimizer", "offload\nparams", "act\nckpt", "tiled", "micro\nbatch", "peak\nGiB",
+      "rank", "sp", "cp", "zero", "offload\noptimizer", "offload\nparams", "act\nckpt", "tiled", "micro\nbatch", "peak\nGiB",
       "step s", "tokens/s", "MFU", "$/Mtok", "params", "grads", "optimizer", "activations", "logits",
       "buffers", "overhead", "capacity"};
   if (section < 0 || section >= ColumnCount) return {};

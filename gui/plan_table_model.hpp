@@ -15,7 +15,7 @@ class PlanTableModel : public QAbstractTableModel {
 
  public:
   enum Column {
-    RankColumn, SpColumn, ZeroColumn, OffloadOptimizerColumn, OffloadParamsColumn, CkptColumn,
+    RankColumn, SpColumn, CpColumn, ZeroColumn, OffloadOptimizerColumn, OffloadParamsColumn, CkptColumn,
     TiledColumn, MicroBatchColumn, PeakGibColumn, StepSecondsColumn, TokensPerSecondColumn,
     MfuColumn, UsdPerMtokColumn,
     // Hidden in the table; the memory chart maps them (contiguous, in this order).

@@ -113,10 +113,15 @@ QWidget* PlanTabs::buildScalingTab() {
   m_scalingTrustLabel->setStyleSheet("color: #404080;");
   layout->addWidget(m_scalingTrustLabel);
   auto* split = new QSplitter(Qt::Horizontal, scaling);
-  split->addWidget(newTable(m_scalingModel, SpScalingModel::ColumnCount, split));
+  // Columns sized to their text, the table as wide as they are: nothing cut off beside the chart.
+  QTableView* table = newTable(m_scalingModel, SpScalingModel::ColumnCount, split);
+  table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  table->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+  split->addWidget(table);
   split->addWidget(withImageExport(new SpScalingChartView(m_scalingModel, split), "sp-scaling",
                                    [this](const QString& text, bool ok) { Q_EMIT message(text, ok); }));
-  split->setStretchFactor(1, 2);
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
   layout->addWidget(split, 1);
   return scaling;
 }

@@ -1,9 +1,23 @@
 #include "gui/sp_scaling_model.hpp"
 
+#include <QColor>
+#include <QLocale>
+#include <algorithm>
+
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/units.hpp"
 
 namespace spplan::gui {
+
+const char* SpScalingModel::layoutName(Layout layout) {
+  switch (layout) {
+    case Ulysses: return "Ulysses";
+    case Ring: return "ring";
+    case Hybrid: return "Ulysses x ring";
+    case LayoutCount: break;
+  }
+  return "";
+}
 
 SpScalingModel::SpScalingModel(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -13,16 +27,32 @@ int SpScalingModel::columnCount(const QModelIndex& parent) const { return parent
 
 QVariant SpScalingModel::data(const QModelIndex& index, int role) const {
   if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
-  if (role != Qt::DisplayRole) return {};  // numbers in DisplayRole: the chart's mappers read it
   const Row& r = m_rows[static_cast<size_t>(index.row())];
   const costmodel::Estimate& e = r.estimate;
+  if (role == Qt::ForegroundRole && !e.fits) return QColor(0xb0, 0x20, 0x20);  // over capacity, as the Memory tab
+  if (role == Qt::ToolTipRole && !e.fits) return QString::fromStdString(e.reason());
+  if (role == Qt::TextAlignmentRole) {
+    return QVariant::fromValue(index.column() == LayoutColumn || index.column() == FitsColumn
+                                   ? Qt::AlignLeft | Qt::AlignVCenter
+                                   : Qt::AlignRight | Qt::AlignVCenter);
+  }
+  if (role != Qt::DisplayRole && role != ValueRole) return {};
+  const bool text = role == Qt::DisplayRole;
+  const auto number = [text](double v, int decimals) {
+    return text ? QVariant(QLocale().toString(v, 'f', decimals)) : QVariant(v);
+  };
   switch (index.column()) {
+    case LayoutColumn: return tr(layoutName(r.layout));
     case SpColumn: return static_cast<qlonglong>(r.sp);
-    case TokensPerSecondColumn: return e.tokens_per_s;
-    case PeakGibColumn: return gib(e.memory.total_bytes());
-    case CapacityGibColumn: return gib(e.capacity_bytes);
-    case StepSecondsColumn: return e.time.step_time_s;
-    case FitsColumn: return e.fits ? tr("yes") : QString::fromStdString(e.reason());
+    case CpColumn: return static_cast<qlonglong>(r.cp);
+    case DegreeColumn: return static_cast<qlonglong>(r.sp * r.cp);
+    case TokensPerSecondColumn: return number(e.tokens_per_s, 0);
+    case PeakGibColumn: return number(gib(e.memory.total_bytes()), 1);
+    case CapacityGibColumn: return number(gib(e.capacity_bytes), 1);
+    case StepSecondsColumn: return number(e.time.step_time_s, 3);
+    case FitsColumn:
+      if (!text) return e.fits;
+      return e.fits ? tr("yes") : tr("no");  // the reason is the row's tooltip: the table stays narrow
     default: return {};
   }
 }
@@ -30,18 +60,45 @@ QVariant SpScalingModel::data(const QModelIndex& index, int role) const {
 QVariant SpScalingModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
-  static const char* const kHeaders[ColumnCount] = {"sp", "tokens/s", "peak GiB", "capacity GiB", "step s", "fits"};
+  static const char* const kHeaders[ColumnCount] = {"layout", "sp", "cp", "sp x cp", "tokens/s", "peak GiB",
+                                                    "capacity GiB", "step s", "fits"};
   if (section < 0 || section >= ColumnCount) return {};
   return QString::fromLatin1(kHeaders[section]);
 }
 
+int SpScalingModel::firstRow(Layout layout) const {
+  const auto it = std::find_if(m_rows.begin(), m_rows.end(), [&](const Row& r) { return r.layout == layout; });
+  return static_cast<int>(it - m_rows.begin());
+}
+
+int SpScalingModel::rowCountOf(Layout layout) const {
+  return static_cast<int>(std::count_if(m_rows.begin(), m_rows.end(), [&](const Row& r) { return r.layout == layout; }));
+}
+
 void SpScalingModel::setPlan(const PlanSpec& plan) {
   std::vector<Row> rows;
-  for (const int64_t sp : valid_sp_degrees(plan.model, plan.cluster.num_gpus)) {
+  const auto add = [&](Layout layout, int64_t sp, int64_t cp) {
     PlanSpec at = plan;
     at.knobs.sp = sp;
-    if (!check_plan(at, flag_where)) continue;  // estimate() requires a valid plan
-    rows.push_back({sp, costmodel::estimate(at)});
+    at.knobs.cp = cp;
+    if (!check_plan(at, flag_where)) return;  // estimate() requires a valid plan
+    rows.push_back({layout, sp, cp, costmodel::estimate(at)});
+  };
+  const int64_t gpus = plan.cluster.num_gpus;
+  const std::vector<int64_t> sps = valid_sp_degrees(plan.model, gpus);
+  for (const int64_t sp : sps) add(Ulysses, sp, 1);
+  for (const int64_t cp : valid_cp_degrees(gpus, 1)) {
+    if (cp > 1) add(Ring, 1, cp);  // degree 1 is the Ulysses row already
+  }
+  // The hybrid: Ulysses on the largest degree that stays inside a node, the ring across.
+  int64_t node_sp = 1;
+  for (const int64_t sp : sps) {
+    if (sp <= plan.cluster.gpus_per_node() && sp > 1) node_sp = sp;
+  }
+  if (node_sp > 1) {
+    for (const int64_t cp : valid_cp_degrees(gpus, node_sp)) {
+      if (cp > 1) add(Hybrid, node_sp, cp);
+    }
   }
   beginResetModel();
   m_rows = std::move(rows);

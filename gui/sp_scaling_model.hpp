@@ -1,7 +1,10 @@
-// SpScalingModel: one knob set at every valid Ulysses degree. The selected plan with only sp
-// changed (valid_sp_degrees of its model on its GPU count), each row costmodel::estimate()'s
-// tokens/s (whole cluster) and peak memory per GPU. Rows whose other knobs break a plan rule at
-// that sp are left out. Feeds the table and SpScalingChartView.
+// SpScalingModel: the selected plan's other knobs at every sequence-parallel degree, for three
+// layouts: Ulysses only (sp, cp 1), ring only (sp 1, cp) and Ulysses x ring (sp = the largest
+// Ulysses degree inside one node, cp across). Each row is costmodel::estimate()'s tokens/s (whole
+// cluster) and peak memory per GPU at degree sp x cp. Rows whose knobs break a plan rule there
+// (the heads for sp, the zigzag split for cp) are left out. Rows are grouped by layout, degrees
+// ascending, so the chart maps each layout's rows as one series. Feeds the table and
+// SpScalingChartView.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -16,7 +19,16 @@ class SpScalingModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { SpColumn, TokensPerSecondColumn, PeakGibColumn, CapacityGibColumn, StepSecondsColumn, FitsColumn, ColumnCount };
+  enum Column {
+    LayoutColumn, SpColumn, CpColumn, DegreeColumn, TokensPerSecondColumn, PeakGibColumn, CapacityGibColumn,
+    StepSecondsColumn, FitsColumn, ColumnCount
+  };
+  enum Layout { Ulysses, Ring, Hybrid, LayoutCount };
+  static const char* layoutName(Layout layout);  // "Ulysses", "ring", "Ulysses x ring"
+
+  // Qt::DisplayRole: text, one format per column (tokens/s whole, GiB and seconds to 0.1 / 0.001);
+  // ValueRole: the number, which the chart maps.
+  static constexpr int ValueRole = Qt::UserRole;
 
   explicit SpScalingModel(QObject* parent = nullptr);
 
@@ -30,10 +42,14 @@ class SpScalingModel : public QAbstractTableModel {
   void clear();
 
   const costmodel::Estimate& estimateAt(int row) const { return m_rows.at(static_cast<size_t>(row)).estimate; }
+  // The rows of one layout: [first, first + count).
+  int firstRow(Layout layout) const;
+  int rowCountOf(Layout layout) const;
 
  private:
   struct Row {
-    int64_t sp = 0;
+    Layout layout = Ulysses;
+    int64_t sp = 1, cp = 1;
     costmodel::Estimate estimate;
   };
   std::vector<Row> m_rows;

@@ -30,6 +30,7 @@ QColor categoryColor(sim::OpCategory category) {
     case sim::OpCategory::kZero: return QColor(0xf5, 0x85, 0x18);
     case sim::OpCategory::kOffload: return QColor(0x72, 0xb7, 0xb2);
     case sim::OpCategory::kOptimizer: return QColor(0x54, 0xa2, 0x4b);
+    case sim::OpCategory::kRing: return QColor(0x9c, 0x75, 0x5f);
   }
   return Qt::gray;
 }
@@ -56,6 +57,7 @@ StepTimelineView::Lane StepTimelineView::laneOf(const sim::SimEvent& e) {
   if (e.resource == sim::Resource::kHost) return HostLane;
   switch (e.category) {
     case sim::OpCategory::kA2a: return A2aLane;
+    case sim::OpCategory::kRing: return A2aLane;  // the sequence-parallel traffic, Ulysses and ring
     case sim::OpCategory::kZero: return ZeroLane;
     case sim::OpCategory::kOffload: return OffloadLane;
     default: return ComputeLane;  // compute and the optimizer step on the GPU
@@ -63,7 +65,7 @@ StepTimelineView::Lane StepTimelineView::laneOf(const sim::SimEvent& e) {
 }
 
 const char* StepTimelineView::laneName(Lane lane) {
-  static const char* const kNames[LaneCount] = {"compute", "all-to-all", "ZeRO", "offload", "host"};
+  static const char* const kNames[LaneCount] = {"compute", "all-to-all / ring", "ZeRO", "offload", "host"};
   return kNames[lane];
 }
 

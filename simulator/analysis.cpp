@@ -14,7 +14,7 @@ bool is_productive(const Op& op) {
 // Which category an interval is charged to, given what runs in it (-1: nothing is exposed).
 int exposed_category(int productive_running, const std::array<int, kNumOpCategories>& running) {
   if (productive_running > 0) return -1;
-  for (OpCategory c : {OpCategory::kA2a, OpCategory::kZero, OpCategory::kOffload}) {
+  for (OpCategory c : {OpCategory::kA2a, OpCategory::kRing, OpCategory::kZero, OpCategory::kOffload}) {
     if (running[static_cast<int>(c)] > 0) return static_cast<int>(c);
   }
   return -1;

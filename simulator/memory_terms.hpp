@@ -25,6 +25,7 @@ struct MemoryTerms {
   double layer_saved_bytes = 0;        // one layer's saved tensors while it runs (forward, recompute)
   double layer_backward_extra_bytes = 0;  // backward transients, its all-to-all copies included
   double ulysses_buffer_bytes = 0;     // forward / recompute all-to-all copies, first a2a to second
+  double ring_buffer_bytes = 0;        // forward / recompute ring attention K/V and merge buffers
 
   // Loss.
   double loss_forward_peak_bytes = 0;

@@ -27,6 +27,7 @@ const char* category_name(OpCategory category) {
     case OpCategory::kZero: return "zero";
     case OpCategory::kOffload: return "offload";
     case OpCategory::kOptimizer: return "optimizer";
+    case OpCategory::kRing: return "ring";
   }
   return "?";
 }

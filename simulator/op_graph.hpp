@@ -23,9 +23,10 @@ inline constexpr int kNumResources = 5;
 const char* resource_name(Resource resource);  // "compute", "comm", "h2d", "d2h", "host"
 
 // What an operation's time counts as (the estimate's TimeBreakdown categories).
-enum class OpCategory { kCompute, kA2a, kZero, kOffload, kOptimizer };
-inline constexpr int kNumOpCategories = 5;
-const char* category_name(OpCategory category);  // "compute", "a2a", "zero", "offload", "optimizer"
+// kRing: ring attention's K/V traffic (hops on the comm stream, the all-gather variant in line).
+enum class OpCategory { kCompute, kA2a, kZero, kOffload, kOptimizer, kRing };
+inline constexpr int kNumOpCategories = 6;
+const char* category_name(OpCategory category);  // "compute", "a2a", "zero", "offload", "optimizer", "ring"
 
 // The costmodel's memory categories (MemoryBreakdown fields, in that order).
 enum class MemCategory { kParams, kGrads, kOptimizer, kActivations, kLogits, kBuffers, kOverhead };

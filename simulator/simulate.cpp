@@ -51,7 +51,7 @@ SimResult simulate_graph(const OpGraph& graph, Mode mode) {
   r.resource_busy_s = resource_busy_s(graph);
   const auto exposed = exposed_s(graph, schedule);
   r.exposed_comm_s = {exposed[static_cast<int>(OpCategory::kA2a)], exposed[static_cast<int>(OpCategory::kZero)],
-                      exposed[static_cast<int>(OpCategory::kOffload)]};
+                      exposed[static_cast<int>(OpCategory::kOffload)], exposed[static_cast<int>(OpCategory::kRing)]};
   MemoryTimeline timeline = memory_timeline(graph, schedule);
   r.peak_memory_bytes = timeline.peak_bytes;
   r.peak_time_s = timeline.peak_time_s;

@@ -32,6 +32,7 @@ struct ExposedComm {  // seconds the step waits for each kind of communication
   double a2a_s = 0;
   double zero_s = 0;
   double offload_s = 0;
+  double ring_s = 0;  // ring-attention hops that outlast their block, all-gathers
 };
 
 struct SimResult {

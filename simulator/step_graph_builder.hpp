@@ -22,6 +22,7 @@ struct ParamUse {
 struct PassOps {
   OpId first = kNoOp, last = kNoOp;
   OpId a2a_first = kNoOp, a2a_second = kNoOp;  // the pass's two all-to-alls, in pass order
+  OpId attention_first = kNoOp, attention_last = kNoOp;  // ring attention: its first and last op
 };
 
 class StepGraphBuilder {
@@ -48,7 +49,9 @@ class StepGraphBuilder {
 
   // Passes (step_graph_forward.cpp, step_graph_backward.cpp).
   PassOps emit_pass(const costmodel::LayerPassCosts& pass, bool backward, const std::string& prefix);
-  void hold_ulysses_buffers(const PassOps& pass);
+  void hold_ulysses_buffers(const PassOps& pass);  // and ring attention's buffers
+  // Attention, as one op or as ring attention's blocks and hops; sets the pass's attention ops.
+  void emit_attention(const costmodel::LayerPassCosts& pass, const std::string& prefix, PassOps* ops);
   OpId emit_tiles(const std::string& prefix, double total_s, int64_t tiles, OpId* first);
   void emit_embedding_forward(int micro);
   void emit_forward_layer(int micro, int layer);

@@ -26,7 +26,7 @@ PassOps StepGraphBuilder::emit_pass(const costmodel::LayerPassCosts& pass, bool 
     ops.first = compute("norm", pass.norm_s);
     compute("qkv", pass.qkv_s);
     ops.a2a_first = a2a("a2a_qkv", pass.a2a_qkv_s);
-    compute("attention", pass.attention_s);
+    emit_attention(pass, prefix, &ops);
     ops.a2a_second = a2a("a2a_out", pass.a2a_out_s);
     compute("out_proj", pass.out_proj_s);
     ops.last = emit_tiles(prefix + "mlp", pass.mlp_s, pass.mlp_tiles, nullptr);
@@ -34,7 +34,7 @@ PassOps StepGraphBuilder::emit_pass(const costmodel::LayerPassCosts& pass, bool 
     ops.last = emit_tiles(prefix + "mlp", pass.mlp_s, pass.mlp_tiles, &ops.first);
     compute("out_proj", pass.out_proj_s);
     ops.a2a_first = a2a("a2a_out", pass.a2a_out_s);
-    compute("attention", pass.attention_s);
+    emit_attention(pass, prefix, &ops);
     ops.a2a_second = a2a("a2a_qkv", pass.a2a_qkv_s);
     compute("qkv", pass.qkv_s);
     ops.last = compute("norm", pass.norm_s);
@@ -42,11 +42,45 @@ PassOps StepGraphBuilder::emit_pass(const costmodel::LayerPassCosts& pass, bool 
   return ops;
 }
 
+// Ring attention (cp > 1): block i on the compute stream while hop i on the comm stream brings
+// the K/V of block i+1 (after the previous hop has freed the receive buffer); block i+1 waits for
+// it. The all-gather variant and the backward's last dK/dV hop wait in line on the compute
+// stream, exposed as the estimate counts them (costmodel LayerPassCosts::cp_exposed_s).
+void StepGraphBuilder::emit_attention(const costmodel::LayerPassCosts& pass, const std::string& prefix,
+                                      PassOps* ops) {
+  if (pass.attention_blocks <= 1 && pass.cp_comm_s() <= 0) {
+    ops->attention_first = ops->attention_last = add_compute(prefix + "attention", OpCategory::kCompute, pass.attention_s);
+    return;
+  }
+  const OpId pre = pass.cp_pre_s > 0 ? add_compute(prefix + "ring_gather", OpCategory::kRing, pass.cp_pre_s) : kNoOp;
+  OpId hop_ready = prev_compute_;  // K/V of this rank are ready once the ops before are done
+  OpId first = pre, prev_block = kNoOp;
+  for (int64_t i = 0; i < pass.attention_blocks; ++i) {
+    const OpId block = add_compute(prefix + "attention.b" + std::to_string(i), OpCategory::kCompute,
+                                   pass.attention_block_s());
+    if (first == kNoOp) first = block;
+    g_.add_dep(hop_ready, block);  // its K/V chunk has arrived
+    if (i < pass.cp_hops) {
+      const OpId hop = add(prefix + "ring_hop" + std::to_string(i), Resource::kComm, OpCategory::kRing, pass.cp_hop_s);
+      g_.add_dep(hop_ready, hop);   // forwards the chunk the previous hop brought
+      g_.add_dep(prev_block, hop);  // into the buffer block i-1 has finished with (double buffering)
+      hop_ready = hop;
+    }
+    prev_block = block;
+  }
+  const OpId post = pass.cp_post_s > 0 ? add_compute(prefix + "ring_post", OpCategory::kRing, pass.cp_post_s) : kNoOp;
+  ops->attention_first = first;
+  ops->attention_last = post != kNoOp ? post : prev_compute_;
+}
+
 // Forward and recompute: the all-to-all copies live from the first all-to-all to the end of the
 // second. (In the backward the costmodel counts them inside layer_backward_extra_bytes.)
 void StepGraphBuilder::hold_ulysses_buffers(const PassOps& pass) {
   alloc_at_start(pass.a2a_first, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
   free_at_end(pass.a2a_second, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
+  // Ring attention's receive and merge buffers live through its blocks.
+  alloc_at_start(pass.attention_first, MemCategory::kBuffers, t_.ring_buffer_bytes);
+  free_at_end(pass.attention_last, MemCategory::kBuffers, t_.ring_buffer_bytes);
 }
 
 void StepGraphBuilder::emit_embedding_forward(int micro) {

@@ -11,7 +11,7 @@ namespace spplan::sim {
 namespace {
 
 constexpr double kLeftPx = 150, kRightPx = 45, kTopPx = 40, kRowPx = 26, kMemoryPx = 140;
-const char* const kColors[kNumOpCategories] = {"#4e79a7", "#e15759", "#f28e2b", "#59a14f", "#b07aa1"};
+const char* const kColors[kNumOpCategories] = {"#4e79a7", "#e15759", "#f28e2b", "#59a14f", "#b07aa1", "#9c755f"};
 
 std::string num(double value, int digits = 1) {
   char text[32];

@@ -353,6 +353,11 @@ Status check_run_options(RunOptions* o, int64_t world) {
                            std::to_string(world) + " ranks (--nproc or WORLD_SIZE) (allowed sp: " +
                            join_ints(valid_sp_degrees(o->plan.model, world)) + ")");
   }
+  // Ring attention (cp) is planned and exported, not run yet: the engine's attention is Ulysses only.
+  if (o->plan.knobs.cp > 1) {
+    return Status::invalid(o->where("cp") + ": value " + std::to_string(o->plan.knobs.cp) +
+                           " is not implemented yet in the engine (it has no ring attention; allowed now: 1)");
+  }
   SPPLAN_RETURN_IF_ERROR(check_no_nvme(*o));
   SPPLAN_RETURN_IF_ERROR(check_plan(o->plan, [o](const std::string& key) { return o->where(key); }));
   return check_implemented(*o);

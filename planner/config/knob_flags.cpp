@@ -10,6 +10,10 @@ std::vector<FlagSpec> knob_flag_specs() {
   return {
       {"sp", true, "the Ulysses sequence-parallel degree P: each of P GPUs holds 1/P of the sequence",
        "a divisor of the GPU count that the attention heads allow (heads % P == 0)", "required"},
+      {"cp", true, "the ring-attention (context-parallel) degree R: K/V chunks pass around R GPUs; GPUs = dp x sp x cp",
+       "an integer >= 1; sp x cp divides the GPU count and the sequence is a multiple of 2 x sp x cp", std::to_string(d.cp)},
+      {"cp-comm", true, "how the ring moves K/V: one chunk per hop behind attention, or one all-gather",
+       join(cp_comm_names()), to_string(d.cp_comm)},
       {"zero", true, "the DeepSpeed ZeRO stage: what dp x sp shards (1 optimizer, 2 + gradients, 3 + parameters)",
        "0, 1, 2, 3", std::to_string(d.zero_stage)},
       {"offload-optimizer", true, "where the optimizer state and its step live", offload, to_string(d.offload_optimizer)},
@@ -30,7 +34,7 @@ std::vector<FlagSpec> knob_flag_specs() {
 
 bool has_knob_flags(const Args& args) {
   for (const auto& spec : knob_flag_specs()) {
-    if (spec.name != "sp" && args.has(spec.name)) return true;
+    if (spec.name != "sp" && spec.name != "cp" && args.has(spec.name)) return true;
   }
   return false;
 }
@@ -38,6 +42,13 @@ bool has_knob_flags(const Args& args) {
 Status apply_knob_flags(const Args& args, Knobs* k) {
   if (auto v = args.get("sp")) {
     SPPLAN_ASSIGN_OR_RETURN(k->sp, parse_int("--sp", *v, 1, 1 << 20));
+  }
+  if (auto v = args.get("cp")) {
+    SPPLAN_ASSIGN_OR_RETURN(k->cp, parse_int("--cp", *v, 1, 1 << 20));
+  }
+  if (auto v = args.get("cp-comm")) {
+    SPPLAN_ASSIGN_OR_RETURN(const size_t i, parse_choice("--cp-comm", *v, cp_comm_names()));
+    k->cp_comm = static_cast<CpComm>(i);
   }
   if (auto v = args.get("zero")) {
     SPPLAN_ASSIGN_OR_RETURN(k->zero_stage, parse_int("--zero", *v, 0, 3));

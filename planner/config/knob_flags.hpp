@@ -1,5 +1,5 @@
 // The knob flags shared by `estimate`, `max-seq`, `run` and the GUI:
-//   --sp P --zero 0|1|2|3 --offload-optimizer none|cpu|nvme --offload-params none|cpu|nvme
+//   --sp P --cp R --cp-comm ring|allgather --zero 0|1|2|3 --offload-optimizer none|cpu|nvme --offload-params none|cpu|nvme
 //   --act-ckpt none|full|offload --tiled-mlp --tiled-loss --micro-batch B --grad-accum K
 //   --sp-comm-dtype bf16|fp32 --precision bf16|fp32 --reduce-bucket E --prefetch-bucket E
 #pragma once
@@ -17,7 +17,7 @@ std::vector<FlagSpec> knob_flag_specs();
 // Applies every knob flag present in `args` onto `knobs` (absent flags keep their value).
 Status apply_knob_flags(const Args& args, Knobs* knobs);
 
-// True when any knob flag other than --sp is present (the user fixed the knobs).
+// True when any knob flag other than --sp and --cp is present (the user fixed the knobs).
 bool has_knob_flags(const Args& args);
 
 }  // namespace spplan

@@ -18,6 +18,10 @@ const std::vector<std::string>& comm_dtype_names() {
   static const std::vector<std::string> kNames{"bf16", "fp32"};
   return kNames;
 }
+const std::vector<std::string>& cp_comm_names() {
+  static const std::vector<std::string> kNames{"ring", "allgather"};
+  return kNames;
+}
 const std::vector<std::string>& precision_names() {
   static const std::vector<std::string> kNames{"bf16", "fp32"};
   return kNames;
@@ -66,6 +70,7 @@ TrainingStack trainer_stack(const std::string& name) {
 }
 
 std::string to_string(Precision precision) { return precision_names()[static_cast<size_t>(precision)]; }
+std::string to_string(CpComm comm) { return cp_comm_names()[static_cast<size_t>(comm)]; }
 std::string to_string(OffloadDevice device) { return offload_device_names()[static_cast<size_t>(device)]; }
 std::string to_string(ActCkpt mode) { return act_ckpt_names()[static_cast<size_t>(mode)]; }
 std::string to_string(AttentionKernel kernel) { return attention_kernel_names()[static_cast<size_t>(kernel)]; }

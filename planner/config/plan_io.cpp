@@ -59,6 +59,9 @@ Status read_enum(KeyReader& r, std::string_view key, const std::vector<std::stri
 Status read_knobs(const std::string& path, const toml::table& table, Knobs* k) {
   KeyReader r(path, table, "knobs.");
   SPPLAN_RETURN_IF_ERROR(r.read_int("sp", &k->sp, true, 1, 1 << 20));
+  // Ring degree and how it moves K/V; absent (plans written before them): cp 1, no ring.
+  SPPLAN_RETURN_IF_ERROR(r.read_int("cp", &k->cp, false, 1, 1 << 20));
+  SPPLAN_RETURN_IF_ERROR(read_enum(r, "cp_comm", cp_comm_names(), &k->cp_comm));
   SPPLAN_RETURN_IF_ERROR(r.read_int("zero_stage", &k->zero_stage, true, 0, 3));
   SPPLAN_RETURN_IF_ERROR(read_enum(r, "offload_optimizer", offload_device_names(), &k->offload_optimizer));
   SPPLAN_RETURN_IF_ERROR(read_enum(r, "offload_params", offload_device_names(), &k->offload_params));
@@ -231,7 +234,7 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << "\nnccl_a2a_gib_per_peer = " << g.nccl_a2a_gib_per_peer << "\ngemm_workspace_mib = " << g.gemm_workspace_mib
     << "\n\n";
   o << "[cluster]\nnum_gpus = " << plan.cluster.num_gpus << "\n\n";
-  o << "[knobs]\nsp = " << k.sp << "\nzero_stage = " << k.zero_stage << "\noffload_optimizer = \""
+  o << "[knobs]\nsp = " << k.sp << "\ncp = " << k.cp << "\ncp_comm = \"" << to_string(k.cp_comm) << "\"\nzero_stage = " << k.zero_stage << "\noffload_optimizer = \""
     << to_string(k.offload_optimizer) << "\"\noffload_params = \"" << to_string(k.offload_params)
     << "\"\nact_ckpt = \"" << to_string(k.act_ckpt) << "\"\ntiled_mlp = " << (k.tiled_mlp ? "true" : "false")
     << "\ntiled_loss = " << (k.tiled_loss ? "true" : "false") << "\nmicro_batch = " << k.micro_batch

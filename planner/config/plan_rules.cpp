@@ -68,6 +68,7 @@ Status check_plan(const PlanSpec& plan, const WhereFn& where) {
                            " kv heads) on " + std::to_string(plan.cluster.num_gpus) + " GPUs (allowed sp: " +
                            join_ints(valid_sp_degrees(m, plan.cluster.num_gpus)) + ")");
   }
+  SPPLAN_RETURN_IF_ERROR(check_context_parallel(plan, where));
   if (k.zero_stage < 0 || k.zero_stage > 3) {
     return Status::invalid(where("zero_stage") + ": value " + std::to_string(k.zero_stage) +
                            " is not allowed (allowed: 0, 1, 2, 3)");
@@ -117,6 +118,10 @@ Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where) {
       return Status::invalid(where(key) + ": value \"nvme\" is not run by trainer \"engine\" (spplan run offloads "
                              "to host RAM only; allowed: none, cpu)");
     }
+  }
+  if (k.cp > 1) {
+    return Status::invalid(where("cp") + ": value " + std::to_string(k.cp) +
+                           " is not run by trainer \"engine\" (spplan run has no ring attention yet; allowed: 1)");
   }
   // Its ZeRO-3 gathers each layer inside the checkpointed-layer function; without checkpointing
   // every gathered layer would stay alive until its backward (engine/model/model.cpp).

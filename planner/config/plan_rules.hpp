@@ -24,6 +24,14 @@ Status check_model(const ModelSpec& model, const std::string& source);
 // heads and either divide or are divided by the KV heads.
 std::vector<int64_t> valid_sp_degrees(const ModelSpec& model, int64_t num_gpus);
 
+// Ring-attention degrees valid with Ulysses degree `sp` on `num_gpus` GPUs: the divisors of
+// num_gpus / sp (ring attention has no head rule). Empty when sp does not divide num_gpus.
+std::vector<int64_t> valid_cp_degrees(int64_t num_gpus, int64_t sp);
+
+// The ring degree cp: sp x cp divides the GPUs, and with cp > 1 the sequence is a multiple of
+// 2 x sp x cp (the zigzag split). Part of check_plan.
+Status check_context_parallel(const PlanSpec& plan, const WhereFn& where);
+
 // All constraints of DESIGN.md: heads % sp, kv rule, sp <= world, world % sp, ZeRO stage and
 // offload combinations (param offload needs ZeRO-3; optimizer offload needs ZeRO >= 1).
 // seq_len need not divide by sp: the engine pads with ignored labels (DESIGN.md).

@@ -76,7 +76,8 @@ struct PlanSpec {
   // (the engine's --eos-id; not a plan-file key): the costmodel prices the position ids.
   bool packed_documents = false;
 
-  int64_t dp() const { return cluster.num_gpus / knobs.sp; }  // data-parallel degree
+  // Data-parallel degree: GPUs = dp x sp x cp.
+  int64_t dp() const { return cluster.num_gpus / (knobs.sp * knobs.cp); }
 };
 
 }  // namespace spplan

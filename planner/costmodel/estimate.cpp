@@ -3,6 +3,8 @@
 //
 // Overlap rules (what DeepSpeed + Ulysses run concurrently):
 //  1. Ulysses all-to-alls are synchronous: the layer waits for them (never hidden).
+//  1b. Ring-attention hops overlap the attention block computed meanwhile; only a hop's excess
+//      over its block, the all-gather variant and the backward's last dK/dV hop are exposed.
 //  2. ZeRO-3 all-gathers (and the H2D fetch of offloaded params) are prefetched on a side stream
 //     and hide behind the previous layer's compute; only the excess is exposed.
 //  3. Gradient reductions run on a side stream behind the next layer's backward, queued
@@ -67,6 +69,8 @@ TimeBreakdown time_breakdown(const StepCosts& c) {
   TimeBreakdown t;
   t.compute_s = m * c.micro_step_compute_s();
   t.a2a_s = m * c.micro_step_a2a_s();
+  t.cp_comm_s = m * c.micro_step_cp_comm_s();
+  t.exposed_cp_s = m * c.micro_step_cp_exposed_s();
   t.zero_comm_s = c.step_zero_comm_s();
   t.offload_s = m * c.micro_step_offload_s() + c.grad_d2h_s + c.param_h2d_s;
   t.optimizer_s = c.optimizer_phase_s();

@@ -13,10 +13,12 @@ namespace spplan::costmodel {
 struct TimeBreakdown {
   double compute_s = 0;            // compute-stream work of the whole step
   double a2a_s = 0;                // Ulysses all-to-all, whole step
+  double cp_comm_s = 0;            // ring-attention K/V traffic, whole step
   double zero_comm_s = 0;          // ZeRO gathers and reductions, whole step
   double offload_s = 0;            // checkpoint / parameter / gradient copies, whole step
   double optimizer_s = 0;          // optimizer phase (after the last backward)
   double exposed_a2a_s = 0;        // the part of each that the step waits for
+  double exposed_cp_s = 0;         // ring hops that outlast their attention block, all-gathers
   double exposed_zero_s = 0;
   double exposed_offload_s = 0;
   double step_time_s = 0;          // with the overlap rules

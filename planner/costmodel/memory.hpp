@@ -90,6 +90,7 @@ struct LayerBackwardMoments {
   double mlp = 0;                     // MLP backward: its gradients (TiledMLP: one shard + x_grad)
   double attention = 0;               // attention backward, after the MLP and norm saves are freed
   double a2a = 0;                     // Ulysses backward all-to-all copies, same freed tensors
+  double ring = 0;                    // ring attention's buffers on top of `attention` (ring.hpp)
   double freed_before_attention = 0;  // MLP and second-norm saves released before attention
 };
 LayerBackwardMoments layer_backward_moments(const PlanSpec& plan);

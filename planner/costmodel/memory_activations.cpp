@@ -15,6 +15,7 @@
 
 #include "planner/costmodel/dtype.hpp"
 #include "planner/costmodel/memory.hpp"
+#include "planner/costmodel/ring.hpp"
 #include "planner/costmodel/software_facts.hpp"
 
 namespace spplan::costmodel {
@@ -79,7 +80,9 @@ double kv_width_after_a2a(const PlanSpec& p) {
 }
 
 double local_tokens(const PlanSpec& p) {
-  const double per_rank = std::ceil(static_cast<double>(p.seq_len) / p.knobs.sp);  // padded to a multiple of sp
+  // Ulysses x ring: sp x cp ranks share a sequence; padded to a multiple of sp (cp > 1 needs an
+  // exact multiple of 2 x sp x cp: check_context_parallel).
+  const double per_rank = std::ceil(static_cast<double>(p.seq_len) / (p.knobs.sp * p.knobs.cp));
   return per_rank * p.knobs.micro_batch;
 }
 
@@ -164,12 +167,13 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   out.attention = residual_grad + flash - out.freed_before_attention;
   // Then the mirrored all-to-all: dq, dk, dv in head layout plus the send/receive copies.
   out.a2a = residual_grad + 1.5 * ulysses_buffer_bytes(p) - out.freed_before_attention;
+  out.ring = ring_backward_buffer_bytes(p);
   return out;
 }
 
 double layer_backward_extra_bytes(const PlanSpec& p) {
   const LayerBackwardMoments m = layer_backward_moments(p);
-  return m.upstream + m.reentrant_output + std::max({m.mlp, m.attention, m.a2a});
+  return m.upstream + m.reentrant_output + std::max({m.mlp, m.attention + m.ring, m.a2a});
 }
 
 double ulysses_buffer_bytes(const PlanSpec& p) {

@@ -5,6 +5,7 @@
 #include "planner/core/units.hpp"
 #include "planner/costmodel/dtype.hpp"
 #include "planner/costmodel/memory.hpp"
+#include "planner/costmodel/ring.hpp"
 #include "planner/costmodel/software_facts.hpp"
 
 namespace spplan::costmodel {
@@ -86,7 +87,7 @@ double fixed_overhead_bytes(const PlanSpec& p) {
   const GpuSpec& g = p.cluster.gpu;
   double bytes = g.cuda_context_gib * kGiB + gemm_workspace_bytes(p);
   if (p.cluster.num_gpus > 1) bytes += g.nccl_gib_per_group * kGiB;  // world / ZeRO ring communicator
-  return bytes + sp_all_to_all_buffer_bytes(p);
+  return bytes + sp_all_to_all_buffer_bytes(p) + ring_communicator_bytes(p);
 }
 
 }  // namespace spplan::costmodel

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "planner/costmodel/memory.hpp"
+#include "planner/costmodel/ring.hpp"
 
 namespace spplan::costmodel {
 namespace {
@@ -66,6 +67,7 @@ MemoryPhases memory_phases(const PlanSpec& p) {
   add_stored_activations(p, layers - 1, &fwd);
   fwd.add(&B::activations_bytes, "this layer's saved tensors", layer_saved_bytes(p));
   fwd.add(&B::buffers_bytes, "Ulysses all-to-all copies", ulysses_buffer_bytes(p));
+  fwd.add(&B::buffers_bytes, "ring attention K/V buffers + output/LSE merge", ring_forward_buffer_bytes(p));
   add_fragmentation(slack, &fwd, "forward", last);
 
   for (B* loss : {&out.loss_forward, &out.loss_backward}) {
@@ -91,10 +93,13 @@ MemoryPhases memory_phases(const PlanSpec& p) {
   const LayerBackwardMoments lb = layer_backward_moments(p);
   bwd.add(&B::activations_bytes, "incoming gradient", lb.upstream);
   bwd.add(&B::activations_bytes, "recomputed layer output (reentrant checkpoint)", lb.reentrant_output);
-  const double moment = std::max({lb.mlp, lb.attention, lb.a2a});
-  const char* moment_name = moment == lb.mlp         ? "MLP backward gradients"
-                            : moment == lb.attention ? "attention backward (dq, dk, dv, accumulators, residual grad; MLP and norm saves freed)"
-                                                     : "Ulysses backward all-to-all copies";
+  // Ring attention's K/V, dK/dV and dQ accumulators are alive during the attention backward only.
+  const double ring_attention = lb.attention + lb.ring;
+  const double moment = std::max({lb.mlp, ring_attention, lb.a2a});
+  const char* moment_name = moment == lb.mlp          ? "MLP backward gradients"
+                            : moment == ring_attention ? (p.knobs.cp > 1 ? "ring attention backward (K/V, dK/dV and dq accumulators, flash buffers, residual grad)"
+                                                                         : "attention backward (dq, dk, dv, accumulators, residual grad; MLP and norm saves freed)")
+                                                       : "Ulysses backward all-to-all copies";
   bwd.add(&B::activations_bytes, moment_name, moment);
   bwd.add(&B::grads_bytes, "layer's bf16 gradients before reduction", layer_grad_transient_bytes(p));
   bwd.add(&B::buffers_bytes, "reduce copy of the bucket", reduce_copy_bytes(p));

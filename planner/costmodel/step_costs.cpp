@@ -10,6 +10,7 @@
 #include "planner/costmodel/dtype.hpp"
 #include "planner/costmodel/layer_kernels.hpp"
 #include "planner/costmodel/memory.hpp"
+#include "planner/costmodel/ring.hpp"
 #include "planner/costmodel/software_facts.hpp"
 
 namespace spplan::costmodel {
@@ -18,6 +19,7 @@ namespace {
 struct Shape {
   double s, S, b, h, q, kv, kv_a2a, i, v, a;  // tokens, widths, batch, bytes per element
   int64_t sp;
+  int64_t cp = 1;
 };
 
 Shape shape_of(const PlanSpec& p) {
@@ -25,7 +27,7 @@ Shape shape_of(const PlanSpec& p) {
   Shape x;
   x.s = local_tokens(p);
   x.b = p.knobs.micro_batch;
-  x.S = x.s / x.b * p.knobs.sp;
+  x.S = x.s / x.b * p.knobs.sp * p.knobs.cp;  // the whole sequence
   x.h = m.hidden_size;
   x.q = m.q_dim();
   x.kv = m.kv_dim();
@@ -34,6 +36,7 @@ Shape shape_of(const PlanSpec& p) {
   x.v = m.vocab_size;
   x.a = act_bytes(p);
   x.sp = p.knobs.sp;
+  x.cp = p.knobs.cp;
   return x;
 }
 
@@ -45,6 +48,14 @@ double traffic_time_s(const GpuSpec& g, const KernelTraffic& t, const Shape& x) 
 // Chunks of the fused linear cross-entropy (Liger's chunk size, memory_activations.cpp).
 double fused_loss_chunks(const Shape& x) { return std::ceil(x.s / liger_chunk_tokens(x.s, x.h, x.v)); }
 
+// Forward FLOPs of one attention call: the rank's nh/sp heads over the whole causal sequence,
+// shared by the cp ring ranks in cp equal blocks each (zigzag, ring.hpp); one call when cp == 1.
+double attention_block_flops(const PlanSpec& p, const Shape& x) {
+  const double heads = static_cast<double>(p.model.num_attention_heads) / x.sp;
+  const double cp = static_cast<double>(x.cp);
+  return causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b) / (cp * cp);
+}
+
 double mlp_fwd_s(const GpuSpec& g, const Shape& x) {
   return 2 * gemm_time_s(g, x.s, x.i, x.h, x.a) + gemm_time_s(g, x.s, x.h, x.i, x.a);  // gate, up; down
 }
@@ -55,8 +66,13 @@ LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   c.norm_s = traffic_time_s(g, layer_elementwise_fwd(p), x);
   c.qkv_s = gemm_time_s(g, x.s, x.q + 2 * x.kv, x.h, x.a);
   c.a2a_qkv_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * (x.q + 2 * x.kv_a2a), x.sp);
-  const double heads = static_cast<double>(p.model.num_attention_heads) / x.sp;
-  c.attention_s = attention_fwd_time_s(g, p.stack.attention, causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b), x.a);
+  c.attention_blocks = x.cp;
+  c.attention_s = x.cp * attention_fwd_time_s(g, p.stack.attention, attention_block_flops(p, x), x.a);
+  const RingPassComm ring = ring_forward_comm(p);
+  c.cp_pre_s = ring.pre_s;
+  c.cp_hop_s = ring.hop_s;
+  c.cp_hops = ring.hops;
+  c.cp_post_s = ring.post_s;
   c.a2a_out_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * x.q, x.sp);
   c.out_proj_s = gemm_time_s(g, x.s, x.h, x.q, x.a);
   c.mlp_s = mlp_fwd_s(g, x);
@@ -76,8 +92,12 @@ LayerPassCosts backward_pass(const PlanSpec& p, const Shape& x, const LayerPassC
   c.norm_s = traffic_time_s(g, layer_elementwise_bwd(p), x);
   c.qkv_s = 2 * fwd.qkv_s;
   c.out_proj_s = 2 * fwd.out_proj_s;
-  const double heads = static_cast<double>(p.model.num_attention_heads) / x.sp;
-  c.attention_s = attention_bwd_time_s(g, p.stack.attention, causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b), x.a);
+  c.attention_s = x.cp * attention_bwd_time_s(g, p.stack.attention, attention_block_flops(p, x), x.a);
+  const RingPassComm ring = ring_backward_comm(p);
+  c.cp_pre_s = ring.pre_s;
+  c.cp_hop_s = ring.hop_s;
+  c.cp_hops = ring.hops;
+  c.cp_post_s = ring.post_s;
   c.mlp_s = (p.knobs.tiled_mlp ? 3 : 2) * fwd.mlp_s;
   return c;
 }
@@ -190,6 +210,14 @@ double StepCosts::micro_step_compute_s() const {
 
 double StepCosts::micro_step_a2a_s() const { return layers * (forward.a2a_s() + recompute.a2a_s() + backward.a2a_s()); }
 
+double StepCosts::micro_step_cp_comm_s() const {
+  return layers * (forward.cp_comm_s() + recompute.cp_comm_s() + backward.cp_comm_s());
+}
+
+double StepCosts::micro_step_cp_exposed_s() const {
+  return layers * (forward.cp_exposed_s() + recompute.cp_exposed_s() + backward.cp_exposed_s());
+}
+
 double StepCosts::micro_step_gather_s() const {
   const double uses = recompute.compute_s() > 0 ? 3.0 : 2.0;  // forward, (recompute,) backward
   return layers * uses * param_gather_s + 3.0 * embed_gather_s;
@@ -209,7 +237,8 @@ double StepCosts::micro_step_offload_s() const {
 double StepCosts::optimizer_phase_s() const { return grad_d2h_s + optimizer_s + param_h2d_s + param_allgather_s; }
 
 double StepCosts::serial_s() const {
-  return micro_steps * (micro_step_compute_s() + micro_step_a2a_s() + micro_step_offload_s()) + step_zero_comm_s() +
+  return micro_steps * (micro_step_compute_s() + micro_step_a2a_s() + micro_step_cp_comm_s() + micro_step_offload_s()) +
+         step_zero_comm_s() +
          optimizer_phase_s();
 }
 

@@ -6,6 +6,7 @@
 // gradient reduction finishes and the optimizer steps once.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "planner/config/plan_spec.hpp"
@@ -22,10 +23,23 @@ struct LayerPassCosts {
   double out_proj_s = 0;      // output projection
   double mlp_s = 0;           // gate, up, SiLU*mul, down (all tiles together when tiled)
   int64_t mlp_tiles = 1;      // number of sequence tiles of the MLP (1 = not tiled)
+  // Ring attention (cp > 1, ring.hpp): attention_s runs as attention_blocks equal blocks; ring hop
+  // i overlaps block i and only its excess is exposed; cp_pre_s / cp_post_s (the all-gather
+  // variant, the backward's last dK/dV hop) wait in line before / after attention.
+  int64_t attention_blocks = 1;
+  double cp_pre_s = 0;
+  double cp_hop_s = 0;
+  int64_t cp_hops = 0;
+  double cp_post_s = 0;
 
   double compute_s() const { return norm_s + qkv_s + attention_s + out_proj_s + mlp_s; }
   double a2a_s() const { return a2a_qkv_s + a2a_out_s; }
-  double total_s() const { return compute_s() + a2a_s(); }
+  double attention_block_s() const { return attention_s / static_cast<double>(attention_blocks); }
+  double cp_comm_s() const { return cp_pre_s + static_cast<double>(cp_hops) * cp_hop_s + cp_post_s; }
+  double cp_exposed_s() const {
+    return cp_pre_s + cp_post_s + static_cast<double>(cp_hops) * std::max(0.0, cp_hop_s - attention_block_s());
+  }
+  double total_s() const { return compute_s() + a2a_s() + cp_exposed_s(); }
 };
 
 struct StepCosts {
@@ -60,6 +74,8 @@ struct StepCosts {
   // Sums used by the estimate and checked against the simulator.
   double micro_step_compute_s() const;  // all compute-stream work of one micro step
   double micro_step_a2a_s() const;      // all Ulysses all-to-alls of one micro step
+  double micro_step_cp_comm_s() const;  // all ring-attention traffic of one micro step
+  double micro_step_cp_exposed_s() const;  // the part of it attention does not hide
   double micro_step_gather_s() const;   // ZeRO-3 parameter all-gathers of one micro step
   double micro_step_reduce_s() const;   // gradient reductions of one reducing micro step
   bool reduces_in(int64_t micro) const { return micro >= micro_steps - reducing_micro_steps; }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/config/plan_rules.hpp"
+#include "planner/export/export_internal.hpp"
 #include "planner/core/parse.hpp"
 
 namespace spplan {
@@ -178,7 +179,7 @@ std::string summary(const PlanSpec& plan, ExportFormat format) {
   o << "# spplan export (" << to_string(format) << "): " << printable(plan.model.name) << " on "
     << plan.cluster.num_gpus << " x " << printable(plan.cluster.gpu.name) << " (" << plan.cluster.num_nodes()
     << " node" << (plan.cluster.num_nodes() > 1 ? "s" : "") << "), seq_len " << plan.seq_len << ", sp " << k.sp
-    << ", dp " << plan.dp() << ", ZeRO " << k.zero_stage
+    << (k.cp > 1 ? ", cp " + std::to_string(k.cp) + " (" + to_string(k.cp_comm) + ")" : std::string()) << ", dp " << plan.dp() << ", ZeRO " << k.zero_stage
     << ", offload optimizer " << to_string(k.offload_optimizer) << " / params " << to_string(k.offload_params)
     << ", act_ckpt " << to_string(k.act_ckpt) << (k.tiled_mlp ? ", tiled MLP" : "") << (k.tiled_loss ? ", tiled loss" : "")
     << "\n";
@@ -347,7 +348,7 @@ std::string torchrun_script(const PlanSpec& plan, const std::string& plan_path) 
 }  // namespace
 
 const std::vector<std::string>& export_format_names() {
-  static const std::vector<std::string> kNames{"deepspeed", "accelerate", "arctic", "torchrun"};
+  static const std::vector<std::string> kNames{"deepspeed", "accelerate", "arctic", "torchrun", "megatron"};
   return kNames;
 }
 
@@ -359,7 +360,7 @@ Result<ExportFormat> parse_export_format(std::string_view name, const std::strin
     if (names[i] == name) return static_cast<ExportFormat>(i);
   }
   return Status::invalid(where + ": value \"" + std::string(name) +
-                         "\" is not a known format (allowed: deepspeed, accelerate, arctic, torchrun)");
+                         "\" is not a known format (allowed: " + join(names, ", ") + ")");
 }
 
 Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format, const std::string& plan_path) {
@@ -370,6 +371,7 @@ Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format, const
     return "key \"knobs." + key + "\"";
   };
   SPPLAN_RETURN_IF_ERROR(check_plan(plan, where));
+  SPPLAN_RETURN_IF_ERROR(export_internal::check_context_parallel_export(plan, format));
   const int64_t nodes = plan.cluster.num_nodes();
   if (plan.cluster.num_gpus % nodes != 0) {
     return Status::invalid("key \"cluster.num_gpus\": value " + std::to_string(plan.cluster.num_gpus) +
@@ -400,11 +402,29 @@ Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format, const
   }
   switch (format) {
     case ExportFormat::kDeepSpeed: return deepspeed_json(plan).dump(2) + "\n";
-    case ExportFormat::kAccelerate: return accelerate_yaml(plan);
+    case ExportFormat::kAccelerate:
+      return plan.knobs.cp > 1 ? export_internal::accelerate_cp_yaml(plan) : accelerate_yaml(plan);
     case ExportFormat::kArctic: return arctic_yaml(plan);
     case ExportFormat::kTorchrun: return torchrun_script(plan, plan_path);
+    case ExportFormat::kMegatron: return export_internal::megatron_script(plan);
   }
   return Status::internal("export: unknown format");
 }
+
+// The helpers context_parallel.cpp shares with the formats above (export_internal.hpp).
+namespace export_internal {
+
+std::string summary_text(const PlanSpec& plan, ExportFormat format) { return summary(plan, format); }
+std::string yaml_text(const std::string& head, const nlohmann::ordered_json& body) { return with_yaml(head, body); }
+const char* attn_implementation_name(const PlanSpec& plan) { return attn_implementation(plan); }
+std::string engine_optimizer_flags(const OptimizerSpec& o) { return engine_flags(o); }
+int rdzv_port() { return kRdzvPort; }
+std::string adam_args_megatron() {
+  return "--adam-beta1 " + format_number(kBeta1) + " --adam-beta2 " + format_number(kBeta2) + " --adam-eps " +
+         format_number(kAdamEps);
+}
+const char* main_process_ip_placeholder() { return kMainProcessIp; }
+
+}  // namespace export_internal
 
 }  // namespace spplan

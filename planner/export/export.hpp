@@ -17,6 +17,12 @@
 //   arctic      an ArcticTraining `type: sft` recipe in the key names of its
 //               projects/sequence-parallelism/run-*.yml (tiled loss -> model type liger).
 //   torchrun    a bash script: one torchrun line per node with the plan's process counts.
+//   megatron    a bash script: torchrun of Megatron-LM's pretrain_gpt.py with the model, the context
+//               parallel arguments (Ulysses a2a, ring p2p / all_gather, or the hybrid a2a+p2p with
+//               --hierarchical-context-parallel-sizes sp cp), ZeRO as Megatron's distributed
+//               optimizer / Megatron-FSDP, recompute and the optimizer (context_parallel.cpp).
+// Ring attention (cp > 1): Accelerate takes ring-only plans (parallelism_config cp_size on FSDP2);
+// DeepSpeed, ArcticTraining and the HF Trainer have no ring attention and refuse them.
 // YAML is written by hand (flat, two-space indent, strings quoted when needed).
 #pragma once
 
@@ -29,9 +35,9 @@
 
 namespace spplan {
 
-enum class ExportFormat { kDeepSpeed, kAccelerate, kArctic, kTorchrun };
+enum class ExportFormat { kDeepSpeed, kAccelerate, kArctic, kTorchrun, kMegatron };
 
-const std::vector<std::string>& export_format_names();  // deepspeed, accelerate, arctic, torchrun
+const std::vector<std::string>& export_format_names();  // deepspeed, accelerate, arctic, torchrun, megatron
 std::string to_string(ExportFormat format);
 
 // The format named `name`; unknown names are an error naming `where` (e.g. "--format"), the value

@@ -1,6 +1,7 @@
 #include "planner/search/search.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "planner/config/plan_rules.hpp"
 
@@ -11,10 +12,24 @@ bool allowed(const PlanSpec& plan) {
   return check_plan(plan, [](const std::string& key) { return key; }).is_ok();
 }
 
+// The (Ulysses, ring) degree pairs to try: sp over the degrees the heads allow, cp over the
+// divisors of GPUs / sp; only those the constraints allow (fixing one does not fix the other).
+std::vector<std::pair<int64_t, int64_t>> sp_cp_pairs(const PlanSpec& base, const KnobConstraints& constraints) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t sp : valid_sp_degrees(base.model, base.cluster.num_gpus)) {
+    if (constraints.sp && *constraints.sp != sp) continue;
+    for (int64_t cp : valid_cp_degrees(base.cluster.num_gpus, sp)) {
+      if (!constraints.cp || *constraints.cp == cp) out.emplace_back(sp, cp);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool KnobConstraints::allows(const Knobs& k) const {
-  return (!sp || *sp == k.sp) && (!zero_stage || *zero_stage == k.zero_stage) &&
+  return (!sp || *sp == k.sp) && (!cp || *cp == k.cp) && (!cp_comm || k.cp == 1 || *cp_comm == k.cp_comm) &&
+         (!zero_stage || *zero_stage == k.zero_stage) &&
          (!micro_batch || *micro_batch == k.micro_batch) &&
          (!offload_optimizer || *offload_optimizer == k.offload_optimizer) &&
          (!offload_params || *offload_params == k.offload_params) && (!act_ckpt || *act_ckpt == k.act_ckpt) &&
@@ -40,7 +55,10 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& 
       *constraints.micro_batch != 4) {
     micro_batches = {*constraints.micro_batch};
   }
-  for (int64_t sp : valid_sp_degrees(base.model, base.cluster.num_gpus)) {
+  // The all-gather variant is priced but not searched unless asked for: its K/V traffic is never
+  // hidden and its gathered K/V grow with cp, so the ring variant is at least as fast and as small.
+  const CpComm cp_comm = constraints.cp_comm.value_or(CpComm::kRing);
+  for (const auto& [sp, cp] : sp_cp_pairs(base, constraints)) {
     for (int64_t zero = 0; zero <= 3; ++zero) {
       for (OffloadDevice opt : {OffloadDevice::kNone, OffloadDevice::kCpu, OffloadDevice::kNvme}) {
         if (opt == OffloadDevice::kNvme && !has_nvme) continue;
@@ -50,6 +68,8 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& 
               for (int64_t micro_batch : micro_batches) {
                 Knobs k = base.knobs;
                 k.sp = sp;
+                k.cp = cp;
+                k.cp_comm = cp_comm;
                 k.zero_stage = zero;
                 k.offload_optimizer = opt;
                 k.offload_params = params;
@@ -205,19 +225,28 @@ int64_t max_seq_fixed(const PlanSpec& base, int64_t granularity) {
   return lo * granularity;
 }
 
+int64_t sequence_unit(const Knobs& k, int64_t granularity) {
+  return k.cp > 1 ? std::lcm(granularity, 2 * k.sp * k.cp) : granularity;
+}
+
 std::optional<RankedPlan> max_seq_searched(const PlanSpec& base, int64_t granularity,
                                            const KnobConstraints& constraints) {
   std::optional<RankedPlan> best;
   PlanSpec plan = base;
   // The plan rules refuse a sequence of 0 tokens, and callers asking for the longest sequence
-  // have none yet: enumerate the knobs at the shortest length searched.
-  plan.seq_len = granularity;
+  // have none yet: enumerate the knobs at a length every (sp, cp) pair divides in zigzag
+  // chunks (2 x GPUs x granularity; sp x cp divides the GPUs), then search each knob set on its
+  // own unit (sequence_unit).
+  plan.seq_len = 2 * base.cluster.num_gpus * granularity;
   for (const Knobs& k : candidate_knobs(plan, constraints)) {
     if (k.micro_batch != 1 && !constraints.micro_batch) continue;  // a longer sequence never comes from a bigger micro batch
+    const int64_t unit = sequence_unit(k, granularity);
+    const int64_t first = best ? (best->plan.seq_len + granularity + unit - 1) / unit * unit : unit;
+    if (first > kMaxSearchedSeqLen) continue;
     plan.knobs = k;
-    plan.seq_len = best ? best->plan.seq_len + granularity : granularity;
+    plan.seq_len = first;
     if (!costmodel::estimate(plan).fits) continue;  // cannot beat the current best
-    const int64_t seq = max_seq_fixed(plan, granularity);
+    const int64_t seq = max_seq_fixed(plan, unit);
     plan.seq_len = seq;
     RankedPlan candidate{plan, costmodel::estimate(plan)};
     if (!best || seq > best->plan.seq_len ||

@@ -164,6 +164,22 @@ TEST(Cli, BadInputTable) {
            "/tests/planner/config/data/deep_key.toml:2: more than 256 dots outside strings (allowed: "},
       {std::string("simulate --plan ") + SPPLAN_SOURCE_DIR + "/configs/plans/qwen3-4b-128k-4xh100.toml --trace \"\"",
        "spplan: \"\": cannot write (an empty file name; allowed: a path to a file)"},
+      // Ring attention (cp): a degree that does not divide the GPUs with sp, the zigzag rule, the
+      // comm variant, a plan search with an impossible cp, a format that has no ring.
+      {std::string("estimate ") + kBase + "--seq 128k --sp 4 --cp 2",
+       "spplan: --cp: value 2 with sp 4 does not divide 4 GPUs into dp x sp x cp (allowed cp: 1)"},
+      {std::string("estimate ") + kBase + "--seq 128k --sp 1 --cp 0",
+       "spplan: --cp: value \"0\" is not allowed (allowed: a whole number from 1 to 1048576)"},
+      {std::string("estimate ") + kBase + "--seq 1001 --sp 2 --cp 2",
+       "spplan: --seq: value 1001 is not divisible by 2 x sp x cp = 8 (the zigzag split of ring attention; allowed: a "
+       "multiple of 8)"},
+      {std::string("estimate ") + kBase + "--seq 128k --sp 2 --cp 2 --cp-comm ringo",
+       "spplan: --cp-comm: value \"ringo\" is not allowed (allowed: ring, allgather)"},
+      {std::string("plan ") + kBase + "--seq 128k --cp 3",
+       "spplan: --cp: value 3 with sp 1 does not divide 4 GPUs into dp x sp x cp (allowed cp: 1, 2, 4)"},
+      {"export --plan " + std::string(SPPLAN_SOURCE_DIR) + "/tests/cli/data/ring_plan.toml --format deepspeed",
+       std::string("spplan: ") + SPPLAN_SOURCE_DIR + "/tests/cli/data/ring_plan.toml: key \"knobs.cp\": value 4 cannot be "
+       "expressed for DeepSpeed (it has Ulysses sequence parallelism only, no ring attention)"},
   };
   for (const auto& c : cases) {
     const CliRun r = run_spplan(c.args);
@@ -366,14 +382,23 @@ TEST(Cli, FitSmallestCountIsTheSmallest) {
   }
 }
 
-// When no count fits, fit names the bound: sp stops at the heads, and more GPUs add data parallelism.
+// When no count fits, fit names the bound: sp stops at the heads; ring attention spreads the
+// sequence further, and what each GPU still holds at 4096 GPUs is the closest miss. Without a
+// ring (cp fixed to 1), more GPUs add data parallelism.
 TEST(Cli, FitNamesTheHeadCountBound) {
   const CliRun r = run_spplan("fit --model llama-3.1-70b --gpu h100-80gb --gpus 8 --seq 900M");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.out.find("nothing up to 4096 GPUs fits: sp is at most 64 (the 64 attention heads and 8 kv heads of "
-                       "llama-3.1-70b), and GPUs beyond the sp group add data parallelism"),
+                       "llama-3.1-70b); ring attention (cp) spreads the sequence over the other GPUs, yet on 4096 "
+                       "GPUs each still holds what does not fit (closest: sp="),
             std::string::npos)
       << r.out;
+  const CliRun no_ring = run_spplan("fit --model llama-3.1-70b --gpu h100-80gb --gpus 8 --seq 900M --cp 1");
+  EXPECT_EQ(no_ring.exit_code, 1) << no_ring.err;
+  EXPECT_NE(no_ring.out.find("llama-3.1-70b), ring attention (cp) is fixed to 1, and GPUs beyond the sp group add data "
+                             "parallelism"),
+            std::string::npos)
+      << no_ring.out;
 }
 
 // max-seq --sp P fixes sp only: the other knobs are searched (issue 27: 228K instead of 4.0M).
@@ -467,5 +492,35 @@ TEST(Cli, PlanSimulateKeepsTheRankingRule) {
   EXPECT_EQ(e["micro_batch"], 1);
 }
 
-}  // namespace
+// Ring attention end to end: estimate prices it, plan searches (sp, cp) and says why the layout
+// won, its plan file carries cp and cp_comm, and simulate reads them back with the ring's events.
+TEST(Cli, RingAttentionEndToEnd) {
+  const CliRun e = run_spplan("estimate --model llama-3.1-8b --gpu h100-80gb --gpus 16 --seq 1M --sp 8 --cp 2 --json");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  const auto j = nlohmann::json::parse(e.out);
+  EXPECT_EQ(j["knobs"]["cp"], 2);
+  EXPECT_EQ(j["knobs"]["cp_comm"], "ring");
+  EXPECT_EQ(j["dp"], 1);
+  EXPECT_GT(j["time"]["cp_comm_s"].get<double>(), j["time"]["exposed_cp_s"].get<double>());
+  const std::string out = ::testing::TempDir() + "ring_plan_e2e.toml";
+  const CliRun p = run_spplan("plan --model llama-3.1-8b --gpu h100-80gb --gpus 32 --seq 4M --out " + out);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("why this layout: "), std::string::npos) << p.out;
+  EXPECT_NE(p.out.find("Ulysses only: "), std::string::npos) << p.out;
+  const std::string text = read_text(out);
+  EXPECT_NE(text.find("\ncp = "), std::string::npos) << text;
+  EXPECT_NE(text.find("\ncp_comm = \"ring\""), std::string::npos) << text;
+  const CliRun hybrid = run_spplan("estimate --model llama-3.1-8b --gpu h100-80gb --gpus 16 --seq 64k --sp 8 --cp 2 --json");
+  ASSERT_EQ(hybrid.exit_code, 0) << hybrid.err;
+  const CliRun sim = run_spplan("simulate --plan " + std::string(SPPLAN_SOURCE_DIR) + "/tests/cli/data/ring_plan.toml --events 200 --json");
+  ASSERT_EQ(sim.exit_code, 0) << sim.err;
+  const auto r = nlohmann::json::parse(sim.out);
+  EXPECT_GE(r["exposed_comm_s"]["ring"].get<double>(), 0.0);
+  bool hop_on_comm = false;
+  for (const auto& ev : r["events"]["first"]) {
+    if (ev["name"].get<std::string>().find("ring_hop") != std::string::npos) hop_on_comm = ev["resource"] == "comm";
+  }
+  EXPECT_TRUE(hop_on_comm) << sim.out.substr(0, 2000);
+}
 
+}  // namespace

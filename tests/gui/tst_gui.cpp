@@ -74,6 +74,7 @@ class TestGui : public QObject {
       const auto& expected = result.feasible[static_cast<size_t>(r)];
       QCOMPARE(model.data(model.index(r, PlanTableModel::RankColumn)).toInt(), r + 1);
       QCOMPARE(model.data(model.index(r, PlanTableModel::SpColumn)).toLongLong(), expected.plan.knobs.sp);
+      QCOMPARE(model.data(model.index(r, PlanTableModel::CpColumn)).toLongLong(), expected.plan.knobs.cp);
       QCOMPARE(model.data(model.index(r, PlanTableModel::ZeroColumn)).toLongLong(), expected.plan.knobs.zero_stage);
       QCOMPARE(model.data(model.index(r, PlanTableModel::PeakGibColumn), PlanTableModel::ValueRole).toDouble(),
                expected.estimate.memory.total_bytes() / (1024.0 * 1024.0 * 1024.0));

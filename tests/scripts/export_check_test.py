@@ -177,6 +177,46 @@ for name, (body, gpus, mb, ga, sp, zero, bf16) in PLANS.items():
         else:
             check_arctic(name, plan_path, gpus, sp, mb, bf16)
 
+# Ring attention: a ring-only plan goes to Accelerate's FSDP2 + context parallel, read back by
+# accelerate's own config loader and validated by its ParallelismConfig and
+# TorchContextParallelConfig; a hybrid (sp x cp) plan is refused, as Accelerate would refuse it.
+RING = (PRESETS + "[cluster]\nnum_gpus = 16\n[knobs]\nsp = 1\ncp = 8\ncp_comm = \"ring\"\nzero_stage = 3\n"
+        'act_ckpt = "full"\n')
+HYBRID = RING.replace("sp = 1", "sp = 2")
+if have_acc:
+    ring_path = os.path.join(work, "ring_only.toml")
+    with open(ring_path, "w") as f:
+        f.write("seq_len = 1048576\n" + RING)
+    from accelerate.commands.config.config_args import load_config_from_file
+    yaml_path = os.path.join(work, "ring_only.accelerate.yaml")
+    with open(yaml_path, "w") as f:
+        f.write(export(ring_path, "accelerate"))
+    try:
+        c = load_config_from_file(yaml_path)
+        check("ring_only: accelerate config", (c.num_processes, str(c.distributed_type), c.fsdp_config.get("fsdp_version")) ==
+              (16, "DistributedType.FSDP", 2), f"{(c.num_processes, c.distributed_type, c.fsdp_config)}")
+        from accelerate.parallelism_config import ParallelismConfig
+        from accelerate.utils import TorchContextParallelConfig
+        pc = {k[len("parallelism_config_"):]: v for k, v in c.parallelism_config.items()}
+        strategy = pc.pop("cp_comm_strategy")
+        cfg = ParallelismConfig(**pc, cp_handler=TorchContextParallelConfig(cp_comm_strategy=strategy))
+        check("ring_only: accelerate ParallelismConfig", (cfg.cp_size, cfg.dp_shard_size, cfg.total_size, strategy) ==
+              (8, 2, 16, "alltoall"), f"{(cfg.cp_size, cfg.dp_shard_size, cfg.total_size, strategy)}")
+    except Exception as e:
+        check("ring_only: accelerate config", False, f"{type(e).__name__}: {e}")
+    hybrid_path = os.path.join(work, "hybrid.toml")
+    with open(hybrid_path, "w") as f:
+        f.write("seq_len = 1048576\n" + HYBRID)
+    r = subprocess.run([spplan, "export", "--plan", hybrid_path, "--format", "accelerate"], capture_output=True, text=True)
+    check("hybrid: accelerate export refuses sp with cp", r.returncode == 2 and
+          "refuses cp_size and sp_size together" in r.stderr, r.stderr.strip())
+    try:  # Accelerate's own rule, which the refusal mirrors
+        from accelerate.parallelism_config import ParallelismConfig
+        ParallelismConfig(dp_shard_size=1, cp_size=8, sp_size=2)
+        check("hybrid: accelerate refuses cp_size with sp_size", False, "ParallelismConfig accepted it")
+    except ValueError:
+        check("hybrid: accelerate refuses cp_size with sp_size", True)
+
 for s in skipped:
     print("skipped (cannot import): " + s)
 sys.exit(1 if failed else 0)

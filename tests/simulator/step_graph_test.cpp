@@ -168,3 +168,49 @@ TEST(StepGraph, ReductionsFallingBehindHoldTheBackward) {
 
 }  // namespace
 }  // namespace spplan::sim
+
+namespace spplan::sim {
+namespace {
+
+// Ring attention on the two-layer step: attention in 2 blocks (forward 2 + 2, backward 4 + 4),
+// one K/V hop of 3 on the comm stream per pass, and in the backward the last dK/dV hop (1) in
+// line after the blocks. Forward L0: a2a ends 5, block0 5-7 while hop0 runs 5-8, block1 waits
+// for it: 8-10, so each forward layer takes 13 (1 exposed). Backward L1 (from 35): mlp 35-39,
+// out_proj 39-41, a2a 41-42, block0 42-46 beside hop0 42-45 (hidden), block1 46-50, post 50-51:
+// 23. The step: 88 + 2 x 1 + 2 x 1 = 92; serial 95 + 2 x (3 + 3 + 1) = 109; ring exposed 4.
+TEST(StepGraph, RingHopsOverlapAttentionBlocksWorkedByHand) {
+  costmodel::StepCosts c = testing::two_layer_costs();
+  c.forward.attention_blocks = 2;
+  c.forward.cp_hops = 1;
+  c.forward.cp_hop_s = 3;
+  c.backward.attention_blocks = 2;
+  c.backward.cp_hops = 1;
+  c.backward.cp_hop_s = 3;
+  c.backward.cp_post_s = 1;
+  const SimResult r = simulate(c, MemoryTerms{}, Mode::kOverlap);
+  EXPECT_DOUBLE_EQ(r.step_time_s, 92);
+  EXPECT_DOUBLE_EQ(r.serial_step_time_s, 109);
+  EXPECT_DOUBLE_EQ(c.serial_s(), 109);
+  EXPECT_DOUBLE_EQ(r.exposed_comm_s.ring_s, 4);
+  EXPECT_DOUBLE_EQ(r.exposed_comm_s.a2a_s, 8);
+  EXPECT_DOUBLE_EQ(start_of(r, "m0.fwd.L0.attention.b0"), 5);
+  EXPECT_DOUBLE_EQ(start_of(r, "m0.fwd.L0.ring_hop0"), 5);
+  EXPECT_DOUBLE_EQ(start_of(r, "m0.fwd.L0.attention.b1"), 8);
+  EXPECT_DOUBLE_EQ(start_of(r, "m0.bwd.L1.ring_hop0"), 42);
+  EXPECT_DOUBLE_EQ(start_of(r, "m0.bwd.L1.attention.b1"), 46);
+  EXPECT_DOUBLE_EQ(start_of(r, "m0.bwd.L1.ring_post"), 50);
+  for (const SimEvent& e : r.events) {
+    if (e.name.find("ring_hop") != std::string::npos) {
+      EXPECT_EQ(e.resource, Resource::kComm) << e.name;  // the communication lane
+      EXPECT_EQ(e.category, OpCategory::kRing) << e.name;
+    }
+  }
+  // The estimate's overlap rule prices each layer pass the same way.
+  EXPECT_DOUBLE_EQ(c.forward.total_s(), 13);
+  EXPECT_DOUBLE_EQ(c.backward.total_s(), 23);
+  const SimResult serial = simulate(c, MemoryTerms{}, Mode::kNoOverlap);
+  EXPECT_DOUBLE_EQ(serial.step_time_s, 109);
+}
+
+}  // namespace
+}  // namespace spplan::sim

@@ -65,6 +65,7 @@ const std::vector<BadCase>& cases() {
       {flags({"--zero", "1", "--offload-optimizer", "nvme"}),
        "--offload-optimizer: value \"nvme\" is not implemented yet in the engine (allowed now: none, cpu"},
       {flags({"--prefetch-bucket", "1e6"}), "--prefetch-bucket: not implemented yet"},
+      {flags({"--cp", "2"}), "--cp: value 2 is not implemented yet in the engine (it has no ring attention; allowed now: 1)"},
       {flags({"--save-every", "2"}), "--save-every: value 2 needs --save DIR"},
       {flags({"--data", "$D/none.txt"}), "--data: $D/none.txt: cannot open"},
       {flags({"--data", "$D/bad.bin"}), "bad.bin: unknown token format (allowed: *.u16.bin, *.u32.bin"},

@@ -266,7 +266,7 @@ TEST(Plan, BadPlansNameFileAndKey) {
       {"bad_plan_bucket.toml", "bad_plan_bucket.toml: key \"knobs.reduce_bucket_elems\": value 1e+300 is not allowed (allowed: a number from 1e-15 to 1e+15)"},
       {"bad_plan_prefetch.toml", "bad_plan_prefetch.toml: key \"knobs.prefetch_bucket_elems\": value -0.5 is not allowed (allowed: a number from 0 to 1e+15)"},
       // The allowed list holds every knob, also the optional ones the file leaves out.
-      {"bad_plan_unknown_knob.toml", "bad_plan_unknown_knob.toml: key \"knobs.tiled_mpl\": unknown key (allowed: sp, zero_stage, offload_optimizer, offload_params, act_ckpt, sp_comm_dtype, precision, tiled_mlp, tiled_loss, micro_batch, grad_accum_steps, reduce_bucket_elems, prefetch_bucket_elems; closest: \"tiled_mlp\")"},
+      {"bad_plan_unknown_knob.toml", "bad_plan_unknown_knob.toml: key \"knobs.tiled_mpl\": unknown key (allowed: sp, cp, cp_comm, zero_stage, offload_optimizer, offload_params, act_ckpt, sp_comm_dtype, precision, tiled_mlp, tiled_loss, micro_batch, grad_accum_steps, reduce_bucket_elems, prefetch_bucket_elems; closest: \"tiled_mlp\")"},
       {"bad_plan_model_value.toml", "bad_plan_model_value.toml: key \"model\": value 5 is not allowed (allowed: a table with preset = \"name\" or all model keys)"},
       {"bad_plan_preset.toml", "bad_plan_preset.toml: key \"model.preset\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
       {"bad_plan_trainer.toml", "bad_plan_trainer.toml: key \"trainer\": value \"megatron\" is not allowed (allowed: arctic, hf, liger, engine)"},

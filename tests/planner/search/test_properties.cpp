@@ -84,7 +84,7 @@ std::string describe(const PlanSpec& p) {
   o << p.model.name << " (L" << p.model.num_hidden_layers << " h" << p.model.hidden_size << " nh"
     << p.model.num_attention_heads << " kv" << p.model.num_key_value_heads << " i" << p.model.intermediate_size << " V"
     << p.model.vocab_size << ") on " << p.cluster.num_gpus << "x " << p.cluster.gpu.name << " seq " << p.seq_len
-    << " sp " << p.knobs.sp << " zero " << p.knobs.zero_stage << " opt-offload " << to_string(p.knobs.offload_optimizer)
+    << " sp " << p.knobs.sp << " cp " << p.knobs.cp << " zero " << p.knobs.zero_stage << " opt-offload " << to_string(p.knobs.offload_optimizer)
     << " param-offload " << to_string(p.knobs.offload_params) << " ckpt " << to_string(p.knobs.act_ckpt) << " mlp "
     << p.knobs.tiled_mlp << " loss " << p.knobs.tiled_loss << " mb " << p.knobs.micro_batch << " ga "
     << p.knobs.grad_accum_steps;

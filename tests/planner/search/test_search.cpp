@@ -63,6 +63,26 @@ TEST(MaxSeq, SearchedIsAtLeastAnyFixedChoice) {
   EXPECT_GE(best->plan.seq_len, max_seq_fixed(p, 1024));
 }
 
+// A ring over more ranks than the granularity's zigzag allows (2 x 1 x 1024 = 2048 tokens does not
+// divide 1024) is still searched, on its own unit: 2048-token steps.
+TEST(MaxSeq, RingBeyondTheGranularityIsSearchedOnItsUnit) {
+  EXPECT_EQ(sequence_unit(Knobs{}, 1024), 1024);
+  Knobs ring;
+  ring.cp = 1024;
+  EXPECT_EQ(sequence_unit(ring, 1024), 2048);
+  ring.sp = 2;
+  ring.cp = 3;
+  EXPECT_EQ(sequence_unit(ring, 1024), 3072);  // lcm(1024, 12)
+  KnobConstraints only_ring;
+  only_ring.sp = 1;
+  only_ring.cp = 1024;
+  const auto best = max_seq_searched(base("llama-3.1-8b", 1024, 0), 1024, only_ring);
+  ASSERT_TRUE(best.has_value());
+  EXPECT_EQ(best->plan.knobs.cp, 1024);
+  EXPECT_EQ(best->plan.seq_len % 2048, 0);
+  EXPECT_TRUE(best->estimate.fits);
+}
+
 // `spplan max-seq` has no sequence yet (seq_len 0), which the plan rules refuse: the search must
 // still enumerate the knobs (it once found nothing and reported 0).
 TEST(MaxSeq, SearchedNeedsNoSequenceLength) {

@@ -1,0 +1,103 @@
+// Ring attention's communication and memory (ring.hpp). Per layer and rank, with s the rank's
+// local tokens (seq x micro_batch / (sp x cp)), kv the K (or V) width after the Ulysses
+// all-to-all (kv_width_after_a2a) and a the activation bytes:
+//   one K/V chunk      = 2 a s kv
+//   forward, ring      : cp-1 hops of one K/V chunk, hop i behind attention block i
+//   backward, ring     : cp-1 hops of K/V + dK/dV (fp32), then the last dK/dV hop home, exposed
+//   forward, allgather : one all-gather of cp K/V chunks before attention, exposed
+//   backward, allgather: the same all-gather again, then a reduce-scatter of dK/dV, exposed
+#include "planner/costmodel/ring.hpp"
+
+#include <algorithm>
+
+#include "planner/core/units.hpp"
+#include "planner/costmodel/comm.hpp"
+#include "planner/costmodel/dtype.hpp"
+#include "planner/costmodel/memory.hpp"
+#include "planner/costmodel/software_facts.hpp"
+
+namespace spplan::costmodel {
+namespace {
+
+// dK/dV accumulate in fp32 across the ring steps and travel in fp32 (ring-flash-attention,
+// zhuzilin/ring-flash-attention ring_flash_attn.py: dk, dv = block grads .to(float32), sent with
+// send_recv_kv, cast back to q's dtype at the end). Same element count as one K/V chunk.
+double ring_dkv_chunk_bytes(const PlanSpec& p) { return ring_kv_chunk_bytes(p) / act_bytes(p) * kFp32Bytes; }
+
+// Output and log-sum-exp merge buffers of the forward: the running output and log-sum-exp in fp32
+// (ring-flash-attention utils.py update_out_and_lse keeps out and lse as float32 across steps),
+// and one block's output (activation dtype) and log-sum-exp (fp32) from the kernel.
+double merge_buffer_bytes(const PlanSpec& p) {
+  const double s = local_tokens(p), q = p.model.q_dim(), heads = p.model.num_attention_heads;
+  return (kFp32Bytes + act_bytes(p)) * q * s + 2 * kFp32Bytes * heads * s;
+}
+
+}  // namespace
+
+double ring_kv_chunk_bytes(const PlanSpec& p) { return 2 * act_bytes(p) * local_tokens(p) * kv_width_after_a2a(p); }
+
+RingPassComm ring_forward_comm(const PlanSpec& p) {
+  RingPassComm c;
+  const int64_t cp = p.knobs.cp, sp = p.knobs.sp;
+  if (cp == 1) return c;
+  if (p.knobs.cp_comm == CpComm::kAllGather) {
+    c.pre_s = collective_time_s(p.cluster, Collective::kAllGather, cp * ring_kv_chunk_bytes(p), cp, sp);
+    return c;
+  }
+  c.hops = cp - 1;
+  c.hop_s = ring_hop_time_s(p.cluster, ring_kv_chunk_bytes(p), cp, sp);
+  return c;
+}
+
+RingPassComm ring_backward_comm(const PlanSpec& p) {
+  RingPassComm c;
+  const int64_t cp = p.knobs.cp, sp = p.knobs.sp;
+  if (cp == 1) return c;
+  if (p.knobs.cp_comm == CpComm::kAllGather) {
+    // The backward gathers K/V again (the forward keeps only the rank's own chunk) and returns
+    // each chunk's dK/dV to its owner with a reduce-scatter.
+    const double kv_all = cp * ring_kv_chunk_bytes(p);
+    c.pre_s = collective_time_s(p.cluster, Collective::kAllGather, kv_all, cp, sp);
+    c.post_s = collective_time_s(p.cluster, Collective::kReduceScatter, kv_all, cp, sp);
+    return c;
+  }
+  c.hops = cp - 1;
+  c.hop_s = ring_hop_time_s(p.cluster, ring_kv_chunk_bytes(p) + ring_dkv_chunk_bytes(p), cp, sp);
+  c.post_s = ring_hop_time_s(p.cluster, ring_dkv_chunk_bytes(p), cp, sp);  // dK/dV home after the last block
+  return c;
+}
+
+double ring_forward_buffer_bytes(const PlanSpec& p) {
+  if (p.knobs.cp == 1) return 0.0;
+  const double kv = ring_kv_chunk_bytes(p);
+  // ring: the chunk being computed on and the next one being received (double buffering; the
+  // rank's own chunk is saved by the layer already). allgather: the cp gathered chunks.
+  const double kv_buffers = p.knobs.cp_comm == CpComm::kRing ? 2 * kv : p.knobs.cp * kv;
+  return kv_buffers + merge_buffer_bytes(p);
+}
+
+double ring_backward_buffer_bytes(const PlanSpec& p) {
+  if (p.knobs.cp == 1) return 0.0;
+  const double kv = ring_kv_chunk_bytes(p), dkv = ring_dkv_chunk_bytes(p);
+  const double dq_accumulator = kFp32Bytes * p.model.q_dim() * local_tokens(p);  // dq summed over the steps
+  if (p.knobs.cp_comm == CpComm::kAllGather) {
+    // The gathered K/V and their gradient, written chunk by chunk in the activation dtype.
+    return 2 * p.knobs.cp * kv + dq_accumulator;
+  }
+  // K/V double-buffered as in the forward; the dK/dV accumulator of the chunk held now and the
+  // one being received from the previous rank.
+  return 2 * kv + 2 * dkv + dq_accumulator;
+}
+
+double ring_communicator_bytes(const PlanSpec& p) {
+  if (p.knobs.cp == 1) return 0.0;
+  const GpuSpec& g = p.cluster.gpu;
+  // A ring rank connects to two peers (one when cp is 2); a peer across nodes costs the network
+  // channels' share of an NVLink peer's buffers (software_facts.hpp, as the all-to-all's).
+  const double peers = std::min<double>(2.0, static_cast<double>(p.knobs.cp - 1));
+  const bool net = group_crosses_nodes(p.cluster, p.knobs.cp, p.knobs.sp);
+  const double share = net ? facts::kNcclNetChannelsPerPeer / facts::kNcclP2pChannelsPerPeer : 1.0;
+  return g.nccl_gib_per_group * kGiB + peers * share * g.nccl_a2a_gib_per_peer * kGiB;
+}
+
+}  // namespace spplan::costmodel

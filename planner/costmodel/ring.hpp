@@ -1,0 +1,45 @@
+// Ring attention (context parallelism, degree cp) beside Ulysses (degree sp): the K/V traffic of
+// one layer pass and the memory it adds. GPUs = dp x sp x cp; a sequence is split over sp x cp
+// ranks: Ulysses groups are sp consecutive ranks (inside a node), ring groups are cp ranks sp apart
+// (across nodes once sp x cp passes a node). After the Ulysses all-to-all a rank holds S/cp tokens
+// (its zigzag chunks r and 2cp-1-r of 2 x cp) for nh/sp query heads; ring attention then runs over
+// all S keys, one K/V chunk per step (Liu et al., Ring Attention, arXiv 2310.01889; USP,
+// arXiv 2405.07719, for the hybrid).
+//
+// With the zigzag split every ring step of every rank computes the same causal work (2 of the
+// 4 quarter blocks of a chunk pair), so the rank's attention is cp equal blocks of 1/cp of the
+// sequence's causal FLOPs over the ring (step_costs.cpp prices them).
+#pragma once
+
+#include <cstdint>
+
+#include "planner/config/plan_spec.hpp"
+
+namespace spplan::costmodel {
+
+// Bytes of K and V (activation dtype) of one rank's chunk after the Ulysses all-to-all: what one
+// ring hop carries in the forward.
+double ring_kv_chunk_bytes(const PlanSpec& plan);
+
+// The ring's communication in one layer pass, seconds: `pre_s` before attention and `post_s`
+// after it, neither hidden; `hops` transfers of `hop_s` each, hop i overlapping attention block i.
+struct RingPassComm {
+  double pre_s = 0;
+  double hop_s = 0;
+  int64_t hops = 0;
+  double post_s = 0;
+};
+// cp == 1: all zero.
+RingPassComm ring_forward_comm(const PlanSpec& plan);
+RingPassComm ring_backward_comm(const PlanSpec& plan);
+
+// Memory alive during one layer's ring attention above what the layer saves (bytes, one rank):
+// receive buffers or the gathered K/V, and the output / log-sum-exp merge buffers (forward), or
+// the K/V, dK/dV and dQ accumulators (backward). 0 when cp == 1.
+double ring_forward_buffer_bytes(const PlanSpec& plan);
+double ring_backward_buffer_bytes(const PlanSpec& plan);
+
+// NCCL buffers of the ring group's communicator and its two peer connections; 0 when cp == 1.
+double ring_communicator_bytes(const PlanSpec& plan);
+
+}  // namespace spplan::costmodel

@@ -1,0 +1,241 @@
+// Exports of ring attention and the Ulysses x ring hybrid: Accelerate's context parallel (ring
+// only) and Megatron-LM's context parallel arguments (every layout), with the refusals of the
+// formats that cannot express a plan.
+#include <sstream>
+
+#include "planner/core/parse.hpp"
+#include "planner/export/export_internal.hpp"
+
+namespace spplan::export_internal {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string cp_key_value(const Knobs& k) { return "key \"knobs.cp\": value " + std::to_string(k.cp); }
+
+// What has no Megatron-LM equivalent (its arguments as of core_r0.13: no parameter or checkpoint
+// offload, no tiled MLP or chunked loss; optimizer offload only with the distributed optimizer).
+Status check_megatron(const PlanSpec& plan) {
+  const Knobs& k = plan.knobs;
+  const auto lacks = [](const std::string& key, const std::string& value, const std::string& what,
+                        const std::string& allowed) {
+    return Status::invalid("key \"knobs." + key + "\": value " + value + " cannot be expressed for Megatron-LM (" + what +
+                           ") (allowed: " + allowed + ")");
+  };
+  if (k.cp > 1 && k.sp > 1 && k.cp_comm == CpComm::kAllGather) {
+    return lacks("cp_comm", "\"allgather\"", "its hierarchical context parallel is a2a+p2p: the ring level passes K/V point to point", "ring");
+  }
+  if (k.offload_params != OffloadDevice::kNone) {
+    return lacks("offload_params", "\"" + to_string(k.offload_params) + "\"", "it keeps parameters on the GPU", "none");
+  }
+  if (k.offload_optimizer == OffloadDevice::kNvme) {
+    return lacks("offload_optimizer", "\"nvme\"", "--optimizer-cpu-offload offloads to host RAM only", "none, cpu");
+  }
+  if (k.offload_optimizer == OffloadDevice::kCpu && k.zero_stage != 1) {
+    return lacks("offload_optimizer", "\"cpu\"", "--optimizer-cpu-offload needs --use-distributed-optimizer, ZeRO stage 1",
+                 "none, or cpu with zero_stage 1");
+  }
+  if (k.act_ckpt == ActCkpt::kOffload) {
+    return lacks("act_ckpt", "\"offload\"", "its recompute keeps checkpoints on the GPU", "none, full");
+  }
+  if (k.tiled_mlp) return lacks("tiled_mlp", "true", "no sequence-tiled MLP", "false; edit the plan file and re-check it with spplan estimate");
+  if (k.tiled_loss) {
+    return lacks("tiled_loss", "true", "its cross-entropy takes the whole [tokens x vocab] logits, no chunked loss",
+                 "false; edit the plan file and re-check it with spplan estimate");
+  }
+  return Status::ok();
+}
+
+// Accelerate's context parallel runs on FSDP2 (parallelism_config.py: cp needs FSDP2), whose
+// sharding is ZeRO-2 (reshard_after_forward false) or ZeRO-3 and whose CPU offload moves
+// parameters, gradients and optimizer state together (CPUOffloadPolicy).
+Status check_accelerate_cp(const PlanSpec& plan) {
+  const Knobs& k = plan.knobs;
+  if (k.sp > 1) {
+    return Status::invalid(cp_key_value(k) + " with sp " + std::to_string(k.sp) +
+                           " cannot be expressed for Accelerate (its ParallelismConfig refuses cp_size and sp_size "
+                           "together) (allowed: sp 1 for ring only; --format megatron runs Ulysses x ring)");
+  }
+  if (k.zero_stage < 2) {
+    return Status::invalid("key \"knobs.zero_stage\": value " + std::to_string(k.zero_stage) +
+                           " cannot be expressed for Accelerate's context parallel (it runs on FSDP2, which shards "
+                           "gradients and optimizer state at least) (allowed: 2, 3)");
+  }
+  const bool both_cpu = k.offload_optimizer == OffloadDevice::kCpu && k.offload_params == OffloadDevice::kCpu;
+  const bool none = k.offload_optimizer == OffloadDevice::kNone && k.offload_params == OffloadDevice::kNone;
+  if (!both_cpu && !none) {
+    return Status::invalid("key \"knobs.offload_optimizer\": value \"" + to_string(k.offload_optimizer) +
+                           "\" with offload_params \"" + to_string(k.offload_params) +
+                           "\" cannot be expressed for Accelerate's FSDP2 (its CPU offload moves parameters, gradients "
+                           "and optimizer state together) (allowed: both none, or both cpu)");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status check_context_parallel_export(const PlanSpec& plan, ExportFormat format) {
+  const Knobs& k = plan.knobs;
+  if (format == ExportFormat::kMegatron) return check_megatron(plan);
+  if (k.cp == 1) return Status::ok();
+  switch (format) {
+    case ExportFormat::kAccelerate: return check_accelerate_cp(plan);
+    case ExportFormat::kDeepSpeed:
+    case ExportFormat::kArctic:
+    case ExportFormat::kTorchrun: {
+      const std::string target = format == ExportFormat::kDeepSpeed ? "DeepSpeed"
+                                 : format == ExportFormat::kArctic  ? "ArcticTraining"
+                                                                    : "the Hugging Face Trainer on DeepSpeed";
+      return Status::invalid(cp_key_value(k) + " cannot be expressed for " + target +
+                             " (it has Ulysses sequence parallelism only, no ring attention) (allowed: 1; --format "
+                             "megatron takes ring and hybrid plans, --format accelerate ring-only ones)");
+    }
+    case ExportFormat::kMegatron: break;
+  }
+  return Status::ok();
+}
+
+std::string accelerate_cp_yaml(const PlanSpec& plan) {
+  const Knobs& k = plan.knobs;
+  const int64_t nodes = plan.cluster.num_nodes();
+  Json j;
+  j["compute_environment"] = "LOCAL_MACHINE";
+  j["debug"] = false;
+  j["distributed_type"] = "FSDP";
+  j["downcast_bf16"] = "no";
+  j["fsdp_config"] = {{"fsdp_activation_checkpointing", k.act_ckpt == ActCkpt::kFull},
+                      {"fsdp_auto_wrap_policy", "TRANSFORMER_BASED_WRAP"},
+                      {"fsdp_cpu_ram_efficient_loading", true},
+                      {"fsdp_offload_params", k.offload_params == OffloadDevice::kCpu},
+                      {"fsdp_reshard_after_forward", k.zero_stage == 3},
+                      {"fsdp_state_dict_type", "SHARDED_STATE_DICT"},
+                      {"fsdp_version", 2}};
+  j["machine_rank"] = 0;
+  j["main_training_function"] = "main";
+  if (nodes > 1) {
+    j["main_process_ip"] = main_process_ip_placeholder();
+    j["main_process_port"] = rdzv_port();
+  }
+  j["mixed_precision"] = k.precision == Precision::kBf16 ? "bf16" : "no";
+  j["num_machines"] = nodes;
+  j["num_processes"] = plan.cluster.num_gpus;
+  // PyTorch's rotate methods: "alltoall" passes K/V chunks around the ring, "allgather" gathers them.
+  j["parallelism_config"] = {{"parallelism_config_dp_replicate_size", 1},
+                             {"parallelism_config_dp_shard_size", plan.dp()},
+                             {"parallelism_config_tp_size", 1},
+                             {"parallelism_config_cp_size", k.cp},
+                             {"parallelism_config_cp_comm_strategy", k.cp_comm == CpComm::kRing ? "alltoall" : "allgather"}};
+  j["rdzv_backend"] = nodes > 1 ? "c10d" : "static";
+  j["same_network"] = true;
+  j["use_cpu"] = false;
+  std::string head = summary_text(plan, ExportFormat::kAccelerate);
+  head += "# Ring attention through PyTorch's context_parallel on FSDP2 (ZeRO " + std::to_string(k.zero_stage) +
+          "); the training script passes the batch through accelerator.maybe_context_parallel(...).\n";
+  head += "# It runs through scaled_dot_product_attention: load the model with attn_implementation=\"sdpa\"";
+  head += plan.stack.attention == AttentionKernel::kSdpa
+              ? ".\n"
+              : " (this plan was priced for flash2: re-price it with --attention sdpa).\n";
+  if (nodes > 1) {
+    head += std::string("# Placeholder: main_process_ip ") + main_process_ip_placeholder() +
+            ": put the first node's address; on each node set machine_rank (0, 1, ...).\n";
+  }
+  if (k.tiled_loss) head += "# Tiled loss: pass --use_liger_kernel to an HF Trainer script (Liger fused linear cross-entropy).\n";
+  if (k.tiled_mlp) head += "# Tiled MLP: wrap each MLP with DeepSpeed's TiledMLP (ALST) in the training script.\n";
+  return yaml_text(head, j);
+}
+
+namespace {
+
+// The context parallel arguments: Ulysses only is Megatron's a2a over sp ranks, ring only its p2p
+// (or all_gather) over cp, the hybrid a2a+p2p over sp x cp with the a2a level on adjacent ranks
+// first (--hierarchical-context-parallel-sizes: "every two adjacent gpus forms the first level").
+std::string megatron_cp_args(const Knobs& k) {
+  const int64_t size = k.sp * k.cp;
+  if (size == 1) return "--context-parallel-size 1";
+  std::string type;
+  if (k.cp == 1) {
+    type = "a2a";
+  } else if (k.sp == 1) {
+    type = k.cp_comm == CpComm::kRing ? "p2p" : "all_gather";
+  } else {
+    type = "a2a+p2p";
+  }
+  std::string out = "--context-parallel-size " + std::to_string(size) + " --cp-comm-type " + type;
+  if (type == "a2a+p2p") {
+    out += " --hierarchical-context-parallel-sizes " + std::to_string(k.sp) + " " + std::to_string(k.cp);
+  }
+  return out;
+}
+
+// ZeRO 1: the distributed optimizer; 2 and 3: Megatron-FSDP's sharding strategies.
+std::string megatron_zero_args(const Knobs& k) {
+  switch (k.zero_stage) {
+    case 0: return "";
+    case 1:
+      return " --use-distributed-optimizer" +
+             std::string(k.offload_optimizer == OffloadDevice::kCpu ? " --optimizer-cpu-offload --optimizer-offload-fraction 1.0" : "");
+    case 2: return " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads";
+    default: return " --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params";
+  }
+}
+
+std::string megatron_model_args(const PlanSpec& plan) {
+  const ModelSpec& m = plan.model;
+  std::ostringstream o;
+  o << "--num-layers " << m.num_hidden_layers << " --hidden-size " << m.hidden_size << " --ffn-hidden-size "
+    << m.intermediate_size << " --num-attention-heads " << m.num_attention_heads << " --kv-channels " << m.head_dim;
+  if (m.num_key_value_heads != m.num_attention_heads) {
+    o << " --group-query-attention --num-query-groups " << m.num_key_value_heads;
+  }
+  o << " --seq-length " << plan.seq_len << " --max-position-embeddings " << plan.seq_len
+    << " --position-embedding-type rope --rotary-base " << static_cast<int64_t>(m.rope_theta)
+    << " --normalization RMSNorm --swiglu --disable-bias-linear";
+  if (!m.tie_word_embeddings) o << " --untie-embeddings-and-output-weights";
+  return o.str();
+}
+
+const char* lr_decay_style(LrSchedule s) {
+  switch (s) {
+    case LrSchedule::kConstant: return "constant";
+    case LrSchedule::kLinear: return "linear";
+    case LrSchedule::kCosine: return "cosine";
+  }
+  return "constant";
+}
+
+}  // namespace
+
+std::string megatron_script(const PlanSpec& plan) {
+  const Knobs& k = plan.knobs;
+  const OptimizerSpec& opt = plan.optimizer;
+  const int64_t nodes = plan.cluster.num_nodes();
+  const int64_t global_batch = k.micro_batch * k.grad_accum_steps * plan.dp();
+  std::ostringstream o;
+  o << "#!/usr/bin/env bash\n" << summary_text(plan, ExportFormat::kMegatron);
+  o << "# Megatron-LM's pretrain_gpt.py (context parallel needs Transformer Engine's attention). Placeholders:\n"
+    << "# --mock-data and the NullTokenizer: put --data-path and your tokenizer; TRAIN_ITERS: the run's length.\n";
+  if (k.sp > 1 && k.cp > 1) {
+    o << "# Ulysses x ring: all-to-all over " << k.sp << " adjacent ranks, K/V passed point to point around "
+      << k.cp << " ranks " << k.sp << " apart.\n";
+  }
+  if (nodes > 1) o << "# Run this on each node; MASTER_ADDR names the first node.\n";
+  o << "set -euo pipefail\n";
+  o << (nodes > 1 ? ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n"
+                  : "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n");
+  o << "TRAIN_ITERS=\"${TRAIN_ITERS:-1000}\"\n";
+  o << "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  o << "torchrun --nnodes " << nodes << " --nproc-per-node " << plan.cluster.num_gpus / nodes
+    << " --rdzv-backend c10d --rdzv-endpoint \"${MASTER_ADDR}:" << rdzv_port() << "\" pretrain_gpt.py "
+    << megatron_model_args(plan) << " --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "
+    << megatron_cp_args(k) << " --micro-batch-size " << k.micro_batch << " --global-batch-size " << global_batch
+    << (k.precision == Precision::kBf16 ? " --bf16" : "") << megatron_zero_args(k)
+    << (k.act_ckpt == ActCkpt::kFull ? " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1" : "")
+    << " --optimizer adam --lr " << format_number(opt.lr) << " --min-lr " << format_number(opt.min_lr)
+    << " --lr-decay-style " << lr_decay_style(opt.lr_schedule) << " --lr-warmup-iters " << opt.warmup_steps
+    << " --weight-decay " << format_number(opt.weight_decay) << " --clip-grad " << format_number(opt.grad_clip)
+    << " " << adam_args_megatron() << " --train-iters \"${TRAIN_ITERS}\""
+    << " --mock-data --tokenizer-type NullTokenizer --vocab-size " << plan.model.vocab_size << "\n";
+  return o.str();
+}
+
+}  // namespace spplan::export_internal

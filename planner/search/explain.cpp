@@ -1,0 +1,95 @@
+#include "planner/search/explain.hpp"
+
+#include <cstdio>
+
+#include "planner/costmodel/comm.hpp"
+
+namespace spplan::search {
+namespace {
+
+enum class Family { kNone, kUlysses, kRing, kHybrid };
+
+Family family_of(const Knobs& k) {
+  if (k.cp == 1) return k.sp == 1 ? Family::kNone : Family::kUlysses;
+  return k.sp == 1 ? Family::kRing : Family::kHybrid;
+}
+
+const char* family_name(Family f) {
+  switch (f) {
+    case Family::kNone: return "no sequence parallelism";
+    case Family::kUlysses: return "Ulysses only";
+    case Family::kRing: return "ring only";
+    case Family::kHybrid: return "Ulysses x ring";
+  }
+  return "";
+}
+
+std::string where(bool crosses) { return crosses ? "across nodes" : "inside a node"; }
+std::string link(bool crosses) { return crosses ? "the network" : "NVLink"; }
+
+std::string number(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+}  // namespace
+
+std::string layout_text(const RankedPlan& r) {
+  const Knobs& k = r.plan.knobs;
+  const ClusterSpec& c = r.plan.cluster;
+  if (k.sp == 1 && k.cp == 1) return "no sequence parallelism";
+  const bool sp_crosses = costmodel::group_crosses_nodes(c, k.sp, 1);
+  const bool cp_crosses = costmodel::group_crosses_nodes(c, k.cp, k.sp);
+  std::string groups, traffic;
+  if (k.sp > 1) {
+    groups = "sp " + std::to_string(k.sp) + " " + where(sp_crosses);
+    traffic = "all-to-all on " + link(sp_crosses);
+  }
+  if (k.cp > 1) {
+    if (!groups.empty()) groups += ", ";
+    if (!traffic.empty()) traffic += ", ";
+    groups += "cp " + std::to_string(k.cp) + " " + where(cp_crosses);
+    const auto& t = r.estimate.time;
+    const double hidden = t.cp_comm_s > 0 ? 1.0 - t.exposed_cp_s / t.cp_comm_s : 1.0;
+    if (k.cp_comm == CpComm::kAllGather) {
+      traffic += "K/V all-gathered on " + link(cp_crosses) + ", not hidden";
+    } else {
+      traffic += "ring hops on " + link(cp_crosses) + " " + number("%.0f%%", 100 * hidden) + " hidden behind attention";
+    }
+  }
+  return groups + ": " + traffic;
+}
+
+std::string layout_reason(const SearchResult& result) {
+  if (result.feasible.empty()) return "";
+  const RankedPlan& best = result.feasible.front();
+  const Family won = family_of(best.plan.knobs);
+  std::string out = layout_text(best) + " (" + number("%.0f", best.estimate.tokens_per_s) + " tokens/s)";
+  for (Family f : {Family::kUlysses, Family::kRing, Family::kHybrid}) {
+    if (f == won) continue;
+    const RankedPlan* rival = nullptr;  // feasible is ranked: the first of a family is its best
+    for (const RankedPlan& p : result.feasible) {
+      if (family_of(p.plan.knobs) == f) {
+        rival = &p;
+        break;
+      }
+    }
+    out += "; ";
+    out += family_name(f);
+    if (rival == nullptr) {
+      out += ": none fits among the plans searched";
+    } else {
+      out += ": best " + number("%.0f", rival->estimate.tokens_per_s) + " tokens/s (sp " +
+             std::to_string(rival->plan.knobs.sp) + ", cp " + std::to_string(rival->plan.knobs.cp) + ")";
+      // Inside the noise band the ranking's preferences decided, not the speed.
+      const double best_tps = best.estimate.tokens_per_s;
+      if (rival->estimate.tokens_per_s >= best_tps * (1.0 - kRankNoiseBand)) {
+        out += number(", within %.0f%%: ranked by offloads, micro batch, memory", 100 * kRankNoiseBand);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace spplan::search

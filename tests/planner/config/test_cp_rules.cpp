@@ -1,0 +1,60 @@
+// The ring degree's rules: table of bad plans with the exact message each gets.
+#include <gtest/gtest.h>
+
+#include "planner/config/plan_rules.hpp"
+
+namespace spplan {
+namespace {
+
+PlanSpec plan(int64_t gpus, int64_t sp, int64_t cp, int64_t seq) {
+  PlanSpec p;
+  p.model.name = "m";
+  p.model.num_attention_heads = 32;
+  p.model.num_key_value_heads = 8;
+  p.cluster.num_gpus = gpus;
+  p.seq_len = seq;
+  p.knobs.sp = sp;
+  p.knobs.cp = cp;
+  return p;
+}
+
+TEST(ValidCp, DivisorsOfGpusOverSp) {
+  EXPECT_EQ(valid_cp_degrees(16, 4), (std::vector<int64_t>{1, 2, 4}));
+  EXPECT_EQ(valid_cp_degrees(12, 1), (std::vector<int64_t>{1, 2, 3, 4, 6, 12}));
+  EXPECT_TRUE(valid_cp_degrees(12, 5).empty());
+}
+
+TEST(CheckCp, GoodPlansPass) {
+  EXPECT_TRUE(check_plan(plan(16, 8, 2, 1 << 20), flag_where).is_ok());
+  EXPECT_TRUE(check_plan(plan(64, 1, 64, 1 << 20), flag_where).is_ok());  // no head rule for cp
+  EXPECT_TRUE(check_plan(plan(8, 8, 1, 1000), flag_where).is_ok());       // cp 1: sp pads, as before
+}
+
+TEST(CheckCp, BadPlansTable) {
+  struct Case {
+    PlanSpec p;
+    std::string message;
+  };
+  const Case cases[] = {
+      {plan(16, 8, 4, 1 << 20), "--cp: value 4 with sp 8 does not divide 16 GPUs into dp x sp x cp (allowed cp: 1, 2)"},
+      {plan(16, 4, 3, 1 << 20), "--cp: value 3 with sp 4 does not divide 16 GPUs into dp x sp x cp (allowed cp: 1, 2, 4)"},
+      {plan(16, 1, 0, 1 << 20),
+       "--cp: value 0 with sp 1 does not divide 16 GPUs into dp x sp x cp (allowed cp: 1, 2, 4, 8, 16)"},
+      {plan(16, 8, 2, 1000001),
+       "--seq: value 1000001 is not divisible by 2 x sp x cp = 32 (the zigzag split of ring attention; allowed: a "
+       "multiple of 32)"},
+      {plan(16, 1, 16, 48), "--seq: value 48 is not divisible by 2 x sp x cp = 32 (the zigzag split of ring attention; "
+                            "allowed: a multiple of 32)"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(check_plan(c.p, flag_where).message(), c.message);
+}
+
+TEST(CheckCp, EngineRefusesRingUntilItRunsIt) {
+  PlanSpec p = plan(16, 8, 2, 1 << 20);
+  p.stack.trainer = "engine";
+  EXPECT_EQ(check_trainer_runs(p, flag_where).message(),
+            "--cp: value 2 is not run by trainer \"engine\" (spplan run has no ring attention yet; allowed: 1)");
+}
+
+}  // namespace
+}  // namespace spplan

@@ -1,0 +1,173 @@
+// Ring attention (cp) in the costmodel: hop times, overlap with attention blocks, the all-gather
+// variant, memory terms and placement, worked by hand on a GPU whose numbers are written here
+// (not a preset, so recalibrating a preset does not move these tests).
+#include <gtest/gtest.h>
+
+#include "planner/config/loaders.hpp"
+#include "planner/costmodel/comm.hpp"
+#include "planner/costmodel/compute.hpp"
+#include "planner/costmodel/estimate.hpp"
+#include "planner/costmodel/memory.hpp"
+#include "planner/costmodel/ring.hpp"
+#include "planner/costmodel/step_costs.hpp"
+
+namespace spplan::costmodel {
+namespace {
+
+// Llama-3.1-8B shapes (32 heads, 8 kv heads, head_dim 128, hidden 4096) on 8-GPU nodes with
+// NVLink 450 GB/s and a 50 GB/s NIC per GPU, both at 80%, 20 us per transfer.
+PlanSpec ring_plan(int64_t gpus, int64_t sp, int64_t cp, int64_t seq) {
+  PlanSpec p;
+  p.model = load_model("llama-3.1-8b").value();
+  GpuSpec& g = p.cluster.gpu;
+  g.name = "test-gpu";
+  g.memory_gib = 80;
+  g.bf16_tflops = 1000;
+  g.hbm_GBps = 3000;
+  g.gpus_per_node = 8;
+  g.intra_node_GBps = 450;
+  g.inter_node_GBps = 50;
+  g.pcie_GBps = 64;
+  g.host_memory_gib_per_node = 2000;
+  g.host_adam_params_per_s = 1e9;
+  g.comm_efficiency = 0.8;
+  g.collective_latency_s = 2e-5;
+  p.cluster.num_gpus = gpus;
+  p.seq_len = seq;
+  p.knobs.sp = sp;
+  p.knobs.cp = cp;
+  p.knobs.tiled_loss = true;
+  return p;
+}
+
+TEST(Ring, HopsHiddenBehindLongBlocks) {
+  // sp 8 inside each node, cp 2 across the two nodes, 1M tokens: s = 2^20 / 16 = 65536 local
+  // tokens; K and V after the all-to-all: 2 x 2 B x 65536 x (128 x 8 kv heads) = 268435456 B.
+  const PlanSpec p = ring_plan(16, 8, 2, 1 << 20);
+  EXPECT_DOUBLE_EQ(ring_kv_chunk_bytes(p), 268435456.0);
+  // The ring spans 2 nodes (stride 8 x 2 ranks = 16 GPUs): the NIC at 50 x 0.8 = 40 GB/s.
+  // Forward: 1 hop = 2e-5 + 268435456 / 40e9 = 0.0067308864 s.
+  const RingPassComm fwd = ring_forward_comm(p);
+  EXPECT_EQ(fwd.hops, 1);
+  EXPECT_NEAR(fwd.hop_s, 0.0067308864, 1e-12);
+  EXPECT_EQ(fwd.pre_s, 0.0);
+  // Backward: K/V (bf16) + dK/dV (fp32, twice the bytes) per hop = 805306368 B: 0.0201526592 s;
+  // then dK/dV home: 536870912 B: 0.0134417728 s, exposed.
+  const RingPassComm bwd = ring_backward_comm(p);
+  EXPECT_EQ(bwd.hops, 1);
+  EXPECT_NEAR(bwd.hop_s, 0.0201526592, 1e-12);
+  EXPECT_NEAR(bwd.post_s, 0.0134417728, 1e-12);
+  // Each block is 1/4 of the sequence's causal work for 4 heads: 4 x 2 x 2^40 x 128 / 4 =
+  // 2.81e14 FLOPs, ~0.8 s at 1000 TFLOPs x 0.35: far longer than a hop, so only the last
+  // dK/dV hop is exposed.
+  const StepCosts c = step_costs(p);
+  EXPECT_EQ(c.forward.attention_blocks, 2);
+  EXPECT_NEAR(c.forward.attention_block_s(),
+              attention_fwd_time_s(p.cluster.gpu, p.stack.attention, 4.0 * 2 * 1099511627776.0 * 128 / 4, 2), 1e-12);
+  EXPECT_EQ(c.forward.cp_exposed_s(), 0.0);
+  EXPECT_NEAR(c.backward.cp_exposed_s(), 0.0134417728, 1e-12);
+  EXPECT_NEAR(c.backward.cp_comm_s(), 0.0201526592 + 0.0134417728, 1e-12);
+}
+
+TEST(Ring, HopOutlastingItsBlockIsExposedByTheExcess) {
+  // Ring only over 16 GPUs, 32768 tokens: s = 2048, one K/V chunk 2 x 2 x 2048 x 1024 = 8388608 B,
+  // hop = 2e-5 + 8388608 / 40e9 = 2.297152e-4 s; a block is 32 heads x 2 x 32768^2 x 128 / 256
+  // = 3.44e10 FLOPs, ~1e-4 s: each of the 15 hops shows its excess over the block.
+  const PlanSpec p = ring_plan(16, 1, 16, 32768);
+  const StepCosts c = step_costs(p);
+  const double block = attention_fwd_time_s(p.cluster.gpu, p.stack.attention, 32.0 * 2 * 1073741824.0 * 128 / 256, 2);
+  EXPECT_NEAR(c.forward.attention_block_s(), block, 1e-15);
+  EXPECT_NEAR(c.forward.cp_hop_s, 2.297152e-4, 1e-12);
+  EXPECT_GT(c.forward.cp_hop_s, block);
+  EXPECT_NEAR(c.forward.cp_exposed_s(), 15 * (2.297152e-4 - block), 1e-12);
+  // The estimate waits for the exposed part once per layer pass (forward, recompute, backward).
+  const Estimate e = estimate(p);
+  EXPECT_NEAR(e.time.exposed_cp_s, c.micro_step_cp_exposed_s(), 1e-12);
+  EXPECT_NEAR(e.time.cp_comm_s, c.micro_step_cp_comm_s(), 1e-12);
+  EXPECT_GT(e.time.cp_comm_s, e.time.exposed_cp_s);
+  EXPECT_DOUBLE_EQ(e.time.serial_step_time_s, c.serial_s());
+}
+
+TEST(Ring, AllGatherVariantIsNeverHidden) {
+  // Same layout as the first test, cp_comm allgather: an all-gather of 2 chunks over 2 ranks
+  // crossing nodes: 2e-5 + 536870912 x 1/2 / 40e9 = 0.0067308864 s, in the forward; the backward
+  // gathers again and reduce-scatters dK/dV: the same time each.
+  PlanSpec p = ring_plan(16, 8, 2, 1 << 20);
+  p.knobs.cp_comm = CpComm::kAllGather;
+  const StepCosts c = step_costs(p);
+  EXPECT_NEAR(c.forward.cp_pre_s, 0.0067308864, 1e-12);
+  EXPECT_EQ(c.forward.cp_hops, 0);
+  EXPECT_NEAR(c.forward.cp_exposed_s(), 0.0067308864, 1e-12);
+  EXPECT_NEAR(c.backward.cp_exposed_s(), 2 * 0.0067308864, 1e-12);
+  PlanSpec ring = p;
+  ring.knobs.cp_comm = CpComm::kRing;
+  EXPECT_LT(estimate(ring).time.step_time_s, estimate(p).time.step_time_s);
+}
+
+TEST(Ring, PlacementPricesEachGroupOnItsLinks) {
+  // sp 4 x cp 2 = 8 ranks: the ring (stride 4) stays in the node: NVLink at 360 GB/s.
+  const PlanSpec inside = ring_plan(8, 4, 2, 1 << 20);
+  EXPECT_FALSE(group_crosses_nodes(inside.cluster, 2, 4));
+  EXPECT_NEAR(ring_forward_comm(inside).hop_s, 2e-5 + ring_kv_chunk_bytes(inside) / 360e9, 1e-12);
+  // sp 8 x cp 2 on 16 GPUs: the Ulysses all-to-all stays on NVLink, the ring crosses.
+  EXPECT_FALSE(group_crosses_nodes(inside.cluster, 8, 1));
+  EXPECT_TRUE(group_crosses_nodes(inside.cluster, 2, 8));
+  // A strided all-gather over 2 nodes runs at the NIC's rate: 2e-5 + 1e9 / 2 / 40e9.
+  EXPECT_NEAR(collective_time_s(inside.cluster, Collective::kAllGather, 1e9, 2, 8), 2e-5 + 0.5e9 / 40e9, 1e-12);
+  EXPECT_NEAR(collective_time_s(inside.cluster, Collective::kAllGather, 1e9, 2, 1), 2e-5 + 0.5e9 / 360e9, 1e-12);
+}
+
+TEST(Ring, MemoryTermsWorkedByHand) {
+  const PlanSpec p = ring_plan(16, 8, 2, 1 << 20);
+  // s = 65536, q width 4096, 32 heads. Forward: two K/V chunks (2 x 268435456) + the fp32
+  // running output and the bf16 block output (6 B x 4096 x 65536 = 1610612736) + two fp32
+  // log-sum-exps (8 B x 32 x 65536 = 16777216) = 2164260864 B.
+  EXPECT_DOUBLE_EQ(ring_forward_buffer_bytes(p), 2164260864.0);
+  // Backward: two K/V chunks (536870912) + two fp32 dK/dV (1073741824) + fp32 dq (4 x 4096 x
+  // 65536 = 1073741824) = 2684354560 B.
+  EXPECT_DOUBLE_EQ(ring_backward_buffer_bytes(p), 2684354560.0);
+  // allgather: cp chunks gathered (2 x 268435456) + merge (1627389952) forward; gathered K/V and
+  // their gradients (2 x 2 x 268435456) + dq (1073741824) backward.
+  PlanSpec ag = p;
+  ag.knobs.cp_comm = CpComm::kAllGather;
+  EXPECT_DOUBLE_EQ(ring_forward_buffer_bytes(ag), 536870912.0 + 1627389952.0);
+  EXPECT_DOUBLE_EQ(ring_backward_buffer_bytes(ag), 1073741824.0 + 1073741824.0);
+  // Both sit in the peak's moments: the forward buffers in the forward, the backward's in the
+  // layer backward's attention moment.
+  const MemoryPhases phases = memory_phases(p);
+  PlanSpec no_ring = p;
+  no_ring.knobs.cp = 1;
+  no_ring.knobs.sp = 16;  // the same 65536 local tokens by Ulysses alone
+  EXPECT_DOUBLE_EQ(local_tokens(no_ring), local_tokens(p));
+  EXPECT_EQ(layer_backward_moments(p).ring, 2684354560.0);
+  EXPECT_EQ(layer_backward_moments(no_ring).ring, 0.0);
+  EXPECT_GT(phases.forward.buffers_bytes, 2164260864.0);
+  // No ring: no ring terms, no ring communicator.
+  EXPECT_EQ(ring_forward_buffer_bytes(no_ring), 0.0);
+  EXPECT_EQ(ring_communicator_bytes(no_ring), 0.0);
+  EXPECT_GT(ring_communicator_bytes(p), 0.0);
+}
+
+TEST(Ring, CpOneIsTheUlyssesModelUnchanged) {
+  PlanSpec p = ring_plan(8, 8, 1, 1 << 18);
+  const StepCosts c = step_costs(p);
+  EXPECT_EQ(c.forward.attention_blocks, 1);
+  EXPECT_EQ(c.forward.cp_comm_s(), 0.0);
+  EXPECT_EQ(c.backward.cp_exposed_s(), 0.0);
+  // One attention call over the whole sequence for 32/8 heads.
+  EXPECT_NEAR(c.forward.attention_s,
+              attention_fwd_time_s(p.cluster.gpu, p.stack.attention, causal_attention_fwd_flops(1 << 18, 4, 128, 1), 2),
+              1e-15);
+}
+
+TEST(Ring, ZigzagBlocksShareTheCausalWork) {
+  // The rank's attention over cp blocks adds up to 1/(sp x cp) of the sequence's causal FLOPs at
+  // the same rate (only the per-call fixed cost is paid cp times).
+  const PlanSpec ring = ring_plan(8, 2, 4, 1 << 17);
+  const PlanSpec uly = ring_plan(8, 8, 1, 1 << 17);
+  const double fixed = ring.cluster.gpu.attention_fixed_s;
+  EXPECT_NEAR(step_costs(ring).forward.attention_s - 4 * fixed, step_costs(uly).forward.attention_s - fixed, 1e-12);
+}
+
+}  // namespace
+}  // namespace spplan::costmodel
