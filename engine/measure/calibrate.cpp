@@ -161,16 +161,27 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
   SPPLAN_ASSIGN_OR_RETURN(c.gemm_bf16, fitted("bf16" + gemm_what, gemm_samples(models, at::kBFloat16, device, scale)));
   SPPLAN_ASSIGN_OR_RETURN(c.gemm_fp32, fitted("fp32" + gemm_what, gemm_samples(models, at::kFloat, device, scale)));
 
+  // Attention in each dtype, as the GEMMs: bf16 and fp32 kernels run at unrelated rates (tensor
+  // cores against fp32 units on a GPU; emulated or native bf16 on a CPU).
   const int64_t heads = c.cuda ? 16 : 8, kv_heads = heads / 2;
   const std::vector<int64_t> dims = c.cuda ? std::vector<int64_t>{64, 128} : std::vector<int64_t>{32};
-  const AttentionSamples attn = attention_samples(heads, kv_heads, dims, act, device, scale);
   std::string dim_list;
   for (int64_t d : dims) dim_list += (dim_list.empty() ? "" : ",") + std::to_string(d);
-  const std::string attn_what = " (SDPA " + attn.backend + "), " + std::string(c.cuda ? "bf16" : "fp32") + ", " +
-                                std::to_string(heads) + "/" + std::to_string(kv_heads) + " heads, d " + dim_list + ", " +
-                                range(scale.attn_seq_first, scale.attn_seq_last) + " tokens";
-  SPPLAN_ASSIGN_OR_RETURN(c.attention_fwd, fitted("causal attention forward" + attn_what, attn.forward));
-  SPPLAN_ASSIGN_OR_RETURN(c.attention_bwd, fitted("causal attention backward" + attn_what, attn.backward));
+  for (const at::ScalarType dtype : {at::kBFloat16, at::kFloat}) {
+    ProbeScale s = scale;
+    // A CPU that emulates bf16 runs its attention at well under 1 GFLOP/s: start where a call takes
+    // milliseconds; the engine's CPU runs are fp32 unless asked.
+    if (!c.cuda && dtype == at::kBFloat16) s.attn_seq_first = 128, s.attn_target_s = scale.target_s;
+    const AttentionSamples attn = attention_samples(heads, kv_heads, dims, dtype, device, s);
+    const bool bf16 = dtype == at::kBFloat16;
+    const std::string attn_what = " (SDPA " + attn.backend + "), " + (bf16 ? "bf16" : "fp32") + ", " +
+                                  std::to_string(heads) + "/" + std::to_string(kv_heads) + " heads, d " + dim_list +
+                                  ", " + range(s.attn_seq_first, s.attn_seq_last) + " tokens";
+    SPPLAN_ASSIGN_OR_RETURN((bf16 ? c.attention_fwd : c.attention_fwd_fp32),
+                            fitted("causal attention forward" + attn_what, attn.forward));
+    SPPLAN_ASSIGN_OR_RETURN((bf16 ? c.attention_bwd : c.attention_bwd_fp32),
+                            fitted("causal attention backward" + attn_what, attn.backward));
+  }
 
   // Each elementwise kernel and each copy direction is fitted for the report; only their pooled
   // fits become keys, so one kernel too noisy to fit on its own is reported, not fatal.
@@ -244,7 +255,6 @@ Result<Calibration> calibrate_cpu(int argc, char** argv, const std::vector<Model
                 std::string(a2a_GBps > 0 ? "" : " (failed: the copy rate instead)");
   c.device = "This machine's CPU (" + std::to_string(cores) + " threads) as the costmodel's accelerator";
   c.name = "cpu-host";
-  c.attention_peak_tflops = c.base.fp32_tflops;
   return c;
 }
 
@@ -276,7 +286,6 @@ Result<Calibration> calibrate_cuda(const Flags& flags, const std::vector<ModelSp
   c.base_from = base_from;
   c.device = dev.name;
   c.name = base.name + "-measured";
-  c.attention_peak_tflops = base.bf16_tflops;
   c.gemm_workspace_mib = workspace_mib;
   c.cuda_context_gib = cuda_context_gib(device, &context_what);
   c.memory_what = "context: " + context_what + "; workspace: " + workspace_what;

@@ -180,6 +180,7 @@ Result<nlohmann::json> run_case(const ValidateCase& c, int64_t steps, const Mach
   if (m.shared) {
     const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
     cmd += " OMP_NUM_THREADS=" + std::to_string(std::max<int64_t>(1, cores / c.world));
+    cmd += " SPPLAN_ENGINE_KERNEL_CLOCK=1";  // each kernel class timed in the run (kernel_clock.hpp)
   } else {
     cmd = "timeout " + std::to_string(kGpuCaseTimeoutS) + " env";
   }
@@ -212,6 +213,10 @@ Result<nlohmann::json> run_case(const ValidateCase& c, int64_t steps, const Mach
               {"measured_memory", j.value("memory", nlohmann::json::object())},
               {"predicted_memory", pred.memory_bytes},
               {"measured_phases_s", j.value("phases", nlohmann::json::object())}});
+  if (j.contains("kernel_classes_s") && j["kernel_classes_s"].is_object()) {
+    row["measured_kernel_classes_s"] = j["kernel_classes_s"];
+    row["predicted_kernel_classes_s"] = pred.kernel_classes_s;
+  }
   add_prediction(&row, "", pred, mem, time);
   if (preset) add_prediction(&row, "preset_", *preset, mem, time);
   if (host > 0 || phost > 0) row["host_mem_error_pct"] = pct(host, phost);

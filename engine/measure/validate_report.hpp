@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cmath>
+#include <map>
+#include <string>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +30,9 @@ struct Errors {
 struct CaseSummary {
   int ok = 0, failed = 0, boundary = 0, boundary_right = 0;
   Errors mem, time, host, preset_mem, preset_time;
+  // CPU: per kernel class (kernel_clock.hpp), the mean over the cases of (predicted - measured) /
+  // measured, signed, where the class took at least 2 % of the measured step.
+  std::map<std::string, double> kernel_class_mean_error_pct;
 };
 
 CaseSummary summarize_cases(const nlohmann::json& rows);

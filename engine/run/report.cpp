@@ -64,6 +64,12 @@ std::string to_json(const RunReport& r) {
   j["attention_backend"] = r.attention_backend;
   j["attention_backend_choice"] = r.attention_backend_choice;
   j["fused_kernels"] = r.fused_kernels;
+  j["kernel_classes_s"] = r.kernel_classes_s.empty() ? nlohmann::json() : nlohmann::json(r.kernel_classes_s);
+  j["kernel_top_ops_s"] = r.kernel_top_ops_s.empty() ? nlohmann::json() : nlohmann::json(r.kernel_top_ops_s);
+  j["peak_memory_ops"] = r.peak_memory_ops.empty() ? nlohmann::json() : nlohmann::json(r.peak_memory_ops);
+  j["predicted_kernel_classes_s"] = r.prediction.kernel_classes_s.empty()
+                                        ? nlohmann::json()
+                                        : nlohmann::json(r.prediction.kernel_classes_s);
   return j.dump();
 }
 

@@ -36,6 +36,10 @@ struct RunReport {
   std::string attention_backend = "libtorch";       // the SDPA kernel attention ran on (attention.hpp)
   std::string attention_backend_choice = "cpu";     // how it was chosen (the measured times on CUDA)
   std::string fused_kernels = "none";               // --tiled-loss's fused ops: "cuda", "aten"; else "none"
+  // SPPLAN_ENGINE_KERNEL_CLOCK=1 on a CPU (kernel_clock.hpp): mean self seconds per step, rank 0,
+  // by kernel class and for the ops that took the most; empty otherwise (null in the JSON).
+  std::map<std::string, double> kernel_classes_s, kernel_top_ops_s;
+  std::vector<std::string> peak_memory_ops;         // the ops running when rank 0's peak was reached
 };
 
 std::string progress_line(int64_t step, int64_t total_steps, double loss, double tokens_per_s, double step_time_s,

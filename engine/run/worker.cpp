@@ -19,6 +19,7 @@
 #include "engine/io/checkpoint_io.hpp"
 #include "engine/io/hf_weights.hpp"
 #include "engine/model/fused_kernels.hpp"
+#include "engine/run/kernel_clock.hpp"
 #include "engine/run/rank_report.hpp"
 #include "engine/run/report.hpp"
 #include "engine/run/train.hpp"
@@ -106,6 +107,7 @@ std::vector<StepStats> run_steps(const RunOptions& o, int64_t rank, Comm& comm, 
   std::vector<StepStats> steps;
   while (trainer.steps_done() < o.steps) {
     maybe_die(rank, trainer.steps_done() + 1);
+    if (steps.size() <= 1) kernel_clock_reset();  // the steps summarize() averages: all but the first
     steps.push_back(trainer.step());
     const StepStats& st = steps.back();
     const int64_t peak = max_over_ranks(comm, measured_peak(comm.device()).total_bytes);
@@ -178,6 +180,8 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std:
   }
   if (init) trainer.load_weights(*init);
   RunReport report = base_report(o, comm, trainer, threads);
+  const bool kernel_clock = kernel_clock_requested() && !device.is_cuda();  // CUDA ops return at launch
+  if (kernel_clock) install_kernel_clock();
   report.alloc_conf = apply_alloc_conf();  // set in main() already: this reads it back
   if (env.rank == 0 && !comm.device().is_cuda() && o.plan.knobs.precision == Precision::kBf16) {
     const CpuBf16Probe probe = probe_cpu_bf16();
@@ -186,6 +190,12 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, std:
   }
   reset_peak(comm.device());
   const std::vector<StepStats> steps = run_steps(o, env.rank, comm, trainer);
+  if (kernel_clock && !steps.empty()) {
+    const double averaged = static_cast<double>(steps.size() > 1 ? steps.size() - 1 : 1);
+    for (const auto& [name, s] : kernel_clock_classes_s()) report.kernel_classes_s[name] = s / averaged;
+    for (const auto& [name, s] : kernel_clock_top_ops_s(12)) report.kernel_top_ops_s[name] = s / averaged;
+    report.peak_memory_ops = kernel_clock_peak_ops();
+  }
   if (!o.export_hf.empty()) {
     if (Status s = export_hf(o, comm, trainer); !s) throw std::runtime_error(s.message());
   }
