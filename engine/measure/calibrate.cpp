@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -208,12 +209,22 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
   return c;
 }
 
-// The CPU as the costmodel's accelerator: its measured rates are its peaks.
+// The fastest measured rate of a dtype's compute kernels, TFLOP/s.
+double fastest_tflops(std::initializer_list<const FittedKernel*> kernels) {
+  double best = 0;
+  for (const FittedKernel* k : kernels) best = std::max(best, k->fit.rate_per_s / 1e12);
+  return best;
+}
+
+// The CPU as the costmodel's accelerator: its measured rates are its peaks. A dtype's peak is its
+// fastest kernel class, so every class's efficiency is at most 1: on a CPU that emulates bf16 the
+// attention kernel (its own blocked loops) outruns the emulated bf16 GEMM (measured on an AVX2
+// AMD EPYC: about 25 against 8 GFLOP/s), and a GEMM peak would cap attention at the GEMM's rate.
 GpuSpec cpu_base(const Calibration& c, double a2a_GBps, double latency_s, int64_t cores) {
   GpuSpec g;
   g.name = "cpu-host";
-  g.bf16_tflops = c.gemm_bf16.fit.rate_per_s / 1e12;
-  g.fp32_tflops = c.gemm_fp32.fit.rate_per_s / 1e12;
+  g.bf16_tflops = fastest_tflops({&c.gemm_bf16, &c.attention_fwd, &c.attention_bwd});
+  g.fp32_tflops = fastest_tflops({&c.gemm_fp32, &c.attention_fwd_fp32, &c.attention_bwd_fp32});
   g.hbm_GBps = c.elementwise_pooled.fit.rate_per_s / 1e9;  // unless the copy alone was fitted:
   for (const FittedKernel& k : c.elementwise) {
     if (k.what == "copy") g.hbm_GBps = k.fit.rate_per_s / 1e9;
