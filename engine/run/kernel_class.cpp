@@ -15,9 +15,11 @@ constexpr std::array<std::string_view, 8> kGemmOps = {"aten::mm",    "aten::addm
 }  // namespace
 
 const char* kernel_class_of(std::string_view op, MemCategory region) {
+  // First: collectives may be recorded on the backend's own threads, where the training thread's
+  // memory tag says nothing about them.
+  if (op.rfind("c10d::", 0) == 0 || op.rfind("gloo:", 0) == 0 || op.rfind("nccl:", 0) == 0) return "comm";
   if (region == MemCategory::kLogits) return "loss";
   if (region == MemCategory::kOptimizer) return "optimizer";
-  if (op.rfind("c10d::", 0) == 0 || op.rfind("gloo:", 0) == 0 || op.rfind("nccl:", 0) == 0) return "comm";
   // SDPA and the kernels it dispatches to (flash, memory-efficient, cuDNN; CPU flash "_for_cpu").
   if (contains(op, "scaled_dot_product") || contains(op, "flash_attention") || contains(op, "efficient_attention") ||
       contains(op, "cudnn_attention")) {

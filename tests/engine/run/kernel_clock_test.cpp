@@ -27,6 +27,7 @@ TEST(KernelClass, OpsAndRegionsGoToTheCostmodelsClasses) {
       {"aten::mm", MemCategory::kLogits, "loss"},                 // the head's GEMM is the loss's
       {"aten::_fused_adamw_", MemCategory::kOptimizer, "optimizer"},
       {"c10d::alltoall_base_", MemCategory::kBuffers, "comm"},
+      {"gloo:all_to_all", MemCategory::kLogits, "comm"},  // another thread, during the loss
   };
   for (const Case& c : cases) EXPECT_STREQ(kernel_class_of(c.op, c.region), c.expected) << c.op;
 }
