@@ -7,16 +7,27 @@
 #include <mutex>
 #include <vector>
 
+#include <time.h>
+
 #include <ATen/record_function.h>
 
 namespace spplan::engine {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+// Seconds on the clock the variable chose: wall time ("1"), or this thread's CPU time ("cpu"),
+// which other processes sharing the cores do not inflate (meaningful with one thread per rank:
+// an op's intra-op threads are not counted).
+bool g_thread_cpu_time = false;
+double now_s() {
+  if (!g_thread_cpu_time) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 // One op being timed on this thread: when it started, the time of the ops it called, its class.
 struct Frame {
-  Clock::time_point start;
+  double start = 0;
   double children_s = 0;
   const char* cls = "";
   const char* name = "";  // valid while the op runs
@@ -36,7 +47,7 @@ void on_peak() {
 }
 
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
-  t_open.push_back({Clock::now(), 0.0, kernel_class_of(fn.name(), memory_category()), fn.name()});
+  t_open.push_back({now_s(), 0.0, kernel_class_of(fn.name(), memory_category()), fn.name()});
   return nullptr;
 }
 
@@ -44,7 +55,7 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   if (t_open.empty()) return;  // started before the clock was installed
   const Frame f = t_open.back();
   t_open.pop_back();
-  const double total_s = std::chrono::duration<double>(Clock::now() - f.start).count();
+  const double total_s = now_s() - f.start;
   if (!t_open.empty()) t_open.back().children_s += total_s;
   const double self_s = std::max(0.0, total_s - f.children_s);
   std::lock_guard<std::mutex> lock(g_mutex);
@@ -56,7 +67,9 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
 
 bool kernel_clock_requested() {
   const char* v = std::getenv("SPPLAN_ENGINE_KERNEL_CLOCK");
-  return v != nullptr && std::strcmp(v, "1") == 0;
+  if (v == nullptr) return false;
+  g_thread_cpu_time = std::strcmp(v, "cpu") == 0;
+  return g_thread_cpu_time || std::strcmp(v, "1") == 0;
 }
 
 void install_kernel_clock() {

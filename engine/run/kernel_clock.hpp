@@ -31,7 +31,9 @@ const char* kernel_class_of(std::string_view op_name, MemCategory region);
 
 // The clock: installed once per process (idempotent), then started and read around the steps.
 // Not thread-safe across training threads: the engine has one.
-bool kernel_clock_requested();  // SPPLAN_ENGINE_KERNEL_CLOCK=1
+// SPPLAN_ENGINE_KERNEL_CLOCK=1 (wall time) or =cpu (the training thread's CPU time: with one
+// thread per rank, what each op cost whatever else shares the cores).
+bool kernel_clock_requested();
 void install_kernel_clock();
 void kernel_clock_reset();      // zero the sums (before the steps that are averaged)
 // Self seconds summed since the reset, by class, and by op name (the largest ones: a diagnosis).
