@@ -61,7 +61,9 @@ CaseSummary summarize_cases(const nlohmann::json& rows) {
   return s;
 }
 
-void print_table(const nlohmann::json& rows, const CaseSummary& sum, bool preset) {
+void print_table(const nlohmann::json& rows, const CaseSummary& sum, const Machines& m) {
+  const bool preset = m.preset.has_value();
+  if (!m.device.empty()) std::printf("device: %s\n", m.device.c_str());
   int width = 4;  // the longest case name
   for (const auto& r : rows) width = std::max(width, static_cast<int>(r["case"].get<std::string>().size()));
   std::printf("%-*s %12s %12s %8s %10s %10s %8s %8s", width, "case", "meas MiB", "pred MiB", "d %", "meas s", "pred s",
@@ -110,6 +112,7 @@ nlohmann::json summary_json(const CaseSummary& s, const Machines& m, const nlohm
                       {"mean_mem_error_pct", s.mem.mean},
                       {"mean_time_error_pct", s.time.mean},
                       {"machine", m.calibrated.name},
+                      {"device", m.device},
                       {"boundary_cases", s.boundary},
                       {"boundary_right", s.boundary_right},
                       {"kernel_class_mean_error_pct", s.kernel_class_mean_error_pct},

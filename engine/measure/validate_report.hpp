@@ -19,6 +19,7 @@ struct Machines {
   GpuSpec calibrated;
   std::optional<GpuSpec> preset;
   bool shared = false;  // CPU: the ranks share the machine
+  std::string device;   // what ran the cases: the GPU's name, or the CPU's model and core count
 };
 
 // Mean and max |error| of one column over the rows that have it.
@@ -38,7 +39,8 @@ struct CaseSummary {
 CaseSummary summarize_cases(const nlohmann::json& rows);
 
 // The table on stdout: a row per case (measured, predicted, delta %), then the means and maxima.
-void print_table(const nlohmann::json& rows, const CaseSummary& sum, bool preset);
+// The table on stdout, under a line naming the device the cases ran on.
+void print_table(const nlohmann::json& rows, const CaseSummary& sum, const Machines& m);
 
 // The --json object.
 nlohmann::json summary_json(const CaseSummary& s, const Machines& m, const nlohmann::json& rows);
