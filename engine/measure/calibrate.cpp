@@ -258,7 +258,7 @@ Result<Calibration> calibrate_cpu(int argc, char** argv, const std::vector<Model
   const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
   double a2a_GBps = 0, latency_s = 0;
   measure_gloo(argc, argv, &a2a_GBps, &latency_s);
-  at::set_num_threads(static_cast<int>(cores));
+  at::set_num_threads(calibrate_uses_thread_cpu_time() ? 1 : static_cast<int>(cores));
   SPPLAN_ASSIGN_OR_RETURN(Calibration c, measure_kernels(c10::Device(c10::kCPU), models, cpu_scale()));
   c.base = cpu_base(c, a2a_GBps, latency_s, cores);
   if (!(a2a_GBps > 0)) c.base.intra_node_GBps = c.base.inter_node_GBps = c.base.hbm_GBps;  // Gloo failed: copy rate

@@ -31,6 +31,11 @@ struct ProbeScale {
   double attn_target_s = 0.05, attn_reps_cap_s = 0.5;
 };
 ProbeScale cpu_scale();
+
+// SPPLAN_CALIBRATE_CLOCK=cpu: a CPU's probes run on one thread and are timed on its CPU time, which
+// other processes sharing the cores do not inflate: the per-thread rates on a busy machine, for
+// comparing with runs timed by SPPLAN_ENGINE_KERNEL_CLOCK=cpu (one thread per rank).
+bool calibrate_uses_thread_cpu_time();
 ProbeScale cuda_scale();
 
 // A model's GEMMs as the engine runs them (nn.Linear, x [tokens, in] . W^T): QKV, O, MLP up+gate,
