@@ -309,6 +309,11 @@ int calibrate_main(int argc, char** argv) {
   const auto t_start = Clock::now();
   auto flags = parse_flags(argc, argv);
   if (!flags.ok()) return bad_input(flags.status().message());
+  if (const char* clock = std::getenv("SPPLAN_CALIBRATE_CLOCK");
+      clock != nullptr && *clock != 0 && std::string(clock) != "cpu" && std::string(clock) != "wall") {
+    return bad_input(std::string("spplan-engine calibrate: SPPLAN_CALIBRATE_CLOCK: value \"") + clock +
+                     "\" is not allowed (allowed: wall, cpu)");
+  }
   const bool cuda = torch::cuda::is_available();
   if (!cuda && !flags->gpu.empty()) {
     return bad_input("spplan-engine calibrate: --gpu " + flags->gpu +
