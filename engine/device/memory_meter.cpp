@@ -50,9 +50,13 @@ void add(MemorySnapshot& current, MemorySnapshot& peak, MemCategory c, int64_t d
 }
 
 // REQUIRES: g_mutex held.
+PeakObserver g_peak_observer = nullptr;
+
 void account(MemCategory c, bool host, int64_t delta_bytes) {
   if (host) return add(g_host_current, g_host_peak, c, delta_bytes);
+  const int64_t peak_before = g_peak.total_bytes;
   add(g_current, g_peak, c, delta_bytes);
+  if (g_peak_observer != nullptr && g_peak.total_bytes > peak_before) g_peak_observer();
   g_peak_reserved_bytes = std::max(g_peak_reserved_bytes, g_current.total_bytes + g_cached_bytes);
 }
 
@@ -154,6 +158,11 @@ void reset_peak_memory() {
   g_peak = g_current;
   g_host_peak = g_host_current;
   g_peak_reserved_bytes = g_current.total_bytes + g_cached_bytes;
+}
+
+void set_peak_observer(PeakObserver observer) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_peak_observer = observer;
 }
 
 MemCategory memory_category() { return g_category; }

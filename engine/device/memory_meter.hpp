@@ -76,6 +76,11 @@ void watch_cuda_oom();
 // does, so the out-of-memory path is the same one a GPU takes.
 void set_device_memory_limit(int64_t bytes);
 
+// CPU: called (with the meter's lock held: it must not allocate tensors) each time the device
+// peak grows, from the allocating thread. The kernel clock records which op was running.
+using PeakObserver = void (*)();
+void set_peak_observer(PeakObserver observer);
+
 // The category new allocations get. Autograd nodes set it during backward (see model.cpp).
 MemCategory memory_category();
 void set_memory_category(MemCategory c);

@@ -26,10 +26,19 @@ struct ProbeBudget {
 };
 
 struct ProbeTiming {
-  int64_t size = 0;   // the size the time belongs to
-  double best_s = 0;  // the shortest call at that size
-  int calls = 0;      // calls made in all, growth included
+  int64_t size = 0;     // the size the time belongs to
+  double best_s = 0;    // the shortest call at that size
+  double median_s = 0;  // the median of the calls at that size (sweep_within_budget): what a run
+                        // repeating the kernel for minutes sees, where the best call is a lucky one
+  int calls = 0;        // calls made in all, growth included
 };
+
+// The median of `times` (not empty).
+inline double median_of(std::vector<double> times) {
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  return n % 2 == 1 ? times[n / 2] : 0.5 * (times[n / 2 - 1] + times[n / 2]);
+}
 
 // `time_once(size)` runs the work once at `size` and returns its seconds (> 0).
 template <class TimeOnce>
@@ -59,7 +68,7 @@ ProbeTiming time_within_budget(const ProbeBudget& b, TimeOnce&& time_once) {
 // Sizes double from first_size while the last call took less than target_s (or fewer than 3 sizes
 // were timed: a line needs two, and a third keeps one noisy point from setting it) and the next
 // size is within last_size; each size is timed 1 + reps
-// times (the first call warms it) and keeps its best, the reps cut short once their sum passes
+// times (the first call warms it) and keeps its best and its median, the reps cut short once their sum passes
 // reps_cap_s. Three points unless last_size stops the doubling first. One untimed call at first_size comes
 // first: a kernel's first call in a process loads code, starts threads and touches fresh pages, and
 // a slow first point would tilt the line (even to a negative slope).
@@ -69,14 +78,17 @@ std::vector<ProbeTiming> sweep_within_budget(const ProbeBudget& b, TimeOnce&& ti
   int64_t size = std::max<int64_t>(1, b.first_size);
   (void)time_once(size);
   while (true) {
-    ProbeTiming p{size, time_once(size), 1};
+    ProbeTiming p{size, time_once(size), 0, 1};
+    std::vector<double> times{p.best_s};
     double spent = p.best_s;
     for (int i = 0; i < b.reps && spent + p.best_s <= b.reps_cap_s; ++i) {
       const double ti = time_once(size);
       ++p.calls;
       spent += ti;
       p.best_s = std::min(p.best_s, ti);
+      times.push_back(ti);
     }
+    p.median_s = median_of(times);
     points.push_back(p);
     if ((p.best_s >= b.target_s && points.size() >= 3) || size * 2 > b.last_size) break;
     size *= 2;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -161,16 +162,27 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
   SPPLAN_ASSIGN_OR_RETURN(c.gemm_bf16, fitted("bf16" + gemm_what, gemm_samples(models, at::kBFloat16, device, scale)));
   SPPLAN_ASSIGN_OR_RETURN(c.gemm_fp32, fitted("fp32" + gemm_what, gemm_samples(models, at::kFloat, device, scale)));
 
+  // Attention in each dtype, as the GEMMs: bf16 and fp32 kernels run at unrelated rates (tensor
+  // cores against fp32 units on a GPU; emulated or native bf16 on a CPU).
   const int64_t heads = c.cuda ? 16 : 8, kv_heads = heads / 2;
   const std::vector<int64_t> dims = c.cuda ? std::vector<int64_t>{64, 128} : std::vector<int64_t>{32};
-  const AttentionSamples attn = attention_samples(heads, kv_heads, dims, act, device, scale);
   std::string dim_list;
   for (int64_t d : dims) dim_list += (dim_list.empty() ? "" : ",") + std::to_string(d);
-  const std::string attn_what = " (SDPA " + attn.backend + "), " + std::string(c.cuda ? "bf16" : "fp32") + ", " +
-                                std::to_string(heads) + "/" + std::to_string(kv_heads) + " heads, d " + dim_list + ", " +
-                                range(scale.attn_seq_first, scale.attn_seq_last) + " tokens";
-  SPPLAN_ASSIGN_OR_RETURN(c.attention_fwd, fitted("causal attention forward" + attn_what, attn.forward));
-  SPPLAN_ASSIGN_OR_RETURN(c.attention_bwd, fitted("causal attention backward" + attn_what, attn.backward));
+  for (const at::ScalarType dtype : {at::kBFloat16, at::kFloat}) {
+    ProbeScale s = scale;
+    // A CPU that emulates bf16 runs its attention at well under 1 GFLOP/s: start where a call takes
+    // milliseconds; the engine's CPU runs are fp32 unless asked.
+    if (!c.cuda && dtype == at::kBFloat16) s.attn_seq_first = 128, s.attn_target_s = scale.target_s;
+    const AttentionSamples attn = attention_samples(heads, kv_heads, dims, dtype, device, s);
+    const bool bf16 = dtype == at::kBFloat16;
+    const std::string attn_what = " (SDPA " + attn.backend + "), " + (bf16 ? "bf16" : "fp32") + ", " +
+                                  std::to_string(heads) + "/" + std::to_string(kv_heads) + " heads, d " + dim_list +
+                                  ", " + range(s.attn_seq_first, s.attn_seq_last) + " tokens";
+    SPPLAN_ASSIGN_OR_RETURN((bf16 ? c.attention_fwd : c.attention_fwd_fp32),
+                            fitted("causal attention forward" + attn_what, attn.forward));
+    SPPLAN_ASSIGN_OR_RETURN((bf16 ? c.attention_bwd : c.attention_bwd_fp32),
+                            fitted("causal attention backward" + attn_what, attn.backward));
+  }
 
   // Each elementwise kernel and each copy direction is fitted for the report; only their pooled
   // fits become keys, so one kernel too noisy to fit on its own is reported, not fatal.
@@ -197,12 +209,22 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
   return c;
 }
 
-// The CPU as the costmodel's accelerator: its measured rates are its peaks.
+// The fastest measured rate of a dtype's compute kernels, TFLOP/s.
+double fastest_tflops(std::initializer_list<const FittedKernel*> kernels) {
+  double best = 0;
+  for (const FittedKernel* k : kernels) best = std::max(best, k->fit.rate_per_s / 1e12);
+  return best;
+}
+
+// The CPU as the costmodel's accelerator: its measured rates are its peaks. A dtype's peak is its
+// fastest kernel class, so every class's efficiency is at most 1: on a CPU that emulates bf16 the
+// attention kernel (its own blocked loops) outruns the emulated bf16 GEMM (measured on an AVX2
+// AMD EPYC: about 25 against 8 GFLOP/s), and a GEMM peak would cap attention at the GEMM's rate.
 GpuSpec cpu_base(const Calibration& c, double a2a_GBps, double latency_s, int64_t cores) {
   GpuSpec g;
   g.name = "cpu-host";
-  g.bf16_tflops = c.gemm_bf16.fit.rate_per_s / 1e12;
-  g.fp32_tflops = c.gemm_fp32.fit.rate_per_s / 1e12;
+  g.bf16_tflops = fastest_tflops({&c.gemm_bf16, &c.attention_fwd, &c.attention_bwd});
+  g.fp32_tflops = fastest_tflops({&c.gemm_fp32, &c.attention_fwd_fp32, &c.attention_bwd_fp32});
   g.hbm_GBps = c.elementwise_pooled.fit.rate_per_s / 1e9;  // unless the copy alone was fitted:
   for (const FittedKernel& k : c.elementwise) {
     if (k.what == "copy") g.hbm_GBps = k.fit.rate_per_s / 1e9;
@@ -236,7 +258,7 @@ Result<Calibration> calibrate_cpu(int argc, char** argv, const std::vector<Model
   const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
   double a2a_GBps = 0, latency_s = 0;
   measure_gloo(argc, argv, &a2a_GBps, &latency_s);
-  at::set_num_threads(static_cast<int>(cores));
+  at::set_num_threads(calibrate_uses_thread_cpu_time() ? 1 : static_cast<int>(cores));
   SPPLAN_ASSIGN_OR_RETURN(Calibration c, measure_kernels(c10::Device(c10::kCPU), models, cpu_scale()));
   c.base = cpu_base(c, a2a_GBps, latency_s, cores);
   if (!(a2a_GBps > 0)) c.base.intra_node_GBps = c.base.inter_node_GBps = c.base.hbm_GBps;  // Gloo failed: copy rate
@@ -244,7 +266,6 @@ Result<Calibration> calibrate_cpu(int argc, char** argv, const std::vector<Model
                 std::string(a2a_GBps > 0 ? "" : " (failed: the copy rate instead)");
   c.device = "This machine's CPU (" + std::to_string(cores) + " threads) as the costmodel's accelerator";
   c.name = "cpu-host";
-  c.attention_peak_tflops = c.base.fp32_tflops;
   return c;
 }
 
@@ -276,7 +297,6 @@ Result<Calibration> calibrate_cuda(const Flags& flags, const std::vector<ModelSp
   c.base_from = base_from;
   c.device = dev.name;
   c.name = base.name + "-measured";
-  c.attention_peak_tflops = base.bf16_tflops;
   c.gemm_workspace_mib = workspace_mib;
   c.cuda_context_gib = cuda_context_gib(device, &context_what);
   c.memory_what = "context: " + context_what + "; workspace: " + workspace_what;
@@ -289,6 +309,11 @@ int calibrate_main(int argc, char** argv) {
   const auto t_start = Clock::now();
   auto flags = parse_flags(argc, argv);
   if (!flags.ok()) return bad_input(flags.status().message());
+  if (const char* clock = std::getenv("SPPLAN_CALIBRATE_CLOCK");
+      clock != nullptr && *clock != 0 && std::string(clock) != "cpu" && std::string(clock) != "wall") {
+    return bad_input(std::string("spplan-engine calibrate: SPPLAN_CALIBRATE_CLOCK: value \"") + clock +
+                     "\" is not allowed (allowed: wall, cpu)");
+  }
   const bool cuda = torch::cuda::is_available();
   if (!cuda && !flags->gpu.empty()) {
     return bad_input("spplan-engine calibrate: --gpu " + flags->gpu +

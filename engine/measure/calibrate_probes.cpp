@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstdlib>
+#include <string>
+#include <time.h>
 #include <functional>
 
 #include <ATen/ATen.h>
@@ -26,9 +29,21 @@ void sync(c10::Device device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
-// One call of f, in seconds, between two synchronizations of the device.
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// One call of f, in seconds, between two synchronizations of the device; on a CPU in thread-CPU
+// mode (calibrate_uses_thread_cpu_time) the calling thread's CPU time instead.
 template <class F>
 double timed(c10::Device device, F&& f) {
+  if (!device.is_cuda() && calibrate_uses_thread_cpu_time()) {
+    const double t0 = thread_cpu_s();
+    f();
+    return thread_cpu_s() - t0;
+  }
   sync(device);
   const auto t0 = Clock::now();
   f();
@@ -38,21 +53,35 @@ double timed(c10::Device device, F&& f) {
 
 // The budget of a sweep: up to 3 more calls per size, at most reps_cap_s of them.
 ProbeBudget sweep(int64_t first, int64_t last, const ProbeScale& scale) {
-  return {first, last, scale.target_s, 3, scale.reps_cap_s};
+  return {first, last, scale.target_s, scale.reps, scale.reps_cap_s};
 }
 
+// The median call of each size: a training run repeats its kernels for minutes, and the best of a
+// few calls is the luckiest of them (a fit on best calls priced steps 5-15 % short).
 void append(std::vector<KernelSample>* out, const std::vector<ProbeTiming>& points, double work_per_size) {
-  for (const ProbeTiming& p : points) out->push_back({work_per_size * static_cast<double>(p.size), p.best_s});
+  for (const ProbeTiming& p : points) out->push_back({work_per_size * static_cast<double>(p.size), p.median_s});
 }
 
 at::TensorOptions on(c10::Device device, c10::ScalarType dtype) { return at::TensorOptions().device(device).dtype(dtype); }
 
 }  // namespace
 
+bool calibrate_uses_thread_cpu_time() {
+  const char* v = std::getenv("SPPLAN_CALIBRATE_CLOCK");
+  return v != nullptr && std::string(v) == "cpu";
+}
+
 ProbeScale cpu_scale() {
   ProbeScale s;
   s.gemm_tokens_first = 32;  // an emulated bf16 LM head of tiny-llama at 32 tokens: tens of ms
   s.target_s = 0.03, s.reps_cap_s = 0.2;  // 20-odd sweeps in 10-20 s, on a shared 2-core machine too
+  s.reps = 4;                             // 5 calls a size where they fit in the cap: a stable median
+  // The engine's CPU cases run attention over 4K-16K tokens. LibTorch's CPU flash kernel reaches
+  // 70 % of its 16K rate at 1K tokens and 85 % at 4K (one thread of an AMD EPYC Zen3: 33, 41 and
+  // 49 GFLOP/s forward), so the sweep starts at 1K and grows until one call takes 0.5 s (8K on that
+  // CPU with 2 threads; a slower CPU stops sooner).
+  s.attn_seq_first = 1024, s.attn_seq_last = 16384;
+  s.attn_target_s = 0.5, s.attn_reps_cap_s = 2.0;
   return s;
 }
 
@@ -64,6 +93,7 @@ ProbeScale cuda_scale() {
   s.copy_first = 1 << 22, s.copy_last = int64_t{1} << 31;
   s.adam_first = 1 << 22, s.adam_last = 1 << 27;
   s.target_s = 0.02;  // a GPU call of 20 ms is far past its ramp; keeps the sweep to seconds
+  s.attn_target_s = 0.02, s.attn_reps_cap_s = s.reps_cap_s;
   return s;
 }
 
@@ -115,20 +145,23 @@ AttentionSamples attention_samples(int64_t heads, int64_t kv_heads, const std::v
                                                    true, std::nullopt, heads != kv_heads);
       out.backend = sdpa_backend_name(native) + (native == 0 && heads != kv_heads ? " (GQA; KV expanded)" : "");
     }
-    const auto both = sweep_within_budget(sweep(scale.attn_seq_first, scale.attn_seq_last, scale), [&](int64_t s) {
+    const ProbeBudget budget{scale.attn_seq_first, scale.attn_seq_last, scale.attn_target_s, scale.reps,
+                             scale.attn_reps_cap_s};
+    const auto both = sweep_within_budget(budget, [&](int64_t s) {
       const auto [q, k, v] = inputs(s);
       return timed(device, [&] { torch::autograd::backward({causal_attention(q, k, v).sum()}); });
     });
     for (const ProbeTiming& p : both) {
       const auto [q, k, v] = inputs(p.size);
       at::NoGradGuard no_grad;
-      double fwd_s = timed(device, [&] { (void)causal_attention(q, k, v); });
-      for (int i = 0; i < 3; ++i) fwd_s = std::min(fwd_s, timed(device, [&] { (void)causal_attention(q, k, v); }));
+      std::vector<double> fwd_times;
+      for (int i = 0; i < std::max(1, p.calls); ++i) fwd_times.push_back(timed(device, [&] { (void)causal_attention(q, k, v); }));
+      const double fwd_s = median_of(fwd_times);
       const double s = static_cast<double>(p.size);
       const double fwd_work = 2.0 * s * s * static_cast<double>(heads * d);  // 2 matmuls x 2 s^2 h d / 2 (causal)
       out.forward.push_back({fwd_work, fwd_s});
       // The sum's backward and the fill of its gradient are elementwise and small next to attention.
-      if (p.best_s > fwd_s) out.backward.push_back({2.5 * fwd_work, p.best_s - fwd_s});
+      if (p.median_s > fwd_s) out.backward.push_back({2.5 * fwd_work, p.median_s - fwd_s});
     }
   }
   return out;

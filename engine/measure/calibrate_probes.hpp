@@ -24,8 +24,18 @@ struct ProbeScale {
   int64_t adam_first = 1 << 20, adam_last = 1 << 24;                // parameters
   double target_s = 0.05;    // a size's first call at least this long ends the sweep (after 2 sizes)
   double reps_cap_s = 0.5;   // the further calls at one size take at most this long in all
+  int reps = 3;              // further calls at one size (within reps_cap_s); each point is their median
+  // Attention's own: its rate rises with the sequence (a blockwise causal kernel computes whole
+  // blocks on the diagonal: about s (s + B) / 2 scores for s^2 / 2 counted, B the block), so it is
+  // measured up to the long sequences runs have, not stopped at the first call of target_s.
+  double attn_target_s = 0.05, attn_reps_cap_s = 0.5;
 };
 ProbeScale cpu_scale();
+
+// SPPLAN_CALIBRATE_CLOCK=cpu: a CPU's probes run on one thread and are timed on its CPU time, which
+// other processes sharing the cores do not inflate: the per-thread rates on a busy machine, for
+// comparing with runs timed by SPPLAN_ENGINE_KERNEL_CLOCK=cpu (one thread per rank).
+bool calibrate_uses_thread_cpu_time();
 ProbeScale cuda_scale();
 
 // A model's GEMMs as the engine runs them (nn.Linear, x [tokens, in] . W^T): QKV, O, MLP up+gate,
@@ -36,6 +46,7 @@ std::vector<KernelSample> gemm_samples(const std::vector<ModelSpec>& models, c10
 // The engine's causal attention (engine/model/attention.hpp: SDPA) over the sequence range with
 // `heads` query and `kv_heads` KV heads of each of `head_dims`. Forward work: 2 s^2 h d (causal
 // half of 2 matmuls); backward work: 2.5x the forward's, timed as (forward + backward) - forward.
+// Each point is the median of its calls (ProbeTiming::median_s).
 struct AttentionSamples {
   std::vector<KernelSample> forward, backward;
   std::string backend;  // the SDPA backend LibTorch chose: "flash", "memory-efficient", "cuDNN", "math"

@@ -37,10 +37,14 @@ GpuSpec calibrated_spec(const Calibration& c) {
   GpuSpec g = c.base;
   g.name = c.name;
   g.matmul_efficiency = c.gemm_bf16.fit.efficiency(g.bf16_tflops * kTera);
+  g.fp32_matmul_efficiency = c.gemm_fp32.fit.efficiency(g.fp32_tflops * kTera);
   g.matmul_fixed_s = (c.cuda ? c.gemm_bf16 : c.gemm_fp32).fit.fixed_s;
-  g.attention_efficiency = c.attention_fwd.fit.efficiency(c.attention_peak_tflops * kTera);
-  g.attention_bwd_efficiency = c.attention_bwd.fit.efficiency(c.attention_peak_tflops * kTera);
-  g.attention_fixed_s = c.attention_fwd.fit.fixed_s;
+  g.attention_efficiency = c.attention_fwd.fit.efficiency(g.bf16_tflops * kTera);
+  g.attention_bwd_efficiency = c.attention_bwd.fit.efficiency(g.bf16_tflops * kTera);
+  g.fp32_attention_efficiency = c.attention_fwd_fp32.fit.efficiency(g.fp32_tflops * kTera);
+  g.fp32_attention_bwd_efficiency = c.attention_bwd_fp32.fit.efficiency(g.fp32_tflops * kTera);
+  // The intercept of the dtype the engine runs in (bf16 on a GPU, fp32 on a CPU), as matmul_fixed_s.
+  g.attention_fixed_s = (c.cuda ? c.attention_fwd : c.attention_fwd_fp32).fit.fixed_s;
   g.elementwise_efficiency = c.elementwise_pooled.fit.efficiency(g.hbm_GBps * kGiga);
   g.kernel_launch_s = c.launch_s;
   g.pcie_GBps = c.copy_pooled.fit.rate_per_s / kGiga;
@@ -76,17 +80,18 @@ std::string calibration_toml(const Calibration& c) {
   t << "# --- measured ---\n";
   line(t, "matmul_efficiency", g.matmul_efficiency,
        c.gemm_bf16.what + ": " + num(c.gemm_bf16.fit.rate_per_s / kTera) + " TFLOP/s, " + fit_words(c.gemm_bf16.fit));
-  t << "# fp32: " << c.gemm_fp32.what << ": " << num(c.gemm_fp32.fit.rate_per_s / kTera) << " TFLOP/s = "
-    << num(c.gemm_fp32.fit.efficiency(g.fp32_tflops * kTera)) << " of fp32_tflops, " << fit_words(c.gemm_fp32.fit)
-    << "\n";
+  line(t, "fp32_matmul_efficiency", g.fp32_matmul_efficiency,
+       c.gemm_fp32.what + ": " + num(c.gemm_fp32.fit.rate_per_s / kTera) + " TFLOP/s, " + fit_words(c.gemm_fp32.fit));
   line(t, "matmul_fixed_s", g.matmul_fixed_s, std::string("the intercept of the ") + (c.cuda ? "bf16" : "fp32") + " GEMM fit");
-  line(t, "attention_efficiency", g.attention_efficiency,
-       c.attention_fwd.what + ": " + num(c.attention_fwd.fit.rate_per_s / kTera) + " TFLOP/s of " +
-           num(c.attention_peak_tflops) + ", " + fit_words(c.attention_fwd.fit));
-  line(t, "attention_bwd_efficiency", g.attention_bwd_efficiency,
-       c.attention_bwd.what + ": " + num(c.attention_bwd.fit.rate_per_s / kTera) + " TFLOP/s, " +
-           fit_words(c.attention_bwd.fit));
-  line(t, "attention_fixed_s", g.attention_fixed_s, "the intercept of the forward attention fit");
+  auto attention = [&](const char* key, double value, const FittedKernel& k) {
+    line(t, key, value, k.what + ": " + num(k.fit.rate_per_s / kTera) + " TFLOP/s, " + fit_words(k.fit));
+  };
+  attention("attention_efficiency", g.attention_efficiency, c.attention_fwd);
+  attention("attention_bwd_efficiency", g.attention_bwd_efficiency, c.attention_bwd);
+  attention("fp32_attention_efficiency", g.fp32_attention_efficiency, c.attention_fwd_fp32);
+  attention("fp32_attention_bwd_efficiency", g.fp32_attention_bwd_efficiency, c.attention_bwd_fp32);
+  line(t, "attention_fixed_s", g.attention_fixed_s,
+       std::string("the intercept of the ") + (c.cuda ? "bf16" : "fp32") + " forward attention fit");
   for (const FittedKernel& k : c.elementwise) {
     t << "# elementwise: " << k.what << ": " << num(k.fit.rate_per_s / kGiga) << " GB/s, " << fit_words(k.fit) << "\n";
   }
@@ -117,8 +122,10 @@ std::string fit_report(const Calibration& c) {
   t << "fits (time = fixed + work / rate):\n";
   row(c.gemm_bf16, kTera, "TFLOP/s", g.bf16_tflops * kTera);
   row(c.gemm_fp32, kTera, "TFLOP/s", g.fp32_tflops * kTera);
-  row(c.attention_fwd, kTera, "TFLOP/s", c.attention_peak_tflops * kTera);
-  row(c.attention_bwd, kTera, "TFLOP/s", c.attention_peak_tflops * kTera);
+  row(c.attention_fwd, kTera, "TFLOP/s", g.bf16_tflops * kTera);
+  row(c.attention_bwd, kTera, "TFLOP/s", g.bf16_tflops * kTera);
+  row(c.attention_fwd_fp32, kTera, "TFLOP/s", g.fp32_tflops * kTera);
+  row(c.attention_bwd_fp32, kTera, "TFLOP/s", g.fp32_tflops * kTera);
   for (const FittedKernel& k : c.elementwise) row(k, kGiga, "GB/s", g.hbm_GBps * kGiga);
   row(c.elementwise_pooled, kGiga, "GB/s", g.hbm_GBps * kGiga);
   for (const FittedKernel& k : c.copies) row(k, kGiga, "GB/s", 0);

@@ -4,11 +4,12 @@
 // measured rates themselves are the peaks) with every key a measurement gives replaced by it and
 // a comment beside it naming the measurement: which kernels, which sizes, the fit and its residual.
 // Mapping (each fit is kernel_fit.hpp's line; efficiency = fitted asymptotic rate / peak):
-//   matmul_efficiency        bf16 GEMM rate / bf16_tflops   (fp32 GEMM rate / fp32_tflops in a comment:
-//                            the costmodel has one GEMM efficiency)
+//   matmul_efficiency        bf16 GEMM rate / bf16_tflops
+//   fp32_matmul_efficiency   fp32 GEMM rate / fp32_tflops (each dtype its own: issue 28)
 //   matmul_fixed_s           the GEMM fit's intercept (bf16 on a GPU; fp32, the CPU engine's default)
-//   attention_efficiency     causal SDPA forward FLOP rate / the peak of its dtype
+//   attention_efficiency     bf16 causal SDPA forward FLOP rate / bf16_tflops
 //   attention_bwd_efficiency the backward's, its FLOPs counted at 2.5x the forward's
+//   fp32_attention_efficiency, fp32_attention_bwd_efficiency   the same in fp32, / fp32_tflops
 //   attention_fixed_s        the forward fit's intercept
 //   elementwise_efficiency   the pooled fit of the large elementwise kernels' bytes / hbm_GBps
 //   kernel_launch_s          the mean time of a back-to-back 1-element kernel
@@ -41,8 +42,8 @@ struct Calibration {
   std::string name;         // "h100-80gb-measured"
   bool cuda = false;
   FittedKernel gemm_bf16, gemm_fp32;
-  double attention_peak_tflops = 0;  // the peak of the dtype attention ran in
-  FittedKernel attention_fwd, attention_bwd;
+  FittedKernel attention_fwd, attention_bwd;            // bf16
+  FittedKernel attention_fwd_fp32, attention_bwd_fp32;  // fp32
   std::vector<FittedKernel> elementwise;  // each kernel, printed
   std::vector<std::string> unfitted;      // a printed-only kernel whose own fit failed, and why
   FittedKernel elementwise_pooled;        // all their points: the key

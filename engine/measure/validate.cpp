@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -55,6 +56,19 @@ std::string capture(const std::string& command, int* rc) {
 
 double pct(double measured, double predicted) {
   return measured > 0 ? 100.0 * (predicted - measured) / measured : std::nan("");
+}
+
+// "AMD EPYC 7B13, 2 cores" from /proc/cpuinfo: the table's times belong to this CPU.
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      model = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  return model + ", " + std::to_string(std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN))) + " cores";
 }
 
 int bad_input(const std::string& message) {
@@ -173,6 +187,7 @@ Result<nlohmann::json> run_case(const ValidateCase& c, int64_t steps, const Mach
   if (m.shared) {
     const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
     cmd += " OMP_NUM_THREADS=" + std::to_string(std::max<int64_t>(1, cores / c.world));
+    cmd += " SPPLAN_ENGINE_KERNEL_CLOCK=1";  // each kernel class timed in the run (kernel_clock.hpp)
   } else {
     cmd = "timeout " + std::to_string(kGpuCaseTimeoutS) + " env";
   }
@@ -205,6 +220,10 @@ Result<nlohmann::json> run_case(const ValidateCase& c, int64_t steps, const Mach
               {"measured_memory", j.value("memory", nlohmann::json::object())},
               {"predicted_memory", pred.memory_bytes},
               {"measured_phases_s", j.value("phases", nlohmann::json::object())}});
+  if (j.contains("kernel_classes_s") && j["kernel_classes_s"].is_object()) {
+    row["measured_kernel_classes_s"] = j["kernel_classes_s"];
+    row["predicted_kernel_classes_s"] = pred.kernel_classes_s;
+  }
   add_prediction(&row, "", pred, mem, time);
   if (preset) add_prediction(&row, "preset_", *preset, mem, time);
   if (host > 0 || phost > 0) row["host_mem_error_pct"] = pct(host, phost);
@@ -224,6 +243,7 @@ int validate_main(int argc, char** argv, const ValidateDevice& device) {
   const std::string self = self_path();
   Machines m;
   m.shared = !cuda;
+  m.device = cuda ? device.device.name : cpu_model();
   if (cuda) {
     auto preset = preset_for(*flags, device.device);
     if (!preset.ok()) return bad_input(preset.status().message());
@@ -262,7 +282,7 @@ int validate_main(int argc, char** argv, const ValidateDevice& device) {
   if (flags->json) {
     std::cout << summary_json(sum, m, rows).dump(2) << "\n";
   } else {
-    print_table(rows, sum, m.preset.has_value());
+    print_table(rows, sum, m);
   }
   return sum.failed == 0 ? 0 : 1;
 }

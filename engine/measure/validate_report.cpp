@@ -24,6 +24,25 @@ Errors errors(const nlohmann::json& rows, const std::string& key) {
   return e;
 }
 
+// Signed mean error per kernel class over the rows that timed them (CaseSummary).
+std::map<std::string, double> kernel_class_errors(const nlohmann::json& rows) {
+  constexpr double kMinShareOfStep = 0.02;  // a class this small is noise in the step, not a rate
+  std::map<std::string, std::pair<double, int>> sums;
+  for (const auto& r : rows) {
+    if (!r.contains("measured_kernel_classes_s") || !r.contains("predicted_kernel_classes_s")) continue;
+    const double step = r.value("measured_step_time_s", 0.0);
+    for (const auto& [cls, predicted] : r["predicted_kernel_classes_s"].items()) {
+      const double measured = r["measured_kernel_classes_s"].value(cls, 0.0);
+      if (!(measured > kMinShareOfStep * step) || !predicted.is_number()) continue;
+      sums[cls].first += 100.0 * (predicted.get<double>() - measured) / measured;
+      ++sums[cls].second;
+    }
+  }
+  std::map<std::string, double> out;
+  for (const auto& [cls, s] : sums) out[cls] = s.first / s.second;
+  return out;
+}
+
 }  // namespace
 
 CaseSummary summarize_cases(const nlohmann::json& rows) {
@@ -38,10 +57,13 @@ CaseSummary summarize_cases(const nlohmann::json& rows) {
   s.mem = errors(rows, "mem_error_pct"), s.time = errors(rows, "time_error_pct");
   s.host = errors(rows, "host_mem_error_pct");
   s.preset_mem = errors(rows, "preset_mem_error_pct"), s.preset_time = errors(rows, "preset_time_error_pct");
+  s.kernel_class_mean_error_pct = kernel_class_errors(rows);
   return s;
 }
 
-void print_table(const nlohmann::json& rows, const CaseSummary& sum, bool preset) {
+void print_table(const nlohmann::json& rows, const CaseSummary& sum, const Machines& m) {
+  const bool preset = m.preset.has_value();
+  if (!m.device.empty()) std::printf("device: %s\n", m.device.c_str());
   int width = 4;  // the longest case name
   for (const auto& r : rows) width = std::max(width, static_cast<int>(r["case"].get<std::string>().size()));
   std::printf("%-*s %12s %12s %8s %10s %10s %8s %8s", width, "case", "meas MiB", "pred MiB", "d %", "meas s", "pred s",
@@ -74,6 +96,11 @@ void print_table(const nlohmann::json& rows, const CaseSummary& sum, bool preset
                 sum.preset_mem.mean, sum.preset_time.mean, sum.preset_mem.max, sum.preset_time.max);
   }
   if (sum.boundary > 0) std::printf("boundary: %d of %d cases right\n", sum.boundary_right, sum.boundary);
+  if (!sum.kernel_class_mean_error_pct.empty()) {
+    std::printf("time by kernel class, predicted against timed inside the runs (mean delta):");
+    for (const auto& [cls, pct] : sum.kernel_class_mean_error_pct) std::printf(" %s %+.1f %%", cls.c_str(), pct);
+    std::printf("\n");
+  }
 }
 
 nlohmann::json summary_json(const CaseSummary& s, const Machines& m, const nlohmann::json& rows) {
@@ -85,8 +112,10 @@ nlohmann::json summary_json(const CaseSummary& s, const Machines& m, const nlohm
                       {"mean_mem_error_pct", s.mem.mean},
                       {"mean_time_error_pct", s.time.mean},
                       {"machine", m.calibrated.name},
+                      {"device", m.device},
                       {"boundary_cases", s.boundary},
                       {"boundary_right", s.boundary_right},
+                      {"kernel_class_mean_error_pct", s.kernel_class_mean_error_pct},
                       {"rows", rows}};
   if (m.preset) {
     j.update({{"preset", m.preset->name},

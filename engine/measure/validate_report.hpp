@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cmath>
+#include <map>
+#include <string>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +19,7 @@ struct Machines {
   GpuSpec calibrated;
   std::optional<GpuSpec> preset;
   bool shared = false;  // CPU: the ranks share the machine
+  std::string device;   // what ran the cases: the GPU's name, or the CPU's model and core count
 };
 
 // Mean and max |error| of one column over the rows that have it.
@@ -28,12 +31,16 @@ struct Errors {
 struct CaseSummary {
   int ok = 0, failed = 0, boundary = 0, boundary_right = 0;
   Errors mem, time, host, preset_mem, preset_time;
+  // CPU: per kernel class (kernel_clock.hpp), the mean over the cases of (predicted - measured) /
+  // measured, signed, where the class took at least 2 % of the measured step.
+  std::map<std::string, double> kernel_class_mean_error_pct;
 };
 
 CaseSummary summarize_cases(const nlohmann::json& rows);
 
 // The table on stdout: a row per case (measured, predicted, delta %), then the means and maxima.
-void print_table(const nlohmann::json& rows, const CaseSummary& sum, bool preset);
+// The table on stdout, under a line naming the device the cases ran on.
+void print_table(const nlohmann::json& rows, const CaseSummary& sum, const Machines& m);
 
 // The --json object.
 nlohmann::json summary_json(const CaseSummary& s, const Machines& m, const nlohmann::json& rows);

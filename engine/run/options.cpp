@@ -231,7 +231,8 @@ Status check_speed_environment() {
     const char* variable;
     std::vector<std::string> allowed;
   } switches[] = {{"SPPLAN_ENGINE_FUSED_KERNELS", {"auto", "aten"}},
-                  {"SPPLAN_ENGINE_SDPA_BACKEND", {"cudnn", "flash", "libtorch"}}};
+                  {"SPPLAN_ENGINE_SDPA_BACKEND", {"cudnn", "flash", "libtorch"}},
+                  {"SPPLAN_ENGINE_KERNEL_CLOCK", {"0", "1", "cpu"}}};
   for (const auto& sw : switches) {
     const char* value = std::getenv(sw.variable);
     if (value == nullptr || *value == 0) continue;

@@ -7,6 +7,7 @@
 #include "planner/config/loaders.hpp"
 #ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
 #include "planner/costmodel/estimate.hpp"
+#include "planner/costmodel/step_costs.hpp"
 #endif
 
 namespace spplan::engine {
@@ -37,6 +38,23 @@ GpuSpec host_machine(const GpuSpec& fallback_base, bool* calibrated) {
 std::optional<double> positive(double v) {
   return (std::isfinite(v) && v > 0) ? std::optional<double>(v) : std::nullopt;
 }
+
+#ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
+// StepCosts summed into kernel_clock.hpp's classes: the layers' GEMMs, attention forward
+// (recompute included) and backward, their elementwise kernels with the embedding's, the head
+// with the loss, and the optimizer's compute.
+std::map<std::string, double> kernel_classes_s(const costmodel::StepCosts& c) {
+  const double micro = static_cast<double>(c.micro_steps), layers = static_cast<double>(c.layers);
+  auto gemm = [](const costmodel::LayerPassCosts& p) { return p.qkv_s + p.out_proj_s + p.mlp_s; };
+  return {{"gemm", micro * layers * (gemm(c.forward) + gemm(c.recompute) + gemm(c.backward))},
+          {"attention_fwd", micro * layers * (c.forward.attention_s + c.recompute.attention_s)},
+          {"attention_bwd", micro * layers * c.backward.attention_s},
+          {"elementwise", micro * (layers * (c.forward.norm_s + c.recompute.norm_s + c.backward.norm_s) +
+                                   c.embed_fwd_s + c.embed_bwd_s)},
+          {"loss", micro * (c.loss_fwd_s + c.loss_bwd_s)},
+          {"optimizer", c.optimizer_s}};
+}
+#endif
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -116,6 +134,7 @@ Prediction predict(const PlanSpec& plan, const Pricing& pricing) {
   if (pricing.speed_known) {
     out.step_time_s = positive(e.time.step_time_s);
     if (out.step_time_s && e.mfu > 0 && std::isfinite(e.mfu)) out.mfu_step_s = e.mfu * e.time.step_time_s;
+    out.kernel_classes_s = kernel_classes_s(costmodel::step_costs(host));
   }
   out.memory_bytes = {{"params_bytes", m.params_bytes},       {"grads_bytes", m.grads_bytes},
                       {"optimizer_bytes", m.optimizer_bytes}, {"activations_bytes", m.activations_bytes},

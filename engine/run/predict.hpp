@@ -26,6 +26,10 @@ struct Prediction {
   std::optional<double> host_memory_bytes;  // per rank: the node's offloaded state / ranks on it
   std::optional<double> step_time_s;
   std::map<std::string, double> memory_bytes;  // the costmodel's categories: "params_bytes", ...
+  // Compute seconds of one step by kernel class (kernel_clock.hpp's classes: gemm, attention_fwd,
+  // attention_bwd, elementwise, loss, optimizer), summed from the costmodel's StepCosts; empty
+  // when the speed is not known.
+  std::map<std::string, double> kernel_classes_s;
   std::string machine;                         // which accelerator spec priced it
   // The costmodel's MFU times its step time (estimate.hpp: model FLOPs / (peak * time)): a measured
   // step of t seconds has MFU mfu_step_s / t. Absent when the machine's peak is unknown.

@@ -71,6 +71,12 @@ std::string to_json(const RunReport& r) {
   j["settings"] = nlohmann::json::parse(r.settings, nullptr, false);
   j["stopped_by_signal"] = r.stopped_by_signal == 0 ? nlohmann::json() : nlohmann::json(r.stopped_by_signal);
   j["last_step"] = r.first_step + static_cast<int64_t>(r.losses.size()) - 1;
+  j["kernel_classes_s"] = r.kernel_classes_s.empty() ? nlohmann::json() : nlohmann::json(r.kernel_classes_s);
+  j["kernel_top_ops_s"] = r.kernel_top_ops_s.empty() ? nlohmann::json() : nlohmann::json(r.kernel_top_ops_s);
+  j["peak_memory_ops"] = r.peak_memory_ops.empty() ? nlohmann::json() : nlohmann::json(r.peak_memory_ops);
+  j["predicted_kernel_classes_s"] = r.prediction.kernel_classes_s.empty()
+                                        ? nlohmann::json()
+                                        : nlohmann::json(r.prediction.kernel_classes_s);
   return j.dump();
 }
 

@@ -39,6 +39,10 @@ struct RunReport {
   int64_t ranks_on_host = 1;                        // ranks sharing this machine (a CPU's cores: predict.hpp)
   std::string settings = "{}";                      // run_log.hpp run_settings(), as JSON text
   int stopped_by_signal = 0;                        // SIGTERM/SIGINT ended the run after its last step here
+  // SPPLAN_ENGINE_KERNEL_CLOCK=1 on a CPU (kernel_clock.hpp): mean self seconds per step, rank 0,
+  // by kernel class and for the ops that took the most; empty otherwise (null in the JSON).
+  std::map<std::string, double> kernel_classes_s, kernel_top_ops_s;
+  std::vector<std::string> peak_memory_ops;         // the ops running when rank 0's peak was reached
 };
 
 std::string progress_line(int64_t step, int64_t total_steps, double loss, double tokens_per_s, double step_time_s,

@@ -5,10 +5,7 @@
 #include <cstdio>
 
 #include "engine/run/report.hpp"
-
-#ifndef SPPLAN_GIT_COMMIT
-#define SPPLAN_GIT_COMMIT "unknown"
-#endif
+#include "planner/core/version.hpp"
 
 namespace spplan::engine {
 
@@ -99,9 +96,8 @@ nlohmann::json run_settings(const RunOptions& o) {
             {"grad_clip", opt.grad_clip},
             {"betas", {o.adam_beta1, o.adam_beta2}},
             {"eps", o.adam_eps}}},
-          {"commit", build_commit()}};
+          {"commit", std::string(commit())}};
 }
 
-std::string build_commit() { return SPPLAN_GIT_COMMIT; }
 
 }  // namespace spplan::engine

@@ -62,7 +62,4 @@ std::string duration_text(double seconds);
 // The run's own settings, for its report: what produced the numbers (issue 29).
 nlohmann::json run_settings(const RunOptions& o);
 
-// The commit spplan was built from ("unknown" outside a git checkout): CMake's SPPLAN_GIT_COMMIT.
-std::string build_commit();
-
 }  // namespace spplan::engine

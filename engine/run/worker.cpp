@@ -22,6 +22,7 @@
 #include "engine/io/hf_side_files.hpp"
 #include "engine/io/hf_weights.hpp"
 #include "engine/model/fused_kernels.hpp"
+#include "engine/run/kernel_clock.hpp"
 #include "engine/run/rank_report.hpp"
 #include "engine/run/report.hpp"
 #include "engine/run/run_log.hpp"
@@ -196,6 +197,7 @@ int run_steps(const RunOptions& o, Comm& comm, Trainer& trainer, RunContext& ctx
   const int64_t per_step = comm.dp() * o.plan.knobs.micro_batch * o.plan.knobs.grad_accum_steps;
   while (trainer.steps_done() < o.steps) {
     maybe_die(comm.rank(), trainer.steps_done() + 1);
+    if (steps->size() <= 1) kernel_clock_reset();  // the steps summarize() averages: all but the first
     steps->push_back(trainer.step());
     const int64_t peak = max_over_ranks(comm, measured_peak(comm.device()).total_bytes);
     const int signal = agreed_stop_signal(comm);  // every rank stops after the same step
@@ -314,6 +316,8 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, cons
   report.ranks_on_host = local_world_size(env);
   report.settings = run_settings(o).dump();
   report.prediction = ctx.prediction = predict(o.plan, pricing_for(o, comm.device(), report.ranks_on_host));
+  const bool kernel_clock = kernel_clock_requested() && !comm.device().is_cuda();  // CUDA ops return at launch
+  if (kernel_clock) install_kernel_clock();
   report.alloc_conf = apply_alloc_conf();  // set in main() already: this reads it back
   if (env.rank == 0 && !comm.device().is_cuda() && o.plan.knobs.precision == Precision::kBf16) {
     const CpuBf16Probe probe = probe_cpu_bf16();
@@ -324,6 +328,12 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, cons
   if (env.rank == 0 && trainer.steps_done() < o.steps) say_data_passes(o, data, comm, trainer.steps_done() + 1);
   std::vector<StepStats> steps;
   const int signal = run_steps(o, comm, trainer, ctx, &steps);
+  if (kernel_clock && !steps.empty()) {
+    const double averaged = static_cast<double>(steps.size() > 1 ? steps.size() - 1 : 1);
+    for (const auto& [name, s] : kernel_clock_classes_s()) report.kernel_classes_s[name] = s / averaged;
+    for (const auto& [name, s] : kernel_clock_top_ops_s(12)) report.kernel_top_ops_s[name] = s / averaged;
+    report.peak_memory_ops = kernel_clock_peak_ops();
+  }
   if (!o.export_hf.empty() && signal == 0) {
     if (Status s = export_hf(o, comm, trainer, ctx.hf_files); !s) throw std::runtime_error(s.message());
   }

@@ -31,6 +31,13 @@ struct GpuSpec {
   // (AttentionKernel::kSdpa: cuDNN's on Hopper). A GPU file without them: the flash rates.
   double sdpa_attention_efficiency = 0.35;
   double sdpa_attention_bwd_efficiency = 0.3;
+  // The same rates for fp32 operands, as fractions of fp32_tflops. A GPU's fp32 GEMM runs on other
+  // units than its bf16 tensor cores, and a CPU that emulates bf16 (or has bf16 units) runs bf16 and
+  // fp32 at unrelated rates, so one efficiency cannot serve both (issue 28). 0 (a file without
+  // them): the bf16 efficiencies above.
+  double fp32_matmul_efficiency = 0;
+  double fp32_attention_efficiency = 0;
+  double fp32_attention_bwd_efficiency = 0;
   double comm_efficiency = 0.8;         // achieved / nominal link bandwidth for large collectives
   double kernel_launch_s = 5e-6;        // fixed cost per elementwise kernel (launch + tail)
   // Achieved / nominal HBM bandwidth of a large memory-bound kernel (a copy, an elementwise op).

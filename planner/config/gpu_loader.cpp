@@ -32,6 +32,12 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
   g.sdpa_attention_bwd_efficiency = g.attention_bwd_efficiency;
   SPPLAN_RETURN_IF_ERROR(r.read_positive("sdpa_attention_efficiency", &g.sdpa_attention_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("sdpa_attention_bwd_efficiency", &g.sdpa_attention_bwd_efficiency, false));
+  g.fp32_matmul_efficiency = g.matmul_efficiency;  // absent: fp32 runs at the bf16 fractions
+  g.fp32_attention_efficiency = g.attention_efficiency;
+  g.fp32_attention_bwd_efficiency = g.attention_bwd_efficiency;
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("fp32_matmul_efficiency", &g.fp32_matmul_efficiency, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("fp32_attention_efficiency", &g.fp32_attention_efficiency, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("fp32_attention_bwd_efficiency", &g.fp32_attention_bwd_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("comm_efficiency", &g.comm_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("kernel_launch_s", &g.kernel_launch_s, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("elementwise_efficiency", &g.elementwise_efficiency, false));
@@ -49,6 +55,9 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
         std::pair{"attention_bwd_efficiency", g.attention_bwd_efficiency},
         std::pair{"sdpa_attention_efficiency", g.sdpa_attention_efficiency},
         std::pair{"sdpa_attention_bwd_efficiency", g.sdpa_attention_bwd_efficiency},
+        std::pair{"fp32_matmul_efficiency", g.fp32_matmul_efficiency},
+        std::pair{"fp32_attention_efficiency", g.fp32_attention_efficiency},
+        std::pair{"fp32_attention_bwd_efficiency", g.fp32_attention_bwd_efficiency},
         std::pair{"comm_efficiency", g.comm_efficiency},
         std::pair{"elementwise_efficiency", g.elementwise_efficiency}}) {
     if (value > 1.0) {

@@ -225,7 +225,14 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << "\nattention_efficiency = " << g.attention_efficiency
     << "\nattention_bwd_efficiency = " << g.attention_bwd_efficiency
     << "\nsdpa_attention_efficiency = " << g.sdpa_attention_efficiency
-    << "\nsdpa_attention_bwd_efficiency = " << g.sdpa_attention_bwd_efficiency << "\ncomm_efficiency = " << g.comm_efficiency
+    << "\nsdpa_attention_bwd_efficiency = " << g.sdpa_attention_bwd_efficiency;
+  // The fp32 fractions only when set (0: the bf16 ones, which the reader also assumes when absent).
+  for (const auto& [key, value] : {std::pair{"fp32_matmul_efficiency", g.fp32_matmul_efficiency},
+                                   std::pair{"fp32_attention_efficiency", g.fp32_attention_efficiency},
+                                   std::pair{"fp32_attention_bwd_efficiency", g.fp32_attention_bwd_efficiency}}) {
+    if (value > 0) o << "\n" << key << " = " << value;
+  }
+  o << "\ncomm_efficiency = " << g.comm_efficiency
     << "\nkernel_launch_s = " << g.kernel_launch_s << "\nelementwise_efficiency = " << g.elementwise_efficiency
     << "\nmatmul_fixed_s = " << g.matmul_fixed_s << "\nattention_fixed_s = " << g.attention_fixed_s
     << "\ncollective_latency_s = " << g.collective_latency_s

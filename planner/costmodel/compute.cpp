@@ -8,20 +8,29 @@
 namespace spplan::costmodel {
 namespace {
 
+bool runs_fp32(const GpuSpec& g, double elem_bytes) { return elem_bytes >= 4 && g.fp32_tflops > 0; }
+
+// The fraction of that peak a kernel class reaches in the operands' dtype: fp32 has its own
+// (GpuSpec::fp32_*), measured by `spplan calibrate`; 0 means none was given (the bf16 one).
+double in_dtype(const GpuSpec& g, double elem_bytes, double bf16_efficiency, double fp32_efficiency) {
+  return runs_fp32(g, elem_bytes) && fp32_efficiency > 0 ? fp32_efficiency : bf16_efficiency;
+}
+
 // 4-byte operands run on the fp32 units (PyTorch does not use TF32 for fp32 matmuls by default);
 // 2-byte ones on the bf16 tensor cores.
 double peak_flops(const GpuSpec& g, double elem_bytes) {
-  const bool fp32 = elem_bytes >= 4 && g.fp32_tflops > 0;
-  return (fp32 ? g.fp32_tflops : g.bf16_tflops) * kTera;
+  return (runs_fp32(g, elem_bytes) ? g.fp32_tflops : g.bf16_tflops) * kTera;
 }
 double hbm_bytes_per_s(const GpuSpec& g) { return g.hbm_GBps * kGB * g.elementwise_efficiency; }
+
 
 }  // namespace
 
 double gemm_time_s(const GpuSpec& g, double m, double n, double k, double elem_bytes) {
   const double flops = 2.0 * m * n * k;
   const double bytes = elem_bytes * (m * k + k * n + m * n);
-  return std::max(flops / (peak_flops(g, elem_bytes) * g.matmul_efficiency), bytes / hbm_bytes_per_s(g)) +
+  const double efficiency = in_dtype(g, elem_bytes, g.matmul_efficiency, g.fp32_matmul_efficiency);
+  return std::max(flops / (peak_flops(g, elem_bytes) * efficiency), bytes / hbm_bytes_per_s(g)) +
          g.matmul_fixed_s;
 }
 
@@ -30,13 +39,16 @@ double elementwise_time_s(const GpuSpec& g, double bytes, double kernels) {
 }
 
 double attention_fwd_time_s(const GpuSpec& g, AttentionKernel kernel, double fwd_flops, double elem_bytes) {
-  const double efficiency = kernel == AttentionKernel::kSdpa ? g.sdpa_attention_efficiency : g.attention_efficiency;
+  const double efficiency =
+      in_dtype(g, elem_bytes, kernel == AttentionKernel::kSdpa ? g.sdpa_attention_efficiency : g.attention_efficiency,
+               g.fp32_attention_efficiency);
   return fwd_flops / (peak_flops(g, elem_bytes) * efficiency) + g.attention_fixed_s;
 }
 
 double attention_bwd_time_s(const GpuSpec& g, AttentionKernel kernel, double fwd_flops, double elem_bytes) {
-  const double efficiency =
-      kernel == AttentionKernel::kSdpa ? g.sdpa_attention_bwd_efficiency : g.attention_bwd_efficiency;
+  const double efficiency = in_dtype(
+      g, elem_bytes, kernel == AttentionKernel::kSdpa ? g.sdpa_attention_bwd_efficiency : g.attention_bwd_efficiency,
+      g.fp32_attention_bwd_efficiency);
   return facts::kAttentionBwdFlopsFactor * fwd_flops / (peak_flops(g, elem_bytes) * efficiency) +
          g.attention_fixed_s;
 }

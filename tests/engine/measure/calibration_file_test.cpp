@@ -27,9 +27,10 @@ Calibration h100_calibration() {
   c.cuda = true;
   c.gemm_bf16 = {"bf16 GEMM", line(9e-6, 700e12)};
   c.gemm_fp32 = {"fp32 GEMM", line(12e-6, 50e12)};
-  c.attention_peak_tflops = c.base.bf16_tflops;
   c.attention_fwd = {"causal SDPA forward (cuDNN)", line(20e-6, 500e12)};
   c.attention_bwd = {"causal SDPA backward (cuDNN)", line(40e-6, 400e12)};
+  c.attention_fwd_fp32 = {"causal SDPA forward fp32 (memory-efficient)", line(30e-6, 20e12)};
+  c.attention_bwd_fp32 = {"causal SDPA backward fp32 (memory-efficient)", line(60e-6, 15e12)};
   c.elementwise = {{"RMSNorm", line(6e-6, 2.5e12)}, {"copy", line(5e-6, 2.9e12)}};
   c.elementwise_pooled = {"elementwise, pooled", line(5.5e-6, 2.7e12, 12)};
   c.launch_s = 4.5e-6;
@@ -52,7 +53,11 @@ TEST(CalibrationFile, EfficienciesAreFittedRatesOverThePresetPeaks) {
   EXPECT_DOUBLE_EQ(g.matmul_fixed_s, 9e-6);              // bf16 on a GPU
   EXPECT_NEAR(g.attention_efficiency, 500.0 / 989.4, 1e-12);
   EXPECT_NEAR(g.attention_bwd_efficiency, 400.0 / 989.4, 1e-12);
-  EXPECT_DOUBLE_EQ(g.attention_fixed_s, 20e-6);
+  EXPECT_DOUBLE_EQ(g.attention_fixed_s, 20e-6);  // bf16's on a GPU
+  // Each dtype its own fraction of its own peak (fp32_tflops 67).
+  EXPECT_NEAR(g.fp32_matmul_efficiency, 50.0 / 67.0, 1e-12);
+  EXPECT_NEAR(g.fp32_attention_efficiency, 20.0 / 67.0, 1e-12);
+  EXPECT_NEAR(g.fp32_attention_bwd_efficiency, 15.0 / 67.0, 1e-12);
   EXPECT_NEAR(g.elementwise_efficiency, 2700.0 / 3350.0, 1e-12);
   EXPECT_DOUBLE_EQ(g.kernel_launch_s, 4.5e-6);
   EXPECT_DOUBLE_EQ(g.pcie_GBps, 50.0);
@@ -75,6 +80,9 @@ TEST(CalibrationFile, LoadGpuReadsBackWhatWasWritten) {
   for (auto [got, expected] : {std::pair{g->matmul_efficiency, want.matmul_efficiency},
                                std::pair{g->attention_efficiency, want.attention_efficiency},
                                std::pair{g->attention_bwd_efficiency, want.attention_bwd_efficiency},
+                               std::pair{g->fp32_matmul_efficiency, want.fp32_matmul_efficiency},
+                               std::pair{g->fp32_attention_efficiency, want.fp32_attention_efficiency},
+                               std::pair{g->fp32_attention_bwd_efficiency, want.fp32_attention_bwd_efficiency},
                                std::pair{g->elementwise_efficiency, want.elementwise_efficiency},
                                std::pair{g->matmul_fixed_s, want.matmul_fixed_s},
                                std::pair{g->pcie_GBps, want.pcie_GBps},
@@ -92,7 +100,7 @@ TEST(CalibrationFile, LoadGpuReadsBackWhatWasWritten) {
     ++keys;
     EXPECT_NE(l.find("  # "), std::string::npos) << l;
   }
-  EXPECT_EQ(keys, 26);
+  EXPECT_EQ(keys, 29);
   EXPECT_NE(text.find("matmul_efficiency = 0.707499  # bf16 GEMM: 700 TFLOP/s, fit of 6 points, residual 2.0 %"),
             std::string::npos)
       << text;

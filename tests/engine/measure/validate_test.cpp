@@ -82,7 +82,15 @@ TEST(EngineValidate, QuickJsonHasTheSchemaAndFiniteErrors) {
     }
     EXPECT_GT(row["measured_peak_memory_bytes"].get<double>(), 0);
     EXPECT_GT(row["predicted_step_time_s"].get<double>(), 0);
+    // On a CPU each case times its kernel classes beside the costmodel's (kernel_clock.hpp).
+    ASSERT_TRUE(row["measured_kernel_classes_s"].is_object()) << row.dump();
+    EXPECT_GT(row["measured_kernel_classes_s"].value("attention_fwd", 0.0), 0.0);
+    EXPECT_GT(row["predicted_kernel_classes_s"].value("gemm", 0.0), 0.0);
   }
+  // The table names the CPU its times belong to, and the mean delta of each kernel class.
+  EXPECT_NE(j.value("device", std::string()).find("cores"), std::string::npos) << j.value("device", std::string());
+  ASSERT_TRUE(j["kernel_class_mean_error_pct"].is_object());
+  EXPECT_TRUE(j["kernel_class_mean_error_pct"].contains("gemm")) << j["kernel_class_mean_error_pct"].dump();
 }
 
 }  // namespace

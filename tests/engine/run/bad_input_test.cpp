@@ -151,6 +151,9 @@ TEST(EngineBadInput, SpeedSwitchesInTheEnvironmentAreChecked) {
   const RunResult fused = run_engine(args, {{"SPPLAN_ENGINE_FUSED_KERNELS", "off"}}, 60);
   EXPECT_EQ(fused.exit_code, 2);
   EXPECT_EQ(fused.err, "spplan: SPPLAN_ENGINE_FUSED_KERNELS: value \"off\" is not allowed (allowed: auto, aten)\n");
+  const RunResult clock = run_engine(args, {{"SPPLAN_ENGINE_KERNEL_CLOCK", "yes"}}, 60);
+  EXPECT_EQ(clock.exit_code, 2);
+  EXPECT_EQ(clock.err, "spplan: SPPLAN_ENGINE_KERNEL_CLOCK: value \"yes\" is not allowed (allowed: 0, 1, cpu)\n");
 }
 
 TEST(EngineBadInput, UnknownSubcommand) {

@@ -42,6 +42,28 @@ TEST(Compute, GemmIsComputeBoundWhenLargeAndMemoryBoundWhenThin) {
   EXPECT_GT(gemm_time_s(g, 1, 8192, 8192, 2), 2.0 * 8192 * 8192 / 3350e9);
 }
 
+// fp32 operands run at fp32_tflops times their own efficiency when the spec has one (a calibrated
+// file), else at the bf16 fraction (the presets); bf16 operands never read the fp32 keys.
+TEST(Compute, Fp32RatesHaveTheirOwnEfficiency) {
+  GpuSpec g = *load_gpu("h100-80gb");  // fp32_tflops 67, matmul_efficiency 0.70, no fp32 keys
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  EXPECT_NEAR(gemm_time_s(g, 8192, 8192, 8192, 4), flops / (67e12 * 0.70) + 5e-6, 1e-12);
+  const double attn = causal_attention_fwd_flops(8192, 32, 128, 1);
+  const double bf16_attn = attention_fwd_time_s(g, AttentionKernel::kFlash2, attn, 2);
+  const double fp32_attn = attention_fwd_time_s(g, AttentionKernel::kFlash2, attn, 4);
+  EXPECT_NEAR(fp32_attn, attn / (67e12 * g.attention_efficiency) + g.attention_fixed_s, 1e-12);
+  g.fp32_matmul_efficiency = 0.5;
+  g.fp32_attention_efficiency = 0.25;
+  g.fp32_attention_bwd_efficiency = 0.2;
+  EXPECT_NEAR(gemm_time_s(g, 8192, 8192, 8192, 4), flops / (67e12 * 0.5) + 5e-6, 1e-12);
+  EXPECT_NEAR(gemm_time_s(g, 8192, 8192, 8192, 2), flops / (989.4e12 * 0.70) + 5e-6, 1e-12);
+  EXPECT_NEAR(attention_fwd_time_s(g, AttentionKernel::kSdpa, attn, 4), attn / (67e12 * 0.25) + g.attention_fixed_s,
+              1e-12);
+  EXPECT_NEAR(attention_bwd_time_s(g, AttentionKernel::kFlash2, attn, 4),
+              2.5 * attn / (67e12 * 0.2) + g.attention_fixed_s, 1e-12);
+  EXPECT_DOUBLE_EQ(attention_fwd_time_s(g, AttentionKernel::kFlash2, attn, 2), bf16_attn);
+}
+
 TEST(Compute, CausalAttentionFlopsAreHalfTheSquare) {
   // 2 matmuls * 2*s*s*d per head, halved: 2 * s^2 * d * heads.
   EXPECT_DOUBLE_EQ(causal_attention_fwd_flops(1000, 4, 128, 1), 2.0 * 1000 * 1000 * 128 * 4);
