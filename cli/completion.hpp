@@ -17,8 +17,9 @@ namespace spplan::cli {
 // nvme); empty when it describes a form instead ("an integer >= 1", a path).
 std::vector<std::string> allowed_words(const std::string& allowed);
 
-// The script. `extra_flags` gives flags of commands spplan hands to spplan-engine (run), when the
-// engine's table is at hand; `model_presets` and `gpu_presets` are offered after --model / --gpu.
+// The script. `extra_flags` gives flags of commands spplan hands to spplan-engine (run, calibrate,
+// validate), when the engine's tables are at hand; `model_presets` and `gpu_presets` are offered
+// after --model / --gpu.
 std::string bash_completion(const std::vector<Command>& commands,
                             const std::map<std::string, std::vector<FlagSpec>>& extra_flags,
                             const std::vector<std::string>& model_presets,

@@ -13,6 +13,7 @@
 #include "engine/device/alloc_conf.hpp"
 #include "engine/device/memory_meter.hpp"
 #include "engine/measure/calibrate.hpp"
+#include "engine/measure/calibrate_flags.hpp"
 #include "engine/measure/validate.hpp"
 #include "engine/run/launcher.hpp"
 #include "engine/run/options.hpp"
@@ -52,18 +53,23 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
-  // calibrate and validate parse by hand (measure/): their usage line, until they have a flag table.
   if (std::strcmp(argv[1], "calibrate") == 0 && asks_for_help(argc, argv)) {
     std::cout << "usage: spplan calibrate [--out FILE.toml] [--gpu PRESET|FILE] [--model NAME[,NAME...]]\n"
-                 "Measures this machine's kernels, fits the costmodel's factors and writes a GPU file "
-                 "(default: printed on stdout).\n";
+                 "Measures this machine's kernels, fits the costmodel's factors and writes a GPU file.\n"
+                 "\nflags (V: the value it takes):\n"
+              << spplan::flags_help(spplan::engine::calibrate_flag_specs())
+              << "\nexit codes: 0 written, 1 a measurement could not be fitted, 2 bad input\n";
     return 0;
   }
   if (std::strcmp(argv[1], "validate") == 0 && asks_for_help(argc, argv)) {
     std::cout << "usage: spplan validate engine [--json] [--quick] [--calibration FILE.toml] [--gpu PRESET|FILE] "
                  "[--shard I/N]\n"
                  "Runs the engine's case list and compares each measured peak, host memory and step time with "
-                 "the costmodel's prediction.\n";
+                 "the costmodel's prediction.\n"
+                 "\nflags (V: the value it takes):\n"
+              << spplan::flags_help(spplan::engine::validate_flag_specs())
+              << "\nexit codes: 0 every case ran as expected, 1 a case failed or a boundary went the wrong way, "
+                 "2 bad input\n";
     return 0;
   }
   if (std::strcmp(argv[1], "run") == 0 && asks_for_help(argc, argv)) {

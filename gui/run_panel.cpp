@@ -14,7 +14,6 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QThread>
-#include <QTimer>
 #include <QVBoxLayout>
 
 #include "gui/run_chart_view.hpp"
@@ -52,12 +51,8 @@ RunPanel::RunPanel(QWidget* parent)
     : QWidget(parent),
       m_spplan(QDir(QCoreApplication::applicationDirPath()).filePath("spplan")),
       m_process(new QProcess(this)),
-      m_killTimer(new QTimer(this)),
       m_steps(new RunStepModel(this)) {
   setAccessibleName(tr("Run it"));
-  m_killTimer->setSingleShot(true);
-  m_killTimer->setInterval(kStopGraceMs);
-  connect(m_killTimer, &QTimer::timeout, m_process, &QProcess::kill);
   connect(m_process, &QProcess::readyReadStandardError, this, &RunPanel::onStderr);
   connect(m_process, &QProcess::readyReadStandardOutput, this, [this] { m_stdout += m_process->readAllStandardOutput(); });
   connect(m_process, &QProcess::finished, this, &RunPanel::onFinished);
@@ -266,6 +261,7 @@ bool RunPanel::start() {
   m_report = {};
   m_resultLabel->clear();
   m_stopRequested = false;
+  m_killed = false;
   const QStringList args = runArguments(planPath);
   m_log->appendPlainText("$ " + m_spplan + " " + args.join(' '));
   setStatus(tr("running %1 steps on %2 process(es)…").arg(m_stepsSpin->value()).arg(m_nprocSpin->value()), false);
@@ -276,10 +272,23 @@ bool RunPanel::start() {
 
 void RunPanel::stop() {
   if (!isRunning()) return;
+  if (m_stopRequested) {  // the second press: the user chose not to wait for the step to end
+    setStatus(tr("stopping at once: SIGKILL sent to the launcher (pid %1); the step in progress is lost")
+                  .arg(m_process->processId()),
+              true);
+    m_killed = true;
+    m_process->kill();  // its ranks follow it (PR_SET_PDEATHSIG in launcher.cpp)
+    return;
+  }
   m_stopRequested = true;
-  setStatus(tr("stopping: SIGTERM sent to the launcher (pid %1)").arg(m_process->processId()), false);
+  // No timer kills it: a long-sequence step (and the checkpoint after it) can take minutes, and
+  // killing it would lose exactly what the graceful stop is for.
+  setStatus(tr("stopping: SIGTERM sent to the launcher (pid %1); the ranks finish their step%2. Press Stop "
+               "again to kill them at once.")
+                .arg(m_process->processId())
+                .arg(m_saveEdit->text().isEmpty() ? QString() : tr(" and save a checkpoint")),
+            false);
   m_process->terminate();
-  m_killTimer->start();
 }
 
 void RunPanel::onStderr() {
@@ -294,12 +303,15 @@ void RunPanel::onStderr() {
 }
 
 void RunPanel::onFinished(int exitCode, QProcess::ExitStatus status) {
-  m_killTimer->stop();
   onStderr();
   m_stdout += m_process->readAllStandardOutput();
   const QJsonDocument doc = QJsonDocument::fromJson(m_stdout.trimmed());
   if (doc.isObject()) m_report = doc.object();
-  if (m_stopRequested) {
+  if (m_killed) {
+    setStatus(tr("killed after %1 step(s); the step in progress and a checkpoint it was writing are lost")
+                  .arg(m_steps->rowCount()),
+              true);
+  } else if (m_stopRequested) {
     setStatus(tr("stopped after %1 step(s)%2; the launcher and its ranks have ended")
                   .arg(m_steps->rowCount())
                   .arg(m_saveEdit->text().isEmpty() ? QString() : tr(", checkpoint saved to %1").arg(m_saveEdit->text())),

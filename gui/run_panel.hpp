@@ -12,7 +12,8 @@
 //
 // Stop sends SIGTERM to the launcher (QProcess::terminate): it passes it on to the ranks, which
 // finish their step, save a checkpoint when --save is set and print their report
-// (engine/run/signals.hpp); if it is still there after kStopGraceMs the panel sends SIGKILL.
+// (engine/run/signals.hpp); pressing Stop again sends SIGKILL. Closing the window waits
+// kStopGraceMs for the graceful stop before it kills.
 #pragma once
 
 #include <QJsonObject>
@@ -29,7 +30,6 @@ class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
 class QSpinBox;
-class QTimer;
 
 namespace spplan::gui {
 
@@ -92,11 +92,11 @@ class RunPanel : public QWidget {
   std::optional<Pending> m_pending;  // a selection made during a run
   std::unique_ptr<QTemporaryDir> m_dir;
   QProcess* m_process;
-  QTimer* m_killTimer;
   QByteArray m_stderrTail;  // a partial line between reads
   QByteArray m_stdout;
   QJsonObject m_report;
   bool m_stopRequested = false;
+  bool m_killed = false;  // Stop pressed twice
   RunStepModel* m_steps;
   QSpinBox* m_nprocSpin;
   QSpinBox* m_stepsSpin;

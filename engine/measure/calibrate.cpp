@@ -21,6 +21,7 @@
 
 #include "engine/device/memory_meter.hpp"
 #include "engine/device/probe_budget.hpp"
+#include "engine/measure/calibrate_flags.hpp"
 #include "engine/measure/calibrate_probes.hpp"
 #include "engine/measure/calibration_file.hpp"
 #include "engine/parallel/comm.hpp"
@@ -116,21 +117,21 @@ std::vector<std::string> split_commas(const std::string& s) {
 }
 
 Result<Flags> parse_flags(int argc, char** argv) {
-  Flags f;
-  for (int i = 2; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool has_value = i + 1 < argc && argv[i + 1][0] != '\0';
-    if (a == "--out" && has_value) {
-      f.out_path = argv[++i];
-    } else if (a == "--gpu" && has_value) {
-      f.gpu = argv[++i];
-    } else if (a == "--model" && has_value) {
-      f.models = split_commas(argv[++i]);
-    } else {
-      return Status::invalid("spplan-engine calibrate: argument \"" + a +
-                             "\" is not known (allowed: --out FILE.toml, --gpu PRESET|FILE.toml, --model NAME[,NAME...])");
+  auto args = Args::parse(argc, argv, 2, calibrate_flag_specs());
+  if (!args.ok()) return Status::invalid("spplan-engine calibrate: " + args.status().message());
+  for (const FlagSpec& spec : calibrate_flag_specs()) {  // an empty path would silently mean "none"
+    if (auto v = args->get(spec.name); spec.takes_value && v && v->empty()) {
+      return Status::invalid("spplan-engine calibrate: --" + spec.name + ": empty value (allowed: " + spec.allowed + ")");
     }
   }
+  if (!args->positional().empty()) {
+    return Status::invalid("spplan-engine calibrate: argument \"" + args->positional().front() +
+                           "\" is not known (allowed: the flags of spplan calibrate --help)");
+  }
+  Flags f;
+  f.out_path = args->get("out").value_or("");
+  f.gpu = args->get("gpu").value_or("");
+  if (auto v = args->get("model")) f.models = split_commas(*v);
   return f;
 }
 

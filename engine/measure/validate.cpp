@@ -100,27 +100,24 @@ Result<Flags> parse_flags(int argc, char** argv) {
   if (argc < 3 || std::string(argv[2]) != "engine") {
     return Status::invalid("spplan-engine validate: expected \"engine\" (allowed: engine)");
   }
-  for (int i = 3; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--json") {
-      f.json = true;
-    } else if (a == "--quick") {
-      f.quick = true;
-    } else if (a == "--calibration" && i + 1 < argc) {
-      f.calibration = argv[++i];
-    } else if (a == "--gpu" && i + 1 < argc) {
-      f.gpu = argv[++i];
-    } else if (a == "--shard" && i + 1 < argc) {
-      const std::string v = argv[++i];
-      if (!parse_shard(v, &f.shard, &f.shards)) {
-        return Status::invalid("spplan-engine validate engine: --shard: value \"" + v +
-                               "\" is not valid (allowed: I/N with 0 <= I < N, e.g. 0/3)");
-      }
-    } else {
-      return Status::invalid("spplan-engine validate engine: argument \"" + a +
-                             "\" is not known (allowed: --json, --quick, --calibration FILE.toml, --gpu PRESET|FILE.toml, "
-                             "--shard I/N)");
+  auto args = Args::parse(argc, argv, 3, validate_flag_specs());
+  if (!args.ok()) return Status::invalid("spplan-engine validate engine: " + args.status().message());
+  for (const FlagSpec& spec : validate_flag_specs()) {  // an empty path would silently mean "none"
+    if (auto v = args->get(spec.name); spec.takes_value && v && v->empty()) {
+      return Status::invalid("spplan-engine validate engine: --" + spec.name + ": empty value (allowed: " + spec.allowed + ")");
     }
+  }
+  if (!args->positional().empty()) {
+    return Status::invalid("spplan-engine validate engine: argument \"" + args->positional().front() +
+                           "\" is not known (allowed: the flags of spplan validate engine --help)");
+  }
+  f.json = args->has("json");
+  f.quick = args->has("quick");
+  f.calibration = args->get("calibration").value_or("");
+  f.gpu = args->get("gpu").value_or("");
+  if (auto v = args->get("shard"); v && !parse_shard(*v, &f.shard, &f.shards)) {
+    return Status::invalid("spplan-engine validate engine: --shard: value \"" + *v +
+                           "\" is not valid (allowed: I/N with 0 <= I < N, e.g. 0/3)");
   }
   return f;
 }
@@ -231,6 +228,17 @@ Result<nlohmann::json> run_case(const ValidateCase& c, int64_t steps, const Mach
 }
 
 }  // namespace
+
+std::vector<FlagSpec> validate_flag_specs() {
+  return {{"json", false, "print one JSON object (cases, rows with both memory breakdowns, errors, device)"},
+          {"quick", false, "the short case list (a few minutes on a CPU)"},
+          {"calibration", true, "price the cases on this calibrated GPU file instead of calibrating first",
+           "a GPU TOML file written by spplan calibrate", "spplan calibrate runs first"},
+          {"gpu", true, "on a CUDA device: the preset the \"preset d %\" columns price with",
+           "a GPU preset or GPU TOML file (only with a CUDA device)", "the preset that matches the device"},
+          {"shard", true, "run every N-th case from the I-th (a lease with a per-command time limit)",
+           "I/N with 0 <= I < N, e.g. 0/3", "0/1: every case"}};
+}
 
 int validate_main(int argc, char** argv, const ValidateDevice& device) {
   auto flags = parse_flags(argc, argv);

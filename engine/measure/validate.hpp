@@ -15,8 +15,10 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "engine/run/predict.hpp"
+#include "planner/core/args.hpp"
 
 namespace spplan::engine {
 
@@ -24,6 +26,9 @@ struct ValidateDevice {
   int64_t cuda_gpus = 0;  // 0: this CPU
   CudaDevice device;      // device 0, when cuda_gpus > 0
 };
+
+// The flags of `validate engine`, with their help (`spplan validate engine --help` prints them).
+std::vector<FlagSpec> validate_flag_specs();
 
 int validate_main(int argc, char** argv, const ValidateDevice& device);
 

@@ -132,6 +132,27 @@ class TestGuiRun : public QObject {
     QVERIFY(panel.statusText().startsWith(QStringLiteral("stopped after")));
   }
 
+  // A second Stop does not wait for the step: the launcher is killed and its ranks with it.
+  void secondStopKillsAtOnce() {
+    if (!engineBuilt()) QSKIP("spplan-engine was not built");
+    RunPanel panel;
+    panel.setSpplanPath(QStringLiteral(SPPLAN_EXE));
+    const auto plan = tinyPlan();
+    panel.setPlan(&plan, QString());
+    panel.setSteps(100000);
+    QSignalSpy finished(&panel, &RunPanel::runFinished);
+    QVERIFY(panel.start());
+    QTRY_VERIFY_WITH_TIMEOUT(panel.stepModel()->rowCount() >= 1, kRunTimeoutMs);
+    const QList<qint64> ranks = childrenOf(panel.launcherPid());
+    panel.stop();
+    QVERIFY(panel.statusText().contains(QStringLiteral("Press Stop again")));
+    panel.stop();
+    QVERIFY(finished.wait(5000));
+    QVERIFY(!panel.isRunning());
+    for (const qint64 rank : ranks) QTRY_VERIFY_WITH_TIMEOUT(ended(rank), 10000);
+    QVERIFY(panel.statusText().startsWith(QStringLiteral("killed after")));
+  }
+
   // Start refuses what spplan run refuses, with the rule's own message (plan_rules.hpp), and never
   // offers more processes than this machine has cores.
   void plansTheEngineRefusesAreNotStarted() {

@@ -2,6 +2,8 @@
 // found and what is allowed. Nothing is started for these (the launcher checks before forking).
 #include <gtest/gtest.h>
 
+#include "engine/measure/calibrate_flags.hpp"
+#include "engine/measure/validate.hpp"
 #include "engine/run/options.hpp"
 #include "run_helpers.hpp"
 
@@ -177,6 +179,24 @@ TEST(EngineHelp, RunHelpListsEveryFlagAndVersionNamesTheCommit) {
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_EQ(version.out.rfind("spplan-engine 0.", 0), 0u) << version.out;
   EXPECT_EQ(run_engine({"--help"}).exit_code, 0);
+}
+
+// calibrate and validate engine print the tables their parsers read, the same way.
+TEST(EngineHelp, CalibrateAndValidateHelpListTheirParsersTables) {
+  const struct {
+    std::vector<std::string> args;
+    std::vector<FlagSpec> specs;
+  } commands[] = {{{"calibrate", "--help"}, calibrate_flag_specs()},
+                  {{"validate", "engine", "--help"}, validate_flag_specs()}};
+  for (const auto& c : commands) {
+    const RunResult help = run_engine(c.args);
+    EXPECT_EQ(help.exit_code, 0) << help.err;
+    for (const FlagSpec& f : c.specs) {
+      EXPECT_NE(help.out.find("  --" + f.name + (f.takes_value ? " V" : "")), std::string::npos) << f.name;
+      EXPECT_FALSE(f.help.empty()) << f.name;
+      if (f.takes_value) EXPECT_FALSE(f.allowed.empty() || f.default_value.empty()) << f.name;
+    }
+  }
 }
 
 }  // namespace
