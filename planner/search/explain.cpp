@@ -85,7 +85,7 @@ std::string layout_reason(const SearchResult& result) {
       // Inside the noise band the ranking's preferences decided, not the speed.
       const double best_tps = best.estimate.tokens_per_s;
       if (rival->estimate.tokens_per_s >= best_tps * (1.0 - kRankNoiseBand)) {
-        out += number(", within %.0f%%: ranked by offloads, micro batch, memory", 100 * kRankNoiseBand);
+        out += number(", within %.0f%%: ranked by ring size, offloads, micro batch, memory", 100 * kRankNoiseBand);
       }
     }
   }

@@ -118,6 +118,10 @@ void rank_plans_by(std::vector<RankedPlan>* plans, const std::function<double(co
     return ta != tb ? ta > tb : ranks_before(a, b);
   });
   const auto preferred = [](const RankedPlan& a, const RankedPlan& b) {
+    // A smaller ring first: Ulysses runs on every ALST stack (DeepSpeed, ArcticTraining, HF), a ring
+    // only on context-parallel ones (Accelerate FSDP2, Megatron), and a tie in speed is no reason to
+    // need one.
+    if (a.plan.knobs.cp != b.plan.knobs.cp) return a.plan.knobs.cp < b.plan.knobs.cp;
     const int oa = offload_count(a.plan.knobs), ob = offload_count(b.plan.knobs);
     if (oa != ob) return oa < ob;
     if (a.plan.knobs.micro_batch != b.plan.knobs.micro_batch) return a.plan.knobs.micro_batch < b.plan.knobs.micro_batch;

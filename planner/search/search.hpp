@@ -71,11 +71,11 @@ inline constexpr double kRankNoiseBand = 0.02;
 
 // What the ranking says about itself, for reports.
 inline constexpr const char* kRankingRule =
-    "tokens/s; plans within 2% of the leader of their band are ordered by fewer offloads, then smaller micro "
-    "batch, then less GPU memory";
+    "tokens/s; plans within 2% of the leader of their band are ordered by a smaller ring (cp), then fewer "
+    "offloads, then smaller micro batch, then less GPU memory";
 
 // Sorts best first: by tokens/s, then inside each noise band (every plan within kRankNoiseBand of
-// the band's fastest plan) by what a user prefers when the speed is the same: fewer offloads
+// the band's fastest plan) by what a user prefers when the speed is the same: a smaller ring, fewer offloads
 // (optimizer, parameters, checkpoints), a smaller micro batch (the global batch is a training
 // choice, not a speed-up), less GPU memory.
 void rank_plans(std::vector<RankedPlan>* plans);

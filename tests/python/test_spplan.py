@@ -169,7 +169,7 @@ def test_stack_configs_give_what_each_stack_takes(tmp_path):
 
 def test_stack_configs_say_which_stack_refuses_a_plan(tmp_path):
     out = tmp_path / "mb2.toml"
-    spplan.plan(**QWEN, seq="8k", micro_batch=2, out=out)
+    spplan.plan(**QWEN, seq="8k", micro_batch=2, cp=1, out=out)  # cp 1: the refusal asked about is the micro batch
     configs = spplan.stack_configs(out)
     assert configs["arctic"] is None
     assert "micro" in configs["refused"]["arctic"]
