@@ -98,6 +98,8 @@ QString PlanTableModel::headerToolTip(int section) {
   switch (section) {
     case RankColumn: return tr("Rank by predicted tokens/s among the plans that fit");
     case SpColumn: return tr("Ulysses sequence-parallel degree: GPUs that split each sequence");
+    case CpColumn: return tr("Ring-attention (context-parallel) degree: GPUs that pass K/V chunks around a ring; "
+                             "GPUs = data parallel × sp × cp");
     case ZeroColumn: return tr("DeepSpeed ZeRO stage: 0 replicates, 1 shards optimizer state, 2 also gradients, 3 also parameters");
     case OffloadOptimizerColumn: return tr("Where the optimizer state lives: the GPU (none), host RAM (cpu) or NVMe");
     case OffloadParamsColumn: return tr("Where the ZeRO-3 parameter shards live: the GPU (none), host RAM (cpu) or NVMe");

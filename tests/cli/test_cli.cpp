@@ -506,7 +506,10 @@ TEST(Cli, RingAttentionEndToEnd) {
   const CliRun p = run_spplan("plan --model llama-3.1-8b --gpu h100-80gb --gpus 32 --seq 4M --out " + out);
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_NE(p.out.find("why this layout: "), std::string::npos) << p.out;
-  EXPECT_NE(p.out.find("Ulysses only: "), std::string::npos) << p.out;
+  // The reason names the best of the layouts that lost (which one wins here is within the 2% band).
+  const int rivals = (p.out.find("Ulysses only: ") != std::string::npos) + (p.out.find("ring only: ") != std::string::npos) +
+                     (p.out.find("Ulysses x ring: ") != std::string::npos);
+  EXPECT_EQ(rivals, 2) << p.out;
   const std::string text = read_text(out);
   EXPECT_NE(text.find("\ncp = "), std::string::npos) << text;
   EXPECT_NE(text.find("\ncp_comm = \"ring\""), std::string::npos) << text;
