@@ -50,14 +50,7 @@ std::string command_function(const std::string& name, const std::vector<FlagSpec
 std::vector<std::string> allowed_words(const std::string& allowed) {
   static const std::regex kWordList("[A-Za-z0-9_.]+(, [A-Za-z0-9_.]+)+");
   if (!std::regex_match(allowed, kWordList)) return {};
-  std::vector<std::string> words;
-  size_t start = 0;
-  for (size_t comma = allowed.find(", "); comma != std::string::npos; comma = allowed.find(", ", start)) {
-    words.push_back(allowed.substr(start, comma - start));
-    start = comma + 2;
-  }
-  words.push_back(allowed.substr(start));
-  return words;
+  return split(allowed, ", ");
 }
 
 std::string bash_completion(const std::vector<Command>& commands,

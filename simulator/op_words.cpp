@@ -3,19 +3,10 @@
 #include <map>
 #include <vector>
 
+#include "planner/core/parse.hpp"
+
 namespace spplan::sim {
 namespace {
-
-std::vector<std::string> split_dots(const std::string& s) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t dot = s.find('.'); dot != std::string::npos; dot = s.find('.', start)) {
-    parts.push_back(s.substr(start, dot - start));
-    start = dot + 1;
-  }
-  parts.push_back(s.substr(start));
-  return parts;
-}
 
 bool is_number(const std::string& s) { return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos; }
 
@@ -56,7 +47,7 @@ std::string word(const std::string& part) {
 }  // namespace
 
 std::string op_in_words(const std::string& op_id) {
-  std::vector<std::string> parts = split_dots(op_id);
+  std::vector<std::string> parts = split(op_id, ".");
   std::string transfer;  // a ZeRO gather or an offload fetch of the parameters the use needs
   if (parts.size() > 1 && (parts[0] == "gather" || parts[0] == "fetch")) {
     transfer = parts[0] == "gather" ? "parameter gather" : "parameter fetch from the host";

@@ -10,7 +10,6 @@
 #include <fstream>
 #include <initializer_list>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -27,6 +26,7 @@
 #include "engine/parallel/comm.hpp"
 #include "engine/run/predict.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/core/parse.hpp"
 
 namespace spplan::engine {
 namespace {
@@ -107,15 +107,6 @@ struct Flags {
   std::vector<std::string> models;  // --model: whose GEMM shapes to measure
 };
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 Result<Flags> parse_flags(int argc, char** argv) {
   auto args = Args::parse(argc, argv, 2, calibrate_flag_specs());
   if (!args.ok()) return Status::invalid("spplan-engine calibrate: " + args.status().message());
@@ -131,7 +122,11 @@ Result<Flags> parse_flags(int argc, char** argv) {
   Flags f;
   f.out_path = args->get("out").value_or("");
   f.gpu = args->get("gpu").value_or("");
-  if (auto v = args->get("model")) f.models = split_commas(*v);
+  if (auto v = args->get("model")) {
+    for (std::string& name : split(*v, ",")) {
+      if (!name.empty()) f.models.push_back(std::move(name));  // "a,,b" and a trailing comma name nothing
+    }
+  }
   return f;
 }
 

@@ -111,18 +111,6 @@ Result<PlanSpec> plan_from_file(const Args& args, const std::string& path) {
   return load_plan(path);
 }
 
-// "a,b,c" -> {"a", "b", "c"}; empty items are kept (and refused by the caller).
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  size_t start = 0;
-  for (size_t comma = text.find(','); comma != std::string::npos; comma = text.find(',', start)) {
-    items.push_back(text.substr(start, comma - start));
-    start = comma + 1;
-  }
-  items.push_back(text.substr(start));
-  return items;
-}
-
 Result<uint64_t> parse_seed(const std::string& text) {
   SPPLAN_ASSIGN_OR_RETURN(const int64_t seed, parse_int("--seed", text, 0, int64_t{1} << 62));
   return static_cast<uint64_t>(seed);
@@ -148,7 +136,7 @@ Status read_adam_flags(const Args& args, RunOptions* o) {
 // --log, --eval-data, --eval-every, --export-dtype, --shuffle.
 Status read_watch_flags(const Args& args, RunOptions* o) {
   o->log_path = args.get("log").value_or("");
-  if (auto v = args.get("eval-data")) o->eval_paths = split_list(*v);
+  if (auto v = args.get("eval-data")) o->eval_paths = split(*v, ",");
   if (auto v = args.get("eval-every")) {
     SPPLAN_ASSIGN_OR_RETURN(o->eval_every, parse_int("--eval-every", *v, 1, 1000000));
     if (o->eval_paths.empty()) {
@@ -191,7 +179,7 @@ Status read_run_flags(const Args& args, RunOptions* o) {
   if (auto v = args.get("gpu")) {
     SPPLAN_ASSIGN_OR_RETURN(o->gpu, load_gpu(*v, "--gpu"));
   }
-  if (auto v = args.get("data")) o->data_paths = split_list(*v);
+  if (auto v = args.get("data")) o->data_paths = split(*v, ",");
   if (auto v = args.get("eos-id")) {
     SPPLAN_ASSIGN_OR_RETURN(o->eos_id, parse_int("--eos-id", *v, 0, int64_t{1} << 32));  // vocab: data.cpp
   }

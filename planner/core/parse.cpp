@@ -98,6 +98,17 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+std::vector<std::string> split(std::string_view text, std::string_view sep) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  for (size_t at = text.find(sep); at != std::string_view::npos; at = text.find(sep, start)) {
+    items.emplace_back(text.substr(start, at - start));
+    start = at + sep.size();
+  }
+  items.emplace_back(text.substr(start));
+  return items;
+}
+
 std::string join(const std::vector<std::string>& items, std::string_view sep) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {

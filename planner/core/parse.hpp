@@ -42,5 +42,8 @@ std::string printable(std::string_view text);
 // "a, b, c" for messages.
 std::string join(const std::vector<std::string>& items, std::string_view sep = ", ");
 std::string join_ints(const std::vector<int64_t>& items, std::string_view sep = ", ");
+// join's inverse: "a,b,,c" split at "," -> {"a", "b", "", "c"}; empty items are kept (callers
+// refuse or drop them). REQUIRES: sep is not empty.
+std::vector<std::string> split(std::string_view text, std::string_view sep);
 
 }  // namespace spplan

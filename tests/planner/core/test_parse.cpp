@@ -107,5 +107,16 @@ TEST(ParseChoice, ListsAllowedValues) {
             "--act-ckpt: value \"some\" is not allowed (allowed: none, full, offload)");
 }
 
+// split is join's inverse, empty items included; separators longer than one character work too.
+TEST(Split, IsJoinsInverseAndKeepsEmptyItems) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(split("a,b,,c", ","), (V{"a", "b", "", "c"}));
+  EXPECT_EQ(split("", ","), (V{""}));
+  EXPECT_EQ(split("a,", ","), (V{"a", ""}));
+  EXPECT_EQ(split("none, cpu, nvme", ", "), (V{"none", "cpu", "nvme"}));
+  EXPECT_EQ(split("gather.m0.rec.L30", "."), (V{"gather", "m0", "rec", "L30"}));
+  for (const V& items : {V{"x"}, V{"a", "", "b"}, V{"", ""}}) EXPECT_EQ(split(join(items, ","), ","), items);
+}
+
 }  // namespace
 }  // namespace spplan
