@@ -118,8 +118,14 @@ Forward ring_forward(Comm& comm, const at::Tensor& q, const at::Tensor& k, const
       hop = comm.ring_post({kv}, {next}, kKvTag);
     }
     const Span s = span_at(i, comm.cp_rank(), src_at(comm, i), n);
-    const BlockOut b =
-        block_forward(qh.narrow(2, s.row0, s.rows), keys_of(kv, 0, s, heads, gqa), keys_of(kv, 1, s, heads, gqa), s.causal);
+    BlockOut b;
+    {
+      // The first block's log-sum-exp (and in fp32 its output) becomes the running one, which the
+      // backward keeps: the layer's activations, as the single-process kernel's.
+      MemoryScope block_tag(i == 0 ? outer : MemCategory::kBuffers);
+      b = block_forward(qh.narrow(2, s.row0, s.rows), keys_of(kv, 0, s, heads, gqa), keys_of(kv, 1, s, heads, gqa),
+                        s.causal);
+    }
     if (i == 0) {  // the local block covers every row
       out = b.out.to(at::kFloat);
       lse = b.lse;
@@ -137,8 +143,9 @@ Forward ring_forward(Comm& comm, const at::Tensor& q, const at::Tensor& k, const
 std::array<at::Tensor, 3> ring_backward(Comm& comm, const at::Tensor& grad_out, const at::Tensor& q,
                                         const at::Tensor& k, const at::Tensor& v, const at::Tensor& out,
                                         const at::Tensor& lse) {
-  const MemCategory outer = memory_category();
-  MemoryScope tag(MemCategory::kBuffers);
+  // The costmodel counts the backward's ring buffers in the layer's backward moment, an activation
+  // term (memory_activations.cpp LayerBackwardMoments::ring); the forward's in buffers.
+  MemoryScope tag(MemCategory::kActivations);
   const int64_t cp = comm.cp(), n = q.size(1), heads = q.size(2), kv_heads = k.size(2);
   const at::Tensor g = grad_out.transpose(1, 2), qh = q.transpose(1, 2), oh = out.transpose(1, 2);
   const bool gqa = kernel_takes_gqa(q);
@@ -172,7 +179,6 @@ std::array<at::Tensor, 3> ring_backward(Comm& comm, const at::Tensor& grad_out, 
     if (next.defined()) kv = next;
   }
   acc_hop.wait();
-  MemoryScope activation(outer);
   const at::ScalarType dtype = q.scalar_type();
   return {dq.transpose(1, 2).to(dtype), acc_in[0].to(dtype), acc_in[1].to(dtype)};
 }

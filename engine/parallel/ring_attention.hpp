@@ -22,7 +22,8 @@
 // Memory (what the costmodel's ring terms price, planner/costmodel/ring.cpp): forward 2 K/V
 // buffers (the one computed on and the one arriving), the fp32 running output and log-sum-exp, a
 // block's output and log-sum-exp; backward 2 K/V buffers, 2 fp32 dK/dV accumulators, the fp32 dq.
-// Tagged MemCategory::kBuffers. Saved for the backward: q, k, v (the caller's tensors), the output
+// Tagged as the costmodel counts them: the forward's kBuffers, the backward's kActivations (the
+// layer's backward moment). Saved for the backward: q, k, v (the caller's tensors), the output
 // and the fp32 log-sum-exp, as the single-process kernel saves.
 #pragma once
 
