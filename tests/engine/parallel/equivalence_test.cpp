@@ -9,6 +9,10 @@ namespace spplan::engine::testing {
 namespace {
 
 constexpr double kTolerance = 1e-4;
+// The ring's tests bound tighter: RoPE at wrong (contiguous instead of zigzag) positions moves a
+// loss by about 5e-5 relative at these sizes (measured on the held-out loss, watch_test.cpp),
+// while the ring's fp32 sums differ from one rank's by about 1e-7 (losses) and 3e-6 (norms).
+constexpr double kRingTolerance = 2e-5;
 
 nlohmann::json run_json(std::vector<std::string> args) {
   args.insert(args.begin(), "run");
@@ -81,8 +85,8 @@ TEST(EngineEquivalence, RingAndUlyssesTimesRingAgreeWithOneRank) {
     const nlohmann::json ring = run_json(with(base, {"--sp", sp, "--cp", cp, "--nproc", std::to_string(nproc)}));
     const std::string name = std::string("sp ") + sp + " cp " + cp;
     ASSERT_EQ(losses_of(ring).size(), 3u) << name;
-    EXPECT_LE(max_rel_diff(losses_of(ring), losses_of(one)), kTolerance) << name;
-    EXPECT_LE(max_rel_diff(grad_norms_of(ring), grad_norms_of(one)), kTolerance) << name;
+    EXPECT_LE(max_rel_diff(losses_of(ring), losses_of(one)), kRingTolerance) << name;
+    EXPECT_LE(max_rel_diff(grad_norms_of(ring), grad_norms_of(one)), kRingTolerance) << name;
     EXPECT_EQ(ring["cp"], std::stoi(cp)) << name;
     EXPECT_EQ(ring["dp"], 1) << name;
     EXPECT_GT(ring["phases"]["ring_s"].get<double>(), 0) << name;
@@ -95,8 +99,8 @@ TEST(EngineEquivalence, UlyssesTimesRingWithDataParallelEqualsOneProcessWithTheG
   const nlohmann::json dp2 = run_json(with(base, {"--sp", "2", "--cp", "2", "--nproc", "8"}));
   const nlohmann::json one = run_json(with(base, {"--sp", "1", "--nproc", "1", "--micro-batch", "2"}));
   EXPECT_EQ(dp2["dp"], 2);
-  EXPECT_LE(max_rel_diff(losses_of(dp2), losses_of(one)), kTolerance);
-  EXPECT_LE(max_rel_diff(grad_norms_of(dp2), grad_norms_of(one)), kTolerance);
+  EXPECT_LE(max_rel_diff(losses_of(dp2), losses_of(one)), kRingTolerance);
+  EXPECT_LE(max_rel_diff(grad_norms_of(dp2), grad_norms_of(one)), kRingTolerance);
 }
 
 // The recompute re-runs the ring forward (same hops, same order on every rank); ZeRO 3 gathers
@@ -106,8 +110,8 @@ TEST(EngineEquivalence, RingWithCheckpointingAndZero3AgreesWithOneRank) {
   const nlohmann::json one = run_json(with(base, {"--sp", "1", "--nproc", "1"}));
   const nlohmann::json ring =
       run_json(with(base, {"--sp", "1", "--cp", "2", "--nproc", "2", "--zero", "3", "--act-ckpt", "full"}));
-  EXPECT_LE(max_rel_diff(losses_of(ring), losses_of(one)), kTolerance);
-  EXPECT_LE(max_rel_diff(grad_norms_of(ring), grad_norms_of(one)), kTolerance);
+  EXPECT_LE(max_rel_diff(losses_of(ring), losses_of(one)), kRingTolerance);
+  EXPECT_LE(max_rel_diff(grad_norms_of(ring), grad_norms_of(one)), kRingTolerance);
 }
 
 // bf16 with the tiled MLP and the tiled loss (micro-llama: its bf16 steps take seconds where the
