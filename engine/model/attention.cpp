@@ -106,7 +106,8 @@ at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor
   const at::Tensor qh = all_tokens.narrow(2, 0, hq), kh = all_tokens.narrow(2, hq, hkv),
                    vh = all_tokens.narrow(2, hq + hkv, hkv);
   // Ulysses x ring: the SP group's exchange gave this CP rank's 2 zigzag chunks, h/P heads.
-  const at::Tensor out = comm.cp() > 1 ? ring_causal_attention(comm, qh, kh, vh) : document_causal_attention(qh, kh, vh, starts);
+  const at::Tensor out =
+      comm.cp() > 1 ? ring_causal_attention(comm, qh, kh, vh) : document_causal_attention(qh, kh, vh, starts);
   return heads_to_seq(comm, out);  // [b, s/P, h, d]
 }
 
