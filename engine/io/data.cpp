@@ -312,7 +312,9 @@ Status check_enough_tokens(const TokenSource& data, int64_t seq_len) {
                          std::to_string(seq_len + 1) + " tokens, or a shorter --seq)");
 }
 
-Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t eos_id) {
+Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t eos_id, int64_t cp,
+               int64_t cp_rank) {
+  if (cp > 1) return zigzag_shard_of(window, sp, sp_rank, cp, cp_rank);
   const auto seq_len = static_cast<int64_t>(window.size()) - 1;
   const int64_t local = (seq_len + sp - 1) / sp;  // padded to a multiple of sp
   Shard s;
@@ -335,6 +337,27 @@ Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, 
   for (int64_t t = s.first_position; t < s.first_position + local; ++t) {
     while (doc + 1 < s.doc_starts.size() && s.doc_starts[doc + 1] <= t) ++doc;
     s.positions.push_back(t - s.doc_starts[doc]);
+  }
+  return s;
+}
+
+std::vector<int64_t> zigzag_positions(int64_t seq_len, int64_t sp, int64_t sp_rank, int64_t cp, int64_t cp_rank) {
+  const int64_t chunk = seq_len / (2 * cp), local = 2 * chunk / sp;
+  std::vector<int64_t> ring_rank;  // the CP rank's tokens: chunk c, then chunk 2cp-1-c
+  for (const int64_t c : {cp_rank, 2 * cp - 1 - cp_rank}) {
+    for (int64_t i = 0; i < chunk; ++i) ring_rank.push_back(c * chunk + i);
+  }
+  return {ring_rank.begin() + sp_rank * local, ring_rank.begin() + (sp_rank + 1) * local};
+}
+
+Shard zigzag_shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t cp, int64_t cp_rank) {
+  const auto seq_len = static_cast<int64_t>(window.size()) - 1;
+  Shard s;
+  s.positions = zigzag_positions(seq_len, sp, sp_rank, cp, cp_rank);
+  s.first_position = s.positions.front();
+  for (const int64_t i : s.positions) {
+    s.inputs.push_back(window[static_cast<size_t>(i)]);
+    s.labels.push_back(window[static_cast<size_t>(i + 1)]);
   }
   return s;
 }

@@ -99,7 +99,20 @@ struct Shard {
   std::vector<int64_t> positions;
   std::vector<int64_t> doc_starts;
 };
-Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t eos_id = kNoEos);
+// cp > 1: zigzag_shard_of(window, sp, sp_rank, cp, cp_rank) (eos_id must be kNoEos).
+Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t eos_id = kNoEos,
+               int64_t cp = 1, int64_t cp_rank = 0);
+
+// Ring attention (cp > 1), the zigzag split: the sequence is cut into 2 cp equal chunks, CP rank c
+// holds chunks c and 2cp-1-c in that order (every ring rank then has the same causal work), and
+// those 2 s/(2cp) tokens are split contiguously over the sp Ulysses ranks. The global positions
+// (sp_rank, cp_rank) holds, increasing. REQUIRES: seq_len % (2 sp cp) == 0.
+std::vector<int64_t> zigzag_positions(int64_t seq_len, int64_t sp, int64_t sp_rank, int64_t cp, int64_t cp_rank);
+
+// shard_of for cp > 1: the tokens at zigzag_positions, labels shifted on the whole sequence first;
+// `positions` holds the global positions (RoPE's), `first_position` the first of them. No packed
+// documents (the engine refuses --eos-id with cp > 1). REQUIRES: as zigzag_positions.
+Shard zigzag_shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t cp, int64_t cp_rank);
 
 // Which sequence a rank reads. A step's global batch is dp * micro_batch * grad_accum consecutive
 // sequences starting at `first_sequence`; micro step m of DP group g takes micro_batch of them.

@@ -24,6 +24,25 @@ Knobs operator+(Knobs a, const Knobs& b) {
   return a;
 }
 
+// Ring attention (cp) and Ulysses x ring (issue 24): one case per variant. Checkpointed and
+// tiled, so the peak is a layer's backward, where the ring's K/V, dK/dV and dq buffers are alive.
+std::vector<ValidateCase> cpu_ring_cases() {
+  const Knobs ring = {"--cp", "2", "--act-ckpt", "full", "--tiled-mlp", "--tiled-loss"};
+  return {tiny(8192, 1, 2, ring), tiny(8192, 2, 4, ring)};
+}
+
+// On G GPUs: ring over all of them, and Ulysses over G/2 x ring 2 (from 4 GPUs).
+std::vector<ValidateCase> gpu_ring_cases(int64_t gpus) {
+  std::vector<ValidateCase> out;
+  if (gpus < 2 || gpus % 2 != 0) return out;
+  const Knobs knobs = {"--act-ckpt", "full", "--precision", "bf16"};
+  out.push_back({"qwen3-1.7b", 32 * 1024, 1, gpus, knobs + Knobs{"--cp", std::to_string(gpus)}, ValidateCase::Expect::kRuns});
+  if (gpus >= 4) {
+    out.push_back({"qwen3-1.7b", 32 * 1024, gpus / 2, gpus, knobs + Knobs{"--cp", "2"}, ValidateCase::Expect::kRuns});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<ValidateCase> cpu_cases(bool quick) {
@@ -35,7 +54,7 @@ std::vector<ValidateCase> cpu_cases(bool quick) {
             tiny(2048, 2, 2, off + kZ3 + offload_opt + offload_params)};
   }
   // Chosen to cover seq, sp, act-ckpt, ZeRO stages, tiling, offload and bf16 within a few minutes.
-  return {tiny(4096, 1, 1, none),  tiny(4096, 2, 2, none),  tiny(4096, 4, 4, none),   tiny(4096, 1, 1, full),
+  std::vector<ValidateCase> cases = {tiny(4096, 1, 1, none),  tiny(4096, 2, 2, none),  tiny(4096, 4, 4, none),   tiny(4096, 1, 1, full),
           tiny(8192, 1, 1, none),  tiny(8192, 2, 2, full),  tiny(8192, 4, 4, none),   tiny(16384, 2, 2, full),
           tiny(16384, 4, 4, none), tiny(8192, 2, 4, full + Knobs{"--zero", "1"}), tiny(8192, 2, 4, full + kZ2),
           tiny(8192, 2, 4, full + kZ3), tiny(8192, 1, 1, full + Knobs{"--tiled-loss"}),
@@ -45,6 +64,9 @@ std::vector<ValidateCase> cpu_cases(bool quick) {
           tiny(16384, 2, 4, off + kZ3 + offload_opt + offload_params), tiny(8192, 2, 2, full + bf16),
           tiny(8192, 2, 4, full + kZ3 + bf16),
           tiny(8192, 2, 2, full + Knobs{"--tiled-loss"} + bf16 + Knobs{"--sp-comm-dtype", "bf16"})};
+  const std::vector<ValidateCase> ring = cpu_ring_cases();
+  cases.insert(cases.end(), ring.begin(), ring.end());
+  return cases;
 }
 
 std::vector<ValidateCase> gpu_cases(int64_t gpus, bool quick) {
@@ -77,6 +99,8 @@ std::vector<ValidateCase> gpu_cases(int64_t gpus, bool quick) {
       c("qwen3-1.7b", 8, full + fp32 + Knobs{"--tiled-loss"}),
   };
   cases.insert(cases.end(), more.begin(), more.end());
+  const std::vector<ValidateCase> ring = gpu_ring_cases(gpus);
+  cases.insert(cases.end(), ring.begin(), ring.end());
   return cases;
 }
 

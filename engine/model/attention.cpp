@@ -8,6 +8,7 @@
 #include <ATen/Context.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include "engine/parallel/ring_attention.hpp"
 #include "engine/parallel/ulysses.hpp"
 
 namespace spplan::engine {
@@ -87,7 +88,8 @@ at::Tensor document_causal_attention(const at::Tensor& q, const at::Tensor& k, c
 at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const DocStarts& starts) {
   const int64_t P = comm.sp();
-  if (P == 1) return document_causal_attention(q, k, v, starts);
+  // With a ring (cp > 1) the rank's tokens are 2 zigzag chunks; no packed documents (refused).
+  if (P == 1) return comm.cp() > 1 ? ring_causal_attention(comm, q, k, v) : document_causal_attention(q, k, v, starts);
   const int64_t b = q.size(0), sl = q.size(1), h = q.size(2), d = q.size(3);
   at::Tensor kr = k, vr = v;
   if (k.size(2) < P) {  // fewer KV heads than ranks: rank p needs KV head p * h_kv / P
@@ -101,8 +103,11 @@ at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor
                                      vr.reshape({b, sl, P, hkv, d})}, 3)
                                 .reshape({b, sl, P * (hq + 2 * hkv), d});
   const at::Tensor all_tokens = seq_to_heads(comm, packed);  // [b, s, hq + 2 hkv, d]
-  const at::Tensor out = document_causal_attention(all_tokens.narrow(2, 0, hq), all_tokens.narrow(2, hq, hkv),
-                                                   all_tokens.narrow(2, hq + hkv, hkv), starts);
+  const at::Tensor qh = all_tokens.narrow(2, 0, hq), kh = all_tokens.narrow(2, hq, hkv),
+                   vh = all_tokens.narrow(2, hq + hkv, hkv);
+  // Ulysses x ring: the SP group's exchange gave this CP rank's 2 zigzag chunks, h/P heads.
+  const at::Tensor out =
+      comm.cp() > 1 ? ring_causal_attention(comm, qh, kh, vh) : document_causal_attention(qh, kh, vh, starts);
   return heads_to_seq(comm, out);  // [b, s/P, h, d]
 }
 

@@ -48,7 +48,10 @@ at::Tensor document_causal_attention(const at::Tensor& q, const at::Tensor& k, c
 // The same for one SP rank holding s/P tokens: q [b, s/P, h, d], k and v [b, s/P, h_kv, d] ->
 // [b, s/P, h, d]. One all-to-all takes q, k, v to "all tokens, h/P heads", local attention runs
 // (per document when `starts` has any), one all-to-all brings the output back. KV heads are
-// replicated P/h_kv times when h_kv < P.
+// replicated P/h_kv times when h_kv < P. With a ring (comm.cp() > 1) the rank holds its share of
+// its CP rank's 2 zigzag chunks; the exchange gathers those chunks, and ring attention
+// (parallel/ring_attention.hpp) over the CP group replaces the local attention (Ulysses x ring;
+// with sp 1, ring attention alone). REQUIRES: no `starts` when cp > 1.
 at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const DocStarts& starts = {});
 

@@ -23,6 +23,7 @@ struct Comm::Groups {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<c10d::Backend> world;  // null when world == 1
   c10::intrusive_ptr<c10d::Backend> sp;     // null when sp == 1
+  c10::intrusive_ptr<c10d::Backend> cp;     // null when cp == 1
 };
 
 namespace {
@@ -95,8 +96,9 @@ Result<std::chrono::seconds> comm_timeout() {
   return std::chrono::seconds(s);
 }
 
-Comm::Comm(const DistEnv& env, int64_t sp, c10::Device device, std::chrono::seconds timeout)
-    : rank_(env.rank), world_(env.world), sp_(sp), device_(device), groups_(std::make_unique<Groups>()) {
+Comm::Comm(const DistEnv& env, int64_t sp, c10::Device device, std::chrono::seconds timeout, int64_t cp)
+    : rank_(env.rank), world_(env.world), sp_(sp), cp_(cp), device_(device), groups_(std::make_unique<Groups>()) {
+  TORCH_CHECK(sp_ >= 1 && cp_ >= 1 && world_ % (sp_ * cp_) == 0, "Comm: sp x cp must divide the world");
   if (world_ == 1) return;
   // c10d's own message ("Timed out after 30 seconds waiting for clients. 1/2 clients joined.")
   // does not say which address nor what to do; a rank started late or not at all lands here.
@@ -106,8 +108,14 @@ Comm::Comm(const DistEnv& env, int64_t sp, c10::Device device, std::chrono::seco
     const bool local = is_loopback(env.master_addr);
     groups_->world = make_backend(world_store, rank_, world_, device, timeout, local);
     if (sp_ > 1) {
-      auto sp_store = c10::make_intrusive<c10d::PrefixStore>("sp" + std::to_string(dp_rank()), groups_->store);
+      // SP group g = rank / sp: consecutive ranks (with cp 1, g is the dp rank as before).
+      auto sp_store = c10::make_intrusive<c10d::PrefixStore>("sp" + std::to_string(rank_ / sp_), groups_->store);
       groups_->sp = make_backend(sp_store, sp_rank(), sp_, device, timeout, local);
+    }
+    if (cp_ > 1) {  // the ring of this (dp rank, sp rank): stride sp
+      const int64_t ring = dp_rank() * sp_ + sp_rank();
+      auto cp_store = c10::make_intrusive<c10d::PrefixStore>("cp" + std::to_string(ring), groups_->store);
+      groups_->cp = make_backend(cp_store, cp_rank(), cp_, device, timeout, local);
     }
   } catch (const std::exception& e) {
     throw std::runtime_error("rendezvous at " + env.master_addr + ":" + std::to_string(env.master_port) +
@@ -130,6 +138,58 @@ void Comm::all_to_all_sp(at::Tensor& out, at::Tensor& in) {
     run(groups_->sp->alltoall_base(out, in, equal_splits, equal_splits));
   }
   times_.all_to_all_s += seconds_since(t0);
+}
+
+RingHop::RingHop(RingHop&& o) noexcept : work_(std::move(o.work_)), ring_s_(o.ring_s_) { o.work_.clear(); }
+
+RingHop& RingHop::operator=(RingHop&& o) noexcept {
+  if (this != &o) {
+    wait();
+    work_ = std::move(o.work_);
+    o.work_.clear();
+    ring_s_ = o.ring_s_;
+  }
+  return *this;
+}
+
+RingHop::~RingHop() {
+  try {
+    wait();
+  } catch (...) {  // a destructor must not throw; the failure surfaced (or will) at the next call
+  }
+}
+
+void RingHop::wait() {
+  if (work_.empty()) return;
+  const auto t0 = Clock::now();
+  for (const auto& w : work_) w->wait();
+  work_.clear();
+  if (ring_s_ != nullptr) *ring_s_ += seconds_since(t0);
+}
+
+RingHop Comm::ring_post(const std::vector<at::Tensor>& send, const std::vector<at::Tensor>& recv, int tag) {
+  TORCH_CHECK(cp_ > 1 && send.size() == recv.size(), "ring_post: needs cp > 1 and one receive per send");
+  const auto t0 = Clock::now();
+  const int next = static_cast<int>((cp_rank() + 1) % cp_), prev = static_cast<int>((cp_rank() + cp_ - 1) % cp_);
+  RingHop hop;
+  hop.ring_s_ = &times_.ring_s;
+  c10d::Backend& ring = *groups_->cp;
+  // NCCL serialises a pair's sends and receives on one stream: with cp 2 (next == prev) a send
+  // posted alone would wait for a receive queued behind it. One group (batch_isend_irecv) avoids it.
+  const bool grouped = device_.is_cuda();
+  if (grouped) ring.startCoalescing();
+  for (size_t i = 0; i < send.size(); ++i) {
+    TORCH_CHECK(send[i].is_contiguous() && recv[i].is_contiguous() && send[i].sizes() == recv[i].sizes(),
+                "ring_post: bad buffers");
+    std::vector<at::Tensor> s{send[i]}, r{recv[i]};
+    const int t = tag + static_cast<int>(i);  // Gloo matches a send to a receive by peer and tag
+    auto sw = ring.send(s, next, t);
+    auto rw = ring.recv(r, prev, t);
+    if (!grouped) hop.work_.insert(hop.work_.end(), {sw, rw});
+  }
+  if (grouped) hop.work_.push_back(ring.endCoalescing());
+  times_.ring_s += seconds_since(t0);
+  return hop;
 }
 
 void Comm::all_reduce_sum(at::Tensor& t) {

@@ -1,7 +1,10 @@
 // The engine's only door to collectives (c10d): Gloo on CPU, NCCL on CUDA devices.
 //
-// world = dp x sp. Ranks [g*sp, (g+1)*sp) form SP group g (they share one sequence); rank r has
-// sp_rank = r % sp and dp_rank = r / sp. Gradients reduce over the whole world.
+// world = dp x cp x sp. Rank r has sp_rank = r % sp, cp_rank = (r / sp) % cp and dp_rank = r / (sp cp).
+// Ranks [g*sp, (g+1)*sp) form SP group g (Ulysses: consecutive ranks, inside a node); the ranks with
+// the same dp_rank and sp_rank form a CP group (ring attention: stride sp, across nodes), as the
+// costmodel places them (planner/costmodel/ring.hpp). Together an SP group's CP ring shares one
+// sequence. Gradients reduce over the whole world.
 // Every call blocks until done. A failed peer surfaces as an exception from the call within the
 // timeout (c10d's Gloo/NCCL errors); the caller (the rank's main) turns it into an exit code.
 // Gloo has no reduce_scatter/_allgather_base (BUILD-NOTES G8): reduce_scatter_sum and
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include <ATen/core/Tensor.h>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "engine/parallel/dist_env.hpp"
 #include "planner/core/status.hpp"
@@ -26,6 +30,27 @@ struct CommTimes {
   double all_reduce_s = 0;     // gradient and loss all-reduce
   double reduce_scatter_s = 0; // ZeRO-2/3 gradient reduce-scatter
   double all_gather_s = 0;     // ZeRO parameter all-gather
+  double ring_s = 0;           // ring attention hops: posting them and waiting for them (the part
+                               // the attention blocks between did not hide)
+};
+
+// Hops in flight around the CP ring (Comm::ring_post). wait() blocks until every send and receive
+// is done; the tensors given to ring_post must stay alive and unchanged until then. Destroying
+// a hop that was not waited for waits for it.
+class RingHop {
+ public:
+  RingHop() = default;
+  RingHop(RingHop&&) noexcept;
+  RingHop& operator=(RingHop&&) noexcept;
+  RingHop(const RingHop&) = delete;
+  RingHop& operator=(const RingHop&) = delete;
+  ~RingHop();
+  void wait();
+
+ private:
+  friend class Comm;
+  std::vector<c10::intrusive_ptr<c10d::Work>> work_;
+  double* ring_s_ = nullptr;  // the Comm's CommTimes::ring_s
 };
 
 // Waits for the device's queued work (CUDA); nothing on CPU. For phase timings.
@@ -39,22 +64,31 @@ Result<std::chrono::seconds> comm_timeout();
 class Comm {
  public:
   // Rendezvous through a c10d TCPStore at env.master_addr:master_port (rank 0 hosts it) and builds
-  // the world group and this rank's SP group. world == 1 needs no store. Throws on failure; a rank
-  // that never joins makes every other rank throw within `timeout`, naming the rendezvous address.
-  Comm(const DistEnv& env, int64_t sp, c10::Device device, std::chrono::seconds timeout);
+  // the world group, this rank's SP group and its CP group. world == 1 needs no store. Throws on
+  // failure; a rank that never joins makes every other rank throw within `timeout`, naming the
+  // rendezvous address. REQUIRES: sp * cp divides env.world.
+  Comm(const DistEnv& env, int64_t sp, c10::Device device, std::chrono::seconds timeout, int64_t cp = 1);
   ~Comm();
 
   int64_t rank() const { return rank_; }
   int64_t world() const { return world_; }
   int64_t sp() const { return sp_; }
-  int64_t dp() const { return world_ / sp_; }
+  int64_t cp() const { return cp_; }
+  int64_t dp() const { return world_ / (sp_ * cp_); }
   int64_t sp_rank() const { return rank_ % sp_; }
+  int64_t cp_rank() const { return (rank_ / sp_) % cp_; }
   c10::Device device() const { return device_; }  // where this rank's tensors live
-  int64_t dp_rank() const { return rank_ / sp_; }
+  int64_t dp_rank() const { return rank_ / (sp_ * cp_); }
 
   // Within the SP group: dim 0 of `in` holds sp equal chunks, chunk p goes to SP rank p; `out`
   // receives chunk p from SP rank p. REQUIRES: contiguous, same shape, dim 0 == sp.
   void all_to_all_sp(at::Tensor& out, at::Tensor& in);
+  // One hop around the CP ring: send[i] goes to CP rank cp_rank()+1, recv[i] is filled from CP
+  // rank cp_rank()-1 (mod cp). Every send and receive is posted before this returns (on CUDA as one
+  // NCCL group), so all ranks posting the same hop cannot deadlock. REQUIRES: cp() > 1; send[i]
+  // and recv[i] contiguous, same shape and dtype, on device(); every rank posts the same hops in
+  // the same order. Hops in flight at once take different tags (send[i] travels with tag + i).
+  RingHop ring_post(const std::vector<at::Tensor>& send, const std::vector<at::Tensor>& recv, int tag = 0);
   // Over the world, in place. A CPU tensor on a CUDA rank goes through a device copy (NCCL).
   void all_reduce_sum(at::Tensor& t);
   void all_reduce_max(at::Tensor& t);
@@ -73,7 +107,7 @@ class Comm {
 
  private:
   struct Groups;
-  int64_t rank_ = 0, world_ = 1, sp_ = 1;
+  int64_t rank_ = 0, world_ = 1, sp_ = 1, cp_ = 1;
   c10::Device device_;
   std::unique_ptr<Groups> groups_;
   CommTimes times_;

@@ -17,11 +17,15 @@ EvalResult Trainer::evaluate(const TokenSource& eval) {
   int64_t tokens = 0;
   for (int64_t m = 0; m < per_group; ++m) {
     const int64_t index = m * comm_.dp() + comm_.dp_rank();
-    const Shard s = shard_of(eval.window(index, options_.plan.seq_len), comm_.sp(), comm_.sp_rank(), eval.eos_id());
+    const Shard s = shard_of(eval.window(index, options_.plan.seq_len), comm_.sp(), comm_.sp_rank(), eval.eos_id(),
+                             comm_.cp(), comm_.cp_rank());
     const auto n = static_cast<int64_t>(s.inputs.size());
     const at::Tensor inputs = at::tensor(s.inputs, at::kLong).view({1, n}).to(comm_.device());
     const at::Tensor labels = at::tensor(s.labels, at::kLong).view({1, n}).to(comm_.device());
-    const at::Tensor hidden = model_->forward_layers(inputs, s.first_position);
+    // The ring's zigzag tokens are not contiguous: RoPE takes their global positions.
+    const at::Tensor positions =
+        comm_.cp() > 1 ? at::tensor(s.positions, at::kLong).view({1, n}).to(comm_.device()) : at::Tensor();
+    const at::Tensor hidden = model_->forward_layers(inputs, s.first_position, positions);
     loss += model_->loss_sum(hidden, labels).item<double>();
     tokens += labels.ne(kIgnoreLabel).sum().item<int64_t>();
   }

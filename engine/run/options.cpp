@@ -306,6 +306,22 @@ Status check_no_nvme(const RunOptions& o) {
   return Status::ok();
 }
 
+// Ring attention (parallel/ring_attention.hpp) passes K/V around the ring; its zigzag split keeps
+// each rank's tokens in two chunks, so packed documents (attention per document) do not run with it.
+Status check_ring(const RunOptions& o) {
+  const Knobs& k = o.plan.knobs;
+  if (k.cp == 1) return Status::ok();
+  if (k.cp_comm != CpComm::kRing) {
+    return not_yet(o, "cp_comm", quoted(to_string(k.cp_comm)), "ring");
+  }
+  if (o.plan.packed_documents) {
+    return Status::invalid("--eos-id: value " + std::to_string(o.eos_id) + " is not implemented yet in the engine with " +
+                           o.where("cp") + " " + std::to_string(k.cp) +
+                           " (packed documents need sp only; allowed now: no --eos-id, or cp 1)");
+  }
+  return Status::ok();
+}
+
 Status check_implemented(const RunOptions& o) {
   const Knobs& k = o.plan.knobs;
   // ZeRO-3 gathers each layer inside its checkpointed-layer function, forward and recompute
@@ -342,11 +358,7 @@ Status check_run_options(RunOptions* o, int64_t world) {
                            std::to_string(world) + " ranks (--nproc or WORLD_SIZE) (allowed sp: " +
                            join_ints(valid_sp_degrees(o->plan.model, world)) + ")");
   }
-  // Ring attention (cp) is planned and exported, not run yet: the engine's attention is Ulysses only.
-  if (o->plan.knobs.cp > 1) {
-    return Status::invalid(o->where("cp") + ": value " + std::to_string(o->plan.knobs.cp) +
-                           " is not implemented yet in the engine (it has no ring attention; allowed now: 1)");
-  }
+  SPPLAN_RETURN_IF_ERROR(check_ring(*o));
   SPPLAN_RETURN_IF_ERROR(check_no_nvme(*o));
   SPPLAN_RETURN_IF_ERROR(check_plan(o->plan, [o](const std::string& key) { return o->where(key); }));
   return check_implemented(*o);

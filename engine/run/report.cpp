@@ -50,6 +50,7 @@ std::string to_json(const RunReport& r) {
   j["phases"] = r.phases_s;
   j["world"] = r.world;
   j["sp"] = r.sp;
+  j["cp"] = r.cp;
   j["dp"] = r.dp;
   j["micro_batch"] = r.micro_batch;
   j["grad_accum"] = r.grad_accum;

@@ -29,7 +29,7 @@ struct RunReport {
   int64_t peak_host_memory_bytes = 0;               // offloaded state (HostScope), largest over ranks
   Prediction prediction;
   std::map<std::string, double> phases_s;           // mean seconds per step, rank 0
-  int64_t world = 1, sp = 1, dp = 1, micro_batch = 1, grad_accum = 1, seq_len = 0, first_step = 1;
+  int64_t world = 1, sp = 1, cp = 1, dp = 1, micro_batch = 1, grad_accum = 1, seq_len = 0, first_step = 1;
   int64_t num_params = 0, threads_per_rank = 1;
   std::string model, act_ckpt, device;
   std::optional<bool> cpu_bf16_emulated;            // bf16 runs on a CPU: cpu_bf16.hpp's verdict

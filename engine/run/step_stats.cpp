@@ -15,6 +15,7 @@ void add_phases(const PhaseTimes& p, std::map<std::string, double>* sum) {
   (*sum)["optimizer_s"] += p.optimizer_s;
   (*sum)["all_to_all_s"] += p.all_to_all_s;
   (*sum)["grad_reduce_scatter_s"] += p.grad_reduce_scatter_s;
+  (*sum)["ring_s"] += p.ring_s;
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ struct PhaseTimes {
   // Parts of the phases above, not added to the step again:
   double all_to_all_s = 0;       // the Ulysses all-to-alls (in forward_s and backward_s)
   double grad_reduce_scatter_s = 0;  // ZeRO 2, 3 gradient reduce-scatters (in backward_s)
+  double ring_s = 0;             // ring attention hops the blocks did not hide (in forward_s, backward_s)
 
   double total_s() const { return data_s + forward_s + loss_s + backward_s + grad_all_reduce_s + optimizer_s; }
 };

@@ -21,7 +21,7 @@ AttentionShape attention_shape(const PlanSpec& plan, int64_t sp) {
   const ModelSpec& m = plan.model;
   AttentionShape s;
   s.batch = plan.knobs.micro_batch;
-  s.tokens = plan.seq_len;
+  s.tokens = plan.seq_len / plan.knobs.cp;  // a ring rank's blocks: its 2 zigzag chunks
   s.heads = m.num_attention_heads / sp;
   s.kv_heads = m.num_key_value_heads < sp ? 1 : m.num_key_value_heads / sp;
   s.head_dim = m.head_dim;
@@ -66,7 +66,8 @@ void Trainer::load_micro_batch(int64_t micro_step, at::Tensor* inputs, at::Tenso
   if (docs != nullptr) docs->clear();
   for (int64_t slot = 0; slot < k.micro_batch; ++slot) {
     const int64_t index = sequence_index(next_sequence_, micro_step, comm_.dp(), comm_.dp_rank(), k.micro_batch, slot);
-    const Shard s = shard_of(data_.window(index, options_.plan.seq_len), comm_.sp(), comm_.sp_rank(), data_.eos_id());
+    const Shard s = shard_of(data_.window(index, options_.plan.seq_len), comm_.sp(), comm_.sp_rank(), data_.eos_id(),
+                             comm_.cp(), comm_.cp_rank());
     in.insert(in.end(), s.inputs.begin(), s.inputs.end());
     lab.insert(lab.end(), s.labels.begin(), s.labels.end());
     *first_position = s.first_position;
@@ -121,6 +122,7 @@ StepStats Trainer::step() {
   const int64_t stage = options_.plan.knobs.zero_stage;
   const double a2a_before = comm_.times().all_to_all_s;
   const double reduce_scatter_before = comm_.times().reduce_scatter_s;
+  const double ring_before = comm_.times().ring_s;
   PhaseClock clock(comm_.device());
   st.tokens = count_valid_tokens();
   model_->grads_flat().zero_();
@@ -165,6 +167,7 @@ StepStats Trainer::step() {
   ph.optimizer_s = clock.lap();
   ph.all_to_all_s = comm_.times().all_to_all_s - a2a_before;
   ph.grad_reduce_scatter_s = comm_.times().reduce_scatter_s - reduce_scatter_before;
+  ph.ring_s = comm_.times().ring_s - ring_before;
   st.loss = loss.item<double>() / static_cast<double>(st.tokens);
   st.step_time_s = ph.total_s();
   ++steps_done_;

@@ -102,7 +102,8 @@ CheckpointMeta Trainer::state_meta() const {
   m.data = data_.fingerprint();
   m.eos_id = options_.eos_id;
   const Knobs& k = options_.plan.knobs;
-  m.run = "world " + std::to_string(comm_.world()) + " sp " + std::to_string(comm_.sp()) + " dp " +
+  m.run = "world " + std::to_string(comm_.world()) + " sp " + std::to_string(comm_.sp()) +
+          (comm_.cp() > 1 ? " cp " + std::to_string(comm_.cp()) : std::string()) + " dp " +
           std::to_string(comm_.dp()) + " micro_batch " + std::to_string(k.micro_batch) + " grad_accum " +
           std::to_string(k.grad_accum_steps) + " seq " + std::to_string(options_.plan.seq_len);
   return m;

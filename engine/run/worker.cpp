@@ -95,6 +95,7 @@ RunReport base_report(const RunOptions& o, const Comm& comm, const Trainer& trai
   const Knobs& k = o.plan.knobs;
   r.world = comm.world();
   r.sp = comm.sp();
+  r.cp = comm.cp();
   r.dp = comm.dp();
   r.micro_batch = k.micro_batch;
   r.grad_accum = k.grad_accum_steps;
@@ -299,7 +300,7 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, cons
   if (!timeout.ok()) {
     return env.rank == 0 ? print_bad_input(timeout.status()) : 2;
   }
-  Comm comm(env, o.plan.knobs.sp, device, *timeout);
+  Comm comm(env, o.plan.knobs.sp, device, *timeout, o.plan.knobs.cp);
   Trainer trainer(o, comm, data);
   if (resume) {
     if (Status s = trainer.restore(*resume); !s) {

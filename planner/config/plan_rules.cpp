@@ -119,9 +119,10 @@ Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where) {
                              "to host RAM only; allowed: none, cpu)");
     }
   }
-  if (k.cp > 1) {
-    return Status::invalid(where("cp") + ": value " + std::to_string(k.cp) +
-                           " is not run by trainer \"engine\" (spplan run has no ring attention yet; allowed: 1)");
+  // Its ring attention passes K/V around the ring (engine/parallel/ring_attention.hpp); no all-gather variant.
+  if (k.cp > 1 && k.cp_comm != CpComm::kRing) {
+    return Status::invalid(where("cp_comm") + ": value \"" + to_string(k.cp_comm) +
+                           "\" is not run by trainer \"engine\" (spplan run passes K/V around the ring; allowed: ring)");
   }
   // Its ZeRO-3 gathers each layer inside the checkpointed-layer function; without checkpointing
   // every gathered layer would stay alive until its backward (engine/model/model.cpp).

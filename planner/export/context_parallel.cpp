@@ -78,6 +78,9 @@ Status check_context_parallel_export(const PlanSpec& plan, ExportFormat format) 
   const Knobs& k = plan.knobs;
   if (format == ExportFormat::kMegatron) return check_megatron(plan);
   if (k.cp == 1) return Status::ok();
+  // A plan priced for the bundled engine exports as `spplan run --plan`, which runs the ring
+  // (engine/parallel/ring_attention.hpp) with the plan's cp.
+  if (format == ExportFormat::kTorchrun && plan.stack.trainer == "engine") return Status::ok();
   switch (format) {
     case ExportFormat::kAccelerate: return check_accelerate_cp(plan);
     case ExportFormat::kDeepSpeed:

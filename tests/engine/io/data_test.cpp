@@ -25,6 +25,42 @@ TEST(EngineData, ShardShiftsLabelsBeforeShardingAndPadsWithIgnoredLabels) {
   EXPECT_EQ(r1.first_position, 3);
 }
 
+TEST(EngineData, ZigzagGivesCpRankCChunksCAnd2cpMinus1MinusCSplitOverSp) {
+  // seq 16, cp 2: chunks of 4; CP rank 0 holds chunks 0 and 3, CP rank 1 chunks 1 and 2.
+  EXPECT_EQ(zigzag_positions(16, 1, 0, 2, 0), (std::vector<int64_t>{0, 1, 2, 3, 12, 13, 14, 15}));
+  EXPECT_EQ(zigzag_positions(16, 1, 0, 2, 1), (std::vector<int64_t>{4, 5, 6, 7, 8, 9, 10, 11}));
+  // sp 2 x cp 2: each CP rank's 8 tokens split contiguously over its 2 Ulysses ranks.
+  EXPECT_EQ(zigzag_positions(16, 2, 0, 2, 0), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(zigzag_positions(16, 2, 1, 2, 0), (std::vector<int64_t>{12, 13, 14, 15}));
+  EXPECT_EQ(zigzag_positions(16, 2, 1, 2, 1), (std::vector<int64_t>{8, 9, 10, 11}));
+  // cp 4, sp 2, seq 16: chunks of 2; CP rank 1 holds chunks 1 and 6 = positions 2, 3, 12, 13.
+  EXPECT_EQ(zigzag_positions(16, 2, 0, 4, 1), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(zigzag_positions(16, 2, 1, 4, 1), (std::vector<int64_t>{12, 13}));
+  // Every position is held by exactly one (sp rank, cp rank).
+  std::vector<int64_t> all;
+  for (int64_t c = 0; c < 4; ++c) {
+    for (int64_t p = 0; p < 2; ++p) {
+      const std::vector<int64_t> mine = zigzag_positions(32, 2, p, 4, c);
+      EXPECT_TRUE(std::is_sorted(mine.begin(), mine.end()));
+      all.insert(all.end(), mine.begin(), mine.end());
+    }
+  }
+  std::sort(all.begin(), all.end());
+  for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i], static_cast<int64_t>(i));
+}
+
+TEST(EngineData, ZigzagShardShiftsLabelsOnTheWholeSequence) {
+  std::vector<int64_t> window;
+  for (int64_t i = 0; i <= 8; ++i) window.push_back(100 + i);  // seq 8 + 1
+  const Shard s = shard_of(window, 1, 0, kNoEos, /*cp=*/2, /*cp_rank=*/0);  // chunks 0 and 3 of 2 tokens
+  EXPECT_EQ(s.positions, (std::vector<int64_t>{0, 1, 6, 7}));
+  EXPECT_EQ(s.inputs, (std::vector<int64_t>{100, 101, 106, 107}));
+  EXPECT_EQ(s.labels, (std::vector<int64_t>{101, 102, 107, 108}));  // the last label is the window's last token
+  EXPECT_EQ(s.first_position, 0);
+  EXPECT_TRUE(s.doc_starts.empty());
+  EXPECT_EQ(shard_of(window, 1, 0, kNoEos, 2, 1).first_position, 2);
+}
+
 TEST(EngineData, GlobalBatchIsTheSameForDataParallelMicroBatchAndAccumulation) {
   // Step starting at sequence 8 with a global batch of 2.
   EXPECT_EQ(sequence_index(8, 0, 2, 1, 1, 0), 9);  // dp 2: group 1

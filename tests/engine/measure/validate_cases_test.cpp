@@ -63,6 +63,19 @@ TEST(ValidateCases, TheGpuListCoversModelsZeroOffloadTilingAndPrecisions) {
   for (size_t i = 0; i < quick.size(); ++i) EXPECT_EQ(case_name(quick[i]), case_name(cases[i]));
 }
 
+TEST(ValidateCases, RingAndUlyssesTimesRingHaveACaseEach) {
+  bool ring = false, hybrid = false;
+  for (const ValidateCase& c : cpu_cases(false)) {
+    if (!has(c, "--cp", "2")) continue;
+    ring |= c.sp == 1;
+    hybrid |= c.sp > 1;
+  }
+  EXPECT_TRUE(ring && hybrid);
+  EXPECT_EQ(case_name(cpu_cases(false).back()), "tiny-llama s8k sp2 w4 cp-2 act-ckpt-full tiled-mlp tiled-loss");
+  const auto on8 = gpu_cases(8, false);
+  EXPECT_EQ(case_name(on8.back()), "qwen3-1.7b s32k sp4 w8 act-ckpt-full precision-bf16 cp-2");
+}
+
 TEST(ValidateCases, EveryCaseIsARunTheEngineAccepts) {
   for (int64_t gpus : {1, 8}) {
     for (const auto& list : {gpu_cases(gpus, false), gpu_boundary_plans(gpus, false), cpu_cases(false), cpu_cases(true)}) {

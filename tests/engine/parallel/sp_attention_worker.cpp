@@ -1,10 +1,14 @@
-// One rank of the Ulysses checks, started P times by engine_tests (through the engine's launcher):
-//   engine_sp_attention_worker --nproc P
-// Every rank builds the same full-sequence tensors from one seed, keeps its s/P rows, and checks:
+// One rank of the Ulysses and ring checks, started N times by engine_tests (through the engine's
+// launcher):
+//   engine_sp_attention_worker --nproc N [--cp C]      (sp = N / C)
+// Every rank builds the same full-sequence tensors from one seed, keeps its rows (s/P contiguous
+// ones, or with --cp its zigzag share: io/data.hpp zigzag_positions), and checks:
 //  1. seq_to_heads hands it exactly its heads of every token, and heads_to_seq(seq_to_heads(x)) == x
 //     bit for bit;
 //  2. sp_causal_attention and its gradients (q, k, v) equal single-process causal_attention on the
-//     full sequence within 1e-5, for KV heads both sharded (h_kv % P == 0) and replicated (h_kv < P).
+//     full sequence within 1e-5, for KV heads both sharded (h_kv % P == 0) and replicated (h_kv < P);
+//     with --cp the same through ring attention over the CP group (Ulysses x ring when sp > 1),
+//     grouped-query K/V included.
 // Prints one line per failure; exit 0 when all pass.
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +17,7 @@
 
 #include <ATen/ATen.h>
 
+#include "engine/io/data.hpp"
 #include "engine/model/attention.hpp"
 #include "engine/parallel/ulysses.hpp"
 #include "engine/run/launcher.hpp"
@@ -30,6 +35,10 @@ void expect(bool ok, const std::string& what) {
 }
 
 at::Tensor rows(const at::Tensor& full, const Comm& c) {  // this rank's tokens, dim 1
+  if (c.cp() > 1) {  // the zigzag share of the ring's sequence
+    const std::vector<int64_t> pos = spplan::engine::zigzag_positions(full.size(1), c.sp(), c.sp_rank(), c.cp(), c.cp_rank());
+    return full.index_select(1, at::tensor(pos, at::kLong));
+  }
   const int64_t n = full.size(1) / c.sp();
   return full.narrow(1, c.sp_rank() * n, n);
 }
@@ -37,14 +46,15 @@ at::Tensor rows(const at::Tensor& full, const Comm& c) {  // this rank's tokens,
 void check_round_trip(Comm& comm) {
   const int64_t P = comm.sp(), b = 2, s = 64 * P, h = 4 * P, d = 16;
   const at::Tensor full = at::randn({b, s, h, d}, at::kFloat);
-  const at::Tensor mine = rows(full, comm).contiguous();
+  const int64_t n = s / P;  // each SP group exchanges its own tensor: contiguous rows of it
+  const at::Tensor mine = full.narrow(1, comm.sp_rank() * n, n).contiguous();
   const at::Tensor heads = spplan::engine::seq_to_heads(comm, mine);
   expect(at::equal(heads, full.narrow(2, comm.sp_rank() * (h / P), h / P)), "seq_to_heads: not my heads of all tokens");
   expect(at::equal(spplan::engine::heads_to_seq(comm, heads), mine), "heads_to_seq(seq_to_heads(x)) != x");
 }
 
 void check_attention(Comm& comm, int64_t h, int64_t h_kv) {
-  const int64_t b = 2, s = 96 * comm.sp(), d = 16;
+  const int64_t b = 2, s = 96 * comm.sp() * comm.cp(), d = 16;
   const std::string name = "h " + std::to_string(h) + " h_kv " + std::to_string(h_kv) + ": ";
   const at::Tensor q = at::randn({b, s, h, d}).requires_grad_(), k = at::randn({b, s, h_kv, d}).requires_grad_(),
                    v = at::randn({b, s, h_kv, d}).requires_grad_(), w = at::randn({b, s, h, d});
@@ -66,17 +76,18 @@ void check_attention(Comm& comm, int64_t h, int64_t h_kv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 3 && std::string(argv[1]) == "--nproc" && !spplan::engine::is_launched_child()) {
+  if ((argc == 3 || argc == 5) && std::string(argv[1]) == "--nproc" && !spplan::engine::is_launched_child()) {
     return spplan::engine::launch_local(std::atoll(argv[2]), argc, argv);
   }
   const auto env = spplan::engine::read_dist_env();
   if (!env.ok() || !env->has_value()) {
-    std::cerr << "usage: engine_sp_attention_worker --nproc P" << std::endl;
+    std::cerr << "usage: engine_sp_attention_worker --nproc N [--cp C]" << std::endl;
     return 2;
   }
   try {
     const spplan::engine::DistEnv& e = **env;
-    Comm comm(e, /*sp=*/e.world, c10::Device(c10::kCPU), std::chrono::seconds(30));
+    const int64_t cp = argc == 5 && std::string(argv[3]) == "--cp" ? std::atoll(argv[4]) : 1;
+    Comm comm(e, /*sp=*/e.world / cp, c10::Device(c10::kCPU), std::chrono::seconds(30), cp);
     at::manual_seed(1234);  // the same full tensors on every rank
     check_round_trip(comm);
     check_attention(comm, 4 * comm.sp(), 2 * comm.sp());  // KV heads sharded

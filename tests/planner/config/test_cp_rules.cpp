@@ -49,11 +49,14 @@ TEST(CheckCp, BadPlansTable) {
   for (const Case& c : cases) EXPECT_EQ(check_plan(c.p, flag_where).message(), c.message);
 }
 
-TEST(CheckCp, EngineRefusesRingUntilItRunsIt) {
+TEST(CheckCp, EngineRunsTheRingButNotTheAllGatherVariant) {
   PlanSpec p = plan(16, 8, 2, 1 << 20);
   p.stack.trainer = "engine";
+  EXPECT_TRUE(check_trainer_runs(p, flag_where).ok());
+  p.knobs.cp_comm = CpComm::kAllGather;
   EXPECT_EQ(check_trainer_runs(p, flag_where).message(),
-            "--cp: value 2 is not run by trainer \"engine\" (spplan run has no ring attention yet; allowed: 1)");
+            "--cp-comm: value \"allgather\" is not run by trainer \"engine\" (spplan run passes K/V around the ring; "
+            "allowed: ring)");
 }
 
 }  // namespace

@@ -141,6 +141,15 @@ TEST(ExportCp, RefusalsTable) {
   }
 }
 
+TEST(ExportCp, EnginePlansExportAsSpplanRunWithTheirRing) {
+  PlanSpec p = cp_plan(2, 4);
+  p.cluster.num_gpus = 8;  // the engine's export runs on one machine
+  p.stack.trainer = "engine";
+  const std::string sh = exported(p, ExportFormat::kTorchrun);
+  EXPECT_THAT(sh, HasSubstr("--no-python spplan run --plan"));
+  EXPECT_THAT(sh, HasSubstr("cp 4 (ring)"));
+}
+
 TEST(ExportCp, ExistingFormatsUnchangedAtCpOne) {
   // A cp 1 plan exports as before: no FSDP, no cp keys.
   PlanSpec p = cp_plan(8, 1);

@@ -148,6 +148,7 @@ TEST(Search, TrainerEngineCandidatesAreWhatTheEngineRuns) {
     EXPECT_NE(k.offload_optimizer, OffloadDevice::kNvme);
     EXPECT_NE(k.offload_params, OffloadDevice::kNvme);
     EXPECT_FALSE(k.zero_stage == 3 && k.act_ckpt == ActCkpt::kNone);
+    EXPECT_FALSE(k.cp > 1 && k.cp_comm != CpComm::kRing);  // the engine's ring passes K/V, no all-gather
   }
   EXPECT_FALSE(r.excluded_by_trainer.empty());
 }
