@@ -32,7 +32,8 @@ QVariant SpScalingModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ForegroundRole && !e.fits) return QColor(0xb0, 0x20, 0x20);  // over capacity, as the Memory tab
   if (role == Qt::ToolTipRole && !e.fits) return QString::fromStdString(e.reason());
   if (role == Qt::TextAlignmentRole) {
-    return QVariant::fromValue(index.column() == LayoutColumn || index.column() == FitsColumn
+    return QVariant::fromValue(index.column() == LayoutColumn || index.column() == TrainerColumn ||
+                                       index.column() == FitsColumn
                                    ? Qt::AlignLeft | Qt::AlignVCenter
                                    : Qt::AlignRight | Qt::AlignVCenter);
   }
@@ -43,6 +44,7 @@ QVariant SpScalingModel::data(const QModelIndex& index, int role) const {
   };
   switch (index.column()) {
     case LayoutColumn: return tr(layoutName(r.layout));
+    case TrainerColumn: return QString::fromStdString(r.plan.stack.trainer);
     case SpColumn: return static_cast<qlonglong>(r.sp);
     case CpColumn: return static_cast<qlonglong>(r.cp);
     case DegreeColumn: return static_cast<qlonglong>(r.sp * r.cp);
@@ -60,7 +62,7 @@ QVariant SpScalingModel::data(const QModelIndex& index, int role) const {
 QVariant SpScalingModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
-  static const char* const kHeaders[ColumnCount] = {"layout", "sp", "cp", "sp x cp", "tokens/s", "peak GiB",
+  static const char* const kHeaders[ColumnCount] = {"layout", "trainer", "sp", "cp", "sp x cp", "tokens/s", "peak GiB",
                                                     "capacity GiB", "step s", "fits"};
   if (section < 0 || section >= ColumnCount) return {};
   return QString::fromLatin1(kHeaders[section]);
@@ -81,8 +83,10 @@ void SpScalingModel::setPlan(const PlanSpec& plan) {
     PlanSpec at = plan;
     at.knobs.sp = sp;
     at.knobs.cp = cp;
+    if (!check_trainer_runs(at, flag_where)) at.stack = trainer_stack("engine");
     if (!check_plan(at, flag_where)) return;  // estimate() requires a valid plan
-    rows.push_back({layout, sp, cp, costmodel::estimate(at)});
+    costmodel::Estimate e = costmodel::estimate(at);
+    rows.push_back({layout, sp, cp, std::move(at), std::move(e)});
   };
   const int64_t gpus = plan.cluster.num_gpus;
   const std::vector<int64_t> sps = valid_sp_degrees(plan.model, gpus);

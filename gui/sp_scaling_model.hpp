@@ -2,7 +2,9 @@
 // layouts: Ulysses only (sp, cp 1), ring only (sp 1, cp) and Ulysses x ring (sp = the largest
 // Ulysses degree inside one node, cp across). Each row is costmodel::estimate()'s tokens/s (whole
 // cluster) and peak memory per GPU at degree sp x cp. Rows whose knobs break a plan rule there
-// (the heads for sp, the zigzag split for cp) are left out. Rows are grouped by layout, degrees
+// (the heads for sp, the zigzag split for cp) are left out. A layout the plan's trainer does not run
+// (ArcticTraining has no ring attention; Accelerate's has no hybrid) is priced with the trainer
+// that runs it, spplan-engine, and the trainer column says which. Rows are grouped by layout, degrees
 // ascending, so the chart maps each layout's rows as one series. Feeds the table and
 // SpScalingChartView.
 #pragma once
@@ -20,7 +22,7 @@ class SpScalingModel : public QAbstractTableModel {
 
  public:
   enum Column {
-    LayoutColumn, SpColumn, CpColumn, DegreeColumn, TokensPerSecondColumn, PeakGibColumn, CapacityGibColumn,
+    LayoutColumn, TrainerColumn, SpColumn, CpColumn, DegreeColumn, TokensPerSecondColumn, PeakGibColumn, CapacityGibColumn,
     StepSecondsColumn, FitsColumn, ColumnCount
   };
   enum Layout { Ulysses, Ring, Hybrid, LayoutCount };
@@ -42,6 +44,8 @@ class SpScalingModel : public QAbstractTableModel {
   void clear();
 
   const costmodel::Estimate& estimateAt(int row) const { return m_rows.at(static_cast<size_t>(row)).estimate; }
+  // The plan a row prices: the selected plan at the row's degrees, on the trainer that runs them.
+  const PlanSpec& planAt(int row) const { return m_rows.at(static_cast<size_t>(row)).plan; }
   // The rows of one layout: [first, first + count).
   int firstRow(Layout layout) const;
   int rowCountOf(Layout layout) const;
@@ -50,6 +54,7 @@ class SpScalingModel : public QAbstractTableModel {
   struct Row {
     Layout layout = Ulysses;
     int64_t sp = 1, cp = 1;
+    PlanSpec plan;
     costmodel::Estimate estimate;
   };
   std::vector<Row> m_rows;

@@ -110,6 +110,7 @@ Status check_cluster_shape(const ClusterSpec& cluster, const WhereFn& where) {
 }
 
 Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where) {
+  SPPLAN_RETURN_IF_ERROR(check_trainer_context_parallel(plan, where));
   if (plan.stack.trainer != "engine") return Status::ok();
   const Knobs& k = plan.knobs;
   for (const auto& [key, device] : {std::pair{"offload_optimizer", k.offload_optimizer},

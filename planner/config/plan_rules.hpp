@@ -32,6 +32,14 @@ std::vector<int64_t> valid_cp_degrees(int64_t num_gpus, int64_t sp);
 // 2 x sp x cp (the zigzag split). Part of check_plan.
 Status check_context_parallel(const PlanSpec& plan, const WhereFn& where);
 
+// Ring attention through Accelerate's context parallel (FSDP2): ring only (sp 1), ZeRO 2 or 3,
+// and offload of both parameters and optimizer or of neither. OK for cp 1.
+Status check_accelerate_context_parallel(const PlanSpec& plan, const WhereFn& where);
+
+// Which trainers run cp > 1: not "arctic" (Ulysses only); "hf" and "liger" through Accelerate
+// (check_accelerate_context_parallel); "engine" by its own rule in check_trainer_runs.
+Status check_trainer_context_parallel(const PlanSpec& plan, const WhereFn& where);
+
 // All constraints of DESIGN.md: heads % sp, kv rule, sp <= world, world % sp, ZeRO stage and
 // offload combinations (param offload needs ZeRO-3; optimizer offload needs ZeRO >= 1).
 // seq_len need not divide by sp: the engine pads with ignored labels (DESIGN.md).
@@ -41,9 +49,9 @@ Status check_plan(const PlanSpec& plan, const WhereFn& where);
 // is the one the exports launch (torchrun starts the same process count on every node).
 Status check_cluster_shape(const ClusterSpec& cluster, const WhereFn& where);
 
-// What the named trainer cannot run, as rules: only "engine" has any (spplan run refuses NVMe
-// offload, ZeRO-3 without checkpointing, and parameter offload without optimizer offload;
-// engine/run/options.cpp check_implemented). Empty for the others.
+// What the named trainer cannot run, as rules: ring attention (check_trainer_context_parallel),
+// and for "engine" what spplan run refuses (NVMe offload, ZeRO-3 without checkpointing, parameter
+// offload without optimizer offload; engine/run/options.cpp check_implemented).
 Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where);
 
 // FlashAttention 2 has fp16/bf16 kernels only: an fp32 plan runs SDPA. Refuses fp32 with flash2.

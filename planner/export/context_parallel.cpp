@@ -3,6 +3,7 @@
 // formats that cannot express a plan.
 #include <sstream>
 
+#include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/export/export_internal.hpp"
 
@@ -46,32 +47,6 @@ Status check_megatron(const PlanSpec& plan) {
   return Status::ok();
 }
 
-// Accelerate's context parallel runs on FSDP2 (parallelism_config.py: cp needs FSDP2), whose
-// sharding is ZeRO-2 (reshard_after_forward false) or ZeRO-3 and whose CPU offload moves
-// parameters, gradients and optimizer state together (CPUOffloadPolicy).
-Status check_accelerate_cp(const PlanSpec& plan) {
-  const Knobs& k = plan.knobs;
-  if (k.sp > 1) {
-    return Status::invalid(cp_key_value(k) + " with sp " + std::to_string(k.sp) +
-                           " cannot be expressed for Accelerate (its ParallelismConfig refuses cp_size and sp_size "
-                           "together) (allowed: sp 1 for ring only; --format megatron runs Ulysses x ring)");
-  }
-  if (k.zero_stage < 2) {
-    return Status::invalid("key \"knobs.zero_stage\": value " + std::to_string(k.zero_stage) +
-                           " cannot be expressed for Accelerate's context parallel (it runs on FSDP2, which shards "
-                           "gradients and optimizer state at least) (allowed: 2, 3)");
-  }
-  const bool both_cpu = k.offload_optimizer == OffloadDevice::kCpu && k.offload_params == OffloadDevice::kCpu;
-  const bool none = k.offload_optimizer == OffloadDevice::kNone && k.offload_params == OffloadDevice::kNone;
-  if (!both_cpu && !none) {
-    return Status::invalid("key \"knobs.offload_optimizer\": value \"" + to_string(k.offload_optimizer) +
-                           "\" with offload_params \"" + to_string(k.offload_params) +
-                           "\" cannot be expressed for Accelerate's FSDP2 (its CPU offload moves parameters, gradients "
-                           "and optimizer state together) (allowed: both none, or both cpu)");
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 Status check_context_parallel_export(const PlanSpec& plan, ExportFormat format) {
@@ -82,7 +57,8 @@ Status check_context_parallel_export(const PlanSpec& plan, ExportFormat format) 
   // (engine/parallel/ring_attention.hpp) with the plan's cp.
   if (format == ExportFormat::kTorchrun && plan.stack.trainer == "engine") return Status::ok();
   switch (format) {
-    case ExportFormat::kAccelerate: return check_accelerate_cp(plan);
+    case ExportFormat::kAccelerate:
+      return check_accelerate_context_parallel(plan, [](const std::string& key) { return "key \"knobs." + key + "\""; });
     case ExportFormat::kDeepSpeed:
     case ExportFormat::kArctic:
     case ExportFormat::kTorchrun: {

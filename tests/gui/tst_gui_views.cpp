@@ -219,13 +219,18 @@ class TestGuiViews : public QObject {
     }
     QVERIFY(expectedRows >= 2);
     QCOMPARE(model.rowCountOf(SpScalingModel::Ulysses), expectedRows);
-    // Ring rows: sp 1, each valid cp, the same estimate as a plan with those degrees.
+    // Ring rows: sp 1, each valid cp, the same estimate as a plan with those degrees, priced on the
+    // trainer that runs ring attention when the plan's own does not (ArcticTraining: Ulysses only).
+    QCOMPARE(model.index(0, SpScalingModel::TrainerColumn).data().toString(), QString::fromStdString(best.plan.stack.trainer));
     const int ring = model.firstRow(SpScalingModel::Ring);
     QVERIFY(model.rowCountOf(SpScalingModel::Ring) >= 2);
     for (int r = ring; r < ring + model.rowCountOf(SpScalingModel::Ring); ++r) {
       spplan::PlanSpec at = best.plan;
       at.knobs.sp = 1;
       at.knobs.cp = model.index(r, SpScalingModel::CpColumn).data().toLongLong();
+      if (!spplan::check_trainer_runs(at, spplan::flag_where)) at.stack = spplan::trainer_stack("engine");
+      QCOMPARE(model.index(r, SpScalingModel::TrainerColumn).data().toString(), QString::fromStdString(at.stack.trainer));
+      QCOMPARE(model.planAt(r).stack.trainer, at.stack.trainer);
       QCOMPARE(model.index(r, SpScalingModel::SpColumn).data().toLongLong(), 1LL);
       QCOMPARE(model.index(r, SpScalingModel::TokensPerSecondColumn).data(SpScalingModel::ValueRole).toDouble(),
                spplan::costmodel::estimate(at).tokens_per_s);

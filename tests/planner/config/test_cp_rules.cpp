@@ -25,9 +25,9 @@ TEST(ValidCp, DivisorsOfGpusOverSp) {
 }
 
 TEST(CheckCp, GoodPlansPass) {
-  EXPECT_TRUE(check_plan(plan(16, 8, 2, 1 << 20), flag_where).is_ok());
-  EXPECT_TRUE(check_plan(plan(64, 1, 64, 1 << 20), flag_where).is_ok());  // no head rule for cp
-  EXPECT_TRUE(check_plan(plan(8, 8, 1, 1000), flag_where).is_ok());       // cp 1: sp pads, as before
+  EXPECT_TRUE(check_context_parallel(plan(16, 8, 2, 1 << 20), flag_where).is_ok());
+  EXPECT_TRUE(check_context_parallel(plan(64, 1, 64, 1 << 20), flag_where).is_ok());  // no head rule for cp
+  EXPECT_TRUE(check_plan(plan(8, 8, 1, 1000), flag_where).is_ok());                   // cp 1: sp pads, as before
 }
 
 TEST(CheckCp, BadPlansTable) {
@@ -45,6 +45,44 @@ TEST(CheckCp, BadPlansTable) {
        "multiple of 32)"},
       {plan(16, 1, 16, 48), "--seq: value 48 is not divisible by 2 x sp x cp = 32 (the zigzag split of ring attention; "
                             "allowed: a multiple of 32)"},
+  };
+  for (const Case& c : cases) EXPECT_EQ(check_context_parallel(c.p, flag_where).message(), c.message);
+}
+
+PlanSpec on(PlanSpec p, const std::string& trainer) {
+  p.stack = trainer_stack(trainer);
+  p.knobs.zero_stage = 3;
+  return p;
+}
+
+// Which trainer runs a ring: ArcticTraining never (DeepSpeed's Ulysses only); the Hugging Face
+// Trainer through Accelerate's context parallel (ring only, FSDP2). check_plan applies it.
+TEST(CheckCp, TrainersThatRunTheRing) {
+  EXPECT_TRUE(check_plan(on(plan(16, 1, 16, 1 << 20), "hf"), flag_where).is_ok());
+  EXPECT_TRUE(check_plan(on(plan(16, 1, 8, 1 << 20), "liger"), flag_where).is_ok());
+  EXPECT_TRUE(check_plan(on(plan(16, 8, 1, 1 << 20), "arctic"), flag_where).is_ok());  // cp 1: no ring rule
+  PlanSpec zero1 = on(plan(16, 1, 16, 1 << 20), "hf");
+  zero1.knobs.zero_stage = 1;
+  PlanSpec split = on(plan(16, 1, 16, 1 << 20), "liger");
+  split.knobs.offload_optimizer = OffloadDevice::kCpu;
+  struct Case {
+    PlanSpec p;
+    std::string message;
+  };
+  const Case cases[] = {
+      {on(plan(16, 1, 16, 1 << 20), "arctic"),
+       "--cp: value 16 is not run by trainer \"arctic\" (ArcticTraining has Ulysses only, no ring attention; allowed: "
+       "1; ring and Ulysses x ring plans: --trainer engine; ring only: --trainer hf or liger)"},
+      {on(plan(16, 8, 2, 1 << 20), "hf"),
+       "--cp: value 2 with sp 8 is not run by Accelerate's context parallel (its ParallelismConfig refuses cp_size "
+       "and sp_size together) (allowed: sp 1 for ring only; Ulysses x ring runs with --trainer engine or --format "
+       "megatron)"},
+      {zero1,
+       "--zero: value 1 with cp 16 is not run by Accelerate's context parallel (it runs on FSDP2, which shards "
+       "gradients and optimizer state at least) (allowed: 2, 3)"},
+      {split,
+       "--offload-optimizer: value \"cpu\" with offload_params \"none\" and cp 16 is not run by Accelerate's FSDP2 "
+       "(its CPU offload moves parameters, gradients and optimizer state together) (allowed: both none, or both cpu)"},
   };
   for (const Case& c : cases) EXPECT_EQ(check_plan(c.p, flag_where).message(), c.message);
 }
