@@ -166,11 +166,14 @@ TEST(Cli, BadInputTable) {
        "spplan: \"\": cannot write (an empty file name; allowed: a path to a file)"},
       // Ring attention (cp): a degree that does not divide the GPUs with sp, the zigzag rule, the
       // comm variant, a plan search with an impossible cp, a format that has no ring.
+      {std::string("estimate ") + kBase + "--seq 128k --sp 1 --cp 2",
+       "spplan: --cp: value 2 is not run by trainer \"arctic\" (ArcticTraining has Ulysses only, no ring attention; "
+       "allowed: 1; ring and Ulysses x ring plans: --trainer engine; ring only: --trainer hf or liger)"},
       {std::string("estimate ") + kBase + "--seq 128k --sp 4 --cp 2",
        "spplan: --cp: value 2 with sp 4 does not divide 4 GPUs into dp x sp x cp (allowed cp: 1)"},
       {std::string("estimate ") + kBase + "--seq 128k --sp 1 --cp 0",
        "spplan: --cp: value \"0\" is not allowed (allowed: a whole number from 1 to 1048576)"},
-      {std::string("estimate ") + kBase + "--seq 1001 --sp 2 --cp 2",
+      {std::string("estimate ") + kBase + "--trainer engine --seq 1001 --sp 2 --cp 2",
        "spplan: --seq: value 1001 is not divisible by 2 x sp x cp = 8 (the zigzag split of ring attention; allowed: a "
        "multiple of 8)"},
       {std::string("estimate ") + kBase + "--seq 128k --sp 2 --cp 2 --cp-comm ringo",
@@ -495,7 +498,8 @@ TEST(Cli, PlanSimulateKeepsTheRankingRule) {
 // Ring attention end to end: estimate prices it, plan searches (sp, cp) and says why the layout
 // won, its plan file carries cp and cp_comm, and simulate reads them back with the ring's events.
 TEST(Cli, RingAttentionEndToEnd) {
-  const CliRun e = run_spplan("estimate --model llama-3.1-8b --gpu h100-80gb --gpus 16 --seq 1M --sp 8 --cp 2 --json");
+  const std::string engine = "--model llama-3.1-8b --gpu h100-80gb --trainer engine ";
+  const CliRun e = run_spplan("estimate " + engine + "--gpus 16 --seq 1M --sp 8 --cp 2 --json");
   ASSERT_EQ(e.exit_code, 0) << e.err;
   const auto j = nlohmann::json::parse(e.out);
   EXPECT_EQ(j["knobs"]["cp"], 2);
@@ -503,7 +507,7 @@ TEST(Cli, RingAttentionEndToEnd) {
   EXPECT_EQ(j["dp"], 1);
   EXPECT_GT(j["time"]["cp_comm_s"].get<double>(), j["time"]["exposed_cp_s"].get<double>());
   const std::string out = ::testing::TempDir() + "ring_plan_e2e.toml";
-  const CliRun p = run_spplan("plan --model llama-3.1-8b --gpu h100-80gb --gpus 32 --seq 4M --out " + out);
+  const CliRun p = run_spplan("plan " + engine + "--gpus 32 --seq 4M --out " + out);
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_NE(p.out.find("why this layout: "), std::string::npos) << p.out;
   // The reason names the best of the layouts that lost (which one wins here is within the 2% band).
@@ -513,8 +517,12 @@ TEST(Cli, RingAttentionEndToEnd) {
   const std::string text = read_text(out);
   EXPECT_NE(text.find("\ncp = "), std::string::npos) << text;
   EXPECT_NE(text.find("\ncp_comm = \"ring\""), std::string::npos) << text;
-  const CliRun hybrid = run_spplan("estimate --model llama-3.1-8b --gpu h100-80gb --gpus 16 --seq 64k --sp 8 --cp 2 --json");
+  const CliRun hybrid = run_spplan("estimate " + engine + "--gpus 16 --seq 64k --sp 8 --cp 2 --json");
   ASSERT_EQ(hybrid.exit_code, 0) << hybrid.err;
+  // ArcticTraining (the default trainer) has no ring: its plans stay Ulysses, its estimate refuses cp.
+  const CliRun arctic = run_spplan("plan --model llama-3.1-8b --gpu h100-80gb --gpus 32 --seq 4M --top 1 --json");
+  ASSERT_EQ(arctic.exit_code, 0) << arctic.err;
+  EXPECT_EQ(nlohmann::json::parse(arctic.out)["plans"][0]["knobs"]["cp"], 1);
   const CliRun sim = run_spplan("simulate --plan " + std::string(SPPLAN_SOURCE_DIR) + "/tests/cli/data/ring_plan.toml --events 200 --json");
   ASSERT_EQ(sim.exit_code, 0) << sim.err;
   const auto r = nlohmann::json::parse(sim.out);

@@ -186,7 +186,7 @@ HYBRID = RING.replace("sp = 1", "sp = 2")
 if have_acc:
     ring_path = os.path.join(work, "ring_only.toml")
     with open(ring_path, "w") as f:
-        f.write("seq_len = 1048576\n" + RING)
+        f.write("seq_len = 1048576\ntrainer = \"hf\"\n" + RING)  # the HF Trainer runs a ring through Accelerate
     from accelerate.commands.config.config_args import load_config_from_file
     yaml_path = os.path.join(work, "ring_only.accelerate.yaml")
     with open(yaml_path, "w") as f:
@@ -206,7 +206,7 @@ if have_acc:
         check("ring_only: accelerate config", False, f"{type(e).__name__}: {e}")
     hybrid_path = os.path.join(work, "hybrid.toml")
     with open(hybrid_path, "w") as f:
-        f.write("seq_len = 1048576\n" + HYBRID)
+        f.write("seq_len = 1048576\ntrainer = \"engine\"\n" + HYBRID)  # the engine runs Ulysses x ring
     r = subprocess.run([spplan, "export", "--plan", hybrid_path, "--format", "accelerate"], capture_output=True, text=True)
     check("hybrid: accelerate export refuses sp with cp", r.returncode == 2 and
           "refuses cp_size and sp_size together" in r.stderr, r.stderr.strip())

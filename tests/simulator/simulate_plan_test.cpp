@@ -61,14 +61,18 @@ std::vector<Case> cases() {
   out.push_back(big);
   // Ring attention: Ulysses 8 in each node x ring 2 across (hops hidden), ring only over 16 GPUs
   // at a short sequence (hops outlast their blocks), and the all-gather variant.
+  // Each on a trainer that runs it: spplan-engine for the hybrid, Accelerate (hf) for a ring alone.
   Case hybrid{"hybrid_sp8_cp2_1M", make_plan(llama_8b(), 16, 1024 * 1024, 8)};
+  hybrid.plan.stack = trainer_stack("engine");
   hybrid.plan.knobs.cp = 2;
   hybrid.plan.knobs.tiled_mlp = hybrid.plan.knobs.tiled_loss = true;
   out.push_back(hybrid);
   Case ring{"ring_cp16_32k", make_plan(llama_8b(), 16, 32 * 1024, 1)};
+  ring.plan.stack = trainer_stack("hf");
   ring.plan.knobs.cp = 16;
   out.push_back(ring);
-  Case gather{"allgather_sp2_cp4_256k", make_plan(llama_8b(), 8, 256 * 1024, 2)};
+  Case gather{"allgather_cp4_256k", make_plan(llama_8b(), 8, 256 * 1024, 1)};
+  gather.plan.stack = trainer_stack("hf");
   gather.plan.knobs.cp = 4;
   gather.plan.knobs.cp_comm = CpComm::kAllGather;
   out.push_back(gather);

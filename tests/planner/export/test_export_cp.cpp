@@ -12,9 +12,12 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// Llama-3.1-8B on 32 H100s (4 nodes), 1M tokens, ZeRO-3, full checkpointing, no tiling.
+// Llama-3.1-8B on 32 H100s (4 nodes), 1M tokens, ZeRO-3, full checkpointing, no tiling, on a
+// trainer that runs the layout: the Hugging Face Trainer for a ring alone (Accelerate's context
+// parallel), spplan-engine for Ulysses x ring, ArcticTraining for Ulysses alone.
 PlanSpec cp_plan(int64_t sp, int64_t cp) {
   PlanSpec p;
+  p.stack = trainer_stack(cp == 1 ? "arctic" : sp == 1 ? "hf" : "engine");
   p.model = load_model("llama-3.1-8b").value();
   p.cluster.gpu = load_gpu("h100-80gb").value();
   p.cluster.num_gpus = 32;
@@ -69,10 +72,10 @@ TEST(ExportCp, MegatronEachLayoutItsCommType) {
               HasSubstr(" --context-parallel-size 32 --cp-comm-type p2p --micro-batch-size"));
   PlanSpec ag = cp_plan(1, 16);
   ag.knobs.cp_comm = CpComm::kAllGather;
-  ag.knobs.zero_stage = 1;
+  ag.knobs.zero_stage = 2;
   const std::string sh = exported(ag, ExportFormat::kMegatron);
   EXPECT_THAT(sh, HasSubstr(" --context-parallel-size 16 --cp-comm-type all_gather "));
-  EXPECT_THAT(sh, HasSubstr(" --global-batch-size 2 --bf16 --use-distributed-optimizer --recompute"));
+  EXPECT_THAT(sh, HasSubstr(" --global-batch-size 2 --bf16 --use-megatron-fsdp "));
   EXPECT_THAT(exported(cp_plan(8, 1), ExportFormat::kMegatron),
               HasSubstr(" --context-parallel-size 8 --cp-comm-type a2a --micro-batch-size 1 --global-batch-size 4 "));
 }
@@ -89,6 +92,8 @@ TEST(ExportCp, RefusalsTable) {
   ring_zero1.knobs.zero_stage = 1;
   PlanSpec ring_opt_only = ring;
   ring_opt_only.knobs.offload_optimizer = OffloadDevice::kCpu;
+  PlanSpec arctic_ring = ring;
+  arctic_ring.stack = trainer_stack("arctic");
   PlanSpec hybrid_ag = hybrid;
   hybrid_ag.knobs.cp_comm = CpComm::kAllGather;
   PlanSpec tiled = hybrid;
@@ -104,22 +109,26 @@ TEST(ExportCp, RefusalsTable) {
                               "megatron takes ring and hybrid plans, --format accelerate ring-only ones)";
   const Case cases[] = {
       {hybrid, ExportFormat::kAccelerate,
-       "key \"knobs.cp\": value 4 with sp 8 cannot be expressed for Accelerate (its ParallelismConfig refuses cp_size "
-       "and sp_size together) (allowed: sp 1 for ring only; --format megatron runs Ulysses x ring)"},
+       "key \"knobs.cp\": value 4 with sp 8 is not run by Accelerate's context parallel (its ParallelismConfig refuses "
+       "cp_size and sp_size together) (allowed: sp 1 for ring only; Ulysses x ring runs with --trainer engine or "
+       "--format megatron)"},
       {ring, ExportFormat::kDeepSpeed, "key \"knobs.cp\": value 8 cannot be expressed for DeepSpeed" + no_ring},
       {ring, ExportFormat::kArctic, "key \"knobs.cp\": value 8 cannot be expressed for ArcticTraining" + no_ring},
-      {hybrid, ExportFormat::kTorchrun,
-       "key \"knobs.cp\": value 4 cannot be expressed for the Hugging Face Trainer on DeepSpeed" + no_ring},
+      {ring, ExportFormat::kTorchrun,
+       "key \"knobs.cp\": value 8 cannot be expressed for the Hugging Face Trainer on DeepSpeed" + no_ring},
+      {arctic_ring, ExportFormat::kAccelerate,
+       "key \"knobs.cp\": value 8 is not run by trainer \"arctic\" (ArcticTraining has Ulysses only, no ring "
+       "attention; allowed: 1; ring and Ulysses x ring plans: --trainer engine; ring only: --trainer hf or liger)"},
       {ring_zero1, ExportFormat::kAccelerate,
-       "key \"knobs.zero_stage\": value 1 cannot be expressed for Accelerate's context parallel (it runs on FSDP2, "
+       "key \"knobs.zero_stage\": value 1 with cp 8 is not run by Accelerate's context parallel (it runs on FSDP2, "
        "which shards gradients and optimizer state at least) (allowed: 2, 3)"},
       {ring_opt_only, ExportFormat::kAccelerate,
-       "key \"knobs.offload_optimizer\": value \"cpu\" with offload_params \"none\" cannot be expressed for "
+       "key \"knobs.offload_optimizer\": value \"cpu\" with offload_params \"none\" and cp 8 is not run by "
        "Accelerate's FSDP2 (its CPU offload moves parameters, gradients and optimizer state together) (allowed: both "
        "none, or both cpu)"},
       {hybrid_ag, ExportFormat::kMegatron,
-       "key \"knobs.cp_comm\": value \"allgather\" cannot be expressed for Megatron-LM (its hierarchical context "
-       "parallel is a2a+p2p: the ring level passes K/V point to point) (allowed: ring)"},
+       "key \"knobs.cp_comm\": value \"allgather\" is not run by trainer \"engine\" (spplan run passes K/V around "
+       "the ring; allowed: ring)"},
       {tiled, ExportFormat::kMegatron,
        "key \"knobs.tiled_mlp\": value true cannot be expressed for Megatron-LM (no sequence-tiled MLP) (allowed: "
        "false; edit the plan file and re-check it with spplan estimate)"},
@@ -144,7 +153,6 @@ TEST(ExportCp, RefusalsTable) {
 TEST(ExportCp, EnginePlansExportAsSpplanRunWithTheirRing) {
   PlanSpec p = cp_plan(2, 4);
   p.cluster.num_gpus = 8;  // the engine's export runs on one machine
-  p.stack.trainer = "engine";
   const std::string sh = exported(p, ExportFormat::kTorchrun);
   EXPECT_THAT(sh, HasSubstr("--no-python spplan run --plan"));
   EXPECT_THAT(sh, HasSubstr("cp 4 (ring)"));

@@ -76,7 +76,9 @@ TEST(MaxSeq, RingBeyondTheGranularityIsSearchedOnItsUnit) {
   KnobConstraints only_ring;
   only_ring.sp = 1;
   only_ring.cp = 1024;
-  const auto best = max_seq_searched(base("llama-3.1-8b", 1024, 0), 1024, only_ring);
+  PlanSpec hf = base("llama-3.1-8b", 1024, 0);
+  hf.stack = trainer_stack("hf");  // a trainer that runs a ring alone (Accelerate's context parallel)
+  const auto best = max_seq_searched(hf, 1024, only_ring);
   ASSERT_TRUE(best.has_value());
   EXPECT_EQ(best->plan.knobs.cp, 1024);
   EXPECT_EQ(best->plan.seq_len % 2048, 0);
