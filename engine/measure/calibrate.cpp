@@ -207,13 +207,13 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
     // Last: it installs the kernel clock, whose per-op callbacks stay on. The separate kernels'
     // pooled fit is still printed; the key is the class as the engine's layer runs it.
     c.elementwise.push_back(c.elementwise_pooled);
-    SPPLAN_ASSIGN_OR_RETURN(const std::vector<KernelSample> layer, layer_elementwise_samples(models.front(), scale));
+    SPPLAN_ASSIGN_OR_RETURN(const LayerSamples layer, layer_elementwise_samples(models.front(), scale));
     SPPLAN_ASSIGN_OR_RETURN(c.elementwise_pooled,
                             fitted("the engine's elementwise class in one " + models.front().name +
                                        " layer, forward and backward (fp32, kernel clock), " +
-                                       range(scale.layer_tokens_first, scale.layer_tokens_last) +
+                                       range(scale.layer_tokens_first, layer.last_tokens) +
                                        " tokens, over the bytes the costmodel counts for it",
-                                   layer));
+                                   layer.samples));
   }
   return c;
 }

@@ -54,13 +54,13 @@ double seconds(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-Result<std::vector<KernelSample>> layer_elementwise_samples(const ModelSpec& model, const ProbeScale& scale) {
+Result<LayerSamples> layer_elementwise_samples(const ModelSpec& model, const ProbeScale& scale) {
   ModelSpec one = model;
   one.num_hidden_layers = 1;  // the class's work is per layer: one is enough, and a step is cheap
   Comm comm(DistEnv{}, /*sp=*/1, c10::Device(c10::kCPU), std::chrono::seconds(60));
   kernel_clock_use_thread_cpu_time(calibrate_uses_thread_cpu_time());
   install_kernel_clock();
-  std::vector<KernelSample> out;
+  LayerSamples out;
   for (int64_t tokens = scale.layer_tokens_first; tokens <= scale.layer_tokens_last; tokens *= 2) {
     const PlanSpec plan = probe_plan(one, tokens);
     const std::optional<ElementwiseWork> work = elementwise_work(plan);
@@ -81,8 +81,9 @@ Result<std::vector<KernelSample>> layer_elementwise_samples(const ModelSpec& mod
       const auto it = classes.find("elementwise");
       class_s.push_back(it == classes.end() ? 0.0 : it->second);
     }
-    out.push_back({work->bytes, median_of(class_s)});
-    if (last >= scale.attn_target_s && out.size() >= 2) break;
+    out.samples.push_back({work->bytes, median_of(class_s)});
+    out.last_tokens = tokens;
+    if (last >= scale.attn_target_s && out.samples.size() >= 2) break;
   }
   kernel_clock_reset();
   return out;

@@ -29,6 +29,10 @@ namespace spplan::engine {
 // first step of at least scale.attn_target_s once two sizes are timed; each size is timed 1 + reps
 // times (reps cut short once their sum passes scale.attn_reps_cap_s). Work: bytes.
 // An error when the costmodel is not built in (no bytes to divide by).
-Result<std::vector<KernelSample>> layer_elementwise_samples(const ModelSpec& model, const ProbeScale& scale);
+struct LayerSamples {
+  std::vector<KernelSample> samples;
+  int64_t last_tokens = 0;  // the longest sequence timed
+};
+Result<LayerSamples> layer_elementwise_samples(const ModelSpec& model, const ProbeScale& scale);
 
 }  // namespace spplan::engine
