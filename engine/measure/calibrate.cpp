@@ -21,6 +21,7 @@
 #include "engine/device/memory_meter.hpp"
 #include "engine/device/probe_budget.hpp"
 #include "engine/measure/calibrate_flags.hpp"
+#include "engine/measure/calibrate_layer.hpp"
 #include "engine/measure/calibrate_probes.hpp"
 #include "engine/measure/calibration_file.hpp"
 #include "engine/parallel/comm.hpp"
@@ -202,6 +203,18 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
   SPPLAN_ASSIGN_OR_RETURN(c.host_adam, fitted("host fused AdamW, " + range(scale.adam_first, scale.adam_last) +
                                                   " fp32 parameters, all host threads",
                                               host_adam_samples(scale)));
+  if (!c.cuda) {
+    // Last: it installs the kernel clock, whose per-op callbacks stay on. The separate kernels'
+    // pooled fit is still printed; the key is the class as the engine's layer runs it.
+    c.elementwise.push_back(c.elementwise_pooled);
+    SPPLAN_ASSIGN_OR_RETURN(const LayerSamples layer, layer_elementwise_samples(models.front(), scale));
+    SPPLAN_ASSIGN_OR_RETURN(c.elementwise_pooled,
+                            fitted("the engine's elementwise class in one " + models.front().name +
+                                       " layer, forward and backward (fp32, kernel clock), " +
+                                       range(scale.layer_tokens_first, layer.last_tokens) +
+                                       " tokens, over the bytes the costmodel counts for it",
+                                   layer.samples));
+  }
   return c;
 }
 

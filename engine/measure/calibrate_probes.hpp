@@ -29,6 +29,9 @@ struct ProbeScale {
   // blocks on the diagonal: about s (s + B) / 2 scores for s^2 / 2 counted, B the block), so it is
   // measured up to the long sequences runs have, not stopped at the first call of target_s.
   double attn_target_s = 0.05, attn_reps_cap_s = 0.5;
+  // The engine's layer on a CPU (calibrate_layer.hpp): tokens of its sequence; steps sized by the
+  // attention's budget (a step is mostly attention and GEMMs).
+  int64_t layer_tokens_first = 1024, layer_tokens_last = 8192;
 };
 ProbeScale cpu_scale();
 

@@ -35,7 +35,11 @@ struct Frame {
 thread_local std::vector<Frame> t_open;
 
 std::mutex g_mutex;
-std::map<std::string, double> g_classes_s, g_ops_s;
+std::map<std::string, double> g_classes_s;
+// Per "class op" (the same op name can fall in several classes: aten::mul in the layers and in the
+// loss): its self seconds and its calls, so that a class's time can be split into bytes moved and a
+// cost per call.
+std::map<std::string, std::pair<double, int64_t>> g_ops_s;
 std::once_flag g_installed;
 std::vector<std::string> g_peak_ops;  // the ops open when the device peak last grew (own lock: see below)
 
@@ -60,7 +64,9 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
   const double self_s = std::max(0.0, total_s - f.children_s);
   std::lock_guard<std::mutex> lock(g_mutex);
   g_classes_s[f.cls] += self_s;
-  g_ops_s[fn.name()] += self_s;
+  auto& op = g_ops_s[std::string(f.cls) + " " + fn.name()];
+  op.first += self_s;
+  ++op.second;
 }
 
 }  // namespace
@@ -71,6 +77,8 @@ bool kernel_clock_requested() {
   g_thread_cpu_time = std::strcmp(v, "cpu") == 0;
   return g_thread_cpu_time || std::strcmp(v, "1") == 0;
 }
+
+void kernel_clock_use_thread_cpu_time(bool on) { g_thread_cpu_time = on; }
 
 void install_kernel_clock() {
   std::call_once(g_installed, [] {
@@ -97,12 +105,22 @@ std::map<std::string, double> kernel_clock_top_ops_s(int how_many) {
   std::vector<std::pair<double, std::string>> ops;
   {
     std::lock_guard<std::mutex> lock(g_mutex);
-    for (const auto& [name, s] : g_ops_s) ops.emplace_back(s, name);
+    for (const auto& [name, s_calls] : g_ops_s) ops.emplace_back(s_calls.first, name);
   }
   std::sort(ops.rbegin(), ops.rend());
   std::map<std::string, double> top;
   for (size_t i = 0; i < ops.size() && static_cast<int>(i) < how_many; ++i) top[ops[i].second] = ops[i].first;
   return top;
+}
+
+std::map<std::string, int64_t> kernel_clock_op_calls(const std::map<std::string, double>& ops) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  std::map<std::string, int64_t> calls;
+  for (const auto& [name, s] : ops) {
+    (void)s;
+    if (auto it = g_ops_s.find(name); it != g_ops_s.end()) calls[name] = it->second.second;
+  }
+  return calls;
 }
 
 }  // namespace spplan::engine

@@ -34,11 +34,15 @@ const char* kernel_class_of(std::string_view op_name, MemCategory region);
 // SPPLAN_ENGINE_KERNEL_CLOCK=1 (wall time) or =cpu (the training thread's CPU time: with one
 // thread per rank, what each op cost whatever else shares the cores).
 bool kernel_clock_requested();
+// The clock's time, as the variable would set it: the training thread's CPU time, or the wall.
+void kernel_clock_use_thread_cpu_time(bool on);
 void install_kernel_clock();
 void kernel_clock_reset();      // zero the sums (before the steps that are averaged)
-// Self seconds summed since the reset, by class, and by op name (the largest ones: a diagnosis).
+// Self seconds summed since the reset, by class, and by "class op" (the largest ones: a diagnosis,
+// e.g. "elementwise aten::mul"), and how many calls each of those ops made.
 std::map<std::string, double> kernel_clock_classes_s();
 std::map<std::string, double> kernel_clock_top_ops_s(int how_many);
+std::map<std::string, int64_t> kernel_clock_op_calls(const std::map<std::string, double>& ops);
 // The ops (outermost first) that were running when this process's device peak last grew: where
 // the peak is. Read it after the steps, when no op runs.
 std::vector<std::string> kernel_clock_peak_ops();

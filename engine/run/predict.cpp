@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "planner/config/loaders.hpp"
+#include "planner/core/units.hpp"
 #ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
 #include "planner/costmodel/estimate.hpp"
 #include "planner/costmodel/step_costs.hpp"
@@ -142,6 +143,25 @@ Prediction predict(const PlanSpec& plan, const Pricing& pricing) {
                       {"overhead_bytes", m.overhead_bytes}};
 #endif
   return out;
+}
+
+std::optional<ElementwiseWork> elementwise_work(const PlanSpec& plan) {
+#ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
+  // The class priced at unit rates (compute.hpp elementwise_time_s: bytes / bandwidth + launches x
+  // launch cost): at 1 byte/s and free launches its seconds are its bytes; at an unbounded
+  // bandwidth and 1 s a launch, its launches. The formulas stay in the costmodel.
+  auto priced_at = [&](double bytes_per_s, double launch_s) {
+    Pricing unit{plan.cluster.gpu, true};
+    unit.gpu.hbm_GBps = bytes_per_s / kGB;
+    unit.gpu.elementwise_efficiency = 1;
+    unit.gpu.kernel_launch_s = launch_s;
+    return kernel_classes_s(costmodel::step_costs(priced_plan(plan, unit))).at("elementwise");
+  };
+  return ElementwiseWork{priced_at(1, 0), priced_at(1e300, 1)};
+#else
+  (void)plan;
+  return std::nullopt;
+#endif
 }
 
 }  // namespace spplan::engine

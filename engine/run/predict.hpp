@@ -36,6 +36,15 @@ struct Prediction {
   std::optional<double> mfu_step_s;
 };
 
+// The work the costmodel counts in a plan's "elementwise" kernel class (kernel_classes_s): the
+// bytes its kernels move and how many it launches in one step. calibrate divides the class's time,
+// measured in the engine's own layer, by these bytes. nullopt when built without the costmodel.
+struct ElementwiseWork {
+  double bytes = 0;
+  double kernels = 0;
+};
+std::optional<ElementwiseWork> elementwise_work(const PlanSpec& plan);
+
 // The accelerator spec a run is priced on, and whether its speed is known (a datasheet preset or
 // a measured calibration) or only its memory.
 struct Pricing {

@@ -74,6 +74,7 @@ std::string to_json(const RunReport& r) {
   j["last_step"] = r.first_step + static_cast<int64_t>(r.losses.size()) - 1;
   j["kernel_classes_s"] = r.kernel_classes_s.empty() ? nlohmann::json() : nlohmann::json(r.kernel_classes_s);
   j["kernel_top_ops_s"] = r.kernel_top_ops_s.empty() ? nlohmann::json() : nlohmann::json(r.kernel_top_ops_s);
+  j["kernel_top_ops_calls"] = r.kernel_top_ops_calls.empty() ? nlohmann::json() : nlohmann::json(r.kernel_top_ops_calls);
   j["peak_memory_ops"] = r.peak_memory_ops.empty() ? nlohmann::json() : nlohmann::json(r.peak_memory_ops);
   j["predicted_kernel_classes_s"] = r.prediction.kernel_classes_s.empty()
                                         ? nlohmann::json()

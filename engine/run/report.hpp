@@ -42,6 +42,7 @@ struct RunReport {
   // SPPLAN_ENGINE_KERNEL_CLOCK=1 on a CPU (kernel_clock.hpp): mean self seconds per step, rank 0,
   // by kernel class and for the ops that took the most; empty otherwise (null in the JSON).
   std::map<std::string, double> kernel_classes_s, kernel_top_ops_s;
+  std::map<std::string, double> kernel_top_ops_calls;  // calls per step of each of kernel_top_ops_s
   std::vector<std::string> peak_memory_ops;         // the ops running when rank 0's peak was reached
 };
 

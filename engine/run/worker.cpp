@@ -332,7 +332,9 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, cons
   if (kernel_clock && !steps.empty()) {
     const double averaged = static_cast<double>(steps.size() > 1 ? steps.size() - 1 : 1);
     for (const auto& [name, s] : kernel_clock_classes_s()) report.kernel_classes_s[name] = s / averaged;
-    for (const auto& [name, s] : kernel_clock_top_ops_s(12)) report.kernel_top_ops_s[name] = s / averaged;
+    const std::map<std::string, double> top = kernel_clock_top_ops_s(24);
+    for (const auto& [name, s] : top) report.kernel_top_ops_s[name] = s / averaged;
+    for (const auto& [name, n] : kernel_clock_op_calls(top)) report.kernel_top_ops_calls[name] = n / averaged;
     report.peak_memory_ops = kernel_clock_peak_ops();
   }
   if (!o.export_hf.empty() && signal == 0) {

@@ -1,5 +1,6 @@
 #include "run_helpers.hpp"
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,15 +51,26 @@ std::string scratch_root() {
 
 }  // namespace
 
+// User + system seconds of this process's waited-for children, their own waited-for children
+// included (the shell, timeout and the binary std::system runs).
+static double children_cpu_s() {
+  rusage u{};
+  ::getrusage(RUSAGE_CHILDREN, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
 RunResult run_shell(const std::string& command, int timeout_s) {
   static int counter = 0;
   const std::string base = scratch_root() + "/run" + std::to_string(counter++);
   const std::string line = "timeout --kill-after=5 " + std::to_string(timeout_s) + " sh -c " + quote(command) + " > " +
                            base + ".out 2> " + base + ".err";
   const auto t0 = std::chrono::steady_clock::now();
+  const double cpu0 = children_cpu_s();
   const int status = std::system(line.c_str());
   RunResult r;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  r.cpu_seconds = children_cpu_s() - cpu0;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = slurp(base + ".out");
   r.err = slurp(base + ".err");

@@ -13,6 +13,7 @@ struct RunResult {
   int exit_code = -1;  // 124 when `timeout` had to stop it
   std::string out, err;
   double seconds = 0;
+  double cpu_seconds = 0;  // user + system time of the command and everything it waited for
 };
 
 // Runs `binary args...` under `timeout`, with extra environment variables, capturing both streams.

@@ -55,7 +55,8 @@ TEST(EngineKernelClock, TimesEveryClassOfAStepBesideThePrediction) {
   const double step = on.at("step_time_s").get<double>();
   EXPECT_LT(sum, step);
   EXPECT_GT(sum, 0.5 * step);
-  EXPECT_TRUE(on.at("kernel_top_ops_s").contains("aten::mm")) << on.at("kernel_top_ops_s").dump();
+  EXPECT_TRUE(on.at("kernel_top_ops_s").contains("gemm aten::mm")) << on.at("kernel_top_ops_s").dump();
+  EXPECT_GE(on.at("kernel_top_ops_calls").at("gemm aten::mm").get<double>(), 1.0) << on.at("kernel_top_ops_calls").dump();
 }
 
 }  // namespace

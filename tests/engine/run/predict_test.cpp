@@ -90,5 +90,40 @@ TEST(HostShare, ACpuSpecIsDividedBetweenItsRanksAGpuPresetIsNot) {
   EXPECT_DOUBLE_EQ(cpu_pricing(&cpu, cpu, 1).gpu.bf16_tflops, 2.0);
 }
 
+// calibrate's layer probe divides the elementwise class's measured seconds by elementwise_work's
+// bytes: they must be the bytes the class is priced by (time = bytes / bandwidth + launches x cost).
+TEST(ElementwiseWork, IsTheWorkTheElementwiseClassIsPricedBy) {
+  PlanSpec plan;
+  auto model = load_model("tiny-llama");
+  ASSERT_TRUE(model.ok()) << model.status().message();
+  plan.model = *model;
+  plan.seq_len = 4096;
+  plan.cluster.num_gpus = 1;
+  plan.knobs.sp = 1;
+  plan.knobs.zero_stage = 0;
+  plan.knobs.act_ckpt = ActCkpt::kNone;
+  plan.knobs.precision = Precision::kFp32;
+  GpuSpec& g = plan.cluster.gpu;
+  g.name = "cpu-host";
+  g.bf16_tflops = g.fp32_tflops = 0.05;
+  g.hbm_GBps = 40, g.elementwise_efficiency = 0.25, g.kernel_launch_s = 2e-6;
+  g.intra_node_GBps = g.inter_node_GBps = g.pcie_GBps = 1;
+  g.memory_gib = g.host_memory_gib_per_node = 16;
+  const std::optional<ElementwiseWork> w = elementwise_work(plan);
+  if (!w) GTEST_SKIP() << "built without the costmodel";
+  ASSERT_GT(w->bytes, 0);
+  ASSERT_GT(w->kernels, 0);
+  const Prediction p = predict(plan, Pricing{g, true});
+  ASSERT_TRUE(p.kernel_classes_s.count("elementwise"));
+  EXPECT_NEAR(p.kernel_classes_s.at("elementwise"), w->bytes / (40e9 * 0.25) + w->kernels * 2e-6,
+              1e-9 * p.kernel_classes_s.at("elementwise"));
+  // Every term is per token or per launch: twice the tokens, twice the bytes, the same launches.
+  plan.seq_len = 8192;
+  const std::optional<ElementwiseWork> w2 = elementwise_work(plan);
+  ASSERT_TRUE(w2);
+  EXPECT_NEAR(w2->bytes, 2 * w->bytes, 1e-9 * w2->bytes);
+  EXPECT_DOUBLE_EQ(w2->kernels, w->kernels);
+}
+
 }  // namespace
 }  // namespace spplan::engine
