@@ -64,6 +64,7 @@ double norms_saved_per_token(const PlanSpec& p) {
 }
 
 bool o_proj_input_is_a_copy(const PlanSpec& p) {
+  if (p.stack.cpu_flash_attention) return p.knobs.sp > 1;
   return p.knobs.sp > 1 || p.stack.attention != AttentionKernel::kFlash2;
 }
 
@@ -191,8 +192,10 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   // FlashAttention backward (MEMORY-FACTS 6.5, FA flash_api.cpp mha_bwd): the output gradient
   // (o_proj's input gradient, in head layout), dq, dk, dv, with GQA dk and dv first computed for
   // every query head (dk_expanded, dv_expanded), the fp32 dq accumulator and softmax_d.
-  const double expanded = kv < q ? 2 * a * q : 0.0;
-  const double flash = (2 * a * q + 2 * a * kv + expanded + kFp32Bytes * q + kFp32Bytes * m.num_attention_heads) * s;
+  // LibTorch's CPU kernel (TrainingStack::cpu_flash_attention) allocates only dq, dk, dv.
+  const double expanded = kv < q && !p.stack.cpu_flash_attention ? 2 * a * q : 0.0;
+  const double accumulators = p.stack.cpu_flash_attention ? 0.0 : kFp32Bytes * q + kFp32Bytes * m.num_attention_heads;
+  const double flash = (2 * a * q + 2 * a * kv + expanded + accumulators) * s;
   out.attention = residual_grad + flash - out.freed_before_attention;
   // Then the mirrored all-to-all: dq, dk, dv in head layout plus the send/receive copies.
   out.a2a = residual_grad + 1.5 * ulysses_buffer_bytes(p) - out.freed_before_attention;

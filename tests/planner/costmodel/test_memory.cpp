@@ -130,6 +130,21 @@ TEST(Activations, TokenIdsRopeTablesAndTheDownProjGradient) {
   EXPECT_DOUBLE_EQ(below_stage2 - layer_backward_moments(p).mlp, 2.0 * h * i);
 }
 
+// LibTorch's CPU flash kernel (the engine on a CPU): o_proj reads its output without a copy at
+// sp 1, and its backward allocates dq, dk, dv only: no fp32 dq accumulator, softmax_d or GQA
+// expansion of dk, dv (FlashAttention-2's, MEMORY-FACTS 6.5).
+TEST(Activations, CpuFlashAttentionHasNoFlash2BackwardBuffers) {
+  PlanSpec p = llama8b(1, 1, 32768);
+  p.knobs.act_ckpt = ActCkpt::kFull;
+  p.stack.attention = AttentionKernel::kSdpa;
+  const double s = 32768, q = 4096, nh = 32, a = 2;
+  PlanSpec cpu = p;
+  cpu.stack.cpu_flash_attention = true;
+  EXPECT_DOUBLE_EQ(layer_saved_bytes(p) - layer_saved_bytes(cpu), a * q * s);  // HF sdpa's .contiguous()
+  const double flash2_extra = (2 * a * q + 4.0 * q + 4.0 * nh) * s;         // dk/dv expanded, dq_accum, softmax_d
+  EXPECT_DOUBLE_EQ(layer_backward_moments(p).attention - layer_backward_moments(cpu).attention, flash2_extra);
+}
+
 // TiledMLP's forward saves nothing of the MLP (it recomputes one shard at a time in backward).
 TEST(Activations, TiledMlpSavesNothingOfTheMlp) {
   PlanSpec p = llama8b(8, 8, 8 * 32768);
