@@ -117,6 +117,10 @@ double rope_tables_bytes(const PlanSpec& p) {
   return 2.0 * act_bytes(p) * p.model.head_dim * local_tokens(p);
 }
 
+double step_inputs_bytes(const PlanSpec& p) {
+  return packed_position_ids_bytes(p) + token_ids_bytes(p) + rope_tables_bytes(p);
+}
+
 double checkpoint_bytes_per_layer(const PlanSpec& p) {
   return act_bytes(p) * p.model.hidden_size * local_tokens(p);  // the layer's input hidden state
 }
