@@ -4,7 +4,7 @@
 // With --nproc, this process checks the inputs, then starts N ranks of itself (launcher.hpp).
 // Without --nproc, it is one rank started by torchrun or Slurm (RANK, WORLD_SIZE, ... set).
 //   spplan-engine calibrate [--out FILE.toml] [--gpu PRESET|FILE] [--model NAME,...]   (calibrate.hpp)
-//   spplan-engine validate engine [--json] [--quick] [--calibration FILE.toml] [--gpu PRESET|FILE]  (validate.hpp)
+//   spplan-engine validate engine [--json] [--quick | --long] [--calibration FILE.toml] [--gpu PRESET|FILE]  (validate.hpp)
 #include <cstring>
 #include <iostream>
 
@@ -28,7 +28,7 @@ int bad_input(const spplan::Status& s) { return spplan::engine::print_bad_input(
 constexpr const char* kUsage =
     "usage: spplan-engine run (--plan FILE.toml | --model M --seq S --sp P [knobs]) --nproc N [--steps K] [--json]\n"
     "       spplan-engine calibrate [--out FILE.toml] [--gpu PRESET|FILE] [--model NAME,...]\n"
-    "       spplan-engine validate engine [--json] [--quick] [--calibration FILE.toml] [--gpu G] [--shard I/N]\n"
+    "       spplan-engine validate engine [--json] [--quick | --long] [--calibration FILE.toml] [--gpu G] [--shard I/N]\n"
     "       spplan-engine run --help: every flag of run, its allowed values and default\n"
     "       spplan-engine --version\n"
     "The LibTorch training engine behind `spplan run`, `spplan calibrate` and `spplan validate engine`.\n";
@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (std::strcmp(argv[1], "validate") == 0 && asks_for_help(argc, argv)) {
-    std::cout << "usage: spplan validate engine [--json] [--quick] [--calibration FILE.toml] [--gpu PRESET|FILE] "
+    std::cout << "usage: spplan validate engine [--json] [--quick | --long] [--calibration FILE.toml] [--gpu PRESET|FILE] "
                  "[--shard I/N]\n"
                  "Runs the engine's case list and compares each measured peak, host memory and step time with "
                  "the costmodel's prediction.\n"

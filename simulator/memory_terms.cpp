@@ -35,6 +35,7 @@ MemoryTerms memory_terms(const PlanSpec& p) {
   t.layer_backward_extra_bytes = cm::layer_backward_extra_bytes(p);
   t.ulysses_buffer_bytes = cm::ulysses_buffer_bytes(p);
   t.ring_buffer_bytes = cm::ring_forward_buffer_bytes(p);
+  t.step_inputs_bytes = cm::step_inputs_bytes(p);
   t.loss_forward_peak_bytes = cm::loss_forward_peak_bytes(p);
   t.loss_saved_bytes = cm::loss_saved_bytes(p);
   t.loss_backward_peak_bytes = cm::loss_backward_peak_bytes(p);

@@ -26,6 +26,7 @@ struct MemoryTerms {
   double layer_backward_extra_bytes = 0;  // backward transients, its all-to-all copies included
   double ulysses_buffer_bytes = 0;     // forward / recompute all-to-all copies, first a2a to second
   double ring_buffer_bytes = 0;        // forward / recompute ring attention K/V and merge buffers
+  double step_inputs_bytes = 0;        // token ids, labels, RoPE tables: embedding forward to its backward
 
   // Loss.
   double loss_forward_peak_bytes = 0;

@@ -81,6 +81,7 @@ void StepGraphBuilder::emit_embedding_backward(int micro) {
   alloc_at_start(embed, MemCategory::kGrads, t_.head_grad_transient_bytes);
   alloc_at_start(embed, MemCategory::kBuffers, t_.reduce_copy_bytes);
   free_at_end(embed, MemCategory::kGrads, t_.head_grad_transient_bytes);
+  free_at_end(embed, MemCategory::kActivations, t_.step_inputs_bytes);  // allocated by embed.fwd
   end_use(embed);
   const OpId reduce =
       add_optional(mp + "reduce.embed", Resource::kComm, OpCategory::kZero,

@@ -87,6 +87,7 @@ void StepGraphBuilder::emit_embedding_forward(int micro) {
   begin_use();
   const OpId embed = add_compute(micro_prefix(micro) + "embed.fwd", OpCategory::kCompute, c_.embed_fwd_s);
   attach_first(embed);
+  alloc_at_start(embed, MemCategory::kActivations, t_.step_inputs_bytes);  // freed by embed.bwd
   end_use(embed);
 }
 

@@ -77,7 +77,7 @@ int bad_input(const std::string& message) {
 }
 
 struct Flags {
-  bool json = false, quick = false;
+  bool json = false, quick = false, long_cases = false;
   std::string calibration, gpu;
   int64_t shard = 0, shards = 1;  // --shard I/N: the cases whose index is I modulo N
 };
@@ -113,6 +113,10 @@ Result<Flags> parse_flags(int argc, char** argv) {
   }
   f.json = args->has("json");
   f.quick = args->has("quick");
+  f.long_cases = args->has("long");
+  if (f.quick && f.long_cases) {
+    return Status::invalid("spplan-engine validate engine: --long and --quick: choose one (allowed: one case list)");
+  }
   f.calibration = args->get("calibration").value_or("");
   f.gpu = args->get("gpu").value_or("");
   if (auto v = args->get("shard"); v && !parse_shard(*v, &f.shard, &f.shards)) {
@@ -184,12 +188,13 @@ Result<nlohmann::json> run_case(const ValidateCase& c, int64_t steps, const Mach
   if (m.shared) {
     const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
     cmd += " OMP_NUM_THREADS=" + std::to_string(std::max<int64_t>(1, cores / c.world));
-    cmd += " SPPLAN_ENGINE_KERNEL_CLOCK=1";  // each kernel class timed in the run (kernel_clock.hpp)
+    // each kernel class timed in the run (kernel_clock.hpp); a memory-only case has no time to compare
+    if (!c.memory_only) cmd += " SPPLAN_ENGINE_KERNEL_CLOCK=1";
   } else {
     cmd = "timeout " + std::to_string(kGpuCaseTimeoutS) + " env";
   }
   cmd += " " + quote(self);
-  for (const auto& a : run_args(c, steps)) cmd += " " + quote(a);
+  for (const auto& a : run_args(c, c.memory_only ? 1 : steps)) cmd += " " + quote(a);
   int rc = 0;
   const nlohmann::json j = nlohmann::json::parse(capture(cmd + " 2>/dev/null", &rc), nullptr, false);
   const char* expect = c.expect == ValidateCase::Expect::kRuns             ? "runs"
@@ -197,6 +202,7 @@ Result<nlohmann::json> run_case(const ValidateCase& c, int64_t steps, const Mach
                                                                            : "oom past max-seq";
   nlohmann::json row = {{"case", case_name(c)}, {"model", c.model}, {"seq", c.seq},    {"sp", c.sp},
                         {"world", c.world},     {"knobs", c.knobs}, {"expect", expect}};
+  if (c.memory_only) row["memory_only"] = true;
   const RunOutcome outcome{rc, j.is_object() && j.value("oom", false)};
   if (outcome.oom) row["oom"] = true;
   if (const std::string error = outcome_error(c, outcome); !error.empty()) {
@@ -217,6 +223,14 @@ Result<nlohmann::json> run_case(const ValidateCase& c, int64_t steps, const Mach
               {"measured_memory", j.value("memory", nlohmann::json::object())},
               {"predicted_memory", pred.memory_bytes},
               {"measured_phases_s", j.value("phases", nlohmann::json::object())}});
+  if (c.memory_only) {  // one step: its time includes the first step's warm-up, nothing to compare
+    row.erase("measured_step_time_s");
+    row.erase("measured_phases_s");
+    const double pmem = pred.peak_memory_bytes.value_or(std::nan(""));
+    row.update({{"predicted_peak_memory_bytes", pmem}, {"mem_error_pct", pct(mem, pmem)}});
+    if (host > 0 || phost > 0) row["host_mem_error_pct"] = pct(host, phost);
+    return row;
+  }
   if (j.contains("kernel_classes_s") && j["kernel_classes_s"].is_object()) {
     row["measured_kernel_classes_s"] = j["kernel_classes_s"];
     row["predicted_kernel_classes_s"] = pred.kernel_classes_s;
@@ -232,6 +246,9 @@ Result<nlohmann::json> run_case(const ValidateCase& c, int64_t steps, const Mach
 std::vector<FlagSpec> validate_flag_specs() {
   return {{"json", false, "print one JSON object (cases, rows with both memory breakdowns, errors, device)"},
           {"quick", false, "the short case list (a few minutes on a CPU)"},
+          {"long", false,
+           "CPU: the long-sequence memory-only cases instead (micro-llama at 64K tokens, one step each; "
+           "about 10 minutes on 2 cores)"},
           {"calibration", true, "price the cases on this calibrated GPU file instead of calibrating first",
            "a GPU TOML file written by spplan calibrate", "spplan calibrate runs first"},
           {"gpu", true, "on a CUDA device: the preset the \"preset d %\" columns price with",
@@ -264,7 +281,13 @@ int validate_main(int argc, char** argv, const ValidateDevice& device) {
   }
   m.calibrated = *calibrated;
 
-  std::vector<ValidateCase> cases = cuda ? gpu_cases(device.cuda_gpus, flags->quick) : cpu_cases(flags->quick);
+  if (cuda && flags->long_cases) {
+    return bad_input("spplan-engine validate engine: --long: the long-sequence cases are the CPU's (allowed: --long "
+                     "without a CUDA device)");
+  }
+  std::vector<ValidateCase> cases = cuda               ? gpu_cases(device.cuda_gpus, flags->quick)
+                                    : flags->long_cases ? long_cpu_cases()
+                                                        : cpu_cases(flags->quick);
   if (cuda) {
     for (const ValidateCase& plan : gpu_boundary_plans(device.cuda_gpus, flags->quick)) {
       auto b = boundary_cases(plan, m.calibrated, kBoundaryGranularity);

@@ -69,6 +69,27 @@ std::vector<ValidateCase> cpu_cases(bool quick) {
   return cases;
 }
 
+// ---- long sequences, memory only (issue 22 item 3) -------------------------------------------
+//
+// The regime ALST runs in, where the per-token terms (checkpoints, the recomputed layer, the
+// tiled MLP's shard, the loss's chunk, the all-to-all copies) outweigh the model states: at 64K
+// tokens micro-llama's per-token memory is ~50x its 3.5 MB of weights, gradients and AdamW
+// state. One step each, memory only: LibTorch's CPU flash attention runs ~45 GFLOP/s a thread
+// and its work grows with the square of the sequence, so tiny-llama at 64K would take minutes a
+// layer; micro-llama (h 64, 2 layers) takes 1-3 minutes a 64K step on 2 cores (engine/README.md),
+// 128K four times that. Checkpoint offload, TiledMLP and the tiled loss as ALST runs them.
+std::vector<ValidateCase> long_cpu_cases() {
+  const Knobs alst = {"--act-ckpt", "offload", "--tiled-mlp", "--tiled-loss"};
+  auto micro = [](int64_t sp, Knobs knobs) {
+    ValidateCase c{"micro-llama", 65536, sp, sp, std::move(knobs), ValidateCase::Expect::kRuns};
+    c.memory_only = true;
+    return c;
+  };
+  return {micro(1, alst), micro(1, Knobs{"--act-ckpt", "full", "--tiled-loss"}),
+          micro(2, alst + kZ3 + Knobs{"--offload-optimizer", "cpu", "--offload-params", "cpu"}),
+          micro(4, alst + Knobs{"--zero", "1", "--offload-optimizer", "cpu"})};
+}
+
 std::vector<ValidateCase> gpu_cases(int64_t gpus, bool quick) {
   const Knobs none = {"--act-ckpt", "none"}, full = {"--act-ckpt", "full"}, off = {"--act-ckpt", "offload"};
   const Knobs bf16 = {"--precision", "bf16"}, fp32 = {"--precision", "fp32"};

@@ -24,9 +24,15 @@ struct ValidateCase {
   int64_t seq = 0, sp = 1, world = 1;  // world = dp x sp ranks
   std::vector<std::string> knobs;      // knob flags beyond --sp
   Expect expect = Expect::kRuns;
+  // One step, memory only: the step time is neither compared nor reported (long_cpu_cases).
+  bool memory_only = false;
 };
 
 std::vector<ValidateCase> cpu_cases(bool quick);
+// `validate engine --long` (CPU): memory-only cases where per-token terms dominate (issue 22):
+// micro-llama at 64K tokens with checkpoint offload, TiledMLP, the tiled loss, ZeRO 1 and 3 and
+// optimizer / parameter offload at sp 1, 2 and 4.
+std::vector<ValidateCase> long_cpu_cases();
 // On `gpus` GPUs of one node (sp = gpus; ZeRO shards over them too). REQUIRES: gpus >= 1.
 std::vector<ValidateCase> gpu_cases(int64_t gpus, bool quick);
 // The plans whose boundary the GPU list checks (their seq is a placeholder).

@@ -71,17 +71,22 @@ void print_table(const nlohmann::json& rows, const CaseSummary& sum, const Machi
   std::printf(preset ? " %10s %10s\n" : "\n", "preset m%", "preset t%");
   for (const auto& r : rows) {
     const std::string name = r["case"].get<std::string>();
-    if (r.contains("error") || !r.contains("measured_step_time_s")) {
+    const bool memory_only = r.value("memory_only", false);
+    if (r.contains("error") || (!memory_only && !r.contains("measured_step_time_s"))) {
       std::printf("%-*s %s\n", width, name.c_str(),
                   r.contains("error") ? r["error"].get<std::string>().c_str() : "out of memory, as expected");
       continue;
     }
     char host[32] = "       -";
     if (r.contains("host_mem_error_pct")) std::snprintf(host, sizeof host, "%+8.1f", r["host_mem_error_pct"].get<double>());
-    std::printf("%-*s %12.1f %12.1f %+8.1f %10.3f %10.3f %+8.1f %s", width, name.c_str(),
-                r["measured_peak_memory_bytes"].get<double>() / kMiB, r["predicted_peak_memory_bytes"].get<double>() / kMiB,
-                r["mem_error_pct"].get<double>(), r["measured_step_time_s"].get<double>(),
-                r["predicted_step_time_s"].get<double>(), r["time_error_pct"].get<double>(), host);
+    std::printf("%-*s %12.1f %12.1f %+8.1f ", width, name.c_str(), r["measured_peak_memory_bytes"].get<double>() / kMiB,
+                r["predicted_peak_memory_bytes"].get<double>() / kMiB, r["mem_error_pct"].get<double>());
+    if (memory_only) {  // one step, memory only (validate_cases.hpp): no time columns
+      std::printf("%10s %10s %8s %s", "-", "-", "-", host);
+    } else {
+      std::printf("%10.3f %10.3f %+8.1f %s", r["measured_step_time_s"].get<double>(),
+                  r["predicted_step_time_s"].get<double>(), r["time_error_pct"].get<double>(), host);
+    }
     if (preset) {
       std::printf(" %+10.1f %+10.1f", r["preset_mem_error_pct"].get<double>(), r["preset_time_error_pct"].get<double>());
     }

@@ -188,10 +188,19 @@ at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos
   // --tiled-loss brings Liger's fused RMSNorm, q/k norm + RoPE and SwiGLU with it (fused_kernels.hpp),
   // as the costmodel assumes; here the residual add before the MLP's norm is fused with it too.
   const bool fused = knobs_.tiled_loss;
-  const at::Tensor qkv = at::linear(rms_normalize(x, L.attn_norm, eps, fused), L.wqkv, L.bqkv);  // [b, n, (nh + 2 nkv) d]
-  at::Tensor q = qkv.narrow(2, 0, nh * d).view({b, n, nh, d});
-  at::Tensor k = qkv.narrow(2, nh * d, nkv * d).view({b, n, nkv, d});
-  const at::Tensor v = qkv.narrow(2, (nh + nkv) * d, nkv * d).view({b, n, nkv, d});
+  // Two GEMMs over the stacked weight, q|k and v, as Hugging Face's separate projections hold
+  // them: attention saves v for its backward, and were v a view of one [b, n, (nh + 2 nkv) d]
+  // output, that whole output (its q and k parts already rotated into new tensors) would stay
+  // alive with it, (nh + nkv) d elements a token more than HF keeps (issue 28).
+  const at::Tensor normed = rms_normalize(x, L.attn_norm, eps, fused);
+  const int64_t qk_rows = (nh + nkv) * d;
+  const at::Tensor qk = at::linear(normed, L.wqkv.narrow(0, 0, qk_rows),
+                                   L.bqkv.defined() ? L.bqkv.narrow(0, 0, qk_rows) : at::Tensor());  // [b, n, (nh + nkv) d]
+  at::Tensor q = qk.narrow(2, 0, nh * d).view({b, n, nh, d});
+  at::Tensor k = qk.narrow(2, nh * d, nkv * d).view({b, n, nkv, d});
+  const at::Tensor v = at::linear(normed, L.wqkv.narrow(0, qk_rows, nkv * d),
+                                  L.bqkv.defined() ? L.bqkv.narrow(0, qk_rows, nkv * d) : at::Tensor())
+                           .view({b, n, nkv, d});
   if (fused && spec_.qk_norm && cos.size(0) == 1) {  // per-position tables; a batch of packed rows runs unfused
     const at::Tensor cos_rows = cos.view({n, d / 2}), sin_rows = sin.view({n, d / 2});
     q = fused_qk_norm_rope(q, L.q_norm, cos_rows, sin_rows, eps);

@@ -120,6 +120,8 @@ PlanSpec priced_plan(const PlanSpec& plan, const Pricing& pricing) {
   host.cluster.gpu = pricing.gpu;
   host.cluster.gpu.gpus_per_node = plan.cluster.num_gpus;  // all ranks on this one machine
   host.stack = trainer_stack("engine");  // the engine's own software behaviour (knobs.cpp)
+  // On this CPU (a spec without CUDA context or NCCL) LibTorch's CPU flash kernel runs attention.
+  host.stack.cpu_flash_attention = describes_host_cpu(pricing.gpu);
   return host;
 }
 

@@ -135,9 +135,13 @@ StepStats Trainer::step() {
     DocStarts docs;
     load_micro_batch(m, &inputs, &labels, &first, &positions, &docs);
     ph.data_s += clock.lap();
-    const at::Tensor hidden = model_->forward_layers(inputs, first, positions, docs);
+    at::Tensor hidden = model_->forward_layers(inputs, first, positions, docs);
     ph.forward_s += clock.lap();
     const at::Tensor loss_sum = model_->loss_sum(hidden, labels);
+    // From here the graph alone holds the last layer's output (the final norm saves it until its
+    // backward), as in Hugging Face, whose training loop keeps the loss and logits, not the hidden
+    // states: held here it would stay alive through every layer's backward (issue 28).
+    hidden.reset();
     local_loss += loss_sum.item<double>();
     ph.loss_s += clock.lap();
     const MemCategory outer = memory_category();

@@ -58,7 +58,10 @@ TrainingStack trainer_stack(size_t index) {
     // act_ckpt offload copies each layer input to the host inside the layer's forward and back
     // inside its backward: only the input of the running layer is on the device (model.cpp).
     stack.offloaded_checkpoints_on_device = 1;
-    stack.reentrant_checkpoint = false;  // its checkpoint recomputes inside the layer's backward
+    // Its checkpoint (checkpointed_layer.cpp) recomputes the layer inside the layer's backward and
+    // holds the recomputed output and the incoming gradient until torch::autograd::grad returns,
+    // as the reentrant CheckpointFunction does: measured at the peak (issue 28).
+    stack.reentrant_checkpoint = true;
     stack.attention = AttentionKernel::kSdpa;  // at::scaled_dot_product_attention (attention.cpp)
   }
   return stack;

@@ -51,6 +51,12 @@ struct TrainingStack {
   // layer output and the incoming gradient until the whole layer's backward returns.
   bool reentrant_checkpoint = true;
   AttentionKernel attention = AttentionKernel::kFlash2;
+  // LibTorch's CPU flash kernel runs the attention (the engine on a CPU: engine/run/predict.cpp).
+  // Its output is [b, s, heads, d] under a transposed view, so o_proj reads it without a copy, and
+  // its backward accumulates dq, dk, dv in place in their own dtype with per-thread block buffers
+  // only (aten/src/ATen/native/cpu/FlashAttentionKernel.cpp, cpu_flash_attention_backward): none
+  // of FlashAttention-2's per-token fp32 dq accumulator, GQA-expanded dk/dv or softmax_d.
+  bool cpu_flash_attention = false;
   // Liger-Kernel's Triton RMSNorm, RoPE and SwiGLU: one kernel per op and pass, reading and
   // writing each tensor once. Without them the layers run Hugging Face's eager modules, a chain of
   // PyTorch kernels per op (layer_kernels.hpp counts them).

@@ -75,6 +75,9 @@ double zero3_persistent_elems(const PlanSpec& plan);  // parameters ZeRO-3 never
 // ---- Activations (bytes, one rank) ----
 double local_tokens(const PlanSpec& plan);                // micro_batch * ceil(seq / sp)
 double packed_position_ids_bytes(const PlanSpec& plan);   // packed documents: int64 position ids, 0 otherwise
+double token_ids_bytes(const PlanSpec& plan);             // input ids + labels, int64, all step long
+double rope_tables_bytes(const PlanSpec& plan);           // HF's RoPE cos and sin, forward to last backward
+double step_inputs_bytes(const PlanSpec& plan);           // the three above: embedding forward to its backward
 double kv_width_after_a2a(const PlanSpec& plan);          // K (or V) width per local token after the all-to-all
 double checkpoint_bytes_per_layer(const PlanSpec& plan);  // hidden state a checkpoint keeps
 double checkpoints_on_device_bytes(const PlanSpec& plan); // all kept checkpoints on the device

@@ -43,13 +43,17 @@ double mlp_saved_per_token(const PlanSpec& p) {
 // Bytes one RMSNorm saves per token, its output included (the next linear saves it). Eager HF: the
 // fp32 copy of the input, the normalised output and the weighted output; in fp32 training the
 // "copy" is the input itself. Liger: the input and the output. A saved input costs nothing extra
-// when something else keeps it anyway (`input_kept`: the layer input is the checkpoint).
+// when something else keeps it anyway (`input_kept`: the layer input is the checkpoint). Both keep
+// one fp32 reciprocal RMS per token besides: HF's `hidden_states * torch.rsqrt(variance + eps)`
+// saves the [tokens, 1] rsqrt for the multiplication's backward (modeling_llama.py LlamaRMSNorm),
+// Liger its RSTD row vector (LIGER ops/rms_norm.py, rms_norm_forward); 1/h of a tensor, but
+// measured in the engine's tiny models (issue 28).
 double norm_saved_per_token(const PlanSpec& p, bool input_kept) {
   const double a = act_bytes(p), h = p.model.hidden_size;
   const double input = input_kept ? 0.0 : a;
-  if (fused_layer_kernels(p)) return (input + a) * h;
+  if (fused_layer_kernels(p)) return (input + a) * h + kFp32Bytes;
   const double upcast = upcast_bytes(p);
-  return ((upcast > 0 ? upcast : input) + 2 * a) * h;
+  return ((upcast > 0 ? upcast : input) + 2 * a) * h + kFp32Bytes;
 }
 
 // The two RMSNorms of a layer: the first normalises the layer input (kept as the checkpoint when
@@ -60,6 +64,7 @@ double norms_saved_per_token(const PlanSpec& p) {
 }
 
 bool o_proj_input_is_a_copy(const PlanSpec& p) {
+  if (p.stack.cpu_flash_attention) return p.knobs.sp > 1;
   return p.knobs.sp > 1 || p.stack.attention != AttentionKernel::kFlash2;
 }
 
@@ -96,6 +101,26 @@ double packed_position_ids_bytes(const PlanSpec& p) {
   return p.packed_documents ? kPositionIdBytes * local_tokens(p) : 0.0;
 }
 
+double token_ids_bytes(const PlanSpec& p) {
+  // input_ids and labels (ALST: shift_labels) of the micro-batch, int64 on the device from the
+  // batch's copy until the step ends (HF Trainer _prepare_inputs; the engine's data.hpp likewise).
+  constexpr double kTokenIdBytes = 8;  // int64
+  return 2 * kTokenIdBytes * local_tokens(p);
+}
+
+double rope_tables_bytes(const PlanSpec& p) {
+  // HF computes the rotary tables once per forward, cos and sin [b, s, d] in the activations'
+  // dtype (LlamaRotaryEmbedding.forward: emb = cat(freqs, freqs), .to(x.dtype)), and hands them
+  // to every layer: each layer's RoPE multiplication saves them, and a checkpoint keeps them for
+  // the recompute, so they live until the first layer's backward. The engine keeps the d/2 half
+  // tables (rope.cpp), half of this (issue 28).
+  return 2.0 * act_bytes(p) * p.model.head_dim * local_tokens(p);
+}
+
+double step_inputs_bytes(const PlanSpec& p) {
+  return packed_position_ids_bytes(p) + token_ids_bytes(p) + rope_tables_bytes(p);
+}
+
 double checkpoint_bytes_per_layer(const PlanSpec& p) {
   return act_bytes(p) * p.model.hidden_size * local_tokens(p);  // the layer's input hidden state
 }
@@ -127,7 +152,10 @@ double layer_saved_bytes(const PlanSpec& p) {
   const double attention = (2 + (o_proj_input_is_a_copy(p) ? 1 : 0)) * a * q + 2 * a * kv_width_after_a2a(p) +
                            kFp32Bytes * m.num_attention_heads;
   // Qwen3's per-head q/k RMSNorms keep an fp32 copy and the normalised output of q and k.
-  const double qk_norm = m.qk_norm ? (upcast_bytes(p) + a) * (q + m.kv_dim()) : 0.0;
+  // And one fp32 reciprocal RMS per head and token (norm_saved_per_token).
+  const double qk_norm = m.qk_norm ? (upcast_bytes(p) + a) * (q + m.kv_dim()) +
+                                         kFp32Bytes * (m.num_attention_heads + m.num_key_value_heads)
+                                   : 0.0;
   // TiledMLP's forward runs without autograd: it keeps only its input (norm2's output, counted above).
   const double mlp = p.knobs.tiled_mlp ? 0.0 : mlp_saved_per_token(p) * s;
   return (norms + attention + qk_norm) * s + mlp;
@@ -152,6 +180,12 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   const double mlp_grads = (liger_swiglu ? 1.0 : 3.0) * a * i;
   const double tile_saved = 4 * a * i;  // eager SwiGLU inside the shard
   out.mlp = p.knobs.tiled_mlp ? (tile_saved + mlp_grads) * mlp_tile_tokens(p) + a * h * s : mlp_grads * s;
+  // Below ZeRO 2 (from stage 2 on layer_grad_transient_bytes counts the layer's gradients):
+  // down_proj's backward node makes its weight gradient beside its input gradient, and
+  // AccumulateGrad adds it into .grad only after the node returns (torch/csrc/autograd/functions/
+  // accumulate_grad.h: `variable_grad += new_grad` when .grad exists), so one h x i gradient is
+  // alive at this moment (measured in the engine's MLP backward, issue 28).
+  if (p.knobs.zero_stage < 2) out.mlp += a * h * i;
   // By the attention backward the MLP's and the second RMSNorm's saved tensors (its input, the
   // post-attention residual, and its output, the MLP input) have been released: autograd frees a
   // node's saved tensors right after its backward runs. The residual's gradient is now the sum of
@@ -162,8 +196,10 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   // FlashAttention backward (MEMORY-FACTS 6.5, FA flash_api.cpp mha_bwd): the output gradient
   // (o_proj's input gradient, in head layout), dq, dk, dv, with GQA dk and dv first computed for
   // every query head (dk_expanded, dv_expanded), the fp32 dq accumulator and softmax_d.
-  const double expanded = kv < q ? 2 * a * q : 0.0;
-  const double flash = (2 * a * q + 2 * a * kv + expanded + kFp32Bytes * q + kFp32Bytes * m.num_attention_heads) * s;
+  // LibTorch's CPU kernel (TrainingStack::cpu_flash_attention) allocates only dq, dk, dv.
+  const double expanded = kv < q && !p.stack.cpu_flash_attention ? 2 * a * q : 0.0;
+  const double accumulators = p.stack.cpu_flash_attention ? 0.0 : kFp32Bytes * q + kFp32Bytes * m.num_attention_heads;
+  const double flash = (2 * a * q + 2 * a * kv + expanded + accumulators) * s;
   out.attention = residual_grad + flash - out.freed_before_attention;
   // Then the mirrored all-to-all: dq, dk, dv in head layout plus the send/receive copies.
   out.a2a = residual_grad + 1.5 * ulysses_buffer_bytes(p) - out.freed_before_attention;

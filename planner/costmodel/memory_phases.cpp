@@ -13,6 +13,8 @@ using B = MemoryBreakdown;
 void add_stored_activations(const PlanSpec& p, double layers_done, B* m) {
   // The micro-batch's position ids live from the embedding to the last layer's backward.
   if (p.packed_documents) m->add(&B::activations_bytes, "position ids (packed documents)", packed_position_ids_bytes(p));
+  m->add(&B::activations_bytes, "input ids + labels", token_ids_bytes(p));
+  m->add(&B::activations_bytes, "RoPE cos/sin tables", rope_tables_bytes(p));
   if (p.knobs.act_ckpt == ActCkpt::kNone) {
     m->add(&B::activations_bytes, "saved activations of the earlier layers", layers_done * layer_saved_bytes(p));
   } else if (p.knobs.act_ckpt == ActCkpt::kFull) {

@@ -13,9 +13,9 @@
 namespace spplan::engine::testing {
 namespace {
 
-// micro-llama (tests/engine/data): bf16 is emulated on AVX2-only CPUs, and these tests must take the
+// micro-llama (a model preset): bf16 is emulated on AVX2-only CPUs, and these tests must take the
 // same time everywhere.
-const std::string kMicroLlama = std::string(SPPLAN_ENGINE_TEST_DATA_DIR) + "/micro-llama.toml";
+const std::string kMicroLlama = "micro-llama";
 
 std::vector<std::string> tiny(const std::string& precision, const std::string& steps,
                               std::initializer_list<std::string> more, const std::string& seq = "2048") {

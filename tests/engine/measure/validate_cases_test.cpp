@@ -78,7 +78,8 @@ TEST(ValidateCases, RingAndUlyssesTimesRingHaveACaseEach) {
 
 TEST(ValidateCases, EveryCaseIsARunTheEngineAccepts) {
   for (int64_t gpus : {1, 8}) {
-    for (const auto& list : {gpu_cases(gpus, false), gpu_boundary_plans(gpus, false), cpu_cases(false), cpu_cases(true)}) {
+    for (const auto& list : {gpu_cases(gpus, false), gpu_boundary_plans(gpus, false), cpu_cases(false), cpu_cases(true),
+                             long_cpu_cases()}) {
       for (ValidateCase c : list) {
         if (c.seq == 0) c.seq = 8192;  // a boundary plan's placeholder
         const Status s = check(c);
@@ -87,6 +88,31 @@ TEST(ValidateCases, EveryCaseIsARunTheEngineAccepts) {
     }
   }
   EXPECT_EQ(case_name(gpu_cases(8, false)[1]), "qwen3-0.6b s16k sp8 act-ckpt-full precision-bf16");
+}
+
+// --long (issue 22 item 3): memory-only cases at 64K tokens and more, at sp 1, 2 and 4, with every
+// ALST feature somewhere; the default lists have no memory-only case.
+TEST(ValidateCases, TheLongListIsMemoryOnlyAtLongSequencesWithTheAlstFeatures) {
+  std::set<int64_t> sps;
+  std::set<std::string> names;
+  bool ckpt_offload = false, tiled_mlp = false, tiled_loss = false, zero3 = false, offload_opt = false;
+  for (const ValidateCase& c : long_cpu_cases()) {
+    EXPECT_TRUE(c.memory_only) << case_name(c);
+    EXPECT_GE(c.seq, 65536) << case_name(c);
+    EXPECT_EQ(c.expect, ValidateCase::Expect::kRuns);
+    EXPECT_TRUE(names.insert(case_name(c)).second) << "two cases named " << case_name(c);
+    sps.insert(c.sp);
+    ckpt_offload |= has(c, "--act-ckpt", "offload");
+    tiled_mlp |= has(c, "--tiled-mlp");
+    tiled_loss |= has(c, "--tiled-loss");
+    zero3 |= has(c, "--zero", "3");
+    offload_opt |= has(c, "--offload-optimizer", "cpu");
+  }
+  EXPECT_EQ(sps, (std::set<int64_t>{1, 2, 4}));
+  EXPECT_TRUE(ckpt_offload && tiled_mlp && tiled_loss && zero3 && offload_opt);
+  for (const auto& list : {cpu_cases(false), cpu_cases(true), gpu_cases(1, false)}) {
+    for (const ValidateCase& c : list) EXPECT_FALSE(c.memory_only) << case_name(c);
+  }
 }
 
 // The planner's max-seq fits on the spec and 1.1x of it (rounded up to 1K) does not.

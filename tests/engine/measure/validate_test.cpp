@@ -116,7 +116,7 @@ TEST(EngineValidate, BadFlagsExit2NamingThem) {
   const RunResult unknown = run_engine({"validate", "engine", "--fast"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("spplan-engine validate engine: --fast: unknown flag (allowed: --json, --quick, "
-                             "--calibration, --gpu, --shard)"),
+                             "--long, --calibration, --gpu, --shard)"),
             std::string::npos)
       << unknown.err;
   const RunResult stray = run_engine({"validate", "engine", "quick"});
@@ -130,6 +130,9 @@ TEST(EngineValidate, BadFlagsExit2NamingThem) {
               std::string::npos)
         << shard.err;
   }
+  const RunResult both = run_engine({"validate", "engine", "--long", "--quick"});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--long and --quick: choose one (allowed: one case list)"), std::string::npos) << both.err;
   const RunResult gpu = run_engine({"validate", "engine", "--gpu", "h100-80gb"});
   EXPECT_EQ(gpu.exit_code, 2);
   EXPECT_NE(gpu.err.find("--gpu h100-80gb: there is no CUDA device"), std::string::npos) << gpu.err;

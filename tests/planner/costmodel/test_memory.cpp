@@ -99,21 +99,50 @@ TEST(Activations, KvHeadsAreReplicatedBeyondKvHeadCount) {
 TEST(Loss, UntiledLossKeepsFp32LogitsAndTiledDoesNot) {
   PlanSpec p = llama8b(8, 8, 8 * 32768);
   const double s = 32768, v = 128256, h = 4096;
-  // The final RMSNorm (eager): its fp32 input copy (4) and normalised output (2) per hidden entry,
-  // and its output (2), which lm_head saves as its input.
-  const double final_norm = (4.0 + 2.0) * h * s, head_input = 2.0 * h * s;
+  // The final RMSNorm (eager): its fp32 input copy (4) and normalised output (2) per hidden entry
+  // and its fp32 rsqrt (4) per token, and its output (2), which lm_head saves as its input.
+  const double final_norm = (4.0 + 2.0) * h * s + 4.0 * s, head_input = 2.0 * h * s;
   // Backward: saved log_softmax (4) + its gradient (4) + logits gradient (4) + held bf16 logits (2).
   EXPECT_DOUBLE_EQ(loss_backward_peak_bytes(p), 14.0 * v * s + final_norm + head_input);
   // Forward: bf16 logits (2) + fp32 upcast (4) + log_softmax output (4).
   EXPECT_DOUBLE_EQ(loss_forward_peak_bytes(p), 10.0 * v * s + final_norm + head_input);
   // Liger FLCE keeps grad_input [s, h], grad_weight [V, h] (bf16) and the fp32 per-token loss;
-  // Liger's RMSNorm keeps only its input (2). The forward walks chunks of next_pow2(ceil(s /
-  // ceil(V / h))) = next_pow2(32768 / 32) = 1024 tokens while reading its input [s, h].
+  // Liger's RMSNorm keeps only its input (2) and its fp32 rstd (4 per token). The forward walks
+  // chunks of next_pow2(ceil(s / ceil(V / h))) = next_pow2(32768 / 32) = 1024 tokens while reading
+  // its input [s, h].
   p.knobs.tiled_loss = true;
-  const double saved = 2.0 * h * s + 2.0 * v * h + 4.0 * s + 2.0 * h * s;
+  const double saved = 2.0 * h * s + 2.0 * v * h + 4.0 * s + 2.0 * h * s + 4.0 * s;
   EXPECT_DOUBLE_EQ(loss_backward_peak_bytes(p), saved);
   EXPECT_DOUBLE_EQ(liger_chunk_tokens(s, h, v), 1024.0);
   EXPECT_DOUBLE_EQ(loss_forward_peak_bytes(p), 2.0 * 1024 * v + saved + head_input);
+}
+
+// Issue 28, measured in the engine: what lives all step besides the layers (the token ids and HF's
+// RoPE tables), and down_proj's weight gradient beside its input gradient below ZeRO 2.
+TEST(Activations, TokenIdsRopeTablesAndTheDownProjGradient) {
+  PlanSpec p = llama8b(8, 8, 8 * 32768);
+  const double s = 32768, d = 128, h = 4096, i = 14336;
+  EXPECT_DOUBLE_EQ(token_ids_bytes(p), 2 * 8.0 * s);      // input ids + labels, int64
+  EXPECT_DOUBLE_EQ(rope_tables_bytes(p), 2 * 2.0 * d * s);  // cos, sin [s, d] bf16
+  p.knobs.zero_stage = 1;
+  const double below_stage2 = layer_backward_moments(p).mlp;
+  p.knobs.zero_stage = 2;
+  EXPECT_DOUBLE_EQ(below_stage2 - layer_backward_moments(p).mlp, 2.0 * h * i);
+}
+
+// LibTorch's CPU flash kernel (the engine on a CPU): o_proj reads its output without a copy at
+// sp 1, and its backward allocates dq, dk, dv only: no fp32 dq accumulator, softmax_d or GQA
+// expansion of dk, dv (FlashAttention-2's, MEMORY-FACTS 6.5).
+TEST(Activations, CpuFlashAttentionHasNoFlash2BackwardBuffers) {
+  PlanSpec p = llama8b(1, 1, 32768);
+  p.knobs.act_ckpt = ActCkpt::kFull;
+  p.stack.attention = AttentionKernel::kSdpa;
+  const double s = 32768, q = 4096, nh = 32, a = 2;
+  PlanSpec cpu = p;
+  cpu.stack.cpu_flash_attention = true;
+  EXPECT_DOUBLE_EQ(layer_saved_bytes(p) - layer_saved_bytes(cpu), a * q * s);  // HF sdpa's .contiguous()
+  const double flash2_extra = (2 * a * q + 4.0 * q + 4.0 * nh) * s;         // dk/dv expanded, dq_accum, softmax_d
+  EXPECT_DOUBLE_EQ(layer_backward_moments(p).attention - layer_backward_moments(cpu).attention, flash2_extra);
 }
 
 // TiledMLP's forward saves nothing of the MLP (it recomputes one shard at a time in backward).

@@ -1,0 +1,57 @@
+// engine/measure/validate_report.hpp: a memory-only row (validate_cases.hpp, --long) prints "-" for
+// its time columns and stays out of the time errors, while its memory error counts.
+#include "engine/measure/validate_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace spplan::engine {
+namespace {
+
+nlohmann::json timed_row() {
+  return {{"case", "tiny-llama s4k sp1"},          {"expect", "runs"},
+          {"measured_peak_memory_bytes", 100.0},  {"predicted_peak_memory_bytes", 102.0},
+          {"mem_error_pct", 2.0},                 {"measured_step_time_s", 1.0},
+          {"predicted_step_time_s", 1.1},         {"time_error_pct", 10.0}};
+}
+
+nlohmann::json memory_only_row() {
+  return {{"case", "micro-llama s64k sp1"},       {"expect", "runs"}, {"memory_only", true},
+          {"measured_peak_memory_bytes", 200.0}, {"predicted_peak_memory_bytes", 196.0},
+          {"mem_error_pct", -4.0}};
+}
+
+TEST(ValidateReport, AMemoryOnlyRowCountsForMemoryNotForTime) {
+  const nlohmann::json rows = nlohmann::json::array({timed_row(), memory_only_row()});
+  const CaseSummary s = summarize_cases(rows);
+  EXPECT_EQ(s.ok, 2);
+  EXPECT_EQ(s.failed, 0);
+  EXPECT_EQ(s.mem.n, 2);
+  EXPECT_DOUBLE_EQ(s.mem.max, 4.0);
+  EXPECT_DOUBLE_EQ(s.mem.mean, 3.0);
+  EXPECT_EQ(s.time.n, 1);
+  EXPECT_DOUBLE_EQ(s.time.mean, 10.0);
+}
+
+TEST(ValidateReport, AMemoryOnlyRowPrintsDashesForTime) {
+  const nlohmann::json rows = nlohmann::json::array({timed_row(), memory_only_row()});
+  Machines m;
+  m.device = "test CPU, 2 cores";
+  ::testing::internal::CaptureStdout();
+  print_table(rows, summarize_cases(rows), m);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  const size_t at = out.find("micro-llama s64k sp1");
+  ASSERT_NE(at, std::string::npos) << out;
+  const std::string line = out.substr(at, out.find('\n', at) - at);
+  EXPECT_NE(line.find("-4.0"), std::string::npos) << line;
+  EXPECT_EQ(line.find("out of memory"), std::string::npos) << line;
+  // Three "-" time columns (measured, predicted, d %) and the host column.
+  int dashes = 0;
+  for (size_t p = line.find(" - "); p != std::string::npos; p = line.find(" - ", p + 1)) ++dashes;
+  EXPECT_GE(dashes, 3) << line;
+  EXPECT_NE(out.find("time 10.0 %"), std::string::npos) << out;  // the timed row alone
+}
+
+}  // namespace
+}  // namespace spplan::engine
