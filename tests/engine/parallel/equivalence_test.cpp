@@ -118,7 +118,7 @@ TEST(EngineEquivalence, RingWithCheckpointingAndZero3AgreesWithOneRank) {
 // CPU emulates bf16). The ring merges in fp32, the one-rank kernel in its own blocks: bf16 rounds
 // differently, so the bound is bf16's (2^-8 relative), not fp32's.
 TEST(EngineEquivalence, RingInBf16WithTiledMlpAndLossAgreesWithOneRank) {
-  const std::vector<std::string> base{"--model", std::string(SPPLAN_ENGINE_TEST_DATA_DIR) + "/micro-llama.toml", "--seq",
+  const std::vector<std::string> base{"--model", "micro-llama", "--seq",
                                       "1024", "--steps", "3", "--seed", "7", "--precision", "bf16", "--tiled-mlp",
                                       "--tiled-loss"};
   const nlohmann::json one = run_json(with(base, {"--sp", "1", "--nproc", "1"}));
