@@ -360,7 +360,11 @@ Status check_run_options(RunOptions* o, int64_t world) {
   }
   SPPLAN_RETURN_IF_ERROR(check_ring(*o));
   SPPLAN_RETURN_IF_ERROR(check_no_nvme(*o));
-  SPPLAN_RETURN_IF_ERROR(check_plan(o->plan, [o](const std::string& key) { return o->where(key); }));
+  // The plan's rules as the engine runs it: its own trainer stack (a plan made for ArcticTraining
+  // keeps its knobs, and the engine, not ArcticTraining, runs its ring when it has one).
+  PlanSpec as_run = o->plan;
+  as_run.stack = trainer_stack("engine");
+  SPPLAN_RETURN_IF_ERROR(check_plan(as_run, [o](const std::string& key) { return o->where(key); }));
   return check_implemented(*o);
 }
 
