@@ -322,23 +322,6 @@ Status check_ring(const RunOptions& o) {
   return Status::ok();
 }
 
-Status check_implemented(const RunOptions& o) {
-  const Knobs& k = o.plan.knobs;
-  // ZeRO-3 gathers each layer inside its checkpointed-layer function, forward and recompute
-  // (model.cpp); without checkpointing every gathered layer would stay alive until its backward.
-  if (k.zero_stage == 3 && k.act_ckpt == ActCkpt::kNone) {
-    return Status::invalid(o.where("act_ckpt") + ": value \"none\" is not implemented yet in the engine with "
-                           "zero_stage 3 (allowed now: full, offload, or zero_stage 0, 1, 2)");
-  }
-  // With the parameter shards on the host, AdamW steps there too (the moments follow the shards).
-  if (k.offload_params == OffloadDevice::kCpu && k.offload_optimizer != OffloadDevice::kCpu) {
-    return Status::invalid(o.where("offload_params") + ": value \"cpu\" is not implemented yet in the engine with "
-                           "offload_optimizer " + quoted(to_string(k.offload_optimizer)) +
-                           " (allowed now: none, or cpu with offload_optimizer cpu)");
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 Status check_run_options(RunOptions* o, int64_t world) {
@@ -360,12 +343,12 @@ Status check_run_options(RunOptions* o, int64_t world) {
   }
   SPPLAN_RETURN_IF_ERROR(check_ring(*o));
   SPPLAN_RETURN_IF_ERROR(check_no_nvme(*o));
-  // The plan's rules as the engine runs it: its own trainer stack (a plan made for ArcticTraining
-  // keeps its knobs, and the engine, not ArcticTraining, runs its ring when it has one).
+  // The plan's rules as the engine runs it: its own trainer stack, whose rules (check_trainer_runs)
+  // are what the engine does not run (a plan made for ArcticTraining keeps its knobs, and the
+  // engine, not ArcticTraining, runs its ring when it has one).
   PlanSpec as_run = o->plan;
   as_run.stack = trainer_stack("engine");
-  SPPLAN_RETURN_IF_ERROR(check_plan(as_run, [o](const std::string& key) { return o->where(key); }));
-  return check_implemented(*o);
+  return check_plan(as_run, [o](const std::string& key) { return o->where(key); });
 }
 
 }  // namespace spplan::engine

@@ -51,7 +51,8 @@ Status check_cluster_shape(const ClusterSpec& cluster, const WhereFn& where);
 
 // What the named trainer cannot run, as rules: ring attention (check_trainer_context_parallel),
 // and for "engine" what spplan run refuses (NVMe offload, ZeRO-3 without checkpointing, parameter
-// offload without optimizer offload; engine/run/options.cpp check_implemented).
+// offload without optimizer offload; spplan run checks every plan on the engine stack with them,
+// engine/run/options.cpp check_run_options).
 Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where);
 
 // FlashAttention 2 has fp16/bf16 kernels only: an fp32 plan runs SDPA. Refuses fp32 with flash2.

@@ -58,12 +58,12 @@ const std::vector<BadCase>& cases() {
       {flags({"--steps", "0"}), "--steps: value \"0\" is not allowed (allowed: a whole number from 1"},
       {flags({"--seed", "-1"}), "--seed: value \"-1\" is not allowed"},
       {flags({"--bogus"}), "--bogus: unknown flag (allowed: --plan"},
-      {flags({"--zero", "3"}), "--act-ckpt: value \"none\" is not implemented yet in the engine with zero_stage 3"},
+      {flags({"--zero", "3"}), "--act-ckpt: value \"none\" with zero_stage 3 is not run by trainer \"engine\""},
       {flags({"--act-ckpt", "some"}), "--act-ckpt: value \"some\""},
       {flags({"--offload-params", "cpu"}), "--offload-params: value \"cpu\" needs ZeRO stage 3, found stage 0"},
       {flags({"--zero", "3", "--act-ckpt", "full", "--offload-params", "cpu"}),
-       "--offload-params: value \"cpu\" is not implemented yet in the engine with offload_optimizer \"none\" (allowed "
-       "now: none, or cpu with offload_optimizer cpu)"},
+       "--offload-params: value \"cpu\" with offload_optimizer \"none\" is not run by trainer \"engine\" (allowed: "
+       "none, or cpu with offload_optimizer cpu)"},
       {flags({"--zero", "1", "--offload-optimizer", "nvme"}),
        "--offload-optimizer: value \"nvme\" is not implemented yet in the engine (allowed now: none, cpu"},
       {flags({"--prefetch-bucket", "1e6"}), "--prefetch-bucket: not implemented yet"},
@@ -110,7 +110,7 @@ const std::vector<BadCase>& cases() {
       {flags({"--resume", "$D/none"}), "--resume: $D/none: no such folder"},
       {flags({"--resume", "$D/ckpt"}), "--resume: $D/ckpt: no LATEST file or manifest.json"},
       {{"--plan", "$D/none.toml", "--nproc", "1"}, "none.toml: cannot open"},
-      {{"--plan", "$D/zero3.toml", "--nproc", "2"}, "zero3.toml: key \"knobs.act_ckpt\": value \"none\" is not implemented yet in the engine with zero_stage 3"},
+      {{"--plan", "$D/zero3.toml", "--nproc", "2"}, "zero3.toml: key \"knobs.act_ckpt\": value \"none\" with zero_stage 3 is not run by trainer \"engine\""},
       {{"--plan", "$D/zero3.toml", "--model", "tiny-llama", "--nproc", "2"}, "--model: not allowed with --plan"},
       // Issue 29: silent mistakes refused. A corpus is not tokens: the message names the script.
       {flags({"--data", "$D/corpus.jsonl"}),
