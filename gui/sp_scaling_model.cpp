@@ -3,6 +3,7 @@
 #include <QColor>
 #include <QLocale>
 #include <algorithm>
+#include <optional>
 
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/units.hpp"
@@ -18,6 +19,24 @@ const char* SpScalingModel::layoutName(Layout layout) {
   }
   return "";
 }
+
+namespace {
+
+// The plan at degrees (sp, cp) on the first trainer that runs it: the plan's own, else the Hugging
+// Face Trainer (a ring alone, through Accelerate), else spplan-engine (every layout); nullopt when
+// none does (e.g. ZeRO-3 without checkpointing past Accelerate's ring, which the engine refuses).
+std::optional<PlanSpec> runnable_at(const PlanSpec& plan, int64_t sp, int64_t cp) {
+  PlanSpec at = plan;
+  at.knobs.sp = sp;
+  at.knobs.cp = cp;
+  for (const char* trainer : {"", "hf", "engine"}) {
+    if (*trainer != 0) at.stack = trainer_stack(trainer);
+    if (check_plan(at, flag_where)) return at;  // estimate() requires a valid plan
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 SpScalingModel::SpScalingModel(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -80,13 +99,10 @@ int SpScalingModel::rowCountOf(Layout layout) const {
 void SpScalingModel::setPlan(const PlanSpec& plan) {
   std::vector<Row> rows;
   const auto add = [&](Layout layout, int64_t sp, int64_t cp) {
-    PlanSpec at = plan;
-    at.knobs.sp = sp;
-    at.knobs.cp = cp;
-    if (!check_trainer_runs(at, flag_where)) at.stack = trainer_stack("engine");
-    if (!check_plan(at, flag_where)) return;  // estimate() requires a valid plan
-    costmodel::Estimate e = costmodel::estimate(at);
-    rows.push_back({layout, sp, cp, std::move(at), std::move(e)});
+    const std::optional<PlanSpec> at = runnable_at(plan, sp, cp);
+    if (!at) return;  // no trainer runs these knobs at this layout (or a plan rule breaks there)
+    costmodel::Estimate e = costmodel::estimate(*at);
+    rows.push_back({layout, sp, cp, *at, std::move(e)});
   };
   const int64_t gpus = plan.cluster.num_gpus;
   const std::vector<int64_t> sps = valid_sp_degrees(plan.model, gpus);

@@ -228,7 +228,11 @@ class TestGuiViews : public QObject {
       spplan::PlanSpec at = best.plan;
       at.knobs.sp = 1;
       at.knobs.cp = model.index(r, SpScalingModel::CpColumn).data().toLongLong();
-      if (!spplan::check_trainer_runs(at, spplan::flag_where)) at.stack = spplan::trainer_stack("engine");
+      for (const char* trainer : {"hf", "engine"}) {  // the first trainer that runs a ring at these knobs
+        if (spplan::check_plan(at, spplan::flag_where)) break;
+        at.stack = spplan::trainer_stack(trainer);
+      }
+      QVERIFY(spplan::check_plan(at, spplan::flag_where));
       QCOMPARE(model.index(r, SpScalingModel::TrainerColumn).data().toString(), QString::fromStdString(at.stack.trainer));
       QCOMPARE(model.planAt(r).stack.trainer, at.stack.trainer);
       QCOMPARE(model.index(r, SpScalingModel::SpColumn).data().toLongLong(), 1LL);
