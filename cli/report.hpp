@@ -5,12 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "planner/config/knobs_json.hpp"
 #include "planner/config/plan_spec.hpp"
 #include "planner/costmodel/estimate.hpp"
 
 namespace spplan::cli {
 
-nlohmann::json knobs_json(const Knobs& knobs);
+using spplan::knobs_json;  // planner/config/knobs_json.hpp: the engine reports the same object
 // The `estimate --json` object: fits, memory {...}, host_memory_gib_per_node, step_time_s, ...
 nlohmann::json estimate_json(const PlanSpec& plan, const costmodel::Estimate& estimate);
 // A readable multi-line report of one estimate.

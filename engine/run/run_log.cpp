@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "engine/run/report.hpp"
+#include "planner/config/knobs_json.hpp"
 #include "planner/core/version.hpp"
 
 namespace spplan::engine {
@@ -66,17 +67,10 @@ std::string watch_progress_line(const StepStats& st, const StepWatch& w) {
 }
 
 nlohmann::json run_settings(const RunOptions& o) {
-  const Knobs& k = o.plan.knobs;
   const OptimizerSpec& opt = o.plan.optimizer;
-  return {{"plan", o.plan_path.empty() ? nlohmann::json() : nlohmann::json(o.plan_path)},
-          {"precision", to_string(k.precision)},
-          {"zero_stage", k.zero_stage},
-          {"offload_optimizer", to_string(k.offload_optimizer)},
-          {"offload_params", to_string(k.offload_params)},
-          {"act_ckpt", to_string(k.act_ckpt)},
-          {"tiled_mlp", k.tiled_mlp},
-          {"tiled_loss", k.tiled_loss},
-          {"sp_comm_dtype", to_string(k.sp_comm_dtype)},
+  nlohmann::json settings = knobs_json(o.plan.knobs);  // the knobs as every report shows them
+  settings.update(nlohmann::json{
+          {"plan", o.plan_path.empty() ? nlohmann::json() : nlohmann::json(o.plan_path)},
           {"seed", o.seed},
           {"steps", o.steps},
           {"data", o.data_paths},
@@ -96,7 +90,8 @@ nlohmann::json run_settings(const RunOptions& o) {
             {"grad_clip", opt.grad_clip},
             {"betas", {o.adam_beta1, o.adam_beta2}},
             {"eps", o.adam_eps}}},
-          {"commit", std::string(commit())}};
+          {"commit", std::string(commit())}});
+  return settings;
 }
 
 

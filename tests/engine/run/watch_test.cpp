@@ -63,6 +63,8 @@ TEST(EngineWatch, LogHasAStepLinePerStepEvalsAndASummaryWithTheRunsSettings) {
   const nlohmann::json& settings = lines.back()["settings"];
   EXPECT_EQ(settings["precision"], "fp32");
   EXPECT_EQ(settings["zero_stage"], 0);
+  EXPECT_EQ(settings["cp"], 1);  // every knob, as the CLI's --json plans show them (knobs_json)
+  EXPECT_EQ(settings["micro_batch"], 1);
   EXPECT_EQ(settings["seed"], 3);
   EXPECT_EQ(settings["eos_id"], 7);
   EXPECT_EQ(settings["data"], nlohmann::json::array({data}));
