@@ -1,6 +1,5 @@
 #include "cli/report.hpp"
 
-#include <cstdio>
 #include <sstream>
 
 #include "planner/config/rope_scaling.hpp"
@@ -9,12 +8,6 @@
 
 namespace spplan::cli {
 namespace {
-
-std::string fmt_number(const char* format, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, format, value);
-  return buffer;
-}
 
 }  // namespace
 
@@ -114,35 +107,35 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
     << (p.model.attention_bias ? "; q/k/v biases" : "") << "\n";
   o << "  optimizer: " << optimizer_text(p.optimizer) << "\n";
   o << "  fits: " << (e.fits ? "yes" : "NO (" + e.reason() + ")") << "\n";
-  o << "  GPU memory per GPU: " << fmt_number("%.1f", gib(m.total_bytes())) << " of "
-    << fmt_number("%.1f", gib(e.capacity_bytes)) << " GiB, peak at " << m.peak_phase
+  o << "  GPU memory per GPU: " << format_number("%.1f", gib(m.total_bytes())) << " of "
+    << format_number("%.1f", gib(e.capacity_bytes)) << " GiB, peak at " << m.peak_phase
     << (m.peak_layer >= 0 ? " of layer " + std::to_string(m.peak_layer) : std::string()) << "\n";
   const std::pair<const char*, double> rows[] = {
       {"params", m.params_bytes},           {"grads", m.grads_bytes},   {"optimizer", m.optimizer_bytes},
       {"activations", m.activations_bytes}, {"logits", m.logits_bytes}, {"buffers", m.buffers_bytes},
       {"overhead", m.overhead_bytes}};
   for (const auto& [name, bytes] : rows) {
-    o << "    " << name << std::string(12 - std::string(name).size(), ' ') << fmt_number("%8.2f GiB", gib(bytes))
+    o << "    " << name << std::string(12 - std::string(name).size(), ' ') << format_number("%8.2f GiB", gib(bytes))
       << "\n";
   }
   std::vector<costmodel::MemoryTerm> terms(m.terms.begin(), m.terms.begin() + m.term_count);
   std::stable_sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
   o << "  at the peak:\n";
-  for (const auto& t : terms) o << "    " << fmt_number("%8.2f GiB", gib(t.bytes)) << "  " << t.name << "\n";
-  o << "  host memory per node: " << fmt_number("%.1f", gib(e.host.total_bytes())) << " of "
-    << fmt_number("%.0f", gib(e.host_capacity_bytes)) << " GiB\n";
-  o << "  step time: " << fmt_number("%.3f s", e.time.step_time_s) << " (serial "
-    << fmt_number("%.3f s", e.time.serial_step_time_s) << "; exposed a2a "
-    << fmt_number("%.3f s", e.time.exposed_a2a_s)
-    << (p.knobs.cp > 1 ? ", ring " + fmt_number("%.3f s", e.time.exposed_cp_s) + " of " +
-                             fmt_number("%.3f s", e.time.cp_comm_s)
+  for (const auto& t : terms) o << "    " << format_number("%8.2f GiB", gib(t.bytes)) << "  " << t.name << "\n";
+  o << "  host memory per node: " << format_number("%.1f", gib(e.host.total_bytes())) << " of "
+    << format_number("%.0f", gib(e.host_capacity_bytes)) << " GiB\n";
+  o << "  step time: " << format_number("%.3f s", e.time.step_time_s) << " (serial "
+    << format_number("%.3f s", e.time.serial_step_time_s) << "; exposed a2a "
+    << format_number("%.3f s", e.time.exposed_a2a_s)
+    << (p.knobs.cp > 1 ? ", ring " + format_number("%.3f s", e.time.exposed_cp_s) + " of " +
+                             format_number("%.3f s", e.time.cp_comm_s)
                        : std::string())
-    << ", zero " << fmt_number("%.3f s", e.time.exposed_zero_s)
-    << ", offload " << fmt_number("%.3f s", e.time.exposed_offload_s) << ", optimizer "
-    << fmt_number("%.3f s", e.time.optimizer_s) << ")\n";
-  o << "  throughput: " << fmt_number("%.0f tokens/s", e.tokens_per_s) << ", "
-    << fmt_number("%.1f TFLOPs/GPU", e.tflops_per_gpu) << ", MFU " << fmt_number("%.1f%%", 100 * e.mfu) << ", "
-    << fmt_number("$%.3f", e.usd_per_million_tokens) << " per million tokens\n";
+    << ", zero " << format_number("%.3f s", e.time.exposed_zero_s)
+    << ", offload " << format_number("%.3f s", e.time.exposed_offload_s) << ", optimizer "
+    << format_number("%.3f s", e.time.optimizer_s) << ")\n";
+  o << "  throughput: " << format_number("%.0f tokens/s", e.tokens_per_s) << ", "
+    << format_number("%.1f TFLOPs/GPU", e.tflops_per_gpu) << ", MFU " << format_number("%.1f%%", 100 * e.mfu) << ", "
+    << format_number("$%.3f", e.usd_per_million_tokens) << " per million tokens\n";
   return o.str();
 }
 

@@ -69,6 +69,12 @@ Result<double> parse_double(std::string_view what, std::string_view text, double
   return value;
 }
 
+std::string format_number(const char* format, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
 std::string format_number(double value) {
   std::ostringstream out;
   out << std::setprecision(15) << value;  // enough digits to tell 1.0000001 from 1, not 0.9000000000000002

@@ -30,6 +30,9 @@ Result<double> parse_double(std::string_view what, std::string_view text, double
 
 // A number for messages: "0.5", "1e+15" (up to 15 significant digits, no trailing zeros).
 std::string format_number(double value);
+// `value` in a printf `format` with one double conversion ("%.1f GiB"), for reports; at most 63
+// characters.
+std::string format_number(const char* format, double value);
 
 // One of `allowed`; returns its index.
 Result<size_t> parse_choice(std::string_view what, std::string_view text,

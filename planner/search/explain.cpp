@@ -1,8 +1,7 @@
 #include "planner/search/explain.hpp"
 
-#include <cstdio>
-
 #include "planner/costmodel/comm.hpp"
+#include "planner/core/parse.hpp"
 
 namespace spplan::search {
 namespace {
@@ -27,12 +26,6 @@ const char* family_name(Family f) {
 std::string where(bool crosses) { return crosses ? "across nodes" : "inside a node"; }
 std::string link(bool crosses) { return crosses ? "the network" : "NVLink"; }
 
-std::string number(const char* format, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
-
 }  // namespace
 
 std::string layout_text(const RankedPlan& r) {
@@ -55,7 +48,7 @@ std::string layout_text(const RankedPlan& r) {
     if (k.cp_comm == CpComm::kAllGather) {
       traffic += "K/V all-gathered on " + link(cp_crosses) + ", not hidden";
     } else {
-      traffic += "ring hops on " + link(cp_crosses) + " " + number("%.0f%%", 100 * hidden) + " hidden behind attention";
+      traffic += "ring hops on " + link(cp_crosses) + " " + format_number("%.0f%%", 100 * hidden) + " hidden behind attention";
     }
   }
   return groups + ": " + traffic;
@@ -65,7 +58,7 @@ std::string layout_reason(const SearchResult& result) {
   if (result.feasible.empty()) return "";
   const RankedPlan& best = result.feasible.front();
   const Family won = family_of(best.plan.knobs);
-  std::string out = layout_text(best) + " (" + number("%.0f", best.estimate.tokens_per_s) + " tokens/s)";
+  std::string out = layout_text(best) + " (" + format_number("%.0f", best.estimate.tokens_per_s) + " tokens/s)";
   for (Family f : {Family::kUlysses, Family::kRing, Family::kHybrid}) {
     if (f == won) continue;
     const RankedPlan* rival = nullptr;  // feasible is ranked: the first of a family is its best
@@ -80,12 +73,12 @@ std::string layout_reason(const SearchResult& result) {
     if (rival == nullptr) {
       out += ": none fits among the plans searched";
     } else {
-      out += ": best " + number("%.0f", rival->estimate.tokens_per_s) + " tokens/s (sp " +
+      out += ": best " + format_number("%.0f", rival->estimate.tokens_per_s) + " tokens/s (sp " +
              std::to_string(rival->plan.knobs.sp) + ", cp " + std::to_string(rival->plan.knobs.cp) + ")";
       // Inside the noise band the ranking's preferences decided, not the speed.
       const double best_tps = best.estimate.tokens_per_s;
       if (rival->estimate.tokens_per_s >= best_tps * (1.0 - kRankNoiseBand)) {
-        out += number(", within %.0f%%: ranked by ring size, offloads, micro batch, memory", 100 * kRankNoiseBand);
+        out += format_number(", within %.0f%%: ranked by ring size, offloads, micro batch, memory", 100 * kRankNoiseBand);
       }
     }
   }
