@@ -60,6 +60,15 @@ double mlp_fwd_s(const GpuSpec& g, const Shape& x) {
   return 2 * gemm_time_s(g, x.s, x.i, x.h, x.a) + gemm_time_s(g, x.s, x.h, x.i, x.a);  // gate, up; down
 }
 
+// A pass's ring communication (ring.hpp): the hops beside the attention blocks, and what is not
+// hidden before and after them.
+void set_ring_comm(const RingPassComm& ring, LayerPassCosts* c) {
+  c->cp_pre_s = ring.pre_s;
+  c->cp_hop_s = ring.hop_s;
+  c->cp_hops = ring.hops;
+  c->cp_post_s = ring.post_s;
+}
+
 LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   const GpuSpec& g = p.cluster.gpu;
   LayerPassCosts c;
@@ -68,11 +77,7 @@ LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   c.a2a_qkv_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * (x.q + 2 * x.kv_a2a), x.sp);
   c.attention_blocks = x.cp;
   c.attention_s = x.cp * attention_fwd_time_s(g, p.stack.attention, attention_block_flops(p, x), x.a);
-  const RingPassComm ring = ring_forward_comm(p);
-  c.cp_pre_s = ring.pre_s;
-  c.cp_hop_s = ring.hop_s;
-  c.cp_hops = ring.hops;
-  c.cp_post_s = ring.post_s;
+  set_ring_comm(ring_forward_comm(p), &c);
   c.a2a_out_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * x.q, x.sp);
   c.out_proj_s = gemm_time_s(g, x.s, x.h, x.q, x.a);
   c.mlp_s = mlp_fwd_s(g, x);
@@ -93,11 +98,7 @@ LayerPassCosts backward_pass(const PlanSpec& p, const Shape& x, const LayerPassC
   c.qkv_s = 2 * fwd.qkv_s;
   c.out_proj_s = 2 * fwd.out_proj_s;
   c.attention_s = x.cp * attention_bwd_time_s(g, p.stack.attention, attention_block_flops(p, x), x.a);
-  const RingPassComm ring = ring_backward_comm(p);
-  c.cp_pre_s = ring.pre_s;
-  c.cp_hop_s = ring.hop_s;
-  c.cp_hops = ring.hops;
-  c.cp_post_s = ring.post_s;
+  set_ring_comm(ring_backward_comm(p), &c);
   c.mlp_s = (p.knobs.tiled_mlp ? 3 : 2) * fwd.mlp_s;
   return c;
 }
