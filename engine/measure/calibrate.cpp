@@ -109,17 +109,9 @@ struct Flags {
 };
 
 Result<Flags> parse_flags(int argc, char** argv) {
-  auto args = Args::parse(argc, argv, 2, calibrate_flag_specs());
-  if (!args.ok()) return Status::invalid("spplan-engine calibrate: " + args.status().message());
-  for (const FlagSpec& spec : calibrate_flag_specs()) {  // an empty path would silently mean "none"
-    if (auto v = args->get(spec.name); spec.takes_value && v && v->empty()) {
-      return Status::invalid("spplan-engine calibrate: --" + spec.name + ": empty value (allowed: " + spec.allowed + ")");
-    }
-  }
-  if (!args->positional().empty()) {
-    return Status::invalid("spplan-engine calibrate: argument \"" + args->positional().front() +
-                           "\" is not known (allowed: the flags of spplan calibrate --help)");
-  }
+  auto args = parse_flags_only(argc, argv, 2, calibrate_flag_specs(), "spplan-engine calibrate",
+                               "spplan calibrate --help");
+  if (!args.ok()) return args.status();
   Flags f;
   f.out_path = args->get("out").value_or("");
   f.gpu = args->get("gpu").value_or("");

@@ -100,17 +100,9 @@ Result<Flags> parse_flags(int argc, char** argv) {
   if (argc < 3 || std::string(argv[2]) != "engine") {
     return Status::invalid("spplan-engine validate: expected \"engine\" (allowed: engine)");
   }
-  auto args = Args::parse(argc, argv, 3, validate_flag_specs());
-  if (!args.ok()) return Status::invalid("spplan-engine validate engine: " + args.status().message());
-  for (const FlagSpec& spec : validate_flag_specs()) {  // an empty path would silently mean "none"
-    if (auto v = args->get(spec.name); spec.takes_value && v && v->empty()) {
-      return Status::invalid("spplan-engine validate engine: --" + spec.name + ": empty value (allowed: " + spec.allowed + ")");
-    }
-  }
-  if (!args->positional().empty()) {
-    return Status::invalid("spplan-engine validate engine: argument \"" + args->positional().front() +
-                           "\" is not known (allowed: the flags of spplan validate engine --help)");
-  }
+  auto args = parse_flags_only(argc, argv, 3, validate_flag_specs(), "spplan-engine validate engine",
+                               "spplan validate engine --help");
+  if (!args.ok()) return args.status();
   f.json = args->has("json");
   f.quick = args->has("quick");
   f.long_cases = args->has("long");

@@ -80,4 +80,20 @@ Result<std::string> Args::require(const std::string& name, const std::string& wh
   return *value;
 }
 
+Result<Args> parse_flags_only(int argc, const char* const* argv, int first, const std::vector<FlagSpec>& specs,
+                              const std::string& command, const std::string& help) {
+  auto args = Args::parse(argc, argv, first, specs);
+  if (!args.ok()) return Status::invalid(command + ": " + args.status().message());
+  for (const FlagSpec& spec : specs) {
+    if (auto v = args->get(spec.name); spec.takes_value && v && v->empty()) {
+      return Status::invalid(command + ": --" + spec.name + ": empty value (allowed: " + spec.allowed + ")");
+    }
+  }
+  if (!args->positional().empty()) {
+    return Status::invalid(command + ": argument \"" + args->positional().front() + "\" is not known (allowed: the flags of " +
+                           help + ")");
+  }
+  return args;
+}
+
 }  // namespace spplan

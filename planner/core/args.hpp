@@ -54,4 +54,10 @@ class Args {
   std::vector<std::string> positional_;
 };
 
+// Args::parse for a command that takes flags only: every message starts with `command`
+// ("spplan-engine calibrate: "), an empty value is refused (an empty path would silently mean
+// none), and so is any positional argument (its message points at `help`, the command's --help).
+Result<Args> parse_flags_only(int argc, const char* const* argv, int first, const std::vector<FlagSpec>& specs,
+                              const std::string& command, const std::string& help);
+
 }  // namespace spplan
