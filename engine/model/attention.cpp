@@ -1,5 +1,6 @@
 #include "engine/model/attention.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
@@ -90,19 +91,8 @@ at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor
   const int64_t P = comm.sp();
   // With a ring (cp > 1) the rank's tokens are 2 zigzag chunks; no packed documents (refused).
   if (P == 1) return comm.cp() > 1 ? ring_causal_attention(comm, q, k, v) : document_causal_attention(q, k, v, starts);
-  const int64_t b = q.size(0), sl = q.size(1), h = q.size(2), d = q.size(3);
-  at::Tensor kr = k, vr = v;
-  if (k.size(2) < P) {  // fewer KV heads than ranks: rank p needs KV head p * h_kv / P
-    kr = k.repeat_interleave(P / k.size(2), 2);
-    vr = v.repeat_interleave(P / v.size(2), 2);
-  }
-  const int64_t hq = h / P, hkv = kr.size(2) / P;  // heads per rank after the exchange
-  // One exchange for q, k and v: group each rank's heads together so the all-to-all's head split
-  // hands rank p its q, k and v heads at once.
-  const at::Tensor packed = at::cat({q.reshape({b, sl, P, hq, d}), kr.reshape({b, sl, P, hkv, d}),
-                                     vr.reshape({b, sl, P, hkv, d})}, 3)
-                                .reshape({b, sl, P * (hq + 2 * hkv), d});
-  const at::Tensor all_tokens = seq_to_heads(comm, packed);  // [b, s, hq + 2 hkv, d]
+  const int64_t hq = q.size(2) / P, hkv = std::max<int64_t>(k.size(2) / P, 1);  // heads per rank after the exchange
+  const at::Tensor all_tokens = qkv_to_heads(comm, q, k, v);  // [b, s, hq + 2 hkv, d]
   const at::Tensor qh = all_tokens.narrow(2, 0, hq), kh = all_tokens.narrow(2, hq, hkv),
                    vh = all_tokens.narrow(2, hq + hkv, hkv);
   // Ulysses x ring: the SP group's exchange gave this CP rank's 2 zigzag chunks, h/P heads.

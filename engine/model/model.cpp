@@ -179,6 +179,29 @@ std::vector<at::Tensor> Model::owned_grads() const {
 
 Model::~Model() = default;
 
+std::pair<at::Tensor, at::Tensor> Model::rotated_qk(const LayerParams& L, const at::Tensor& normed,
+                                                    const at::Tensor& cos, const at::Tensor& sin) const {
+  const int64_t b = normed.size(0), n = normed.size(1), d = spec_.head_dim;
+  const int64_t nh = spec_.num_attention_heads, nkv = spec_.num_key_value_heads, qk_rows = (nh + nkv) * d;
+  const double eps = spec_.rms_norm_eps;
+  // One GEMM for q|k; the norms and RoPE make new tensors of both, so the GEMM's output is freed
+  // when this returns, as HF frees q_proj's and k_proj's outputs once rotated (held through
+  // attention it cost (nh + nkv) d elements a token at the Ulysses exchange, issue 22).
+  const at::Tensor qk = at::linear(normed, L.wqkv.narrow(0, 0, qk_rows),
+                                   L.bqkv.defined() ? L.bqkv.narrow(0, 0, qk_rows) : at::Tensor());  // [b, n, (nh + nkv) d]
+  at::Tensor q = qk.narrow(2, 0, nh * d).view({b, n, nh, d});
+  at::Tensor k = qk.narrow(2, nh * d, nkv * d).view({b, n, nkv, d});
+  if (knobs_.tiled_loss && spec_.qk_norm && cos.size(0) == 1) {  // per-position tables; a batch of packed rows runs unfused
+    const at::Tensor cos_rows = cos.view({n, d / 2}), sin_rows = sin.view({n, d / 2});
+    return {fused_qk_norm_rope(q, L.q_norm, cos_rows, sin_rows, eps), fused_qk_norm_rope(k, L.k_norm, cos_rows, sin_rows, eps)};
+  }
+  if (spec_.qk_norm) {
+    q = rms_normalize(q, L.q_norm, eps, false);
+    k = rms_normalize(k, L.k_norm, eps, false);
+  }
+  return {reference::apply_rope(q, cos, sin), reference::apply_rope(k, cos, sin)};
+}
+
 at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                         const DocStarts& docs) const {
   const LayerParams& L = layers_[index];
@@ -193,26 +216,11 @@ at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos
   // output, that whole output (its q and k parts already rotated into new tensors) would stay
   // alive with it, (nh + nkv) d elements a token more than HF keeps (issue 28).
   const at::Tensor normed = rms_normalize(x, L.attn_norm, eps, fused);
+  const auto [q, k] = rotated_qk(L, normed, cos, sin);
   const int64_t qk_rows = (nh + nkv) * d;
-  const at::Tensor qk = at::linear(normed, L.wqkv.narrow(0, 0, qk_rows),
-                                   L.bqkv.defined() ? L.bqkv.narrow(0, 0, qk_rows) : at::Tensor());  // [b, n, (nh + nkv) d]
-  at::Tensor q = qk.narrow(2, 0, nh * d).view({b, n, nh, d});
-  at::Tensor k = qk.narrow(2, nh * d, nkv * d).view({b, n, nkv, d});
   const at::Tensor v = at::linear(normed, L.wqkv.narrow(0, qk_rows, nkv * d),
                                   L.bqkv.defined() ? L.bqkv.narrow(0, qk_rows, nkv * d) : at::Tensor())
                            .view({b, n, nkv, d});
-  if (fused && spec_.qk_norm && cos.size(0) == 1) {  // per-position tables; a batch of packed rows runs unfused
-    const at::Tensor cos_rows = cos.view({n, d / 2}), sin_rows = sin.view({n, d / 2});
-    q = fused_qk_norm_rope(q, L.q_norm, cos_rows, sin_rows, eps);
-    k = fused_qk_norm_rope(k, L.k_norm, cos_rows, sin_rows, eps);
-  } else {
-    if (spec_.qk_norm) {
-      q = rms_normalize(q, L.q_norm, eps, false);
-      k = rms_normalize(k, L.k_norm, eps, false);
-    }
-    q = reference::apply_rope(q, cos, sin);
-    k = reference::apply_rope(k, cos, sin);
-  }
   const at::Tensor attn = sp_causal_attention(comm_, q, k, v, docs);                         // [b, n, nh, d]
   // The projection is a temporary: it must not outlive the residual add (it would stay alive,
   // [tokens, h], through the MLP).

@@ -16,6 +16,7 @@
 #include <functional>
 #include <string>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -82,6 +83,9 @@ class Model {
 
   at::Tensor layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                    const DocStarts& docs) const;
+  // The layer's q and k [b, n, heads, d] after their norms (Qwen3) and RoPE.
+  std::pair<at::Tensor, at::Tensor> rotated_qk(const LayerParams& L, const at::Tensor& normed, const at::Tensor& cos,
+                                               const at::Tensor& sin) const;
   at::Tensor head_loss(const at::Tensor& x, const at::Tensor& labels) const;
 
   ModelSpec spec_;

@@ -4,7 +4,8 @@
 // Every rank builds the same full-sequence tensors from one seed, keeps its rows (s/P contiguous
 // ones, or with --cp its zigzag share: io/data.hpp zigzag_positions), and checks:
 //  1. seq_to_heads hands it exactly its heads of every token, and heads_to_seq(seq_to_heads(x)) == x
-//     bit for bit;
+//     bit for bit; qkv_to_heads hands it its q, k and v heads of every token (K/V heads sharded, and
+//     one replicated to every rank);
 //  2. sp_causal_attention and its gradients (q, k, v) equal single-process causal_attention on the
 //     full sequence within 1e-5, for KV heads both sharded (h_kv % P == 0) and replicated (h_kv < P);
 //     with --cp the same through ring attention over the CP group (Ulysses x ring when sp > 1),
@@ -53,6 +54,16 @@ void check_round_trip(Comm& comm) {
   expect(at::equal(spplan::engine::heads_to_seq(comm, heads), mine), "heads_to_seq(seq_to_heads(x)) != x");
 }
 
+void check_qkv_exchange(Comm& comm, int64_t h_kv) {
+  const int64_t P = comm.sp(), b = 2, s = 64 * P, h = 4 * P, d = 16, n = s / P;
+  const at::Tensor q = at::randn({b, s, h, d}), k = at::randn({b, s, h_kv, d}), v = at::randn({b, s, h_kv, d});
+  auto mine = [&](const at::Tensor& x) { return x.narrow(1, comm.sp_rank() * n, n).contiguous(); };
+  const at::Tensor got = spplan::engine::qkv_to_heads(comm, mine(q), mine(k), mine(v));
+  const int64_t hq = h / P, hkv = h_kv < P ? 1 : h_kv / P, first_kv = h_kv < P ? comm.sp_rank() * h_kv / P : comm.sp_rank() * hkv;
+  const at::Tensor want = at::cat({q.narrow(2, comm.sp_rank() * hq, hq), k.narrow(2, first_kv, hkv), v.narrow(2, first_kv, hkv)}, 2);
+  expect(at::equal(got, want), "qkv_to_heads with h_kv " + std::to_string(h_kv) + ": not my q, k, v heads of all tokens");
+}
+
 void check_attention(Comm& comm, int64_t h, int64_t h_kv) {
   const int64_t b = 2, s = 96 * comm.sp() * comm.cp(), d = 16;
   const std::string name = "h " + std::to_string(h) + " h_kv " + std::to_string(h_kv) + ": ";
@@ -90,6 +101,10 @@ int main(int argc, char** argv) {
     Comm comm(e, /*sp=*/e.world / cp, c10::Device(c10::kCPU), std::chrono::seconds(30), cp);
     at::manual_seed(1234);  // the same full tensors on every rank
     check_round_trip(comm);
+    if (cp == 1) {
+      check_qkv_exchange(comm, 2 * comm.sp());
+      if (comm.sp() > 1) check_qkv_exchange(comm, 1);
+    }
     check_attention(comm, 4 * comm.sp(), 2 * comm.sp());  // KV heads sharded
     if (comm.sp() > 1) check_attention(comm, 2 * comm.sp(), 1);  // one KV head replicated P times
     check_attention(comm, 2 * comm.sp(), comm.sp());      // one KV head per rank
