@@ -34,6 +34,7 @@ MemoryTerms memory_terms(const PlanSpec& p) {
   t.layer_saved_bytes = cm::layer_saved_bytes(p);
   t.layer_backward_extra_bytes = cm::layer_backward_extra_bytes(p);
   t.ulysses_buffer_bytes = cm::ulysses_buffer_bytes(p);
+  t.ulysses_exchange_held_bytes = cm::ulysses_exchange_moment_bytes(p) - t.ulysses_buffer_bytes;
   t.ring_buffer_bytes = cm::ring_forward_buffer_bytes(p);
   t.step_inputs_bytes = cm::step_inputs_bytes(p);
   t.loss_forward_peak_bytes = cm::loss_forward_peak_bytes(p);

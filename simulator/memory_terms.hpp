@@ -25,6 +25,9 @@ struct MemoryTerms {
   double layer_saved_bytes = 0;        // one layer's saved tensors while it runs (forward, recompute)
   double layer_backward_extra_bytes = 0;  // backward transients, its all-to-all copies included
   double ulysses_buffer_bytes = 0;     // forward / recompute all-to-all copies, first a2a to second
+  // Forward: what a layer holds besides the copies at its first all-to-all (first norm's saves,
+  // q, k, v), before it has saved the rest (costmodel ulysses_exchange_moment_bytes).
+  double ulysses_exchange_held_bytes = 0;
   double ring_buffer_bytes = 0;        // forward / recompute ring attention K/V and merge buffers
   double step_inputs_bytes = 0;        // token ids, labels, RoPE tables: embedding forward to its backward
 

@@ -73,8 +73,9 @@ void StepGraphBuilder::emit_attention(const costmodel::LayerPassCosts& pass, con
   ops->attention_last = post != kNoOp ? post : prev_compute_;
 }
 
-// Forward and recompute: the all-to-all copies live from the first all-to-all to the end of the
-// second. (In the backward the costmodel counts them inside layer_backward_extra_bytes.)
+// Recompute: the all-to-all copies live from the first all-to-all to the end of the second (the
+// forward prices its exchange as a moment of its own: emit_forward_layer). In the backward the
+// costmodel counts them inside layer_backward_extra_bytes.
 void StepGraphBuilder::hold_ulysses_buffers(const PassOps& pass) {
   alloc_at_start(pass.a2a_first, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
   free_at_end(pass.a2a_second, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
@@ -98,9 +99,20 @@ void StepGraphBuilder::emit_forward_layer(int micro, int layer) {
   const std::string prefix = micro_prefix(micro) + "fwd.L" + std::to_string(layer) + ".";
   begin_use();
   const PassOps pass = emit_pass(c_.forward, false, prefix);
-  hold_ulysses_buffers(pass);
   attach_first(pass.first);
-  alloc_at_start(pass.first, MemCategory::kActivations, t_.layer_saved_bytes);
+  if (pass.a2a_first != kNoOp) {
+    // The costmodel's two moments of a forward layer: at its first all-to-all (first norm's
+    // saves, q, k, v and the copies), then everything it saves (with a ring, its buffers too).
+    alloc_at_start(pass.a2a_first, MemCategory::kActivations, t_.ulysses_exchange_held_bytes);
+    alloc_at_start(pass.a2a_first, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
+    free_at_end(pass.a2a_first, MemCategory::kActivations, t_.ulysses_exchange_held_bytes);
+    free_at_end(pass.a2a_first, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
+    alloc_at_end(pass.a2a_first, MemCategory::kActivations, t_.layer_saved_bytes);
+  } else {
+    alloc_at_start(pass.first, MemCategory::kActivations, t_.layer_saved_bytes);
+  }
+  alloc_at_start(pass.attention_first, MemCategory::kBuffers, t_.ring_buffer_bytes);
+  free_at_end(pass.attention_last, MemCategory::kBuffers, t_.ring_buffer_bytes);
   free_at_end(pass.last, MemCategory::kActivations, t_.layer_saved_bytes);
   alloc_at_end(pass.last, MemCategory::kActivations, t_.stored_bytes_per_layer);
   end_use(pass.last);

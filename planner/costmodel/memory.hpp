@@ -94,10 +94,13 @@ struct LayerBackwardMoments {
   double attention = 0;               // attention backward, after the MLP and norm saves are freed
   double a2a = 0;                     // Ulysses backward all-to-all copies, same freed tensors
   double ring = 0;                    // ring attention's buffers on top of `attention` (ring.hpp)
-  double freed_before_attention = 0;  // MLP and second-norm saves released before attention
+  double freed_before_attention = 0;  // MLP, second-norm and o_proj saves released before attention
 };
 LayerBackwardMoments layer_backward_moments(const PlanSpec& plan);
 double ulysses_buffer_bytes(const PlanSpec& plan);        // all-to-all send/recv copies alive in attention
+// A layer at its forward all-to-all (sp > 1; 0 at sp 1): what it has saved so far (the first
+// norm's), its q, k, v before the exchange and the exchange's copies.
+double ulysses_exchange_moment_bytes(const PlanSpec& plan);
 
 // ---- Logits and loss (bytes, one rank) ----
 double liger_chunk_tokens(double tokens, double hidden, double vocab);  // FLCE chunk (MEMORY-FACTS 7.2)

@@ -140,25 +140,54 @@ double checkpoints_on_device_bytes(const PlanSpec& p) {
   return 0.0;
 }
 
-double layer_saved_bytes(const PlanSpec& p) {
+namespace {
+
+// What the attention itself saves, after the all-to-all: q, k, v (kv possibly replicated), its
+// output and the output's fp32 log-sum-exp.
+double attention_saved_per_token(const PlanSpec& p) {
+  const double a = act_bytes(p);
+  return 2 * a * p.model.q_dim() + 2 * a * kv_width_after_a2a(p) + kFp32Bytes * p.model.num_attention_heads;
+}
+
+// o_proj's saved input, when it is a tensor of its own: the output moved back to sequence layout
+// (sp > 1, UlyssesSPAttentionHF._partition_global_sequence) or transposed to [b, s, heads, d]
+// with a copy (HF sdpa_attention_forward's .contiguous()); at sp 1 under FlashAttention the
+// output already is [b, s, heads, d] and HF's reshape is a view of what attention keeps.
+double o_proj_input_per_token(const PlanSpec& p) {
+  return o_proj_input_is_a_copy(p) ? act_bytes(p) * p.model.q_dim() : 0.0;
+}
+
+// Qwen3's per-head q/k RMSNorms keep an fp32 copy and the normalised output of q and k.
+// And one fp32 reciprocal RMS per head and token (norm_saved_per_token).
+double qk_norm_saved_per_token(const PlanSpec& p) {
   const ModelSpec& m = p.model;
-  const double a = act_bytes(p), q = m.q_dim(), s = local_tokens(p);
+  if (!m.qk_norm) return 0.0;
+  return (upcast_bytes(p) + act_bytes(p)) * (m.q_dim() + m.kv_dim()) +
+         kFp32Bytes * (m.num_attention_heads + m.num_key_value_heads);
+}
+
+}  // namespace
+
+double layer_saved_bytes(const PlanSpec& p) {
+  const double s = local_tokens(p);
   const double norms = norms_saved_per_token(p);
-  // Attention after the all-to-all: q, k, v (kv possibly replicated), the attention output, its
-  // fp32 log-sum-exp, and o_proj's input. o_proj's input is a tensor of its own when the output
-  // is moved back to sequence layout (sp > 1, UlyssesSPAttentionHF._partition_global_sequence) or
-  // transposed to [b, s, heads, d] with a copy (HF sdpa_attention_forward's .contiguous()); at
-  // sp 1 under FlashAttention the output already is [b, s, heads, d] and HF's reshape is a view.
-  const double attention = (2 + (o_proj_input_is_a_copy(p) ? 1 : 0)) * a * q + 2 * a * kv_width_after_a2a(p) +
-                           kFp32Bytes * m.num_attention_heads;
-  // Qwen3's per-head q/k RMSNorms keep an fp32 copy and the normalised output of q and k.
-  // And one fp32 reciprocal RMS per head and token (norm_saved_per_token).
-  const double qk_norm = m.qk_norm ? (upcast_bytes(p) + a) * (q + m.kv_dim()) +
-                                         kFp32Bytes * (m.num_attention_heads + m.num_key_value_heads)
-                                   : 0.0;
+  const double attention = attention_saved_per_token(p) + o_proj_input_per_token(p);
   // TiledMLP's forward runs without autograd: it keeps only its input (norm2's output, counted above).
   const double mlp = p.knobs.tiled_mlp ? 0.0 : mlp_saved_per_token(p) * s;
-  return (norms + attention + qk_norm) * s + mlp;
+  return (norms + attention + qk_norm_saved_per_token(p)) * s + mlp;
+}
+
+double ulysses_exchange_moment_bytes(const PlanSpec& p) {
+  if (p.knobs.sp == 1) return 0.0;
+  // At the forward all-to-all a layer has saved only what comes before attention: the first
+  // RMSNorm's tensors and Qwen3's q/k norms'. The attention module holds its q, k, v (sequence
+  // layout, as projected) until it returns (HF LlamaAttention.forward's query_states,
+  // key_states, value_states; the engine's Model::attention), and the exchange's copies
+  // (ulysses_buffer_bytes) are alive around it.
+  const bool input_is_checkpoint = p.knobs.act_ckpt != ActCkpt::kNone;
+  const double qkv = act_bytes(p) * (p.model.q_dim() + 2.0 * p.model.kv_dim());
+  const double saved = norm_saved_per_token(p, input_is_checkpoint) + qk_norm_saved_per_token(p);
+  return (saved + qkv) * local_tokens(p) + ulysses_buffer_bytes(p);
 }
 
 LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
@@ -187,11 +216,12 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   // alive at this moment (measured in the engine's MLP backward, issue 28).
   if (p.knobs.zero_stage < 2) out.mlp += a * h * i;
   // By the attention backward the MLP's and the second RMSNorm's saved tensors (its input, the
-  // post-attention residual, and its output, the MLP input) have been released: autograd frees a
-  // node's saved tensors right after its backward runs. The residual's gradient is now the sum of
-  // the upstream gradient and the norm's input gradient, a new tensor.
+  // post-attention residual, and its output, the MLP input) and o_proj's input have been
+  // released: autograd frees a node's saved tensors right after its backward runs, and o_proj's
+  // runs before the attention's. The residual's gradient is now the sum of the upstream gradient
+  // and the norm's input gradient, a new tensor.
   out.freed_before_attention = (p.knobs.tiled_mlp ? 0.0 : mlp_saved_per_token(p) * s) +
-                               norm_saved_per_token(p, false) * s;
+                               (norm_saved_per_token(p, false) + o_proj_input_per_token(p)) * s;
   const double residual_grad = a * h * s;
   // FlashAttention backward (MEMORY-FACTS 6.5, FA flash_api.cpp mha_bwd): the output gradient
   // (o_proj's input gradient, in head layout), dq, dk, dv, with GQA dk and dv first computed for
@@ -201,8 +231,12 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   const double accumulators = p.stack.cpu_flash_attention ? 0.0 : kFp32Bytes * q + kFp32Bytes * m.num_attention_heads;
   const double flash = (2 * a * q + 2 * a * kv + expanded + accumulators) * s;
   out.attention = residual_grad + flash - out.freed_before_attention;
-  // Then the mirrored all-to-all: dq, dk, dv in head layout plus the send/receive copies.
-  out.a2a = residual_grad + 1.5 * ulysses_buffer_bytes(p) - out.freed_before_attention;
+  // Then the mirrored all-to-all: dq, dk, dv in head layout plus the send/receive copies. By
+  // then the attention's backward has run too and autograd has released what it saved (q, k, v
+  // after the exchange, the output, its log-sum-exp): the all-to-all's node runs after the
+  // attention's (DeepSpeed's _DimZeroAllToAll, the engine's QkvToHeads).
+  out.a2a = residual_grad + 1.5 * ulysses_buffer_bytes(p) - out.freed_before_attention -
+            attention_saved_per_token(p) * s;
   out.ring = ring_backward_buffer_bytes(p);
   return out;
 }

@@ -67,9 +67,17 @@ MemoryPhases memory_phases(const PlanSpec& p) {
   B& fwd = out.forward = persistent_memory(p);  // the last layer's forward; earlier layers' activations stored
   fwd.add(&B::params_bytes, "gathered layer + prefetch (ZeRO-3)", gathered_params_bytes(p));
   add_stored_activations(p, layers - 1, &fwd);
-  fwd.add(&B::activations_bytes, "this layer's saved tensors", layer_saved_bytes(p));
-  fwd.add(&B::buffers_bytes, "Ulysses all-to-all copies", ulysses_buffer_bytes(p));
-  fwd.add(&B::buffers_bytes, "ring attention K/V buffers + output/LSE merge", ring_forward_buffer_bytes(p));
+  // Its larger moment: at the Ulysses all-to-all, or once it has saved everything (with a ring,
+  // while the ring's buffers are alive in attention).
+  const double exchange = ulysses_exchange_moment_bytes(p);
+  const double saved = layer_saved_bytes(p), ring = ring_forward_buffer_bytes(p);
+  if (exchange > saved + ring) {
+    fwd.add(&B::activations_bytes, "this layer's first norm saves and q, k, v", exchange - ulysses_buffer_bytes(p));
+    fwd.add(&B::buffers_bytes, "Ulysses all-to-all copies", ulysses_buffer_bytes(p));
+  } else {
+    fwd.add(&B::activations_bytes, "this layer's saved tensors", saved);
+    fwd.add(&B::buffers_bytes, "ring attention K/V buffers + output/LSE merge", ring);
+  }
   add_fragmentation(slack, &fwd, "forward", last);
 
   for (B* loss : {&out.loss_forward, &out.loss_backward}) {

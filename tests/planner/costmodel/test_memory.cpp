@@ -142,7 +142,25 @@ TEST(Activations, CpuFlashAttentionHasNoFlash2BackwardBuffers) {
   cpu.stack.cpu_flash_attention = true;
   EXPECT_DOUBLE_EQ(layer_saved_bytes(p) - layer_saved_bytes(cpu), a * q * s);  // HF sdpa's .contiguous()
   const double flash2_extra = (2 * a * q + 4.0 * q + 4.0 * nh) * s;         // dk/dv expanded, dq_accum, softmax_d
-  EXPECT_DOUBLE_EQ(layer_backward_moments(p).attention - layer_backward_moments(cpu).attention, flash2_extra);
+  // ... less that .contiguous() copy, o_proj's input, which o_proj's backward has freed by then.
+  EXPECT_DOUBLE_EQ(layer_backward_moments(p).attention - layer_backward_moments(cpu).attention, flash2_extra - a * q * s);
+}
+
+// At its forward all-to-all a layer holds its first norm's saves (eager bf16: fp32 input copy,
+// output, weighted output, fp32 rstd; the input is the checkpoint), q, k, v as projected and the
+// two copies of the exchange; by the backward all-to-all the attention's saved tensors are gone.
+TEST(Activations, UlyssesMomentsHoldWhatIsAliveAtEachAllToAll) {
+  PlanSpec p = llama8b(8, 8, 8 * 32768);
+  p.knobs.act_ckpt = ActCkpt::kFull;
+  const double s = 32768, h = 4096, q = 4096, kv = 1024, a = 2, nh = 32;
+  const double norm1 = (4 + 2 * a) * h + 4, qkv = a * (q + 2 * kv), copies = 2 * a * (q + 2 * kv);
+  EXPECT_DOUBLE_EQ(ulysses_exchange_moment_bytes(p), (norm1 + qkv + copies) * s);
+  PlanSpec one = p;
+  one.knobs.sp = 1;
+  EXPECT_DOUBLE_EQ(ulysses_exchange_moment_bytes(one), 0.0);
+  const LayerBackwardMoments m = layer_backward_moments(p);
+  const double attention_saved = (2 * a * q + 2 * a * kv + 4 * nh) * s;
+  EXPECT_DOUBLE_EQ(m.a2a, a * h * s + 1.5 * copies * s - m.freed_before_attention - attention_saved);
 }
 
 // TiledMLP's forward saves nothing of the MLP (it recomputes one shard at a time in backward).
