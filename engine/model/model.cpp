@@ -202,26 +202,31 @@ std::pair<at::Tensor, at::Tensor> Model::rotated_qk(const LayerParams& L, const 
   return {reference::apply_rope(q, cos, sin), reference::apply_rope(k, cos, sin)};
 }
 
-at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                        const DocStarts& docs) const {
-  const LayerParams& L = layers_[index];
-  const int64_t b = x.size(0), n = x.size(1), h = spec_.hidden_size, d = spec_.head_dim;
-  const int64_t nh = spec_.num_attention_heads, nkv = spec_.num_key_value_heads;
-  const double eps = spec_.rms_norm_eps;
-  // --tiled-loss brings Liger's fused RMSNorm, q/k norm + RoPE and SwiGLU with it (fused_kernels.hpp),
-  // as the costmodel assumes; here the residual add before the MLP's norm is fused with it too.
-  const bool fused = knobs_.tiled_loss;
+at::Tensor Model::attention(const LayerParams& L, const at::Tensor& normed, const at::Tensor& cos,
+                            const at::Tensor& sin, const DocStarts& docs) const {
+  const int64_t b = normed.size(0), n = normed.size(1), d = spec_.head_dim;
+  const int64_t nh = spec_.num_attention_heads, nkv = spec_.num_key_value_heads, qk_rows = (nh + nkv) * d;
+  const auto [q, k] = rotated_qk(L, normed, cos, sin);
   // Two GEMMs over the stacked weight, q|k and v, as Hugging Face's separate projections hold
   // them: attention saves v for its backward, and were v a view of one [b, n, (nh + 2 nkv) d]
   // output, that whole output (its q and k parts already rotated into new tensors) would stay
   // alive with it, (nh + nkv) d elements a token more than HF keeps (issue 28).
-  const at::Tensor normed = rms_normalize(x, L.attn_norm, eps, fused);
-  const auto [q, k] = rotated_qk(L, normed, cos, sin);
-  const int64_t qk_rows = (nh + nkv) * d;
   const at::Tensor v = at::linear(normed, L.wqkv.narrow(0, qk_rows, nkv * d),
                                   L.bqkv.defined() ? L.bqkv.narrow(0, qk_rows, nkv * d) : at::Tensor())
                            .view({b, n, nkv, d});
-  const at::Tensor attn = sp_causal_attention(comm_, q, k, v, docs);                         // [b, n, nh, d]
+  return sp_causal_attention(comm_, q, k, v, docs);
+}
+
+at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                        const DocStarts& docs) const {
+  const LayerParams& L = layers_[index];
+  const int64_t b = x.size(0), n = x.size(1), h = spec_.hidden_size, d = spec_.head_dim;
+  const int64_t nh = spec_.num_attention_heads;
+  const double eps = spec_.rms_norm_eps;
+  // --tiled-loss brings Liger's fused RMSNorm, q/k norm + RoPE and SwiGLU with it (fused_kernels.hpp),
+  // as the costmodel assumes; here the residual add before the MLP's norm is fused with it too.
+  const bool fused = knobs_.tiled_loss;
+  const at::Tensor attn = attention(L, rms_normalize(x, L.attn_norm, eps, fused), cos, sin, docs);  // [b, n, nh, d]
   // The projection is a temporary: it must not outlive the residual add (it would stay alive,
   // [tokens, h], through the MLP).
   const MlpOptions mlp = mlp_options(knobs_, n, h);

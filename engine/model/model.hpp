@@ -83,6 +83,12 @@ class Model {
 
   at::Tensor layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                    const DocStarts& docs) const;
+  // The attention of a layer from its normalised input: [b, n, heads, d], o_proj's input. Its q,
+  // k and v are freed when it returns, before the MLP runs, as they are when HF's attention
+  // module returns (held to the end of the layer they cost a block of [tokens, q + 2 kv] through
+  // the MLP's recompute, issue 22).
+  at::Tensor attention(const LayerParams& L, const at::Tensor& normed, const at::Tensor& cos, const at::Tensor& sin,
+                       const DocStarts& docs) const;
   // The layer's q and k [b, n, heads, d] after their norms (Qwen3) and RoPE.
   std::pair<at::Tensor, at::Tensor> rotated_qk(const LayerParams& L, const at::Tensor& normed, const at::Tensor& cos,
                                                const at::Tensor& sin) const;
