@@ -33,6 +33,7 @@ MemoryTerms memory_terms(const PlanSpec& p) {
   t.checkpoints_reload_ahead = p.stack.offloaded_checkpoints_on_device > 1;
   t.layer_saved_bytes = cm::layer_saved_bytes(p);
   t.layer_backward_extra_bytes = cm::layer_backward_extra_bytes(p);
+  t.layer_upstream_bytes = cm::layer_backward_moments(p).upstream;
   t.ulysses_buffer_bytes = cm::ulysses_buffer_bytes(p);
   t.ulysses_exchange_held_bytes = cm::ulysses_exchange_moment_bytes(p) - t.ulysses_buffer_bytes;
   t.ring_buffer_bytes = cm::ring_forward_buffer_bytes(p);

@@ -24,6 +24,7 @@ struct MemoryTerms {
   bool checkpoints_reload_ahead = true;
   double layer_saved_bytes = 0;        // one layer's saved tensors while it runs (forward, recompute)
   double layer_backward_extra_bytes = 0;  // backward transients, its all-to-all copies included
+  double layer_upstream_bytes = 0;        // the incoming gradient, part of the above (with a recompute: from its start)
   double ulysses_buffer_bytes = 0;     // forward / recompute all-to-all copies, first a2a to second
   // Forward: what a layer holds besides the copies at its first all-to-all (first norm's saves,
   // q, k, v), before it has saved the rest (costmodel ulysses_exchange_moment_bytes).

@@ -34,13 +34,15 @@ void StepGraphBuilder::emit_backward_layer(int micro, int layer) {
     begin_use();
     if (ahead) emit_ckpt_h2d(micro, layer - 1);
     const PassOps rec = emit_pass(c_.recompute, false, mp + "rec.L" + li + ".");
-    hold_ulysses_buffers(rec);
     attach_first(rec.first);
     g_.add_dep(brought_back, rec.first);
     if (lost_checkpoint && brought_back == kNoOp) {  // no copy priced: it simply is back
       alloc_at_start(rec.first, MemCategory::kActivations, t_.stored_bytes_per_layer);
     }
-    alloc_at_start(rec.first, MemCategory::kActivations, t_.layer_saved_bytes);
+    // The incoming gradient is here before the recompute starts; the recompute's saved tensors
+    // stay to the end of the layer's backward.
+    alloc_at_start(rec.first, MemCategory::kActivations, t_.layer_upstream_bytes);
+    hold_pass_activations(rec);
     end_use(rec.last);
   }
   begin_use();
@@ -49,7 +51,8 @@ void StepGraphBuilder::emit_backward_layer(int micro, int layer) {
   attach_first(bwd.first);
   g_.add_dep(brought_back, bwd.first);
   g_.add_dep(reduction_two_layers_above(layer), bwd.first);
-  alloc_at_start(bwd.first, MemCategory::kActivations, t_.layer_backward_extra_bytes);
+  alloc_at_start(bwd.first, MemCategory::kActivations,
+                 t_.layer_backward_extra_bytes - (has_recompute_ ? t_.layer_upstream_bytes : 0.0));
   alloc_at_start(bwd.first, MemCategory::kGrads, t_.layer_grad_transient_bytes);
   alloc_at_start(bwd.first, MemCategory::kBuffers, t_.reduce_copy_bytes);
   free_at_end(bwd.last, MemCategory::kActivations, t_.layer_backward_extra_bytes + t_.stored_bytes_per_layer +

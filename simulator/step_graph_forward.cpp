@@ -73,13 +73,21 @@ void StepGraphBuilder::emit_attention(const costmodel::LayerPassCosts& pass, con
   ops->attention_last = post != kNoOp ? post : prev_compute_;
 }
 
-// Recompute: the all-to-all copies live from the first all-to-all to the end of the second (the
-// forward prices its exchange as a moment of its own: emit_forward_layer). In the backward the
-// costmodel counts them inside layer_backward_extra_bytes.
-void StepGraphBuilder::hold_ulysses_buffers(const PassOps& pass) {
-  alloc_at_start(pass.a2a_first, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
-  free_at_end(pass.a2a_second, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
-  // Ring attention's receive and merge buffers live through its blocks.
+// The costmodel's two moments of a forward or recompute pass: at its first all-to-all (first
+// norm's saves, q, k, v and the copies), then every saved tensor, from the end of that all-to-all
+// (the pass's first op without one) until the caller frees them; ring attention's receive and
+// merge buffers through its blocks. In the backward the costmodel counts the all-to-all copies
+// inside layer_backward_extra_bytes.
+void StepGraphBuilder::hold_pass_activations(const PassOps& pass) {
+  if (pass.a2a_first != kNoOp) {
+    alloc_at_start(pass.a2a_first, MemCategory::kActivations, t_.ulysses_exchange_held_bytes);
+    alloc_at_start(pass.a2a_first, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
+    free_at_end(pass.a2a_first, MemCategory::kActivations, t_.ulysses_exchange_held_bytes);
+    free_at_end(pass.a2a_first, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
+    alloc_at_end(pass.a2a_first, MemCategory::kActivations, t_.layer_saved_bytes);
+  } else {
+    alloc_at_start(pass.first, MemCategory::kActivations, t_.layer_saved_bytes);
+  }
   alloc_at_start(pass.attention_first, MemCategory::kBuffers, t_.ring_buffer_bytes);
   free_at_end(pass.attention_last, MemCategory::kBuffers, t_.ring_buffer_bytes);
 }
@@ -100,19 +108,7 @@ void StepGraphBuilder::emit_forward_layer(int micro, int layer) {
   begin_use();
   const PassOps pass = emit_pass(c_.forward, false, prefix);
   attach_first(pass.first);
-  if (pass.a2a_first != kNoOp) {
-    // The costmodel's two moments of a forward layer: at its first all-to-all (first norm's
-    // saves, q, k, v and the copies), then everything it saves (with a ring, its buffers too).
-    alloc_at_start(pass.a2a_first, MemCategory::kActivations, t_.ulysses_exchange_held_bytes);
-    alloc_at_start(pass.a2a_first, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
-    free_at_end(pass.a2a_first, MemCategory::kActivations, t_.ulysses_exchange_held_bytes);
-    free_at_end(pass.a2a_first, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
-    alloc_at_end(pass.a2a_first, MemCategory::kActivations, t_.layer_saved_bytes);
-  } else {
-    alloc_at_start(pass.first, MemCategory::kActivations, t_.layer_saved_bytes);
-  }
-  alloc_at_start(pass.attention_first, MemCategory::kBuffers, t_.ring_buffer_bytes);
-  free_at_end(pass.attention_last, MemCategory::kBuffers, t_.ring_buffer_bytes);
+  hold_pass_activations(pass);
   free_at_end(pass.last, MemCategory::kActivations, t_.layer_saved_bytes);
   alloc_at_end(pass.last, MemCategory::kActivations, t_.stored_bytes_per_layer);
   end_use(pass.last);
