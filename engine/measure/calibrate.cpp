@@ -259,8 +259,17 @@ Result<Calibration> calibrate_cpu(int argc, char** argv, const std::vector<Model
   const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
   double a2a_GBps = 0, latency_s = 0;
   measure_gloo(argc, argv, &a2a_GBps, &latency_s);
-  at::set_num_threads(calibrate_uses_thread_cpu_time() ? 1 : static_cast<int>(cores));
+  const int threads = calibrate_uses_thread_cpu_time() ? 1 : static_cast<int>(cores);
+  at::set_num_threads(threads);
   SPPLAN_ASSIGN_OR_RETURN(Calibration c, measure_kernels(c10::Device(c10::kCPU), models, cpu_scale()));
+  c.threads = threads;
+  if (threads > 1) {  // the GEMM on one thread, for host_share's threads per rank (matmul_thread_speedup)
+    at::set_num_threads(1);
+    Result<FittedKernel> one = fitted("fp32 GEMM on one thread, the shapes above",
+                                      gemm_samples(models, at::kFloat, c10::Device(c10::kCPU), cpu_scale()));
+    at::set_num_threads(threads);
+    one.ok() ? void(c.gemm_fp32_one_thread = *one) : c.unfitted.push_back(one.status().message());
+  }
   c.base = cpu_base(c, a2a_GBps, latency_s, cores);
   if (!(a2a_GBps > 0)) c.base.intra_node_GBps = c.base.inter_node_GBps = c.base.hbm_GBps;  // Gloo failed: copy rate
   c.base_from = "this CPU: GEMM and copy fits, /proc/meminfo, a 2-rank Gloo all-to-all" +

@@ -49,6 +49,10 @@ GpuSpec calibrated_spec(const Calibration& c) {
   g.kernel_launch_s = c.launch_s;
   g.pcie_GBps = c.copy_pooled.fit.rate_per_s / kGiga;
   g.host_adam_params_per_s = c.host_adam.fit.rate_per_s;
+  if (!c.cuda) {
+    g.host_threads = static_cast<double>(c.threads);
+    if (c.gemm_fp32_one_thread) g.matmul_thread_speedup = c.gemm_fp32.fit.rate_per_s / c.gemm_fp32_one_thread->fit.rate_per_s;
+  }
   if (c.cuda_context_gib) g.cuda_context_gib = *c.cuda_context_gib;
   if (c.gemm_workspace_mib) g.gemm_workspace_mib = *c.gemm_workspace_mib;
   return g;
@@ -82,6 +86,14 @@ std::string calibration_toml(const Calibration& c) {
        c.gemm_bf16.what + ": " + num(c.gemm_bf16.fit.rate_per_s / kTera) + " TFLOP/s, " + fit_words(c.gemm_bf16.fit));
   line(t, "fp32_matmul_efficiency", g.fp32_matmul_efficiency,
        c.gemm_fp32.what + ": " + num(c.gemm_fp32.fit.rate_per_s / kTera) + " TFLOP/s, " + fit_words(c.gemm_fp32.fit));
+  if (!c.cuda) {
+    line(t, "host_threads", g.host_threads, "the threads every rate here was measured with");
+    if (c.gemm_fp32_one_thread) {
+      const FittedKernel& one = *c.gemm_fp32_one_thread;
+      line(t, "matmul_thread_speedup", g.matmul_thread_speedup,
+           "the fp32 GEMM above over " + one.what + ": " + num(one.fit.rate_per_s / kTera) + " TFLOP/s, " + fit_words(one.fit));
+    }
+  }
   line(t, "matmul_fixed_s", g.matmul_fixed_s, std::string("the intercept of the ") + (c.cuda ? "bf16" : "fp32") + " GEMM fit");
   auto attention = [&](const char* key, double value, const FittedKernel& k) {
     line(t, key, value, k.what + ": " + num(k.fit.rate_per_s / kTera) + " TFLOP/s, " + fit_words(k.fit));
@@ -122,6 +134,7 @@ std::string fit_report(const Calibration& c) {
   t << "fits (time = fixed + work / rate):\n";
   row(c.gemm_bf16, kTera, "TFLOP/s", g.bf16_tflops * kTera);
   row(c.gemm_fp32, kTera, "TFLOP/s", g.fp32_tflops * kTera);
+  if (c.gemm_fp32_one_thread) row(*c.gemm_fp32_one_thread, kTera, "TFLOP/s", 0);
   row(c.attention_fwd, kTera, "TFLOP/s", g.bf16_tflops * kTera);
   row(c.attention_bwd, kTera, "TFLOP/s", g.bf16_tflops * kTera);
   row(c.attention_fwd_fp32, kTera, "TFLOP/s", g.fp32_tflops * kTera);

@@ -42,6 +42,10 @@ struct Calibration {
   std::string name;         // "h100-80gb-measured"
   bool cuda = false;
   FittedKernel gemm_bf16, gemm_fp32;
+  // CPU: the threads the rates were measured with, and the fp32 GEMM again on one thread (absent
+  // on a GPU, or when calibrate ran on one thread).
+  int64_t threads = 0;
+  std::optional<FittedKernel> gemm_fp32_one_thread;
   FittedKernel attention_fwd, attention_bwd;            // bf16
   FittedKernel attention_fwd_fp32, attention_bwd_fp32;  // fp32
   std::vector<FittedKernel> elementwise;  // each kernel, printed

@@ -92,13 +92,37 @@ Pricing cuda_pricing(const GpuSpec* gpu_flag, const CudaDevice& device, const Gp
 
 bool describes_host_cpu(const GpuSpec& spec) { return spec.cuda_context_gib == 0 && spec.nccl_gib_per_group == 0; }
 
+double amdahl_speedup(double threads, double measured_threads, double measured_speedup) {
+  if (!(measured_threads > 1) || !(measured_speedup > 0)) return threads;  // nothing measured: linear
+  const double parallel = std::clamp((1 - 1 / measured_speedup) / (1 - 1 / measured_threads), 0.0, 1.0);
+  return 1 / ((1 - parallel) + parallel / threads);
+}
+
 GpuSpec host_share(const GpuSpec& machine, int64_t ranks) {
   GpuSpec spec = machine;
   const double w = static_cast<double>(std::max<int64_t>(1, ranks));
-  spec.bf16_tflops /= w;
-  spec.fp32_tflops /= w;
-  spec.hbm_GBps /= w;
-  spec.pcie_GBps /= w;
+  double linear = 1 / w, gemm = 1 / w;
+  if (machine.host_threads > 0) {
+    const double cores = machine.host_threads;
+    const double threads = std::max(1.0, std::floor(cores / w));
+    const double busy = std::min(1.0, cores / (w * threads));
+    linear = threads / cores * busy;
+    const double measured = machine.matmul_thread_speedup > 0 ? machine.matmul_thread_speedup : cores;
+    gemm = amdahl_speedup(threads, cores, measured) / amdahl_speedup(cores, cores, measured) * busy;
+  }
+  // The peaks take the larger share and the other class's efficiencies the ratio, so every
+  // efficiency stays a fraction of peak (a calibrated file's fastest class is at 1).
+  const double peak = std::max(linear, gemm);
+  spec.bf16_tflops *= peak;
+  spec.fp32_tflops *= peak;
+  for (double* e : {&spec.matmul_efficiency, &spec.fp32_matmul_efficiency}) *e *= gemm / peak;
+  for (double* e : {&spec.attention_efficiency, &spec.attention_bwd_efficiency, &spec.sdpa_attention_efficiency,
+                    &spec.sdpa_attention_bwd_efficiency, &spec.fp32_attention_efficiency,
+                    &spec.fp32_attention_bwd_efficiency}) {
+    *e *= linear / peak;
+  }
+  spec.hbm_GBps *= linear;
+  spec.pcie_GBps *= linear;
   return spec;
 }
 

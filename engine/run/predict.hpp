@@ -72,11 +72,19 @@ Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu, int64_t ra
 // a GPU a CPU run is compared with.
 bool describes_host_cpu(const GpuSpec& spec);
 
-// The one rule for ranks that share one CPU (used by `spplan run` and `validate engine`): each of
-// the `ranks` gets 1/ranks of its compute, memory bandwidth and copy rate (calibrate measures the
-// copy rate as a memory copy: the same shared bandwidth), as each gets 1/ranks of its cores
-// (worker.cpp set_threads). Memory capacity is not divided: the costmodel prices one rank's peak.
+// The one rule for ranks that share one CPU (used by `spplan run` and `validate engine`). Each rank
+// runs t = max(1, host_threads / ranks) threads (worker.cpp set_threads), each thread gets
+// min(1, host_threads / (ranks x t)) of a core, and a kernel class's rate is its measured rate
+// scaled by its speedup at t threads over its speedup at host_threads: attention, elementwise
+// kernels and copies (calibrate measures the copy rate as a memory copy: the same shared
+// bandwidth) scale linearly, the GEMM by Amdahl's law through matmul_thread_speedup. A spec
+// without host_threads (not measured by calibrate): 1/ranks of everything. Memory capacity is not
+// divided: the costmodel prices one rank's peak.
 GpuSpec host_share(const GpuSpec& machine, int64_t ranks);
+
+// Amdahl's law: the speedup at `threads` of a kernel whose speedup at `measured_threads` is
+// `measured_speedup` (its parallel fraction solved from that point, kept in [0, 1]).
+double amdahl_speedup(double threads, double measured_threads, double measured_speedup);
 
 // The plan as the costmodel prices the engine's run of it: on `pricing`'s machine, every rank on
 // one node, and the stack facts of this engine (its ZeRO-3 keeps nothing gathered, its loop holds no

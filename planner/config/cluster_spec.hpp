@@ -59,6 +59,15 @@ struct GpuSpec {
   // stream DeepSpeed reduces on) (PyTorch CublasHandlePool.cpp, MEMORY-FACTS 6.3).
   double gemm_workspace_mib = 64.0;
   double allocator_fragmentation = 0.05;// (reserved - allocated) / memory freed within a step (expandable segments)
+
+  // A CPU measured by `spplan calibrate` (0: not one): the threads its rates were measured with,
+  // and its fp32 GEMM's rate at that many threads over its rate at one. The engine runs
+  // max(1, host_threads / ranks) threads a rank (worker.cpp), and a GEMM does not speed up with
+  // threads as attention and elementwise kernels do (AMD EPYC, 2 threads: GEMM 1.68x, SDPA 1.94x,
+  // elementwise 1.85-2.2x, issue 28), so the engine's predictions share the rates by both
+  // (engine/run/predict.cpp host_share).
+  double host_threads = 0;
+  double matmul_thread_speedup = 0;
 };
 
 // The largest cluster any input may describe (flags, plan files, CSV rows).

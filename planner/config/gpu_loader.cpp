@@ -49,6 +49,8 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("allocator_fragmentation", &g.allocator_fragmentation, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("nccl_a2a_gib_per_peer", &g.nccl_a2a_gib_per_peer, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("gemm_workspace_mib", &g.gemm_workspace_mib, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("host_threads", &g.host_threads, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("matmul_thread_speedup", &g.matmul_thread_speedup, false));
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   for (const auto& [key, value] :
        {std::pair{"matmul_efficiency", g.matmul_efficiency}, std::pair{"attention_efficiency", g.attention_efficiency},

@@ -238,8 +238,13 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << "\ncollective_latency_s = " << g.collective_latency_s
     << "\ncuda_context_gib = " << g.cuda_context_gib << "\nnccl_gib_per_group = " << g.nccl_gib_per_group
     << "\nallocator_fragmentation = " << g.allocator_fragmentation
-    << "\nnccl_a2a_gib_per_peer = " << g.nccl_a2a_gib_per_peer << "\ngemm_workspace_mib = " << g.gemm_workspace_mib
-    << "\n\n";
+    << "\nnccl_a2a_gib_per_peer = " << g.nccl_a2a_gib_per_peer << "\ngemm_workspace_mib = " << g.gemm_workspace_mib;
+  // A calibrated CPU's thread keys only when set (0, absent: not one).
+  for (const auto& [key, value] :
+       {std::pair{"host_threads", g.host_threads}, std::pair{"matmul_thread_speedup", g.matmul_thread_speedup}}) {
+    if (value > 0) o << "\n" << key << " = " << value;
+  }
+  o << "\n\n";
   o << "[cluster]\nnum_gpus = " << plan.cluster.num_gpus << "\n\n";
   o << "[knobs]\nsp = " << k.sp << "\ncp = " << k.cp << "\ncp_comm = \"" << to_string(k.cp_comm) << "\"\nzero_stage = " << k.zero_stage << "\noffload_optimizer = \""
     << to_string(k.offload_optimizer) << "\"\noffload_params = \"" << to_string(k.offload_params)

@@ -113,6 +113,33 @@ TEST(CalibrationFile, ARateAboveThePeakIsThePeak) {
   EXPECT_DOUBLE_EQ(calibrated_spec(c).matmul_efficiency, 1.0);
 }
 
+// A CPU's file says how many threads its rates were measured with and how much faster its GEMM ran
+// on them than on one (host_share's threads per rank); load_gpu reads both back. A GPU's has neither.
+TEST(CalibrationFile, ACpuWritesItsThreadsAndItsGemmThreadSpeedup) {
+  Calibration c = h100_calibration();
+  c.cuda = false;
+  c.cuda_context_gib.reset();
+  c.gemm_workspace_mib.reset();
+  c.threads = 2;
+  c.gemm_fp32_one_thread = FittedKernel{"fp32 GEMM on one thread", line(12e-6, 25e12)};
+  const GpuSpec want = calibrated_spec(c);
+  EXPECT_DOUBLE_EQ(want.host_threads, 2);
+  EXPECT_DOUBLE_EQ(want.matmul_thread_speedup, 2.0);  // 50 / 25 TFLOP/s
+  const std::string text = calibration_toml(c);
+  EXPECT_NE(text.find("matmul_thread_speedup = 2  # the fp32 GEMM above over fp32 GEMM on one thread: 25 TFLOP/s"),
+            std::string::npos)
+      << text;
+  const std::string path = "/tmp/spplan-calibration-threads-test-" + std::to_string(::getpid()) + ".toml";
+  std::ofstream(path) << text;
+  const auto g = load_gpu(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_DOUBLE_EQ(g->host_threads, 2);
+  EXPECT_DOUBLE_EQ(g->matmul_thread_speedup, 2);
+  EXPECT_EQ(calibration_toml(h100_calibration()).find("host_threads"), std::string::npos);
+  EXPECT_DOUBLE_EQ(calibrated_spec(h100_calibration()).host_threads, 0);
+}
+
 TEST(CalibrationFile, TheReportPrintsEveryResidual) {
   const std::string r = fit_report(h100_calibration());
   EXPECT_NE(r.find("bf16 GEMM: fixed 9e-06 s, rate 700 TFLOP/s (70.7 % of peak), residual 2.0 % (6 points)"),

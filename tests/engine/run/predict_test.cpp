@@ -90,6 +90,47 @@ TEST(HostShare, ACpuSpecIsDividedBetweenItsRanksAGpuPresetIsNot) {
   EXPECT_DOUBLE_EQ(cpu_pricing(&cpu, cpu, 1).gpu.bf16_tflops, 2.0);
 }
 
+// Amdahl's law through the measured point: 1 at one thread, the measurement at its thread count,
+// linear when nothing was measured or the measurement was linear (or better).
+TEST(HostShare, AmdahlSpeedupPassesThroughItsMeasurement) {
+  EXPECT_DOUBLE_EQ(amdahl_speedup(1, 2, 1.68), 1.0);
+  EXPECT_NEAR(amdahl_speedup(2, 2, 1.68), 1.68, 1e-12);
+  EXPECT_NEAR(amdahl_speedup(16, 16, 10), 10, 1e-12);
+  EXPECT_NEAR(amdahl_speedup(4, 16, 10), 1 / (1 - 0.96 + 0.96 / 4), 1e-12);  // parallel part (1 - 1/10) / (1 - 1/16)
+  EXPECT_DOUBLE_EQ(amdahl_speedup(8, 1, 0), 8.0);
+  EXPECT_DOUBLE_EQ(amdahl_speedup(3, 2, 2.2), 3.0);  // super-linear clamps to linear
+}
+
+// A calibrated 2-thread CPU whose GEMM ran 1.68x faster on both threads (the AMD EPYC of issue
+// 28): four ranks each run one thread on half a core. Attention and bandwidth get a quarter of
+// the measured rates, as before; the GEMM half its one-thread rate, 2 / 1.68 more than a quarter.
+TEST(HostShare, ARankRunsItsGemmAtTheRateOfItsThreads) {
+  GpuSpec cpu;
+  cpu.name = "cpu-host";
+  cpu.fp32_tflops = 1.0;
+  cpu.bf16_tflops = 1.0;
+  cpu.fp32_matmul_efficiency = 1.0;
+  cpu.fp32_attention_efficiency = 0.8;
+  cpu.hbm_GBps = 40;
+  cpu.pcie_GBps = 20;
+  cpu.cuda_context_gib = cpu.nccl_gib_per_group = 0;
+  cpu.host_threads = 2;
+  cpu.matmul_thread_speedup = 1.68;
+  const GpuSpec four = host_share(cpu, 4);
+  EXPECT_NEAR(four.fp32_tflops * four.fp32_matmul_efficiency, 0.5 / 1.68, 1e-12);
+  EXPECT_NEAR(four.fp32_tflops * four.fp32_attention_efficiency, 0.8 / 4, 1e-12);
+  EXPECT_NEAR(four.hbm_GBps, 10, 1e-12);
+  EXPECT_NEAR(four.pcie_GBps, 5, 1e-12);
+  EXPECT_LE(four.fp32_attention_efficiency, 1.0);  // still fractions of the shared peak
+  EXPECT_LE(four.fp32_matmul_efficiency, 1.0);
+  const GpuSpec one = host_share(cpu, 1);  // one rank on both threads: the measured rates
+  EXPECT_DOUBLE_EQ(one.fp32_tflops * one.fp32_matmul_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(one.fp32_tflops * one.fp32_attention_efficiency, 0.8);
+  const GpuSpec two = host_share(cpu, 2);  // a thread each, a core each: the one-thread GEMM
+  EXPECT_NEAR(two.fp32_tflops * two.fp32_matmul_efficiency, 1 / 1.68, 1e-12);
+  EXPECT_NEAR(two.hbm_GBps, 20, 1e-12);
+}
+
 // calibrate's layer probe divides the elementwise class's measured seconds by elementwise_work's
 // bytes: they must be the bytes the class is priced by (time = bytes / bandwidth + launches x cost).
 TEST(ElementwiseWork, IsTheWorkTheElementwiseClassIsPricedBy) {
