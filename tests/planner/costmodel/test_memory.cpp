@@ -163,6 +163,30 @@ TEST(Activations, UlyssesMomentsHoldWhatIsAliveAtEachAllToAll) {
   EXPECT_DOUBLE_EQ(m.a2a, a * h * s + 1.5 * copies * s - m.freed_before_attention - attention_saved);
 }
 
+// The recompute's forward all-to-all (incoming gradient, first norm's saves, q, k, v and the
+// copies) stays below the layer backward on the finished recompute, which the costmodel prices:
+// by at least 2h bytes a token (memory_phases.cpp), even where q, k, v and their copies are far
+// wider than the hidden state (q 1024 against h 64, all heads KV heads, the CPU flash kernel, which
+// adds no buffers of its own to the attention backward).
+TEST(Activations, TheRecomputesExchangeStaysBelowTheLayerBackward) {
+  PlanSpec wide = llama8b(2, 2, 2 * 8192);
+  wide.model.hidden_size = 64;
+  wide.model.num_attention_heads = wide.model.num_key_value_heads = 8;
+  wide.model.head_dim = 128;
+  wide.model.intermediate_size = 128;
+  wide.stack.cpu_flash_attention = true;
+  for (PlanSpec p : {llama8b(8, 8, 8 * 32768), wide}) {
+    for (const bool fused : {false, true}) {
+      p.knobs.act_ckpt = ActCkpt::kFull;
+      p.knobs.tiled_loss = fused;
+      const double s = local_tokens(p), h = p.model.hidden_size, a = 2;
+      const double recompute = layer_backward_moments(p).upstream + ulysses_exchange_moment_bytes(p);
+      EXPECT_GE(layer_saved_bytes(p) + layer_backward_extra_bytes(p) - recompute, 2 * a * h * s)
+          << p.model.head_dim << " fused " << fused;
+    }
+  }
+}
+
 // TiledMLP's forward saves nothing of the MLP (it recomputes one shard at a time in backward).
 TEST(Activations, TiledMlpSavesNothingOfTheMlp) {
   PlanSpec p = llama8b(8, 8, 8 * 32768);
