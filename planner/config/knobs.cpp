@@ -63,6 +63,7 @@ TrainingStack trainer_stack(size_t index) {
     // as the reentrant CheckpointFunction does: measured at the peak (issue 28).
     stack.reentrant_checkpoint = true;
     stack.attention = AttentionKernel::kSdpa;  // at::scaled_dot_product_attention (attention.cpp)
+    stack.ulysses_one_exchange = true;            // q, k, v in one send buffer (ulysses.cpp)
   }
   return stack;
 }

@@ -61,6 +61,10 @@ struct TrainingStack {
   // writing each tensor once. Without them the layers run Hugging Face's eager modules, a chain of
   // PyTorch kernels per op (layer_kernels.hpp counts them).
   bool fused_layer_kernels = false;
+  // Ulysses' backward all-to-all of dq, dk, dv. DeepSpeed exchanges q, k and v each on its own
+  // (MEMORY-FACTS 8.3), so its backward exchanges one gradient at a time; the engine exchanges the
+  // three in one buffer (engine/parallel/ulysses.cpp QkvToHeads). memory_activations.cpp prices both.
+  bool ulysses_one_exchange = false;
 };
 
 // The training loops spplan knows by name: "arctic" (ArcticTraining, the default), "hf", "liger",

@@ -231,12 +231,19 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   const double accumulators = p.stack.cpu_flash_attention ? 0.0 : kFp32Bytes * q + kFp32Bytes * m.num_attention_heads;
   const double flash = (2 * a * q + 2 * a * kv + expanded + accumulators) * s;
   out.attention = residual_grad + flash - out.freed_before_attention;
-  // Then the mirrored all-to-all: dq, dk, dv in head layout plus the send/receive copies. By
-  // then the attention's backward has run too and autograd has released what it saved (q, k, v
-  // after the exchange, the output, its log-sum-exp): the all-to-all's node runs after the
-  // attention's (DeepSpeed's _DimZeroAllToAll, the engine's QkvToHeads).
-  out.a2a = residual_grad + 1.5 * ulysses_buffer_bytes(p) - out.freed_before_attention -
-            attention_saved_per_token(p) * s;
+  // Then the mirrored all-to-all: dq, dk, dv in head layout (one block of the exchange) and its
+  // copies. By then the attention's backward has run too and autograd has released what it saved
+  // (q, k, v after the exchange, the output, its log-sum-exp): the all-to-all's node runs after
+  // the attention's (DeepSpeed's _DimZeroAllToAll, the engine's QkvToHeads). DeepSpeed exchanges
+  // one gradient at a time, so one tensor's send copy and receive buffer are alive, at most dq's
+  // (kv_width_after_a2a <= q: Ulysses needs sp | heads). The engine exchanges the three in one
+  // block: its receive buffer, and a send copy unless the micro-batch is 1 (then the gradient,
+  // [b, s, heads, d], already is the send layout: ulysses.cpp). Measured in the engine at 16K
+  // tokens, sp 4: the gradient block and the receive block (issue 22).
+  const double block = ulysses_buffer_bytes(p) / facts::kUlyssesTransientCopies;
+  const double copies = !p.stack.ulysses_one_exchange ? (p.knobs.sp > 1 ? 2 * a * q * s : 0.0)
+                                                      : (p.knobs.micro_batch > 1 ? 2 : 1) * block;
+  out.a2a = residual_grad + block + copies - out.freed_before_attention - attention_saved_per_token(p) * s;
   out.ring = ring_backward_buffer_bytes(p);
   return out;
 }

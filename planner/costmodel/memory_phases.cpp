@@ -38,6 +38,34 @@ void add_fragmentation(const AllocatorSlack& slack, B* m, const std::string& pha
   m->peak_layer = layer;
 }
 
+// The last layer's backward on top of the stored activations: the incoming gradient, then the
+// larger of the recompute's forward all-to-all (checkpointing at sp > 1: the recompute has saved
+// only its first norm's tensors by then) and the backward's own moments on the finished recompute.
+void add_layer_backward(const PlanSpec& p, B* bwd) {
+  const LayerBackwardMoments lb = layer_backward_moments(p);
+  bwd->add(&B::activations_bytes, "incoming gradient", lb.upstream);
+  const bool recompute = p.knobs.act_ckpt != ActCkpt::kNone;
+  const double saved = recompute ? layer_saved_bytes(p) : 0.0;
+  // Ring attention's K/V, dK/dV and dQ accumulators are alive during the attention backward only.
+  const double ring_attention = lb.attention + lb.ring;
+  const double moment = std::max({lb.mlp, ring_attention, lb.a2a});
+  const double exchange = recompute ? ulysses_exchange_moment_bytes(p) : 0.0;
+  if (exchange > saved + lb.reentrant_output + moment) {
+    bwd->add(&B::activations_bytes, "recompute's first norm saves and q, k, v", exchange - ulysses_buffer_bytes(p));
+    bwd->add(&B::buffers_bytes, "recompute's Ulysses all-to-all copies", ulysses_buffer_bytes(p));
+    return;
+  }
+  if (recompute) bwd->add(&B::activations_bytes, "recomputed layer's saved tensors", saved);
+  bwd->add(&B::activations_bytes, "recomputed layer output (reentrant checkpoint)", lb.reentrant_output);
+  const char* moment_name = moment == lb.mlp          ? "MLP backward gradients"
+                            : moment == ring_attention ? (p.knobs.cp > 1 ? "ring attention backward (K/V, dK/dV and dq accumulators, flash buffers, residual grad)"
+                                                                         : "attention backward (dq, dk, dv, accumulators, residual grad; MLP and norm saves freed)")
+                                                       : "Ulysses backward all-to-all copies";
+  bwd->add(&B::activations_bytes, moment_name, moment);
+  bwd->add(&B::grads_bytes, "layer's bf16 gradients before reduction", layer_grad_transient_bytes(p));
+  bwd->add(&B::buffers_bytes, "reduce copy of the bucket", reduce_copy_bytes(p));
+}
+
 }  // namespace
 
 MemoryBreakdown persistent_memory(const PlanSpec& p) {
@@ -93,31 +121,11 @@ MemoryPhases memory_phases(const PlanSpec& p) {
   add_fragmentation(slack, &out.loss_backward, "loss backward", -1);
 
   // The last layer: recomputed (when checkpointed) and differentiated, all stored activations alive.
-  // The recompute's own forward all-to-all (incoming gradient, first norm's saves, q, k, v, the
-  // copies: ulysses_exchange_moment_bytes) is never the larger moment: the backward all-to-all
-  // below holds the same first norm's saves, the incoming gradient, the residual gradient, the
-  // reentrant output and one more q/k/v block than the recompute's copies, at least 2h bytes a
-  // token more (the simulator holds both; tests/planner/costmodel/test_memory.cpp checks it).
   B& bwd = out.layer_backward = persistent_memory(p);
   bwd.add(&B::params_bytes, "gathered layer + prefetch (ZeRO-3)", gathered_params_bytes(p));
   bwd.add(&B::params_bytes, "layers kept gathered for reuse (ZeRO-3)", reuse_kept_params_bytes(p));
   add_stored_activations(p, layers, &bwd);
-  if (p.knobs.act_ckpt != ActCkpt::kNone) {
-    bwd.add(&B::activations_bytes, "recomputed layer's saved tensors", layer_saved_bytes(p));
-  }
-  const LayerBackwardMoments lb = layer_backward_moments(p);
-  bwd.add(&B::activations_bytes, "incoming gradient", lb.upstream);
-  bwd.add(&B::activations_bytes, "recomputed layer output (reentrant checkpoint)", lb.reentrant_output);
-  // Ring attention's K/V, dK/dV and dQ accumulators are alive during the attention backward only.
-  const double ring_attention = lb.attention + lb.ring;
-  const double moment = std::max({lb.mlp, ring_attention, lb.a2a});
-  const char* moment_name = moment == lb.mlp          ? "MLP backward gradients"
-                            : moment == ring_attention ? (p.knobs.cp > 1 ? "ring attention backward (K/V, dK/dV and dq accumulators, flash buffers, residual grad)"
-                                                                         : "attention backward (dq, dk, dv, accumulators, residual grad; MLP and norm saves freed)")
-                                                       : "Ulysses backward all-to-all copies";
-  bwd.add(&B::activations_bytes, moment_name, moment);
-  bwd.add(&B::grads_bytes, "layer's bf16 gradients before reduction", layer_grad_transient_bytes(p));
-  bwd.add(&B::buffers_bytes, "reduce copy of the bucket", reduce_copy_bytes(p));
+  add_layer_backward(p, &bwd);
   add_fragmentation(slack, &bwd, "layer backward", last);
 
   out.optimizer_step = persistent_memory(p);
