@@ -63,17 +63,23 @@ TEST(CudaPricing, FlagThenMatchThenMemoryOnly) {
 namespace spplan::engine {
 namespace {
 
-// Ranks sharing one CPU: one rule for `spplan run` and `validate engine` (host_share). A calibrated
-// CPU spec is divided between the ranks; a GPU preset a CPU run is compared with is not.
-TEST(HostShare, ACpuSpecIsDividedBetweenItsRanksAGpuPresetIsNot) {
+// A CPU spec as calibrate writes one (no CUDA context, no NCCL buffers), without thread keys.
+GpuSpec cpu_spec(double bf16_tflops) {
   GpuSpec cpu;
   cpu.name = "cpu-host";
-  cpu.bf16_tflops = 2.0;
+  cpu.bf16_tflops = bf16_tflops;
   cpu.fp32_tflops = 1.0;
   cpu.hbm_GBps = 40;
   cpu.pcie_GBps = 20;
   cpu.memory_gib = 24;
   cpu.cuda_context_gib = cpu.nccl_gib_per_group = 0;
+  return cpu;
+}
+
+// Ranks sharing one CPU: one rule for `spplan run` and `validate engine` (host_share). A calibrated
+// CPU spec is divided between the ranks; a GPU preset a CPU run is compared with is not.
+TEST(HostShare, ACpuSpecIsDividedBetweenItsRanksAGpuPresetIsNot) {
+  const GpuSpec cpu = cpu_spec(2.0);
   const Pricing shared = cpu_pricing(&cpu, cpu, 2);
   EXPECT_TRUE(shared.speed_known);
   EXPECT_DOUBLE_EQ(shared.gpu.bf16_tflops, 1.0);
@@ -105,15 +111,9 @@ TEST(HostShare, AmdahlSpeedupPassesThroughItsMeasurement) {
 // 28): four ranks each run one thread on half a core. Attention and bandwidth get a quarter of
 // the measured rates, as before; the GEMM half its one-thread rate, 2 / 1.68 more than a quarter.
 TEST(HostShare, ARankRunsItsGemmAtTheRateOfItsThreads) {
-  GpuSpec cpu;
-  cpu.name = "cpu-host";
-  cpu.fp32_tflops = 1.0;
-  cpu.bf16_tflops = 1.0;
+  GpuSpec cpu = cpu_spec(1.0);
   cpu.fp32_matmul_efficiency = 1.0;
   cpu.fp32_attention_efficiency = 0.8;
-  cpu.hbm_GBps = 40;
-  cpu.pcie_GBps = 20;
-  cpu.cuda_context_gib = cpu.nccl_gib_per_group = 0;
   cpu.host_threads = 2;
   cpu.matmul_thread_speedup = 1.68;
   const GpuSpec four = host_share(cpu, 4);
