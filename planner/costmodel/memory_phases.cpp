@@ -49,8 +49,9 @@ void add_layer_backward(const PlanSpec& p, B* bwd) {
   // Ring attention's K/V, dK/dV and dQ accumulators are alive during the attention backward only.
   const double ring_attention = lb.attention + lb.ring;
   const double moment = std::max({lb.mlp, ring_attention, lb.a2a});
+  const double grads = layer_grad_transient_bytes(p), reduce_copy = reduce_copy_bytes(p);
   const double exchange = recompute ? ulysses_exchange_moment_bytes(p) : 0.0;
-  if (exchange > saved + lb.reentrant_output + moment) {
+  if (exchange > saved + lb.reentrant_output + moment + grads + reduce_copy) {
     bwd->add(&B::activations_bytes, "recompute's first norm saves and q, k, v", exchange - ulysses_buffer_bytes(p));
     bwd->add(&B::buffers_bytes, "recompute's Ulysses all-to-all copies", ulysses_buffer_bytes(p));
     return;
@@ -62,8 +63,8 @@ void add_layer_backward(const PlanSpec& p, B* bwd) {
                                                                          : "attention backward (dq, dk, dv, accumulators, residual grad; MLP and norm saves freed)")
                                                        : "Ulysses backward all-to-all copies";
   bwd->add(&B::activations_bytes, moment_name, moment);
-  bwd->add(&B::grads_bytes, "layer's bf16 gradients before reduction", layer_grad_transient_bytes(p));
-  bwd->add(&B::buffers_bytes, "reduce copy of the bucket", reduce_copy_bytes(p));
+  bwd->add(&B::grads_bytes, "layer's bf16 gradients before reduction", grads);
+  bwd->add(&B::buffers_bytes, "reduce copy of the bucket", reduce_copy);
 }
 
 }  // namespace
