@@ -119,7 +119,6 @@ struct QkvToHeads : torch::autograd::Function<QkvToHeads> {
     const int64_t h = ctx->saved_data["h"].toInt(), h_kv = ctx->saved_data["h_kv"].toInt(), P = comm.sp();
     const int64_t b = grad[0].size(0), sl = grad[0].size(1) / P, w = grad[0].size(2), d = grad[0].size(3);
     at::Tensor send = grad[0].reshape({b, P, sl, w, d}).permute({1, 0, 2, 3, 4}).contiguous();
-    grad[0].reset();
     const at::Tensor recv = exchange(comm, send);  // chunk p = rank p's heads of my tokens
     send.reset();
     const QkvHeads n = qkv_heads(P, h, h_kv);

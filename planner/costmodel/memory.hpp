@@ -97,6 +97,7 @@ struct LayerBackwardMoments {
   double freed_before_attention = 0;  // MLP, second-norm and o_proj saves released before attention
 };
 LayerBackwardMoments layer_backward_moments(const PlanSpec& plan);
+double ulysses_block_bytes(const PlanSpec& plan);         // q, k, v of all tokens, this rank's heads (0 at sp 1)
 double ulysses_buffer_bytes(const PlanSpec& plan);        // all-to-all send/recv copies alive in attention
 // A layer at its forward all-to-all (sp > 1; 0 at sp 1): what it has saved so far (the first
 // norm's), its q, k, v before the exchange and the exchange's copies.

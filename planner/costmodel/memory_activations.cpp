@@ -240,7 +240,7 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   // block: its receive buffer, and a send copy unless the micro-batch is 1 (then the gradient,
   // [b, s, heads, d], already is the send layout: ulysses.cpp). Measured in the engine at 16K
   // tokens, sp 4: the gradient block and the receive block (issue 22).
-  const double block = ulysses_buffer_bytes(p) / facts::kUlyssesTransientCopies;
+  const double block = ulysses_block_bytes(p);
   const double copies = !p.stack.ulysses_one_exchange ? (p.knobs.sp > 1 ? 2 * a * q * s : 0.0)
                                                       : (p.knobs.micro_batch > 1 ? 2 : 1) * block;
   out.a2a = residual_grad + block + copies - out.freed_before_attention - attention_saved_per_token(p) * s;
@@ -253,12 +253,12 @@ double layer_backward_extra_bytes(const PlanSpec& p) {
   return m.upstream + m.reentrant_output + std::max({m.mlp, m.attention + m.ring, m.a2a});
 }
 
-double ulysses_buffer_bytes(const PlanSpec& p) {
+double ulysses_block_bytes(const PlanSpec& p) {
   if (p.knobs.sp == 1) return 0.0;
-  const double a = act_bytes(p), s = local_tokens(p);
-  const double qkv = a * (p.model.q_dim() + 2.0 * kv_width_after_a2a(p));
-  return facts::kUlyssesTransientCopies * qkv * s;
+  return act_bytes(p) * (p.model.q_dim() + 2.0 * kv_width_after_a2a(p)) * local_tokens(p);
 }
+
+double ulysses_buffer_bytes(const PlanSpec& p) { return facts::kUlyssesTransientCopies * ulysses_block_bytes(p); }
 
 // Liger's chunk: next_pow2(ceil(T / ceil(V / H))) tokens, at most T (MEMORY-FACTS 7.2).
 double liger_chunk_tokens(double tokens, double hidden, double vocab) {
