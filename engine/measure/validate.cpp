@@ -239,8 +239,8 @@ std::vector<FlagSpec> validate_flag_specs() {
   return {{"json", false, "print one JSON object (cases, rows with both memory breakdowns, errors, device)"},
           {"quick", false, "the short case list (a few minutes on a CPU)"},
           {"long", false,
-           "CPU: the long-sequence memory-only cases instead (micro-llama at 64K tokens, one step each; "
-           "about 10 minutes on 2 cores)"},
+           "CPU: the long-sequence memory-only cases instead (micro-llama at 64K and 128K tokens, one step each; "
+           "about 15 minutes on 2 cores)"},
           {"calibration", true, "price the cases on this calibrated GPU file instead of calibrating first",
            "a GPU TOML file written by spplan calibrate", "spplan calibrate runs first"},
           {"gpu", true, "on a CUDA device: the preset the \"preset d %\" columns price with",

@@ -76,18 +76,21 @@ std::vector<ValidateCase> cpu_cases(bool quick) {
 // tokens micro-llama's per-token memory is ~50x its 3.5 MB of weights, gradients and AdamW
 // state. One step each, memory only: LibTorch's CPU flash attention runs ~45 GFLOP/s a thread
 // and its work grows with the square of the sequence, so tiny-llama at 64K would take minutes a
-// layer; micro-llama (h 64, 2 layers) takes 1-3 minutes a 64K step on 2 cores (engine/README.md),
-// 128K four times that. Checkpoint offload, TiledMLP and the tiled loss as ALST runs them.
+// layer; micro-llama (h 64, 2 layers) takes about a minute a 64K step on 2 cores (engine/README.md),
+// 128K four times that. Checkpoint offload, TiledMLP and the tiled loss as ALST runs them; the two
+// sharded layouts again at 128K, where the all-to-all moments are twice the size.
 std::vector<ValidateCase> long_cpu_cases() {
   const Knobs alst = {"--act-ckpt", "offload", "--tiled-mlp", "--tiled-loss"};
-  auto micro = [](int64_t sp, Knobs knobs) {
-    ValidateCase c{"micro-llama", 65536, sp, sp, std::move(knobs), ValidateCase::Expect::kRuns};
+  const Knobs all_offloaded = alst + kZ3 + Knobs{"--offload-optimizer", "cpu", "--offload-params", "cpu"};
+  const Knobs optimizer_offloaded = alst + Knobs{"--zero", "1", "--offload-optimizer", "cpu"};
+  auto micro = [](int64_t seq, int64_t sp, Knobs knobs) {
+    ValidateCase c{"micro-llama", seq, sp, sp, std::move(knobs), ValidateCase::Expect::kRuns};
     c.memory_only = true;
     return c;
   };
-  return {micro(1, alst), micro(1, Knobs{"--act-ckpt", "full", "--tiled-loss"}),
-          micro(2, alst + kZ3 + Knobs{"--offload-optimizer", "cpu", "--offload-params", "cpu"}),
-          micro(4, alst + Knobs{"--zero", "1", "--offload-optimizer", "cpu"})};
+  return {micro(65536, 1, alst), micro(65536, 1, Knobs{"--act-ckpt", "full", "--tiled-loss"}),
+          micro(65536, 2, all_offloaded), micro(65536, 4, optimizer_offloaded),
+          micro(131072, 2, all_offloaded), micro(131072, 4, optimizer_offloaded)};
 }
 
 std::vector<ValidateCase> gpu_cases(int64_t gpus, bool quick) {

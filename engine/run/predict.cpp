@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
+#include <thread>
 
 #include "planner/config/loaders.hpp"
 #include "planner/core/units.hpp"
@@ -139,6 +141,16 @@ Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu, int64_t ra
   return p;
 }
 
+int64_t threads_per_rank(int64_t ranks_on_host) {
+  if (const char* omp = std::getenv("OMP_NUM_THREADS"); omp != nullptr) {
+    char* end = nullptr;
+    const long n = std::strtol(omp, &end, 10);
+    if (end != omp && *end == '\0' && n > 0) return n;
+  }
+  const auto cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max<int64_t>(1, cores / std::max<int64_t>(1, ranks_on_host));
+}
+
 PlanSpec priced_plan(const PlanSpec& plan, const Pricing& pricing) {
   PlanSpec host = plan;
   host.cluster.gpu = pricing.gpu;
@@ -146,6 +158,7 @@ PlanSpec priced_plan(const PlanSpec& plan, const Pricing& pricing) {
   host.stack = trainer_stack("engine");  // the engine's own software behaviour (knobs.cpp)
   // On this CPU (a spec without CUDA context or NCCL) LibTorch's CPU flash kernel runs attention.
   host.stack.cpu_flash_attention = describes_host_cpu(pricing.gpu);
+  host.stack.cpu_flash_threads = threads_per_rank(plan.cluster.num_gpus);
   return host;
 }
 

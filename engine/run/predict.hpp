@@ -86,9 +86,14 @@ GpuSpec host_share(const GpuSpec& machine, int64_t ranks);
 // `measured_speedup` (its parallel fraction solved from that point, kept in [0, 1]).
 double amdahl_speedup(double threads, double measured_threads, double measured_speedup);
 
+// The threads each of `ranks_on_host` ranks runs (worker.cpp set_threads): OMP_NUM_THREADS when set
+// to a positive count, else the host's hardware threads split between the ranks, at least 1.
+int64_t threads_per_rank(int64_t ranks_on_host);
+
 // The plan as the costmodel prices the engine's run of it: on `pricing`'s machine, every rank on
 // one node, and the stack facts of this engine (its ZeRO-3 keeps nothing gathered, its loop holds no
-// logits, its checkpoint offload keeps one layer input on the device). predict() prices this plan;
+// logits, its checkpoint offload keeps one layer input on the device; on a CPU, LibTorch's flash
+// kernel with threads_per_rank threads). predict() prices this plan;
 // `validate engine` searches its max-seq.
 PlanSpec priced_plan(const PlanSpec& plan, const Pricing& pricing);
 

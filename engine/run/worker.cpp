@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <thread>
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -23,6 +22,7 @@
 #include "engine/io/hf_weights.hpp"
 #include "engine/model/fused_kernels.hpp"
 #include "engine/run/kernel_clock.hpp"
+#include "engine/run/predict.hpp"
 #include "engine/run/rank_report.hpp"
 #include "engine/run/report.hpp"
 #include "engine/run/run_log.hpp"
@@ -42,12 +42,10 @@ void maybe_die(int64_t rank, int64_t step) {  // the test hook (see worker.hpp)
   }
 }
 
-// OMP_NUM_THREADS wins; else split the cores between the ranks on this machine.
+// OMP_NUM_THREADS wins (LibTorch reads it); else split the cores between the ranks on this
+// machine, as the prediction assumes (predict.hpp threads_per_rank).
 int64_t set_threads(int64_t local_world) {
-  if (std::getenv("OMP_NUM_THREADS") == nullptr) {
-    const auto cores = static_cast<int64_t>(std::max(1u, std::thread::hardware_concurrency()));
-    at::set_num_threads(static_cast<int>(std::max<int64_t>(1, cores / local_world)));
-  }
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) at::set_num_threads(static_cast<int>(threads_per_rank(local_world)));
   return at::get_num_threads();
 }
 

@@ -64,6 +64,7 @@ TrainingStack trainer_stack(size_t index) {
     stack.reentrant_checkpoint = true;
     stack.attention = AttentionKernel::kSdpa;  // at::scaled_dot_product_attention (attention.cpp)
     stack.ulysses_one_exchange = true;            // q, k, v in one send buffer (ulysses.cpp)
+    stack.rope_half_tables = true;                // cos, sin of [s, d/2] (rope.cpp)
   }
   return stack;
 }

@@ -57,6 +57,10 @@ struct TrainingStack {
   // only (aten/src/ATen/native/cpu/FlashAttentionKernel.cpp, cpu_flash_attention_backward): none
   // of FlashAttention-2's per-token fp32 dq accumulator, GQA-expanded dk/dv or softmax_d.
   bool cpu_flash_attention = false;
+  // The threads of the process running that CPU kernel (at::get_num_threads()): its backward
+  // allocates its block buffers for every thread of the pool at once (memory_activations.cpp
+  // cpu_flash_backward_scratch_bytes). Read only with cpu_flash_attention.
+  int64_t cpu_flash_threads = 1;
   // Liger-Kernel's Triton RMSNorm, RoPE and SwiGLU: one kernel per op and pass, reading and
   // writing each tensor once. Without them the layers run Hugging Face's eager modules, a chain of
   // PyTorch kernels per op (layer_kernels.hpp counts them).
@@ -65,6 +69,9 @@ struct TrainingStack {
   // (MEMORY-FACTS 8.3), so its backward exchanges one gradient at a time; the engine exchanges the
   // three in one buffer (engine/parallel/ulysses.cpp QkvToHeads). memory_activations.cpp prices both.
   bool ulysses_one_exchange = false;
+  // RoPE's cos and sin as [s, d/2] tables (engine/model/rope.cpp: each half of a head is rotated by
+  // the same angles), where Hugging Face's rotary embedding repeats them to [s, d]: half the bytes.
+  bool rope_half_tables = false;
 };
 
 // The training loops spplan knows by name: "arctic" (ArcticTraining, the default), "hf", "liger",

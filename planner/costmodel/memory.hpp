@@ -76,7 +76,7 @@ double zero3_persistent_elems(const PlanSpec& plan);  // parameters ZeRO-3 never
 double local_tokens(const PlanSpec& plan);                // micro_batch * ceil(seq / sp)
 double packed_position_ids_bytes(const PlanSpec& plan);   // packed documents: int64 position ids, 0 otherwise
 double token_ids_bytes(const PlanSpec& plan);             // input ids + labels, int64, all step long
-double rope_tables_bytes(const PlanSpec& plan);           // HF's RoPE cos and sin, forward to last backward
+double rope_tables_bytes(const PlanSpec& plan);           // RoPE cos and sin, forward to last backward
 double step_inputs_bytes(const PlanSpec& plan);           // the three above: embedding forward to its backward
 double kv_width_after_a2a(const PlanSpec& plan);          // K (or V) width per local token after the all-to-all
 double checkpoint_bytes_per_layer(const PlanSpec& plan);  // hidden state a checkpoint keeps
@@ -97,6 +97,7 @@ struct LayerBackwardMoments {
   double freed_before_attention = 0;  // MLP, second-norm and o_proj saves released before attention
 };
 LayerBackwardMoments layer_backward_moments(const PlanSpec& plan);
+double cpu_flash_backward_scratch_bytes(const PlanSpec& plan);  // LibTorch CPU flash backward's per-thread blocks
 double ulysses_block_bytes(const PlanSpec& plan);         // q, k, v of all tokens, this rank's heads (0 at sp 1)
 double ulysses_buffer_bytes(const PlanSpec& plan);        // all-to-all send/recv copies alive in attention
 // A layer at its forward all-to-all (sp > 1; 0 at sp 1): what it has saved so far (the first

@@ -112,9 +112,10 @@ double rope_tables_bytes(const PlanSpec& p) {
   // HF computes the rotary tables once per forward, cos and sin [b, s, d] in the activations'
   // dtype (LlamaRotaryEmbedding.forward: emb = cat(freqs, freqs), .to(x.dtype)), and hands them
   // to every layer: each layer's RoPE multiplication saves them, and a checkpoint keeps them for
-  // the recompute, so they live until the first layer's backward. The engine keeps the d/2 half
-  // tables (rope.cpp), half of this (issue 28).
-  return 2.0 * act_bytes(p) * p.model.head_dim * local_tokens(p);
+  // the recompute, so they live until the first layer's backward. The engine keeps [b, s, d/2]
+  // tables (TrainingStack::rope_half_tables), half of this.
+  const double width = p.stack.rope_half_tables ? p.model.head_dim / 2.0 : p.model.head_dim;
+  return 2.0 * act_bytes(p) * width * local_tokens(p);
 }
 
 double step_inputs_bytes(const PlanSpec& p) {
@@ -230,7 +231,7 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   const double expanded = kv < q && !p.stack.cpu_flash_attention ? 2 * a * q : 0.0;
   const double accumulators = p.stack.cpu_flash_attention ? 0.0 : kFp32Bytes * q + kFp32Bytes * m.num_attention_heads;
   const double flash = (2 * a * q + 2 * a * kv + expanded + accumulators) * s;
-  out.attention = residual_grad + flash - out.freed_before_attention;
+  out.attention = residual_grad + flash + cpu_flash_backward_scratch_bytes(p) - out.freed_before_attention;
   // Then the mirrored all-to-all: dq, dk, dv in head layout (one block of the exchange) and its
   // copies. By then the attention's backward has run too and autograd has released what it saved
   // (q, k, v after the exchange, the output, its log-sum-exp): the all-to-all's node runs after
@@ -246,6 +247,23 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   out.a2a = residual_grad + block + copies - out.freed_before_attention - attention_saved_per_token(p) * s;
   out.ring = ring_backward_buffer_bytes(p);
   return out;
+}
+
+// LibTorch's CPU flash backward (aten/src/ATen/native/cpu/FlashAttentionKernel.cpp,
+// cpu_flash_attention_backward) allocates one block's attention and its gradient in fp32 for every
+// thread of the pool at once (`at::empty({num_thread, size_per_thread})`), and in bf16 both again
+// in the input dtype: blocks of 256 queries x 512 keys from 768 queries on (64 from 192, else 32;
+// flash_attention_backward_kernel_impl), capped by the lengths. Alive for the kernel's call only,
+// beside dq, dk, dv. One thread: 1 MiB; measured 1.15-1.18 MiB above the other terms at 16K and
+// 64K tokens (issue 22). Its forward's block buffers (one block and a q x d accumulator per thread)
+// are freed before the layer's forward ends, where the forward peaks: not priced.
+double cpu_flash_backward_scratch_bytes(const PlanSpec& p) {
+  if (!p.stack.cpu_flash_attention) return 0.0;
+  const double queries = std::ceil(static_cast<double>(p.seq_len) / p.knobs.cp);  // of one sequence, per call
+  const double q_split = std::min(queries, queries >= 768 ? 256.0 : queries >= 192 ? 64.0 : 32.0);
+  const double kv_split = std::min(queries, 512.0);
+  const double reduced = p.knobs.precision == Precision::kBf16 ? kBf16Bytes : 0.0;
+  return static_cast<double>(p.stack.cpu_flash_threads) * 2 * q_split * kv_split * (kFp32Bytes + reduced);
 }
 
 double layer_backward_extra_bytes(const PlanSpec& p) {

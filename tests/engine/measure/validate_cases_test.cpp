@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "engine/run/options.hpp"
@@ -94,6 +95,7 @@ TEST(ValidateCases, EveryCaseIsARunTheEngineAccepts) {
 // ALST feature somewhere; the default lists have no memory-only case.
 TEST(ValidateCases, TheLongListIsMemoryOnlyAtLongSequencesWithTheAlstFeatures) {
   std::set<int64_t> sps;
+  int64_t longest = 0;
   std::set<std::string> names;
   bool ckpt_offload = false, tiled_mlp = false, tiled_loss = false, zero3 = false, offload_opt = false;
   for (const ValidateCase& c : long_cpu_cases()) {
@@ -102,6 +104,7 @@ TEST(ValidateCases, TheLongListIsMemoryOnlyAtLongSequencesWithTheAlstFeatures) {
     EXPECT_EQ(c.expect, ValidateCase::Expect::kRuns);
     EXPECT_TRUE(names.insert(case_name(c)).second) << "two cases named " << case_name(c);
     sps.insert(c.sp);
+    longest = std::max(longest, c.seq);
     ckpt_offload |= has(c, "--act-ckpt", "offload");
     tiled_mlp |= has(c, "--tiled-mlp");
     tiled_loss |= has(c, "--tiled-loss");
@@ -109,6 +112,7 @@ TEST(ValidateCases, TheLongListIsMemoryOnlyAtLongSequencesWithTheAlstFeatures) {
     offload_opt |= has(c, "--offload-optimizer", "cpu");
   }
   EXPECT_EQ(sps, (std::set<int64_t>{1, 2, 4}));
+  EXPECT_GE(longest, 131072);
   EXPECT_TRUE(ckpt_offload && tiled_mlp && tiled_loss && zero3 && offload_opt);
   for (const auto& list : {cpu_cases(false), cpu_cases(true), gpu_cases(1, false)}) {
     for (const ValidateCase& c : list) EXPECT_FALSE(c.memory_only) << case_name(c);

@@ -2,6 +2,12 @@
 // device (name and nvidia-smi memory), or on --gpu; the CPU keeps its calibrated or uncalibrated host.
 #include "engine/run/predict.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "planner/config/loaders.hpp"
@@ -129,6 +135,53 @@ TEST(HostShare, ARankRunsItsGemmAtTheRateOfItsThreads) {
   const GpuSpec two = host_share(cpu, 2);  // a thread each, a core each: the one-thread GEMM
   EXPECT_NEAR(two.fp32_tflops * two.fp32_matmul_efficiency, 1 / 1.68, 1e-12);
   EXPECT_NEAR(two.hbm_GBps, 20, 1e-12);
+}
+
+// OMP_NUM_THREADS set (restored after the test), or unset.
+class OmpThreads {
+ public:
+  explicit OmpThreads(const char* value) {
+    if (const char* old = std::getenv("OMP_NUM_THREADS"); old != nullptr) old_ = old;
+    if (value != nullptr) {
+      ::setenv("OMP_NUM_THREADS", value, 1);
+    } else {
+      ::unsetenv("OMP_NUM_THREADS");
+    }
+  }
+  ~OmpThreads() {
+    if (old_) {
+      ::setenv("OMP_NUM_THREADS", old_->c_str(), 1);
+    } else {
+      ::unsetenv("OMP_NUM_THREADS");
+    }
+  }
+
+ private:
+  std::optional<std::string> old_;
+};
+
+// The threads a rank runs, as worker.cpp sets them: OMP_NUM_THREADS when it is a positive count,
+// else the host's threads split between the ranks (at least 1). The prediction prices LibTorch's
+// CPU flash kernel with them: its backward's block buffers are allocated per thread.
+TEST(ThreadsPerRank, OmpNumThreadsWinsElseTheCoresSplitBetweenTheRanks) {
+  {
+    OmpThreads omp("3");
+    EXPECT_EQ(threads_per_rank(1), 3);
+    EXPECT_EQ(threads_per_rank(64), 3);
+  }
+  const int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  for (const char* value : {static_cast<const char*>(nullptr), "0", "two", "4x"}) {
+    OmpThreads omp(value);
+    EXPECT_EQ(threads_per_rank(1), cores) << (value ? value : "unset");
+    EXPECT_EQ(threads_per_rank(1 << 20), 1) << (value ? value : "unset");
+  }
+  OmpThreads omp("2");
+  const PlanSpec cpu = priced_plan(PlanSpec{}, Pricing{cpu_spec(1.0), true});
+  EXPECT_TRUE(cpu.stack.cpu_flash_attention);
+  EXPECT_EQ(cpu.stack.cpu_flash_threads, 2);
+  const auto h100 = load_gpu("h100-80gb");
+  ASSERT_TRUE(h100.ok());
+  EXPECT_FALSE(priced_plan(PlanSpec{}, Pricing{*h100, true}).stack.cpu_flash_attention);
 }
 
 // calibrate's layer probe divides the elementwise class's measured seconds by elementwise_work's

@@ -124,6 +124,9 @@ TEST(Activations, TokenIdsRopeTablesAndTheDownProjGradient) {
   const double s = 32768, d = 128, h = 4096, i = 14336;
   EXPECT_DOUBLE_EQ(token_ids_bytes(p), 2 * 8.0 * s);      // input ids + labels, int64
   EXPECT_DOUBLE_EQ(rope_tables_bytes(p), 2 * 2.0 * d * s);  // cos, sin [s, d] bf16
+  PlanSpec engine = p;
+  engine.stack = trainer_stack("engine");
+  EXPECT_DOUBLE_EQ(rope_tables_bytes(engine), 2 * 2.0 * d / 2 * s);  // the engine's [s, d/2] tables
   p.knobs.zero_stage = 1;
   const double below_stage2 = layer_backward_moments(p).mlp;
   p.knobs.zero_stage = 2;
@@ -142,8 +145,28 @@ TEST(Activations, CpuFlashAttentionHasNoFlash2BackwardBuffers) {
   cpu.stack.cpu_flash_attention = true;
   EXPECT_DOUBLE_EQ(layer_saved_bytes(p) - layer_saved_bytes(cpu), a * q * s);  // HF sdpa's .contiguous()
   const double flash2_extra = (2 * a * q + 4.0 * q + 4.0 * nh) * s;         // dk/dv expanded, dq_accum, softmax_d
-  // ... less that .contiguous() copy, o_proj's input, which o_proj's backward has freed by then.
-  EXPECT_DOUBLE_EQ(layer_backward_moments(p).attention - layer_backward_moments(cpu).attention, flash2_extra - a * q * s);
+  // ... less that .contiguous() copy, o_proj's input, which o_proj's backward has freed by then,
+  // and less the CPU kernel's block buffers: 256 x 512 attention and gradient, fp32 and bf16.
+  const double blocks = 2 * 256 * 512 * (4.0 + 2.0);
+  EXPECT_DOUBLE_EQ(layer_backward_moments(p).attention - layer_backward_moments(cpu).attention,
+                   flash2_extra - a * q * s - blocks);
+}
+
+// LibTorch's CPU flash backward allocates its block buffers for every thread of the pool
+// (FlashAttentionKernel.cpp): 1 MiB per thread in fp32 at 256 x 512 blocks; at 500 queries the
+// blocks are 64 x 500. No other kernel has them.
+TEST(Activations, CpuFlashBackwardHoldsBlockBuffersForEveryThread) {
+  PlanSpec p = llama8b(1, 1, 32768);
+  p.knobs.precision = Precision::kFp32;
+  p.stack.cpu_flash_attention = true;
+  EXPECT_DOUBLE_EQ(cpu_flash_backward_scratch_bytes(p), 2 * 256 * 512 * 4.0);
+  const double one_thread = layer_backward_moments(p).attention;
+  p.stack.cpu_flash_threads = 4;
+  EXPECT_DOUBLE_EQ(layer_backward_moments(p).attention - one_thread, 3 * 2 * 256 * 512 * 4.0);
+  p.seq_len = 500;
+  EXPECT_DOUBLE_EQ(cpu_flash_backward_scratch_bytes(p), 4 * 2 * 64 * 500 * 4.0);
+  p.stack.cpu_flash_attention = false;
+  EXPECT_DOUBLE_EQ(cpu_flash_backward_scratch_bytes(p), 0.0);
 }
 
 // At its forward all-to-all a layer holds its first norm's saves (eager bf16: fp32 input copy,
