@@ -43,4 +43,43 @@ struct KernelFit {
 // number, or fewer than 2 distinct work sizes (no slope can be told apart from the intercept).
 Result<KernelFit> fit_kernel(const std::string& what, const std::vector<KernelSample>& samples);
 
+// A forward and a backward fit from one sweep of a kernel (calibrate's attention).
+struct SweepFits {
+  KernelFit forward, backward;
+  int sweeps = 1;       // sweeps made to get these
+  bool agreed = false;  // two of them agreed within the tolerance (else: the fastest of all)
+};
+
+// One sweep's rates move with whatever else shares the machine (issue 28: on a shared 2-vCPU VM one
+// whole attention sweep ran 25-30 % slow while four other calibrations that hour agreed within
+// 11 %). So a sweep is repeated until two sweeps' forward and backward rates each agree within
+// `tolerance` (relative), at most `max_sweeps` times. Of the two that agree the faster is kept
+// (other load only slows a kernel); if none agree, the fastest sweep. Fast means the least
+// forward + backward seconds per unit of work. `sweep()` returns Result<SweepFits>; its errors pass
+// through. REQUIRES: max_sweeps >= 1.
+bool fits_agree(const SweepFits& a, const SweepFits& b, double tolerance);
+bool faster(const SweepFits& a, const SweepFits& b);
+
+template <class Sweep>
+Result<SweepFits> agreed_sweep(int max_sweeps, double tolerance, Sweep&& sweep) {
+  std::vector<SweepFits> done;
+  for (int i = 1; i <= max_sweeps; ++i) {
+    SPPLAN_ASSIGN_OR_RETURN(SweepFits next, sweep());
+    for (const SweepFits& before : done) {
+      if (fits_agree(next, before, tolerance)) {
+        SweepFits kept = faster(next, before) ? next : before;
+        kept.sweeps = i;
+        kept.agreed = true;
+        return kept;
+      }
+    }
+    done.push_back(next);
+  }
+  SweepFits kept = done.front();
+  for (const SweepFits& f : done) kept = faster(f, kept) ? f : kept;
+  kept.sweeps = max_sweeps;
+  kept.agreed = max_sweeps == 1;
+  return kept;
+}
+
 }  // namespace spplan::engine

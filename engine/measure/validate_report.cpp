@@ -61,9 +61,27 @@ CaseSummary summarize_cases(const nlohmann::json& rows) {
   return s;
 }
 
+nlohmann::json priced_rates(const GpuSpec& g) {
+  return {{"fp32_gemm_tflops", g.fp32_tflops * g.fp32_matmul_efficiency},
+          {"fp32_attention_fwd_tflops", g.fp32_tflops * g.fp32_attention_efficiency},
+          {"fp32_attention_bwd_tflops", g.fp32_tflops * g.fp32_attention_bwd_efficiency},
+          {"bf16_gemm_tflops", g.bf16_tflops * g.matmul_efficiency},
+          {"bf16_attention_fwd_tflops", g.bf16_tflops * g.attention_efficiency},
+          {"bf16_attention_bwd_tflops", g.bf16_tflops * g.attention_bwd_efficiency},
+          {"memory_GBps", g.hbm_GBps},
+          {"elementwise_GBps", g.hbm_GBps * g.elementwise_efficiency}};
+}
+
 void print_table(const nlohmann::json& rows, const CaseSummary& sum, const Machines& m) {
   const bool preset = m.preset.has_value();
   if (!m.device.empty()) std::printf("device: %s\n", m.device.c_str());
+  const nlohmann::json r = priced_rates(m.calibrated);
+  std::printf("priced with %s: GEMM %.4g, attention %.4g / %.4g TFLOP/s (fp32; bf16 %.4g, %.4g / %.4g), "
+              "elementwise %.4g GB/s\n",
+              m.calibrated.name.c_str(), r["fp32_gemm_tflops"].get<double>(),
+              r["fp32_attention_fwd_tflops"].get<double>(), r["fp32_attention_bwd_tflops"].get<double>(),
+              r["bf16_gemm_tflops"].get<double>(), r["bf16_attention_fwd_tflops"].get<double>(),
+              r["bf16_attention_bwd_tflops"].get<double>(), r["elementwise_GBps"].get<double>());
   int width = 4;  // the longest case name
   for (const auto& r : rows) width = std::max(width, static_cast<int>(r["case"].get<std::string>().size()));
   std::printf("%-*s %12s %12s %8s %10s %10s %8s %8s", width, "case", "meas MiB", "pred MiB", "d %", "meas s", "pred s",
@@ -118,6 +136,7 @@ nlohmann::json summary_json(const CaseSummary& s, const Machines& m, const nlohm
                       {"mean_time_error_pct", s.time.mean},
                       {"machine", m.calibrated.name},
                       {"device", m.device},
+                      {"priced_with", priced_rates(m.calibrated)},
                       {"boundary_cases", s.boundary},
                       {"boundary_right", s.boundary_right},
                       {"kernel_class_mean_error_pct", s.kernel_class_mean_error_pct},

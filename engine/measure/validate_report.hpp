@@ -38,11 +38,17 @@ struct CaseSummary {
 
 CaseSummary summarize_cases(const nlohmann::json& rows);
 
-// The table on stdout: a row per case (measured, predicted, delta %), then the means and maxima.
-// The table on stdout, under a line naming the device the cases ran on.
+// The table on stdout, under lines naming the device the cases ran on and the rates they were
+// priced with: a row per case (measured, predicted, delta %), then the means and maxima.
 void print_table(const nlohmann::json& rows, const CaseSummary& sum, const Machines& m);
 
-// The --json object.
+// The rates the cases were priced with (the calibrated spec's peaks times its efficiencies): TFLOP/s
+// of the GEMM and the attention forward and backward in fp32 and bf16, GB/s of memory and of the
+// elementwise class. A prediction is only as good as its calibration, and one calibration made on
+// a loaded machine moves every row (issue 28): the report keeps what it priced with.
+nlohmann::json priced_rates(const GpuSpec& spec);
+
+// The --json object (its "priced_with": priced_rates of the calibrated spec).
 nlohmann::json summary_json(const CaseSummary& s, const Machines& m, const nlohmann::json& rows);
 
 }  // namespace spplan::engine

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
 namespace spplan::engine {
 namespace {
@@ -89,6 +90,66 @@ TEST(KernelFit, RefusesDegenerateInput) {
     EXPECT_EQ(fit.status().code(), Status::Code::kInvalidInput) << c.name;
     EXPECT_NE(fit.status().message().find(c.message), std::string::npos) << c.name << ": " << fit.status().message();
   }
+}
+
+// Sweeps whose forward and backward rates are `rates` in turn (the backward at half the forward),
+// counting the sweeps made.
+struct ScriptedSweeps {
+  std::vector<double> rates;
+  int made = 0;
+  Result<SweepFits> operator()() {
+    const double r = rates.at(static_cast<size_t>(made++));
+    SweepFits f;
+    f.forward.rate_per_s = r;
+    f.backward.rate_per_s = r / 2;
+    return f;
+  }
+};
+
+// Issue 28: one slow sweep (a loaded machine) is outvoted by two that agree; the faster of the
+// agreeing pair is kept; with none agreeing, the fastest; at most max_sweeps are made.
+TEST(AgreedSweep, RepeatsUntilTwoSweepsAgreeAndKeepsTheFasterOfThem) {
+  ScriptedSweeps slow_first{{0.7, 1.0, 1.05, 9.0}};
+  const auto a = agreed_sweep(3, 0.10, [&] { return slow_first(); });
+  ASSERT_TRUE(a.ok());
+  EXPECT_DOUBLE_EQ(a->forward.rate_per_s, 1.05);
+  EXPECT_DOUBLE_EQ(a->backward.rate_per_s, 0.525);
+  EXPECT_TRUE(a->agreed);
+  EXPECT_EQ(a->sweeps, 3);
+  EXPECT_EQ(slow_first.made, 3);
+
+  ScriptedSweeps steady{{1.0, 0.95, 9.0}};
+  const auto b = agreed_sweep(3, 0.10, [&] { return steady(); });
+  EXPECT_DOUBLE_EQ(b->forward.rate_per_s, 1.0);
+  EXPECT_EQ(b->sweeps, 2);
+  EXPECT_EQ(steady.made, 2);
+
+  ScriptedSweeps noisy{{1.0, 0.7, 0.5, 9.0}};
+  const auto c = agreed_sweep(3, 0.10, [&] { return noisy(); });
+  EXPECT_DOUBLE_EQ(c->forward.rate_per_s, 1.0);
+  EXPECT_FALSE(c->agreed);
+  EXPECT_EQ(c->sweeps, 3);
+  EXPECT_EQ(noisy.made, 3);
+
+  ScriptedSweeps once{{0.5, 9.0}};
+  const auto d = agreed_sweep(1, 0.10, [&] { return once(); });
+  EXPECT_DOUBLE_EQ(d->forward.rate_per_s, 0.5);
+  EXPECT_EQ(once.made, 1);
+}
+
+// Both rates must agree: a sweep whose backward alone ran slow is not taken as agreeing.
+TEST(AgreedSweep, ForwardAndBackwardMustBothAgreeAndErrorsPassThrough) {
+  SweepFits a, b;
+  a.forward.rate_per_s = b.forward.rate_per_s = 1.0;
+  a.backward.rate_per_s = 1.0;
+  b.backward.rate_per_s = 0.8;
+  EXPECT_FALSE(fits_agree(a, b, 0.10));
+  b.backward.rate_per_s = 0.95;
+  EXPECT_TRUE(fits_agree(a, b, 0.10));
+  EXPECT_TRUE(faster(a, b));
+  const auto failed = agreed_sweep(3, 0.10, []() -> Result<SweepFits> { return Status::internal("probe broke"); });
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().message(), "probe broke");
 }
 
 }  // namespace

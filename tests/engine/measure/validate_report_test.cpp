@@ -53,5 +53,31 @@ TEST(ValidateReport, AMemoryOnlyRowPrintsDashesForTime) {
   EXPECT_NE(out.find("time 10.0 %"), std::string::npos) << out;  // the timed row alone
 }
 
+// The report keeps the rates it priced with (issue 28: one calibration made on a loaded machine moved
+// every row by 25 %): peak times efficiency per class and dtype, in the JSON and above the table.
+TEST(ValidateReport, SaysTheRatesItPricedWith) {
+  Machines m;
+  m.calibrated.name = "cpu-host";
+  m.calibrated.fp32_tflops = 0.128;
+  m.calibrated.fp32_matmul_efficiency = 1.0;
+  m.calibrated.fp32_attention_efficiency = 0.75;
+  m.calibrated.fp32_attention_bwd_efficiency = 0.5;
+  m.calibrated.bf16_tflops = 0.04;
+  m.calibrated.matmul_efficiency = 0.5;
+  m.calibrated.hbm_GBps = 60;
+  m.calibrated.elementwise_efficiency = 0.25;
+  const nlohmann::json rows = nlohmann::json::array({timed_row()});
+  const nlohmann::json j = summary_json(summarize_cases(rows), m, rows);
+  EXPECT_DOUBLE_EQ(j["priced_with"]["fp32_gemm_tflops"].get<double>(), 0.128);
+  EXPECT_DOUBLE_EQ(j["priced_with"]["fp32_attention_fwd_tflops"].get<double>(), 0.096);
+  EXPECT_DOUBLE_EQ(j["priced_with"]["fp32_attention_bwd_tflops"].get<double>(), 0.064);
+  EXPECT_DOUBLE_EQ(j["priced_with"]["bf16_gemm_tflops"].get<double>(), 0.02);
+  EXPECT_DOUBLE_EQ(j["priced_with"]["elementwise_GBps"].get<double>(), 15.0);
+  ::testing::internal::CaptureStdout();
+  print_table(rows, summarize_cases(rows), m);
+  const std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("priced with cpu-host: GEMM 0.128, attention 0.096 / 0.064 TFLOP/s"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace spplan::engine
