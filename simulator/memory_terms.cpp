@@ -49,6 +49,7 @@ MemoryTerms memory_terms(const PlanSpec& p) {
   t.head_grad_transient_bytes = cm::head_grad_transient_bytes(p);
   t.reduce_copy_bytes = cm::reduce_copy_bytes(p);
   t.optimizer_transient_bytes = cm::optimizer_step_transient_bytes(p);
+  t.reduce_after_backward_bytes = cm::reduce_after_backward_bytes(p);
   return t;
 }
 

@@ -48,6 +48,7 @@ struct MemoryTerms {
   double head_grad_transient_bytes = 0;
   double reduce_copy_bytes = 0;        // the flattened copy a reduction makes of the bucket
   double optimizer_transient_bytes = 0;
+  double reduce_after_backward_bytes = 0;  // a converted bucket, reduced after the backward (engine)
 };
 
 // REQUIRES: check_plan(plan) is ok.

@@ -112,6 +112,10 @@ void StepGraphBuilder::emit_optimizer() {
   g_.add_dep(param_h2d != kNoOp ? param_h2d : adam, allgather);
   alloc_at_start(adam, MemCategory::kOptimizer, t_.optimizer_transient_bytes);
   free_at_end(adam, MemCategory::kOptimizer, t_.optimizer_transient_bytes);
+  // A stack that reduces after the backward (costmodel reduce_after_backward_bytes): priced with
+  // the step, as the costmodel's optimizer-step moment does.
+  alloc_at_start(adam, MemCategory::kBuffers, t_.reduce_after_backward_bytes);
+  free_at_end(adam, MemCategory::kBuffers, t_.reduce_after_backward_bytes);
 }
 
 void StepGraphBuilder::build() {

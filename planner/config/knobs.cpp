@@ -65,6 +65,7 @@ TrainingStack trainer_stack(size_t index) {
     stack.attention = AttentionKernel::kSdpa;  // at::scaled_dot_product_attention (attention.cpp)
     stack.ulysses_one_exchange = true;            // q, k, v in one send buffer (ulysses.cpp)
     stack.rope_half_tables = true;                // cos, sin of [s, d/2] (rope.cpp)
+    stack.reduces_after_backward = true;          // ZeRO 0/1: all_reduce_grads after the backward (train.cpp)
   }
   return stack;
 }

@@ -72,6 +72,11 @@ struct TrainingStack {
   // RoPE's cos and sin as [s, d/2] tables (engine/model/rope.cpp: each half of a head is rotated by
   // the same angles), where Hugging Face's rotary embedding repeats them to [s, d]: half the bytes.
   bool rope_half_tables = false;
+  // Below ZeRO 2, the gradients are reduced after the backward, bucket by bucket, each through a
+  // converted copy freed at once when the reduction dtype differs (engine/run/train.cpp
+  // all_reduce_grads). DeepSpeed keeps its IPG bucket allocated and reduces during the backward
+  // (memory_buffers.cpp reduce_buffer_bytes).
+  bool reduces_after_backward = false;
 };
 
 // The training loops spplan knows by name: "arctic" (ArcticTraining, the default), "hf", "liger",

@@ -120,6 +120,7 @@ double head_grad_transient_bytes(const PlanSpec& plan);   // full grad of the em
 double layer_grad_transient_bytes(const PlanSpec& plan);  // full bf16 grads of one layer before reduction
 double reduce_buffer_bytes(const PlanSpec& plan);         // IPG bucket + its reduce copy
 double optimizer_step_transient_bytes(const PlanSpec& plan);  // fp32 grad copy during a GPU Adam step
+double reduce_after_backward_bytes(const PlanSpec& plan);  // a converted bucket reduced after the backward
 double gemm_workspace_bytes(const PlanSpec& plan);        // cuBLAS workspaces
 double sp_all_to_all_buffer_bytes(const PlanSpec& plan);  // NCCL buffers of the SP group's peer connections
 double fixed_overhead_bytes(const PlanSpec& plan);        // CUDA context + GEMM workspaces + NCCL communicators

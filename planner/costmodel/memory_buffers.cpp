@@ -57,7 +57,15 @@ double reduce_buffer_bytes(const PlanSpec& p) {
   // Stage 2/3: the IPG bucket in the communication dtype and the flattened copy reduce-scatter
   // makes of it (MEMORY-FACTS 2.3). Stage 0/1: only a converted copy when the comm dtype differs.
   if (p.knobs.zero_stage >= 2) return 2.0 * elems * comm;
+  if (p.stack.reduces_after_backward) return 0.0;  // its copy: reduce_after_backward_bytes
   return comm != act_bytes(p) ? elems * comm : 0.0;
+}
+
+double reduce_after_backward_bytes(const PlanSpec& p) {
+  if (p.cluster.num_gpus == 1 || p.knobs.zero_stage >= 2 || !p.stack.reduces_after_backward) return 0.0;
+  const double comm = grad_comm_bytes(p);
+  // One bucket's converted copy, alive while that bucket is reduced, after the backward.
+  return comm != act_bytes(p) ? std::min(p.knobs.reduce_bucket_elems, param_counts(p.model).total) * comm : 0.0;
 }
 
 double reduce_copy_bytes(const PlanSpec& p) { return reduce_buffer_bytes(p) / 2; }

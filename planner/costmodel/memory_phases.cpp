@@ -131,6 +131,10 @@ MemoryPhases memory_phases(const PlanSpec& p) {
 
   out.optimizer_step = persistent_memory(p);
   out.optimizer_step.add(&B::optimizer_bytes, "fp32 gradient copy of one sub-group", optimizer_step_transient_bytes(p));
+  // Priced with the step's own transient (as the simulator places it): at most the sum, since the
+  // reduction finishes before the step starts.
+  out.optimizer_step.add(&B::buffers_bytes, "converted copy of one bucket (reduced after the backward)",
+                         reduce_after_backward_bytes(p));
   add_fragmentation(slack, &out.optimizer_step, "optimizer step", -1);
   return out;
 }

@@ -152,6 +152,34 @@ TEST(Activations, CpuFlashAttentionHasNoFlash2BackwardBuffers) {
                    flash2_extra - a * q * s - blocks);
 }
 
+// Below ZeRO 2 with an fp32 reduction of bf16 gradients (sp > 1, sp_comm_dtype fp32): DeepSpeed keeps
+// its bucket and makes its converted copy during the backward; the engine reduces after the
+// backward, one converted bucket at a time (train.cpp all_reduce_grads), so neither is alive at the
+// backward and the copy is priced after it. Measured in issue 28's bf16 case (s8k sp 2, ZeRO 0):
+// the peak held no buffer.
+TEST(ReduceBuffers, TheEngineReducesAfterTheBackwardOneConvertedBucketAtATime) {
+  PlanSpec p = llama8b(8, 8, 8 * 32768);
+  p.knobs.zero_stage = 1;
+  p.knobs.sp_comm_dtype = CommDtype::kFp32;
+  p.knobs.reduce_bucket_elems = 1e8;
+  const double bucket = 1e8 * 4.0;
+  EXPECT_DOUBLE_EQ(reduce_buffer_bytes(p), bucket);
+  EXPECT_DOUBLE_EQ(reduce_after_backward_bytes(p), 0.0);
+  PlanSpec engine = p;
+  engine.stack = trainer_stack("engine");
+  EXPECT_DOUBLE_EQ(reduce_buffer_bytes(engine), 0.0);
+  EXPECT_DOUBLE_EQ(reduce_copy_bytes(engine), 0.0);
+  EXPECT_DOUBLE_EQ(reduce_after_backward_bytes(engine), bucket);
+  const MemoryPhases with = memory_phases(engine);
+  EXPECT_DOUBLE_EQ(with.optimizer_step.buffers_bytes - persistent_memory(engine).buffers_bytes, bucket);
+  engine.knobs.sp_comm_dtype = CommDtype::kBf16;  // the gradients' own dtype: reduced in place
+  EXPECT_DOUBLE_EQ(reduce_after_backward_bytes(engine), 0.0);
+  engine.knobs.zero_stage = 2;  // reduce-scattered during the backward, as DeepSpeed
+  engine.knobs.sp_comm_dtype = CommDtype::kFp32;
+  EXPECT_DOUBLE_EQ(reduce_buffer_bytes(engine), 2 * bucket);
+  EXPECT_DOUBLE_EQ(reduce_after_backward_bytes(engine), 0.0);
+}
+
 // LibTorch's CPU flash backward allocates its block buffers for every thread of the pool
 // (FlashAttentionKernel.cpp): 1 MiB per thread in fp32 at 256 x 512 blocks; at 500 queries the
 // blocks are 64 x 500. No other kernel has them.
