@@ -93,7 +93,7 @@ bool fits_agree(const SweepFits& a, const SweepFits& b, double tolerance) {
   return close(a.forward.rate_per_s, b.forward.rate_per_s) && close(a.backward.rate_per_s, b.backward.rate_per_s);
 }
 
-bool faster(const SweepFits& a, const SweepFits& b) {
+bool faster_sweep(const SweepFits& a, const SweepFits& b) {
   auto seconds_per_work = [](const SweepFits& f) { return 1 / f.forward.rate_per_s + 1 / f.backward.rate_per_s; };
   return seconds_per_work(a) < seconds_per_work(b);
 }

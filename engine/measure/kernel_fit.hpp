@@ -47,7 +47,7 @@ Result<KernelFit> fit_kernel(const std::string& what, const std::vector<KernelSa
 struct SweepFits {
   KernelFit forward, backward;
   int sweeps = 1;       // sweeps made to get these
-  bool agreed = false;  // two of them agreed within the tolerance (else: the fastest of all)
+  bool agreed = false;  // two of them agreed within the tolerance, or one was asked for (else: the fastest)
 };
 
 // One sweep's rates move with whatever else shares the machine (issue 28: on a shared 2-vCPU VM one
@@ -58,7 +58,7 @@ struct SweepFits {
 // forward + backward seconds per unit of work. `sweep()` returns Result<SweepFits>; its errors pass
 // through. REQUIRES: max_sweeps >= 1.
 bool fits_agree(const SweepFits& a, const SweepFits& b, double tolerance);
-bool faster(const SweepFits& a, const SweepFits& b);
+bool faster_sweep(const SweepFits& a, const SweepFits& b);
 
 template <class Sweep>
 Result<SweepFits> agreed_sweep(int max_sweeps, double tolerance, Sweep&& sweep) {
@@ -67,7 +67,7 @@ Result<SweepFits> agreed_sweep(int max_sweeps, double tolerance, Sweep&& sweep) 
     SPPLAN_ASSIGN_OR_RETURN(SweepFits next, sweep());
     for (const SweepFits& before : done) {
       if (fits_agree(next, before, tolerance)) {
-        SweepFits kept = faster(next, before) ? next : before;
+        SweepFits kept = faster_sweep(next, before) ? next : before;
         kept.sweeps = i;
         kept.agreed = true;
         return kept;
@@ -76,7 +76,7 @@ Result<SweepFits> agreed_sweep(int max_sweeps, double tolerance, Sweep&& sweep) 
     done.push_back(next);
   }
   SweepFits kept = done.front();
-  for (const SweepFits& f : done) kept = faster(f, kept) ? f : kept;
+  for (const SweepFits& f : done) kept = faster_sweep(f, kept) ? f : kept;
   kept.sweeps = max_sweeps;
   kept.agreed = max_sweeps == 1;
   return kept;

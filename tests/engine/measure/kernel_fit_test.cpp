@@ -146,7 +146,7 @@ TEST(AgreedSweep, ForwardAndBackwardMustBothAgreeAndErrorsPassThrough) {
   EXPECT_FALSE(fits_agree(a, b, 0.10));
   b.backward.rate_per_s = 0.95;
   EXPECT_TRUE(fits_agree(a, b, 0.10));
-  EXPECT_TRUE(faster(a, b));
+  EXPECT_TRUE(faster_sweep(a, b));
   const auto failed = agreed_sweep(3, 0.10, []() -> Result<SweepFits> { return Status::internal("probe broke"); });
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().message(), "probe broke");

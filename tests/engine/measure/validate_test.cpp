@@ -25,9 +25,11 @@ TEST(EngineCalibrate, WritesAGpuSpecThatLoadGpuAcceptsWithPositiveRates) {
   // threads spin while they wait for a core). The budget
   // bounds the work, so the test bounds the CPU time: other processes on the cores (ctest -j2, a
   // build) stretch the wall clock, not the work, and a loaded machine makes each wall-clock-timed
-  // sweep stop sooner. 60 s still catches a probe that ignores its budget; the timeout above
-  // catches a hang.
-  EXPECT_LT(r.cpu_seconds, 60.0) << "wall " << r.seconds << " s";
+  // sweep stop sooner. The fp32 attention sweep runs up to three times until two sweeps agree
+  // (kernel_fit.hpp agreed_sweep); under ctest -j2 none agree and all three run: 51.5 s of CPU
+  // time, 57 s of wall clock, measured on the same EPYC. 90 s still catches a probe that ignores its
+  // budget; the timeout above catches a hang.
+  EXPECT_LT(r.cpu_seconds, 90.0) << "wall " << r.seconds << " s";
   std::stringstream text;
   text << std::ifstream(path).rdbuf();
   EXPECT_NE(text.str().find("bf16_tflops = "), std::string::npos);
