@@ -50,22 +50,31 @@ double head_grad_transient_bytes(const PlanSpec& p) {
   return act_bytes(p) * param_counts(p.model).embedding;  // largest single grad (MEMORY-FACTS 2.3)
 }
 
+namespace {
+
+// Elements of one reduce bucket: the configured size, at most the model.
+double bucket_elems(const PlanSpec& p) { return std::min(p.knobs.reduce_bucket_elems, param_counts(p.model).total); }
+
+// Below stage 2: one bucket converted to the communication dtype, when it differs from the gradients'.
+double converted_bucket_bytes(const PlanSpec& p) {
+  const double comm = grad_comm_bytes(p);
+  return comm != act_bytes(p) ? bucket_elems(p) * comm : 0.0;
+}
+
+}  // namespace
+
 double reduce_buffer_bytes(const PlanSpec& p) {
   if (p.cluster.num_gpus == 1) return 0.0;  // no gradient reduction on one GPU
-  const double elems = std::min(p.knobs.reduce_bucket_elems, param_counts(p.model).total);
-  const double comm = grad_comm_bytes(p);
   // Stage 2/3: the IPG bucket in the communication dtype and the flattened copy reduce-scatter
   // makes of it (MEMORY-FACTS 2.3). Stage 0/1: only a converted copy when the comm dtype differs.
-  if (p.knobs.zero_stage >= 2) return 2.0 * elems * comm;
+  if (p.knobs.zero_stage >= 2) return 2.0 * bucket_elems(p) * grad_comm_bytes(p);
   if (p.stack.reduces_after_backward) return 0.0;  // its copy: reduce_after_backward_bytes
-  return comm != act_bytes(p) ? elems * comm : 0.0;
+  return converted_bucket_bytes(p);
 }
 
 double reduce_after_backward_bytes(const PlanSpec& p) {
   if (p.cluster.num_gpus == 1 || p.knobs.zero_stage >= 2 || !p.stack.reduces_after_backward) return 0.0;
-  const double comm = grad_comm_bytes(p);
-  // One bucket's converted copy, alive while that bucket is reduced, after the backward.
-  return comm != act_bytes(p) ? std::min(p.knobs.reduce_bucket_elems, param_counts(p.model).total) * comm : 0.0;
+  return converted_bucket_bytes(p);  // alive while that bucket is reduced, after the backward
 }
 
 double reduce_copy_bytes(const PlanSpec& p) { return reduce_buffer_bytes(p) / 2; }
