@@ -31,6 +31,7 @@ MemoryTerms memory_terms(const PlanSpec& p) {
   t.checkpoints_offloaded = p.knobs.act_ckpt == ActCkpt::kOffload;
   t.checkpoints_kept_on_device = static_cast<int>(p.stack.offloaded_checkpoints_on_device);
   t.checkpoints_reload_ahead = p.stack.offloaded_checkpoints_on_device > 1;
+  t.checkpoints_only_while_running = p.stack.offloaded_checkpoints_only_while_running;
   t.layer_saved_bytes = cm::layer_saved_bytes(p);
   t.layer_backward_extra_bytes = cm::layer_backward_extra_bytes(p);
   t.layer_upstream_bytes = cm::layer_backward_moments(p).upstream;
@@ -40,7 +41,9 @@ MemoryTerms memory_terms(const PlanSpec& p) {
   t.step_inputs_bytes = cm::step_inputs_bytes(p);
   t.loss_forward_peak_bytes = cm::loss_forward_peak_bytes(p);
   t.loss_saved_bytes = cm::loss_saved_bytes(p);
-  t.loss_backward_peak_bytes = cm::loss_backward_peak_bytes(p);
+  const cm::LossBackwardMoment loss_bwd = cm::loss_backward_moment(p);
+  t.loss_backward_peak_bytes = loss_bwd.logits_bytes;
+  t.loss_backward_grads_bytes = loss_bwd.grads_bytes;
   t.layer_gathered_bytes = cm::layer_gathered_bytes(p);
   t.embedding_gathered_bytes = cm::gathered_embedding_bytes(p);
   t.prefetch_window_bytes = cm::gathered_params_bytes(p) - t.layer_gathered_bytes;

@@ -22,6 +22,9 @@ struct MemoryTerms {
   // several) or inside the layer's own backward, synchronously (ArcticTraining's
   // CheckpointFunctionWithCPUOffload and the engine: one checkpoint kept on the device).
   bool checkpoints_reload_ahead = true;
+  // Kept only while a layer runs (ArcticTraining and the engine copy inside the layer): the last
+  // layer's checkpoint leaves when its forward ends too, and every one comes back for its backward.
+  bool checkpoints_only_while_running = false;
   double layer_saved_bytes = 0;        // one layer's saved tensors while it runs (forward, recompute)
   double layer_backward_extra_bytes = 0;  // backward transients, its all-to-all copies included
   double layer_upstream_bytes = 0;        // the incoming gradient, part of the above (with a recompute: from its start)
@@ -35,7 +38,10 @@ struct MemoryTerms {
   // Loss.
   double loss_forward_peak_bytes = 0;
   double loss_saved_bytes = 0;
+  // The loss backward's moment (costmodel loss_backward_moment): its logits-side bytes and the
+  // head's weight gradient when that gradient is part of it.
   double loss_backward_peak_bytes = 0;
+  double loss_backward_grads_bytes = 0;
 
   // ZeRO-3 gathered parameters.
   double layer_gathered_bytes = 0;     // one decoder layer's full parameters
@@ -45,7 +51,7 @@ struct MemoryTerms {
 
   // Gradients, reduction, optimizer.
   double layer_grad_transient_bytes = 0;
-  double head_grad_transient_bytes = 0;
+  double head_grad_transient_bytes = 0;  // the embedding's full gradient in its backward
   double reduce_copy_bytes = 0;        // the flattened copy a reduction makes of the bucket
   double optimizer_transient_bytes = 0;
   double reduce_after_backward_bytes = 0;  // a converted bucket, reduced after the backward (engine)

@@ -4,7 +4,8 @@
 namespace spplan::sim::detail {
 
 bool StepGraphBuilder::checkpoint_stays_on_device(int layer) const {
-  return !t_.checkpoints_offloaded || layer >= c_.layers - t_.checkpoints_kept_on_device;
+  if (!t_.checkpoints_offloaded) return true;
+  return !t_.checkpoints_only_while_running && layer >= c_.layers - t_.checkpoints_kept_on_device;
 }
 
 // Brings layer `layer`'s checkpoint back, issued when the backward unit before it begins (one

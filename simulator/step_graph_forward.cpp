@@ -122,10 +122,16 @@ void StepGraphBuilder::emit_forward_layer(int micro, int layer) {
   ckpt_d2h_[layer] = add_optional(micro_prefix(micro) + "ckpt_d2h.L" + std::to_string(layer), Resource::kD2H,
                                   OpCategory::kOffload, c_.ckpt_d2h_s);
   g_.add_dep(pass.last, ckpt_d2h_[layer]);  // overlaps the next layer's forward
+  // Kept only while a layer runs: these stacks copy synchronously inside the layer, so the last
+  // layer's checkpoint has left when its forward returns, before the loss.
+  if (t_.checkpoints_offloaded && t_.checkpoints_only_while_running && layer + 1 == c_.layers) {
+    free_at_end(pass.last, MemCategory::kActivations, t_.stored_bytes_per_layer);
+  }
 }
 
 // The head use: loss forward then backward. The logits peak while the forward runs, its saved
-// tensors stay until the backward, which peaks with its own gradients.
+// tensors stay until the backward, which holds its larger moment (costmodel loss_backward_moment:
+// the cross-entropy's gradients, or the head's backward after they are freed).
 void StepGraphBuilder::emit_loss(int micro) {
   const std::string prefix = micro_prefix(micro) + "loss.";
   begin_use();
@@ -138,9 +144,9 @@ void StepGraphBuilder::emit_loss(int micro) {
   free_at_end(fwd_last, MemCategory::kLogits, t_.loss_forward_peak_bytes);
   alloc_at_end(fwd_last, MemCategory::kLogits, t_.loss_saved_bytes);
   alloc_at_start(bwd_first, MemCategory::kLogits, t_.loss_backward_peak_bytes - t_.loss_saved_bytes);
-  alloc_at_start(bwd_first, MemCategory::kGrads, t_.head_grad_transient_bytes);
+  alloc_at_start(bwd_first, MemCategory::kGrads, t_.loss_backward_grads_bytes);
   free_at_end(bwd_last, MemCategory::kLogits, t_.loss_backward_peak_bytes);
-  free_at_end(bwd_last, MemCategory::kGrads, t_.head_grad_transient_bytes);
+  free_at_end(bwd_last, MemCategory::kGrads, t_.loss_backward_grads_bytes);
   end_use(bwd_last);
 }
 

@@ -47,6 +47,7 @@ TrainingStack trainer_stack(size_t index) {
     // Hugging Face Trainer offloads checkpoints through DeepSpeed's context (max_fwd_stash_count 2
     // + keep_last_count 1, MEMORY-FACTS 8.1) and checkpoints non-reentrant (transformers 5.x).
     stack.offloaded_checkpoints_on_device = 3;
+    stack.offloaded_checkpoints_only_while_running = false;
     stack.reentrant_checkpoint = false;
   }
   if (stack.trainer == "engine") {
@@ -58,6 +59,7 @@ TrainingStack trainer_stack(size_t index) {
     // act_ckpt offload copies each layer input to the host inside the layer's forward and back
     // inside its backward: only the input of the running layer is on the device (model.cpp).
     stack.offloaded_checkpoints_on_device = 1;
+    stack.tiled_mlp_fused_swiglu = true;
     // Its checkpoint (checkpointed_layer.cpp) recomputes the layer inside the layer's backward and
     // holds the recomputed output and the incoming gradient until torch::autograd::grad returns,
     // as the reentrant CheckpointFunction does: measured at the peak (issue 28).

@@ -45,6 +45,11 @@ struct TrainingStack {
   // only the running layer's input is on the device. (DeepSpeed's own offload context,
   // offload_activations.py, keeps max_fwd_stash_count 2 + keep_last_count 1: the "hf" stacks.)
   int64_t offloaded_checkpoints_on_device = 1;
+  // Whether those are inputs of running layers only (ArcticTraining's and the engine's copies, made
+  // inside the layer's forward and backward: at the loss, where no layer runs, none is on the
+  // device; issue 28 measured the engine's loss moment one checkpoint lower than priced), or kept
+  // whether a layer runs or not (DeepSpeed's offload context, keep_last_count: the hf stacks).
+  bool offloaded_checkpoints_only_while_running = true;
   // Activation checkpointing through torch.utils.checkpoint's reentrant CheckpointFunction:
   // transformers 4.x's gradient_checkpointing_enable() defaults to use_reentrant=True and
   // ArcticTraining calls it without arguments (hf_factory.py). Its backward holds the recomputed
@@ -65,6 +70,10 @@ struct TrainingStack {
   // writing each tensor once. Without them the layers run Hugging Face's eager modules, a chain of
   // PyTorch kernels per op (layer_kernels.hpp counts them).
   bool fused_layer_kernels = false;
+  // Whether TiledMLP's shards keep the fused SwiGLU that comes with the tiled loss (the engine:
+  // tiling.cpp mlp_options; its gradients overwrite the saved gate|up in place) or run the eager
+  // one (ArcticTraining turns Liger's SwiGLU off under TiledMLP, liger_factory.py).
+  bool tiled_mlp_fused_swiglu = false;
   // Ulysses' backward all-to-all of dq, dk, dv. DeepSpeed exchanges q, k and v each on its own
   // (MEMORY-FACTS 8.3), so its backward exchanges one gradient at a time; the engine exchanges the
   // three in one buffer (engine/parallel/ulysses.cpp QkvToHeads). memory_activations.cpp prices both.

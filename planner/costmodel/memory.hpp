@@ -80,9 +80,10 @@ double rope_tables_bytes(const PlanSpec& plan);           // RoPE cos and sin, f
 double step_inputs_bytes(const PlanSpec& plan);           // the three above: embedding forward to its backward
 double kv_width_after_a2a(const PlanSpec& plan);          // K (or V) width per local token after the all-to-all
 double checkpoint_bytes_per_layer(const PlanSpec& plan);  // hidden state a checkpoint keeps
-double checkpoints_on_device_bytes(const PlanSpec& plan); // all kept checkpoints on the device
-// act_ckpt offload: how many of `layers_done` checkpoints are still on the device (stack rule).
-double offloaded_checkpoints_kept(const PlanSpec& plan, double layers_done);
+double checkpoints_on_device_bytes(const PlanSpec& plan); // all kept checkpoints on the device, a layer running
+// act_ckpt offload: how many of `layers_done` checkpoints are still on the device (stack rule),
+// while a layer runs (its forward or backward) or not (the loss).
+double offloaded_checkpoints_kept(const PlanSpec& plan, double layers_done, bool layer_running);
 double layer_saved_bytes(const PlanSpec& plan);           // what one layer saves for its backward
 double layer_backward_extra_bytes(const PlanSpec& plan);  // transients during one layer's backward (incl. a2a)
 // The moments of one layer's backward (bytes above the stored checkpoints and the recomputed
@@ -110,7 +111,17 @@ double final_norm_saved_bytes(const PlanSpec& plan);      // final RMSNorm's sav
 double head_input_bytes(const PlanSpec& plan);            // the final norm's output, the head's input
 double loss_forward_peak_bytes(const PlanSpec& plan);     // while the loss forward runs
 double loss_saved_bytes(const PlanSpec& plan);            // kept from the loss forward to its backward
-double loss_backward_peak_bytes(const PlanSpec& plan);    // while the loss backward runs
+double loss_backward_peak_bytes(const PlanSpec& plan);    // while the cross-entropy's backward runs
+// The loss backward's larger moment: the cross-entropy's backward (loss_backward_peak_bytes), or
+// once autograd has freed its [s, V] tensors, the LM head's own backward (the logits' gradient,
+// the head's input gradient, and at ZeRO >= 2 its full weight gradient before the hook copies it
+// out: head_grad_transient_bytes). A tiled loss made both gradients in its forward and scales them
+// in place (loss_saved_bytes): its moment has no gradient of its own.
+struct LossBackwardMoment {
+  double logits_bytes = 0;  // the loss's tensors, the head's input and the final norm's saves
+  double grads_bytes = 0;   // the head's weight gradient, when it is part of the moment
+};
+LossBackwardMoment loss_backward_moment(const PlanSpec& plan);
 
 // ---- ZeRO and communication buffers (bytes, one rank) ----
 double gathered_params_bytes(const PlanSpec& plan);       // ZeRO-3: a layer gathered + its prefetch

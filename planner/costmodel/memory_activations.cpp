@@ -126,7 +126,8 @@ double checkpoint_bytes_per_layer(const PlanSpec& p) {
   return act_bytes(p) * p.model.hidden_size * local_tokens(p);  // the layer's input hidden state
 }
 
-double offloaded_checkpoints_kept(const PlanSpec& p, double layers_done) {
+double offloaded_checkpoints_kept(const PlanSpec& p, double layers_done, bool layer_running) {
+  if (!layer_running && p.stack.offloaded_checkpoints_only_while_running) return 0.0;
   return std::min(layers_done, static_cast<double>(p.stack.offloaded_checkpoints_on_device));
 }
 
@@ -136,7 +137,7 @@ double checkpoints_on_device_bytes(const PlanSpec& p) {
     case ActCkpt::kNone: return 0.0;  // nothing checkpointed: every layer keeps layer_saved_bytes
     case ActCkpt::kFull: return layers * checkpoint_bytes_per_layer(p);
     case ActCkpt::kOffload:
-      return offloaded_checkpoints_kept(p, layers) * checkpoint_bytes_per_layer(p);
+      return offloaded_checkpoints_kept(p, layers, true) * checkpoint_bytes_per_layer(p);
   }
   return 0.0;
 }
@@ -203,12 +204,14 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   // MLP backward while the MLP's saved tensors are alive: eager autograd makes three i-wide
   // gradients; Liger's SwiGLU writes its gradients into the saved gate/up buffers in place, so
   // only down_proj's input gradient is new (Liger swiglu_backward). TiledMLP (DeepSpeed
-  // ulysses_sp.py TiledMLP.backward) recomputes one shard at a time with the eager MLP
-  // (ArcticTraining turns Liger's SwiGLU off under TiledMLP, liger_factory.py), so the shard's
-  // saved tensors and gradients are transient, plus x_grad = zeros_like(x) for all tokens.
-  const bool liger_swiglu = fused_layer_kernels(p) && !p.knobs.tiled_mlp;
-  const double mlp_grads = (liger_swiglu ? 1.0 : 3.0) * a * i;
-  const double tile_saved = 4 * a * i;  // eager SwiGLU inside the shard
+  // ulysses_sp.py TiledMLP.backward) recomputes one shard at a time, so the shard's saved tensors
+  // and gradients are transient, plus x_grad = zeros_like(x) for all tokens; its shards run the
+  // eager SwiGLU (4 saved, 3 gradients) unless the stack keeps the fused one there (the engine:
+  // 3 saved, gate|up and the product down_proj keeps, and 1 gradient; issue 28 measured the
+  // eager count 2 MiB over the engine's peak at 16K tokens, sp 4).
+  const bool fused_swiglu = fused_layer_kernels(p) && (!p.knobs.tiled_mlp || p.stack.tiled_mlp_fused_swiglu);
+  const double mlp_grads = (fused_swiglu ? 1.0 : 3.0) * a * i;
+  const double tile_saved = (fused_swiglu ? 3.0 : 4.0) * a * i;  // the SwiGLU inside the shard
   out.mlp = p.knobs.tiled_mlp ? (tile_saved + mlp_grads) * mlp_tile_tokens(p) + a * h * s : mlp_grads * s;
   // Below ZeRO 2 (from stage 2 on layer_grad_transient_bytes counts the layer's gradients):
   // down_proj's backward node makes its weight gradient beside its input gradient, and
@@ -322,6 +325,19 @@ double loss_backward_peak_bytes(const PlanSpec& p) {
   // logits themselves when the training loop still holds the outputs.
   const double held_logits = p.stack.loop_holds_logits ? act_bytes(p) : 0.0;
   return (3 * kFp32Bytes + held_logits) * v * s + final_norm_saved_bytes(p) + head_input_bytes(p);
+}
+
+LossBackwardMoment loss_backward_moment(const PlanSpec& p) {
+  const double cross_entropy = loss_backward_peak_bytes(p);
+  if (p.knobs.tiled_loss) return {cross_entropy, 0.0};
+  // The head's backward: the logits' gradient in the activation dtype (after the upcast's backward;
+  // held logits still held), the head's input gradient [s, h], its input and the final norm's saves.
+  const double a = act_bytes(p), s = local_tokens(p), v = p.model.vocab_size, h = p.model.hidden_size;
+  const double held_logits = p.stack.loop_holds_logits ? a : 0.0;
+  const double head = (a + held_logits) * v * s + a * s * h + final_norm_saved_bytes(p) + head_input_bytes(p);
+  const double weight_grad = head_grad_transient_bytes(p);
+  if (head + weight_grad > cross_entropy) return {head, weight_grad};
+  return {cross_entropy, 0.0};
 }
 
 }  // namespace spplan::costmodel

@@ -9,8 +9,9 @@ namespace {
 
 using B = MemoryBreakdown;
 
-// Activations every layer has stored when `layers_done` layers have run forward.
-void add_stored_activations(const PlanSpec& p, double layers_done, B* m) {
+// Activations every layer has stored when `layers_done` layers have run forward, while a layer
+// runs (its forward or backward) or not (the loss).
+void add_stored_activations(const PlanSpec& p, double layers_done, bool layer_running, B* m) {
   // The micro-batch's position ids live from the embedding to the last layer's backward.
   if (p.packed_documents) m->add(&B::activations_bytes, "position ids (packed documents)", packed_position_ids_bytes(p));
   m->add(&B::activations_bytes, "input ids + labels", token_ids_bytes(p));
@@ -21,7 +22,7 @@ void add_stored_activations(const PlanSpec& p, double layers_done, B* m) {
     m->add(&B::activations_bytes, "checkpoints (layer inputs)", layers_done * checkpoint_bytes_per_layer(p));
   } else {
     m->add(&B::activations_bytes, "checkpoints on the device (offloaded)",
-           offloaded_checkpoints_kept(p, layers_done) * checkpoint_bytes_per_layer(p));
+           offloaded_checkpoints_kept(p, layers_done, layer_running) * checkpoint_bytes_per_layer(p));
   }
 }
 
@@ -95,7 +96,7 @@ MemoryPhases memory_phases(const PlanSpec& p) {
 
   B& fwd = out.forward = persistent_memory(p);  // the last layer's forward; earlier layers' activations stored
   fwd.add(&B::params_bytes, "gathered layer + prefetch (ZeRO-3)", gathered_params_bytes(p));
-  add_stored_activations(p, layers - 1, &fwd);
+  add_stored_activations(p, layers - 1, true, &fwd);
   // Its larger moment: at the Ulysses all-to-all, or once it has saved everything (with a ring,
   // while the ring's buffers are alive in attention).
   const double exchange = ulysses_exchange_moment_bytes(p);
@@ -113,19 +114,24 @@ MemoryPhases memory_phases(const PlanSpec& p) {
     *loss = persistent_memory(p);
     loss->add(&B::params_bytes, "gathered embedding / lm_head (ZeRO-3)", gathered_embedding_bytes(p));
     loss->add(&B::params_bytes, "layers kept gathered for reuse (ZeRO-3)", reuse_kept_params_bytes(p));
-    add_stored_activations(p, layers, loss);
+    add_stored_activations(p, layers, false, loss);
   }
   out.loss_forward.add(&B::logits_bytes, "logits + loss forward", loss_forward_peak_bytes(p));
   add_fragmentation(slack, &out.loss_forward, "loss forward", -1);
-  out.loss_backward.add(&B::logits_bytes, "loss backward (saved + gradients)", loss_backward_peak_bytes(p));
-  out.loss_backward.add(&B::grads_bytes, "embedding / lm_head gradient", head_grad_transient_bytes(p));
+  const LossBackwardMoment loss_bwd = loss_backward_moment(p);
+  if (loss_bwd.grads_bytes > 0) {
+    out.loss_backward.add(&B::logits_bytes, "LM head backward (logits' and input gradients, saves)", loss_bwd.logits_bytes);
+    out.loss_backward.add(&B::grads_bytes, "lm_head weight gradient", loss_bwd.grads_bytes);
+  } else {
+    out.loss_backward.add(&B::logits_bytes, "loss backward (saved + gradients)", loss_bwd.logits_bytes);
+  }
   add_fragmentation(slack, &out.loss_backward, "loss backward", -1);
 
   // The last layer: recomputed (when checkpointed) and differentiated, all stored activations alive.
   B& bwd = out.layer_backward = persistent_memory(p);
   bwd.add(&B::params_bytes, "gathered layer + prefetch (ZeRO-3)", gathered_params_bytes(p));
   bwd.add(&B::params_bytes, "layers kept gathered for reuse (ZeRO-3)", reuse_kept_params_bytes(p));
-  add_stored_activations(p, layers, &bwd);
+  add_stored_activations(p, layers, true, &bwd);
   add_layer_backward(p, &bwd);
   add_fragmentation(slack, &bwd, "layer backward", last);
 

@@ -117,6 +117,62 @@ TEST(Loss, UntiledLossKeepsFp32LogitsAndTiledDoesNot) {
   EXPECT_DOUBLE_EQ(loss_forward_peak_bytes(p), 2.0 * 1024 * v + saved + head_input);
 }
 
+// The lm_head's weight gradient (ZeRO >= 2: a full transient) is allocated by the head's backward,
+// after the cross-entropy's backward has freed its [s, V] tensors: the loss backward's moment is the
+// larger of the two, not their sum (issue 28: the sum priced the engine's ZeRO 2/3 rows 2-4 % high).
+// A tiled loss made that gradient in its forward (loss_saved_bytes): nothing on top.
+TEST(Loss, TheHeadsWeightGradientComesAfterTheCrossEntropysTensorsAreFreed) {
+  PlanSpec p = llama8b(8, 8, 8 * 32768);
+  p.knobs.zero_stage = 3;
+  const double v = 128256, h = 4096;
+  const LossBackwardMoment long_seq = loss_backward_moment(p);
+  EXPECT_DOUBLE_EQ(long_seq.logits_bytes, loss_backward_peak_bytes(p));  // 14 B per token and entry
+  EXPECT_DOUBLE_EQ(long_seq.grads_bytes, 0);
+  // 64 tokens a rank: the head's moment, (2 + 2) v s (gradient and held logits) + 2 s h and the
+  // saves, with the 2 v h gradient, outgrows the cross-entropy's 14 v s.
+  PlanSpec short_seq = llama8b(8, 8, 8 * 64);
+  short_seq.knobs.zero_stage = 3;
+  const LossBackwardMoment head = loss_backward_moment(short_seq);
+  const double saves = loss_backward_peak_bytes(short_seq) - 14.0 * v * 64;
+  EXPECT_DOUBLE_EQ(head.grads_bytes, 2.0 * v * h);
+  EXPECT_DOUBLE_EQ(head.logits_bytes, 4.0 * v * 64 + 2.0 * 64 * h + saves);
+  EXPECT_GT(head.logits_bytes + head.grads_bytes, loss_backward_peak_bytes(short_seq));
+  short_seq.knobs.tiled_loss = true;
+  EXPECT_DOUBLE_EQ(loss_backward_moment(short_seq).grads_bytes, 0);
+  EXPECT_DOUBLE_EQ(loss_backward_moment(short_seq).logits_bytes, loss_saved_bytes(short_seq));
+}
+
+// act_ckpt offload through ArcticTraining's or the engine's copies keeps only the running layer's
+// input on the device: the loss, where no layer runs, holds none (issue 28: the engine's loss
+// moment was one checkpoint below the price); the last layer's forward and backward hold one.
+// DeepSpeed's offload context (the hf stacks) keeps its stash at the loss too.
+TEST(Checkpoints, OffloadedOnesAreOnTheDeviceOnlyWhileTheirLayerRuns) {
+  PlanSpec p = llama8b(8, 8, 8 * 32768);
+  p.knobs.act_ckpt = ActCkpt::kOffload;
+  EXPECT_DOUBLE_EQ(offloaded_checkpoints_kept(p, 32, true), 1);
+  EXPECT_DOUBLE_EQ(offloaded_checkpoints_kept(p, 32, false), 0);
+  const MemoryPhases arctic = memory_phases(p);
+  p.knobs.act_ckpt = ActCkpt::kFull;  // every checkpoint kept: the same phases plus 32 of them
+  const MemoryPhases kept = memory_phases(p);
+  const double ckpt = checkpoint_bytes_per_layer(p);
+  EXPECT_DOUBLE_EQ(kept.loss_forward.activations_bytes - arctic.loss_forward.activations_bytes, 32 * ckpt);
+  EXPECT_DOUBLE_EQ(kept.layer_backward.activations_bytes - arctic.layer_backward.activations_bytes, 31 * ckpt);
+  p.knobs.act_ckpt = ActCkpt::kOffload;
+  p.stack = trainer_stack("hf");
+  EXPECT_DOUBLE_EQ(offloaded_checkpoints_kept(p, 32, false), 3);
+}
+
+// TiledMLP's shards: ArcticTraining runs the eager SwiGLU there (4 saved i-wide tensors and 3
+// gradients a token), the engine keeps its fused one (3 saved, 1 gradient: its backward overwrites
+// the saved gate|up), issue 28. Shards of ceil(32768 / ceil(32768 / 4096)) = 4096 tokens.
+TEST(Activations, TiledMlpShardsRunTheStacksSwiGlu) {
+  PlanSpec p = llama8b(8, 8, 8 * 32768);
+  p.knobs.tiled_mlp = p.knobs.tiled_loss = true;
+  const double arctic = layer_backward_moments(p).mlp;
+  p.stack = trainer_stack("engine");
+  EXPECT_DOUBLE_EQ(arctic - layer_backward_moments(p).mlp, (7.0 - 4.0) * 2 * 14336 * 4096);
+}
+
 // Issue 28, measured in the engine: what lives all step besides the layers (the token ids and HF's
 // RoPE tables), and down_proj's weight gradient beside its input gradient below ZeRO 2.
 TEST(Activations, TokenIdsRopeTablesAndTheDownProjGradient) {
