@@ -38,10 +38,22 @@ struct GpuSpec {
   double fp32_matmul_efficiency = 0;
   double fp32_attention_efficiency = 0;
   double fp32_attention_bwd_efficiency = 0;
+  // A GEMM's backward: the input gradient dY @ W and the weight gradient dY^T @ X, together. They
+  // read their operands in other layouts than the forward X @ W^T, and some kernels run those at
+  // other rates: PyTorch's bf16 GEMM on a CPU without bf16 units runs dY @ W at 1.3-2.5 GFLOP/s
+  // against 15-30 for the other two (AVX2 AMD EPYC, tiny-llama's shapes, issue 28). Measured by
+  // `spplan calibrate`; 0 (a file without them): the forward's fractions above, per dtype.
+  double matmul_bwd_efficiency = 0;
+  double fp32_matmul_bwd_efficiency = 0;
   double comm_efficiency = 0.8;         // achieved / nominal link bandwidth for large collectives
   double kernel_launch_s = 5e-6;        // fixed cost per elementwise kernel (launch + tail)
   // Achieved / nominal HBM bandwidth of a large memory-bound kernel (a copy, an elementwise op).
   double elementwise_efficiency = 1.0;
+  // The same for kernels on fp32 tensors. A GPU moves bytes at one rate whatever they hold, but a
+  // CPU without bf16 units converts every bf16 element to fp32 and back, so its bf16 kernels are
+  // bound by those instructions, not by memory (issue 28). Measured by `spplan calibrate` on a CPU;
+  // 0 (a file without it): elementwise_efficiency.
+  double fp32_elementwise_efficiency = 0;
   // Fixed cost of one GEMM / one attention call beyond its FLOPs at the rates above: launch, the
   // tile ramp and the last partial wave. `spplan calibrate` fits it as the intercept of time
   // against work; a preset without a measurement uses the launch cost.
@@ -61,13 +73,18 @@ struct GpuSpec {
   double allocator_fragmentation = 0.05;// (reserved - allocated) / memory freed within a step (expandable segments)
 
   // A CPU measured by `spplan calibrate` (0: not one): the threads its rates were measured with,
-  // and its fp32 GEMM's rate at that many threads over its rate at one. The engine runs
-  // max(1, host_threads / ranks) threads a rank (worker.cpp), and a GEMM does not speed up with
-  // threads as attention and elementwise kernels do (AMD EPYC, 2 threads: GEMM 1.68x, SDPA 1.94x,
-  // elementwise 1.85-2.2x, issue 28), so the engine's predictions share the rates by both
+  // and each GEMM class's rate at that many threads over its rate at one (fp32 forward, fp32
+  // backward, bf16 forward, bf16 backward; 0: the fp32 forward's). The engine runs
+  // max(1, host_threads / ranks) threads a rank (worker.cpp), and GEMMs do not speed up with
+  // threads as attention and elementwise kernels do, nor all alike (AMD EPYC Zen 3, 2 threads:
+  // fp32 GEMM 1.68-1.92x, bf16 GEMM forward 1.45x, its emulated backward 1.0x; SDPA 1.94x,
+  // elementwise 1.85-2.2x; issue 28), so the engine's predictions share the rates by each
   // (engine/run/predict.cpp host_share).
   double host_threads = 0;
   double matmul_thread_speedup = 0;
+  double matmul_bwd_thread_speedup = 0;
+  double bf16_matmul_thread_speedup = 0;
+  double bf16_matmul_bwd_thread_speedup = 0;
 };
 
 // The largest cluster any input may describe (flags, plan files, CSV rows).

@@ -38,9 +38,14 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
   SPPLAN_RETURN_IF_ERROR(r.read_positive("fp32_matmul_efficiency", &g.fp32_matmul_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("fp32_attention_efficiency", &g.fp32_attention_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("fp32_attention_bwd_efficiency", &g.fp32_attention_bwd_efficiency, false));
+  // Absent (0): a GEMM's backward runs at its forward's fraction in the same dtype (compute.cpp).
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("matmul_bwd_efficiency", &g.matmul_bwd_efficiency, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("fp32_matmul_bwd_efficiency", &g.fp32_matmul_bwd_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("comm_efficiency", &g.comm_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("kernel_launch_s", &g.kernel_launch_s, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("elementwise_efficiency", &g.elementwise_efficiency, false));
+  // Absent (0): fp32 kernels at elementwise_efficiency (compute.cpp).
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("fp32_elementwise_efficiency", &g.fp32_elementwise_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("matmul_fixed_s", &g.matmul_fixed_s, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("attention_fixed_s", &g.attention_fixed_s, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("collective_latency_s", &g.collective_latency_s, false));
@@ -51,6 +56,9 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("gemm_workspace_mib", &g.gemm_workspace_mib, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("host_threads", &g.host_threads, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("matmul_thread_speedup", &g.matmul_thread_speedup, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("matmul_bwd_thread_speedup", &g.matmul_bwd_thread_speedup, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("bf16_matmul_thread_speedup", &g.bf16_matmul_thread_speedup, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("bf16_matmul_bwd_thread_speedup", &g.bf16_matmul_bwd_thread_speedup, false));
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   for (const auto& [key, value] :
        {std::pair{"matmul_efficiency", g.matmul_efficiency}, std::pair{"attention_efficiency", g.attention_efficiency},
@@ -60,8 +68,11 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
         std::pair{"fp32_matmul_efficiency", g.fp32_matmul_efficiency},
         std::pair{"fp32_attention_efficiency", g.fp32_attention_efficiency},
         std::pair{"fp32_attention_bwd_efficiency", g.fp32_attention_bwd_efficiency},
+        std::pair{"matmul_bwd_efficiency", g.matmul_bwd_efficiency},
+        std::pair{"fp32_matmul_bwd_efficiency", g.fp32_matmul_bwd_efficiency},
         std::pair{"comm_efficiency", g.comm_efficiency},
-        std::pair{"elementwise_efficiency", g.elementwise_efficiency}}) {
+        std::pair{"elementwise_efficiency", g.elementwise_efficiency},
+        std::pair{"fp32_elementwise_efficiency", g.fp32_elementwise_efficiency}}) {
     if (value > 1.0) {
       return Status::invalid(r.where(key) + ": value " + format_number(value) +
                              " is not allowed (allowed: a fraction of peak in (0, 1])");

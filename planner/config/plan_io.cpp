@@ -226,10 +226,14 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << "\nattention_bwd_efficiency = " << g.attention_bwd_efficiency
     << "\nsdpa_attention_efficiency = " << g.sdpa_attention_efficiency
     << "\nsdpa_attention_bwd_efficiency = " << g.sdpa_attention_bwd_efficiency;
-  // The fp32 fractions only when set (0: the bf16 ones, which the reader also assumes when absent).
+  // The fp32 and backward-GEMM fractions only when set (0: the bf16 or forward ones, which the
+  // reader also assumes when absent).
   for (const auto& [key, value] : {std::pair{"fp32_matmul_efficiency", g.fp32_matmul_efficiency},
                                    std::pair{"fp32_attention_efficiency", g.fp32_attention_efficiency},
-                                   std::pair{"fp32_attention_bwd_efficiency", g.fp32_attention_bwd_efficiency}}) {
+                                   std::pair{"fp32_attention_bwd_efficiency", g.fp32_attention_bwd_efficiency},
+                                   std::pair{"matmul_bwd_efficiency", g.matmul_bwd_efficiency},
+                                   std::pair{"fp32_matmul_bwd_efficiency", g.fp32_matmul_bwd_efficiency},
+                                   std::pair{"fp32_elementwise_efficiency", g.fp32_elementwise_efficiency}}) {
     if (value > 0) o << "\n" << key << " = " << value;
   }
   o << "\ncomm_efficiency = " << g.comm_efficiency
@@ -241,7 +245,10 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << "\nnccl_a2a_gib_per_peer = " << g.nccl_a2a_gib_per_peer << "\ngemm_workspace_mib = " << g.gemm_workspace_mib;
   // A calibrated CPU's thread keys only when set (0, absent: not one).
   for (const auto& [key, value] :
-       {std::pair{"host_threads", g.host_threads}, std::pair{"matmul_thread_speedup", g.matmul_thread_speedup}}) {
+       {std::pair{"host_threads", g.host_threads}, std::pair{"matmul_thread_speedup", g.matmul_thread_speedup},
+        std::pair{"matmul_bwd_thread_speedup", g.matmul_bwd_thread_speedup},
+        std::pair{"bf16_matmul_thread_speedup", g.bf16_matmul_thread_speedup},
+        std::pair{"bf16_matmul_bwd_thread_speedup", g.bf16_matmul_bwd_thread_speedup}}) {
     if (value > 0) o << "\n" << key << " = " << value;
   }
   o << "\n\n";

@@ -10,9 +10,13 @@ namespace spplan::costmodel {
 
 // [m x k] @ [k x n] with elements of `elem_bytes` (inputs read once, output written once).
 double gemm_time_s(const GpuSpec& gpu, double m, double n, double k, double elem_bytes);
-// `kernels` memory-bound kernels that read + write `bytes` in total, at the HBM rate that such
-// kernels reach (elementwise_efficiency), each with its launch cost.
-double elementwise_time_s(const GpuSpec& gpu, double bytes, double kernels = 1);
+// The backward of that GEMM: the input gradient [m x n] @ [n x k] and the weight gradient
+// [n x m] @ [m x k], twice its FLOPs at the backward's rate (GpuSpec::matmul_bwd_efficiency).
+double gemm_bwd_time_s(const GpuSpec& gpu, double m, double n, double k, double elem_bytes);
+// `kernels` memory-bound kernels on `elem_bytes` elements that read + write `bytes` in total, at
+// the HBM rate such kernels reach in that dtype (elementwise_efficiency, fp32_elementwise_efficiency),
+// each with its launch cost.
+double elementwise_time_s(const GpuSpec& gpu, double bytes, double elem_bytes, double kernels = 1);
 // Blockwise causal attention (`kernel`'s rates on this GPU): forward FLOPs `fwd_flops`; the
 // backward executes 2.5x of them.
 double attention_fwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double fwd_flops, double elem_bytes);

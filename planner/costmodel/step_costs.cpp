@@ -40,9 +40,10 @@ Shape shape_of(const PlanSpec& p) {
   return x;
 }
 
-// The memory-bound kernels of one pass (layer_kernels.hpp) over the rank's s tokens.
-double traffic_time_s(const GpuSpec& g, const KernelTraffic& t, const Shape& x) {
-  return elementwise_time_s(g, t.bytes_per_token * x.s, t.kernels);
+// The memory-bound kernels of one pass (layer_kernels.hpp) over the rank's s tokens, on elements
+// of `elem_bytes`.
+double traffic_time_s(const GpuSpec& g, const KernelTraffic& t, const Shape& x, double elem_bytes) {
+  return elementwise_time_s(g, t.bytes_per_token * x.s, elem_bytes, t.kernels);
 }
 
 // Chunks of the fused linear cross-entropy (Liger's chunk size, memory_activations.cpp).
@@ -60,6 +61,18 @@ double mlp_fwd_s(const GpuSpec& g, const Shape& x) {
   return 2 * gemm_time_s(g, x.s, x.i, x.h, x.a) + gemm_time_s(g, x.s, x.h, x.i, x.a);  // gate, up; down
 }
 
+double mlp_bwd_s(const GpuSpec& g, const Shape& x) {
+  return 2 * gemm_bwd_time_s(g, x.s, x.i, x.h, x.a) + gemm_bwd_time_s(g, x.s, x.h, x.i, x.a);
+}
+
+// The MLP's shards under TiledMLP (all rows of each sequence shard at once), and one shard's shape.
+int64_t mlp_tiles(const Shape& x) { return static_cast<int64_t>(std::ceil(x.s / x.b / x.h)); }
+Shape mlp_tile(const Shape& x, int64_t tiles) {
+  Shape t = x;
+  t.s = x.s / static_cast<double>(tiles);
+  return t;
+}
+
 // A pass's ring communication (ring.hpp): the hops beside the attention blocks, and what is not
 // hidden before and after them.
 void set_ring_comm(const RingPassComm& ring, LayerPassCosts* c) {
@@ -72,7 +85,7 @@ void set_ring_comm(const RingPassComm& ring, LayerPassCosts* c) {
 LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   const GpuSpec& g = p.cluster.gpu;
   LayerPassCosts c;
-  c.norm_s = traffic_time_s(g, layer_elementwise_fwd(p), x);
+  c.norm_s = traffic_time_s(g, layer_elementwise_fwd(p), x, x.a);
   c.qkv_s = gemm_time_s(g, x.s, x.q + 2 * x.kv, x.h, x.a);
   c.a2a_qkv_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * (x.q + 2 * x.kv_a2a), x.sp);
   c.attention_blocks = x.cp;
@@ -82,56 +95,58 @@ LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   c.out_proj_s = gemm_time_s(g, x.s, x.h, x.q, x.a);
   c.mlp_s = mlp_fwd_s(g, x);
   if (p.knobs.tiled_mlp) {
-    c.mlp_tiles = static_cast<int64_t>(std::ceil(x.s / x.b / x.h));  // shards of each sequence, all rows at once
-    c.mlp_s = c.mlp_tiles * mlp_fwd_s(g, Shape{x.s / c.mlp_tiles, x.S, x.b, x.h, x.q, x.kv, x.kv_a2a, x.i, x.v, x.a, x.sp});
+    c.mlp_tiles = mlp_tiles(x);
+    c.mlp_s = c.mlp_tiles * mlp_fwd_s(g, mlp_tile(x, c.mlp_tiles));
   }
   return c;
 }
 
-// Backward: each GEMM twice (input and weight gradients), attention at 2.5x its forward FLOPs,
-// the elementwise ops' autograd backward, the all-to-alls mirrored; TiledMLP recomputes each
-// shard's forward first.
+// Backward: each GEMM's input and weight gradients (gemm_bwd_time_s), attention at 2.5x its
+// forward FLOPs, the elementwise ops' autograd backward, the all-to-alls mirrored; TiledMLP
+// recomputes each shard's forward first.
 LayerPassCosts backward_pass(const PlanSpec& p, const Shape& x, const LayerPassCosts& fwd) {
   const GpuSpec& g = p.cluster.gpu;
   LayerPassCosts c = fwd;
-  c.norm_s = traffic_time_s(g, layer_elementwise_bwd(p), x);
-  c.qkv_s = 2 * fwd.qkv_s;
-  c.out_proj_s = 2 * fwd.out_proj_s;
+  c.norm_s = traffic_time_s(g, layer_elementwise_bwd(p), x, x.a);
+  c.qkv_s = gemm_bwd_time_s(g, x.s, x.q + 2 * x.kv, x.h, x.a);
+  c.out_proj_s = gemm_bwd_time_s(g, x.s, x.h, x.q, x.a);
   c.attention_s = x.cp * attention_bwd_time_s(g, p.stack.attention, attention_block_flops(p, x), x.a);
   set_ring_comm(ring_backward_comm(p), &c);
-  c.mlp_s = (p.knobs.tiled_mlp ? 3 : 2) * fwd.mlp_s;
+  c.mlp_s = p.knobs.tiled_mlp ? fwd.mlp_s + fwd.mlp_tiles * mlp_bwd_s(g, mlp_tile(x, fwd.mlp_tiles)) : mlp_bwd_s(g, x);
   return c;
 }
 
 // Liger's fused linear cross-entropy (tiled_loss; the engine's is the same algorithm) runs all of
 // its work in the forward, chunk by chunk: the chunk's logits (a GEMM), their softmax gradient in
-// place (one read, one write), d(hidden) and the accumulation into d(lm_head) (two GEMMs). Each
-// chunk's GEMMs read the whole [V, h] head, so a chunk of T / (V/h) tokens is memory-bound: the
-// roofline prices that per chunk. Its backward only scales the saved gradients by the incoming one.
+// place (one read, one write), d(hidden) and the accumulation into d(lm_head) (the logits GEMM's
+// two backward GEMMs, in their layouts). Each chunk's GEMMs read the whole [V, h] head, so a chunk
+// of T / (V/h) tokens is memory-bound: the roofline prices that per chunk. Its backward only
+// scales the saved gradients by the incoming one.
 double fused_loss_fwd_s(const PlanSpec& p, const Shape& x) {
   const GpuSpec& g = p.cluster.gpu;
   const double chunk = liger_chunk_tokens(x.s, x.h, x.v);
-  const double per_chunk = gemm_time_s(g, chunk, x.v, x.h, x.a) + elementwise_time_s(g, 2 * x.a * chunk * x.v) +
-                           gemm_time_s(g, chunk, x.h, x.v, x.a) + gemm_time_s(g, x.v, x.h, chunk, x.a);
+  const double per_chunk = gemm_time_s(g, chunk, x.v, x.h, x.a) + elementwise_time_s(g, 2 * x.a * chunk * x.v, x.a) +
+                           gemm_bwd_time_s(g, chunk, x.v, x.h, x.a);
   return fused_loss_chunks(x) * per_chunk;
 }
 
 double fused_loss_bwd_s(const PlanSpec& p, const Shape& x) {
   const double grads_bytes = x.a * (x.s * x.h + x.v * x.h);  // d(hidden) and d(lm_head), scaled in place
-  return elementwise_time_s(p.cluster.gpu, 2 * grads_bytes, 2);
+  return elementwise_time_s(p.cluster.gpu, 2 * grads_bytes, x.a, 2);
 }
 
 // Unfused: the LM head's GEMM, then PyTorch's passes over s x V (layer_kernels.hpp).
 double loss_fwd_s(const PlanSpec& p, const Shape& x) {
   if (p.knobs.tiled_loss) return fused_loss_fwd_s(p, x);
   const GpuSpec& g = p.cluster.gpu;
-  return gemm_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_fwd(p), x);
+  // Past the upcast, the cross-entropy's passes run on fp32 logits.
+  return gemm_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_fwd(p), x, kFp32Bytes);
 }
 
 double loss_bwd_s(const PlanSpec& p, const Shape& x) {
   if (p.knobs.tiled_loss) return fused_loss_bwd_s(p, x);
   const GpuSpec& g = p.cluster.gpu;
-  return 2 * gemm_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_bwd(p), x);
+  return gemm_bwd_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_bwd(p), x, kFp32Bytes);
 }
 
 }  // namespace
@@ -149,8 +164,8 @@ StepCosts step_costs(const PlanSpec& p) {
   c.forward = forward_pass(p, x);
   if (p.knobs.act_ckpt != ActCkpt::kNone) c.recompute = c.forward;
   c.backward = backward_pass(p, x, c.forward);
-  c.embed_fwd_s = elementwise_time_s(g, 2 * x.a * x.h * x.s);  // gather rows, write hidden
-  c.embed_bwd_s = elementwise_time_s(g, 3 * x.a * x.h * x.s);  // scatter-add into the table grad
+  c.embed_fwd_s = elementwise_time_s(g, 2 * x.a * x.h * x.s, x.a);  // gather rows, write hidden
+  c.embed_bwd_s = elementwise_time_s(g, 3 * x.a * x.h * x.s, x.a);  // scatter-add into the table grad
   c.loss_fwd_s = loss_fwd_s(p, x);
   c.loss_bwd_s = loss_bwd_s(p, x);
   if (p.knobs.tiled_loss) c.loss_tiles = static_cast<int64_t>(fused_loss_chunks(x));
@@ -184,7 +199,8 @@ StepCosts step_costs(const PlanSpec& p) {
   switch (p.knobs.offload_optimizer) {
     case OffloadDevice::kNone:
       // Adam reads and writes master, m and v (fp32) and the weights, reads the grads: HBM-bound.
-      c.optimizer_s = elementwise_time_s(g, partition * (2 * (master_bytes(p) + kAdamStateBytes + x.a) + x.a));
+      // Its bytes are mostly the fp32 master and moments: the fp32 rate.
+      c.optimizer_s = elementwise_time_s(g, partition * (2 * (master_bytes(p) + kAdamStateBytes + x.a) + x.a), kFp32Bytes);
       break;
     case OffloadDevice::kCpu:
     case OffloadDevice::kNvme:

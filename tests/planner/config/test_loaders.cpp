@@ -169,6 +169,7 @@ TEST(LoadGpu, BadFilesNameKeyValueAndAllowedRange) {
       {"tiny_tflops.toml", "tiny_tflops.toml: key \"bf16_tflops\": value 1e-300 is not allowed (allowed: a number from 1e-15 to 1e+15)"},
       {"negative_price.toml", "negative_price.toml: key \"price_per_gpu_hour\": value -0.5 is not allowed (allowed: a number from 0 to 1e+15)"},
       {"negative_launch.toml", "negative_launch.toml: key \"kernel_launch_s\": value -5e-06 is not allowed (allowed: a number from 0 to 1e+15)"},
+      {"bwd_efficiency_above_one.toml", "bwd_efficiency_above_one.toml: key \"fp32_matmul_bwd_efficiency\": value 1.5 is not allowed (allowed: a fraction of peak in (0, 1])"},
   };
   for (const auto& c : cases) {
     const auto g = load_gpu(kData + "/" + c.file);
@@ -188,6 +189,9 @@ TEST(Plan, RoundTripsThroughToml) {
   p.knobs.act_ckpt = ActCkpt::kOffload;
   p.knobs.tiled_mlp = true;
   p.stack = trainer_stack(1);  // hf: the stack travels with the plan
+  p.cluster.gpu.matmul_bwd_efficiency = 0.125;  // a calibrated CPU's keys travel too (issue 28)
+  p.cluster.gpu.fp32_matmul_bwd_efficiency = 0.875;
+  p.cluster.gpu.fp32_elementwise_efficiency = 0.5;
   p.optimizer.lr = 3e-4;
   p.optimizer.warmup_steps = 20;
   p.optimizer.lr_schedule = LrSchedule::kCosine;
@@ -207,6 +211,9 @@ TEST(Plan, RoundTripsThroughToml) {
   EXPECT_EQ(back->optimizer.grad_clip, 1.0);
   EXPECT_EQ(back->stack.trainer, "hf");
   EXPECT_FALSE(back->stack.loop_holds_logits);
+  EXPECT_EQ(back->cluster.gpu.matmul_bwd_efficiency, 0.125);
+  EXPECT_EQ(back->cluster.gpu.fp32_matmul_bwd_efficiency, 0.875);
+  EXPECT_EQ(back->cluster.gpu.fp32_elementwise_efficiency, 0.5);
 }
 
 // `--trainer engine` prices the plan as spplan run runs it; the attention kernel can be overridden,

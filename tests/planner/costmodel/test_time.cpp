@@ -64,6 +64,32 @@ TEST(Compute, Fp32RatesHaveTheirOwnEfficiency) {
   EXPECT_DOUBLE_EQ(attention_fwd_time_s(g, AttentionKernel::kFlash2, attn, 2), bf16_attn);
 }
 
+// A GEMM's backward is its two products (input and weight gradients) at the dtype's backward
+// fraction when the spec has one (a CPU calibration: issue 28), else at its forward's.
+TEST(Compute, GemmBackwardRunsAtItsOwnRateWhenMeasured) {
+  GpuSpec g = *load_gpu("h100-80gb");  // no backward keys
+  const double flops = 2.0 * 8192 * 8192 * 8192;
+  EXPECT_NEAR(gemm_bwd_time_s(g, 8192, 8192, 8192, 2), 2 * (flops / (989.4e12 * 0.70) + 5e-6), 1e-12);
+  g.matmul_bwd_efficiency = 0.07;  // bf16 only: fp32 keeps its forward fraction
+  g.fp32_matmul_efficiency = 0.5;
+  EXPECT_NEAR(gemm_bwd_time_s(g, 8192, 8192, 8192, 2), 2 * (flops / (989.4e12 * 0.07) + 5e-6), 1e-12);
+  EXPECT_NEAR(gemm_bwd_time_s(g, 8192, 8192, 8192, 4), 2 * (flops / (67e12 * 0.5) + 5e-6), 1e-12);
+  g.fp32_matmul_bwd_efficiency = 0.25;
+  EXPECT_NEAR(gemm_bwd_time_s(g, 8192, 8192, 8192, 4), 2 * (flops / (67e12 * 0.25) + 5e-6), 1e-12);
+  EXPECT_NEAR(gemm_time_s(g, 8192, 8192, 8192, 4), flops / (67e12 * 0.5) + 5e-6, 1e-12);  // forward unchanged
+}
+
+// Memory-bound kernels on fp32 tensors take fp32_elementwise_efficiency when given (a CPU converts
+// every bf16 element), else elementwise_efficiency: 1 GB at 3350 GB/s x 0.8, or x 0.4.
+TEST(Compute, ElementwiseRateFollowsTheDtype) {
+  GpuSpec g = *load_gpu("h100-80gb");
+  g.elementwise_efficiency = 0.8;
+  EXPECT_NEAR(elementwise_time_s(g, 1e9, 4, 0), 1e9 / (3350e9 * 0.8), 1e-15);
+  g.fp32_elementwise_efficiency = 0.4;
+  EXPECT_NEAR(elementwise_time_s(g, 1e9, 4, 0), 1e9 / (3350e9 * 0.4), 1e-15);
+  EXPECT_NEAR(elementwise_time_s(g, 1e9, 2, 2), 1e9 / (3350e9 * 0.8) + 2 * g.kernel_launch_s, 1e-15);
+}
+
 TEST(Compute, CausalAttentionFlopsAreHalfTheSquare) {
   // 2 matmuls * 2*s*s*d per head, halved: 2 * s^2 * d * heads.
   EXPECT_DOUBLE_EQ(causal_attention_fwd_flops(1000, 4, 128, 1), 2.0 * 1000 * 1000 * 128 * 4);
