@@ -139,11 +139,48 @@ std::vector<KernelSample> pooled(const std::vector<NamedSamples>& named) {
 
 std::string range(int64_t first, int64_t last) { return std::to_string(first) + "-" + std::to_string(last); }
 
-// How far two attention sweeps may differ and still agree, and how many calibrate makes at most
-// (kernel_fit.hpp agreed_sweep; issue 28): within the 11 % four calibrations of one hour agreed,
-// outside the 25-30 % a loaded sweep was off.
+// How far two sweeps of a kernel class (attention, GEMMs) may differ and still agree, and how many
+// calibrate makes at most (kernel_fit.hpp agreed_sweep; issue 28): within the 11 % four attention
+// calibrations of one hour agreed, outside the 25-30 % a loaded sweep was off.
 constexpr double kSweepAgreement = 0.10;
 constexpr int kMaxSweeps = 3;
+
+// "" after one sweep; how many were made and whether two agreed after several (agreed_sweep).
+std::string sweeps_words(const SweepFits& fits) {
+  if (fits.sweeps <= 1) return "";
+  return fits.agreed ? ", 2 of " + std::to_string(fits.sweeps) + " sweeps agreed"
+                     : ", the fastest of " + std::to_string(fits.sweeps) + " sweeps (none agreed)";
+}
+
+// One dtype's GEMM classes, forward and backward (as autograd runs it: other layouts, their own
+// rates), and where their fits on one thread go (CPU).
+struct GemmDtype {
+  at::ScalarType dtype;
+  std::string name;  // "bf16"
+  FittedKernel *forward, *backward;
+  std::optional<FittedKernel> *forward_one_thread, *backward_one_thread;
+};
+std::vector<GemmDtype> gemm_dtypes(Calibration* c) {
+  return {{at::kBFloat16, "bf16", &c->gemm_bf16, &c->gemm_bwd_bf16, &c->gemm_bf16_one_thread, &c->gemm_bwd_bf16_one_thread},
+          {at::kFloat, "fp32", &c->gemm_fp32, &c->gemm_bwd_fp32, &c->gemm_fp32_one_thread, &c->gemm_bwd_fp32_one_thread}};
+}
+
+// A dtype's forward and backward GEMM fits on the current threads, swept `max_sweeps` times at most
+// until two sweeps agree (as attention: the fp32 GEMM fits of four calibrations on one 2-vCPU VM
+// spread from 0.11 to 0.16 TFLOP/s, issue 28).
+Result<SweepFits> gemm_fits(const std::vector<ModelSpec>& models, const GemmDtype& k, c10::Device device,
+                            const ProbeScale& scale, int max_sweeps) {
+  auto sweep = [&]() -> Result<SweepFits> {
+    SPPLAN_ASSIGN_OR_RETURN(const KernelFit f,
+                            fit_kernel(k.name + " GEMM", gemm_samples(models, k.dtype, GemmPass::kForward, device, scale)));
+    SPPLAN_ASSIGN_OR_RETURN(const KernelFit b, fit_kernel(k.name + " GEMM backward",
+                                                          gemm_samples(models, k.dtype, GemmPass::kBackward, device, scale)));
+    return SweepFits{f, b};
+  };
+  auto fits = agreed_sweep(max_sweeps, kSweepAgreement, sweep);
+  if (!fits.ok()) return Status::internal("spplan-engine calibrate: " + fits.status().message());
+  return fits;
+}
 
 // The kernel measurements both devices share, fitted. Leaves base, name, device and memory to the caller.
 Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelSpec>& models, const ProbeScale& scale) {
@@ -152,10 +189,15 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
   const at::ScalarType act = c.cuda ? at::kBFloat16 : at::kFloat;  // the GPU runs bf16, the CPU engine fp32
   std::string shapes;
   for (const ModelSpec& m : models) shapes += (shapes.empty() ? "" : ", ") + m.name;
-  const std::string gemm_what = " GEMM, QKV/O/MLP/LM head of " + shapes + ", " +
-                                range(scale.gemm_tokens_first, scale.gemm_tokens_last) + " tokens";
-  SPPLAN_ASSIGN_OR_RETURN(c.gemm_bf16, fitted("bf16" + gemm_what, gemm_samples(models, at::kBFloat16, device, scale)));
-  SPPLAN_ASSIGN_OR_RETURN(c.gemm_fp32, fitted("fp32" + gemm_what, gemm_samples(models, at::kFloat, device, scale)));
+  const std::string gemm_shapes = ", the step's QKV/O/MLP/LM head GEMMs of " + shapes + ", " +
+                                  range(scale.gemm_tokens_first, scale.gemm_tokens_last) + " tokens";
+  // Each dtype's forward and backward; the dtype the engine runs on this device until two sweeps
+  // agree, the other (a CPU's emulated bf16 takes seconds a sweep) once.
+  for (const GemmDtype& k : gemm_dtypes(&c)) {
+    SPPLAN_ASSIGN_OR_RETURN(const SweepFits fits, gemm_fits(models, k, device, scale, k.dtype == act ? kMaxSweeps : 1));
+    *k.forward = {k.name + " GEMM" + gemm_shapes + sweeps_words(fits), fits.forward};
+    *k.backward = {k.name + " GEMM backward (input and weight gradients)" + gemm_shapes + sweeps_words(fits), fits.backward};
+  }
 
   // Attention in each dtype, as the GEMMs: bf16 and fp32 kernels run at unrelated rates (tensor
   // cores against fp32 units on a GPU; emulated or native bf16 on a CPU).
@@ -164,10 +206,10 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
   std::string dim_list;
   for (int64_t d : dims) dim_list += (dim_list.empty() ? "" : ",") + std::to_string(d);
   for (const at::ScalarType dtype : {at::kBFloat16, at::kFloat}) {
-    ProbeScale s = scale;
-    // A CPU that emulates bf16 runs its attention at well under 1 GFLOP/s: start where a call takes
-    // milliseconds; the engine's CPU runs are fp32 unless asked.
-    if (!c.cuda && dtype == at::kBFloat16) s.attn_seq_first = 128, s.attn_target_s = scale.target_s;
+    // Both dtypes over the same sequences: the CPU flash kernel's rate rises with the sequence
+    // (cpu_scale), and a bf16 sweep that stopped at 512 tokens priced the engine's 8K bf16 attention
+    // 2x slow where bf16 is emulated (issue 28). Such a CPU reaches the budget at 2K tokens.
+    const ProbeScale& s = scale;
     const bool bf16 = dtype == at::kBFloat16;
     std::string backend;
     auto sweep = [&]() -> Result<SweepFits> {
@@ -181,13 +223,9 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
     // emulated bf16 takes seconds a sweep) once.
     auto fits = agreed_sweep(dtype == act ? kMaxSweeps : 1, kSweepAgreement, sweep);
     if (!fits.ok()) return Status::internal("spplan-engine calibrate: " + fits.status().message());
-    std::string what = " (SDPA " + backend + "), " + (bf16 ? "bf16" : "fp32") + ", " + std::to_string(heads) + "/" +
-                       std::to_string(kv_heads) + " heads, d " + dim_list + ", " +
-                       range(s.attn_seq_first, s.attn_seq_last) + " tokens";
-    if (fits->sweeps > 1) {
-      what += fits->agreed ? ", 2 of " + std::to_string(fits->sweeps) + " sweeps agreed"
-                           : ", the fastest of " + std::to_string(fits->sweeps) + " sweeps (none agreed)";
-    }
+    const std::string what = " (SDPA " + backend + "), " + (bf16 ? "bf16" : "fp32") + ", " + std::to_string(heads) +
+                             "/" + std::to_string(kv_heads) + " heads, d " + dim_list + ", " +
+                             range(s.attn_seq_first, s.attn_seq_last) + " tokens" + sweeps_words(*fits);
     (bf16 ? c.attention_fwd : c.attention_fwd_fp32) = {"causal attention forward" + what, fits->forward};
     (bf16 ? c.attention_bwd : c.attention_bwd_fp32) = {"causal attention backward" + what, fits->backward};
   }
@@ -216,15 +254,18 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
                                               host_adam_samples(scale)));
   if (!c.cuda) {
     // Last: it installs the kernel clock, whose per-op callbacks stay on. The separate kernels'
-    // pooled fit is still printed; the key is the class as the engine's layer runs it.
+    // pooled fit is still printed; the keys are the class as the engine's layer runs it, in each
+    // dtype (a CPU without bf16 units converts every bf16 element: issue 28).
     c.elementwise.push_back(c.elementwise_pooled);
-    SPPLAN_ASSIGN_OR_RETURN(const LayerSamples layer, layer_elementwise_samples(models.front(), scale));
-    SPPLAN_ASSIGN_OR_RETURN(c.elementwise_pooled,
-                            fitted("the engine's elementwise class in one " + models.front().name +
-                                       " layer, forward and backward (fp32, kernel clock), " +
-                                       range(scale.layer_tokens_first, layer.last_tokens) +
-                                       " tokens, over the bytes the costmodel counts for it",
-                                   layer.samples));
+    auto layer_fit = [&](Precision precision) -> Result<FittedKernel> {
+      SPPLAN_ASSIGN_OR_RETURN(const LayerSamples layer, layer_elementwise_samples(models.front(), scale, precision));
+      return fitted("the engine's elementwise class in one " + models.front().name + " layer, forward and backward (" +
+                        to_string(precision) + ", kernel clock), " + range(scale.layer_tokens_first, layer.last_tokens) +
+                        " tokens, over the bytes the costmodel counts for it",
+                    layer.samples);
+    };
+    SPPLAN_ASSIGN_OR_RETURN(c.elementwise_fp32, layer_fit(Precision::kFp32));
+    SPPLAN_ASSIGN_OR_RETURN(c.elementwise_pooled, layer_fit(Precision::kBf16));
   }
   return c;
 }
@@ -243,8 +284,8 @@ double fastest_tflops(std::initializer_list<const FittedKernel*> kernels) {
 GpuSpec cpu_base(const Calibration& c, double a2a_GBps, double latency_s, int64_t cores) {
   GpuSpec g;
   g.name = "cpu-host";
-  g.bf16_tflops = fastest_tflops({&c.gemm_bf16, &c.attention_fwd, &c.attention_bwd});
-  g.fp32_tflops = fastest_tflops({&c.gemm_fp32, &c.attention_fwd_fp32, &c.attention_bwd_fp32});
+  g.bf16_tflops = fastest_tflops({&c.gemm_bf16, &c.gemm_bwd_bf16, &c.attention_fwd, &c.attention_bwd});
+  g.fp32_tflops = fastest_tflops({&c.gemm_fp32, &c.gemm_bwd_fp32, &c.attention_fwd_fp32, &c.attention_bwd_fp32});
   g.hbm_GBps = c.elementwise_pooled.fit.rate_per_s / 1e9;  // unless the copy alone was fitted:
   for (const FittedKernel& k : c.elementwise) {
     if (k.what == "copy") g.hbm_GBps = k.fit.rate_per_s / 1e9;
@@ -282,12 +323,19 @@ Result<Calibration> calibrate_cpu(int argc, char** argv, const std::vector<Model
   at::set_num_threads(threads);
   SPPLAN_ASSIGN_OR_RETURN(Calibration c, measure_kernels(c10::Device(c10::kCPU), models, cpu_scale()));
   c.threads = threads;
-  if (threads > 1) {  // the GEMM on one thread, for host_share's threads per rank (matmul_thread_speedup)
+  if (threads > 1) {  // each GEMM class on one thread: host_share's threads per rank
     at::set_num_threads(1);
-    Result<FittedKernel> one = fitted("fp32 GEMM on one thread, the shapes above",
-                                      gemm_samples(models, at::kFloat, c10::Device(c10::kCPU), cpu_scale()));
+    for (const GemmDtype& k : gemm_dtypes(&c)) {
+      auto one = gemm_fits(models, k, c10::Device(c10::kCPU), cpu_scale(), k.dtype == at::kFloat ? kMaxSweeps : 1);
+      if (!one.ok()) {
+        c.unfitted.push_back(one.status().message());
+        continue;
+      }
+      *k.forward_one_thread = FittedKernel{k.name + " GEMM on one thread, the shapes above" + sweeps_words(*one), one->forward};
+      *k.backward_one_thread =
+          FittedKernel{k.name + " GEMM backward on one thread, the shapes above" + sweeps_words(*one), one->backward};
+    }
     at::set_num_threads(threads);
-    one.ok() ? void(c.gemm_fp32_one_thread = *one) : c.unfitted.push_back(one.status().message());
   }
   c.base = cpu_base(c, a2a_GBps, latency_s, cores);
   if (!(a2a_GBps > 0)) c.base.intra_node_GBps = c.base.inter_node_GBps = c.base.hbm_GBps;  // Gloo failed: copy rate

@@ -16,8 +16,8 @@
 namespace spplan::engine {
 namespace {
 
-// The plan the probe's model runs: one rank, fp32, no checkpointing, no ZeRO partitioning.
-PlanSpec probe_plan(const ModelSpec& model, int64_t tokens) {
+// The plan the probe's model runs: one rank, no checkpointing, no ZeRO partitioning.
+PlanSpec probe_plan(const ModelSpec& model, int64_t tokens, Precision precision) {
   PlanSpec p;
   p.model = model;
   p.seq_len = tokens;
@@ -25,7 +25,7 @@ PlanSpec probe_plan(const ModelSpec& model, int64_t tokens) {
   p.knobs.sp = 1;
   p.knobs.zero_stage = 0;
   p.knobs.act_ckpt = ActCkpt::kNone;
-  p.knobs.precision = Precision::kFp32;
+  p.knobs.precision = precision;
   // Only the elementwise class is read (elementwise_work prices it at unit rates); the other
   // classes need finite rates to be computed at all.
   GpuSpec& g = p.cluster.gpu;
@@ -54,7 +54,7 @@ double seconds(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-Result<LayerSamples> layer_elementwise_samples(const ModelSpec& model, const ProbeScale& scale) {
+Result<LayerSamples> layer_elementwise_samples(const ModelSpec& model, const ProbeScale& scale, Precision precision) {
   ModelSpec one = model;
   one.num_hidden_layers = 1;  // the class's work is per layer: one is enough, and a step is cheap
   Comm comm(DistEnv{}, /*sp=*/1, c10::Device(c10::kCPU), std::chrono::seconds(60));
@@ -62,7 +62,7 @@ Result<LayerSamples> layer_elementwise_samples(const ModelSpec& model, const Pro
   install_kernel_clock();
   LayerSamples out;
   for (int64_t tokens = scale.layer_tokens_first; tokens <= scale.layer_tokens_last; tokens *= 2) {
-    const PlanSpec plan = probe_plan(one, tokens);
+    const PlanSpec plan = probe_plan(one, tokens, precision);
     const std::optional<ElementwiseWork> work = elementwise_work(plan);
     if (!work) return Status::internal("calibrate: the layer probe needs the costmodel, which this build lacks");
     Model m(one, /*seed=*/1, comm, plan.knobs, c10::Device(c10::kCPU), tokens);

@@ -10,16 +10,19 @@
 // took 0.204 s a step, the separate kernels' pooled rate priced it at 0.078 s.
 //
 // So calibrate runs one decoder layer of the model through the engine's own Model (embedding, one
-// layer, head and loss, forward and backward, act_ckpt none, fp32, the gradient buffer zeroed as a
-// step does), times every op with the kernel clock (kernel_clock.hpp) and keeps the elementwise
-// class's seconds: each sample is (the bytes elementwise_work counts for that plan, the median of
-// its calls' class seconds), over sequences doubling from the scale's first.
+// layer, head and loss, forward and backward, act_ckpt none, in the given precision, the gradient
+// buffer zeroed as a step does), times every op with the kernel clock (kernel_clock.hpp) and keeps
+// the elementwise class's seconds: each sample is (the bytes elementwise_work counts for that plan,
+// the median of its calls' class seconds), over sequences doubling from the scale's first. Once
+// per precision: a CPU without bf16 units runs the bf16 class at about a quarter of the fp32
+// class's bytes per second (every element converted; issue 28), one with them near the fp32 rate.
 #pragma once
 
 #include <vector>
 
 #include "engine/measure/calibrate_probes.hpp"
 #include "engine/measure/kernel_fit.hpp"
+#include "planner/config/knobs.hpp"
 #include "planner/config/model_spec.hpp"
 #include "planner/core/status.hpp"
 
@@ -33,6 +36,6 @@ struct LayerSamples {
   std::vector<KernelSample> samples;
   int64_t last_tokens = 0;  // the longest sequence timed
 };
-Result<LayerSamples> layer_elementwise_samples(const ModelSpec& model, const ProbeScale& scale);
+Result<LayerSamples> layer_elementwise_samples(const ModelSpec& model, const ProbeScale& scale, Precision precision);
 
 }  // namespace spplan::engine

@@ -64,6 +64,21 @@ void append(std::vector<KernelSample>* out, const std::vector<ProbeTiming>& poin
 
 at::TensorOptions on(c10::Device device, c10::ScalarType dtype) { return at::TensorOptions().device(device).dtype(dtype); }
 
+// The linears of one training step of `m` and how often a step calls each: every layer's QKV
+// (fused), O, MLP gate+up (fused) and down, and the LM head once.
+struct StepLinear {
+  int64_t in = 0, out = 0;
+  double calls = 1;
+};
+std::vector<StepLinear> step_linears(const ModelSpec& m) {
+  const double layers = static_cast<double>(m.num_hidden_layers);
+  return {{m.hidden_size, m.q_dim() + 2 * m.kv_dim(), layers},
+          {m.q_dim(), m.hidden_size, layers},
+          {m.hidden_size, 2 * m.intermediate_size, layers},
+          {m.intermediate_size, m.hidden_size, layers},
+          {m.hidden_size, m.vocab_size, 1}};
+}
+
 }  // namespace
 
 bool calibrate_uses_thread_cpu_time() {
@@ -75,6 +90,7 @@ ProbeScale cpu_scale() {
   ProbeScale s;
   s.gemm_tokens_first = 32;  // an emulated bf16 LM head of tiny-llama at 32 tokens: tens of ms
   s.target_s = 0.03, s.reps_cap_s = 0.2;  // 20-odd sweeps in 10-20 s, on a shared 2-core machine too
+  s.gemm_target_s = 0.25;  // fp32 tiny-llama: 256 to 4096 tokens; emulated bf16: 32 to 128
   s.reps = 4;                             // 5 calls a size where they fit in the cap: a stable median
   // The engine's CPU cases run attention over 4K-16K tokens. LibTorch's CPU flash kernel reaches
   // 70 % of its 16K rate at 1K tokens and 85 % at 4K (one thread of an AMD EPYC Zen3: 33, 41 and
@@ -93,28 +109,53 @@ ProbeScale cuda_scale() {
   s.copy_first = 1 << 22, s.copy_last = int64_t{1} << 31;
   s.adam_first = 1 << 22, s.adam_last = 1 << 27;
   s.target_s = 0.02;  // a GPU call of 20 ms is far past its ramp; keeps the sweep to seconds
+  s.gemm_target_s = s.target_s;
   s.attn_target_s = 0.02, s.attn_reps_cap_s = s.reps_cap_s;
   return s;
 }
 
-std::vector<KernelSample> gemm_samples(const std::vector<ModelSpec>& models, c10::ScalarType dtype,
+std::vector<KernelSample> gemm_samples(const std::vector<ModelSpec>& models, c10::ScalarType dtype, GemmPass pass,
                                        c10::Device device, const ProbeScale& scale) {
+  const bool backward = pass == GemmPass::kBackward;
   std::vector<KernelSample> out;
   for (const ModelSpec& m : models) {
-    // in -> out widths of the layer's linears and the LM head (Q, K, V fused; gate and up fused).
-    const std::array<std::pair<int64_t, int64_t>, 5> shapes = {
-        std::pair{m.hidden_size, m.q_dim() + 2 * m.kv_dim()}, std::pair{m.q_dim(), m.hidden_size},
-        std::pair{m.hidden_size, 2 * m.intermediate_size}, std::pair{m.intermediate_size, m.hidden_size},
-        std::pair{m.hidden_size, m.vocab_size}};
-    for (const auto& [in, width] : shapes) {
-      const at::Tensor w = at::randn({width, in}, on(device, dtype));
-      const auto points = sweep_within_budget(
-          sweep(scale.gemm_tokens_first, scale.gemm_tokens_last, scale), [&](int64_t tokens) {
-            const at::Tensor x = at::randn({tokens, in}, on(device, dtype));
-            at::Tensor y = at::empty({tokens, width}, x.options());
-            return timed(device, [&] { at::mm_out(y, x, w.t()); });
-          });
-      append(&out, points, 2.0 * static_cast<double>(in) * static_cast<double>(width));
+    const std::vector<StepLinear> linears = step_linears(m);
+    std::vector<at::Tensor> weights;
+    double flops_per_token = 0, calls = 0;
+    for (const StepLinear& l : linears) {
+      weights.push_back(at::randn({l.out, l.in}, on(device, dtype)).requires_grad_(backward));
+      flops_per_token += (backward ? 4.0 : 2.0) * l.calls * static_cast<double>(l.in * l.out);
+      calls += l.calls;
+    }
+    auto step_gemms_s = [&](int64_t tokens) {
+      double step_s = 0;
+      for (size_t i = 0; i < linears.size(); ++i) {
+        const at::Tensor& w = weights[i];
+        const at::Tensor x = at::randn({1, tokens, linears[i].in}, on(device, dtype)).requires_grad_(backward);
+        double call_s = 0;
+        if (backward) {
+          const at::Tensor y = at::linear(x, w);
+          const at::Tensor dy = at::randn_like(y);
+          // grad, not backward: nothing accumulates into w.grad, only the two products are timed.
+          call_s = timed(device, [&] { (void)torch::autograd::grad({y}, {x, w}, {dy}, /*retain_graph=*/true); });
+        } else {
+          call_s = timed(device, [&] { (void)at::linear(x, w); });
+        }
+        step_s += linears[i].calls * call_s;
+      }
+      return step_s;
+    };
+    // Sized by time (ProbeScale::gemm_target_s): the first size doubles while a step's GEMMs there
+    // (the second call: the first loads code) would take under a quarter of the target.
+    int64_t first = scale.gemm_tokens_first;
+    (void)step_gemms_s(first);
+    for (double t = step_gemms_s(first); t * 8 <= scale.gemm_target_s && first * 8 <= scale.gemm_tokens_last; t *= 2) {
+      first *= 2;
+    }
+    const ProbeBudget budget{first, scale.gemm_tokens_last, scale.gemm_target_s, scale.reps, scale.reps_cap_s};
+    // Per GEMM call: the fit's intercept is then one call's fixed cost (calibrate_probes.hpp).
+    for (const ProbeTiming& p : sweep_within_budget(budget, step_gemms_s)) {
+      out.push_back({flops_per_token * static_cast<double>(p.size) / calls, p.median_s / calls});
     }
   }
   return out;
@@ -133,8 +174,16 @@ std::string sdpa_backend_name(int64_t backend) {
 AttentionSamples attention_samples(int64_t heads, int64_t kv_heads, const std::vector<int64_t>& head_dims,
                                    c10::ScalarType dtype, c10::Device device, const ProbeScale& scale) {
   AttentionSamples out;
+  const bool packed = !device.is_cuda();
   for (const int64_t d : head_dims) {
+    // q, k and v as the engine's attention gets them (calibrate_probes.hpp): views of one packed
+    // buffer on a CPU, three tensors on a GPU.
     auto inputs = [&](int64_t s) {
+      if (packed) {
+        const at::Tensor qkv = at::randn({1, s, heads + 2 * kv_heads, d}, on(device, dtype)).requires_grad_(true);
+        return std::array<at::Tensor, 3>{qkv.narrow(2, 0, heads), qkv.narrow(2, heads, kv_heads),
+                                         qkv.narrow(2, heads + kv_heads, kv_heads)};
+      }
       return std::array<at::Tensor, 3>{at::randn({1, s, heads, d}, on(device, dtype)).requires_grad_(true),
                                        at::randn({1, s, kv_heads, d}, on(device, dtype)).requires_grad_(true),
                                        at::randn({1, s, kv_heads, d}, on(device, dtype)).requires_grad_(true)};
@@ -149,7 +198,8 @@ AttentionSamples attention_samples(int64_t heads, int64_t kv_heads, const std::v
                              scale.attn_reps_cap_s};
     const auto both = sweep_within_budget(budget, [&](int64_t s) {
       const auto [q, k, v] = inputs(s);
-      return timed(device, [&] { torch::autograd::backward({causal_attention(q, k, v).sum()}); });
+      const at::Tensor grad_out = at::randn({1, s, heads, d}, on(device, dtype));  // [b, s, h, d], as o_proj's backward gives it
+      return timed(device, [&] { torch::autograd::backward({causal_attention(q, k, v)}, {grad_out}); });
     });
     for (const ProbeTiming& p : both) {
       const auto [q, k, v] = inputs(p.size);
@@ -160,7 +210,7 @@ AttentionSamples attention_samples(int64_t heads, int64_t kv_heads, const std::v
       const double s = static_cast<double>(p.size);
       const double fwd_work = 2.0 * s * s * static_cast<double>(heads * d);  // 2 matmuls x 2 s^2 h d / 2 (causal)
       out.forward.push_back({fwd_work, fwd_s});
-      // The sum's backward and the fill of its gradient are elementwise and small next to attention.
+      // The accumulation into the inputs' gradients is elementwise and small next to attention.
       if (p.median_s > fwd_s) out.backward.push_back({2.5 * fwd_work, p.median_s - fwd_s});
     }
   }

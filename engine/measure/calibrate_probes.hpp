@@ -25,6 +25,13 @@ struct ProbeScale {
   double target_s = 0.05;    // a size's first call at least this long ends the sweep (after 2 sizes)
   double reps_cap_s = 0.5;   // the further calls at one size take at most this long in all
   int reps = 3;              // further calls at one size (within reps_cap_s); each point is their median
+  // The GEMMs' own: a step's GEMMs (gemm_samples) are timed from the size where they take about a
+  // quarter of this to the size where they take this, so that the sweep covers the token counts
+  // the engine's ranks run (a CPU's fp32 step mix rises from 50 GFLOP/s at 64 tokens to 117 at 512
+  // and falls to about 100 at 4096 as the head's output outgrows the cache; a line through the small
+  // sizes priced it 15-90 % fast, issue 28) on a device that runs the dtype at speed, and the first
+  // sizes where it is emulated.
+  double gemm_target_s = 0.05;
   // Attention's own: its rate rises with the sequence (a blockwise causal kernel computes whole
   // blocks on the diagonal: about s (s + B) / 2 scores for s^2 / 2 counted, B the block), so it is
   // measured up to the long sequences runs have, not stopped at the first call of target_s.
@@ -41,15 +48,33 @@ ProbeScale cpu_scale();
 bool calibrate_uses_thread_cpu_time();
 ProbeScale cuda_scale();
 
-// A model's GEMMs as the engine runs them (nn.Linear, x [tokens, in] . W^T): QKV, O, MLP up+gate,
-// MLP down, LM head; tokens doubling over the scale's range. Work: 2 * tokens * in * out FLOPs.
-std::vector<KernelSample> gemm_samples(const std::vector<ModelSpec>& models, c10::ScalarType dtype,
+// A model's GEMMs as one training step runs them (the engine's at::linear on [1, tokens, in]
+// inputs): the forward x . W^T, or the backward as autograd runs it (the input gradient dY . W and
+// the weight gradient X^T . dY of one torch::autograd::grad call: other layouts, and on some
+// kernels other rates than the forward's, e.g. PyTorch's bf16 GEMM on a CPU without bf16 units,
+// whose dY . W runs at a tenth of the forward's rate and on one thread; issue 28). Each sample is
+// one call of every linear (QKV, O, MLP gate+up, down, LM head) at `tokens` tokens, their times
+// summed in the step's proportions (each layer's linears num_hidden_layers times, the head once):
+// the shapes' rates differ (that emulated bf16 backward runs the MLP's and the head's at 60 % of
+// the projections'), and the costmodel prices the step's mix with one rate. Tokens double over the
+// scale's range. Work: 2 (forward) or 4 (backward) * tokens * in * out FLOPs, summed likewise.
+// Each sample is divided by the step's GEMM calls (4 layers + 1 head of tiny-llama: 17), so that
+// the fit's intercept is one call's fixed cost, as the costmodel adds it to each GEMM
+// (matmul_fixed_s), and its rate the mix's.
+enum class GemmPass { kForward, kBackward };
+std::vector<KernelSample> gemm_samples(const std::vector<ModelSpec>& models, c10::ScalarType dtype, GemmPass pass,
                                        c10::Device device, const ProbeScale& scale);
 
 // The engine's causal attention (engine/model/attention.hpp: SDPA) over the sequence range with
-// `heads` query and `kv_heads` KV heads of each of `head_dims`. Forward work: 2 s^2 h d (causal
-// half of 2 matmuls); backward work: 2.5x the forward's, timed as (forward + backward) - forward.
-// Each point is the median of its calls (ProbeTiming::median_s).
+// `heads` query and `kv_heads` KV heads of each of `head_dims`, its backward given a gradient of
+// the output's own layout. q, k and v are laid out as the engine's runs on the device hand them
+// over: on a CPU as views of one packed [1, s, heads + 2 kv_heads, d] buffer, as the Ulysses
+// exchange receives them (its multi-rank runs), where LibTorch's bf16 CPU flash backward runs 1.4x
+// slower than on separate tensors (AMD EPYC Zen 3, one thread, 4K-8K tokens: 4.4-4.7 against
+// 6.3 GFLOP/s; fp32 alike either way; issue 28); on a GPU as three tensors, as a one-GPU run
+// (sp 1) has them. Forward work: 2 s^2 h d (causal half of 2 matmuls); backward work: 2.5x the
+// forward's, timed as (forward + backward) - forward. Each point is the median of its calls
+// (ProbeTiming::median_s).
 struct AttentionSamples {
   std::vector<KernelSample> forward, backward;
   std::string backend;  // the SDPA backend LibTorch chose: "flash", "memory-efficient", "cuDNN", "math"

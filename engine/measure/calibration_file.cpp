@@ -38,6 +38,8 @@ GpuSpec calibrated_spec(const Calibration& c) {
   g.name = c.name;
   g.matmul_efficiency = c.gemm_bf16.fit.efficiency(g.bf16_tflops * kTera);
   g.fp32_matmul_efficiency = c.gemm_fp32.fit.efficiency(g.fp32_tflops * kTera);
+  g.matmul_bwd_efficiency = c.gemm_bwd_bf16.fit.efficiency(g.bf16_tflops * kTera);
+  g.fp32_matmul_bwd_efficiency = c.gemm_bwd_fp32.fit.efficiency(g.fp32_tflops * kTera);
   g.matmul_fixed_s = (c.cuda ? c.gemm_bf16 : c.gemm_fp32).fit.fixed_s;
   g.attention_efficiency = c.attention_fwd.fit.efficiency(g.bf16_tflops * kTera);
   g.attention_bwd_efficiency = c.attention_bwd.fit.efficiency(g.bf16_tflops * kTera);
@@ -46,12 +48,19 @@ GpuSpec calibrated_spec(const Calibration& c) {
   // The intercept of the dtype the engine runs in (bf16 on a GPU, fp32 on a CPU), as matmul_fixed_s.
   g.attention_fixed_s = (c.cuda ? c.attention_fwd : c.attention_fwd_fp32).fit.fixed_s;
   g.elementwise_efficiency = c.elementwise_pooled.fit.efficiency(g.hbm_GBps * kGiga);
+  if (c.elementwise_fp32) g.fp32_elementwise_efficiency = c.elementwise_fp32->fit.efficiency(g.hbm_GBps * kGiga);
   g.kernel_launch_s = c.launch_s;
   g.pcie_GBps = c.copy_pooled.fit.rate_per_s / kGiga;
   g.host_adam_params_per_s = c.host_adam.fit.rate_per_s;
   if (!c.cuda) {
     g.host_threads = static_cast<double>(c.threads);
-    if (c.gemm_fp32_one_thread) g.matmul_thread_speedup = c.gemm_fp32.fit.rate_per_s / c.gemm_fp32_one_thread->fit.rate_per_s;
+    auto speedup = [](const FittedKernel& all, const std::optional<FittedKernel>& one) {
+      return one ? all.fit.rate_per_s / one->fit.rate_per_s : 0.0;  // 0: not measured
+    };
+    g.matmul_thread_speedup = speedup(c.gemm_fp32, c.gemm_fp32_one_thread);
+    g.matmul_bwd_thread_speedup = speedup(c.gemm_bwd_fp32, c.gemm_bwd_fp32_one_thread);
+    g.bf16_matmul_thread_speedup = speedup(c.gemm_bf16, c.gemm_bf16_one_thread);
+    g.bf16_matmul_bwd_thread_speedup = speedup(c.gemm_bwd_bf16, c.gemm_bwd_bf16_one_thread);
   }
   if (c.cuda_context_gib) g.cuda_context_gib = *c.cuda_context_gib;
   if (c.gemm_workspace_mib) g.gemm_workspace_mib = *c.gemm_workspace_mib;
@@ -86,13 +95,24 @@ std::string calibration_toml(const Calibration& c) {
        c.gemm_bf16.what + ": " + num(c.gemm_bf16.fit.rate_per_s / kTera) + " TFLOP/s, " + fit_words(c.gemm_bf16.fit));
   line(t, "fp32_matmul_efficiency", g.fp32_matmul_efficiency,
        c.gemm_fp32.what + ": " + num(c.gemm_fp32.fit.rate_per_s / kTera) + " TFLOP/s, " + fit_words(c.gemm_fp32.fit));
+  line(t, "matmul_bwd_efficiency", g.matmul_bwd_efficiency,
+       c.gemm_bwd_bf16.what + ": " + num(c.gemm_bwd_bf16.fit.rate_per_s / kTera) + " TFLOP/s, " +
+           fit_words(c.gemm_bwd_bf16.fit));
+  line(t, "fp32_matmul_bwd_efficiency", g.fp32_matmul_bwd_efficiency,
+       c.gemm_bwd_fp32.what + ": " + num(c.gemm_bwd_fp32.fit.rate_per_s / kTera) + " TFLOP/s, " +
+           fit_words(c.gemm_bwd_fp32.fit));
   if (!c.cuda) {
     line(t, "host_threads", g.host_threads, "the threads every rate here was measured with");
-    if (c.gemm_fp32_one_thread) {
-      const FittedKernel& one = *c.gemm_fp32_one_thread;
-      line(t, "matmul_thread_speedup", g.matmul_thread_speedup,
-           "the fp32 GEMM above over " + one.what + ": " + num(one.fit.rate_per_s / kTera) + " TFLOP/s, " + fit_words(one.fit));
-    }
+    auto speedup = [&](const char* key, double value, const char* above, const std::optional<FittedKernel>& one) {
+      if (!one) return;
+      line(t, key, value, std::string("the ") + above + " above over " + one->what + ": " +
+                              num(one->fit.rate_per_s / kTera) + " TFLOP/s, " + fit_words(one->fit));
+    };
+    speedup("matmul_thread_speedup", g.matmul_thread_speedup, "fp32 GEMM", c.gemm_fp32_one_thread);
+    speedup("matmul_bwd_thread_speedup", g.matmul_bwd_thread_speedup, "fp32 GEMM backward", c.gemm_bwd_fp32_one_thread);
+    speedup("bf16_matmul_thread_speedup", g.bf16_matmul_thread_speedup, "bf16 GEMM", c.gemm_bf16_one_thread);
+    speedup("bf16_matmul_bwd_thread_speedup", g.bf16_matmul_bwd_thread_speedup, "bf16 GEMM backward",
+            c.gemm_bwd_bf16_one_thread);
   }
   line(t, "matmul_fixed_s", g.matmul_fixed_s, std::string("the intercept of the ") + (c.cuda ? "bf16" : "fp32") + " GEMM fit");
   auto attention = [&](const char* key, double value, const FittedKernel& k) {
@@ -110,6 +130,11 @@ std::string calibration_toml(const Calibration& c) {
   line(t, "elementwise_efficiency", g.elementwise_efficiency,
        c.elementwise_pooled.what + ": " + num(c.elementwise_pooled.fit.rate_per_s / kGiga) + " GB/s of hbm_GBps, " +
            fit_words(c.elementwise_pooled.fit));
+  if (c.elementwise_fp32) {
+    const FittedKernel& k = *c.elementwise_fp32;
+    line(t, "fp32_elementwise_efficiency", g.fp32_elementwise_efficiency,
+         k.what + ": " + num(k.fit.rate_per_s / kGiga) + " GB/s of hbm_GBps, " + fit_words(k.fit));
+  }
   line(t, "kernel_launch_s", g.kernel_launch_s, c.launch_what);
   for (const FittedKernel& k : c.copies) {
     t << "# copy: " << k.what << ": " << num(k.fit.rate_per_s / kGiga) << " GB/s, " << fit_words(k.fit) << "\n";
@@ -134,13 +159,19 @@ std::string fit_report(const Calibration& c) {
   t << "fits (time = fixed + work / rate):\n";
   row(c.gemm_bf16, kTera, "TFLOP/s", g.bf16_tflops * kTera);
   row(c.gemm_fp32, kTera, "TFLOP/s", g.fp32_tflops * kTera);
-  if (c.gemm_fp32_one_thread) row(*c.gemm_fp32_one_thread, kTera, "TFLOP/s", 0);
+  row(c.gemm_bwd_bf16, kTera, "TFLOP/s", g.bf16_tflops * kTera);
+  row(c.gemm_bwd_fp32, kTera, "TFLOP/s", g.fp32_tflops * kTera);
+  for (const auto* one : {&c.gemm_fp32_one_thread, &c.gemm_bwd_fp32_one_thread, &c.gemm_bf16_one_thread,
+                          &c.gemm_bwd_bf16_one_thread}) {
+    if (*one) row(**one, kTera, "TFLOP/s", 0);
+  }
   row(c.attention_fwd, kTera, "TFLOP/s", g.bf16_tflops * kTera);
   row(c.attention_bwd, kTera, "TFLOP/s", g.bf16_tflops * kTera);
   row(c.attention_fwd_fp32, kTera, "TFLOP/s", g.fp32_tflops * kTera);
   row(c.attention_bwd_fp32, kTera, "TFLOP/s", g.fp32_tflops * kTera);
   for (const FittedKernel& k : c.elementwise) row(k, kGiga, "GB/s", g.hbm_GBps * kGiga);
   row(c.elementwise_pooled, kGiga, "GB/s", g.hbm_GBps * kGiga);
+  if (c.elementwise_fp32) row(*c.elementwise_fp32, kGiga, "GB/s", g.hbm_GBps * kGiga);
   for (const FittedKernel& k : c.copies) row(k, kGiga, "GB/s", 0);
   row(c.host_adam, 1e9, "G params/s", 0);
   for (const std::string& u : c.unfitted) t << "  not fitted (printed only; its points are in the pooled fit): " << u << "\n";

@@ -6,12 +6,19 @@
 // Mapping (each fit is kernel_fit.hpp's line; efficiency = fitted asymptotic rate / peak):
 //   matmul_efficiency        bf16 GEMM rate / bf16_tflops
 //   fp32_matmul_efficiency   fp32 GEMM rate / fp32_tflops (each dtype its own: issue 28)
+//   matmul_bwd_efficiency, fp32_matmul_bwd_efficiency   the same GEMMs' backward (input and
+//                            weight gradients as autograd runs them) / the dtype's peak
+//   host_threads, matmul_thread_speedup, matmul_bwd_thread_speedup, bf16_matmul_thread_speedup,
+//   bf16_matmul_bwd_thread_speedup   CPU only: the threads, and each GEMM class's rate on them
+//                            over its rate on one thread (fp32 unless named bf16)
 //   matmul_fixed_s           the GEMM fit's intercept (bf16 on a GPU; fp32, the CPU engine's default)
 //   attention_efficiency     bf16 causal SDPA forward FLOP rate / bf16_tflops
 //   attention_bwd_efficiency the backward's, its FLOPs counted at 2.5x the forward's
 //   fp32_attention_efficiency, fp32_attention_bwd_efficiency   the same in fp32, / fp32_tflops
 //   attention_fixed_s        the forward fit's intercept
 //   elementwise_efficiency   the pooled fit of the large elementwise kernels' bytes / hbm_GBps
+//                            (on a CPU: the engine's bf16 layer's elementwise class)
+//   fp32_elementwise_efficiency   CPU only: the same class of the engine's fp32 layer
 //   kernel_launch_s          the mean time of a back-to-back 1-element kernel
 //   pcie_GBps                the pooled fit of pinned host-to-device and device-to-host copies
 //   host_adam_params_per_s   the host's fused AdamW, parameters per second
@@ -42,15 +49,20 @@ struct Calibration {
   std::string name;         // "h100-80gb-measured"
   bool cuda = false;
   FittedKernel gemm_bf16, gemm_fp32;
-  // CPU: the threads the rates were measured with, and the fp32 GEMM again on one thread (absent
-  // on a GPU, or when calibrate ran on one thread).
+  FittedKernel gemm_bwd_bf16, gemm_bwd_fp32;  // their backward
+  // CPU: the threads the rates were measured with, and each GEMM class again on one thread (absent
+  // on a GPU, or when calibrate ran on one thread): their thread speedups.
   int64_t threads = 0;
-  std::optional<FittedKernel> gemm_fp32_one_thread;
+  std::optional<FittedKernel> gemm_fp32_one_thread, gemm_bwd_fp32_one_thread;
+  std::optional<FittedKernel> gemm_bf16_one_thread, gemm_bwd_bf16_one_thread;
   FittedKernel attention_fwd, attention_bwd;            // bf16
   FittedKernel attention_fwd_fp32, attention_bwd_fp32;  // fp32
   std::vector<FittedKernel> elementwise;  // each kernel, printed
   std::vector<std::string> unfitted;      // a printed-only kernel whose own fit failed, and why
-  FittedKernel elementwise_pooled;        // all their points: the key
+  // The elementwise_efficiency key: on a GPU all their points pooled (bf16); on a CPU the engine's
+  // own bf16 layer (calibrate_layer.hpp).
+  FittedKernel elementwise_pooled;
+  std::optional<FittedKernel> elementwise_fp32;  // CPU: the fp32 layer, fp32_elementwise_efficiency
   double launch_s = 0;
   std::string launch_what;
   std::vector<FittedKernel> copies;       // H2D and D2H, printed

@@ -226,6 +226,8 @@ Result<nlohmann::json> run_case(const ValidateCase& c, int64_t steps, const Mach
   if (j.contains("kernel_classes_s") && j["kernel_classes_s"].is_object()) {
     row["measured_kernel_classes_s"] = j["kernel_classes_s"];
     row["predicted_kernel_classes_s"] = pred.kernel_classes_s;
+    // Which ops a class's seconds went to: what a probe has to measure when a class misses.
+    row["measured_kernel_top_ops_s"] = j.value("kernel_top_ops_s", nlohmann::json());
   }
   add_prediction(&row, "", pred, mem, time);
   if (preset) add_prediction(&row, "preset_", *preset, mem, time);

@@ -62,26 +62,32 @@ CaseSummary summarize_cases(const nlohmann::json& rows) {
 }
 
 nlohmann::json priced_rates(const GpuSpec& g) {
+  auto bwd = [](double backward, double forward) { return backward > 0 ? backward : forward; };
   return {{"fp32_gemm_tflops", g.fp32_tflops * g.fp32_matmul_efficiency},
+          {"fp32_gemm_bwd_tflops", g.fp32_tflops * bwd(g.fp32_matmul_bwd_efficiency, g.fp32_matmul_efficiency)},
+          {"bf16_gemm_bwd_tflops", g.bf16_tflops * bwd(g.matmul_bwd_efficiency, g.matmul_efficiency)},
           {"fp32_attention_fwd_tflops", g.fp32_tflops * g.fp32_attention_efficiency},
           {"fp32_attention_bwd_tflops", g.fp32_tflops * g.fp32_attention_bwd_efficiency},
           {"bf16_gemm_tflops", g.bf16_tflops * g.matmul_efficiency},
           {"bf16_attention_fwd_tflops", g.bf16_tflops * g.attention_efficiency},
           {"bf16_attention_bwd_tflops", g.bf16_tflops * g.attention_bwd_efficiency},
           {"memory_GBps", g.hbm_GBps},
-          {"elementwise_GBps", g.hbm_GBps * g.elementwise_efficiency}};
+          {"elementwise_GBps", g.hbm_GBps * g.elementwise_efficiency},
+          {"fp32_elementwise_GBps",
+           g.hbm_GBps * (g.fp32_elementwise_efficiency > 0 ? g.fp32_elementwise_efficiency : g.elementwise_efficiency)}};
 }
 
 void print_table(const nlohmann::json& rows, const CaseSummary& sum, const Machines& m) {
   const bool preset = m.preset.has_value();
   if (!m.device.empty()) std::printf("device: %s\n", m.device.c_str());
   const nlohmann::json r = priced_rates(m.calibrated);
-  std::printf("priced with %s: GEMM %.4g, attention %.4g / %.4g TFLOP/s (fp32; bf16 %.4g, %.4g / %.4g), "
-              "elementwise %.4g GB/s\n",
-              m.calibrated.name.c_str(), r["fp32_gemm_tflops"].get<double>(),
-              r["fp32_attention_fwd_tflops"].get<double>(), r["fp32_attention_bwd_tflops"].get<double>(),
-              r["bf16_gemm_tflops"].get<double>(), r["bf16_attention_fwd_tflops"].get<double>(),
-              r["bf16_attention_bwd_tflops"].get<double>(), r["elementwise_GBps"].get<double>());
+  auto at = [&](const char* key) { return r[key].get<double>(); };
+  std::printf("priced with %s: GEMM %.4g / %.4g, attention %.4g / %.4g TFLOP/s, elementwise %.4g GB/s (fp32, "
+              "forward / backward; bf16 %.4g / %.4g, %.4g / %.4g, %.4g)\n",
+              m.calibrated.name.c_str(), at("fp32_gemm_tflops"), at("fp32_gemm_bwd_tflops"),
+              at("fp32_attention_fwd_tflops"), at("fp32_attention_bwd_tflops"), at("fp32_elementwise_GBps"),
+              at("bf16_gemm_tflops"), at("bf16_gemm_bwd_tflops"), at("bf16_attention_fwd_tflops"),
+              at("bf16_attention_bwd_tflops"), at("elementwise_GBps"));
   int width = 4;  // the longest case name
   for (const auto& r : rows) width = std::max(width, static_cast<int>(r["case"].get<std::string>().size()));
   std::printf("%-*s %12s %12s %8s %10s %10s %8s %8s", width, "case", "meas MiB", "pred MiB", "d %", "meas s", "pred s",

@@ -103,26 +103,38 @@ double amdahl_speedup(double threads, double measured_threads, double measured_s
 GpuSpec host_share(const GpuSpec& machine, int64_t ranks) {
   GpuSpec spec = machine;
   const double w = static_cast<double>(std::max<int64_t>(1, ranks));
-  double linear = 1 / w, gemm = 1 / w;
+  // Each class's share of its measured rate; without host_threads (not measured), 1/ranks.
+  double linear = 1 / w, fp32_fwd = 1 / w, fp32_bwd = 1 / w, bf16_fwd = 1 / w, bf16_bwd = 1 / w;
   if (machine.host_threads > 0) {
     const double cores = machine.host_threads;
     const double threads = std::max(1.0, std::floor(cores / w));
     const double busy = std::min(1.0, cores / (w * threads));
     linear = threads / cores * busy;
-    const double measured = machine.matmul_thread_speedup > 0 ? machine.matmul_thread_speedup : cores;
-    gemm = amdahl_speedup(threads, cores, measured) / amdahl_speedup(cores, cores, measured) * busy;
+    // A GEMM class by Amdahl's law through its measured speedup (absent: the fp32 forward's; that
+    // absent too: linear).
+    const double fallback = machine.matmul_thread_speedup > 0 ? machine.matmul_thread_speedup : cores;
+    auto gemm = [&](double measured) {
+      const double speedup = measured > 0 ? measured : fallback;
+      return amdahl_speedup(threads, cores, speedup) / amdahl_speedup(cores, cores, speedup) * busy;
+    };
+    fp32_fwd = gemm(machine.matmul_thread_speedup), fp32_bwd = gemm(machine.matmul_bwd_thread_speedup);
+    bf16_fwd = gemm(machine.bf16_matmul_thread_speedup), bf16_bwd = gemm(machine.bf16_matmul_bwd_thread_speedup);
   }
-  // The peaks take the larger share and the other class's efficiencies the ratio, so every
-  // efficiency stays a fraction of peak (a calibrated file's fastest class is at 1).
-  const double peak = std::max(linear, gemm);
-  spec.bf16_tflops *= peak;
-  spec.fp32_tflops *= peak;
-  for (double* e : {&spec.matmul_efficiency, &spec.fp32_matmul_efficiency}) *e *= gemm / peak;
+  // Per dtype the peak takes the largest share and each class's efficiency the ratio, so every
+  // efficiency stays a fraction of peak (a calibrated file's fastest class is at 1). A backward
+  // efficiency of 0 (not measured) stays 0: it runs at the forward's.
+  const double fp32_peak = std::max({linear, fp32_fwd, fp32_bwd}), bf16_peak = std::max({linear, bf16_fwd, bf16_bwd});
+  spec.fp32_tflops *= fp32_peak;
+  spec.bf16_tflops *= bf16_peak;
+  spec.fp32_matmul_efficiency *= fp32_fwd / fp32_peak;
+  spec.fp32_matmul_bwd_efficiency *= fp32_bwd / fp32_peak;
+  spec.matmul_efficiency *= bf16_fwd / bf16_peak;
+  spec.matmul_bwd_efficiency *= bf16_bwd / bf16_peak;
   for (double* e : {&spec.attention_efficiency, &spec.attention_bwd_efficiency, &spec.sdpa_attention_efficiency,
-                    &spec.sdpa_attention_bwd_efficiency, &spec.fp32_attention_efficiency,
-                    &spec.fp32_attention_bwd_efficiency}) {
-    *e *= linear / peak;
+                    &spec.sdpa_attention_bwd_efficiency}) {
+    *e *= linear / bf16_peak;
   }
+  for (double* e : {&spec.fp32_attention_efficiency, &spec.fp32_attention_bwd_efficiency}) *e *= linear / fp32_peak;
   spec.hbm_GBps *= linear;
   spec.pcie_GBps *= linear;
   return spec;
@@ -192,7 +204,7 @@ std::optional<ElementwiseWork> elementwise_work(const PlanSpec& plan) {
   auto priced_at = [&](double bytes_per_s, double launch_s) {
     Pricing unit{plan.cluster.gpu, true};
     unit.gpu.hbm_GBps = bytes_per_s / kGB;
-    unit.gpu.elementwise_efficiency = 1;
+    unit.gpu.elementwise_efficiency = unit.gpu.fp32_elementwise_efficiency = 1;
     unit.gpu.kernel_launch_s = launch_s;
     return kernel_classes_s(costmodel::step_costs(priced_plan(plan, unit))).at("elementwise");
   };

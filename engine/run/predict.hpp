@@ -77,7 +77,8 @@ bool describes_host_cpu(const GpuSpec& spec);
 // min(1, host_threads / (ranks x t)) of a core, and a kernel class's rate is its measured rate
 // scaled by its speedup at t threads over its speedup at host_threads: attention, elementwise
 // kernels and copies (calibrate measures the copy rate as a memory copy: the same shared
-// bandwidth) scale linearly, the GEMM by Amdahl's law through matmul_thread_speedup. A spec
+// bandwidth) scale linearly, each GEMM class (dtype, forward or backward) by Amdahl's law through
+// its measured thread speedup (GpuSpec::matmul_thread_speedup and its siblings). A spec
 // without host_threads (not measured by calibrate): 1/ranks of everything. Memory capacity is not
 // divided: the costmodel prices one rank's peak.
 GpuSpec host_share(const GpuSpec& machine, int64_t ranks);

@@ -27,6 +27,8 @@ Calibration h100_calibration() {
   c.cuda = true;
   c.gemm_bf16 = {"bf16 GEMM", line(9e-6, 700e12)};
   c.gemm_fp32 = {"fp32 GEMM", line(12e-6, 50e12)};
+  c.gemm_bwd_bf16 = {"bf16 GEMM backward", line(18e-6, 600e12)};
+  c.gemm_bwd_fp32 = {"fp32 GEMM backward", line(24e-6, 45e12)};
   c.attention_fwd = {"causal SDPA forward (cuDNN)", line(20e-6, 500e12)};
   c.attention_bwd = {"causal SDPA backward (cuDNN)", line(40e-6, 400e12)};
   c.attention_fwd_fp32 = {"causal SDPA forward fp32 (memory-efficient)", line(30e-6, 20e12)};
@@ -56,9 +58,12 @@ TEST(CalibrationFile, EfficienciesAreFittedRatesOverThePresetPeaks) {
   EXPECT_DOUBLE_EQ(g.attention_fixed_s, 20e-6);  // bf16's on a GPU
   // Each dtype its own fraction of its own peak (fp32_tflops 67).
   EXPECT_NEAR(g.fp32_matmul_efficiency, 50.0 / 67.0, 1e-12);
+  EXPECT_NEAR(g.matmul_bwd_efficiency, 600.0 / 989.4, 1e-12);
+  EXPECT_NEAR(g.fp32_matmul_bwd_efficiency, 45.0 / 67.0, 1e-12);
   EXPECT_NEAR(g.fp32_attention_efficiency, 20.0 / 67.0, 1e-12);
   EXPECT_NEAR(g.fp32_attention_bwd_efficiency, 15.0 / 67.0, 1e-12);
   EXPECT_NEAR(g.elementwise_efficiency, 2700.0 / 3350.0, 1e-12);
+  EXPECT_DOUBLE_EQ(g.fp32_elementwise_efficiency, 0);  // a GPU: one rate for both dtypes
   EXPECT_DOUBLE_EQ(g.kernel_launch_s, 4.5e-6);
   EXPECT_DOUBLE_EQ(g.pcie_GBps, 50.0);
   EXPECT_DOUBLE_EQ(g.host_adam_params_per_s, 2.2e9);
@@ -83,6 +88,8 @@ TEST(CalibrationFile, LoadGpuReadsBackWhatWasWritten) {
                                std::pair{g->fp32_matmul_efficiency, want.fp32_matmul_efficiency},
                                std::pair{g->fp32_attention_efficiency, want.fp32_attention_efficiency},
                                std::pair{g->fp32_attention_bwd_efficiency, want.fp32_attention_bwd_efficiency},
+                               std::pair{g->matmul_bwd_efficiency, want.matmul_bwd_efficiency},
+                               std::pair{g->fp32_matmul_bwd_efficiency, want.fp32_matmul_bwd_efficiency},
                                std::pair{g->elementwise_efficiency, want.elementwise_efficiency},
                                std::pair{g->matmul_fixed_s, want.matmul_fixed_s},
                                std::pair{g->pcie_GBps, want.pcie_GBps},
@@ -100,7 +107,7 @@ TEST(CalibrationFile, LoadGpuReadsBackWhatWasWritten) {
     ++keys;
     EXPECT_NE(l.find("  # "), std::string::npos) << l;
   }
-  EXPECT_EQ(keys, 29);
+  EXPECT_EQ(keys, 31);
   EXPECT_NE(text.find("matmul_efficiency = 0.707499  # bf16 GEMM: 700 TFLOP/s, fit of 6 points, residual 2.0 %"),
             std::string::npos)
       << text;
@@ -122,9 +129,12 @@ TEST(CalibrationFile, ACpuWritesItsThreadsAndItsGemmThreadSpeedup) {
   c.gemm_workspace_mib.reset();
   c.threads = 2;
   c.gemm_fp32_one_thread = FittedKernel{"fp32 GEMM on one thread", line(12e-6, 25e12)};
+  c.gemm_bwd_bf16_one_thread = FittedKernel{"bf16 GEMM backward on one thread", line(12e-6, 600e12)};
   const GpuSpec want = calibrated_spec(c);
   EXPECT_DOUBLE_EQ(want.host_threads, 2);
   EXPECT_DOUBLE_EQ(want.matmul_thread_speedup, 2.0);  // 50 / 25 TFLOP/s
+  EXPECT_DOUBLE_EQ(want.bf16_matmul_bwd_thread_speedup, 1.0);  // 600 / 600: no faster on two threads
+  EXPECT_DOUBLE_EQ(want.matmul_bwd_thread_speedup, 0);         // not measured on one thread
   const std::string text = calibration_toml(c);
   EXPECT_NE(text.find("matmul_thread_speedup = 2  # the fp32 GEMM above over fp32 GEMM on one thread: 25 TFLOP/s"),
             std::string::npos)
@@ -136,8 +146,37 @@ TEST(CalibrationFile, ACpuWritesItsThreadsAndItsGemmThreadSpeedup) {
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_DOUBLE_EQ(g->host_threads, 2);
   EXPECT_DOUBLE_EQ(g->matmul_thread_speedup, 2);
+  EXPECT_DOUBLE_EQ(g->bf16_matmul_bwd_thread_speedup, 1);
+  EXPECT_EQ(text.find("\nmatmul_bwd_thread_speedup"), std::string::npos);  // not measured, not written
   EXPECT_EQ(calibration_toml(h100_calibration()).find("host_threads"), std::string::npos);
   EXPECT_DOUBLE_EQ(calibrated_spec(h100_calibration()).host_threads, 0);
+}
+
+// A CPU's file has an elementwise rate per dtype: the engine's bf16 layer is elementwise_efficiency,
+// its fp32 layer fp32_elementwise_efficiency (a CPU without bf16 units converts every element);
+// load_gpu reads both back.
+TEST(CalibrationFile, ACpuWritesAnElementwiseRatePerDtype) {
+  Calibration c = h100_calibration();
+  c.cuda = false;
+  c.cuda_context_gib.reset();
+  c.gemm_workspace_mib.reset();
+  c.elementwise_pooled = {"the engine's elementwise class (bf16)", line(1e-3, 670e9)};
+  c.elementwise_fp32 = FittedKernel{"the engine's elementwise class (fp32)", line(1e-3, 1675e9)};
+  const GpuSpec want = calibrated_spec(c);
+  EXPECT_NEAR(want.elementwise_efficiency, 0.2, 1e-12);  // of hbm_GBps 3350
+  EXPECT_NEAR(want.fp32_elementwise_efficiency, 0.5, 1e-12);
+  const std::string text = calibration_toml(c);
+  EXPECT_NE(text.find("fp32_elementwise_efficiency = 0.5  # the engine's elementwise class (fp32): 1675 GB/s"),
+            std::string::npos)
+      << text;
+  const std::string path = "/tmp/spplan-calibration-elementwise-test-" + std::to_string(::getpid()) + ".toml";
+  std::ofstream(path) << text;
+  const auto g = load_gpu(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_NEAR(g->elementwise_efficiency, 0.2, 1e-9);
+  EXPECT_NEAR(g->fp32_elementwise_efficiency, 0.5, 1e-9);
+  EXPECT_EQ(calibration_toml(h100_calibration()).find("fp32_elementwise_efficiency"), std::string::npos);
 }
 
 TEST(CalibrationFile, TheReportPrintsEveryResidual) {

@@ -64,19 +64,27 @@ TEST(ValidateReport, SaysTheRatesItPricedWith) {
   m.calibrated.fp32_attention_bwd_efficiency = 0.5;
   m.calibrated.bf16_tflops = 0.04;
   m.calibrated.matmul_efficiency = 0.5;
+  m.calibrated.matmul_bwd_efficiency = 0.05;  // bf16 backward GEMMs measured apart; fp32's are not
   m.calibrated.hbm_GBps = 60;
   m.calibrated.elementwise_efficiency = 0.25;
+  m.calibrated.fp32_elementwise_efficiency = 0.5;
   const nlohmann::json rows = nlohmann::json::array({timed_row()});
   const nlohmann::json j = summary_json(summarize_cases(rows), m, rows);
   EXPECT_DOUBLE_EQ(j["priced_with"]["fp32_gemm_tflops"].get<double>(), 0.128);
   EXPECT_DOUBLE_EQ(j["priced_with"]["fp32_attention_fwd_tflops"].get<double>(), 0.096);
   EXPECT_DOUBLE_EQ(j["priced_with"]["fp32_attention_bwd_tflops"].get<double>(), 0.064);
   EXPECT_DOUBLE_EQ(j["priced_with"]["bf16_gemm_tflops"].get<double>(), 0.02);
+  EXPECT_DOUBLE_EQ(j["priced_with"]["fp32_gemm_bwd_tflops"].get<double>(), 0.128);  // the forward's
+  EXPECT_DOUBLE_EQ(j["priced_with"]["bf16_gemm_bwd_tflops"].get<double>(), 0.002);
   EXPECT_DOUBLE_EQ(j["priced_with"]["elementwise_GBps"].get<double>(), 15.0);
+  EXPECT_DOUBLE_EQ(j["priced_with"]["fp32_elementwise_GBps"].get<double>(), 30.0);
   ::testing::internal::CaptureStdout();
   print_table(rows, summarize_cases(rows), m);
   const std::string out = ::testing::internal::GetCapturedStdout();
-  EXPECT_NE(out.find("priced with cpu-host: GEMM 0.128, attention 0.096 / 0.064 TFLOP/s"), std::string::npos) << out;
+  EXPECT_NE(out.find("priced with cpu-host: GEMM 0.128 / 0.128, attention 0.096 / 0.064 TFLOP/s, elementwise 30 GB/s "
+                     "(fp32, forward / backward; bf16 0.02 / 0.002, "),
+            std::string::npos)
+      << out;
 }
 
 }  // namespace

@@ -137,6 +137,33 @@ TEST(HostShare, ARankRunsItsGemmAtTheRateOfItsThreads) {
   EXPECT_NEAR(two.hbm_GBps, 20, 1e-12);
 }
 
+// Each GEMM class shares by its own measured speedup (issue 28, the same EPYC: the emulated bf16
+// backward ran at one thread's rate on two, 1.02x; the bf16 forward 1.83x): two ranks of one thread
+// each get the bf16 backward's whole measured rate, the bf16 forward's 1/1.83, and a class with no
+// speedup of its own the fp32 forward's (1.68). The bf16 peak takes the largest share, so every
+// bf16 efficiency stays a fraction of it.
+TEST(HostShare, EachGemmClassSharesByItsOwnSpeedup) {
+  GpuSpec cpu = cpu_spec(1.0);
+  cpu.bf16_tflops = 0.1;
+  cpu.matmul_efficiency = 0.2;       // bf16 forward: 0.02 TFLOP/s
+  cpu.matmul_bwd_efficiency = 0.02;  // bf16 backward: 0.002
+  cpu.attention_efficiency = 1.0;
+  cpu.fp32_matmul_efficiency = 1.0;
+  cpu.fp32_matmul_bwd_efficiency = 0.8;
+  cpu.host_threads = 2;
+  cpu.matmul_thread_speedup = 1.68;
+  cpu.bf16_matmul_thread_speedup = 1.83;
+  cpu.bf16_matmul_bwd_thread_speedup = 1.0;
+  const GpuSpec two = host_share(cpu, 2);
+  EXPECT_NEAR(two.bf16_tflops * two.matmul_efficiency, 0.02 / 1.83, 1e-12);
+  EXPECT_NEAR(two.bf16_tflops * two.matmul_bwd_efficiency, 0.002, 1e-12);
+  EXPECT_NEAR(two.bf16_tflops * two.attention_efficiency, 0.1 / 2, 1e-12);
+  EXPECT_NEAR(two.fp32_tflops * two.fp32_matmul_bwd_efficiency, 0.8 / 1.68, 1e-12);  // the fp32 forward's
+  for (double e : {two.matmul_efficiency, two.matmul_bwd_efficiency, two.attention_efficiency}) EXPECT_LE(e, 1.0);
+  cpu.matmul_bwd_efficiency = 0;  // not measured: the backward runs at the forward's share and rate
+  EXPECT_DOUBLE_EQ(host_share(cpu, 2).matmul_bwd_efficiency, 0);
+}
+
 // OMP_NUM_THREADS set (restored after the test), or unset.
 class OmpThreads {
  public:
