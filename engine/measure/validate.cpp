@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -15,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/device/cpu_info.hpp"
 #include "engine/measure/validate_cases.hpp"
 #include "engine/measure/validate_report.hpp"
 #include "engine/run/options.hpp"
@@ -56,19 +56,6 @@ std::string capture(const std::string& command, int* rc) {
 
 double pct(double measured, double predicted) {
   return measured > 0 ? 100.0 * (predicted - measured) / measured : std::nan("");
-}
-
-// "AMD EPYC 7B13, 2 cores" from /proc/cpuinfo: the table's times belong to this CPU.
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line, model = "unknown CPU";
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
-      model = line.substr(line.find(':') + 2);
-      break;
-    }
-  }
-  return model + ", " + std::to_string(std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN))) + " cores";
 }
 
 int bad_input(const std::string& message) {
@@ -262,7 +249,7 @@ int validate_main(int argc, char** argv, const ValidateDevice& device) {
   const std::string self = self_path();
   Machines m;
   m.shared = !cuda;
-  m.device = cuda ? device.device.name : cpu_model();
+  m.device = cuda ? device.device.name : this_cpu();  // the table's times belong to this CPU
   if (cuda) {
     auto preset = preset_for(*flags, device.device);
     if (!preset.ok()) return bad_input(preset.status().message());
