@@ -14,8 +14,9 @@
 // buffer zeroed as a step does), times every op with the kernel clock (kernel_clock.hpp) and keeps
 // the elementwise class's seconds: each sample is (the bytes elementwise_work counts for that plan,
 // the median of its calls' class seconds), over sequences doubling from the scale's first. Once
-// per precision: a CPU without bf16 units runs the bf16 class at about a quarter of the fp32
-// class's bytes per second (every element converted; issue 28), one with them near the fp32 rate.
+// per precision: per byte the costmodel counts, a bf16 class need not run at the fp32 class's rate
+// (a CPU without bf16 units converts every element; the AVX2 AMD EPYC of issue 28: 9.2-10.5
+// against 10.6-14.1 GB/s).
 #pragma once
 
 #include <vector>
