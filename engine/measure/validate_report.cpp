@@ -2,7 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <utility>
+
+#include "engine/run/predict.hpp"
+#include "planner/core/units.hpp"
 
 namespace spplan::engine {
 namespace {
@@ -62,26 +67,29 @@ CaseSummary summarize_cases(const nlohmann::json& rows) {
 }
 
 nlohmann::json priced_rates(const GpuSpec& g) {
-  auto bwd = [](double backward, double forward) { return backward > 0 ? backward : forward; };
-  return {{"fp32_gemm_tflops", g.fp32_tflops * g.fp32_matmul_efficiency},
-          {"fp32_gemm_bwd_tflops", g.fp32_tflops * bwd(g.fp32_matmul_bwd_efficiency, g.fp32_matmul_efficiency)},
-          {"bf16_gemm_bwd_tflops", g.bf16_tflops * bwd(g.matmul_bwd_efficiency, g.matmul_efficiency)},
-          {"fp32_attention_fwd_tflops", g.fp32_tflops * g.fp32_attention_efficiency},
-          {"fp32_attention_bwd_tflops", g.fp32_tflops * g.fp32_attention_bwd_efficiency},
-          {"bf16_gemm_tflops", g.bf16_tflops * g.matmul_efficiency},
-          {"bf16_attention_fwd_tflops", g.bf16_tflops * g.attention_efficiency},
-          {"bf16_attention_bwd_tflops", g.bf16_tflops * g.attention_bwd_efficiency},
-          {"memory_GBps", g.hbm_GBps},
-          {"elementwise_GBps", g.hbm_GBps * g.elementwise_efficiency},
-          {"fp32_elementwise_GBps",
-           g.hbm_GBps * (g.fp32_elementwise_efficiency > 0 ? g.fp32_elementwise_efficiency : g.elementwise_efficiency)}};
+  nlohmann::json j = {{"fp32_attention_fwd_tflops", g.fp32_tflops * g.fp32_attention_efficiency},
+                      {"fp32_attention_bwd_tflops", g.fp32_tflops * g.fp32_attention_bwd_efficiency},
+                      {"bf16_attention_fwd_tflops", g.bf16_tflops * g.attention_efficiency},
+                      {"bf16_attention_bwd_tflops", g.bf16_tflops * g.attention_bwd_efficiency},
+                      {"memory_GBps", g.hbm_GBps}};
+  // GEMMs and memory-bound kernels at the costmodel's own rates, its fallbacks applied (a backward
+  // or an fp32 class not measured runs at the forward's or the bf16 one's).
+  for (const auto& [dtype, elem_bytes] : {std::pair{"fp32_", kFp32Bytes}, std::pair{"bf16_", kBf16Bytes}}) {
+    const std::optional<DtypeRates> r = priced_dtype_rates(g, elem_bytes);
+    if (!r) continue;
+    j[std::string(dtype) + "gemm_tflops"] = r->gemm_flops_per_s / kTera;
+    j[std::string(dtype) + "gemm_bwd_tflops"] = r->gemm_bwd_flops_per_s / kTera;
+    // The bf16 one keeps its old name: elementwise_efficiency is the bf16 key.
+    j[elem_bytes == kBf16Bytes ? "elementwise_GBps" : "fp32_elementwise_GBps"] = r->elementwise_bytes_per_s / kGB;
+  }
+  return j;
 }
 
 void print_table(const nlohmann::json& rows, const CaseSummary& sum, const Machines& m) {
   const bool preset = m.preset.has_value();
   if (!m.device.empty()) std::printf("device: %s\n", m.device.c_str());
   const nlohmann::json r = priced_rates(m.calibrated);
-  auto at = [&](const char* key) { return r[key].get<double>(); };
+  auto at = [&](const char* key) { return r.value(key, 0.0); };  // 0: a build without the costmodel
   std::printf("priced with %s: GEMM %.4g / %.4g, attention %.4g / %.4g TFLOP/s, elementwise %.4g GB/s (fp32, "
               "forward / backward; bf16 %.4g / %.4g, %.4g / %.4g, %.4g)\n",
               m.calibrated.name.c_str(), at("fp32_gemm_tflops"), at("fp32_gemm_bwd_tflops"),

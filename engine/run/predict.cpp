@@ -9,6 +9,7 @@
 #include "planner/config/loaders.hpp"
 #include "planner/core/units.hpp"
 #ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
+#include "planner/costmodel/compute.hpp"
 #include "planner/costmodel/estimate.hpp"
 #include "planner/costmodel/step_costs.hpp"
 #endif
@@ -211,6 +212,16 @@ std::optional<ElementwiseWork> elementwise_work(const PlanSpec& plan) {
   return ElementwiseWork{priced_at(1, 0), priced_at(1e300, 1)};
 #else
   (void)plan;
+  return std::nullopt;
+#endif
+}
+
+std::optional<DtypeRates> priced_dtype_rates(const GpuSpec& gpu, double elem_bytes) {
+#ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
+  return DtypeRates{costmodel::gemm_flops_per_s(gpu, elem_bytes), costmodel::gemm_bwd_flops_per_s(gpu, elem_bytes),
+                    costmodel::elementwise_bytes_per_s(gpu, elem_bytes)};
+#else
+  (void)gpu, (void)elem_bytes;
   return std::nullopt;
 #endif
 }

@@ -45,6 +45,16 @@ struct ElementwiseWork {
 };
 std::optional<ElementwiseWork> elementwise_work(const PlanSpec& plan);
 
+// The rates the costmodel prices one dtype's GEMMs (forward, backward: FLOP/s) and memory-bound
+// kernels (bytes/s) at on `gpu`, its fallbacks applied (costmodel/compute.hpp); `validate engine`
+// reports them. nullopt when built without the costmodel.
+struct DtypeRates {
+  double gemm_flops_per_s = 0;
+  double gemm_bwd_flops_per_s = 0;
+  double elementwise_bytes_per_s = 0;
+};
+std::optional<DtypeRates> priced_dtype_rates(const GpuSpec& gpu, double elem_bytes);
+
 // The accelerator spec a run is priced on, and whether its speed is known (a datasheet preset or
 // a measured calibration) or only its memory.
 struct Pricing {

@@ -21,37 +21,42 @@ double in_dtype(const GpuSpec& g, double elem_bytes, double bf16_efficiency, dou
 double peak_flops(const GpuSpec& g, double elem_bytes) {
   return (runs_fp32(g, elem_bytes) ? g.fp32_tflops : g.bf16_tflops) * kTera;
 }
-// What memory-bound kernels on `elem_bytes` elements move per second: the dtype's fraction of HBM.
-double hbm_bytes_per_s(const GpuSpec& g, double elem_bytes) {
-  return g.hbm_GBps * kGB * in_dtype(g, elem_bytes, g.elementwise_efficiency, g.fp32_elementwise_efficiency);
-}
-
-// `gemms` GEMMs of [m x k] @ [k x n] shapes (any layout) at `efficiency` of the dtype's peak: the
-// slower of their FLOPs and their bytes (inputs read once, output written once), plus a fixed cost each.
+// `gemms` GEMMs of [m x k] @ [k x n] shapes (any layout) at `flops_per_s`: the slower of their
+// FLOPs and their bytes (inputs read once, output written once), plus a fixed cost each.
 double gemms_time_s(const GpuSpec& g, double gemms, double m, double n, double k, double elem_bytes,
-                    double efficiency) {
+                    double flops_per_s) {
   const double flops = gemms * 2.0 * m * n * k;
   const double bytes = gemms * elem_bytes * (m * k + k * n + m * n);
-  return std::max(flops / (peak_flops(g, elem_bytes) * efficiency), bytes / hbm_bytes_per_s(g, elem_bytes)) +
-         gemms * g.matmul_fixed_s;
+  return std::max(flops / flops_per_s, bytes / elementwise_bytes_per_s(g, elem_bytes)) + gemms * g.matmul_fixed_s;
 }
 
 }  // namespace
 
+double gemm_flops_per_s(const GpuSpec& g, double elem_bytes) {
+  return peak_flops(g, elem_bytes) * in_dtype(g, elem_bytes, g.matmul_efficiency, g.fp32_matmul_efficiency);
+}
+
+double gemm_bwd_flops_per_s(const GpuSpec& g, double elem_bytes) {
+  // The dtype's own backward fraction; without one, its forward's (in_dtype's rule for fp32).
+  const bool fp32_own = runs_fp32(g, elem_bytes) && g.fp32_matmul_efficiency > 0;
+  const double backward = fp32_own ? g.fp32_matmul_bwd_efficiency : g.matmul_bwd_efficiency;
+  return backward > 0 ? peak_flops(g, elem_bytes) * backward : gemm_flops_per_s(g, elem_bytes);
+}
+
+double elementwise_bytes_per_s(const GpuSpec& g, double elem_bytes) {
+  return g.hbm_GBps * kGB * in_dtype(g, elem_bytes, g.elementwise_efficiency, g.fp32_elementwise_efficiency);
+}
+
 double gemm_time_s(const GpuSpec& g, double m, double n, double k, double elem_bytes) {
-  return gemms_time_s(g, 1, m, n, k, elem_bytes, in_dtype(g, elem_bytes, g.matmul_efficiency, g.fp32_matmul_efficiency));
+  return gemms_time_s(g, 1, m, n, k, elem_bytes, gemm_flops_per_s(g, elem_bytes));
 }
 
 double gemm_bwd_time_s(const GpuSpec& g, double m, double n, double k, double elem_bytes) {
-  // The dtype's own backward fraction; without one, its forward's (in_dtype's rule for fp32).
-  const bool fp32_own = runs_fp32(g, elem_bytes) && g.fp32_matmul_efficiency > 0;
-  const double forward = fp32_own ? g.fp32_matmul_efficiency : g.matmul_efficiency;
-  const double backward = fp32_own ? g.fp32_matmul_bwd_efficiency : g.matmul_bwd_efficiency;
-  return gemms_time_s(g, 2, m, n, k, elem_bytes, backward > 0 ? backward : forward);
+  return gemms_time_s(g, 2, m, n, k, elem_bytes, gemm_bwd_flops_per_s(g, elem_bytes));
 }
 
 double elementwise_time_s(const GpuSpec& g, double bytes, double elem_bytes, double kernels) {
-  return bytes / hbm_bytes_per_s(g, elem_bytes) + kernels * g.kernel_launch_s;
+  return bytes / elementwise_bytes_per_s(g, elem_bytes) + kernels * g.kernel_launch_s;
 }
 
 double attention_fwd_time_s(const GpuSpec& g, AttentionKernel kernel, double fwd_flops, double elem_bytes) {

@@ -17,6 +17,12 @@ double gemm_bwd_time_s(const GpuSpec& gpu, double m, double n, double k, double 
 // the HBM rate such kernels reach in that dtype (elementwise_efficiency, fp32_elementwise_efficiency),
 // each with its launch cost.
 double elementwise_time_s(const GpuSpec& gpu, double bytes, double elem_bytes, double kernels = 1);
+// The rates the three above price with on `elem_bytes` operands: a GEMM's compute-bound FLOP/s
+// forward and backward (the backward's own fraction, else the forward's), and the bytes per second
+// of memory-bound kernels (the dtype's own fraction of HBM, else the bf16 one).
+double gemm_flops_per_s(const GpuSpec& gpu, double elem_bytes);
+double gemm_bwd_flops_per_s(const GpuSpec& gpu, double elem_bytes);
+double elementwise_bytes_per_s(const GpuSpec& gpu, double elem_bytes);
 // Blockwise causal attention (`kernel`'s rates on this GPU): forward FLOPs `fwd_flops`; the
 // backward executes 2.5x of them.
 double attention_fwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double fwd_flops, double elem_bytes);
