@@ -145,6 +145,14 @@ std::string range(int64_t first, int64_t last) { return std::to_string(first) + 
 constexpr double kSweepAgreement = 0.10;
 constexpr int kMaxSweeps = 3;
 
+// agreed_sweep at calibrate's tolerance, a failure named as calibrate's.
+template <class Sweep>
+Result<SweepFits> swept(int max_sweeps, Sweep&& sweep) {
+  auto fits = agreed_sweep(max_sweeps, kSweepAgreement, sweep);
+  if (!fits.ok()) return Status::internal("spplan-engine calibrate: " + fits.status().message());
+  return fits;
+}
+
 // "" after one sweep; how many were made and whether two agreed after several (agreed_sweep).
 std::string sweeps_words(const SweepFits& fits) {
   if (fits.sweeps <= 1) return "";
@@ -177,9 +185,7 @@ Result<SweepFits> gemm_fits(const std::vector<ModelSpec>& models, const GemmDtyp
                                                           gemm_samples(models, k.dtype, GemmPass::kBackward, device, scale)));
     return SweepFits{f, b};
   };
-  auto fits = agreed_sweep(max_sweeps, kSweepAgreement, sweep);
-  if (!fits.ok()) return Status::internal("spplan-engine calibrate: " + fits.status().message());
-  return fits;
+  return swept(max_sweeps, sweep);
 }
 
 // The kernel measurements both devices share, fitted. Leaves base, name, device and memory to the caller.
@@ -209,11 +215,10 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
     // Both dtypes over the same sequences: the CPU flash kernel's rate rises with the sequence
     // (cpu_scale), and a bf16 sweep that stopped at 512 tokens priced the engine's 8K bf16 attention
     // 2x slow where bf16 is emulated (issue 28). Such a CPU reaches the budget at 2K tokens.
-    const ProbeScale& s = scale;
     const bool bf16 = dtype == at::kBFloat16;
     std::string backend;
     auto sweep = [&]() -> Result<SweepFits> {
-      const AttentionSamples attn = attention_samples(heads, kv_heads, dims, dtype, device, s);
+      const AttentionSamples attn = attention_samples(heads, kv_heads, dims, dtype, device, scale);
       SPPLAN_ASSIGN_OR_RETURN(const KernelFit f, fit_kernel("causal attention forward", attn.forward));
       SPPLAN_ASSIGN_OR_RETURN(const KernelFit b, fit_kernel("causal attention backward", attn.backward));
       backend = attn.backend;
@@ -221,13 +226,12 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
     };
     // The dtype the engine runs on this device is swept until two sweeps agree; the other (a CPU's
     // emulated bf16 takes seconds a sweep) once.
-    auto fits = agreed_sweep(dtype == act ? kMaxSweeps : 1, kSweepAgreement, sweep);
-    if (!fits.ok()) return Status::internal("spplan-engine calibrate: " + fits.status().message());
+    SPPLAN_ASSIGN_OR_RETURN(const SweepFits fits, swept(dtype == act ? kMaxSweeps : 1, sweep));
     const std::string what = " (SDPA " + backend + "), " + (bf16 ? "bf16" : "fp32") + ", " + std::to_string(heads) +
                              "/" + std::to_string(kv_heads) + " heads, d " + dim_list + ", " +
-                             range(s.attn_seq_first, s.attn_seq_last) + " tokens" + sweeps_words(*fits);
-    (bf16 ? c.attention_fwd : c.attention_fwd_fp32) = {"causal attention forward" + what, fits->forward};
-    (bf16 ? c.attention_bwd : c.attention_bwd_fp32) = {"causal attention backward" + what, fits->backward};
+                             range(scale.attn_seq_first, scale.attn_seq_last) + " tokens" + sweeps_words(fits);
+    (bf16 ? c.attention_fwd : c.attention_fwd_fp32) = {"causal attention forward" + what, fits.forward};
+    (bf16 ? c.attention_bwd : c.attention_bwd_fp32) = {"causal attention backward" + what, fits.backward};
   }
 
   // Each elementwise kernel and each copy direction is fitted for the report; only their pooled
