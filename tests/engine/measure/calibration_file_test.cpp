@@ -16,6 +16,15 @@ namespace {
 
 KernelFit line(double fixed_s, double rate, int64_t points = 6) { return {fixed_s, rate, 0.02, points, false}; }
 
+// What load_gpu reads back from a calibration file's `text`, written to a file of this process's own.
+Result<GpuSpec> load_written(const std::string& text) {
+  const std::string path = "/tmp/spplan-calibration-file-test-" + std::to_string(::getpid()) + ".toml";
+  std::ofstream(path) << text;
+  auto g = load_gpu(path);
+  std::remove(path.c_str());
+  return g;
+}
+
 // An H100 as the kernel measurements describe it (gpu_h100_kernels.jsonl): bf16 GEMMs
 // ~700 TFLOP/s, cuDNN attention 500 forward, 400 backward, elementwise 2.7 TB/s, PCIe 50 GB/s.
 Calibration h100_calibration() {
@@ -74,10 +83,7 @@ TEST(CalibrationFile, EfficienciesAreFittedRatesOverThePresetPeaks) {
 TEST(CalibrationFile, LoadGpuReadsBackWhatWasWritten) {
   const Calibration c = h100_calibration();
   const std::string text = calibration_toml(c);
-  const std::string path = "/tmp/spplan-calibration-file-test-" + std::to_string(::getpid()) + ".toml";
-  std::ofstream(path) << text;
-  const auto g = load_gpu(path);
-  std::remove(path.c_str());
+  const auto g = load_written(text);
   ASSERT_TRUE(g.ok()) << g.status().message() << "\n" << text;
   const GpuSpec want = calibrated_spec(c);
   EXPECT_EQ(g->name, want.name);
@@ -139,10 +145,7 @@ TEST(CalibrationFile, ACpuWritesItsThreadsAndItsGemmThreadSpeedup) {
   EXPECT_NE(text.find("matmul_thread_speedup = 2  # the fp32 GEMM above over fp32 GEMM on one thread: 25 TFLOP/s"),
             std::string::npos)
       << text;
-  const std::string path = "/tmp/spplan-calibration-threads-test-" + std::to_string(::getpid()) + ".toml";
-  std::ofstream(path) << text;
-  const auto g = load_gpu(path);
-  std::remove(path.c_str());
+  const auto g = load_written(text);
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_DOUBLE_EQ(g->host_threads, 2);
   EXPECT_DOUBLE_EQ(g->matmul_thread_speedup, 2);
@@ -169,10 +172,7 @@ TEST(CalibrationFile, ACpuWritesAnElementwiseRatePerDtype) {
   EXPECT_NE(text.find("fp32_elementwise_efficiency = 0.5  # the engine's elementwise class (fp32): 1675 GB/s"),
             std::string::npos)
       << text;
-  const std::string path = "/tmp/spplan-calibration-elementwise-test-" + std::to_string(::getpid()) + ".toml";
-  std::ofstream(path) << text;
-  const auto g = load_gpu(path);
-  std::remove(path.c_str());
+  const auto g = load_written(text);
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_NEAR(g->elementwise_efficiency, 0.2, 1e-9);
   EXPECT_NEAR(g->fp32_elementwise_efficiency, 0.5, 1e-9);
