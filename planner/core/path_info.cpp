@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "planner/core/parse.hpp"
+
 namespace spplan {
 
 PathInfo look_at(const std::string& path) {
@@ -28,7 +30,9 @@ PathInfo look_at(const std::string& path) {
 
 Status check_readable_file(const std::string& path, const std::string& what) {
   const PathInfo info = look_at(path);
-  const std::string head = what + path + ": cannot open (";
+  // The path as typed, control characters escaped: a TOML string may hold a newline, and a message
+  // is one line.
+  const std::string head = what + printable(path) + ": cannot open (";
   switch (info.kind) {
     case PathKind::kMissing: return Status::invalid(head + "no such file)");
     case PathKind::kUnusable: return Status::invalid(head + info.why + ")");
@@ -44,9 +48,10 @@ Status check_readable_file(const std::string& path, const std::string& what) {
 Status check_folder(const std::string& path, const std::string& what, const std::string& allowed) {
   const PathInfo info = look_at(path);
   if (info.kind == PathKind::kDirectory) return Status::ok();
-  if (info.kind == PathKind::kUnusable) return Status::invalid(what + path + ": cannot open (" + info.why + ")");
+  const std::string shown = what + printable(path);  // one line, as check_readable_file's
+  if (info.kind == PathKind::kUnusable) return Status::invalid(shown + ": cannot open (" + info.why + ")");
   const std::string found = info.kind == PathKind::kMissing ? "no such folder" : "not a folder";
-  return Status::invalid(what + path + ": " + found + " (allowed: " + allowed + ")");
+  return Status::invalid(shown + ": " + found + " (allowed: " + allowed + ")");
 }
 
 }  // namespace spplan

@@ -65,6 +65,15 @@ TEST_F(PathInfoTest, ReadableFileMessages) {
   }
 }
 
+// A path read from a TOML string may hold a newline ("a\nb/c"): the message stays one line
+// (fuzz_plan_toml found "key \"model.preset\": qwe" and "2/4b: cannot open ..." on two).
+TEST_F(PathInfoTest, ControlCharactersInAPathAreEscapedInTheMessage) {
+  EXPECT_EQ(check_readable_file(dir_ + "/a\nb/c.toml", "key \"model.preset\": ").message(),
+            "key \"model.preset\": " + dir_ + "/a\\x0ab/c.toml: cannot open (no such file)");
+  EXPECT_EQ(check_folder(dir_ + "/a\tb", "--resume: ", "a folder").message(),
+            "--resume: " + dir_ + "/a\\x09b: no such folder (allowed: a folder)");
+}
+
 TEST_F(PathInfoTest, FolderMessages) {
   EXPECT_TRUE(check_folder(dir_ + "/folder", "--resume: ", "a folder written by --save").is_ok());
   EXPECT_EQ(check_folder(dir_ + "/absent", "--resume: ", "a folder written by --save").message(),
