@@ -1,5 +1,7 @@
 # The commit `--version` prints: read when CMake configures (scripts/build.sh configures on every
 # run). Outside a git checkout (a source tarball, a copied tree on a GPU node) it is "unknown".
+# A copied tree can be told its commit: SPPLAN_GIT_COMMIT in the environment (hex), used when git
+# has no answer, so a GPU node's measurements name the commit they measured.
 # Only planner/core/version.cpp sees the value, so a new commit recompiles one file.
 find_package(Git QUIET)
 set(SPPLAN_GIT_COMMIT "unknown")
@@ -11,4 +13,7 @@ if(GIT_FOUND)
   if(_spplan_git_rc EQUAL 0 AND _spplan_commit MATCHES "^[0-9a-f]+$")
     set(SPPLAN_GIT_COMMIT "${_spplan_commit}")
   endif()
+endif()
+if(SPPLAN_GIT_COMMIT STREQUAL "unknown" AND "$ENV{SPPLAN_GIT_COMMIT}" MATCHES "^[0-9a-f]+$")
+  set(SPPLAN_GIT_COMMIT "$ENV{SPPLAN_GIT_COMMIT}")
 endif()

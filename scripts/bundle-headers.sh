@@ -37,6 +37,20 @@ for lib in "${libs[@]}"; do
   fi
 done
 
+# GoogleTest's sources (Debian's googletest package): the engine-only build compiles them for the
+# engine's LibTorch unit tests, the fused CUDA kernels' tests among them (cmake/engine_only_checks.cmake).
+gtest_from=${SPPLAN_GTEST_FROM:-/usr/src/googletest}
+rm -rf "${dest:?}/googletest"
+if [ -f "$gtest_from/CMakeLists.txt" ]; then
+  cp -R "$gtest_from" "$dest/googletest"
+  [ -f /usr/share/doc/googletest/copyright ] && cp /usr/share/doc/googletest/copyright "$dest/licenses/googletest.copyright"
+  gtest_v=$(sed -n 's/.*GOOGLETEST_VERSION \([0-9.]*\).*/\1/p' "$gtest_from/CMakeLists.txt" | head -n1)
+else
+  echo "bundle-headers: $gtest_from: no GoogleTest sources (install googletest, or set SPPLAN_GTEST_FROM);" \
+    "the bundle builds without the engine's unit tests" >&2
+  gtest_v="not bundled"
+fi
+
 # Reads "#define NAME n" from a header, for the record below.
 define_of() { sed -n "s/^#[[:space:]]*define[[:space:]]\{1,\}$2[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p" "$1" | head -n1; }
 toml_v="$(define_of "$dest/include/toml++/impl/version.h" TOML_LIB_MAJOR).$(define_of "$dest/include/toml++/impl/version.h" TOML_LIB_MINOR)"
@@ -45,5 +59,5 @@ json_h="$dest/include/nlohmann/detail/abi_macros.hpp"
 json_v="$(define_of "$json_h" NLOHMANN_JSON_VERSION_MAJOR).$(define_of "$json_h" NLOHMANN_JSON_VERSION_MINOR)"
 eigen_h="$dest/include/Eigen/src/Core/util/Macros.h"
 eigen_v="$(define_of "$eigen_h" EIGEN_WORLD_VERSION).$(define_of "$eigen_h" EIGEN_MAJOR_VERSION).$(define_of "$eigen_h" EIGEN_MINOR_VERSION)"
-printf 'toml++ %s\nnlohmann-json %s\nEigen %s\nfrom %s\n' "$toml_v" "$json_v" "$eigen_v" "$from" > "$dest/VERSIONS"
-echo "bundle-headers: toml++ $toml_v, nlohmann-json $json_v and Eigen $eigen_v copied to $dest ($(du -sh "$dest" | cut -f1))"
+printf 'toml++ %s\nnlohmann-json %s\nEigen %s\nGoogleTest %s\nfrom %s\n' "$toml_v" "$json_v" "$eigen_v" "$gtest_v" "$from" > "$dest/VERSIONS"
+echo "bundle-headers: toml++ $toml_v, nlohmann-json $json_v, Eigen $eigen_v and GoogleTest $gtest_v copied to $dest ($(du -sh "$dest" | cut -f1))"

@@ -2,6 +2,8 @@
 # One command for a stay on a GPU node (BUILD-NOTES.md section 9: build, then measure, one JSON
 # line per run, is the shape that fits a lease). Everything lands under $OUT:
 #   build      the engine-only configuration against the node's torch (build-gpu/)   build.log
+#   kernels    the engine's LibTorch unit tests (FusedCuda.*: the fused CUDA kernels against
+#              their ATen references, fp32 and bf16) and bench_fused_kernels  unit_tests.json, kernels.txt
 #   calibrate  spplan calibrate: kernel fits on this GPU -> calibrated.toml            calibrate.log
 #   validate   spplan validate engine --json: every GPU case priced with the preset and with
 #              calibrated.toml, plus the max-seq boundary cases                        validate_engine.json
@@ -11,7 +13,8 @@
 #              boundary, fp32 GQA, bf16 tiled loss and a run past the device (exit 3)  engine_runs.jsonl
 # and summary.txt (the device, software versions, one line per stage).
 #
-# Usage: OUT=DIR scripts/gpu-measure.sh [--quick] [--shard I/N] [STAGE...]   (OUT defaults to gpu-out/;
+# Usage: OUT=DIR scripts/gpu-measure.sh [--quick] [--shard I/N] [--deadline S] [--pack FILE] [STAGE...]
+#        (OUT defaults to gpu-out/;
 #        no STAGE: all of them, in the order above). A later stage uses what an earlier one left in
 #        OUT (validate reads calibrated.toml), so a lease with a per-command time limit can run
 #        them one command at a time:  scripts/gpu-measure.sh build; scripts/gpu-measure.sh calibrate; ...
@@ -19,6 +22,10 @@
 #        --shard I/N: validate and compare run every N-th case from the I-th (validate_engine.I-of-N.json,
 #        compare_gpu.I-of-N.jsonl), so their full lists (about 20 engine runs; 8 cases x 2-4 runners)
 #        fit commands of 10 minutes: --shard 0/3, 1/3, 2/3.
+#        --deadline S: start no stage and no run case once S seconds have passed since the script
+#        started (what was started finishes), so a lease's command limit ends the script, not a kill.
+#        --pack FILE: after every stage and run case, OUT as a .tar.gz in FILE: what a lease copies
+#        back holds everything measured up to a kill.
 # Needs third_party_bundle/ where the node has no toml++ / nlohmann-json / Eigen
 # (scripts/bundle-headers.sh, run where they are installed).
 # shellcheck disable=SC2317  # the stage_* functions below are called by name: "stage_$s"
@@ -28,13 +35,17 @@ out=${OUT:-gpu-out}
 mkdir -p "$out"
 quick=0
 shard=""
+deadline=""
+pack=""
 stages=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
     --shard) shard=${2:-}; shift ;;
-    build | calibrate | validate | compare | runs) stages+=("$1") ;;
-    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --shard I/N, build, calibrate, validate, compare, runs)" >&2; exit 2 ;;
+    --deadline) deadline=${2:-}; shift ;;
+    --pack) pack=${2:-}; shift ;;
+    build | kernels | calibrate | validate | compare | runs) stages+=("$1") ;;
+    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, runs)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -42,13 +53,28 @@ if [ -n "$shard" ] && ! [[ "$shard" =~ ^[0-9]+/[0-9]+$ ]]; then
   echo "gpu-measure: --shard: value '$shard' is not valid (allowed: I/N, e.g. 0/3)" >&2
   exit 2
 fi
-[ ${#stages[@]} -eq 0 ] && stages=(build calibrate validate compare runs)
+if [ -n "$deadline" ] && ! [[ "$deadline" =~ ^[0-9]+$ ]]; then
+  echo "gpu-measure: --deadline: value '$deadline' is not valid (allowed: whole seconds, e.g. 480)" >&2
+  exit 2
+fi
+if [ -n "$pack" ] && [[ "$pack" != *.tar.gz ]]; then
+  echo "gpu-measure: --pack: value '$pack' is not valid (allowed: a file name ending in .tar.gz)" >&2
+  exit 2
+fi
+[ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare runs)
 spplan=build-gpu/spplan
 . scripts/lib/torch-python.sh
 spplan_find_torch >/dev/null 2>&1 || true
 python=${SPPLAN_TORCH_PY:-python3}
 
 note() { echo "$*" | tee -a "$out/summary.txt"; }
+# True once --deadline has passed (SECONDS: bash's count since the script started).
+past_deadline() { [ -n "$deadline" ] && [ "$SECONDS" -ge "$deadline" ]; }
+# --pack: what was measured so far, in one file (written aside, then moved: never half a file).
+pack_out() {
+  [ -n "$pack" ] || return 0
+  tar czf "$pack.part" -C "$(dirname "$out")" "$(basename "$out")" && mv "$pack.part" "$pack"
+}
 
 stage_build() {
   if ! SPPLAN_ENGINE_ONLY=1 SPPLAN_JOBS=${SPPLAN_JOBS:-$(nproc)} SPPLAN_BUILD_DIR=build-gpu scripts/build.sh \
@@ -57,14 +83,51 @@ stage_build() {
     note "build: failed (build.log)"
     return 1
   fi
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >>"$out/summary.txt" 2>&1
-  "$python" -c 'import importlib, torch
+  {
+    "$spplan" --version  # the commit measured (SPPLAN_GIT_COMMIT on a copied tree)
+    nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+    "$python" -c 'import importlib, torch
 v = {"torch": torch.__version__, "cuda": torch.version.cuda}
 for m in ("transformers", "liger_kernel", "deepspeed"):
     try: v[m] = importlib.import_module(m).__version__
     except Exception: v[m] = "not installed"
-print("versions: " + ", ".join(k + " " + str(x) for k, x in v.items()))' >>"$out/summary.txt" 2>&1
+print("versions: " + ", ".join(k + " " + str(x) for k, x in v.items()))'
+  } >>"$out/summary.txt" 2>&1
   note "build: ok"
+}
+
+stage_kernels() {
+  local tests=build-gpu/engine_tiling_unit_tests bench=build-gpu/bench/engine/bench_fused_kernels rc=0
+  if [ -x "$tests" ]; then
+    # FusedCuda.* first and alone: the GPU's verdict comes back even if the CPU cases run long.
+    timeout 120 "$tests" --gtest_filter='*FusedCuda.*' --gtest_output="json:$out/fused_cuda_tests.json" \
+      >"$out/kernels.txt" 2>&1 || rc=1
+    # gtest's closing lines: "[  PASSED  ] N tests.", "[  SKIPPED ] N tests, listed below:", likewise FAILED.
+    count() {
+      local n
+      n=$(sed -n "s/^\[  $1 *\] \([0-9]*\) tests\{0,1\}[.,].*/\1/p" "$out/kernels.txt" | tail -n1)
+      echo "${n:-0}"
+    }
+    note "kernels: FusedCuda.* exit $rc: passed $(count PASSED), skipped $(count SKIPPED), failed $(count FAILED)"
+    local all=0
+    timeout 240 "$tests" --gtest_filter='-*FusedCuda.*' --gtest_output="json:$out/unit_tests.json" \
+      >>"$out/kernels.txt" 2>&1 || all=$?
+    note "kernels: the other LibTorch unit tests exit $all"
+    [ "$all" = 0 ] || rc=1
+  else
+    note "kernels: $tests not built (no GoogleTest: scripts/bundle-headers.sh bundles its sources)"
+    rc=1
+  fi
+  if [ -x "$bench" ]; then
+    local b=0
+    timeout 120 "$bench" >>"$out/kernels.txt" 2>&1 || b=$?
+    note "kernels: bench_fused_kernels exit $b (kernels.txt)"
+    [ "$b" = 0 ] || rc=1
+  else
+    note "kernels: $bench not built (no fused CUDA kernels)"
+    rc=1
+  fi
+  return "$rc"
 }
 
 stage_calibrate() {
@@ -137,6 +200,10 @@ stage_runs() {
   local c name flags start rc
   for c in "${cases[@]}"; do
     name=${c%%|*}
+    if past_deadline; then
+      note "$name: not run (--deadline $deadline s passed)"
+      continue
+    fi
     read -r -a flags <<<"${c#*|}"
     start=$(date +%s)
     timeout 420 "$spplan" run --model "${flags[@]}" --sp 1 --nproc 1 --steps 4 --json \
@@ -154,6 +221,7 @@ tail = open(err, errors="replace").read().splitlines()[-6:]
 print(json.dumps({"case": name, "flags": flags, "exit": int(rc), "wall_s": int(wall), "result": result, "stderr_tail": tail}))
 EOF
     note "$name: exit $rc ($(tail -1 "$out/run.err"))"
+    pack_out
   done
   rm -f "$out/run.json" "$out/run.err"
 }
@@ -165,6 +233,12 @@ for s in "${stages[@]}"; do
     failed=1
     continue
   fi
+  if past_deadline; then
+    note "$s: not started (--deadline $deadline s passed)"
+    failed=1
+    continue
+  fi
   "stage_$s" || failed=1
+  pack_out
 done
 exit "$failed"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Configures SPPLAN_ENGINE_ONLY=ON in a temporary folder as a GPU node would (BUILD-NOTES.md
 # section 9): with Qt, Boost, GoogleTest, Google Benchmark and fmt hidden from CMake, and then with
-# toml++, nlohmann-json and Eigen hidden too, taken from a folder scripts/bundle-headers.sh wrote. Configure only (no build), to keep CI short. Exits 77 (skipped) when there is no torch.
+# toml++, nlohmann-json and Eigen hidden too, taken from a folder scripts/bundle-headers.sh wrote
+# (with GoogleTest's sources, for the engine's unit tests). Configure only (no build), to keep CI short. Exits 77 (skipped) when there is no torch.
 #
 # Usage: engine_only_configure_test.sh SOURCE_DIR [CMAKE] [GENERATOR]
 set -uo pipefail
@@ -42,9 +43,13 @@ check_targets() {
   return 0
 }
 
-# 1. The system's toml++, nlohmann-json and Eigen, everything else hidden.
-if configure system; then
+# 1. The system's toml++, nlohmann-json and Eigen, everything else hidden: no GoogleTest anywhere,
+# so the GPU checks are the kernel bench alone, and configure says why.
+mkdir -p "$tmp/empty"
+if configure system -DSPPLAN_BUNDLE_DIR="$tmp/empty"; then
   check_targets system
+  grep -q "^build engine_tiling_unit_tests:" "$tmp/system/build.ninja" && fail "system: unit tests built without GoogleTest"
+  grep -q "engine_tiling_unit_tests not built" "$tmp/system.log" || fail "system: configure does not say the unit tests are not built"
 else
   fail "configure with the system's header libraries:"; tail -n 20 "$tmp/system.log"
 fi
@@ -60,12 +65,15 @@ if configure bundle "${hidden_headers[@]}" -DSPPLAN_BUNDLE_DIR="$tmp/bundle"; th
   grep "toml_reader.cpp" "$cc" | grep -q -- "-DTOML_HEADER_ONLY=1" || fail "bundle: toml++ is not header-only"
   grep "kernel_fit.cpp" "$cc" | grep -q -- "-isystem $tmp/bundle/include" || fail "bundle: kernel_fit.cpp does not include the bundle (Eigen)"
   grep -q "libtomlplusplus" "$tmp/bundle/build.ninja" && fail "bundle: still links the system's libtomlplusplus"
+  # The GPU node's kernel checks: the LibTorch unit tests (FusedCuda.*) on the bundled GoogleTest.
+  grep -q "^build engine_tiling_unit_tests:" "$tmp/bundle/build.ninja" || fail "bundle: no engine_tiling_unit_tests"
+  grep "gtest-all.cc" "$tmp/bundle/compile_commands.json" | grep -q "$tmp/bundle/googletest" ||
+    fail "bundle: GoogleTest not compiled from the bundled sources"
 else
   fail "configure with the bundled header libraries:"; tail -n 20 "$tmp/bundle.log"
 fi
 
 # 3. Neither: configure must stop and say what to do.
-mkdir -p "$tmp/empty"
 if configure none "${hidden_headers[@]}" -DSPPLAN_BUNDLE_DIR="$tmp/empty"; then
   fail "configure succeeded without toml++ anywhere"
 else
