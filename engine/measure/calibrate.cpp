@@ -230,8 +230,11 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
     const std::string what = " (SDPA " + backend + "), " + (bf16 ? "bf16" : "fp32") + ", " + std::to_string(heads) +
                              "/" + std::to_string(kv_heads) + " heads, d " + dim_list + ", " +
                              range(scale.attn_seq_first, scale.attn_seq_last) + " tokens" + sweeps_words(fits);
-    (bf16 ? c.attention_fwd : c.attention_fwd_fp32) = {"causal attention forward" + what, fits.forward};
-    (bf16 ? c.attention_bwd : c.attention_bwd_fp32) = {"causal attention backward" + what, fits.backward};
+    // Named references, not `(a ? b : c) = {...}`: g++ 13 (a GPU node's) refuses that assignment.
+    FittedKernel& forward = bf16 ? c.attention_fwd : c.attention_fwd_fp32;
+    FittedKernel& backward = bf16 ? c.attention_bwd : c.attention_bwd_fp32;
+    forward = FittedKernel{"causal attention forward" + what, fits.forward};
+    backward = FittedKernel{"causal attention backward" + what, fits.backward};
   }
 
   // Each elementwise kernel and each copy direction is fitted for the report; only their pooled
