@@ -231,10 +231,13 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
                              "/" + std::to_string(kv_heads) + " heads, d " + dim_list + ", " +
                              range(scale.attn_seq_first, scale.attn_seq_last) + " tokens" + sweeps_words(fits);
     // Named references, not `(a ? b : c) = {...}`: g++ 13 (a GPU node's) refuses that assignment.
+    // Field by field: it found no aggregate conversion for the braced list either.
     FittedKernel& forward = bf16 ? c.attention_fwd : c.attention_fwd_fp32;
     FittedKernel& backward = bf16 ? c.attention_bwd : c.attention_bwd_fp32;
-    forward = FittedKernel{"causal attention forward" + what, fits.forward};
-    backward = FittedKernel{"causal attention backward" + what, fits.backward};
+    forward.what = "causal attention forward" + what;
+    forward.fit = fits.forward;
+    backward.what = "causal attention backward" + what;
+    backward.fit = fits.backward;
   }
 
   // Each elementwise kernel and each copy direction is fitted for the report; only their pooled
