@@ -1,7 +1,8 @@
 # The commit `--version` prints: read when CMake configures (scripts/build.sh configures on every
 # run). Outside a git checkout (a source tarball, a copied tree on a GPU node) it is "unknown".
-# A copied tree can be told its commit: SPPLAN_GIT_COMMIT in the environment (hex), used when git
-# has no answer, so a GPU node's measurements name the commit they measured.
+# A copied tree can be told its commit: SPPLAN_GIT_COMMIT in the environment (hex) wins over git,
+# so a GPU node's measurements name the commit they measured (the lease's copy of the tree carried
+# a .git whose HEAD was older than the tree: its runs said 25fdb4a, the tree was c167f12).
 # Only planner/core/version.cpp sees the value, so a new commit recompiles one file.
 find_package(Git QUIET)
 set(SPPLAN_GIT_COMMIT "unknown")
@@ -14,6 +15,6 @@ if(GIT_FOUND)
     set(SPPLAN_GIT_COMMIT "${_spplan_commit}")
   endif()
 endif()
-if(SPPLAN_GIT_COMMIT STREQUAL "unknown" AND "$ENV{SPPLAN_GIT_COMMIT}" MATCHES "^[0-9a-f]+$")
+if("$ENV{SPPLAN_GIT_COMMIT}" MATCHES "^[0-9a-f]+$")
   set(SPPLAN_GIT_COMMIT "$ENV{SPPLAN_GIT_COMMIT}")
 endif()

@@ -86,11 +86,12 @@ stage_build() {
   {
     "$spplan" --version  # the commit measured (SPPLAN_GIT_COMMIT on a copied tree)
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-    "$python" -c 'import importlib, torch
+    # Distribution metadata: liger_kernel has no __version__.
+    "$python" -c 'import importlib.metadata as md, torch
 v = {"torch": torch.__version__, "cuda": torch.version.cuda}
-for m in ("transformers", "liger_kernel", "deepspeed"):
-    try: v[m] = importlib.import_module(m).__version__
-    except Exception: v[m] = "not installed"
+for m in ("transformers", "liger-kernel", "deepspeed"):
+    try: v[m] = md.version(m)
+    except md.PackageNotFoundError: v[m] = "not installed"
 print("versions: " + ", ".join(k + " " + str(x) for k, x in v.items()))'
   } >>"$out/summary.txt" 2>&1
   note "build: ok"

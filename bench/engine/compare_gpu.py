@@ -21,6 +21,7 @@ with ratios to the engine measured in the same run; --out writes one JSON object
 Random weights and synthetic tokens everywhere: the step's work does not depend on the values.
 """
 import argparse
+import importlib.metadata
 import json
 import os
 import subprocess
@@ -217,10 +218,12 @@ def versions():
     import torch
 
     v = {"torch": torch.__version__, "python": sys.version.split()[0]}
-    for name in ("transformers", "liger_kernel", "deepspeed"):
+    # The distributions' metadata, not the modules' __version__: liger_kernel has none (seen on the
+    # H100 node, 2026-11-26, where Liger 0.8.5 imported and ran).
+    for module, dist in (("transformers", "transformers"), ("liger_kernel", "liger-kernel"), ("deepspeed", "deepspeed")):
         try:
-            v[name] = __import__(name).__version__
-        except Exception:
+            v[module] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
             pass
     if torch.cuda.is_available():
         v["gpu"] = torch.cuda.get_device_name(0)
