@@ -39,7 +39,8 @@ std::string to_json(const RunReport& r) {
                             : nlohmann::json({{"variable", r.alloc_conf.variable},
                                               {"value", r.alloc_conf.value},
                                               {"set_by", r.alloc_conf.set_by_engine ? "spplan-engine" : "user"}});
-  j["predicted_peak_memory_bytes"] = optional_number(r.prediction.peak_memory_bytes);
+  j["predicted_peak_memory_bytes"] = optional_number(r.prediction.peak_memory_bytes);  // as peak_memory_bytes
+  j["predicted_device_memory_bytes"] = optional_number(r.prediction.device_memory_bytes);
   j["peak_host_memory_bytes"] = r.peak_host_memory_bytes;
   j["predicted_host_memory_bytes"] = optional_number(r.prediction.host_memory_bytes);
   j["predicted_step_time_s"] = optional_number(r.prediction.step_time_s);

@@ -141,7 +141,7 @@ TEST(ValidateCases, BoundaryCasesSitEitherSideOfThePlannersMaxSeq) {
       auto opts = parse_run_options(static_cast<int>(argv.size()), argv.data(), 2);
       ASSERT_TRUE(opts.ok());
       ASSERT_TRUE(check_run_options(&*opts, 1).is_ok());
-      const double peak = *predict(opts->plan, Pricing{h100, true}).peak_memory_bytes;
+      const double peak = *predict(opts->plan, Pricing{h100, true}).device_memory_bytes;
       const double capacity = h100.memory_gib * 1024 * 1024 * 1024;
       if (c.expect == ValidateCase::Expect::kFitsAtBoundary) {
         EXPECT_LE(peak, capacity) << case_name(c);
