@@ -172,6 +172,9 @@ PlanSpec priced_plan(const PlanSpec& plan, const Pricing& pricing) {
   // On this CPU (a spec without CUDA context or NCCL) LibTorch's CPU flash kernel runs attention.
   host.stack.cpu_flash_attention = describes_host_cpu(pricing.gpu);
   host.stack.cpu_flash_threads = threads_per_rank(plan.cluster.num_gpus);
+  // There the tiled loss's layer ops run their blockwise ATen references (fused_reference.cpp), a
+  // chain of kernels per op like the eager modules, not the fused CUDA kernels.
+  if (describes_host_cpu(pricing.gpu)) host.stack.fused_layer_kernels_with_tiled_loss = false;
   return host;
 }
 

@@ -60,6 +60,8 @@ TrainingStack trainer_stack(size_t index) {
     // inside its backward: only the input of the running layer is on the device (model.cpp).
     stack.offloaded_checkpoints_on_device = 1;
     stack.tiled_mlp_fused_swiglu = true;
+    stack.fused_layer_kernels_with_tiled_loss = true;  // its CUDA kernels come with --tiled-loss (model.cpp)
+    stack.step_upcasts_whole_partition = true;         // one fp32 gradient buffer (train_optimizer.cpp)
     // Its checkpoint (checkpointed_layer.cpp) recomputes the layer inside the layer's backward and
     // holds the recomputed output and the incoming gradient until torch::autograd::grad returns,
     // as the reentrant CheckpointFunction does: measured at the peak (issue 28).

@@ -70,6 +70,18 @@ struct TrainingStack {
   // writing each tensor once. Without them the layers run Hugging Face's eager modules, a chain of
   // PyTorch kernels per op (layer_kernels.hpp counts them).
   bool fused_layer_kernels = false;
+  // The same one-kernel-per-op layer ops, but only with the tiled loss: the engine's --tiled-loss
+  // brings its fused CUDA kernels (RMSNorm, q/k norm + RoPE, SwiGLU; engine/model/model.cpp) on a
+  // GPU. On a CPU it runs their blockwise ATen references, which engine/run/predict.cpp prices as
+  // the eager chain by turning this off. Measured on an H100 (2026-11-26, qwen3-0.6b 16K): priced
+  // as the eager chain, the step read +42.7 %.
+  bool fused_layer_kernels_with_tiled_loss = false;
+  // The optimizer step on the device upcasts the rank's whole gradient partition into one fp32
+  // buffer (the engine: train_optimizer.cpp master_adamw_step, the bf16 gradients stay where they
+  // are), where DeepSpeed flattens one sub-group's gradients and makes their fp32 copy
+  // (MEMORY-FACTS 2.4). Measured on an H100 (2026-11-26, qwen3-0.6b 16K, tiled loss): the peak at the
+  // step was the states plus 2.29 GiB, the partition's fp32 gradients being 2.22 GiB.
+  bool step_upcasts_whole_partition = false;
   // Whether TiledMLP's shards keep the fused SwiGLU that comes with the tiled loss (the engine:
   // tiling.cpp mlp_options; its gradients overwrite the saved gate|up in place) or run the eager
   // one (ArcticTraining turns Liger's SwiGLU off under TiledMLP, liger_factory.py).

@@ -69,7 +69,8 @@ struct Widths {
 Widths widths_of(const PlanSpec& p) {
   const ModelSpec& m = p.model;
   return {act_bytes(p), static_cast<double>(m.hidden_size), static_cast<double>(m.q_dim() + m.kv_dim()),
-          static_cast<double>(m.intermediate_size), m.qk_norm, p.stack.fused_layer_kernels};
+          static_cast<double>(m.intermediate_size), m.qk_norm,
+          p.stack.fused_layer_kernels || (p.stack.fused_layer_kernels_with_tiled_loss && p.knobs.tiled_loss)};
 }
 
 // The residual adds (x + attention output, x + MLP output: r 2a, w a each) are unfused in both

@@ -85,6 +85,7 @@ double optimizer_step_transient_bytes(const PlanSpec& p) {
   // Flattened gradients of one sub-group plus their fp32 copy (MEMORY-FACTS 2.4); plain fp32
   // training steps in place.
   if (p.knobs.precision == Precision::kFp32) return 0.0;
+  if (p.stack.step_upcasts_whole_partition) return partition * kFp32Bytes;
   return std::min(partition, facts::kSubGroupElems) * (act_bytes(p) + kFp32Bytes);
 }
 

@@ -211,6 +211,15 @@ TEST(ThreadsPerRank, OmpNumThreadsWinsElseTheCoresSplitBetweenTheRanks) {
   EXPECT_FALSE(priced_plan(PlanSpec{}, Pricing{*h100, true}).stack.cpu_flash_attention);
 }
 
+// --tiled-loss brings the fused CUDA layer kernels on a GPU; on this CPU the blockwise ATen
+// references run, priced as the eager chain (fused_reference.cpp).
+TEST(PricedPlan, TheTiledLossFusesTheLayerKernelsOnAGpuOnly) {
+  const auto h100 = load_gpu("h100-80gb");
+  ASSERT_TRUE(h100.ok());
+  EXPECT_TRUE(priced_plan(PlanSpec{}, Pricing{*h100, true}).stack.fused_layer_kernels_with_tiled_loss);
+  EXPECT_FALSE(priced_plan(PlanSpec{}, Pricing{cpu_spec(1.0), true}).stack.fused_layer_kernels_with_tiled_loss);
+}
+
 // calibrate's layer probe divides the elementwise class's measured seconds by elementwise_work's
 // bytes: they must be the bytes the class is priced by (time = bytes / bandwidth + launches x cost).
 TEST(ElementwiseWork, IsTheWorkTheElementwiseClassIsPricedBy) {

@@ -50,6 +50,24 @@ TEST(LayerKernels, LigerFusesEachOpIntoOneKernelPerPass) {
   EXPECT_LT(step_costs(liger).forward.norm_s, step_costs(eager).forward.norm_s / 2);
 }
 
+// The engine's --tiled-loss brings its fused CUDA layer kernels (engine/model/model.cpp): priced as
+// Liger's, and as the eager chain without the tiled loss (an H100, 2026-11-26: priced eager, the
+// tiled-loss step read +42.7 %).
+TEST(LayerKernels, TheEnginesTiledLossBringsItsFusedLayerKernels) {
+  PlanSpec liger = testing::llama8b(8, 8, 65536);
+  liger.stack = trainer_stack("liger");
+  PlanSpec engine = liger;
+  engine.stack = trainer_stack("engine");
+  const PlanSpec eager = testing::llama8b(8, 8, 65536);
+  EXPECT_DOUBLE_EQ(layer_elementwise_fwd(engine).bytes_per_token, layer_elementwise_fwd(eager).bytes_per_token);
+  engine.knobs.tiled_loss = true;
+  EXPECT_DOUBLE_EQ(layer_elementwise_fwd(engine).bytes_per_token, layer_elementwise_fwd(liger).bytes_per_token);
+  EXPECT_DOUBLE_EQ(layer_elementwise_bwd(engine).kernels, layer_elementwise_bwd(liger).kernels);
+  PlanSpec hf = eager;
+  hf.knobs.tiled_loss = true;  // another stack's tiled loss alone fuses nothing in the layers
+  EXPECT_DOUBLE_EQ(layer_elementwise_fwd(hf).bytes_per_token, layer_elementwise_fwd(eager).bytes_per_token);
+}
+
 TEST(LayerKernels, UnfusedLossPassesOverTheVocabulary) {
   const PlanSpec p = testing::llama8b(8, 8, 65536);
   // Forward: upcast 6 + log_softmax 16 B per logit; backward: nll 4 + log_softmax 16 + cast 6.

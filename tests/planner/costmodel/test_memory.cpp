@@ -213,6 +213,22 @@ TEST(Activations, CpuFlashAttentionHasNoFlash2BackwardBuffers) {
 // backward, one converted bucket at a time (train.cpp all_reduce_grads), so neither is alive at the
 // backward and the copy is priced after it. Measured in issue 28's bf16 case (s8k sp 2, ZeRO 0):
 // the peak held no buffer.
+// DeepSpeed's step flattens one sub-group's bf16 gradients and makes their fp32 copy (6 B an element,
+// at most 1e9 elements); the engine upcasts the rank's whole partition into one fp32 buffer (4 B an
+// element; an H100, 2026-11-26: the states plus 2.29 GiB at the step of qwen3-0.6b, whose fp32
+// gradients are 2.22 GiB). fp32 training steps in place either way.
+TEST(OptimizerStep, TheEngineUpcastsItsWholePartitionDeepSpeedOneSubGroup) {
+  PlanSpec p = testing::llama8b(1, 1, 4096);
+  p.knobs.precision = Precision::kBf16;
+  const double params = param_counts(p.model).total;
+  EXPECT_DOUBLE_EQ(optimizer_step_transient_bytes(p), 1e9 * (2.0 + 4.0));
+  PlanSpec engine = p;
+  engine.stack = trainer_stack("engine");
+  EXPECT_DOUBLE_EQ(optimizer_step_transient_bytes(engine), params * 4.0);
+  engine.knobs.precision = Precision::kFp32;
+  EXPECT_DOUBLE_EQ(optimizer_step_transient_bytes(engine), 0.0);
+}
+
 TEST(ReduceBuffers, TheEngineReducesAfterTheBackwardOneConvertedBucketAtATime) {
   PlanSpec p = llama8b(8, 8, 8 * 32768);
   p.knobs.zero_stage = 1;
