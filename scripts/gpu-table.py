@@ -1,0 +1,185 @@
+#!/usr/bin/env python3
+"""Renders one GPU lease's measurements (validation/gpu/<gpu>-<date>/) as the README's tables.
+
+Usage: scripts/gpu-table.py DIR [--spplan BIN]
+
+DIR holds what scripts/gpu-measure.sh left (kernels.txt, fused_cuda_tests.json, unit_tests.json,
+engine_runs.jsonl, compare_gpu.jsonl, calibrated.toml) and manifest.json (device, driver,
+software, the commit measured). Prints, in Markdown:
+  - the fused CUDA kernels: their tests' verdict and bench_fused_kernels' bandwidth against HBM's;
+  - the engine beside Hugging Face (+ Liger, + DeepSpeed where they ran), ratios from the same run;
+  - every engine run priced now by the costmodel with the GPU's preset and with the calibrated file
+    (`spplan estimate --json`, the run's own knobs, --trainer engine), memory as the allocator
+    counts it (the estimate's allocated peak against torch's max_memory_allocated), and each run's
+    fit verdict (the planner's `fits` against whether it ran or ran out of memory).
+The predictions are recomputed on every call, so after a costmodel change the README's GPU tables
+are regenerated from the same measurements, never copied by hand. Bad input: one line, exit 2.
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+GIB = 1024.0**3
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The knobs `spplan run` takes by default (engine/run/options.cpp), spelled for `spplan estimate`,
+# which prices exactly the knobs it is given.
+RUN_DEFAULTS = {"--sp": "1", "--zero": "0", "--offload-optimizer": "none", "--offload-params": "none", "--micro-batch": "1"}
+BENCH_ROW = re.compile(r"^(\S.*?)\s+([\d.]+) ms\s+(\d+) GB/s\s+([\d.]+) ms\s+(\d+) GB/s\s+([\d.]+)x$")
+BENCH_HEAD = re.compile(r"^(\S+), (\d+) tokens, (\w+)\s+kernel")
+
+
+class BadInput(Exception):
+    pass
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        raise BadInput("%s: %s" % (path, e))
+
+
+def load_jsonl(path):
+    rows = []
+    try:
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if line.strip():
+                    rows.append(json.loads(line))
+    except (OSError, ValueError) as e:
+        raise BadInput("%s: %s" % (path, e))
+    return rows
+
+
+def need(obj, key, where):
+    if not isinstance(obj, dict) or key not in obj:
+        raise BadInput("%s: key '%s' missing" % (where, key))
+    return obj[key]
+
+
+def pct(predicted, measured):
+    return 100.0 * (predicted - measured) / measured
+
+
+def kernel_lines(d, manifest):
+    tests = load_json(os.path.join(d, "fused_cuda_tests.json"))
+    others = load_json(os.path.join(d, "unit_tests.json"))
+    hbm = float(need(manifest, "hbm_GBps", "manifest.json"))
+    yield "FusedCuda.* (each kernel against its ATen reference, fp32 and bf16): %d of %d passed; the other LibTorch unit tests %d of %d." % (
+        need(tests, "tests", "fused_cuda_tests.json") - tests["failures"] - tests["errors"], tests["tests"],
+        need(others, "tests", "unit_tests.json") - others["failures"] - others["errors"], others["tests"])
+    yield ""
+    yield "| model, tokens | op | kernel ms | GB/s | of HBM | ATen reference ms | reference / kernel |"
+    yield "|---|---|---|---|---|---|---|"
+    shape, rows = None, 0
+    try:
+        with open(os.path.join(d, "kernels.txt")) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise BadInput("%s: %s" % (os.path.join(d, "kernels.txt"), e))
+    for line in lines:
+        head = BENCH_HEAD.match(line)
+        if head:
+            shape = "%s, %dK %s" % (head.group(1), int(head.group(2)) // 1024, head.group(3))
+            continue
+        row = BENCH_ROW.match(line)
+        if row and shape:
+            op, k_ms, k_gbs, a_ms, _, ratio = row.groups()
+            yield "| %s | %s | %s | %s | %.0f %% | %s | %s |" % (shape, op, k_ms, k_gbs, 100.0 * float(k_gbs) / hbm, a_ms, ratio)
+            rows += 1
+    if rows == 0:
+        raise BadInput("%s: no bench_fused_kernels rows" % os.path.join(d, "kernels.txt"))
+
+
+def compare_lines(d):
+    rows = load_jsonl(os.path.join(d, "compare_gpu.jsonl"))
+    engine = {r["case"]: r for r in rows if r.get("runner") == "engine" and r.get("exit") == 0}
+    yield "| case | runner | step s | tokens/s | allocated GiB | reserved GiB | runner / engine time | runner / engine memory |"
+    yield "|---|---|---|---|---|---|---|---|"
+    for r in rows:
+        case = need(r, "case", "compare_gpu.jsonl")
+        if r.get("exit") != 0:
+            yield "| %s | %s | - | - | - | - | exit %s | - |" % (case, r.get("runner"), r.get("exit"))
+            continue
+        e = engine.get(case)
+        time_ratio = "%.2f" % (r["step_time_s"] / e["step_time_s"]) if e else "-"
+        mem_ratio = "%.2f" % (r["peak_allocated_bytes"] / e["peak_allocated_bytes"]) if e else "-"
+        yield "| %s | %s | %.4f | %.0f | %.2f | %.2f | %s | %s |" % (
+            case, r["runner"], r["step_time_s"], r["seq"] / r["step_time_s"], r["peak_allocated_bytes"] / GIB,
+            r["peak_reserved_bytes"] / GIB, time_ratio, mem_ratio)
+
+
+def estimate(spplan, gpu, flags):
+    words = flags.split()
+    args = [spplan, "estimate", "--model", words[0], "--gpu", gpu, "--gpus", "1", "--trainer", "engine", "--json"] + words[1:]
+    for k, v in RUN_DEFAULTS.items():
+        if k not in words:
+            args += [k, v]
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise BadInput("spplan estimate %s: exit %d: %s" % (flags, p.returncode, p.stderr.strip().splitlines()[-1:]))
+    return json.loads(p.stdout)
+
+
+def run_lines(d, spplan, preset):
+    calibrated = os.path.join(d, "calibrated.toml")
+    yield "| case | measured GiB | predicted GiB | d % | measured s | preset s | d % | calibrated s | d % | fits (planner) | ran | verdict |"
+    yield "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    time_p, time_c, mem, verdicts = [], [], [], []
+    for r in load_jsonl(os.path.join(d, "engine_runs.jsonl")):
+        case, flags, rc = need(r, "case", "engine_runs.jsonl"), need(r, "flags", "engine_runs.jsonl"), r.get("exit")
+        p, c = estimate(spplan, preset, flags), estimate(spplan, calibrated, flags)
+        ran = {0: "yes", 3: "out of memory"}.get(rc, "exit %s" % rc)
+        right = (rc == 0) == bool(p["fits"]) if rc in (0, 3) else None
+        verdicts.append(right)
+        verdict = {True: "right", False: "wrong", None: "-"}[right]
+        res = r.get("result")
+        if rc != 0 or not res:
+            yield "| %s | - | %.2f | - | - | %.3f | - | %.3f | - | %s | %s | %s |" % (
+                case, p["memory"]["allocated_gib"], p["step_time_s"], c["step_time_s"], "yes" if p["fits"] else "no", ran, verdict)
+            continue
+        m, t = res["peak_memory_bytes"] / GIB, res["step_time_s"]
+        pm = p["memory"]["allocated_gib"]
+        dm, dp, dc = pct(pm, m), pct(p["step_time_s"], t), pct(c["step_time_s"], t)
+        mem.append(abs(dm))
+        time_p.append(abs(dp))
+        time_c.append(abs(dc))
+        yield "| %s | %.2f | %.2f | %+.1f | %.3f | %.3f | %+.1f | %.3f | %+.1f | %s | %s | %s |" % (
+            case, m, pm, dm, t, p["step_time_s"], dp, c["step_time_s"], dc, "yes" if p["fits"] else "no", ran, verdict)
+    if not mem:
+        raise BadInput("%s: no run with a result" % os.path.join(d, "engine_runs.jsonl"))
+    yield ""
+    yield "Memory: mean |d| %.1f %%, max %.1f %%. Step time with the preset: mean |d| %.1f %%, max %.1f %%; with the calibrated file: mean |d| %.1f %%, max %.1f %% (%d runs). Fit verdicts: %d of %d right." % (
+        sum(mem) / len(mem), max(mem), sum(time_p) / len(time_p), max(time_p), sum(time_c) / len(time_c), max(time_c), len(mem),
+        sum(1 for v in verdicts if v), sum(1 for v in verdicts if v is not None))
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Render a GPU lease's measurements as the README's tables.")
+    ap.add_argument("dir")
+    ap.add_argument("--spplan", default=os.path.join(REPO, "build", "spplan"))
+    args = ap.parse_args()
+    try:
+        if not os.path.isdir(args.dir):
+            raise BadInput("%s: not a folder (allowed: a validation/gpu/<gpu>-<date> folder)" % args.dir)
+        manifest = load_json(os.path.join(args.dir, "manifest.json"))
+        out = ["**%s**, driver %s, %s; the tree of commit %s; %s." % (
+            need(manifest, "device", "manifest.json"), need(manifest, "driver", "manifest.json"),
+            need(manifest, "software", "manifest.json"), need(manifest, "commit", "manifest.json"),
+            need(manifest, "date", "manifest.json"))]
+        out += [""] + list(kernel_lines(args.dir, manifest))
+        out += [""] + list(compare_lines(args.dir))
+        out += [""] + list(run_lines(args.dir, args.spplan, need(manifest, "preset", "manifest.json")))
+    except BadInput as e:
+        print("gpu-table: %s" % e, file=sys.stderr)
+        return 2
+    print("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
