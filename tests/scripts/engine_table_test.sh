@@ -6,9 +6,8 @@
 set -euo pipefail
 root=$1
 script=$root/scripts/engine-table.py
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "engine_table_test: $*" >&2; exit 1; }
+# shellcheck source=tests/scripts/render_checks.sh
+. "$(dirname "$0")/render_checks.sh" engine_table_test
 
 shopt -s nullglob
 reports=("$root"/validation/engine/*.json)
@@ -29,11 +28,6 @@ done
 echo '{"rows": [' > "$tmp/broken.json"
 echo '{"cases": 3}' > "$tmp/other.json"
 for bad in "$tmp/missing.json" "$tmp/broken.json" "$tmp/other.json"; do
-  rc=0
-  python3 "$script" "$bad" > "$tmp/stdout" 2> "$tmp/stderr" || rc=$?
-  [ "$rc" -eq 2 ] || fail "$bad: exit $rc (expected 2)"
-  [ "$(wc -l < "$tmp/stderr")" -eq 1 ] || fail "$bad: stderr is not one line: $(cat "$tmp/stderr")"
-  grep -qF "$bad" "$tmp/stderr" || fail "$bad: the message does not name the file: $(cat "$tmp/stderr")"
-  [ ! -s "$tmp/stdout" ] || fail "$bad: printed a partial table"
+  expect_bad_input "$bad" python3 "$script" "$bad"
 done
 echo "engine_table_test: ${#reports[@]} report(s) render and match engine/README.md"

@@ -8,9 +8,8 @@ set -euo pipefail
 root=$1
 spplan=$2
 script=$root/scripts/gpu-table.py
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "gpu_table_test: $*" >&2; exit 1; }
+# shellcheck source=tests/scripts/render_checks.sh
+. "$(dirname "$0")/render_checks.sh" gpu_table_test
 
 shopt -s nullglob
 leases=("$root"/validation/gpu/*/)
@@ -32,11 +31,6 @@ mkdir -p "$tmp/empty" "$tmp/broken"
 cp "${leases[0]}"/* "$tmp/broken/"
 echo '{"case": ' >> "$tmp/broken/engine_runs.jsonl"
 for bad in "$tmp/missing" "$tmp/empty" "$tmp/broken"; do
-  rc=0
-  python3 "$script" "$bad" --spplan "$spplan" > "$tmp/stdout" 2> "$tmp/stderr" || rc=$?
-  [ "$rc" -eq 2 ] || fail "$bad: exit $rc (expected 2)"
-  [ "$(wc -l < "$tmp/stderr")" -eq 1 ] || fail "$bad: stderr is not one line: $(cat "$tmp/stderr")"
-  grep -qF "$bad" "$tmp/stderr" || fail "$bad: the message does not name the file: $(cat "$tmp/stderr")"
-  [ ! -s "$tmp/stdout" ] || fail "$bad: printed a partial table"
+  expect_bad_input "$bad" python3 "$script" "$bad" --spplan "$spplan"
 done
 echo "gpu_table_test: ${#leases[@]} lease(s) render and match README.md"
