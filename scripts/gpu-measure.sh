@@ -11,6 +11,8 @@
 #                                                                                      compare_gpu.jsonl
 #   runs       the engine cases of validation's gpu_h100_measured.csv again, plus issue 9's
 #              boundary, fp32 GQA, bf16 tiled loss and a run past the device (exit 3)  engine_runs.jsonl
+#   longest    qwen3-0.6b and 1.7b at the max-seq of ALST's recipe on this GPU and at 1.1x (exit 3),
+#              on a 2-layer cut of each (stage_longest says why)                      longest.jsonl
 # and summary.txt (the device, software versions, one line per stage).
 #
 # Usage: OUT=DIR scripts/gpu-measure.sh [--quick] [--shard I/N] [--deadline S] [--pack FILE] [STAGE...]
@@ -44,8 +46,8 @@ while [ $# -gt 0 ]; do
     --shard) shard=${2:-}; shift ;;
     --deadline) deadline=${2:-}; shift ;;
     --pack) pack=${2:-}; shift ;;
-    build | kernels | calibrate | validate | compare | runs) stages+=("$1") ;;
-    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, runs)" >&2; exit 2 ;;
+    build | kernels | calibrate | validate | compare | runs | longest) stages+=("$1") ;;
+    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, runs, longest)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -61,7 +63,7 @@ if [ -n "$pack" ] && [[ "$pack" != *.tar.gz ]]; then
   echo "gpu-measure: --pack: value '$pack' is not valid (allowed: a file name ending in .tar.gz)" >&2
   exit 2
 fi
-[ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare runs)
+[ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare runs longest)
 spplan=build-gpu/spplan
 . scripts/lib/torch-python.sh
 spplan_find_torch >/dev/null 2>&1 || true
@@ -198,33 +200,75 @@ stage_runs() {
   )
   [ "$quick" = 1 ] && cases=("${cases[@]:0:6}")
   : >"$out/engine_runs.jsonl"
-  local c name flags start rc
+  local c
   for c in "${cases[@]}"; do
-    name=${c%%|*}
-    if past_deadline; then
-      note "$name: not run (--deadline $deadline s passed)"
+    run_case engine_runs.jsonl "${c%%|*}" 420 4 "${c#*|} --sp 1" '{}'
+  done
+}
+
+# The longest sequence of qwen3-0.6b and qwen3-1.7b on this GPU with ALST's recipe (ZeRO 3 with
+# optimizer and parameters offloaded, checkpoints offloaded, tiled MLP and loss), as `spplan
+# max-seq` answers, confirmed by a step at that length and one at 1.1x (expected: exit 3). On a
+# 2-layer cut of each model: max-seq answers the same for 2 and 28 layers (the device peak is one
+# layer's working set, the checkpoints are on the host), while a step of the full model at about
+# 1M tokens is priced at 15-20 minutes, past a lease command's 10.
+stage_longest() {
+  local preset
+  case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)" in
+    *H200*) preset=h200-141gb ;;
+    *H100*) preset=h100-80gb ;;
+    *) note "longest: no GPU preset for this device (H100 and H200 known)"; return 1 ;;
+  esac
+  local recipe="--sp 1 --precision bf16 --zero 3 --offload-optimizer cpu --offload-params cpu --act-ckpt offload --tiled-mlp --tiled-loss"
+  : >"$out/longest.jsonl"
+  local m cut max past rc=0
+  for m in qwen3-0.6b qwen3-1.7b; do
+    cut=$out/$m-2l.toml
+    sed -e 's/^num_hidden_layers = .*/num_hidden_layers = 2/' -e "s/^name = .*/name = \"$m-2l\"/" \
+      "configs/models/$m.toml" >"$cut"
+    # shellcheck disable=SC2086  # recipe is a list of flags
+    if ! max=$("$spplan" max-seq --model "$cut" --gpu "$preset" --gpus 1 --trainer engine $recipe --json |
+      "$python" -c 'import json, sys; print(json.load(sys.stdin)["max_seq"])'); then
+      note "longest: $m: max-seq failed"
+      rc=1
       continue
     fi
-    read -r -a flags <<<"${c#*|}"
-    start=$(date +%s)
-    timeout 420 "$spplan" run --model "${flags[@]}" --sp 1 --nproc 1 --steps 4 --json \
-      >"$out/run.json" 2>"$out/run.err"
-    rc=$?
-    "$python" - "$name" "$rc" "$(($(date +%s) - start))" "$out/run.json" "$out/run.err" "${c#*|}" \
-      >>"$out/engine_runs.jsonl" <<'EOF'
+    past=$((max * 11 / 10 / 1024 * 1024))
+    run_case longest.jsonl "$m-2l-max-seq" 420 1 "$cut --seq $max $recipe" "{\"max_seq\": $max, \"expect\": \"runs\"}"
+    run_case longest.jsonl "$m-2l-1.1x" 420 1 "$cut --seq $past $recipe" "{\"max_seq\": $max, \"expect\": \"out of memory\"}"
+  done
+  return "$rc"
+}
+
+# run_case FILE NAME TIMEOUT STEPS FLAGS EXTRA: `spplan run --model FLAGS` on one GPU for STEPS
+# steps, one JSON line appended to OUT/FILE: the case, its flags, exit code, wall seconds, the
+# run's --json report (null without one), the end of its stderr, and EXTRA's keys (a JSON object).
+run_case() {
+  local file=$1 name=$2 limit=$3 steps=$4 line=$5 extra=$6 flags start rc
+  if past_deadline; then
+    note "$name: not run (--deadline $deadline s passed)"
+    return 0
+  fi
+  read -r -a flags <<<"$line"
+  start=$(date +%s)
+  timeout "$limit" "$spplan" run --model "${flags[@]}" --nproc 1 --steps "$steps" --json >"$out/run.json" 2>"$out/run.err"
+  rc=$?
+  "$python" - "$name" "$rc" "$(($(date +%s) - start))" "$out/run.json" "$out/run.err" "$line" "$extra" \
+    >>"$out/$file" <<'EOF'
 import json, sys
-name, rc, wall, out, err, flags = sys.argv[1:]
+name, rc, wall, out, err, flags, extra = sys.argv[1:]
 try:
     result = json.loads(open(out).read().strip().splitlines()[-1])
 except Exception:
     result = None
 tail = open(err, errors="replace").read().splitlines()[-6:]
-print(json.dumps({"case": name, "flags": flags, "exit": int(rc), "wall_s": int(wall), "result": result, "stderr_tail": tail}))
+line = {"case": name, "flags": flags, "exit": int(rc), "wall_s": int(wall), "result": result, "stderr_tail": tail}
+line.update(json.loads(extra))
+print(json.dumps(line))
 EOF
-    note "$name: exit $rc ($(tail -1 "$out/run.err"))"
-    pack_out
-  done
+  note "$name: exit $rc ($(tail -1 "$out/run.err"))"
   rm -f "$out/run.json" "$out/run.err"
+  pack_out
 }
 
 failed=0

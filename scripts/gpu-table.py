@@ -8,7 +8,8 @@ engine_runs.jsonl, compare_gpu.jsonl, calibrated.toml) and manifest.json (device
 software, the commit measured). Prints, in Markdown:
   - the fused CUDA kernels: their tests' verdict and bench_fused_kernels' bandwidth against HBM's;
   - the engine beside Hugging Face (+ Liger, + DeepSpeed where they ran), ratios from the same run;
-  - every engine run priced now by the costmodel with the GPU's preset and with the calibrated file
+  - every engine run (and, when the lease had them, longest.jsonl's runs at the max-seq of ALST's
+    recipe and at 1.1x) priced now by the costmodel with the GPU's preset and with the calibrated file
     (`spplan estimate --json`, the run's own knobs, --trainer engine), memory as the allocator
     counts it (the estimate's allocated peak against torch's max_memory_allocated), and each run's
     fit verdict (the planner's `fits` against whether it ran or ran out of memory).
@@ -113,16 +114,29 @@ def compare_lines(d):
             r["peak_reserved_bytes"] / GIB, time_ratio, mem_ratio)
 
 
-def estimate(spplan, gpu, flags):
+def planner(spplan, command, d, gpu, flags):
+    """`spplan COMMAND --json` on one GPU with a run's flags (its model first: a preset, or a model
+    file the lease kept beside its results), the knobs `spplan run` defaults to made explicit."""
     words = flags.split()
-    args = [spplan, "estimate", "--model", words[0], "--gpu", gpu, "--gpus", "1", "--trainer", "engine", "--json"] + words[1:]
+    model = os.path.join(d, os.path.basename(words[0])) if words[0].endswith(".toml") else words[0]
+    args = [spplan, command, "--model", model, "--gpu", gpu, "--gpus", "1", "--trainer", "engine", "--json"] + words[1:]
     for k, v in RUN_DEFAULTS.items():
         if k not in words:
             args += [k, v]
     p = subprocess.run(args, capture_output=True, text=True)
     if p.returncode != 0:
-        raise BadInput("spplan estimate %s: exit %d: %s" % (flags, p.returncode, p.stderr.strip().splitlines()[-1:]))
+        raise BadInput("spplan %s %s: exit %d: %s" % (command, flags, p.returncode, " ".join(p.stderr.strip().splitlines()[-1:])))
     return json.loads(p.stdout)
+
+
+def estimate(spplan, d, gpu, flags):
+    return planner(spplan, "estimate", d, gpu, flags)
+
+
+def without_seq(flags):
+    words = flags.split()
+    i = words.index("--seq")
+    return " ".join(words[:i] + words[i + 2:])
 
 
 def run_lines(d, spplan, preset):
@@ -132,7 +146,7 @@ def run_lines(d, spplan, preset):
     time_p, time_c, mem, verdicts = [], [], [], []
     for r in load_jsonl(os.path.join(d, "engine_runs.jsonl")):
         case, flags, rc = need(r, "case", "engine_runs.jsonl"), need(r, "flags", "engine_runs.jsonl"), r.get("exit")
-        p, c = estimate(spplan, preset, flags), estimate(spplan, calibrated, flags)
+        p, c = estimate(spplan, d, preset, flags), estimate(spplan, d, calibrated, flags)
         ran = {0: "yes", 3: "out of memory"}.get(rc, "exit %s" % rc)
         right = (rc == 0) == bool(p["fits"]) if rc in (0, 3) else None
         verdicts.append(right)
@@ -158,6 +172,29 @@ def run_lines(d, spplan, preset):
         sum(1 for v in verdicts if v), sum(1 for v in verdicts if v is not None))
 
 
+def longest_lines(d, spplan, preset):
+    """The max-seq runs (gpu-measure.sh's longest stage), when the lease had them: each run's length,
+    the planner's max-seq then and now, and whether the run went as the planner said."""
+    path = os.path.join(d, "longest.jsonl")
+    if not os.path.exists(path):
+        return
+    yield "| case | seq | max-seq then | max-seq now | ran | measured GiB | predicted GiB | d % | verdict |"
+    yield "|---|---|---|---|---|---|---|---|---|"
+    for r in load_jsonl(path):
+        case, flags, rc = need(r, "case", path), need(r, "flags", path), r.get("exit")
+        seq = int(flags.split()[flags.split().index("--seq") + 1])
+        now = planner(spplan, "max-seq", d, preset, without_seq(flags))["max_seq"]
+        ran = {0: "yes", 3: "out of memory"}.get(rc, "exit %s" % rc)
+        right = (rc == 0 and seq <= now) or (rc == 3 and seq > now)
+        res = r.get("result") if rc == 0 else None
+        cells = ["-", "-", "-"]
+        if res and "peak_memory_bytes" in res:
+            m, pm = res["peak_memory_bytes"] / GIB, estimate(spplan, d, preset, flags)["memory"]["allocated_gib"]
+            cells = ["%.2f" % m, "%.2f" % pm, "%+.1f" % pct(pm, m)]
+        yield "| %s | %d | %s | %d | %s | %s | %s |" % (
+            case, seq, need(r, "max_seq", path), now, ran, " | ".join(cells), "right" if right else "wrong")
+
+
 def main():
     ap = argparse.ArgumentParser(description="Render a GPU lease's measurements as the README's tables.")
     ap.add_argument("dir")
@@ -174,6 +211,9 @@ def main():
         out += [""] + list(kernel_lines(args.dir, manifest))
         out += [""] + list(compare_lines(args.dir))
         out += [""] + list(run_lines(args.dir, args.spplan, need(manifest, "preset", "manifest.json")))
+        longest = list(longest_lines(args.dir, args.spplan, need(manifest, "preset", "manifest.json")))
+        if longest:
+            out += [""] + longest
     except BadInput as e:
         print("gpu-table: %s" % e, file=sys.stderr)
         return 2

@@ -26,6 +26,24 @@ for lease in "${leases[@]}"; do
   done < "$tmp/rows.md"
 done
 
+# A lease with the longest stage's runs (made up here: a 2-layer cut at the planner's max-seq that
+# ran, and 1.1x of it that ran out of memory): one row each, both verdicts right.
+mkdir -p "$tmp/longest"
+cp "${leases[0]}"/* "$tmp/longest/"
+sed -e 's/^num_hidden_layers = .*/num_hidden_layers = 2/' "$root/configs/models/qwen3-0.6b.toml" > "$tmp/longest/q-2l.toml"
+recipe="--sp 1 --precision bf16 --zero 3 --offload-optimizer cpu --offload-params cpu --act-ckpt offload --tiled-mlp --tiled-loss"
+# shellcheck disable=SC2086  # recipe is a list of flags
+max=$("$spplan" max-seq --model "$tmp/longest/q-2l.toml" --gpu h100-80gb --gpus 1 --trainer engine $recipe --json |
+  python3 -c 'import json, sys; print(json.load(sys.stdin)["max_seq"])')
+printf '{"case": "q-max", "flags": "out/q-2l.toml --seq %d %s", "exit": 0, "result": {"peak_memory_bytes": 7.0e10, "step_time_s": 90}, "max_seq": %d}\n' \
+  "$max" "$recipe" "$max" > "$tmp/longest/longest.jsonl"
+printf '{"case": "q-1.1x", "flags": "out/q-2l.toml --seq %d %s", "exit": 3, "result": {"oom": true}, "max_seq": %d}\n' \
+  $((max * 11 / 10)) "$recipe" "$max" >> "$tmp/longest/longest.jsonl"
+python3 "$script" "$tmp/longest" --spplan "$spplan" > "$tmp/longest.md" || fail "longest: exit $?"
+grep -q "^| q-max | $max | $max | $max | yes | 65.19 | .* | right |$" "$tmp/longest.md" || fail "longest: no right row at max-seq: $(cat "$tmp/longest.md")"
+grep -q "^| q-1.1x | $((max * 11 / 10)) | $max | $max | out of memory | - | - | - | right |$" "$tmp/longest.md" ||
+  fail "longest: no right out-of-memory row at 1.1x"
+
 # Bad input: a missing folder, a folder without a manifest, a run line that is not JSON.
 mkdir -p "$tmp/empty" "$tmp/broken"
 cp "${leases[0]}"/* "$tmp/broken/"
