@@ -40,12 +40,21 @@ shard=""
 deadline=""
 pack=""
 stages=()
+# A flag's value, or one line and exit 2 when it has none (a missing value must not leave the flag
+# unset: the script would then run every stage).
+value_of() {  # value_of FLAG ALLOWED ARGS_LEFT...
+  if [ $# -lt 3 ] || [ -z "$3" ]; then
+    echo "gpu-measure: $1: value '${3:-}' is not valid (allowed: $2)" >&2
+    exit 2
+  fi
+  echo "$3"
+}
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
-    --shard) shard=${2:-}; shift ;;
-    --deadline) deadline=${2:-}; shift ;;
-    --pack) pack=${2:-}; shift ;;
+    --shard) shard=$(value_of --shard "I/N, e.g. 0/3" "${@:2}") || exit 2; shift ;;
+    --deadline) deadline=$(value_of --deadline "whole seconds, e.g. 480" "${@:2}") || exit 2; shift ;;
+    --pack) pack=$(value_of --pack "a file name ending in .tar.gz" "${@:2}") || exit 2; shift ;;
     build | kernels | calibrate | validate | compare | runs | longest) stages+=("$1") ;;
     *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, runs, longest)" >&2; exit 2 ;;
   esac
