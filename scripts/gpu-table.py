@@ -201,6 +201,8 @@ def main():
     ap.add_argument("--spplan", default=os.path.join(REPO, "build", "spplan"))
     args = ap.parse_args()
     try:
+        if not (os.path.isfile(args.spplan) and os.access(args.spplan, os.X_OK)):
+            raise BadInput("--spplan: value '%s' is not an executable (allowed: a built spplan, e.g. build/spplan)" % args.spplan)
         if not os.path.isdir(args.dir):
             raise BadInput("%s: not a folder (allowed: a validation/gpu/<gpu>-<date> folder)" % args.dir)
         manifest = load_json(os.path.join(args.dir, "manifest.json"))

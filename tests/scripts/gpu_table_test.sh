@@ -51,4 +51,5 @@ echo '{"case": ' >> "$tmp/broken/engine_runs.jsonl"
 for bad in "$tmp/missing" "$tmp/empty" "$tmp/broken"; do
   expect_bad_input "$bad" python3 "$script" "$bad" --spplan "$spplan"
 done
+expect_bad_input "$tmp/no-spplan" python3 "$script" "${leases[0]}" --spplan "$tmp/no-spplan"
 echo "gpu_table_test: ${#leases[@]} lease(s) render and match README.md"
