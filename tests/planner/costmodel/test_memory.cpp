@@ -208,11 +208,6 @@ TEST(Activations, CpuFlashAttentionHasNoFlash2BackwardBuffers) {
                    flash2_extra - a * q * s - blocks);
 }
 
-// Below ZeRO 2 with an fp32 reduction of bf16 gradients (sp > 1, sp_comm_dtype fp32): DeepSpeed keeps
-// its bucket and makes its converted copy during the backward; the engine reduces after the
-// backward, one converted bucket at a time (train.cpp all_reduce_grads), so neither is alive at the
-// backward and the copy is priced after it. Measured in issue 28's bf16 case (s8k sp 2, ZeRO 0):
-// the peak held no buffer.
 // DeepSpeed's step flattens one sub-group's bf16 gradients and makes their fp32 copy (6 B an element,
 // at most 1e9 elements); the engine upcasts the rank's whole partition into one fp32 buffer (4 B an
 // element; an H100, 2026-11-26: the states plus 2.29 GiB at the step of qwen3-0.6b, whose fp32
@@ -229,6 +224,11 @@ TEST(OptimizerStep, TheEngineUpcastsItsWholePartitionDeepSpeedOneSubGroup) {
   EXPECT_DOUBLE_EQ(optimizer_step_transient_bytes(engine), 0.0);
 }
 
+// Below ZeRO 2 with an fp32 reduction of bf16 gradients (sp > 1, sp_comm_dtype fp32): DeepSpeed keeps
+// its bucket and makes its converted copy during the backward; the engine reduces after the
+// backward, one converted bucket at a time (train.cpp all_reduce_grads), so neither is alive at the
+// backward and the copy is priced after it. Measured in issue 28's bf16 case (s8k sp 2, ZeRO 0):
+// the peak held no buffer.
 TEST(ReduceBuffers, TheEngineReducesAfterTheBackwardOneConvertedBucketAtATime) {
   PlanSpec p = llama8b(8, 8, 8 * 32768);
   p.knobs.zero_stage = 1;
