@@ -174,7 +174,11 @@ PlanSpec priced_plan(const PlanSpec& plan, const Pricing& pricing) {
   host.stack.cpu_flash_threads = threads_per_rank(plan.cluster.num_gpus);
   // There the tiled loss's layer ops run their blockwise ATen references (fused_reference.cpp), a
   // chain of kernels per op like the eager modules, not the fused CUDA kernels.
-  if (describes_host_cpu(pricing.gpu)) host.stack.fused_layer_kernels_with_tiled_loss = false;
+  // And LibTorch's fp32 rms_norm is its composite there, which keeps the normalised value too.
+  if (describes_host_cpu(pricing.gpu)) {
+    host.stack.fused_layer_kernels_with_tiled_loss = false;
+    host.stack.fp32_norms_fused_on_gpu = false;
+  }
   return host;
 }
 

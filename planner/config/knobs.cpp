@@ -62,6 +62,7 @@ TrainingStack trainer_stack(size_t index) {
     stack.tiled_mlp_fused_swiglu = true;
     stack.fused_layer_kernels_with_tiled_loss = true;  // its CUDA kernels come with --tiled-loss (model.cpp)
     stack.step_upcasts_whole_partition = true;         // one fp32 gradient buffer (train_optimizer.cpp)
+    stack.fp32_norms_fused_on_gpu = true;              // at::rms_norm in fp32 (fused_kernels.cpp)
     // Its checkpoint (checkpointed_layer.cpp) recomputes the layer inside the layer's backward and
     // holds the recomputed output and the incoming gradient until torch::autograd::grad returns,
     // as the reentrant CheckpointFunction does: measured at the peak (issue 28).

@@ -82,6 +82,14 @@ struct TrainingStack {
   // (MEMORY-FACTS 2.4). Measured on an H100 (2026-11-26, qwen3-0.6b 16K, tiled loss): the peak at the
   // step was the states plus 2.29 GiB, the partition's fp32 gradients being 2.22 GiB.
   bool step_upcasts_whole_partition = false;
+  // fp32 training normalises the layers with LibTorch's rms_norm (the engine: fused_kernels.cpp
+  // rms_normalize), which on CUDA runs its fused kernel under autograd (aten::_fused_rms_norm,
+  // PyTorch PR 153666): it saves the input and the reciprocal RMS, not the normalised value the
+  // eager chain keeps. On a CPU the op is the composite, which keeps it (the engine's fp32 CPU cases
+  // measured that count within 0.3 %); engine/run/predict.cpp turns this off there. Measured on an
+  // H100 (2026-11-26, qwen3-0.6b fp32 4K, no checkpointing): the eager count was 0.89 GiB high,
+  // two h-wide fp32 tensors a token a layer.
+  bool fp32_norms_fused_on_gpu = false;
   // Whether TiledMLP's shards keep the fused SwiGLU that comes with the tiled loss (the engine:
   // tiling.cpp mlp_options; its gradients overwrite the saved gate|up in place) or run the eager
   // one (ArcticTraining turns Liger's SwiGLU off under TiledMLP, liger_factory.py).

@@ -64,13 +64,15 @@ KernelTraffic over(const KernelTraffic& per_element, double width) {
 struct Widths {
   double a, h, qk, i;  // activation bytes; hidden, q + k, intermediate widths per token
   bool qk_norm, fused;
+  bool fused_norms;  // the norms alone are one kernel a pass (LibTorch's fp32 rms_norm on a GPU)
 };
 
 Widths widths_of(const PlanSpec& p) {
   const ModelSpec& m = p.model;
   return {act_bytes(p), static_cast<double>(m.hidden_size), static_cast<double>(m.q_dim() + m.kv_dim()),
           static_cast<double>(m.intermediate_size), m.qk_norm,
-          p.stack.fused_layer_kernels || (p.stack.fused_layer_kernels_with_tiled_loss && p.knobs.tiled_loss)};
+          p.stack.fused_layer_kernels || (p.stack.fused_layer_kernels_with_tiled_loss && p.knobs.tiled_loss),
+          p.stack.fp32_norms_fused_on_gpu && p.knobs.precision == Precision::kFp32};
 }
 
 // The residual adds (x + attention output, x + MLP output: r 2a, w a each) are unfused in both
@@ -103,14 +105,16 @@ KernelTraffic layer_pass(const Widths& w, const OpTraffic& op) {
 
 KernelTraffic layer_elementwise_fwd(const PlanSpec& p) {
   const Widths w = widths_of(p);
-  return w.fused ? layer_pass(w, {fused_rms_norm_fwd(w.a), fused_rope(w.a), fused_swiglu_fwd(w.a)})
-                 : layer_pass(w, {eager_rms_norm_fwd(w.a), eager_rope(w.a), eager_swiglu_fwd(w.a)});
+  if (w.fused) return layer_pass(w, {fused_rms_norm_fwd(w.a), fused_rope(w.a), fused_swiglu_fwd(w.a)});
+  const KernelTraffic norm = w.fused_norms ? fused_rms_norm_fwd(w.a) : eager_rms_norm_fwd(w.a);
+  return layer_pass(w, {norm, eager_rope(w.a), eager_swiglu_fwd(w.a)});
 }
 
 KernelTraffic layer_elementwise_bwd(const PlanSpec& p) {
   const Widths w = widths_of(p);
-  return w.fused ? layer_pass(w, {fused_rms_norm_bwd(w.a), fused_rope(w.a), fused_swiglu_bwd(w.a)})
-                 : layer_pass(w, {eager_rms_norm_bwd(w.a), eager_rope(w.a), eager_swiglu_bwd(w.a)});
+  if (w.fused) return layer_pass(w, {fused_rms_norm_bwd(w.a), fused_rope(w.a), fused_swiglu_bwd(w.a)});
+  const KernelTraffic norm = w.fused_norms ? fused_rms_norm_bwd(w.a) : eager_rms_norm_bwd(w.a);
+  return layer_pass(w, {norm, eager_rope(w.a), eager_swiglu_bwd(w.a)});
 }
 
 // cross_entropy(logits.float(), labels): the upcast (r a, w f); log_softmax over the vocabulary

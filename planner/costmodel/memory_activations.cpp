@@ -51,7 +51,8 @@ double mlp_saved_per_token(const PlanSpec& p) {
 double norm_saved_per_token(const PlanSpec& p, bool input_kept) {
   const double a = act_bytes(p), h = p.model.hidden_size;
   const double input = input_kept ? 0.0 : a;
-  if (fused_layer_kernels(p)) return (input + a) * h + kFp32Bytes;
+  const bool fp32_fused = p.stack.fp32_norms_fused_on_gpu && p.knobs.precision == Precision::kFp32;
+  if (fused_layer_kernels(p) || fp32_fused) return (input + a) * h + kFp32Bytes;
   const double upcast = upcast_bytes(p);
   return ((upcast > 0 ? upcast : input) + 2 * a) * h + kFp32Bytes;
 }

@@ -213,11 +213,14 @@ TEST(ThreadsPerRank, OmpNumThreadsWinsElseTheCoresSplitBetweenTheRanks) {
 
 // --tiled-loss brings the fused CUDA layer kernels on a GPU; on this CPU the blockwise ATen
 // references run, priced as the eager chain (fused_reference.cpp).
-TEST(PricedPlan, TheTiledLossFusesTheLayerKernelsOnAGpuOnly) {
+TEST(PricedPlan, FusedLayerKernelsOnAGpuOnly) {
   const auto h100 = load_gpu("h100-80gb");
   ASSERT_TRUE(h100.ok());
   EXPECT_TRUE(priced_plan(PlanSpec{}, Pricing{*h100, true}).stack.fused_layer_kernels_with_tiled_loss);
   EXPECT_FALSE(priced_plan(PlanSpec{}, Pricing{cpu_spec(1.0), true}).stack.fused_layer_kernels_with_tiled_loss);
+  // Likewise LibTorch's fp32 rms_norm: fused on a GPU, the composite on a CPU.
+  EXPECT_TRUE(priced_plan(PlanSpec{}, Pricing{*h100, true}).stack.fp32_norms_fused_on_gpu);
+  EXPECT_FALSE(priced_plan(PlanSpec{}, Pricing{cpu_spec(1.0), true}).stack.fp32_norms_fused_on_gpu);
 }
 
 // calibrate's layer probe divides the elementwise class's measured seconds by elementwise_work's

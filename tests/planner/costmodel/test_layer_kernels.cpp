@@ -68,6 +68,25 @@ TEST(LayerKernels, TheEnginesTiledLossBringsItsFusedLayerKernels) {
   EXPECT_DOUBLE_EQ(layer_elementwise_fwd(hf).bytes_per_token, layer_elementwise_fwd(eager).bytes_per_token);
 }
 
+// The engine's fp32 layers normalise with LibTorch's rms_norm, one fused kernel a pass on a GPU
+// (aten::_fused_rms_norm); RoPE and SwiGLU stay eager, and bf16 keeps Hugging Face's eager norm.
+TEST(LayerKernels, TheEnginesFp32NormsAreOneKernelAPass) {
+  PlanSpec eager = testing::llama8b(8, 8, 65536);
+  eager.knobs.precision = Precision::kFp32;
+  PlanSpec engine = eager;
+  engine.stack = trainer_stack("engine");
+  // fp32 (a = 4): fused RMSNorm 2a over h twice; eager RoPE 40 B over q + k, SwiGLU 20 B over i,
+  // residual adds 12 B over h twice (as Fp32HasNoCastsAndQwen3NormsQAndK counts them).
+  EXPECT_DOUBLE_EQ(layer_elementwise_fwd(engine).bytes_per_token,
+                   2 * 8.0 * 4096 + 40.0 * 5120 + 20.0 * 14336 + 2 * 12.0 * 4096);
+  EXPECT_LT(layer_elementwise_bwd(engine).kernels, layer_elementwise_bwd(eager).kernels);
+  PlanSpec bf16 = engine;
+  bf16.knobs.precision = Precision::kBf16;
+  PlanSpec eager_bf16 = eager;
+  eager_bf16.knobs.precision = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(layer_elementwise_fwd(bf16).bytes_per_token, layer_elementwise_fwd(eager_bf16).bytes_per_token);
+}
+
 TEST(LayerKernels, UnfusedLossPassesOverTheVocabulary) {
   const PlanSpec p = testing::llama8b(8, 8, 65536);
   // Forward: upcast 6 + log_softmax 16 B per logit; backward: nll 4 + log_softmax 16 + cast 6.

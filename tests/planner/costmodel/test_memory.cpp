@@ -208,6 +208,21 @@ TEST(Activations, CpuFlashAttentionHasNoFlash2BackwardBuffers) {
                    flash2_extra - a * q * s - blocks);
 }
 
+// LibTorch's fp32 rms_norm on a GPU (the engine's fp32 layers) saves the input and the reciprocal
+// RMS, not the normalised value the eager chain keeps: one h-wide fp32 tensor less per norm, two a
+// layer (an H100, 2026-11-26: the eager count was 0.89 GiB high at qwen3-0.6b fp32 4K, exactly that).
+TEST(Activations, TheEnginesFp32NormsKeepNoNormalisedValue) {
+  PlanSpec engine = testing::llama8b(1, 1, 4096);
+  engine.knobs.precision = Precision::kFp32;
+  engine.knobs.act_ckpt = ActCkpt::kNone;
+  engine.stack = trainer_stack("engine");
+  PlanSpec composite = engine;
+  composite.stack.fp32_norms_fused_on_gpu = false;  // as predict.cpp prices a CPU
+  EXPECT_DOUBLE_EQ(layer_saved_bytes(composite) - layer_saved_bytes(engine), 2 * 4.0 * 4096 * 4096);
+  engine.knobs.precision = composite.knobs.precision = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(layer_saved_bytes(composite), layer_saved_bytes(engine));
+}
+
 // DeepSpeed's step flattens one sub-group's bf16 gradients and makes their fp32 copy (6 B an element,
 // at most 1e9 elements); the engine upcasts the rank's whole partition into one fp32 buffer (4 B an
 // element; an H100, 2026-11-26: the states plus 2.29 GiB at the step of qwen3-0.6b, whose fp32
