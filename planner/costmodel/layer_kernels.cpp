@@ -72,7 +72,7 @@ Widths widths_of(const PlanSpec& p) {
   return {act_bytes(p), static_cast<double>(m.hidden_size), static_cast<double>(m.q_dim() + m.kv_dim()),
           static_cast<double>(m.intermediate_size), m.qk_norm,
           p.stack.fused_layer_kernels || (p.stack.fused_layer_kernels_with_tiled_loss && p.knobs.tiled_loss),
-          p.stack.fp32_norms_fused_on_gpu && p.knobs.precision == Precision::kFp32};
+          fp32_norms_fused(p)};
 }
 
 // The residual adds (x + attention output, x + MLP output: r 2a, w a each) are unfused in both

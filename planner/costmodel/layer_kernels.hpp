@@ -23,6 +23,13 @@ struct KernelTraffic {
   }
 };
 
+// Whether the layer's RMSNorms are LibTorch's fused rms_norm (the stack's fp32 norms on a GPU,
+// TrainingStack::fp32_norms_fused_on_gpu): one kernel a pass, and no normalised value saved. The
+// one rule for the traffic here and the saved bytes in memory_activations.cpp.
+inline bool fp32_norms_fused(const PlanSpec& p) {
+  return p.stack.fp32_norms_fused_on_gpu && p.knobs.precision == Precision::kFp32;
+}
+
 // The layer's RMSNorms (and Qwen3's q/k norms), RoPE on q and k, SwiGLU's activation and product,
 // and the two residual adds, in the forward (also each recompute) and in the backward.
 KernelTraffic layer_elementwise_fwd(const PlanSpec& plan);

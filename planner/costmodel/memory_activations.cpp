@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "planner/costmodel/dtype.hpp"
+#include "planner/costmodel/layer_kernels.hpp"
 #include "planner/costmodel/memory.hpp"
 #include "planner/costmodel/ring.hpp"
 #include "planner/costmodel/software_facts.hpp"
@@ -51,8 +52,7 @@ double mlp_saved_per_token(const PlanSpec& p) {
 double norm_saved_per_token(const PlanSpec& p, bool input_kept) {
   const double a = act_bytes(p), h = p.model.hidden_size;
   const double input = input_kept ? 0.0 : a;
-  const bool fp32_fused = p.stack.fp32_norms_fused_on_gpu && p.knobs.precision == Precision::kFp32;
-  if (fused_layer_kernels(p) || fp32_fused) return (input + a) * h + kFp32Bytes;
+  if (fused_layer_kernels(p) || fp32_norms_fused(p)) return (input + a) * h + kFp32Bytes;
   const double upcast = upcast_bytes(p);
   return ((upcast > 0 ? upcast : input) + 2 * a) * h + kFp32Bytes;
 }
