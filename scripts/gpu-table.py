@@ -48,7 +48,7 @@ def load_jsonl(path):
     rows = []
     try:
         with open(path) as f:
-            for n, line in enumerate(f, 1):
+            for line in f:
                 if line.strip():
                     rows.append(json.loads(line))
     except (OSError, ValueError) as e:
@@ -182,7 +182,8 @@ def longest_lines(d, spplan, preset):
     yield "|---|---|---|---|---|---|---|---|---|"
     for r in load_jsonl(path):
         case, flags, rc = need(r, "case", path), need(r, "flags", path), r.get("exit")
-        seq = int(flags.split()[flags.split().index("--seq") + 1])
+        words = flags.split()
+        seq = int(words[words.index("--seq") + 1])
         now = planner(spplan, "max-seq", d, preset, without_seq(flags))["max_seq"]
         ran = {0: "yes", 3: "out of memory"}.get(rc, "exit %s" % rc)
         right = (rc == 0 and seq <= now) or (rc == 3 and seq > now)
