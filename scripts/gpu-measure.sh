@@ -29,7 +29,9 @@
 #        --pack FILE: after every stage and run case, OUT as a .tar.gz in FILE: what a lease copies
 #        back holds everything measured up to a kill.
 # Needs third_party_bundle/ where the node has no toml++ / nlohmann-json / Eigen
-# (scripts/bundle-headers.sh, run where they are installed).
+# (scripts/bundle-headers.sh, run where they are installed). The wheels in third_party_bundle/whl
+# (scripts/bundle-wheels.sh: Liger-Kernel, DeepSpeed; SPPLAN_WHEELS names another folder) are
+# installed first, into a folder under TMPDIR put first on PYTHONPATH: the node has no index.
 # shellcheck disable=SC2317  # the stage_* functions below are called by name: "stage_$s"
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -85,6 +87,22 @@ past_deadline() { [ -n "$deadline" ] && [ "$SECONDS" -ge "$deadline" ]; }
 pack_out() {
   [ -n "$pack" ] || return 0
   tar czf "$pack.part" -C "$(dirname "$out")" "$(basename "$out")" && mv "$pack.part" "$pack"
+}
+
+# The peers' wheels, installed without an index or dependencies (bundle-wheels.sh bundles what the
+# node lacks) and first on PYTHONPATH for every Python this script starts. A failed install is
+# noted, not fatal: compare_gpu.py leaves out a peer that does not import.
+install_wheels() {
+  local dir=${SPPLAN_WHEELS:-third_party_bundle/whl} site=${TMPDIR:-/tmp}/spplan-gpu-site wheels
+  wheels=("$dir"/*.whl)
+  [ -e "${wheels[0]}" ] || return 0
+  if "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
+      "${wheels[@]}" >"$out/wheels.log" 2>&1; then
+    export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+    note "wheels: ${#wheels[@]} from $dir installed in $site"
+  else
+    note "wheels: installing $dir failed ($(tail -n1 "$out/wheels.log")); peers that need them are left out"
+  fi
 }
 
 stage_build() {
@@ -280,6 +298,7 @@ EOF
   pack_out
 }
 
+install_wheels
 failed=0
 for s in "${stages[@]}"; do
   if [ "$s" != build ] && [ ! -x "$spplan" ]; then
