@@ -5,6 +5,9 @@
 // the reference rounds an intermediate product too (SwiGLU's silu, RoPE's products): 2 u, u = 2^-8.
 #include <gtest/gtest.h>
 
+#include <tuple>
+#include <utility>
+
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <torch/cuda.h>
@@ -41,12 +44,14 @@ class FusedCuda : public ::testing::TestWithParam<at::ScalarType> {
 
 TEST_P(FusedCuda, AddRmsNorm) {
   at::manual_seed(21);
-  for (const int64_t h : {int64_t{1024}, int64_t{100}}) {  // 16-byte packs, and the one-element path
+  // 16-byte packs (one pass of the block), the one-element path (a part pass), and packs over
+  // several passes with a part last one; 1200 rows: the backward's 1024 blocks walk a second row.
+  for (const auto& [n, h] : {std::pair<int64_t, int64_t>{300, 1024}, {300, 100}, {600, 4104}}) {
     SCOPED_TRACE("h " + std::to_string(h));
-    auto [r, rc] = leaves(at::randn({2, 300, h}));
-    auto [x, xc] = leaves(at::randn({2, 300, h}) * 0.5);
+    auto [r, rc] = leaves(at::randn({2, n, h}));
+    auto [x, xc] = leaves(at::randn({2, n, h}) * 0.5);
     auto [w, wc] = leaves(1 + 0.1 * at::randn({h}));
-    const at::Tensor d_sum = at::randn({2, 300, h}).to(dtype()), d_y = at::randn({2, 300, h}).to(dtype());
+    const at::Tensor d_sum = at::randn({2, n, h}).to(dtype()), d_y = at::randn({2, n, h}).to(dtype());
     const auto [sum, y] = fused_add_rms_norm(r, x, w, 1e-6);
     const auto [sum_c, y_c] = fused_add_rms_norm(rc, xc, wc, 1e-6);
     expect_close(sum, sum_c, "sum", 0);
