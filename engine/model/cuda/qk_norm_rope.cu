@@ -1,6 +1,9 @@
-// Per-head q/k RMSNorm fused with rotate-half RoPE: one warp per (token, head) row of d elements;
-// lane l handles the pairs (j, j + d/2) for j in its packs of the first half, which is what RoPE
-// mixes, so a row needs no exchange between lanes beyond two warp sums.
+// Per-head q/k RMSNorm fused with rotate-half RoPE: a group of lanes per (token, head) row of d
+// elements; lane l of a group handles the pairs (j, j + d/2) for j in its packs of the first half,
+// which is what RoPE mixes, so a row needs no exchange between lanes beyond two group sums.
+// A group has one lane per 16-byte pack of the half row (at most the warp): a warp works on
+// 32 / lanes rows at once. A warp per row (2026-11-26, validation/gpu) left 24 of 32 lanes idle
+// at d = 128 in bf16 and ran at 18-24 % of the H100's HBM bandwidth.
 #include <numeric>
 
 #include "engine/model/cuda/common.cuh"
@@ -8,27 +11,43 @@
 namespace spplan::engine::cuda {
 namespace {
 
-constexpr int kWarps = 4;  // rows per block
+constexpr int kWarps = 4;  // warps per block
+
+// Sum over a group of `lanes` lanes (a power of two, aligned in the warp). Every lane of the warp
+// calls it (the shuffles name the whole warp), each group gets its own sum.
+__device__ __forceinline__ float group_sum(float v, int lanes) {
+  for (int offset = lanes / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+// Lanes per row: the half row's packs, rounded up to a power of two, at most 32.
+int lanes_per_row(int64_t half_packs) {
+  int lanes = 1;
+  while (lanes < 32 && lanes < half_packs) lanes *= 2;
+  return lanes;
+}
 
 template <class T, int N>
 __global__ void qk_norm_rope_forward_kernel(const T* x, int64_t token_stride, const T* weight, const T* cos,
                                             const T* sin, int64_t positions, T* y, float* rstd, int64_t tokens,
-                                            int64_t heads, int64_t d, float eps) {
-  const int64_t row = static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32;
-  if (row >= tokens * heads) return;  // whole warps leave together
-  const int lane = threadIdx.x % 32;
-  const int64_t token = row / heads, half = d / 2;
-  const T* xr = x + token * token_stride + (row % heads) * d;
+                                            int64_t heads, int64_t d, float eps, int lanes) {
+  const int lane = threadIdx.x % 32, rows_per_warp = 32 / lanes;
+  const int64_t row = (static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32) * rows_per_warp + lane / lanes;
+  // A lane past the last row still takes part in its group's sum (the shuffles need the whole warp).
+  const bool valid = row < tokens * heads;
+  const int64_t token = valid ? row / heads : 0, half = d / 2, end = valid ? half : 0;
+  const T* xr = x + token * token_stride + (valid ? row % heads : 0) * d;
   const T *cr = cos + (token % positions) * half, *sr = sin + (token % positions) * half;
+  const int64_t first = static_cast<int64_t>(lane % lanes) * N, step = static_cast<int64_t>(lanes) * N;
   float squares = 0;
-  for (int64_t j = lane * N; j < half; j += 32 * N) {
+  for (int64_t j = first; j < end; j += step) {
     const Pack<T, N> a = load<T, N>(xr + j), b = load<T, N>(xr + half + j);
 #pragma unroll
     for (int k = 0; k < N; ++k) squares += to_float(a.v[k]) * to_float(a.v[k]) + to_float(b.v[k]) * to_float(b.v[k]);
   }
-  const float r = 1.0f / sqrtf(warp_sum(squares) / static_cast<float>(d) + eps);
-  if (lane == 0) rstd[row] = r;
-  for (int64_t j = lane * N; j < half; j += 32 * N) {
+  const float r = 1.0f / sqrtf(group_sum(squares, lanes) / static_cast<float>(d) + eps);
+  if (valid && lane % lanes == 0) rstd[row] = r;
+  for (int64_t j = first; j < end; j += step) {
     const Pack<T, N> a = load<T, N>(xr + j), b = load<T, N>(xr + half + j);
     const Pack<T, N> wa = load<T, N>(weight + j), wb = load<T, N>(weight + half + j);
     const Pack<T, N> c = load<T, N>(cr + j), s = load<T, N>(sr + j);
@@ -48,28 +67,37 @@ __global__ void qk_norm_rope_forward_kernel(const T* x, int64_t token_stride, co
 }
 
 // RoPE's adjoint first (dy -> the gradient of the norm's output g), then RMSNorm's backward:
-// dn = g * w, dx = rstd (dn - n mean(dn n)), dw += g * n. Each warp accumulates dw in its own
-// shared row; the block adds its warps' rows into dw_partial[block].
+// dn = g * w, dx = rstd (dn - n mean(dn n)), dw += g * n. Each row slot of the block (warp, group)
+// accumulates dw in its own shared row of d + 1 floats (the odd stride puts the groups of a warp
+// on different banks); the block adds its slots into dw_partial[block].
 template <class T, int N>
 __global__ void qk_norm_rope_backward_kernel(const T* dy, const T* x, int64_t token_stride, const T* weight,
                                              const T* cos, const T* sin, int64_t positions, const float* rstd,
-                                             T* dx, float* dw_partial, int64_t tokens, int64_t heads, int64_t d) {
-  extern __shared__ float dw[];  // [kWarps, d]
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  float* my_dw = dw + warp * d;
-  for (int64_t c = lane; c < d; c += 32) my_dw[c] = 0;
+                                             T* dx, float* dw_partial, int64_t tokens, int64_t heads, int64_t d,
+                                             int lanes) {
+  extern __shared__ float dw[];  // [kWarps * 32 / lanes, d + 1]
+  const int lane = threadIdx.x % 32, rows_per_warp = 32 / lanes, slots = kWarps * rows_per_warp;
+  const int slot = threadIdx.x / 32 * rows_per_warp + lane / lanes;
+  float* my_dw = dw + static_cast<int64_t>(slot) * (d + 1);
+  for (int64_t c = threadIdx.x; c < slots * (d + 1); c += blockDim.x) dw[c] = 0;
   __syncthreads();  // lanes accumulate into columns other lanes zeroed
   const int64_t half = d / 2, rows = tokens * heads;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * kWarps + warp; row < rows;
-       row += static_cast<int64_t>(gridDim.x) * kWarps) {
-    const int64_t token = row / heads;
-    const T* xr = x + token * token_stride + (row % heads) * d;
+  const int64_t first = static_cast<int64_t>(lane % lanes) * N, step = static_cast<int64_t>(lanes) * N;
+  // The warp's first row decides for all its lanes (the group sums need the whole warp); a lane
+  // past the last row runs the iteration without loading or storing.
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * slots;
+  for (int64_t warp_first = static_cast<int64_t>(blockIdx.x) * slots + threadIdx.x / 32 * rows_per_warp;
+       warp_first < rows; warp_first += stride) {
+    const int64_t row = warp_first + lane / lanes;
+    const bool valid = row < rows;
+    const int64_t token = valid ? row / heads : 0, end = valid ? half : 0;
+    const T* xr = x + token * token_stride + (valid ? row % heads : 0) * d;
     const T *cr = cos + (token % positions) * half, *sr = sin + (token % positions) * half;
-    const float r = rstd[row];
+    const float r = valid ? rstd[row] : 0.0f;
     float dot = 0;
     for (int pass = 0; pass < 2; ++pass) {
-      const float mean_dot = pass == 0 ? 0.0f : warp_sum(dot) / static_cast<float>(d);
-      for (int64_t j = lane * N; j < half; j += 32 * N) {
+      const float mean_dot = pass == 0 ? 0.0f : group_sum(dot, lanes) / static_cast<float>(d);
+      for (int64_t j = first; j < end; j += step) {
         const Pack<T, N> a = load<T, N>(xr + j), b = load<T, N>(xr + half + j);
         const Pack<T, N> da = load<T, N>(dy + row * d + j), db = load<T, N>(dy + row * d + half + j);
         const Pack<T, N> wa = load<T, N>(weight + j), wb = load<T, N>(weight + half + j);
@@ -101,7 +129,7 @@ __global__ void qk_norm_rope_backward_kernel(const T* dy, const T* x, int64_t to
   __syncthreads();
   for (int64_t c = threadIdx.x; c < d; c += blockDim.x) {
     float total = 0;
-    for (int w = 0; w < kWarps; ++w) total += dw[w * d + c];
+    for (int w = 0; w < slots; ++w) total += dw[w * (d + 1) + c];
     dw_partial[blockIdx.x * d + c] = total;
   }
 }
@@ -116,13 +144,15 @@ cudaError_t qk_norm_rope_forward(Dtype dtype, const void* x, int64_t token_strid
                                  int64_t tokens, int64_t heads, int64_t d, float eps, cudaStream_t stream) {
   const int64_t rows = tokens * heads;
   if (rows == 0) return cudaSuccess;
-  const auto grid = static_cast<unsigned>((rows + kWarps - 1) / kWarps);
   return dispatch(dtype, pack_length(d, token_stride), {x, weight, cos, sin, y}, [&](auto type_tag, auto width) {
     using T = decltype(type_tag);
     constexpr int N = decltype(width)::value;
+    const int lanes = lanes_per_row(d / 2 / N);
+    const int64_t rows_per_block = static_cast<int64_t>(kWarps) * (32 / lanes);
+    const auto grid = static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block);
     qk_norm_rope_forward_kernel<T, N><<<grid, kWarps * 32, 0, stream>>>(
         static_cast<const T*>(x), token_stride, static_cast<const T*>(weight), static_cast<const T*>(cos),
-        static_cast<const T*>(sin), positions, static_cast<T*>(y), rstd, tokens, heads, d, eps);
+        static_cast<const T*>(sin), positions, static_cast<T*>(y), rstd, tokens, heads, d, eps, lanes);
     return cudaGetLastError();
   });
 }
@@ -131,15 +161,16 @@ cudaError_t qk_norm_rope_backward(Dtype dtype, const void* dy, const void* x, in
                                   const void* weight, const void* cos, const void* sin, int64_t positions,
                                   const float* rstd, void* dx, float* dw_partial, int blocks, int64_t tokens,
                                   int64_t heads, int64_t d, cudaStream_t stream) {
-  const size_t shared = static_cast<size_t>(kWarps) * d * sizeof(float);
-  if (shared > 48 * 1024) return cudaErrorInvalidValue;
   return dispatch(dtype, pack_length(d, token_stride), {dy, x, weight, cos, sin, dx}, [&](auto type_tag, auto width) {
     using T = decltype(type_tag);
     constexpr int N = decltype(width)::value;
+    const int lanes = lanes_per_row(d / 2 / N);
+    const size_t shared = static_cast<size_t>(kWarps) * (32 / lanes) * (d + 1) * sizeof(float);
+    if (shared > 48 * 1024) return cudaErrorInvalidValue;
     qk_norm_rope_backward_kernel<T, N><<<blocks, kWarps * 32, shared, stream>>>(
         static_cast<const T*>(dy), static_cast<const T*>(x), token_stride, static_cast<const T*>(weight),
         static_cast<const T*>(cos), static_cast<const T*>(sin), positions, rstd, static_cast<T*>(dx), dw_partial,
-        tokens, heads, d);
+        tokens, heads, d, lanes);
     return cudaGetLastError();
   });
 }

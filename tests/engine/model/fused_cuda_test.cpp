@@ -69,21 +69,26 @@ TEST_P(FusedCuda, AddRmsNorm) {
 
 TEST_P(FusedCuda, QkNormRope) {
   at::manual_seed(22);
-  const int64_t b = 2, n = 300, heads = 8, d = 128;
-  auto [qkv, qkvc] = leaves(at::randn({b, n, 3 * heads * d}) * 3);
-  auto [w, wc] = leaves(1 + 0.1 * at::randn({d}));
-  const at::Tensor angles = at::outer(at::arange(n, at::kFloat), at::rand({d / 2}));
-  const at::Tensor cos = angles.cos().to(dtype()), sin = angles.sin().to(dtype());
-  const at::Tensor dy = at::randn({b, n, heads, d}).to(dtype());
-  const at::Tensor k = qkv.narrow(2, heads * d, heads * d).view({b, n, heads, d});
-  const at::Tensor kc = qkvc.narrow(2, heads * d, heads * d).view({b, n, heads, d});
-  const at::Tensor y = fused_qk_norm_rope(k, w, cos.cuda(), sin.cuda(), 1e-6);
-  const at::Tensor yc = fused_qk_norm_rope(kc, wc, cos, sin, 1e-6);
-  expect_close(y, yc, "y");
-  const auto g = torch::autograd::grad({y}, {qkv, w}, {dy.cuda()});
-  const auto gc = torch::autograd::grad({yc}, {qkvc, wc}, {dy});
-  expect_close(g[0], gc[0], "d qkv");
-  expect_close(g[1], gc[1], "d weight");
+  // d 128: a warp on 4 rows in bf16 (2 in fp32); d 64: on 8 (4); d 96: 6 packs a half row, groups
+  // of 8 lanes with 2 idle. Rows (tokens x heads) that leave the last block part empty.
+  for (const auto& [n, heads, d] : {std::tuple<int64_t, int64_t, int64_t>{300, 8, 128}, {301, 5, 64}, {257, 3, 96}}) {
+    SCOPED_TRACE("d " + std::to_string(d) + ", heads " + std::to_string(heads) + ", tokens " + std::to_string(2 * n));
+    const int64_t b = 2;
+    auto [qkv, qkvc] = leaves(at::randn({b, n, 3 * heads * d}) * 3);
+    auto [w, wc] = leaves(1 + 0.1 * at::randn({d}));
+    const at::Tensor angles = at::outer(at::arange(n, at::kFloat), at::rand({d / 2}));
+    const at::Tensor cos = angles.cos().to(dtype()), sin = angles.sin().to(dtype());
+    const at::Tensor dy = at::randn({b, n, heads, d}).to(dtype());
+    const at::Tensor k = qkv.narrow(2, heads * d, heads * d).view({b, n, heads, d});
+    const at::Tensor kc = qkvc.narrow(2, heads * d, heads * d).view({b, n, heads, d});
+    const at::Tensor y = fused_qk_norm_rope(k, w, cos.cuda(), sin.cuda(), 1e-6);
+    const at::Tensor yc = fused_qk_norm_rope(kc, wc, cos, sin, 1e-6);
+    expect_close(y, yc, "y");
+    const auto g = torch::autograd::grad({y}, {qkv, w}, {dy.cuda()});
+    const auto gc = torch::autograd::grad({yc}, {qkvc, wc}, {dy});
+    expect_close(g[0], gc[0], "d qkv");
+    expect_close(g[1], gc[1], "d weight");
+  }
 }
 
 TEST_P(FusedCuda, SwiGlu) {
