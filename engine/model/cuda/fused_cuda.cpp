@@ -1,6 +1,7 @@
 #include "engine/model/cuda/fused_cuda.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -138,9 +139,12 @@ void cross_entropy_grad_in_place(at::Tensor& logits, const at::Tensor& labels_in
               "cross_entropy_grad_in_place: contiguous logits and fp32 token losses expected");
   const c10::cuda::CUDAGuard guard(logits.device());
   const at::Tensor labels = labels_in.to(at::kLong).contiguous();
+  const int64_t rows = logits.size(0), vocab = logits.size(1);
+  const int splits = cuda::cross_entropy_splits(rows, vocab, at::cuda::getCurrentDeviceProperties()->multiProcessorCount);
+  at::Tensor partials = at::empty({rows * splits * 2}, logits.options().dtype(at::kFloat));
   check(cuda::cross_entropy_grad_in_place(dtype_of(logits), logits.data_ptr(), labels.data_ptr<int64_t>(),
-                                          token_loss.data_ptr<float>(), logits.size(0), logits.size(1), kIgnoreLabel,
-                                          stream_of(logits)),
+                                          token_loss.data_ptr<float>(), partials.data_ptr<float>(), splits, rows,
+                                          vocab, kIgnoreLabel, stream_of(logits)),
         "cross_entropy_grad_in_place");
 }
 
