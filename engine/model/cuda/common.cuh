@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "engine/model/cuda/launch.hpp"
+#include "engine/model/cuda/launch_shapes.hpp"
 
 namespace spplan::engine::cuda {
 
@@ -68,14 +69,6 @@ inline bool packs_fit(int64_t length, std::initializer_list<const void*> pointer
     if (p != nullptr && reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
   }
   return true;
-}
-
-// Threads for a block that walks a row of `packs` packs: one pack each where the row allows (a
-// 1024-wide bf16 row is 128 packs: 128 threads, not 256 with half of them idle), in whole warps,
-// at most `cap` (longer rows take several packs a thread).
-inline int threads_for_packs(int64_t packs, int cap) {
-  const int64_t warps = (packs + 31) / 32;
-  return static_cast<int>(warps < 1 ? 32 : warps * 32 < cap ? warps * 32 : cap);
 }
 
 // Calls launch(T{}, std::integral_constant<int, N>{}) for the dtype and the pack width.

@@ -7,20 +7,12 @@
 //    over its range (a second read of the range, mostly from L2).
 // A block per row (2026-11-26, validation/gpu) ran at 37 % of the H100's HBM bandwidth: a chunk
 // has about h / V of the tokens (128 rows at 16K tokens of Qwen3-0.6B), fewer than its 132 SMs.
-#include <algorithm>
 #include <cfloat>
 
 #include "engine/model/cuda/common.cuh"
 
 namespace spplan::engine::cuda {
 namespace {
-
-constexpr int kThreads = 512;
-// Blocks the launches aim at per SM (with kThreads, two SMs' worth of resident threads each).
-constexpr int kBlocksPerSm = 4;
-// A range is at least this many columns: a pass of the block's packs over bf16 logits.
-constexpr int64_t kMinRange = kThreads * 8;
-constexpr int kMaxSplits = 64;
 
 // (max, sum of exp(v - max)) of two partial rows, merged.
 __device__ __forceinline__ void merge(float& m, float& s, float m2, float s2) {
@@ -30,22 +22,12 @@ __device__ __forceinline__ void merge(float& m, float& s, float m2, float s2) {
   m = top;
 }
 
-// The column range [begin, end) of block `split` of a row: equal ranges in whole packs of N.
-struct Range {
-  int64_t begin, end;
-};
-__device__ __forceinline__ Range range_of(int split, int splits, int64_t vocab, int n) {
-  const int64_t width = ((vocab + splits - 1) / splits + n - 1) / n * n;
-  const int64_t begin = split * width;
-  return {begin < vocab ? begin : vocab, begin + width < vocab ? begin + width : vocab};
-}
-
 template <class T, int N>
 __global__ void cross_entropy_stats_kernel(const T* logits, float* partials, int splits, int64_t vocab) {
   __shared__ float maxes[32], sums[32];
   const int64_t row = blockIdx.x / splits;
   const int split = static_cast<int>(blockIdx.x % splits);
-  const Range range = range_of(split, splits, vocab, N);
+  const ColumnRange range = ce_range(split, splits, vocab, N);
   const T* lr = logits + row * vocab;
   float m = -FLT_MAX, s = 0;
   for (int64_t c = range.begin + threadIdx.x * N; c < range.end; c += blockDim.x * N) {
@@ -84,7 +66,7 @@ __global__ void cross_entropy_grad_kernel(T* logits, const int64_t* labels, cons
   __shared__ float stats[2];
   const int64_t row = blockIdx.x / splits;
   const int split = static_cast<int>(blockIdx.x % splits);
-  const Range range = range_of(split, splits, vocab, N);
+  const ColumnRange range = ce_range(split, splits, vocab, N);
   T* lr = logits + row * vocab;
   const int64_t label = labels[row];
   const bool ignored = label == ignore_index, in_range = label >= 0 && label < vocab;
@@ -115,13 +97,6 @@ __global__ void cross_entropy_grad_kernel(T* logits, const int64_t* labels, cons
 
 }  // namespace
 
-int cross_entropy_splits(int64_t rows, int64_t vocab, int sms) {
-  if (rows <= 0) return 1;
-  const int64_t wanted = (static_cast<int64_t>(kBlocksPerSm) * sms + rows - 1) / rows;
-  const int64_t most = std::max<int64_t>(1, std::min<int64_t>(kMaxSplits, vocab / kMinRange));
-  return static_cast<int>(std::clamp<int64_t>(wanted, 1, most));
-}
-
 cudaError_t cross_entropy_grad_in_place(Dtype dtype, void* logits, const int64_t* labels, float* token_loss,
                                         float* partials, int splits, int64_t rows, int64_t vocab,
                                         int64_t ignore_index, cudaStream_t stream) {
@@ -131,10 +106,10 @@ cudaError_t cross_entropy_grad_in_place(Dtype dtype, void* logits, const int64_t
   return dispatch(dtype, vocab, {logits}, [&](auto type_tag, auto width) {
     using T = decltype(type_tag);
     constexpr int N = decltype(width)::value;
-    cross_entropy_stats_kernel<T, N><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(logits), partials,
+    cross_entropy_stats_kernel<T, N><<<blocks, kCeThreads, 0, stream>>>(static_cast<const T*>(logits), partials,
                                                                       splits, vocab);
     if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
-    cross_entropy_grad_kernel<T, N><<<blocks, kThreads, 0, stream>>>(static_cast<T*>(logits), labels, partials,
+    cross_entropy_grad_kernel<T, N><<<blocks, kCeThreads, 0, stream>>>(static_cast<T*>(logits), labels, partials,
                                                                      token_loss, splits, vocab, ignore_index);
     return cudaGetLastError();
   });

@@ -7,6 +7,7 @@
 
 #include "engine/io/data.hpp"
 #include "engine/model/cuda/launch.hpp"
+#include "engine/model/cuda/launch_shapes.hpp"
 
 namespace spplan::engine::kernels {
 namespace {

@@ -51,12 +51,10 @@ cudaError_t swiglu_forward(Dtype dtype, const void* gate_up, void* out, int64_t 
 cudaError_t swiglu_backward_in_place(Dtype dtype, void* gate_up, const void* dc, int64_t rows, int64_t ffn,
                                      cudaStream_t stream);
 
-// Column ranges each row of the cross-entropy is cut into, so that rows x splits blocks fill a
-// GPU of `sms` SMs a few times over (a range keeps a few thousand columns; at most 64).
-int cross_entropy_splits(int64_t rows, int64_t vocab, int sms);
 // logits [rows, vocab] becomes d(sum of token losses)/d(logits) = softmax - one_hot(label), zero on
 // rows labelled ignore_index; token_loss [rows] = logsumexp - target logit (0 when ignored).
-// partials: fp32 scratch of rows * splits * 2 (each range's max and sum of exponentials).
+// splits: column ranges a row is cut into (cross_entropy_splits, launch_shapes.hpp); partials:
+// fp32 scratch of rows * splits * 2 (each range's max and sum of exponentials).
 cudaError_t cross_entropy_grad_in_place(Dtype dtype, void* logits, const int64_t* labels, float* token_loss,
                                         float* partials, int splits, int64_t rows, int64_t vocab,
                                         int64_t ignore_index, cudaStream_t stream);

@@ -11,8 +11,6 @@
 namespace spplan::engine::cuda {
 namespace {
 
-constexpr int kWarps = 4;  // warps per block
-
 // Sum over a group of `lanes` lanes (a power of two, aligned in the warp). Every lane of the warp
 // calls it (the shuffles name the whole warp), each group gets its own sum.
 __device__ __forceinline__ float group_sum(float v, int lanes) {
@@ -20,19 +18,12 @@ __device__ __forceinline__ float group_sum(float v, int lanes) {
   return v;
 }
 
-// Lanes per row: the half row's packs, rounded up to a power of two, at most 32.
-int lanes_per_row(int64_t half_packs) {
-  int lanes = 1;
-  while (lanes < 32 && lanes < half_packs) lanes *= 2;
-  return lanes;
-}
-
 template <class T, int N>
 __global__ void qk_norm_rope_forward_kernel(const T* x, int64_t token_stride, const T* weight, const T* cos,
                                             const T* sin, int64_t positions, T* y, float* rstd, int64_t tokens,
                                             int64_t heads, int64_t d, float eps, int lanes) {
-  const int lane = threadIdx.x % 32, rows_per_warp = 32 / lanes;
-  const int64_t row = (static_cast<int64_t>(blockIdx.x) * kWarps + threadIdx.x / 32) * rows_per_warp + lane / lanes;
+  const int lane = threadIdx.x % 32;
+  const int64_t row = qk_row(qk_warp_first_row(blockIdx.x, threadIdx.x, lanes), threadIdx.x, lanes);
   // A lane past the last row still takes part in its group's sum (the shuffles need the whole warp).
   const bool valid = row < tokens * heads;
   const int64_t token = valid ? row / heads : 0, half = d / 2, end = valid ? half : 0;
@@ -75,9 +66,10 @@ __global__ void qk_norm_rope_backward_kernel(const T* dy, const T* x, int64_t to
                                              const T* cos, const T* sin, int64_t positions, const float* rstd,
                                              T* dx, float* dw_partial, int64_t tokens, int64_t heads, int64_t d,
                                              int lanes) {
-  extern __shared__ float dw[];  // [kWarps * 32 / lanes, d + 1]
-  const int lane = threadIdx.x % 32, rows_per_warp = 32 / lanes, slots = kWarps * rows_per_warp;
-  const int slot = threadIdx.x / 32 * rows_per_warp + lane / lanes;
+  extern __shared__ float dw[];  // [qk_rows_per_block, d + 1]
+  const int lane = threadIdx.x % 32, slots = qk_rows_per_block(lanes);
+  // This group's row within the block's rows: its slot of the shared array.
+  const int slot = static_cast<int>(qk_row(qk_warp_first_row(0, threadIdx.x, lanes), threadIdx.x, lanes));
   float* my_dw = dw + static_cast<int64_t>(slot) * (d + 1);
   for (int64_t c = threadIdx.x; c < slots * (d + 1); c += blockDim.x) dw[c] = 0;
   __syncthreads();  // lanes accumulate into columns other lanes zeroed
@@ -86,9 +78,9 @@ __global__ void qk_norm_rope_backward_kernel(const T* dy, const T* x, int64_t to
   // The warp's first row decides for all its lanes (the group sums need the whole warp); a lane
   // past the last row runs the iteration without loading or storing.
   const int64_t stride = static_cast<int64_t>(gridDim.x) * slots;
-  for (int64_t warp_first = static_cast<int64_t>(blockIdx.x) * slots + threadIdx.x / 32 * rows_per_warp;
-       warp_first < rows; warp_first += stride) {
-    const int64_t row = warp_first + lane / lanes;
+  for (int64_t warp_first = qk_warp_first_row(blockIdx.x, threadIdx.x, lanes); warp_first < rows;
+       warp_first += stride) {
+    const int64_t row = qk_row(warp_first, threadIdx.x, lanes);
     const bool valid = row < rows;
     const int64_t token = valid ? row / heads : 0, end = valid ? half : 0;
     const T* xr = x + token * token_stride + (valid ? row % heads : 0) * d;
@@ -147,10 +139,9 @@ cudaError_t qk_norm_rope_forward(Dtype dtype, const void* x, int64_t token_strid
   return dispatch(dtype, pack_length(d, token_stride), {x, weight, cos, sin, y}, [&](auto type_tag, auto width) {
     using T = decltype(type_tag);
     constexpr int N = decltype(width)::value;
-    const int lanes = lanes_per_row(d / 2 / N);
-    const int64_t rows_per_block = static_cast<int64_t>(kWarps) * (32 / lanes);
+    const int lanes = lanes_per_row(d / 2 / N), rows_per_block = qk_rows_per_block(lanes);
     const auto grid = static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block);
-    qk_norm_rope_forward_kernel<T, N><<<grid, kWarps * 32, 0, stream>>>(
+    qk_norm_rope_forward_kernel<T, N><<<grid, kQkWarps * 32, 0, stream>>>(
         static_cast<const T*>(x), token_stride, static_cast<const T*>(weight), static_cast<const T*>(cos),
         static_cast<const T*>(sin), positions, static_cast<T*>(y), rstd, tokens, heads, d, eps, lanes);
     return cudaGetLastError();
@@ -165,9 +156,9 @@ cudaError_t qk_norm_rope_backward(Dtype dtype, const void* dy, const void* x, in
     using T = decltype(type_tag);
     constexpr int N = decltype(width)::value;
     const int lanes = lanes_per_row(d / 2 / N);
-    const size_t shared = static_cast<size_t>(kWarps) * (32 / lanes) * (d + 1) * sizeof(float);
+    const size_t shared = static_cast<size_t>(qk_rows_per_block(lanes)) * (d + 1) * sizeof(float);
     if (shared > 48 * 1024) return cudaErrorInvalidValue;
-    qk_norm_rope_backward_kernel<T, N><<<blocks, kWarps * 32, shared, stream>>>(
+    qk_norm_rope_backward_kernel<T, N><<<blocks, kQkWarps * 32, shared, stream>>>(
         static_cast<const T*>(dy), static_cast<const T*>(x), token_stride, static_cast<const T*>(weight),
         static_cast<const T*>(cos), static_cast<const T*>(sin), positions, rstd, static_cast<T*>(dx), dw_partial,
         tokens, heads, d, lanes);

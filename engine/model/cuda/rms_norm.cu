@@ -1,29 +1,12 @@
 // RMSNorm fused with the residual add, forward and backward: one block per row (the backward's
 // blocks walk rows with a stride and keep the weight gradient's partial sums in shared memory).
-// A block has one thread per 16-byte pack of the row, up to kMaxThreads: on the H100 (2026-11-26,
-// validation/gpu) 256 threads on 1024-wide bf16 rows left half of them idle (forward 66-78 % of
-// HBM bandwidth, backward 32-48 %).
+// A block has one thread per 16-byte pack of the row, up to kNormMaxThreads (launch_shapes.hpp):
+// on the H100 (2026-11-26, validation/gpu) 256 threads on 1024-wide bf16 rows left half of them
+// idle (forward 66-78 % of HBM bandwidth, backward 32-48 %).
 #include "engine/model/cuda/common.cuh"
 
 namespace spplan::engine::cuda {
 namespace {
-
-constexpr int kMaxThreads = 256;
-
-// The backward's shared weight-gradient array. Thread t owns the columns t N .. t N + N - 1 of
-// each pass of threads * N columns; within a pass they are stored k-major, (k, t), so the threads
-// of a warp add into consecutive words. Stored by column, threads t and t + 32 / N shared a bank:
-// 8-way conflicts at N = 8, on every row.
-// Its length: h rounded up to whole passes.
-__host__ __device__ inline int64_t dw_span(int64_t h, int64_t threads, int n) {
-  const int64_t pass_width = threads * n;
-  return (h + pass_width - 1) / pass_width * pass_width;
-}
-// Where column c lives (the write-out; the row loop steps through a pack's slots by `threads`).
-__device__ __forceinline__ int64_t dw_slot(int64_t c, int64_t threads, int n) {
-  const int64_t in_pass = c % (threads * n);
-  return c - in_pass + (in_pass % n) * threads + in_pass / n;
-}
 
 // Pass 1 writes the rounded sum and accumulates its squares; pass 2 reads back what this same
 // thread wrote (an L2 hit, not a second HBM read) and writes y.
@@ -61,10 +44,10 @@ __global__ void add_rms_norm_forward_kernel(const T* residual, const T* x, const
 template <class T, int N>
 __global__ void add_rms_norm_backward_kernel(const T* dy, const T* dsum_in, const T* sum, const T* weight,
                                              const float* rstd, T* dx, float* dw_partial, int64_t rows, int64_t h) {
-  extern __shared__ float dw[];  // [dw_span]: this block's partial weight gradient, at dw_slot
+  extern __shared__ float dw[];  // [norm_dw_span]: this block's partial weight gradient, at norm_dw_slot
   __shared__ float scratch[33];
   const int64_t threads = blockDim.x;
-  for (int64_t c = threadIdx.x; c < dw_span(h, threads, N); c += threads) dw[c] = 0;
+  for (int64_t c = threadIdx.x; c < norm_dw_span(h, threads, N); c += threads) dw[c] = 0;
   __syncthreads();
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const float r = rstd[row];
@@ -72,8 +55,8 @@ __global__ void add_rms_norm_backward_kernel(const T* dy, const T* dsum_in, cons
     float dot = 0;  // sum over the row of dn * n
     for (int64_t c = threadIdx.x * N; c < h; c += blockDim.x * N) {
       const Pack<T, N> dv = load<T, N>(dyr + c), sv = load<T, N>(sr + c), wv = load<T, N>(weight + c);
-      // dw_slot(c) without a division: c is this thread's pack start, pass * threads * N + t * N.
-      float* slots = dw + (c - static_cast<int64_t>(threadIdx.x) * (N - 1));  // column c + k: slots[k * threads]
+      // norm_dw_slot(c) without a division; column c + k at slots[k * threads].
+      float* slots = dw + (c - static_cast<int64_t>(threadIdx.x) * (N - 1));
 #pragma unroll
       for (int k = 0; k < N; ++k) {
         const float n = to_float(sv.v[k]) * r, g = to_float(dv.v[k]);
@@ -97,7 +80,7 @@ __global__ void add_rms_norm_backward_kernel(const T* dy, const T* dsum_in, cons
     }
   }
   __syncthreads();
-  for (int64_t c = threadIdx.x; c < h; c += blockDim.x) dw_partial[blockIdx.x * h + c] = dw[dw_slot(c, threads, N)];
+  for (int64_t c = threadIdx.x; c < h; c += blockDim.x) dw_partial[blockIdx.x * h + c] = dw[norm_dw_slot(c, threads, N)];
 }
 
 }  // namespace
@@ -113,7 +96,8 @@ cudaError_t add_rms_norm_forward(Dtype dtype, const void* residual, const void* 
   return dispatch(dtype, h, {residual, x, weight, sum, y}, [&](auto type_tag, auto width) {
     using T = decltype(type_tag);
     constexpr int N = decltype(width)::value;
-    add_rms_norm_forward_kernel<T, N><<<static_cast<unsigned>(rows), threads_for_packs(h / N, kMaxThreads), 0, stream>>>(
+    const int threads = threads_for_packs(h / N, kNormMaxThreads);
+    add_rms_norm_forward_kernel<T, N><<<static_cast<unsigned>(rows), threads, 0, stream>>>(
         static_cast<const T*>(residual), static_cast<const T*>(x), static_cast<const T*>(weight),
         static_cast<T*>(sum), static_cast<T*>(y), rstd, h, eps);
     return cudaGetLastError();
@@ -126,8 +110,8 @@ cudaError_t add_rms_norm_backward(Dtype dtype, const void* dy, const void* dsum_
   return dispatch(dtype, h, {dy, dsum_in, sum, weight, dx}, [&](auto type_tag, auto width) {
     using T = decltype(type_tag);
     constexpr int N = decltype(width)::value;
-    const int threads = threads_for_packs(h / N, kMaxThreads);
-    const size_t shared = static_cast<size_t>(dw_span(h, threads, N)) * sizeof(float);
+    const int threads = threads_for_packs(h / N, kNormMaxThreads);
+    const size_t shared = static_cast<size_t>(norm_dw_span(h, threads, N)) * sizeof(float);
     if (shared > 48 * 1024) return cudaErrorInvalidValue;
     add_rms_norm_backward_kernel<T, N><<<blocks, threads, shared, stream>>>(
         static_cast<const T*>(dy), static_cast<const T*>(dsum_in), static_cast<const T*>(sum),
