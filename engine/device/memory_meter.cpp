@@ -10,6 +10,7 @@
 #include <c10/core/impl/alloc_cpu.h>
 #include <c10/util/Exception.h>
 #ifdef SPPLAN_TORCH_HAS_CUDA
+#include <ATen/Context.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime_api.h>
 #endif
@@ -210,6 +211,11 @@ int64_t cuda_device_total_bytes(int device) {
 void cuda_reset_peak(int device) {
   c10::cuda::CUDACachingAllocator::resetPeakStats(static_cast<c10::DeviceIndex>(device));
 }
+void set_cuda_memory_limit(int device, int64_t bytes) {
+  at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);  // the allocator exists from here
+  const double fraction = static_cast<double>(bytes) / static_cast<double>(cuda_device_total_bytes(device));
+  c10::cuda::CUDACachingAllocator::setMemoryFraction(std::min(1.0, fraction), static_cast<c10::DeviceIndex>(device));
+}
 // The observer runs inside the allocator, before it throws: it may not allocate device memory.
 void watch_cuda_oom() {
   c10::cuda::CUDACachingAllocator::attachOutOfMemoryObserver(
@@ -225,6 +231,7 @@ CudaMemory cuda_memory(int) { return {}; }
 std::string cuda_device_name(int) { return {}; }
 int64_t cuda_device_total_bytes(int) { return 0; }
 void cuda_reset_peak(int) {}
+void set_cuda_memory_limit(int, int64_t) {}
 void watch_cuda_oom() {}
 #endif
 

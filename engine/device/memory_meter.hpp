@@ -75,6 +75,9 @@ void watch_cuda_oom();
 // would take the device's live bytes past it throws c10::OutOfMemoryError, as CUDA's allocator
 // does, so the out-of-memory path is the same one a GPU takes.
 void set_device_memory_limit(int64_t bytes);
+// GPU: cap what CUDA's caching allocator may reserve on `device` at `bytes` (its memory fraction:
+// past it the allocator throws as on a smaller GPU). At most the device's memory.
+void set_cuda_memory_limit(int device, int64_t bytes);
 
 // CPU: called (with the meter's lock held: it must not allocate tensors) each time the device
 // peak grows, from the allocating thread. The kernel clock records which op was running.

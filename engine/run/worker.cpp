@@ -255,13 +255,20 @@ Result<HfWeights> open_init_from(const RunOptions& o) {
   return HfWeights::open(o.init_from, o.plan.model);
 }
 
-// SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT on a CPU run (worker.hpp).
+// SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT (worker.hpp): the emulated device of a CPU run, or the cap of
+// a GPU's caching allocator.
 Status apply_device_memory_limit(c10::Device device) {
   const char* v = std::getenv("SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT");
-  if (v == nullptr || device.is_cuda()) return Status::ok();
-  SPPLAN_ASSIGN_OR_RETURN(const int64_t bytes, parse_int("environment variable SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT", v, 1,
-                                                         int64_t{1} << 50));
-  set_device_memory_limit(bytes);
+  if (v == nullptr) return Status::ok();
+  const char* what = "environment variable SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT";
+  if (!device.is_cuda()) {
+    SPPLAN_ASSIGN_OR_RETURN(const int64_t bytes, parse_int(what, v, 1, int64_t{1} << 50));
+    set_device_memory_limit(bytes);
+    return Status::ok();
+  }
+  const int64_t total = cuda_device_total_bytes(device.index());
+  SPPLAN_ASSIGN_OR_RETURN(const int64_t bytes, parse_int(what, v, 1, total));
+  set_cuda_memory_limit(device.index(), bytes);
   return Status::ok();
 }
 

@@ -5,8 +5,10 @@
 // {"oom": true, ...}), 1 anything else (a dead peer, a timeout, an I/O error: one line naming
 // this rank).
 //
-// SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT=BYTES (CPU runs only): emulate a device of that size, so a
-// plan that does not fit fails as it would on a GPU (memory_meter.hpp set_device_memory_limit).
+// SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT=BYTES: on a CPU run, emulate a device of that size, so a plan
+// that does not fit fails as it would on a GPU (memory_meter.hpp set_device_memory_limit); on a
+// GPU, cap the caching allocator at that many bytes (at most the device's), as on a smaller GPU
+// (bench/engine/longest_gpu.py compares runners under one cap).
 //
 // Test hook: SPPLAN_ENGINE_FAULT="kill:R:K" makes rank R kill itself (SIGKILL) before step K;
 // "stop:R:K" stops it instead (SIGSTOP: a hung rank, which the collective timeout must catch).
