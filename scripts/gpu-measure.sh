@@ -9,6 +9,8 @@
 #              calibrated.toml, plus the max-seq boundary cases                        validate_engine.json
 #   compare    bench/engine/compare_gpu.py: engine vs HF (+ Liger, + DeepSpeed when installed)
 #                                                                                      compare_gpu.jsonl
+#   longest_peers  bench/engine/longest_gpu.py: the engine's and HF + Liger's longest sequence with
+#              the same knobs under one memory cap (qwen3-0.6b, 16 GiB)                longest_peers.jsonl
 #   runs       the engine cases of validation's gpu_h100_measured.csv again, plus issue 9's
 #              boundary, fp32 GQA, bf16 tiled loss and a run past the device (exit 3)  engine_runs.jsonl
 #   longest    qwen3-0.6b and 1.7b at the max-seq of ALST's recipe on this GPU and at 1.1x (exit 3),
@@ -57,8 +59,8 @@ while [ $# -gt 0 ]; do
     --shard) shard=$(value_of --shard "I/N, e.g. 0/3" "${@:2}") || exit 2; shift ;;
     --deadline) deadline=$(value_of --deadline "whole seconds, e.g. 480" "${@:2}") || exit 2; shift ;;
     --pack) pack=$(value_of --pack "a file name ending in .tar.gz" "${@:2}") || exit 2; shift ;;
-    build | kernels | calibrate | validate | compare | runs | longest) stages+=("$1") ;;
-    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, runs, longest)" >&2; exit 2 ;;
+    build | kernels | calibrate | validate | compare | longest_peers | runs | longest) stages+=("$1") ;;
+    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, longest_peers, runs, longest)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -74,7 +76,7 @@ if [ -n "$pack" ] && [[ "$pack" != *.tar.gz ]]; then
   echo "gpu-measure: --pack: value '$pack' is not valid (allowed: a file name ending in .tar.gz)" >&2
   exit 2
 fi
-[ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare runs longest)
+[ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare longest_peers runs longest)
 spplan=build-gpu/spplan
 . scripts/lib/torch-python.sh
 spplan_find_torch >/dev/null 2>&1 || true
@@ -203,6 +205,14 @@ stage_compare() {
   local rc=$?
   cat "$out/$name.txt"
   note "compare: exit $rc ($name.txt, $name.jsonl)"
+  return "$rc"
+}
+
+stage_longest_peers() {
+  "$python" bench/engine/longest_gpu.py --spplan "$spplan" --out "$out/longest_peers.jsonl" >"$out/longest_peers.txt" 2>&1
+  local rc=$?
+  cat "$out/longest_peers.txt"
+  note "longest_peers: exit $rc (longest_peers.txt, longest_peers.jsonl)"
   return "$rc"
 }
 

@@ -8,6 +8,8 @@ engine_runs.jsonl, compare_gpu.jsonl, calibrated.toml) and manifest.json (device
 software, the commit measured). Prints, in Markdown:
   - the fused CUDA kernels: their tests' verdict and bench_fused_kernels' bandwidth against HBM's;
   - the engine beside Hugging Face (+ Liger, + DeepSpeed where they ran), ratios from the same run;
+  - the engine's and HF + Liger's longest sequence under one memory cap (longest_peers.jsonl), when
+    the lease had it;
   - every engine run (and, when the lease had them, longest.jsonl's runs at the max-seq of ALST's
     recipe and at 1.1x) priced now by the costmodel with the GPU's preset and with the calibrated file
     (`spplan estimate --json`, the run's own knobs, --trainer engine), memory as the allocator
@@ -196,6 +198,25 @@ def longest_lines(d, spplan, preset):
             case, seq, need(r, "max_seq", path), now, ran, " | ".join(cells), "right" if right else "wrong")
 
 
+def longest_peers_lines(d):
+    """The engine's and HF + Liger's longest sequence under one memory cap (gpu-measure.sh's
+    longest_peers stage), when the lease had it."""
+    path = os.path.join(d, "longest_peers.jsonl")
+    if not os.path.exists(path):
+        return
+    rows = load_jsonl(path)
+    engine = next((r.get("longest_seq") for r in rows if r.get("runner") == "engine"), None)
+    yield "| runner | model | memory cap GiB | knobs | longest that ran | shortest that did not | tries | engine / runner |"
+    yield "|---|---|---|---|---|---|---|---|"
+    for r in rows:
+        longest = r.get("longest_seq")
+        ratio = "%.2f" % (engine / longest) if engine and longest else "-"
+        yield "| %s | %s | %.1f | %s | %s | %s | %d | %s |" % (
+            need(r, "runner", path), need(r, "model", path), need(r, "memory_limit_bytes", path) / GIB,
+            need(r, "knobs", path), longest if longest else "-", r.get("first_oom_seq") or "-",
+            len(need(r, "tries", path)), ratio)
+
+
 def main():
     ap = argparse.ArgumentParser(description="Render a GPU lease's measurements as the README's tables.")
     ap.add_argument("dir")
@@ -217,6 +238,9 @@ def main():
         longest = list(longest_lines(args.dir, args.spplan, need(manifest, "preset", "manifest.json")))
         if longest:
             out += [""] + longest
+        peers = list(longest_peers_lines(args.dir))
+        if peers:
+            out += [""] + peers
     except BadInput as e:
         print("gpu-table: %s" % e, file=sys.stderr)
         return 2

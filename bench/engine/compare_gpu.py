@@ -88,6 +88,8 @@ def worker(args):
     import torch
 
     device = torch.device("cuda" if torch.cuda.is_available() and not args.smoke else "cpu")
+    if args.memory_limit and device.type == "cuda":  # as the engine's SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT
+        torch.cuda.set_per_process_memory_fraction(min(1.0, args.memory_limit / torch.cuda.get_device_properties(0).total_memory))
     m = load_model_toml(args.model)
     if args.runner == "hf+liger":
         apply_liger(m.get("model_type", "llama"))
@@ -174,7 +176,8 @@ def run_engine(args, case, env):
         row["oom"] = True
     elif obj and rc == 0:
         row.update(step_time_s=obj["step_time_s"], peak_allocated_bytes=obj["peak_memory_bytes"],
-                   peak_reserved_bytes=obj.get("peak_reserved_bytes"), loss=(obj.get("losses") or [None])[-1])
+                   peak_reserved_bytes=obj.get("peak_reserved_bytes"), loss=(obj.get("losses") or [None])[-1],
+                   predicted_device_memory_bytes=obj.get("predicted_device_memory_bytes"))
     else:
         row["error"] = err
     return row
@@ -184,6 +187,8 @@ def run_peer(args, runner, case, env):
     model, seq, ckpt, _ = case
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", runner, "--model", model, "--seq", str(seq),
            "--act-ckpt", ckpt, "--steps", str(args.steps)] + (["--smoke"] if args.smoke else [])
+    if env.get("SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT"):  # the cap the engine runs under, for the peer too
+        cmd += ["--memory-limit", env["SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT"]]
     obj, rc, err = run_json(cmd, env, args.timeout)
     if obj and rc == 0:
         return dict(obj, exit=0)
@@ -243,6 +248,7 @@ def main():
     ap.add_argument("--model", help=argparse.SUPPRESS)
     ap.add_argument("--seq", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--act-ckpt", help=argparse.SUPPRESS)
+    ap.add_argument("--memory-limit", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         args.runner = args.worker
