@@ -46,8 +46,8 @@ __global__ void add_rms_norm_backward_kernel(const T* dy, const T* dsum_in, cons
                                              const float* rstd, T* dx, float* dw_partial, int64_t rows, int64_t h) {
   extern __shared__ float dw[];  // [norm_dw_span]: this block's partial weight gradient, at norm_dw_slot
   __shared__ float scratch[33];
-  const int64_t threads = blockDim.x;
-  for (int64_t c = threadIdx.x; c < norm_dw_span(h, threads, N); c += threads) dw[c] = 0;
+  const int64_t threads = blockDim.x, span = norm_dw_span(h, threads, N);
+  for (int64_t c = threadIdx.x; c < span; c += threads) dw[c] = 0;
   __syncthreads();
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const float r = rstd[row];
