@@ -15,6 +15,8 @@
 #              boundary, fp32 GQA, bf16 tiled loss and a run past the device (exit 3)  engine_runs.jsonl
 #   longest    qwen3-0.6b and 1.7b at the max-seq of ALST's recipe on this GPU and at 1.1x (exit 3),
 #              on a 2-layer cut of each (stage_longest says why)                      longest.jsonl
+#   profile    Nsight Compute on each fused kernel in bench_fused_kernels (its 4th launch: past the
+#              warm-ups): throughput against the GPU's peaks, occupancy, launch shape  ncu_kernels.csv
 # and summary.txt (the device, software versions, one line per stage).
 #
 # Usage: OUT=DIR scripts/gpu-measure.sh [--quick] [--shard I/N] [--deadline S] [--pack FILE] [STAGE...]
@@ -59,8 +61,8 @@ while [ $# -gt 0 ]; do
     --shard) shard=$(value_of --shard "I/N, e.g. 0/3" "${@:2}") || exit 2; shift ;;
     --deadline) deadline=$(value_of --deadline "whole seconds, e.g. 480" "${@:2}") || exit 2; shift ;;
     --pack) pack=$(value_of --pack "a file name ending in .tar.gz" "${@:2}") || exit 2; shift ;;
-    build | kernels | calibrate | validate | compare | longest_peers | runs | longest) stages+=("$1") ;;
-    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, longest_peers, runs, longest)" >&2; exit 2 ;;
+    build | kernels | calibrate | validate | compare | longest_peers | runs | longest | profile) stages+=("$1") ;;
+    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, longest_peers, runs, longest, profile)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -76,7 +78,7 @@ if [ -n "$pack" ] && [[ "$pack" != *.tar.gz ]]; then
   echo "gpu-measure: --pack: value '$pack' is not valid (allowed: a file name ending in .tar.gz)" >&2
   exit 2
 fi
-[ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare longest_peers runs longest)
+[ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare longest_peers runs longest profile)
 spplan=build-gpu/spplan
 . scripts/lib/torch-python.sh
 spplan_find_torch >/dev/null 2>&1 || true
@@ -274,6 +276,35 @@ stage_longest() {
     run_case longest.jsonl "$m-2l-max-seq" 420 1 "$cut --seq $max $recipe" "{\"max_seq\": $max, \"expect\": \"runs\"}"
     run_case longest.jsonl "$m-2l-1.1x" 420 1 "$cut --seq $past $recipe" "{\"max_seq\": $max, \"expect\": \"out of memory\"}"
   done
+  return "$rc"
+}
+
+# Where a kernel misses its bandwidth, the first question is why: memory throughput against the
+# peak, occupancy, registers and the launch's shape, per kernel (one ncu process each, CSV).
+stage_profile() {
+  local bench=build-gpu/bench/engine/bench_fused_kernels k rc=0
+  if ! command -v ncu >/dev/null; then
+    note "profile: no ncu (Nsight Compute) on this node"
+    return 1
+  fi
+  [ -x "$bench" ] || { note "profile: $bench not built"; return 1; }
+  : >"$out/ncu_kernels.csv"
+  for k in add_rms_norm_forward_kernel add_rms_norm_backward_kernel qk_norm_rope_forward_kernel \
+           qk_norm_rope_backward_kernel swiglu_forward_kernel swiglu_backward_kernel \
+           cross_entropy_stats_kernel cross_entropy_grad_kernel; do
+    past_deadline && { note "profile: $k not run (--deadline $deadline s passed)"; continue; }
+    # Into a report first: the bench's own lines would mix with --csv on stdout.
+    if timeout 120 ncu -k "regex:$k" -s 3 -c 1 --section SpeedOfLight --section Occupancy --section LaunchStats \
+        --section MemoryWorkloadAnalysis -f -o "$out/ncu_$k" "$bench" >/dev/null 2>>"$out/ncu.err"; then
+      echo "# $k" >>"$out/ncu_kernels.csv"
+      ncu --import "$out/ncu_$k.ncu-rep" --csv --page details >>"$out/ncu_kernels.csv" 2>>"$out/ncu.err" || rc=1
+    else
+      note "profile: ncu on $k failed (ncu.err)"
+      rc=1
+    fi
+    rm -f "$out/ncu_$k.ncu-rep"
+  done
+  note "profile: exit $rc (ncu_kernels.csv)"
   return "$rc"
 }
 
