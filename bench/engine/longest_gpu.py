@@ -73,7 +73,10 @@ def find_longest(fits, start, granularity, growth=GROWTH, max_tries=MAX_TRIES):
 def try_runner(args, runner, seq, env, log):
     """One try: True (ran), False (out of memory) or None (an error); appends the try to log."""
     case = (args.model, seq, "full", True)
-    row = compare_gpu.run_engine(args, case, env) if runner == "engine" else compare_gpu.run_peer(args, runner, case, env)
+    if runner == "engine":
+        row = compare_gpu.run_engine(args, case, env)
+    else:
+        row = compare_gpu.run_peer(args, runner, case, env)
     entry = {"seq": seq, "exit": row.get("exit"), "outcome": "ran" if row.get("exit") == 0 else
              "out of memory" if row.get("oom") else "error"}
     for key in ("step_time_s", "peak_allocated_bytes", "peak_reserved_bytes", "predicted_device_memory_bytes", "error"):

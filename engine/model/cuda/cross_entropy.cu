@@ -72,7 +72,8 @@ __global__ void cross_entropy_grad_kernel(T* logits, const int64_t* labels, cons
   const bool ignored = label == ignore_index, in_range = label >= 0 && label < vocab;
   if (threadIdx.x == 0) {
     float m = -FLT_MAX, s = 0;
-    for (int i = 0; i < splits; ++i) merge(m, s, partials[2 * (row * splits + i)], partials[2 * (row * splits + i) + 1]);
+    const float* mine = partials + 2 * row * splits;  // this row's (max, sum) pairs
+    for (int i = 0; i < splits; ++i) merge(m, s, mine[2 * i], mine[2 * i + 1]);
     stats[0] = m;
     stats[1] = s;
     // The target logit is read before this block writes its range (the only range that holds it).

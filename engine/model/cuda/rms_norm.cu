@@ -80,7 +80,7 @@ __global__ void add_rms_norm_backward_kernel(const T* dy, const T* dsum_in, cons
     }
   }
   __syncthreads();
-  for (int64_t c = threadIdx.x; c < h; c += blockDim.x) dw_partial[blockIdx.x * h + c] = dw[norm_dw_slot(c, threads, N)];
+  for (int64_t c = threadIdx.x; c < h; c += threads) dw_partial[blockIdx.x * h + c] = dw[norm_dw_slot(c, threads, N)];
 }
 
 }  // namespace

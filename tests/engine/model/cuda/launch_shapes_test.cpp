@@ -45,7 +45,9 @@ TEST(CudaLaunchShapes, NormWeightGradientSlotsAreOnePerColumnAndConflictFree) {
       for (int64_t t = 0; t < threads; ++t) {
         for (int64_t c = t * n; c < h; c += threads * n) {
           ASSERT_EQ(c - t * (n - 1), norm_dw_slot(c, threads, n)) << "the row loop's slot of column " << c;
-          for (int k = 1; k < n && c + k < h; ++k) ASSERT_EQ(norm_dw_slot(c + k, threads, n), norm_dw_slot(c, threads, n) + k * threads);
+          for (int k = 1; k < n && c + k < h; ++k) {
+            ASSERT_EQ(norm_dw_slot(c + k, threads, n), norm_dw_slot(c, threads, n) + k * threads);
+          }
         }
       }
       for (int k = 0; k < n; ++k) {
@@ -144,7 +146,8 @@ TEST(CudaLaunchShapes, CrossEntropyRangesPartitionTheRowInPacks) {
     for (const int64_t vocab : {int64_t{4096}, int64_t{32001}, int64_t{128256}, int64_t{151936}}) {
       if (vocab % n != 0) continue;
       for (int splits = 1; splits <= kCeMaxSplits; ++splits) {
-        SCOPED_TRACE("n " + std::to_string(n) + ", vocab " + std::to_string(vocab) + ", splits " + std::to_string(splits));
+        SCOPED_TRACE("n " + std::to_string(n) + ", vocab " + std::to_string(vocab) + ", splits " +
+                     std::to_string(splits));
         int64_t next = 0;
         for (int s = 0; s < splits; ++s) {
           const ColumnRange r = ce_range(s, splits, vocab, n);
