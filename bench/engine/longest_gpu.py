@@ -96,7 +96,7 @@ def main():
     ap.add_argument("--memory-gib", type=float, default=16.0, help="the cap both runners train under")
     ap.add_argument("--start", type=int, default=32768, help="the first try's length")
     ap.add_argument("--granularity", type=int, default=2048, help="the answer's step, in tokens")
-    ap.add_argument("--timeout", type=int, default=600, help="seconds per try")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per try (a try at the cap takes tens)")
     ap.add_argument("--smoke", action="store_true", help="tiny-llama on the CPU, the engine alone (a test of the search)")
     args = ap.parse_args()
     for name in ("memory_gib", "start", "granularity", "timeout"):
