@@ -39,9 +39,10 @@ if ! spplan_find_torch; then
   exit 2
 fi
 py=$SPPLAN_TORCH_PY
-# Replace, not merge: two versions of one package in DIR stop the node's install.
-rm -rf "${dest:?}"
+# Replace the wheels, not merge: two versions of one package in DIR stop the node's install. Only
+# wheels go: DIR may be a folder that holds other files.
 mkdir -p "$dest"
+rm -f "$dest"/*.whl
 "$py" -m pip download -q --no-deps --only-binary=:all: -d "$dest" "${pure[@]}"
 "$py" -m pip download -q --no-deps --only-binary=:all: --implementation cp --python-version "$node_py" \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
