@@ -235,12 +235,11 @@ def main():
         out += [""] + list(kernel_lines(args.dir, manifest))
         out += [""] + list(compare_lines(args.dir))
         out += [""] + list(run_lines(args.dir, args.spplan, need(manifest, "preset", "manifest.json")))
-        longest = list(longest_lines(args.dir, args.spplan, need(manifest, "preset", "manifest.json")))
-        if longest:
-            out += [""] + longest
-        peers = list(longest_peers_lines(args.dir))
-        if peers:
-            out += [""] + peers
+        for optional in (longest_lines(args.dir, args.spplan, need(manifest, "preset", "manifest.json")),
+                         longest_peers_lines(args.dir)):  # sections a lease may not have had
+            lines = list(optional)
+            if lines:
+                out += [""] + lines
     except BadInput as e:
         print("gpu-table: %s" % e, file=sys.stderr)
         return 2

@@ -260,15 +260,15 @@ Result<HfWeights> open_init_from(const RunOptions& o) {
 Status apply_device_memory_limit(c10::Device device) {
   const char* v = std::getenv("SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT");
   if (v == nullptr) return Status::ok();
-  const char* what = "environment variable SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT";
-  if (!device.is_cuda()) {
-    SPPLAN_ASSIGN_OR_RETURN(const int64_t bytes, parse_int(what, v, 1, int64_t{1} << 50));
+  const bool gpu = device.is_cuda();
+  const int64_t most = gpu ? cuda_device_total_bytes(device.index()) : int64_t{1} << 50;
+  SPPLAN_ASSIGN_OR_RETURN(const int64_t bytes,
+                          parse_int("environment variable SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT", v, 1, most));
+  if (gpu) {
+    set_cuda_memory_limit(device.index(), bytes);
+  } else {
     set_device_memory_limit(bytes);
-    return Status::ok();
   }
-  const int64_t total = cuda_device_total_bytes(device.index());
-  SPPLAN_ASSIGN_OR_RETURN(const int64_t bytes, parse_int(what, v, 1, total));
-  set_cuda_memory_limit(device.index(), bytes);
   return Status::ok();
 }
 

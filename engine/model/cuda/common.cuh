@@ -37,10 +37,13 @@ __device__ __forceinline__ Pack<T, N> load(const T* p) { return *reinterpret_cas
 template <class T, int N>
 __device__ __forceinline__ void store(T* p, const Pack<T, N>& pack) { *reinterpret_cast<Pack<T, N>*>(p) = pack; }
 
-__device__ __forceinline__ float warp_sum(float v) {
-  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+// Sum over a group of `lanes` lanes (a power of two, aligned in the warp). Every lane of the warp
+// calls it (the shuffles name the whole warp), each group gets its own sum.
+__device__ __forceinline__ float group_sum(float v, int lanes) {
+  for (int offset = lanes / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
   return v;
 }
+__device__ __forceinline__ float warp_sum(float v) { return group_sum(v, 32); }
 
 // Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
 // `scratch`: 33 floats of shared memory, free to reuse after the call returns.

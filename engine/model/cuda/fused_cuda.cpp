@@ -103,7 +103,7 @@ reference::NormBackward qk_norm_rope_backward(const at::Tensor& dy_in, const at:
   const at::Tensor x = token_rows(x_in), dy = as_operand(dy_in, x), weight = as_operand(weight_in, x);
   const at::Tensor cos = as_operand(cos_in, x), sin = as_operand(sin_in, x);
   const int64_t tokens = x.size(0) * x.size(1), heads = x.size(2), d = x.size(3);
-  const int blocks = cuda::weight_grad_blocks(tokens * heads / 4);
+  const int blocks = cuda::weight_grad_blocks(tokens * heads / cuda::kQkWarps);
   at::Tensor dx = at::empty(x.sizes(), x.options().memory_format(at::MemoryFormat::Contiguous));
   at::Tensor partial = partial_buffer(blocks, d, x);
   check(cuda::qk_norm_rope_backward(dtype_of(x), dy.data_ptr(), x.data_ptr(), x.stride(1), weight.data_ptr(),

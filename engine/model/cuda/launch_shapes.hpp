@@ -1,5 +1,5 @@
 // Block and grid shapes of the fused CUDA kernels and the index maps their threads follow, in plain
-// C++ (host and device): the CPU tests (tests/engine/model/cuda_launch_shapes_test.cpp) check that
+// C++ (host and device): the CPU tests (tests/engine/model/cuda/launch_shapes_test.cpp) check that
 // every row and column is visited once, where no GPU can run the kernels themselves.
 #pragma once
 

@@ -11,13 +11,6 @@
 namespace spplan::engine::cuda {
 namespace {
 
-// Sum over a group of `lanes` lanes (a power of two, aligned in the warp). Every lane of the warp
-// calls it (the shuffles name the whole warp), each group gets its own sum.
-__device__ __forceinline__ float group_sum(float v, int lanes) {
-  for (int offset = lanes / 2; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-
 template <class T, int N>
 __global__ void qk_norm_rope_forward_kernel(const T* x, int64_t token_stride, const T* weight, const T* cos,
                                             const T* sin, int64_t positions, T* y, float* rstd, int64_t tokens,
