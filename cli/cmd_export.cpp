@@ -47,7 +47,7 @@ int cmd_export(int argc, const char* const* argv) {
          "deepspeed give the plan a length (spplan plan ... --train-steps K)");
   }
   if (auto out = args->get("out")) {
-    if (Status s = check_not_an_input("--out", *out, {*path}); !s) return fail(s);
+    if (Status s = check_not_an_input("--out", *out, {{"--plan", *path, PathRole::kFile}}); !s) return fail(s);
     if (Status s = write_file_atomically(*out, *text); !s) return fail(s);
   } else {
     std::cout << *text;

@@ -71,7 +71,8 @@ int cmd_plan(int argc, const char* const* argv) {
     if (!model.ok()) return fail(model.status());
     const auto gpu = gpu_file(*args->get("gpu"));
     if (!gpu.ok()) return fail(gpu.status());
-    if (const Status s = check_not_an_input("--out", *out, {*model, *gpu}); !s) return fail(s);
+    const std::vector<NamedPath> inputs{{"--model", *model, PathRole::kFile}, {"--gpu", *gpu, PathRole::kFile}};
+    if (const Status s = check_not_an_input("--out", *out, inputs); !s) return fail(s);
   }
   search::SearchResult result = search::search_plans(*base, true, *constraints);
   if (result.evaluated == 0) {

@@ -114,7 +114,8 @@ int cmd_simulate(int argc, const char* const* argv) {
   if (!plan.ok()) return fail(plan.status());
   for (const char* flag : {"trace", "svg"}) {
     if (const auto out = args->get(flag)) {
-      const auto s = spplan::cli::check_not_an_input(std::string("--") + flag, *out, {*plan_path});
+      const auto s =
+          spplan::cli::check_not_an_input(std::string("--") + flag, *out, {{"--plan", *plan_path, spplan::PathRole::kFile}});
       if (!s.is_ok()) return fail(s);
     }
   }

@@ -96,15 +96,8 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
   return plan;
 }
 
-Status check_not_an_input(const std::string& flag, const std::string& out, const std::vector<std::string>& inputs) {
-  for (const std::string& input : inputs) {
-    std::error_code error;
-    if (std::filesystem::equivalent(out, input, error)) {
-      return Status::invalid(flag + ": value \"" + out + "\" is the input file " + input +
-                             " (allowed: a different file; writing would overwrite the input)");
-    }
-  }
-  return Status::ok();
+Status check_not_an_input(const std::string& flag, const std::string& out, const std::vector<NamedPath>& inputs) {
+  return check_outputs_apart(inputs, {{flag, out, PathRole::kFile}});
 }
 
 int fail(const Status& status) {

@@ -7,6 +7,7 @@
 
 #include "planner/config/plan_spec.hpp"
 #include "planner/core/args.hpp"
+#include "planner/core/path_guard.hpp"
 #include "planner/core/status.hpp"
 
 namespace spplan::cli {
@@ -33,9 +34,10 @@ inline constexpr const char* kSeqAllowed = "tokens: 131072, 128k or 1.5M (k = 10
 // Builds a plan from those flags (knobs at their defaults); --nodes sets gpus = nodes x per node.
 Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq);
 
-// Error when the output file `out` (given with `flag`) is one of the input files: writing it
-// would destroy the input. Inputs that are not files (preset names) are skipped.
-Status check_not_an_input(const std::string& flag, const std::string& out, const std::vector<std::string>& inputs);
+// Error when the output file `out` (given with `flag`) is, or lies inside, one of the inputs
+// (planner/core/path_guard.hpp: links and hard links resolved): writing it would destroy the input.
+// Inputs that are not files (preset names) match nothing.
+Status check_not_an_input(const std::string& flag, const std::string& out, const std::vector<NamedPath>& inputs);
 
 // Prints "spplan: <message>" on stderr, always one line, and returns the exit code for the status.
 int fail(const Status& status);

@@ -218,13 +218,18 @@ TEST(Cli, OutputThatIsAnInputIsRefused) {
   write_text(plan, read_text(std::string(SPPLAN_SOURCE_DIR) + "/configs/plans/qwen3-4b-128k-4xh100.toml"));
   write_text(model, read_text(std::string(SPPLAN_SOURCE_DIR) + "/configs/models/qwen3-4b.toml"));
   const std::string plan_text = read_text(plan), model_text = read_text(model);
+  std::remove((plan + ".link").c_str());
+  ASSERT_EQ(::symlink(plan.c_str(), (plan + ".link").c_str()), 0);
   const struct {
     std::string args, expected;
   } cases[] = {
-      {"export --plan " + plan + " --format deepspeed --out " + plan, "spplan: --out: value \"" + plan + "\" is the input file "},
-      {"simulate --plan " + plan + " --trace " + plan, "spplan: --trace: value \"" + plan + "\" is the input file "},
+      {"export --plan " + plan + " --format deepspeed --out " + plan, "spplan: --out: " + plan + " is the --plan file "},
+      {"simulate --plan " + plan + " --trace " + plan, "spplan: --trace: " + plan + " is the --plan file "},
       {"plan --model " + model + " --gpu h100-80gb --gpus 4 --seq 1k --out " + model,
-       "spplan: --out: value \"" + model + "\" is the input file "},
+       "spplan: --out: " + model + " is the --model file "},
+      // A symbolic link to the input is the input (issue 44: every path resolved).
+      {"export --plan " + plan + " --format deepspeed --out " + plan + ".link",
+       "spplan: --out: " + plan + ".link is the --plan file "},
   };
   for (const auto& c : cases) {
     const CliRun r = run_spplan(c.args);
@@ -244,7 +249,7 @@ TEST(Cli, OutputThatIsAPresetFileIsRefused) {
   const CliRun r = run_spplan("plan --model qwen3-4b --gpu h100-80gb --gpus 4 --seq 1k --out " + preset,
                               "SPPLAN_CONFIG_DIR=" + configs);
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err.rfind("spplan: --out: value \"" + preset + "\" is the input file ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.rfind("spplan: --out: " + preset + " is the --gpu file ", 0), 0u) << r.err;
   EXPECT_EQ(read_text(preset), text);
 }
 
