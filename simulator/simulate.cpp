@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "planner/costmodel/host_cpu.hpp"
 #include "simulator/analysis.hpp"
 #include "simulator/step_graph.hpp"
 
@@ -67,11 +68,13 @@ SimResult simulate(const costmodel::StepCosts& costs, const MemoryTerms& terms, 
 }
 
 SimResult simulate_plan(const PlanSpec& plan, Mode mode) {
-  return simulate(costmodel::step_costs(plan), memory_terms(plan), mode);
+  const PlanSpec p = costmodel::as_priced(plan);  // a host CPU's share, as the estimate prices it
+  return simulate(costmodel::step_costs(p), memory_terms(p), mode);
 }
 
 double simulated_step_time_s(const PlanSpec& plan) {
-  const OpGraph graph = build_step_graph(costmodel::step_costs(plan), memory_terms(plan));
+  const PlanSpec p = costmodel::as_priced(plan);
+  const OpGraph graph = build_step_graph(costmodel::step_costs(p), memory_terms(p));
   return schedule_ops(graph, Mode::kOverlap).makespan_s;
 }
 

@@ -136,6 +136,13 @@ Result<GpuSpec> preset_for(const Flags& flags, const CudaDevice& device) {
                          "\" matches no GPU preset by name and memory (allowed: --gpu PRESET|FILE.toml)");
 }
 
+// The threads each rank of a CPU case runs: this machine's cores split between its ranks.
+int64_t case_threads(const ValidateCase& c) {
+  const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
+  return std::max<int64_t>(1, cores / c.world);
+}
+
+// `shared`: the case's ranks share this CPU, each on OMP_NUM_THREADS = cores / ranks (run_case).
 Result<Prediction> predict_case(const ValidateCase& c, const GpuSpec& machine, bool shared) {
   const std::vector<std::string> args = run_args(c, 1);
   std::vector<const char*> argv = {"spplan-engine"};
@@ -143,8 +150,9 @@ Result<Prediction> predict_case(const ValidateCase& c, const GpuSpec& machine, b
   auto opts = parse_run_options(static_cast<int>(argv.size()), argv.data(), 2);
   if (!opts.ok()) return Status::invalid(case_name(c) + ": " + opts.status().message());
   if (auto s = check_run_options(&*opts, c.world); !s) return Status::invalid(case_name(c) + ": " + s.message());
-  // The ranks share this CPU: the same rule as `spplan run` (predict.hpp host_share).
-  return predict(opts->plan, Pricing{shared ? host_share(machine, c.world) : machine, true});
+  // The ranks share this CPU by the rule `spplan run` and `spplan plan` price it with
+  // (costmodel/host_cpu.hpp), at the threads run_case gives each.
+  return predict(opts->plan, Pricing{machine, true, shared ? case_threads(c) : 0});
 }
 
 void add_prediction(nlohmann::json* row, const std::string& prefix, const Prediction& p, double mem, double time) {
@@ -165,8 +173,7 @@ Result<nlohmann::json> run_case(const ValidateCase& c, int64_t steps, const Mach
   }
   std::string cmd = "env";
   if (m.shared) {
-    const int64_t cores = std::max<long>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
-    cmd += " OMP_NUM_THREADS=" + std::to_string(std::max<int64_t>(1, cores / c.world));
+    cmd += " OMP_NUM_THREADS=" + std::to_string(case_threads(c));
     // each kernel class timed in the run (kernel_clock.hpp); a memory-only case has no time to compare
     if (!c.memory_only) cmd += " SPPLAN_ENGINE_KERNEL_CLOCK=1";
   } else {

@@ -8,6 +8,7 @@
 
 #include "planner/config/loaders.hpp"
 #include "planner/core/units.hpp"
+#include "planner/costmodel/host_cpu.hpp"
 #ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
 #include "planner/costmodel/compute.hpp"
 #include "planner/costmodel/estimate.hpp"
@@ -93,65 +94,11 @@ Pricing cuda_pricing(const GpuSpec* gpu_flag, const CudaDevice& device, const Gp
   return {g, false};
 }
 
-bool describes_host_cpu(const GpuSpec& spec) { return spec.cuda_context_gib == 0 && spec.nccl_gib_per_group == 0; }
-
-double amdahl_speedup(double threads, double measured_threads, double measured_speedup) {
-  if (!(measured_threads > 1) || !(measured_speedup > 0)) return threads;  // nothing measured: linear
-  const double parallel = std::clamp((1 - 1 / measured_speedup) / (1 - 1 / measured_threads), 0.0, 1.0);
-  return 1 / ((1 - parallel) + parallel / threads);
-}
-
-GpuSpec host_share(const GpuSpec& machine, int64_t ranks) {
-  GpuSpec spec = machine;
-  const double w = static_cast<double>(std::max<int64_t>(1, ranks));
-  // Each class's share of its measured rate; without host_threads (not measured), 1/ranks.
-  double linear = 1 / w, fp32_fwd = 1 / w, fp32_bwd = 1 / w, bf16_fwd = 1 / w, bf16_bwd = 1 / w;
-  if (machine.host_threads > 0) {
-    const double cores = machine.host_threads;
-    const double threads = std::max(1.0, std::floor(cores / w));
-    const double busy = std::min(1.0, cores / (w * threads));
-    linear = threads / cores * busy;
-    // A GEMM class by Amdahl's law through its measured speedup (absent: the fp32 forward's; that
-    // absent too: linear).
-    const double fallback = machine.matmul_thread_speedup > 0 ? machine.matmul_thread_speedup : cores;
-    auto gemm = [&](double measured) {
-      const double speedup = measured > 0 ? measured : fallback;
-      return amdahl_speedup(threads, cores, speedup) / amdahl_speedup(cores, cores, speedup) * busy;
-    };
-    fp32_fwd = gemm(machine.matmul_thread_speedup), fp32_bwd = gemm(machine.matmul_bwd_thread_speedup);
-    bf16_fwd = gemm(machine.bf16_matmul_thread_speedup), bf16_bwd = gemm(machine.bf16_matmul_bwd_thread_speedup);
-  }
-  // Per dtype the peak takes the largest share and each class's efficiency the ratio, so every
-  // efficiency stays a fraction of peak (a calibrated file's fastest class is at 1). A backward
-  // efficiency of 0 (not measured) stays 0: it runs at the forward's.
-  const double fp32_peak = std::max({linear, fp32_fwd, fp32_bwd}), bf16_peak = std::max({linear, bf16_fwd, bf16_bwd});
-  spec.fp32_tflops *= fp32_peak;
-  spec.bf16_tflops *= bf16_peak;
-  spec.fp32_matmul_efficiency *= fp32_fwd / fp32_peak;
-  spec.fp32_matmul_bwd_efficiency *= fp32_bwd / fp32_peak;
-  spec.matmul_efficiency *= bf16_fwd / bf16_peak;
-  spec.matmul_bwd_efficiency *= bf16_bwd / bf16_peak;
-  for (double* e : {&spec.attention_efficiency, &spec.attention_bwd_efficiency, &spec.sdpa_attention_efficiency,
-                    &spec.sdpa_attention_bwd_efficiency}) {
-    *e *= linear / bf16_peak;
-  }
-  for (double* e : {&spec.fp32_attention_efficiency, &spec.fp32_attention_bwd_efficiency}) *e *= linear / fp32_peak;
-  spec.hbm_GBps *= linear;
-  spec.pcie_GBps *= linear;
-  return spec;
-}
-
-Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu, int64_t ranks_on_host) {
-  Pricing p{};
-  if (gpu_flag != nullptr) {
-    p = {*gpu_flag, true};
-  } else {
-    bool calibrated = false;
-    GpuSpec g = host_machine(plan_gpu, &calibrated);
-    p = {g, calibrated};
-  }
-  if (p.speed_known && describes_host_cpu(p.gpu)) p.gpu = host_share(p.gpu, ranks_on_host);
-  return p;
+Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu) {
+  if (gpu_flag != nullptr) return {*gpu_flag, true};
+  bool calibrated = false;
+  GpuSpec g = host_machine(plan_gpu, &calibrated);
+  return {g, calibrated};
 }
 
 int64_t threads_per_rank(int64_t ranks_on_host) {
@@ -169,17 +116,10 @@ PlanSpec priced_plan(const PlanSpec& plan, const Pricing& pricing) {
   host.cluster.gpu = pricing.gpu;
   host.cluster.gpu.gpus_per_node = plan.cluster.num_gpus;  // all ranks on this one machine
   host.stack = trainer_stack("engine");  // the engine's own software behaviour (knobs.cpp)
-  // On this CPU (a spec without CUDA context or NCCL) LibTorch's CPU flash kernel runs attention.
-  host.stack.cpu_flash_attention = describes_host_cpu(pricing.gpu);
-  host.stack.cpu_flash_threads = threads_per_rank(plan.cluster.num_gpus);
-  // There the tiled loss's layer ops run their blockwise ATen references (fused_reference.cpp), a
-  // chain of kernels per op like the eager modules, not the fused CUDA kernels.
-  // And LibTorch's fp32 rms_norm is its composite there, which keeps the normalised value too.
-  if (describes_host_cpu(pricing.gpu)) {
-    host.stack.fused_layer_kernels_with_tiled_loss = false;
-    host.stack.fp32_norms_fused_on_gpu = false;
-  }
-  return host;
+  // On a CPU the threads this run's ranks really run (OMP_NUM_THREADS or the cores split).
+  host.stack.cpu_flash_threads =
+      pricing.threads_per_rank > 0 ? pricing.threads_per_rank : threads_per_rank(plan.cluster.num_gpus);
+  return costmodel::as_priced(host);
 }
 
 Prediction predict(const PlanSpec& plan, const Pricing& pricing) {

@@ -63,10 +63,12 @@ struct DtypeRates {
 std::optional<DtypeRates> priced_dtype_rates(const GpuSpec& gpu, double elem_bytes);
 
 // The accelerator spec a run is priced on, and whether its speed is known (a datasheet preset or
-// a measured calibration) or only its memory.
+// a measured calibration) or only its memory. On a CPU the ranks share it by the costmodel's one
+// rule (planner/costmodel/host_cpu.hpp), at `threads_per_rank` threads (0: threads_per_rank()).
 struct Pricing {
   GpuSpec gpu;
   bool speed_known = false;
+  int64_t threads_per_rank = 0;
 };
 
 // A CUDA device as LibTorch reports it.
@@ -81,28 +83,9 @@ std::optional<GpuSpec> match_gpu_preset(const CudaDevice& device, const std::vec
 
 // GPU runs. `gpu_flag`: the spec --gpu named (nullptr: none).
 Pricing cuda_pricing(const GpuSpec* gpu_flag, const CudaDevice& device, const GpuSpec& plan_gpu);
-// CPU runs. `gpu_flag` likewise; else cpu-host, else the uncalibrated host. A spec that describes
-// a CPU (describes_host_cpu) is shared by the `ranks_on_host` ranks: host_share.
-Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu, int64_t ranks_on_host = 1);
-
-// A spec of a CPU (what `spplan calibrate` measures on one: no CUDA context, no NCCL buffers), not of
-// a GPU a CPU run is compared with.
-bool describes_host_cpu(const GpuSpec& spec);
-
-// The one rule for ranks that share one CPU (used by `spplan run` and `validate engine`). Each rank
-// runs t = max(1, host_threads / ranks) threads (worker.cpp set_threads), each thread gets
-// min(1, host_threads / (ranks x t)) of a core, and a kernel class's rate is its measured rate
-// scaled by its speedup at t threads over its speedup at host_threads: attention, elementwise
-// kernels and copies (calibrate measures the copy rate as a memory copy: the same shared
-// bandwidth) scale linearly, each GEMM class (dtype, forward or backward) by Amdahl's law through
-// its measured thread speedup (GpuSpec::matmul_thread_speedup and its siblings). A spec
-// without host_threads (not measured by calibrate): 1/ranks of everything. Memory capacity is not
-// divided: the costmodel prices one rank's peak.
-GpuSpec host_share(const GpuSpec& machine, int64_t ranks);
-
-// Amdahl's law: the speedup at `threads` of a kernel whose speedup at `measured_threads` is
-// `measured_speedup` (its parallel fraction solved from that point, kept in [0, 1]).
-double amdahl_speedup(double threads, double measured_threads, double measured_speedup);
+// CPU runs. `gpu_flag` likewise; else cpu-host, else the uncalibrated host. The ranks on the host
+// share a spec that describes a CPU (costmodel as_priced, through priced_plan).
+Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu);
 
 // The threads each of `ranks_on_host` ranks runs (worker.cpp set_threads): OMP_NUM_THREADS when set
 // to a positive count, else the host's hardware threads split between the ranks, at least 1.
@@ -110,9 +93,9 @@ int64_t threads_per_rank(int64_t ranks_on_host);
 
 // The plan as the costmodel prices the engine's run of it: on `pricing`'s machine, every rank on
 // one node, and the stack facts of this engine (its ZeRO-3 keeps nothing gathered, its loop holds no
-// logits, its checkpoint offload keeps one layer input on the device; on a CPU, LibTorch's flash
-// kernel with threads_per_rank threads). predict() prices this plan;
-// `validate engine` searches its max-seq.
+// logits, its checkpoint offload keeps one layer input on the device); on a CPU, each rank's share
+// of it at the run's threads (costmodel/host_cpu.hpp as_priced: the rule `spplan plan` prices a
+// CPU by too). predict() prices this plan; `validate engine` searches its max-seq.
 PlanSpec priced_plan(const PlanSpec& plan, const Pricing& pricing);
 
 // REQUIRES: check_plan(plan) is ok; plan.cluster.num_gpus is the world size.

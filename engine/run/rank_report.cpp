@@ -86,7 +86,11 @@ std::string bytes_text(int64_t bytes) {
 
 Pricing pricing_for(const RunOptions& o, c10::Device device, int64_t ranks_on_host) {
   const GpuSpec* flag = o.gpu ? &*o.gpu : nullptr;
-  if (!device.is_cuda()) return cpu_pricing(flag, o.plan.cluster.gpu, ranks_on_host);
+  if (!device.is_cuda()) {
+    Pricing p = cpu_pricing(flag, o.plan.cluster.gpu);
+    p.threads_per_rank = threads_per_rank(ranks_on_host);  // what worker.cpp set_threads runs
+    return p;
+  }
   const CudaDevice d{cuda_device_name(device.index()), cuda_memory(device.index()).device_total_bytes};
   return cuda_pricing(flag, d, o.plan.cluster.gpu);
 }

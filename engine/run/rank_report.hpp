@@ -25,8 +25,8 @@ void reset_peak(c10::Device device);
 // The largest `v` over the ranks. Collective.
 int64_t max_over_ranks(Comm& comm, int64_t v);
 
-// The spec the run is priced on (predict.hpp): --gpu, else what this device is; a CPU shared by
-// `ranks_on_host` ranks (host_share).
+// The spec the run is priced on (predict.hpp): --gpu, else what this device is; on a CPU at the
+// threads each of the `ranks_on_host` ranks runs (costmodel/host_cpu.hpp shares it).
 Pricing pricing_for(const RunOptions& o, c10::Device device, int64_t ranks_on_host);
 
 // Collective (every rank calls it); rank 0 prints the comparison line and, with --json, the object,

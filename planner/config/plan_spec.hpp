@@ -64,8 +64,12 @@ struct TrainingStack {
   bool cpu_flash_attention = false;
   // The threads of the process running that CPU kernel (at::get_num_threads()): its backward
   // allocates its block buffers for every thread of the pool at once (memory_activations.cpp
-  // cpu_flash_backward_scratch_bytes). Read only with cpu_flash_attention.
-  int64_t cpu_flash_threads = 1;
+  // cpu_flash_backward_scratch_bytes). Read only with cpu_flash_attention; 0: the host's threads
+  // over its ranks (costmodel/host_cpu.hpp as_priced sets it).
+  int64_t cpu_flash_threads = 0;
+  // The plan has been through costmodel::as_priced on a host CPU (its share of the machine taken):
+  // pricing it again changes nothing.
+  bool priced_on_host_cpu = false;
   // Liger-Kernel's Triton RMSNorm, RoPE and SwiGLU: one kernel per op and pass, reading and
   // writing each tensor once. Without them the layers run Hugging Face's eager modules, a chain of
   // PyTorch kernels per op (layer_kernels.hpp counts them).
@@ -122,6 +126,9 @@ struct PlanSpec {
   int64_t seq_len = 0;  // tokens per sequence (global, before SP sharding)
   Knobs knobs;
   OptimizerSpec optimizer;  // [optimizer]: optional in files (absent: the defaults)
+  // The [optimizer] keys the plan file gave: what a --resume holds against the checkpoint's
+  // settings (the others are taken from the checkpoint).
+  std::vector<std::string> optimizer_keys_in_file;
   TrainingStack stack;
   // Documents packed into each sequence, positions restarting and attention masked at their ends
   // (the engine's --eos-id; not a plan-file key): the costmodel prices the position ids.

@@ -20,6 +20,7 @@
 
 #include "planner/core/units.hpp"
 #include "planner/costmodel/compute.hpp"
+#include "planner/costmodel/host_cpu.hpp"
 #include "planner/costmodel/memory.hpp"
 #include "planner/costmodel/software_facts.hpp"
 
@@ -108,7 +109,8 @@ std::string shortfall(const char* what, double need_bytes, const std::string& wh
 
 }  // namespace
 
-Estimate estimate(const PlanSpec& p) {
+Estimate estimate(const PlanSpec& plan) {
+  const PlanSpec p = as_priced(plan);  // a host CPU: each rank's share of it (host_cpu.hpp)
   Estimate e;
   e.memory = peak_memory(p);
   e.capacity_bytes = p.cluster.gpu.memory_gib * kGiB;

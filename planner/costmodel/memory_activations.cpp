@@ -267,7 +267,8 @@ double cpu_flash_backward_scratch_bytes(const PlanSpec& p) {
   const double q_split = std::min(queries, queries >= 768 ? 256.0 : queries >= 192 ? 64.0 : 32.0);
   const double kv_split = std::min(queries, 512.0);
   const double reduced = p.knobs.precision == Precision::kBf16 ? kBf16Bytes : 0.0;
-  return static_cast<double>(p.stack.cpu_flash_threads) * 2 * q_split * kv_split * (kFp32Bytes + reduced);
+  const double threads = static_cast<double>(std::max<int64_t>(1, p.stack.cpu_flash_threads));
+  return threads * 2 * q_split * kv_split * (kFp32Bytes + reduced);
 }
 
 double layer_backward_extra_bytes(const PlanSpec& p) {

@@ -8,6 +8,7 @@
 #include "planner/costmodel/comm.hpp"
 #include "planner/costmodel/compute.hpp"
 #include "planner/costmodel/dtype.hpp"
+#include "planner/costmodel/host_cpu.hpp"
 #include "planner/costmodel/layer_kernels.hpp"
 #include "planner/costmodel/memory.hpp"
 #include "planner/costmodel/ring.hpp"
@@ -151,7 +152,8 @@ double loss_bwd_s(const PlanSpec& p, const Shape& x) {
 
 }  // namespace
 
-StepCosts step_costs(const PlanSpec& p) {
+StepCosts step_costs(const PlanSpec& plan) {
+  const PlanSpec p = as_priced(plan);  // a host CPU: each rank's share of it (host_cpu.hpp)
   const Shape x = shape_of(p);
   const GpuSpec& g = p.cluster.gpu;
   const ParamCounts params = param_counts(p.model);

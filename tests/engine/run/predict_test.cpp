@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "planner/config/loaders.hpp"
+#include "planner/costmodel/estimate.hpp"
+#include "planner/costmodel/host_cpu.hpp"
 
 namespace spplan::engine {
 namespace {
@@ -82,86 +84,35 @@ GpuSpec cpu_spec(double bf16_tflops) {
   return cpu;
 }
 
-// Ranks sharing one CPU: one rule for `spplan run` and `validate engine` (host_share). A calibrated
-// CPU spec is divided between the ranks; a GPU preset a CPU run is compared with is not.
-TEST(HostShare, ACpuSpecIsDividedBetweenItsRanksAGpuPresetIsNot) {
-  const GpuSpec cpu = cpu_spec(2.0);
-  const Pricing shared = cpu_pricing(&cpu, cpu, 2);
-  EXPECT_TRUE(shared.speed_known);
-  EXPECT_DOUBLE_EQ(shared.gpu.bf16_tflops, 1.0);
-  EXPECT_DOUBLE_EQ(shared.gpu.fp32_tflops, 0.5);
-  EXPECT_DOUBLE_EQ(shared.gpu.hbm_GBps, 20);
-  EXPECT_DOUBLE_EQ(shared.gpu.pcie_GBps, 10);
-  EXPECT_DOUBLE_EQ(shared.gpu.memory_gib, 24);  // capacity is not divided: the costmodel prices one rank's peak
-  const GpuSpec by_validate = host_share(cpu, 2);  // what validate.cpp prices each case on
-  EXPECT_DOUBLE_EQ(by_validate.fp32_tflops, shared.gpu.fp32_tflops);
+// One CPU price (issue 44): the engine prices its run with the rule `spplan plan` and `estimate`
+// use (costmodel/host_cpu.hpp as_priced): a calibrated CPU spec is divided between the ranks at the
+// threads each runs, so the run's prediction is the planner's for the same plan; a GPU preset a
+// CPU run is compared with is not divided.
+TEST(HostShare, TheRunIsPricedAsThePlannerPricesTheSamePlan) {
+  GpuSpec cpu = cpu_spec(2.0);
+  cpu.host_threads = 2;
+  cpu.matmul_thread_speedup = 1.68;
+  cpu.gpus_per_node = 2;  // what calibrate writes: the host's threads
+  cpu.intra_node_GBps = cpu.inter_node_GBps = 5;  // its Gloo all-to-all
+  PlanSpec plan;
+  plan.model = *load_model("tiny-llama");
+  plan.seq_len = 1024;
+  plan.knobs.sp = 2;
+  plan.knobs.precision = Precision::kFp32;
+  plan.cluster.num_gpus = 2;
+  plan.cluster.gpu = cpu;
+  plan.stack = trainer_stack("engine");
+  const Prediction run = predict(plan, Pricing{cpu, true, 1});  // 2 ranks of 1 thread on 2 threads
+  const costmodel::Estimate planned = costmodel::estimate(plan);  // spplan plan / estimate
+  ASSERT_TRUE(run.step_time_s.has_value());
+  EXPECT_DOUBLE_EQ(*run.step_time_s, planned.time.step_time_s);
+  const PlanSpec priced = priced_plan(plan, Pricing{cpu, true, 1});
+  EXPECT_DOUBLE_EQ(priced.cluster.gpu.hbm_GBps, 20);  // half the bandwidth each
+  EXPECT_DOUBLE_EQ(costmodel::as_priced(priced).cluster.gpu.hbm_GBps, 20);  // and only once
   const auto h100 = load_gpu("h100-80gb");
   ASSERT_TRUE(h100.ok());
-  EXPECT_FALSE(describes_host_cpu(*h100));
-  EXPECT_DOUBLE_EQ(cpu_pricing(&*h100, *h100, 2).gpu.bf16_tflops, h100->bf16_tflops);
-  EXPECT_DOUBLE_EQ(cpu_pricing(&cpu, cpu, 1).gpu.bf16_tflops, 2.0);
-}
-
-// Amdahl's law through the measured point: 1 at one thread, the measurement at its thread count,
-// linear when nothing was measured or the measurement was linear (or better).
-TEST(HostShare, AmdahlSpeedupPassesThroughItsMeasurement) {
-  EXPECT_DOUBLE_EQ(amdahl_speedup(1, 2, 1.68), 1.0);
-  EXPECT_NEAR(amdahl_speedup(2, 2, 1.68), 1.68, 1e-12);
-  EXPECT_NEAR(amdahl_speedup(16, 16, 10), 10, 1e-12);
-  EXPECT_NEAR(amdahl_speedup(4, 16, 10), 1 / (1 - 0.96 + 0.96 / 4), 1e-12);  // parallel part (1 - 1/10) / (1 - 1/16)
-  EXPECT_DOUBLE_EQ(amdahl_speedup(8, 1, 0), 8.0);
-  EXPECT_DOUBLE_EQ(amdahl_speedup(3, 2, 2.2), 3.0);  // super-linear clamps to linear
-}
-
-// A calibrated 2-thread CPU whose GEMM ran 1.68x faster on both threads (the AMD EPYC of issue
-// 28): four ranks each run one thread on half a core. Attention and bandwidth get a quarter of
-// the measured rates, as before; the GEMM half its one-thread rate, 2 / 1.68 more than a quarter.
-TEST(HostShare, ARankRunsItsGemmAtTheRateOfItsThreads) {
-  GpuSpec cpu = cpu_spec(1.0);
-  cpu.fp32_matmul_efficiency = 1.0;
-  cpu.fp32_attention_efficiency = 0.8;
-  cpu.host_threads = 2;
-  cpu.matmul_thread_speedup = 1.68;
-  const GpuSpec four = host_share(cpu, 4);
-  EXPECT_NEAR(four.fp32_tflops * four.fp32_matmul_efficiency, 0.5 / 1.68, 1e-12);
-  EXPECT_NEAR(four.fp32_tflops * four.fp32_attention_efficiency, 0.8 / 4, 1e-12);
-  EXPECT_NEAR(four.hbm_GBps, 10, 1e-12);
-  EXPECT_NEAR(four.pcie_GBps, 5, 1e-12);
-  EXPECT_LE(four.fp32_attention_efficiency, 1.0);  // still fractions of the shared peak
-  EXPECT_LE(four.fp32_matmul_efficiency, 1.0);
-  const GpuSpec one = host_share(cpu, 1);  // one rank on both threads: the measured rates
-  EXPECT_DOUBLE_EQ(one.fp32_tflops * one.fp32_matmul_efficiency, 1.0);
-  EXPECT_DOUBLE_EQ(one.fp32_tflops * one.fp32_attention_efficiency, 0.8);
-  const GpuSpec two = host_share(cpu, 2);  // a thread each, a core each: the one-thread GEMM
-  EXPECT_NEAR(two.fp32_tflops * two.fp32_matmul_efficiency, 1 / 1.68, 1e-12);
-  EXPECT_NEAR(two.hbm_GBps, 20, 1e-12);
-}
-
-// Each GEMM class shares by its own measured speedup (issue 28, the same EPYC: the emulated bf16
-// backward ran at one thread's rate on two, 1.02x; the bf16 forward 1.83x): two ranks of one thread
-// each get the bf16 backward's whole measured rate, the bf16 forward's 1/1.83, and a class with no
-// speedup of its own the fp32 forward's (1.68). The bf16 peak takes the largest share, so every
-// bf16 efficiency stays a fraction of it.
-TEST(HostShare, EachGemmClassSharesByItsOwnSpeedup) {
-  GpuSpec cpu = cpu_spec(1.0);
-  cpu.bf16_tflops = 0.1;
-  cpu.matmul_efficiency = 0.2;       // bf16 forward: 0.02 TFLOP/s
-  cpu.matmul_bwd_efficiency = 0.02;  // bf16 backward: 0.002
-  cpu.attention_efficiency = 1.0;
-  cpu.fp32_matmul_efficiency = 1.0;
-  cpu.fp32_matmul_bwd_efficiency = 0.8;
-  cpu.host_threads = 2;
-  cpu.matmul_thread_speedup = 1.68;
-  cpu.bf16_matmul_thread_speedup = 1.83;
-  cpu.bf16_matmul_bwd_thread_speedup = 1.0;
-  const GpuSpec two = host_share(cpu, 2);
-  EXPECT_NEAR(two.bf16_tflops * two.matmul_efficiency, 0.02 / 1.83, 1e-12);
-  EXPECT_NEAR(two.bf16_tflops * two.matmul_bwd_efficiency, 0.002, 1e-12);
-  EXPECT_NEAR(two.bf16_tflops * two.attention_efficiency, 0.1 / 2, 1e-12);
-  EXPECT_NEAR(two.fp32_tflops * two.fp32_matmul_bwd_efficiency, 0.8 / 1.68, 1e-12);  // the fp32 forward's
-  for (double e : {two.matmul_efficiency, two.matmul_bwd_efficiency, two.attention_efficiency}) EXPECT_LE(e, 1.0);
-  cpu.matmul_bwd_efficiency = 0;  // not measured: the backward runs at the forward's share and rate
-  EXPECT_DOUBLE_EQ(host_share(cpu, 2).matmul_bwd_efficiency, 0);
+  EXPECT_DOUBLE_EQ(priced_plan(plan, Pricing{*h100, true, 1}).cluster.gpu.bf16_tflops, h100->bf16_tflops);
+  EXPECT_DOUBLE_EQ(cpu_pricing(&cpu, cpu).gpu.bf16_tflops, 2.0);  // the spec itself: shared when priced
 }
 
 // OMP_NUM_THREADS set (restored after the test), or unset.
