@@ -28,6 +28,7 @@
 #include "engine/run/predict.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/core/units.hpp"
 
 namespace spplan::engine {
 namespace {
@@ -145,19 +146,52 @@ std::string range(int64_t first, int64_t last) { return std::to_string(first) + 
 constexpr double kSweepAgreement = 0.10;
 constexpr int kMaxSweeps = 3;
 
-// agreed_sweep at calibrate's tolerance, a failure named as calibrate's.
-template <class Sweep>
-Result<SweepFits> swept(int max_sweeps, Sweep&& sweep) {
-  auto fits = agreed_sweep(max_sweeps, kSweepAgreement, sweep);
-  if (!fits.ok()) return Status::internal("spplan-engine calibrate: " + fits.status().message());
-  return fits;
-}
-
 // "" after one sweep; how many were made and whether two agreed after several (agreed_sweep).
 std::string sweeps_words(const SweepFits& fits) {
   if (fits.sweeps <= 1) return "";
   return fits.agreed ? ", 2 of " + std::to_string(fits.sweeps) + " sweeps agreed"
                      : ", the fastest of " + std::to_string(fits.sweeps) + " sweeps (none agreed)";
+}
+
+// "0.076, 2.51 and 1.9 TFLOP/s": each sweep's rate of one direction.
+std::string rates_words(const std::vector<double>& rates, double unit, const char* unit_name) {
+  std::string words;
+  for (size_t i = 0; i < rates.size(); ++i) {
+    words += (i == 0 ? "" : i + 1 == rates.size() ? " and " : ", ") + format_number(rates[i] / unit);
+  }
+  return words + " " + unit_name;
+}
+
+// agreed_sweep at calibrate's tolerance, a failure named as calibrate's. Every rate is measured at
+// least twice unless the first two agree; sweeps that never agree leave a warning in `warnings`
+// naming `what` and each sweep's rates (printed at once, and kept in the file's comments).
+template <class Sweep>
+Result<SweepFits> swept(const std::string& what, double unit, const char* unit_name, std::vector<std::string>* warnings,
+                        Sweep&& sweep) {
+  auto fits = agreed_sweep(kMaxSweeps, kSweepAgreement, sweep);
+  if (!fits.ok()) return Status::internal("spplan-engine calibrate: " + fits.status().message());
+  if (!fits->agreed) {
+    std::string w = what + ": " + std::to_string(fits->sweeps) + " sweeps disagree by more than " +
+                    format_number(100 * kSweepAgreement) + " %: forward " +
+                    rates_words(fits->forward_rates, unit, unit_name);
+    if (fits->backward_rates != fits->forward_rates) w += ", backward " + rates_words(fits->backward_rates, unit, unit_name);
+    w += "; the fastest is kept (another process slowed the others?); calibrate again on an idle machine";
+    std::cerr << "spplan-engine calibrate: warning: " << w << std::endl;
+    warnings->push_back(w);
+  }
+  return fits;
+}
+
+// One fit (not a forward/backward pair) swept as the pairs are.
+template <class Samples>
+Result<FittedKernel> swept_fit(const std::string& what, double unit, const char* unit_name,
+                               std::vector<std::string>* warnings, Samples&& samples) {
+  auto sweep = [&]() -> Result<SweepFits> {
+    SPPLAN_ASSIGN_OR_RETURN(const KernelFit f, fit_kernel(what, samples()));
+    return SweepFits::of(f, f);
+  };
+  SPPLAN_ASSIGN_OR_RETURN(const SweepFits fits, swept(what, unit, unit_name, warnings, sweep));
+  return FittedKernel{what + sweeps_words(fits), fits.forward};
 }
 
 // One dtype's GEMM classes, forward and backward (as autograd runs it: other layouts, their own
@@ -177,15 +211,15 @@ std::vector<GemmDtype> gemm_dtypes(Calibration* c) {
 // until two sweeps agree (as attention: the fp32 GEMM fits of four calibrations on one 2-vCPU VM
 // spread from 0.11 to 0.16 TFLOP/s, issue 28).
 Result<SweepFits> gemm_fits(const std::vector<ModelSpec>& models, const GemmDtype& k, c10::Device device,
-                            const ProbeScale& scale, int max_sweeps) {
+                            const ProbeScale& scale, const std::string& what, std::vector<std::string>* warnings) {
   auto sweep = [&]() -> Result<SweepFits> {
     SPPLAN_ASSIGN_OR_RETURN(const KernelFit f,
                             fit_kernel(k.name + " GEMM", gemm_samples(models, k.dtype, GemmPass::kForward, device, scale)));
     SPPLAN_ASSIGN_OR_RETURN(const KernelFit b, fit_kernel(k.name + " GEMM backward",
                                                           gemm_samples(models, k.dtype, GemmPass::kBackward, device, scale)));
-    return SweepFits{f, b};
+    return SweepFits::of(f, b);
   };
-  return swept(max_sweeps, sweep);
+  return swept(what, kTera, "TFLOP/s", warnings, sweep);
 }
 
 // The kernel measurements both devices share, fitted. Leaves base, name, device and memory to the caller.
@@ -197,10 +231,11 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
   for (const ModelSpec& m : models) shapes += (shapes.empty() ? "" : ", ") + m.name;
   const std::string gemm_shapes = ", the step's QKV/O/MLP/LM head GEMMs of " + shapes + ", " +
                                   range(scale.gemm_tokens_first, scale.gemm_tokens_last) + " tokens";
-  // Each dtype's forward and backward; the dtype the engine runs on this device until two sweeps
-  // agree, the other (a CPU's emulated bf16 takes seconds a sweep) once.
+  // Each dtype's forward and backward until two sweeps agree: both dtypes, since a plan may train in
+  // either (a CPU's emulated bf16 takes seconds a sweep; swept once, its rate once read 0.076 and
+  // once 2.51 TFLOP/s on one machine, issue 44).
   for (const GemmDtype& k : gemm_dtypes(&c)) {
-    SPPLAN_ASSIGN_OR_RETURN(const SweepFits fits, gemm_fits(models, k, device, scale, k.dtype == act ? kMaxSweeps : 1));
+    SPPLAN_ASSIGN_OR_RETURN(const SweepFits fits, gemm_fits(models, k, device, scale, k.name + " GEMM", &c.warnings));
     *k.forward = {k.name + " GEMM" + gemm_shapes + sweeps_words(fits), fits.forward};
     *k.backward = {k.name + " GEMM backward (input and weight gradients)" + gemm_shapes + sweeps_words(fits), fits.backward};
   }
@@ -222,11 +257,12 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
       SPPLAN_ASSIGN_OR_RETURN(const KernelFit f, fit_kernel("causal attention forward", attn.forward));
       SPPLAN_ASSIGN_OR_RETURN(const KernelFit b, fit_kernel("causal attention backward", attn.backward));
       backend = attn.backend;
-      return SweepFits{f, b};
+      return SweepFits::of(f, b);
     };
-    // The dtype the engine runs on this device is swept until two sweeps agree; the other (a CPU's
-    // emulated bf16 takes seconds a sweep) once.
-    SPPLAN_ASSIGN_OR_RETURN(const SweepFits fits, swept(dtype == act ? kMaxSweeps : 1, sweep));
+    // Each dtype swept until two sweeps agree (above).
+    SPPLAN_ASSIGN_OR_RETURN(const SweepFits fits,
+                            swept(std::string(bf16 ? "bf16" : "fp32") + " causal attention", kTera, "TFLOP/s",
+                                  &c.warnings, sweep));
     const std::string what = " (SDPA " + backend + "), " + (bf16 ? "bf16" : "fp32") + ", " + std::to_string(heads) +
                              "/" + std::to_string(kv_heads) + " heads, d " + dim_list + ", " +
                              range(scale.attn_seq_first, scale.attn_seq_last) + " tokens" + sweeps_words(fits);
@@ -248,31 +284,47 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
       k.ok() ? out->push_back(*k) : c.unfitted.push_back(k.status().message());
     }
   };
-  const std::vector<NamedSamples> elementwise = elementwise_samples(act, device, scale);
-  fit_each(elementwise, &c.elementwise);
+  // The pooled fits (the keys) swept as the compute classes; each kernel's own fit, printed only,
+  // from the last sweep's points.
+  std::vector<NamedSamples> elementwise;
   SPPLAN_ASSIGN_OR_RETURN(c.elementwise_pooled,
-                          fitted("RMSNorm, RoPE, SwiGLU, upcast and copy pooled, " +
-                                     range(scale.elementwise_first, scale.elementwise_last) + " elements",
-                                 pooled(elementwise)));
+                          swept_fit("RMSNorm, RoPE, SwiGLU, upcast and copy pooled, " +
+                                        range(scale.elementwise_first, scale.elementwise_last) + " elements",
+                                    kGB, "GB/s", &c.warnings, [&] {
+                                      elementwise = elementwise_samples(act, device, scale);
+                                      return pooled(elementwise);
+                                    }));
+  fit_each(elementwise, &c.elementwise);
   c.launch_s = launch_overhead_s(device, &c.launch_what);
-  const std::vector<NamedSamples> copies = copy_samples(device, scale);
+  std::vector<NamedSamples> copies;
+  SPPLAN_ASSIGN_OR_RETURN(c.copy_pooled, swept_fit("copies above pooled, " + range(scale.copy_first, scale.copy_last) +
+                                                       " bytes", kGB, "GB/s", &c.warnings, [&] {
+                                                     copies = copy_samples(device, scale);
+                                                     return pooled(copies);
+                                                   }));
   fit_each(copies, &c.copies);
-  SPPLAN_ASSIGN_OR_RETURN(c.copy_pooled, fitted("copies above pooled, " + range(scale.copy_first, scale.copy_last) +
-                                                    " bytes", pooled(copies)));
-  SPPLAN_ASSIGN_OR_RETURN(c.host_adam, fitted("host fused AdamW, " + range(scale.adam_first, scale.adam_last) +
-                                                  " fp32 parameters, all host threads",
-                                              host_adam_samples(scale)));
+  SPPLAN_ASSIGN_OR_RETURN(c.host_adam, swept_fit("host fused AdamW, " + range(scale.adam_first, scale.adam_last) +
+                                                     " fp32 parameters, all host threads",
+                                                 1e9, "G params/s", &c.warnings, [&] { return host_adam_samples(scale); }));
   if (!c.cuda) {
     // Last: it installs the kernel clock, whose per-op callbacks stay on. The separate kernels'
     // pooled fit is still printed; the keys are the class as the engine's layer runs it, in each
     // dtype (a CPU without bf16 units converts every bf16 element: issue 28).
     c.elementwise.push_back(c.elementwise_pooled);
     auto layer_fit = [&](Precision precision) -> Result<FittedKernel> {
-      SPPLAN_ASSIGN_OR_RETURN(const LayerSamples layer, layer_elementwise_samples(models.front(), scale, precision));
-      return fitted("the engine's elementwise class in one " + models.front().name + " layer, forward and backward (" +
-                        to_string(precision) + ", kernel clock), " + range(scale.layer_tokens_first, layer.last_tokens) +
-                        " tokens, over the bytes the costmodel counts for it",
-                    layer.samples);
+      const std::string what = "the engine's elementwise class in one " + models.front().name +
+                               " layer, forward and backward (" + to_string(precision) + ", kernel clock)";
+      int64_t last_tokens = scale.layer_tokens_first;
+      auto sweep = [&]() -> Result<SweepFits> {
+        SPPLAN_ASSIGN_OR_RETURN(const LayerSamples layer, layer_elementwise_samples(models.front(), scale, precision));
+        last_tokens = layer.last_tokens;
+        SPPLAN_ASSIGN_OR_RETURN(const KernelFit f, fit_kernel(what, layer.samples));
+        return SweepFits::of(f, f);
+      };
+      SPPLAN_ASSIGN_OR_RETURN(const SweepFits fits, swept(what, kGB, "GB/s", &c.warnings, sweep));
+      return FittedKernel{what + ", " + range(scale.layer_tokens_first, last_tokens) +
+                              " tokens, over the bytes the costmodel counts for it" + sweeps_words(fits),
+                          fits.forward};
     };
     SPPLAN_ASSIGN_OR_RETURN(c.elementwise_fp32, layer_fit(Precision::kFp32));
     SPPLAN_ASSIGN_OR_RETURN(c.elementwise_pooled, layer_fit(Precision::kBf16));
@@ -312,6 +364,25 @@ GpuSpec cpu_base(const Calibration& c, double a2a_GBps, double latency_s, int64_
   return g;
 }
 
+// A GEMM's thread speedup (its rate on all threads over one) above the thread count, or below a
+// half, is no machine's: one of its two measurements was taken while something else ran (a 5.85x
+// speedup on 2 threads was written once, issue 44). The one-thread fit is dropped with a warning,
+// and the speedup is then taken as not measured (host_share's fallback).
+constexpr double kSpeedupSlack = 1 + kSweepAgreement;
+void drop_impossible_speedup(const std::string& what, const FittedKernel& all, std::optional<FittedKernel>* one,
+                             int threads, std::vector<std::string>* warnings) {
+  const double speedup = all.fit.rate_per_s / (*one)->fit.rate_per_s;
+  if (speedup <= threads * kSpeedupSlack && speedup >= 0.5) return;
+  const std::string w = what + ": " + format_number(all.fit.rate_per_s / kTera) + " TFLOP/s on " +
+                        std::to_string(threads) + " threads and " + format_number((*one)->fit.rate_per_s / kTera) +
+                        " TFLOP/s on one are a speedup of " + format_number(speedup) +
+                        ", which " + std::to_string(threads) + " threads cannot give; the thread speedup is left out "
+                        "(taken as not measured); calibrate again on an idle machine";
+  std::cerr << "spplan-engine calibrate: warning: " << w << std::endl;
+  warnings->push_back(w);
+  one->reset();
+}
+
 // Gloo between 2 local ranks (fork/exec before this process starts its thread pools). 0 on failure.
 void measure_gloo(int argc, char** argv, double* a2a_GBps, double* latency_s) {
   char tmpl[] = "/tmp/spplan-calibrate-XXXXXX";
@@ -336,7 +407,7 @@ Result<Calibration> calibrate_cpu(int argc, char** argv, const std::vector<Model
   if (threads > 1) {  // each GEMM class on one thread: host_share's threads per rank
     at::set_num_threads(1);
     for (const GemmDtype& k : gemm_dtypes(&c)) {
-      auto one = gemm_fits(models, k, c10::Device(c10::kCPU), cpu_scale(), k.dtype == at::kFloat ? kMaxSweeps : 1);
+      auto one = gemm_fits(models, k, c10::Device(c10::kCPU), cpu_scale(), k.name + " GEMM on one thread", &c.warnings);
       if (!one.ok()) {
         c.unfitted.push_back(one.status().message());
         continue;
@@ -344,6 +415,8 @@ Result<Calibration> calibrate_cpu(int argc, char** argv, const std::vector<Model
       *k.forward_one_thread = FittedKernel{k.name + " GEMM on one thread, the shapes above" + sweeps_words(*one), one->forward};
       *k.backward_one_thread =
           FittedKernel{k.name + " GEMM backward on one thread, the shapes above" + sweeps_words(*one), one->backward};
+      drop_impossible_speedup(k.name + " GEMM", *k.forward, k.forward_one_thread, threads, &c.warnings);
+      drop_impossible_speedup(k.name + " GEMM backward", *k.backward, k.backward_one_thread, threads, &c.warnings);
     }
     at::set_num_threads(threads);
   }

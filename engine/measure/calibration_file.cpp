@@ -75,6 +75,7 @@ std::string calibration_toml(const Calibration& c) {
     << "# Each measured key names its measurement; each fit is time = fixed_s + work / rate by least\n"
     << "# squares (relative error), efficiency = rate / peak. Other keys: " << base << ".\n"
     << "name = \"" << g.name << "\"\n";
+  for (const std::string& w : c.warnings) t << "# warning: " << w << "\n";
   line(t, "memory_gib", g.memory_gib, base);
   line(t, "bf16_tflops", g.bf16_tflops, base);
   line(t, "fp32_tflops", g.fp32_tflops, base);
@@ -175,6 +176,7 @@ std::string fit_report(const Calibration& c) {
   for (const FittedKernel& k : c.copies) row(k, kGiga, "GB/s", 0);
   row(c.host_adam, 1e9, "G params/s", 0);
   for (const std::string& u : c.unfitted) t << "  not fitted (printed only; its points are in the pooled fit): " << u << "\n";
+  for (const std::string& w : c.warnings) t << "  warning: " << w << "\n";
   return t.str();
 }
 

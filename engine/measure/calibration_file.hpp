@@ -59,6 +59,10 @@ struct Calibration {
   FittedKernel attention_fwd_fp32, attention_bwd_fp32;  // fp32
   std::vector<FittedKernel> elementwise;  // each kernel, printed
   std::vector<std::string> unfitted;      // a printed-only kernel whose own fit failed, and why
+  // A rate whose sweeps never agreed (each sweep's rate named), or a thread speedup no machine can
+  // have: printed and written into the file's comments, so a calibration taken on a busy machine
+  // says so instead of jumping unsaid (issue 44).
+  std::vector<std::string> warnings;
   // The elementwise_efficiency key: on a GPU all their points pooled (bf16); on a CPU the engine's
   // own bf16 layer (calibrate_layer.hpp).
   FittedKernel elementwise_pooled;

@@ -48,6 +48,15 @@ struct SweepFits {
   KernelFit forward, backward;
   int sweeps = 1;       // sweeps made to get these
   bool agreed = false;  // two of them agreed within the tolerance, or one was asked for (else: the fastest)
+  // Every sweep's rates, in the order made: what a warning shows when none agreed.
+  std::vector<double> forward_rates, backward_rates;
+
+  static SweepFits of(const KernelFit& forward, const KernelFit& backward) {
+    SweepFits s;
+    s.forward = forward;
+    s.backward = backward;
+    return s;
+  }
 };
 
 // One sweep's rates move with whatever else shares the machine (issue 28: on a shared 2-vCPU VM one
@@ -63,23 +72,26 @@ bool faster_sweep(const SweepFits& a, const SweepFits& b);
 template <class Sweep>
 Result<SweepFits> agreed_sweep(int max_sweeps, double tolerance, Sweep&& sweep) {
   std::vector<SweepFits> done;
+  std::vector<double> forward_rates, backward_rates;
+  auto finish = [&](SweepFits kept, int sweeps, bool agreed) {
+    kept.sweeps = sweeps;
+    kept.agreed = agreed;
+    kept.forward_rates = forward_rates;
+    kept.backward_rates = backward_rates;
+    return kept;
+  };
   for (int i = 1; i <= max_sweeps; ++i) {
     SPPLAN_ASSIGN_OR_RETURN(SweepFits next, sweep());
+    forward_rates.push_back(next.forward.rate_per_s);
+    backward_rates.push_back(next.backward.rate_per_s);
     for (const SweepFits& before : done) {
-      if (fits_agree(next, before, tolerance)) {
-        SweepFits kept = faster_sweep(next, before) ? next : before;
-        kept.sweeps = i;
-        kept.agreed = true;
-        return kept;
-      }
+      if (fits_agree(next, before, tolerance)) return finish(faster_sweep(next, before) ? next : before, i, true);
     }
     done.push_back(next);
   }
   SweepFits kept = done.front();
   for (const SweepFits& f : done) kept = faster_sweep(f, kept) ? f : kept;
-  kept.sweeps = max_sweeps;
-  kept.agreed = max_sweeps == 1;
-  return kept;
+  return finish(kept, max_sweeps, max_sweeps == 1);
 }
 
 }  // namespace spplan::engine
