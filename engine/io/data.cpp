@@ -1,11 +1,13 @@
 #include "engine/io/data.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -24,6 +26,68 @@ static_assert(std::endian::native == std::endian::little, "token files are littl
 
 // A read-only private mapping of a whole file; the pages come from the page cache on demand and
 // are shared by every rank on the machine. An empty file has no mapping (data() is null).
+namespace {
+
+// What a SIGBUS handler can read without allocating: the mapped ranges and their paths, in a
+// fixed table (a run maps a few files; past the table a bus error is reported without a name).
+struct MappedRange {
+  std::atomic<const unsigned char*> begin{nullptr};
+  size_t size = 0;
+  char path[480] = {};
+};
+MappedRange g_mapped[64];
+
+void write_stderr(const char* text) {
+  for (size_t left = std::strlen(text); left > 0;) {
+    const ssize_t n = ::write(STDERR_FILENO, text, left);
+    if (n <= 0) return;
+    text += n, left -= static_cast<size_t>(n);
+  }
+}
+
+// SIGBUS from reading a mapping whose file shrank: one line naming the file, then the default
+// action (the process dies of SIGBUS, which the launcher reports as the signal).
+extern "C" void on_bus_error(int sig, siginfo_t* info, void*) {
+  const auto* address = static_cast<const unsigned char*>(info->si_addr);
+  for (const MappedRange& r : g_mapped) {
+    const unsigned char* begin = r.begin.load();
+    if (begin == nullptr || address < begin || address >= begin + r.size) continue;
+    write_stderr("spplan-engine: bus error reading ");
+    write_stderr(r.path);
+    write_stderr(": the file shrank while the run read it (another program truncated or rewrote it; a run "
+                 "never writes its own inputs)\n");
+    break;
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void watch_mapping(const unsigned char* begin, size_t size, const std::string& path) {
+  static const bool installed = [] {
+    struct sigaction action {};
+    action.sa_sigaction = on_bus_error;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    return ::sigaction(SIGBUS, &action, nullptr) == 0;
+  }();
+  (void)installed;
+  for (MappedRange& r : g_mapped) {
+    if (r.begin.load() != nullptr) continue;
+    r.size = size;
+    std::snprintf(r.path, sizeof r.path, "%s", path.c_str());
+    r.begin.store(begin);  // last: the handler reads a complete entry
+    return;
+  }
+}
+
+void unwatch_mapping(const unsigned char* begin) {
+  for (MappedRange& r : g_mapped) {
+    if (r.begin.load() == begin) r.begin.store(nullptr);
+  }
+}
+
+}  // namespace
+
 class MappedFile {
  public:
   static Result<std::shared_ptr<const MappedFile>> open(const std::string& path) {
@@ -45,12 +109,15 @@ class MappedFile {
         return Status::invalid("--data: " + path + ": cannot map (" + why + ")");
       }
       file->data_ = static_cast<const unsigned char*>(p);
+      watch_mapping(file->data_, file->size_, path);
     }
     ::close(fd);  // the mapping keeps the file
     return std::shared_ptr<const MappedFile>(std::move(file));
   }
   ~MappedFile() {
-    if (data_ != nullptr) ::munmap(const_cast<unsigned char*>(data_), size_);
+    if (data_ == nullptr) return;
+    unwatch_mapping(data_);
+    ::munmap(const_cast<unsigned char*>(data_), size_);
   }
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -162,9 +229,37 @@ std::string corpus_kind(const std::string& path, const MappedFile& file) {
   return "";
 }
 
+// `text` quoted for a POSIX shell when it holds anything beyond a plain path's characters.
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                             "0123456789_./+:=,-") == std::string::npos;
+  if (plain) return text;
+  std::string quoted = "'";
+  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// scripts/tokenize.py beside this executable's source tree (build/ is a folder of the checkout),
+// relative to the working folder when it lies below it; else as the README names it.
+std::string tokenize_script() {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+      const fs::path script = dir / "scripts" / "tokenize.py";
+      if (look_at(script.string()).kind == PathKind::kFile) {
+        const fs::path relative = script.lexically_relative(fs::current_path(ec));
+        return !ec && !relative.empty() && *relative.begin() != ".." ? relative.string() : script.string();
+      }
+    }
+  }
+  return "scripts/tokenize.py";
+}
+
 // Checks one mapped file and returns its token width.
 Result<int> check_file(const std::string& path, const MappedFile& file, int64_t vocab_size) {
-  const int width = ends_with(path, ".u16.bin") ? 2 : ends_with(path, ".u32.bin") ? 4 : 1;
+  const int width = token_width(path);
   if (file.size() == 0) return Status::invalid("--data: " + path + ": empty file (allowed: at least 2 tokens)");
   if (width == 1) {
     if (ends_with(path, ".bin")) {
@@ -172,7 +267,7 @@ Result<int> check_file(const std::string& path, const MappedFile& file, int64_t 
     }
     if (const std::string kind = corpus_kind(path, file); !kind.empty()) {
       return Status::invalid("--data: " + path + ": " + kind + ", not token ids (allowed: *.u16.bin / *.u32.bin; make one with " +
-                             "scripts/tokenize.py --tokenizer tokenizer.json --out corpus " + path + ")");
+                             tokenize_command(path, "") + ")");
     }
     if (const int64_t at = first_invalid_utf8(file.data(), file.size()); at >= 0) {
       return Status::invalid("--data: " + path + ": byte " + std::to_string(at) +
@@ -201,6 +296,17 @@ Result<int> check_file(const std::string& path, const MappedFile& file, int64_t 
 }
 
 }  // namespace
+
+int token_width(const std::string& path) { return ends_with(path, ".u16.bin") ? 2 : ends_with(path, ".u32.bin") ? 4 : 1; }
+
+std::string tokenize_command(const std::string& path, const std::string& tokenizer_dir) {
+  std::string base = path;
+  for (const char* ending : {".gz", ".jsonl", ".json-lines", ".json", ".txt", ".parquet", ".csv"}) {
+    if (ends_with(base, ending) && base.size() > std::strlen(ending)) base.resize(base.size() - std::strlen(ending));
+  }
+  const std::string tokenizer = tokenizer_dir.empty() ? "YOUR_MODEL_FOLDER" : shell_word(tokenizer_dir);
+  return tokenize_script() + " --tokenizer " + tokenizer + " --out " + shell_word(base) + " " + shell_word(path);
+}
 
 Result<TokenSource> TokenSource::open(const std::vector<std::string>& paths, int64_t vocab_size, int64_t eos_id,
                                       uint64_t seed, bool shuffle) {
@@ -268,8 +374,25 @@ std::string TokenSource::fingerprint() const {
   return shuffle_ ? f + "; shuffled" : f;
 }
 
-std::vector<int64_t> TokenSource::window(int64_t index, int64_t seq_len) const {
+std::vector<int64_t> TokenSource::window_at(int64_t start, int64_t seq_len) const {
   std::vector<int64_t> w(static_cast<size_t>(seq_len + 1));
+  int64_t pos = start % total_tokens_;
+  // The segment holding `pos`: the last one starting at or before it.
+  auto seg = std::prev(std::upper_bound(segments_.begin(), segments_.end(), pos,
+                                        [](int64_t p, const Segment& s) { return p < s.first; }));
+  for (int64_t& t : w) {
+    t = token(*seg, pos);
+    if (++pos == seg->first + seg->tokens) {  // into the next file, or around to the first
+      if (++seg == segments_.end()) {
+        seg = segments_.begin();
+        pos = 0;
+      }
+    }
+  }
+  return w;
+}
+
+std::vector<int64_t> TokenSource::window(int64_t index, int64_t seq_len) const {
   if (!segments_.empty()) {
     // index * seq_len mod n, in 128 bits: the product of a late index and a long sequence overflows 64.
     __extension__ using Wide = unsigned __int128;  // GCC and Clang; __extension__: no -Wpedantic note
@@ -278,20 +401,9 @@ std::vector<int64_t> TokenSource::window(int64_t index, int64_t seq_len) const {
       const int64_t windows = (total_tokens_ - 1) / seq_len;  // >= 1: check_enough_tokens
       pos = permutation(index / windows, windows)[static_cast<size_t>(index % windows)] * seq_len;
     }
-    // The segment holding `pos`: the last one starting at or before it.
-    auto seg = std::prev(std::upper_bound(segments_.begin(), segments_.end(), pos,
-                                          [](int64_t p, const Segment& s) { return p < s.first; }));
-    for (int64_t& t : w) {
-      t = token(*seg, pos);
-      if (++pos == seg->first + seg->tokens) {  // into the next file, or around to the first
-        if (++seg == segments_.end()) {
-          seg = segments_.begin();
-          pos = 0;
-        }
-      }
-    }
-    return w;
+    return window_at(pos, seq_len);
   }
+  std::vector<int64_t> w(static_cast<size_t>(seq_len + 1));
   const auto v = static_cast<uint64_t>(vocab_size_);
   uint64_t state = splitmix64(seed_ ^ splitmix64(static_cast<uint64_t>(index)));
   const uint64_t mul = 1 + 2 * (state % 7);  // a per-sequence rule the model can infer from context

@@ -5,6 +5,8 @@
 //   anything else: UTF-8 text, one token per byte (ids 0..255; needs vocab_size >= 256)
 // Files are memory-mapped, never read whole into a rank's memory: opening one maps it and scans
 // it once (every id < vocab_size, or valid UTF-8), and a window reads only its seq + 1 tokens.
+// A mapped file that shrinks while a run reads it (truncated or rewritten by another program)
+// raises SIGBUS on the next read; the rank then says which file before it dies (data.cpp).
 // Several files (--data a.u16.bin,b.u16.bin) are one stream, concatenated in the order given;
 // sequence i is the window [i*seq, i*seq + seq + 1) of that stream, wrapping around at its end
 // (seq + 1 tokens: the labels are the inputs shifted by one).
@@ -49,6 +51,11 @@ class TokenSource {
 
   // seq_len + 1 tokens of sequence `index`.
   std::vector<int64_t> window(int64_t index, int64_t seq_len) const;
+  // Files read in order (no --shuffle): seq_len + 1 tokens from stream position `start` (wrapping
+  // around at the end). Sequence i is window_at(i * seq_len); a run that changes its --seq on
+  // resume continues at the token position its checkpoint saved (resume_settings.hpp).
+  bool in_order() const { return !segments_.empty() && !shuffle_; }
+  std::vector<int64_t> window_at(int64_t start, int64_t seq_len) const;
   int64_t eos_id() const { return eos_id_; }
   int64_t num_tokens() const { return total_tokens_; }  // 0 for synthetic data
   // How many times `sequences` sequences of seq_len read the data over (0 for synthetic data).
@@ -80,6 +87,15 @@ class TokenSource {
   mutable int64_t perm_pass_ = -1;
   mutable std::vector<int64_t> perm_;
 };
+
+// The width of a token file's ids by its name (2 for *.u16.bin, 4 for *.u32.bin), 1 for text read
+// as bytes.
+int token_width(const std::string& path);
+
+// The command that turns `path` (text or a corpus) into a token file, printed where the engine
+// refuses it: with --init-from's folder as the tokenizer (its EOS by default), else a placeholder
+// for the user's model folder. It runs as printed.
+std::string tokenize_command(const std::string& path, const std::string& tokenizer_dir);
 
 // Files (not synthetic data) that hold fewer than seq_len + 1 tokens, one sequence and its last
 // label, are refused: the wrap-around would train on the same few tokens repeated, which a

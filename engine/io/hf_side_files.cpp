@@ -46,7 +46,8 @@ std::vector<BlobRef> hf_side_file_blobs(const HfSideFiles& files) {
   return blobs;
 }
 
-Result<std::string> exported_config(const std::string& original, const nlohmann::json& from_spec, bool bf16) {
+Result<std::string> exported_config(const std::string& original, const nlohmann::json& from_spec, bool bf16,
+                                    int64_t max_position_embeddings) {
   nlohmann::json config = from_spec;
   if (!original.empty()) {
     config = nlohmann::json::parse(original, nullptr, false);
@@ -54,6 +55,10 @@ Result<std::string> exported_config(const std::string& original, const nlohmann:
   }
   config.erase("torch_dtype");  // transformers 5 renamed it "dtype": one key, the dtype written
   config["dtype"] = bf16 ? "bfloat16" : "float32";
+  const nlohmann::json& known = config["max_position_embeddings"];
+  if (max_position_embeddings > 0 && (!known.is_number_integer() || known.get<int64_t>() < max_position_embeddings)) {
+    config["max_position_embeddings"] = max_position_embeddings;
+  }
   return config.dump(2) + "\n";
 }
 

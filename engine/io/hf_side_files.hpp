@@ -37,8 +37,10 @@ std::vector<BlobRef> hf_side_file_blobs(const HfSideFiles& files);
 
 // config.json for an export: `original` (the carried file's text, "" when there is none: then
 // `from_spec`) with "dtype" set to the weights' dtype ("float32" or "bfloat16") and the older
-// "torch_dtype" removed (transformers 5 reads "dtype"). Nothing else changes.
-Result<std::string> exported_config(const std::string& original, const nlohmann::json& from_spec, bool bf16);
+// "torch_dtype" removed (transformers 5 reads "dtype"); with `max_position_embeddings` > 0
+// (--export-trained-length) that key raised to it when it is lower. Nothing else changes.
+Result<std::string> exported_config(const std::string& original, const nlohmann::json& from_spec, bool bf16,
+                                    int64_t max_position_embeddings = 0);
 
 // Writes every side file but config.json into `dir`, each atomically.
 Status write_hf_side_files(const std::string& dir, const HfSideFiles& files);

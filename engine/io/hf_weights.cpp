@@ -264,7 +264,7 @@ nlohmann::json config_from_spec(const ModelSpec& spec, int64_t seq_len) {
 }  // namespace
 
 Status write_hf_folder(const std::string& dir, const ModelSpec& spec, int64_t seq_len, const std::string& original_config,
-                       const float* params, int64_t num_params, bool bf16) {
+                       const float* params, int64_t num_params, const ExportOptions& options) {
   const std::vector<HfTensorPlace> places = hf_tensor_places(spec);
   if (places.back().offset + places.back().numel() != num_params) {
     return Status::internal("--export-hf: " + std::to_string(num_params) + " parameters, the HF names cover " +
@@ -277,10 +277,11 @@ Status write_hf_folder(const std::string& dir, const ModelSpec& spec, int64_t se
   }
   std::vector<StTensorOut> tensors;
   for (const HfTensorPlace& p : places) tensors.push_back({p.name, p.shape, params + p.offset});
-  SPPLAN_RETURN_IF_ERROR(write_safetensors(dir + "/" + kSingleFile, tensors, {{"format", "pt"}}, bf16));
+  SPPLAN_RETURN_IF_ERROR(write_safetensors(dir + "/" + kSingleFile, tensors, {{"format", "pt"}}, options.bf16));
   // A stale index from an earlier sharded save would make transformers look for its shards.
   fs::remove(dir + "/" + kIndexFile, ec);
-  SPPLAN_ASSIGN_OR_RETURN(const std::string config, exported_config(original_config, config_from_spec(spec, seq_len), bf16));
+  SPPLAN_ASSIGN_OR_RETURN(const std::string config, exported_config(original_config, config_from_spec(spec, seq_len), options.bf16,
+                                                                   options.max_position_embeddings));
   return write_file_atomically(dir + "/config.json", config);
 }
 

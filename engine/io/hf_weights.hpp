@@ -72,11 +72,17 @@ class HfWeights {
   int64_t num_params_ = 0;
 };
 
-// Writes DIR/config.json and DIR/model.safetensors (F32, or BF16 with bf16; HF names), each
-// atomically, from the unpadded parameters. config.json is `original_config` (the carried file's
-// text: hf_side_files.hpp) with only its dtype set, or made from `spec` when it is "";
-// transformers' AutoModelForCausalLM loads the folder.
+// How an export writes: the weights' dtype, and the context length config.json states.
+struct ExportOptions {
+  bool bf16 = false;                    // BF16 weights (else F32)
+  int64_t max_position_embeddings = 0;  // > 0: raise config.json's to this (exported_config)
+};
+
+// Writes DIR/config.json and DIR/model.safetensors (HF names), each atomically, from the unpadded
+// parameters. config.json is `original_config` (the carried file's text: hf_side_files.hpp) with
+// only what `options` sets, or made from `spec` when it is ""; transformers'
+// AutoModelForCausalLM loads the folder. A whole folder put in place at once: staged_folder.hpp.
 Status write_hf_folder(const std::string& dir, const ModelSpec& spec, int64_t seq_len, const std::string& original_config,
-                       const float* params, int64_t num_params, bool bf16 = false);
+                       const float* params, int64_t num_params, const ExportOptions& options = {});
 
 }  // namespace spplan::engine
