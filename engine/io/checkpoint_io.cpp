@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/io/fault_point.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/path_info.hpp"
 
@@ -61,6 +63,8 @@ void fsync_dir(const std::string& path) {
   if (fd >= 0) { ::fsync(fd); ::close(fd); }
 }
 
+nlohmann::json settings_json(const TrainingSettings& t);
+
 std::string manifest_text(const CheckpointMeta& meta, const std::vector<BlobRef>& blobs) {
   nlohmann::json files = nlohmann::json::array();
   for (const auto& b : blobs) {
@@ -70,6 +74,7 @@ std::string manifest_text(const CheckpointMeta& meta, const std::vector<BlobRef>
                    {"seed", meta.seed}, {"model", meta.model}, {"run", meta.run}, {"files", files}};
   if (meta.data) j["data"] = *meta.data;
   if (meta.eos_id) j["eos_id"] = *meta.eos_id;
+  if (meta.settings) j["settings"] = settings_json(*meta.settings);
   return j.dump(2) + "\n";
 }
 
@@ -85,6 +90,66 @@ Status bad(const std::string& what) { return Status::invalid("--resume: " + what
 std::optional<uint64_t> whole(const nlohmann::json& j, const char* key, uint64_t max) {
   if (!j.contains(key) || !j[key].is_number_unsigned() || j[key].get<uint64_t>() > max) return std::nullopt;
   return j[key].get<uint64_t>();
+}
+
+nlohmann::json settings_json(const TrainingSettings& t) {
+  const OptimizerSpec& o = t.optimizer;
+  return {{"lr", o.lr},
+          {"warmup_steps", o.warmup_steps},
+          {"lr_schedule", to_string(o.lr_schedule)},
+          {"min_lr", o.min_lr},
+          {"weight_decay", o.weight_decay},
+          {"grad_clip", o.grad_clip},
+          {"train_steps", o.train_steps},
+          {"schedule_steps", t.schedule_steps},
+          {"adam_beta1", t.adam_beta1},
+          {"adam_beta2", t.adam_beta2},
+          {"adam_eps", t.adam_eps},
+          {"weight_decay_all", t.weight_decay_all},
+          {"seq_len", t.seq_len},
+          {"next_token", t.next_token}};
+}
+
+// The settings object, every key checked for its type and range (a hand-edited or damaged
+// manifest is one line, never an exception or a cast of a float to an integer).
+Result<TrainingSettings> parse_settings(const std::string& path, const nlohmann::json& j) {
+  const auto bad_key = [&](const char* key) {
+    return Status::invalid("--resume: " + path + ": key \"settings." + key +
+                           "\": missing or of the wrong type (the checkpoint is corrupted)");
+  };
+  if (!j.is_object()) return bad_key("");
+  TrainingSettings t;
+  OptimizerSpec& o = t.optimizer;
+  const struct {
+    const char* key;
+    double* value;
+  } reals[] = {{"lr", &o.lr},           {"min_lr", &o.min_lr},         {"weight_decay", &o.weight_decay},
+               {"grad_clip", &o.grad_clip}, {"adam_beta1", &t.adam_beta1}, {"adam_beta2", &t.adam_beta2},
+               {"adam_eps", &t.adam_eps}};
+  for (const auto& r : reals) {
+    if (!j.contains(r.key) || !j[r.key].is_number() || !std::isfinite(j[r.key].get<double>())) return bad_key(r.key);
+    *r.value = j[r.key].get<double>();
+  }
+  constexpr uint64_t kMaxCount = uint64_t{1} << 62;
+  const struct {
+    const char* key;
+    int64_t* value;
+  } counts[] = {{"warmup_steps", &o.warmup_steps}, {"train_steps", &o.train_steps},
+                {"schedule_steps", &t.schedule_steps}, {"seq_len", &t.seq_len}, {"next_token", &t.next_token}};
+  for (const auto& c : counts) {
+    const auto v = whole(j, c.key, kMaxCount);
+    if (!v) return bad_key(c.key);
+    *c.value = static_cast<int64_t>(*v);
+  }
+  const auto& names = lr_schedule_names();
+  const auto schedule = j.contains("lr_schedule") && j["lr_schedule"].is_string()
+                            ? std::find(names.begin(), names.end(), j["lr_schedule"].get<std::string>())
+                            : names.end();
+  if (schedule == names.end()) return bad_key("lr_schedule");
+  o.lr_schedule = static_cast<LrSchedule>(schedule - names.begin());
+  if (!j.contains("weight_decay_all") || !j["weight_decay_all"].is_boolean()) return bad_key("weight_decay_all");
+  t.weight_decay_all = j["weight_decay_all"].get<bool>();
+  return t;
 }
 
 Result<CheckpointMeta> parse_manifest(const std::string& path, const nlohmann::json& j) {
@@ -106,6 +171,9 @@ Result<CheckpointMeta> parse_manifest(const std::string& path, const nlohmann::j
   m.run = j.value("run", "");
   if (j.contains("data") && j["data"].is_string()) m.data = j["data"].get<std::string>();
   if (j.contains("eos_id") && j["eos_id"].is_number_integer()) m.eos_id = j["eos_id"].get<int64_t>();
+  if (j.contains("settings")) {
+    SPPLAN_ASSIGN_OR_RETURN(m.settings, parse_settings(path, j["settings"]));
+  }
   return m;
 }
 
@@ -203,6 +271,7 @@ Status save_checkpoint(const std::string& dir, const CheckpointMeta& meta, const
   };
   for (const auto& b : blobs) {
     if (Status s = write_fsync(tmp + "/" + b.name, b.data, b.bytes); !s) return fail(s);
+    fault_point("save");  // the tests' kill with a checkpoint half written
   }
   const std::string manifest = manifest_text(meta, blobs);
   if (Status s = write_fsync(tmp + "/manifest.json", manifest.data(), manifest.size()); !s) return fail(s);
@@ -249,6 +318,24 @@ Result<LoadedCheckpoint> load_checkpoint(const std::string& dir) {
     if (first_error.is_ok()) first_error = loaded.status();
   }
   return first_error;
+}
+
+Result<bool> holds_checkpoint(const std::string& dir, const std::string& flag) {
+  const PathInfo info = look_at(dir);
+  if (info.kind == PathKind::kMissing) return false;
+  if (info.kind != PathKind::kDirectory) return check_folder(dir, flag + ": ", "a folder");
+  if (look_at(dir + "/LATEST").kind != PathKind::kMissing || look_at(dir + "/manifest.json").kind != PathKind::kMissing ||
+      !checkpoints_newest_first(dir).empty()) {
+    return true;
+  }
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind(".tmp-", 0) == 0) continue;  // a save killed before its rename
+    return Status::invalid(flag + ": " + dir + " holds \"" + name + "\" and no checkpoint (allowed: a new or empty "
+                           "folder, or one written by --save)");
+  }
+  return false;
 }
 
 std::string model_fingerprint(const ModelSpec& m) {

@@ -17,9 +17,23 @@
 #include <vector>
 
 #include "planner/config/model_spec.hpp"
+#include "planner/config/optimizer_spec.hpp"
 #include "planner/core/status.hpp"
 
 namespace spplan::engine {
+
+// How the run trains, stored so that a resume continues it exactly (resume_settings.hpp restores
+// them and refuses a flag that contradicts them).
+struct TrainingSettings {
+  OptimizerSpec optimizer;        // lr, warm-up, schedule, min_lr, weight decay, clipping, train_steps
+  int64_t schedule_steps = 0;     // the horizon the schedule spans (train_steps, else the first --steps)
+  double adam_beta1 = 0.9, adam_beta2 = 0.95, adam_eps = 1e-8;
+  bool weight_decay_all = false;  // else biases and norm weights are not decayed
+  int64_t seq_len = 0;            // of the run that wrote the checkpoint
+  // Where the next step reads --data: the stream position of its first window (files read in
+  // order: it continues there at any --seq), and the sequence index (synthetic or shuffled data).
+  int64_t next_token = 0;
+};
 
 struct CheckpointMeta {
   int64_t step = 0;            // optimizer steps done
@@ -31,6 +45,8 @@ struct CheckpointMeta {
   // other data or another --eos-id, which would silently continue on something else.
   std::optional<std::string> data;  // TokenSource::fingerprint() (data.hpp)
   std::optional<int64_t> eos_id;    // -1: none
+  // Absent in checkpoints written before they were stored: a resume then keeps its flags.
+  std::optional<TrainingSettings> settings;
 };
 
 struct BlobRef {
@@ -56,6 +72,10 @@ std::string model_fingerprint(const ModelSpec& spec);
 // `dir` is a --save folder (LATEST is followed; if it does not verify, the newest ckpt-* that does)
 // or one ckpt-* folder (no fallback: the user chose it).
 Result<LoadedCheckpoint> load_checkpoint(const std::string& dir);
+
+// --resume-or-init: true when `dir` holds a checkpoint (LATEST, a ckpt-* folder, or is one), false
+// when it is missing or empty; any other content is refused (one line naming `flag`), not guessed at.
+Result<bool> holds_checkpoint(const std::string& dir, const std::string& flag);
 
 // The checkpoint fits this run: same model, and fewer steps done than --steps (the total to reach).
 // With convert_only (--resume with --export-hf and no --steps) no step is trained: any step count.

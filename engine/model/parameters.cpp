@@ -1,5 +1,7 @@
 #include "engine/model/parameters.hpp"
 
+#include <algorithm>
+
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -26,6 +28,35 @@ std::vector<std::vector<Shape>> shapes_of(const std::vector<std::vector<ParamDec
   for (const auto& unit : units) {
     out.emplace_back();
     for (const ParamDecl& p : unit) out.back().push_back(p.shape);
+  }
+  return out;
+}
+
+std::vector<std::vector<DecaySpan>> decay_spans(const std::vector<std::vector<ParamDecl>>& units,
+                                                const ZeroLayout& layout, bool all) {
+  std::vector<std::vector<DecaySpan>> out;
+  for (size_t u = 0; u < units.size(); ++u) {
+    const ZeroUnit& unit = layout.units()[u];
+    const int64_t own_begin = layout.rank() * unit.chunk, own_end = own_begin + unit.chunk;
+    std::vector<DecaySpan> spans;
+    const auto add = [&](int64_t begin, int64_t end, bool decay) {  // [begin, end) of the unit
+      begin = std::max(begin, own_begin), end = std::min(end, own_end);
+      if (begin >= end) return;
+      if (!spans.empty() && spans.back().decay == decay) {
+        spans.back().length += end - begin;
+      } else {
+        spans.push_back({begin - own_begin, end - begin, decay});
+      }
+    };
+    int64_t offset = 0;
+    for (const ParamDecl& p : units[u]) {
+      int64_t numel = 1;
+      for (const int64_t dim : p.shape) numel *= dim;
+      add(offset, offset + numel, all || !(p.is_norm || p.is_bias));
+      offset += numel;
+    }
+    add(offset, layout.world() * unit.chunk, false);  // padding
+    out.push_back(std::move(spans));
   }
   return out;
 }

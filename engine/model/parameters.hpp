@@ -27,6 +27,21 @@ std::vector<std::vector<ParamDecl>> param_units(const ModelSpec& spec);
 // The shapes of `units`, unit by unit (ZeroLayout's input).
 std::vector<std::vector<Shape>> shapes_of(const std::vector<std::vector<ParamDecl>>& units);
 
+// Weight decay as the Hugging Face Trainer and ArcticTraining group the parameters: the matrices
+// and the embedding decay; biases and norm weights do not (transformers 5.24 trainer.py
+// get_decay_parameter_names: names with "bias" or a norm; ArcticTraining optimizer/adam_factory.py
+// get_optimizer_grouped_params: "bias", "norm.weight", ...). `all`: every parameter decays
+// (--weight-decay-all).
+struct DecaySpan {
+  int64_t begin = 0;   // within this rank's chunk of the unit (ZeroLayout::chunk_of, shard_part)
+  int64_t length = 0;
+  bool decay = true;
+};
+// Per unit, its owned chunk cut into spans by decay, in order; the padding past a unit's last
+// parameter does not decay (it is 0 and its gradient is 0 either way).
+std::vector<std::vector<DecaySpan>> decay_spans(const std::vector<std::vector<ParamDecl>>& units,
+                                                const ZeroLayout& layout, bool all);
+
 // Fills `full` (ZeroLayout's full layout) in declaration order from one generator; padding is 0.
 // Values come from the CPU generator in fp32 on every device and dtype, so a GPU or bf16 run
 // starts from the same weights (rounded to bf16).

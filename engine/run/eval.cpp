@@ -1,6 +1,7 @@
 // Trainer::evaluate (eval.hpp): forward-only loss on held-out tokens.
 #include "engine/run/eval.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <ATen/ATen.h>
@@ -11,21 +12,25 @@ namespace spplan::engine {
 
 EvalResult Trainer::evaluate(const TokenSource& eval) {
   at::NoGradGuard no_grad;
-  const Knobs& k = options_.plan.knobs;
-  const int64_t per_group = k.micro_batch * k.grad_accum_steps;  // this DP group's share of one global batch
+  const int64_t seq = options_.plan.seq_len;
+  const int64_t windows = (eval.num_tokens() - 1) / seq;  // >= 1: check_enough_tokens
+  const int64_t per_group = (windows + comm_.dp() - 1) / comm_.dp();
   double loss = 0;
   int64_t tokens = 0;
   for (int64_t m = 0; m < per_group; ++m) {
     const int64_t index = m * comm_.dp() + comm_.dp_rank();
-    const Shard s = shard_of(eval.window(index, options_.plan.seq_len), comm_.sp(), comm_.sp_rank(), eval.eos_id(),
-                             comm_.cp(), comm_.cp_rank());
+    Shard s = shard_of(eval.window_at(std::min(index, windows - 1) * seq, seq), comm_.sp(), comm_.sp_rank(),
+                       eval.eos_id(), comm_.cp(), comm_.cp_rank());
+    if (index >= windows) std::fill(s.labels.begin(), s.labels.end(), kIgnoreLabel);  // a group past the end
     const auto n = static_cast<int64_t>(s.inputs.size());
     const at::Tensor inputs = at::tensor(s.inputs, at::kLong).view({1, n}).to(comm_.device());
     const at::Tensor labels = at::tensor(s.labels, at::kLong).view({1, n}).to(comm_.device());
-    // The ring's zigzag tokens are not contiguous: RoPE takes their global positions.
+    // As training reads them (load_micro_batch): the ring's zigzag tokens take their global
+    // positions, packed documents (--eos-id) their positions and attention within each document.
     const at::Tensor positions =
-        comm_.cp() > 1 ? at::tensor(s.positions, at::kLong).view({1, n}).to(comm_.device()) : at::Tensor();
-    const at::Tensor hidden = model_->forward_layers(inputs, s.first_position, positions);
+        s.positions.empty() ? at::Tensor() : at::tensor(s.positions, at::kLong).view({1, n}).to(comm_.device());
+    const DocStarts docs = s.doc_starts.empty() ? DocStarts{} : DocStarts{s.doc_starts};
+    const at::Tensor hidden = model_->forward_layers(inputs, s.first_position, positions, docs);
     loss += model_->loss_sum(hidden, labels).item<double>();
     tokens += labels.ne(kIgnoreLabel).sum().item<int64_t>();
   }

@@ -1,9 +1,11 @@
 // Evaluation loss on held-out tokens (--eval-data FILE --eval-every K): the mean token loss, by
-// the same masking as training (data.hpp: --eos-id), of the file's first E sequences, E = one
-// global batch (dp x micro_batch x grad_accum sequences; a file shorter than that wraps around as
-// --data does). The same sequences every time, so the values of one run compare with each other.
-// Forward only, one sequence at a time, no gradient; every rank takes part (the SP ranks of a
-// sequence each hold part of it). Trainer::evaluate (train.hpp) is defined in eval.cpp.
+// the same masking as training (data.hpp: --eos-id), over every whole sequence the files hold
+// (W = (tokens - 1) / seq windows, read in order, none twice: as the Hugging Face Trainer evaluates
+// its whole eval set). The same sequences every time, so the values of one run compare with each
+// other. Forward only, one sequence at a time, no gradient; every rank takes part (the SP ranks of
+// a sequence each hold part of it; DP group g takes windows g, g + dp, ...; a group past the last
+// window runs a fully masked one, so every rank makes the same collectives).
+// Trainer::evaluate (train.hpp) is defined in eval.cpp.
 #pragma once
 
 #include <cstdint>

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <map>
 
+#include "engine/io/checkpoint_io.hpp"
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/optimizer_spec.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/args.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/core/path_info.hpp"
 
 namespace spplan::engine {
 namespace {
@@ -60,8 +62,11 @@ std::vector<FlagSpec> run_flag_specs() {
       {"save", true, "write checkpoints into this folder (two are kept)", "a folder", "no checkpoints"},
       {"save-every", true, "steps between checkpoints", "an integer 1..1000000 (needs --save)",
        "after the last step"},
-      {"resume", true, "resume from the newest good checkpoint in this folder", "a folder written by --save",
-       "start from step 0"},
+      {"resume", true, "resume from the newest good checkpoint in this folder (its optimizer, schedule and data "
+                       "position too)", "a folder written by --save", "start from step 0"},
+      {"resume-or-init", true, "resume from this folder when it holds a checkpoint, else start fresh (seeded or "
+                               "--init-from); --save defaults to it", "a folder: new, empty or written by --save",
+       "none"},
       {"gpu", true, "the accelerator the run's predictions are priced on", "a GPU preset or a GPU TOML file",
        "the preset that matches the device"},
       {"json", false, "print one JSON object (losses, step time, peak memory, predictions)"},
@@ -72,14 +77,18 @@ std::vector<FlagSpec> run_flag_specs() {
       {"eos-id", true, "the token id that ends a document in --data", "an integer 0..2^32",
        "documents are not marked"},
       {"export-dtype", true, "the dtype of the weights --export-hf writes", "fp32, bf16 (needs --export-hf)", "fp32"},
+      {"export-trained-length", false, "write the trained --seq into the export's max_position_embeddings when it "
+                                       "is longer (needs --export-hf)"},
       {"shuffle", false, "read --data's sequences in a seeded random order (--seed) instead of in file order"},
       {"adam-beta1", true, "AdamW's first-moment decay", "a number in [0, 1)", "0.9"},
       {"adam-beta2", true, "AdamW's second-moment decay", "a number in [0, 1)", "0.95"},
       {"adam-eps", true, "AdamW's epsilon", "a number in [1e-20, 1e-2]", "1e-08"},
+      {"weight-decay-all", false, "decay every parameter (default: not biases and norm weights, as the Hugging Face "
+                                  "Trainer and ArcticTraining group them)"},
       {"log", true, "write one JSON line per step (flushed) and a summary line", "a .jsonl path", "none written"},
       {"eval-data", true, "held-out token files for the evaluation loss", "paths separated by commas", "no evaluation"},
-      {"eval-every", true, "steps between evaluations", "an integer 1..1000000 (needs --eval-data)",
-       "after the last step"}};
+      {"eval-every", true, "steps between evaluations (each over every sequence of --eval-data)",
+       "an integer 1..1000000 (needs --eval-data)", "after the last step"}};
   for (const auto& k : engine_knob_flag_specs()) specs.push_back(k);
   for (const auto& k : optimizer_flag_specs()) specs.push_back(k);
   return specs;
@@ -130,6 +139,12 @@ Status read_adam_flags(const Args& args, RunOptions* o) {
   if (auto v = args.get("adam-eps")) {
     SPPLAN_ASSIGN_OR_RETURN(o->adam_eps, parse_double("--adam-eps", *v, 1e-20, 1e-2));
   }
+  o->weight_decay_all = args.has("weight-decay-all");
+  for (const char* flag : {"adam-beta1", "adam-beta2", "adam-eps", "weight-decay-all"}) {
+    std::string key = flag;
+    std::replace(key.begin(), key.end(), '-', '_');
+    if (args.has(flag)) o->settings_given[key] = std::string("--") + flag;
+  }
   return Status::ok();
 }
 
@@ -150,6 +165,10 @@ Status read_watch_flags(const Args& args, RunOptions* o) {
     if (!args.has("export-hf")) return Status::invalid("--export-dtype: value " + *v + " needs --export-hf DIR (allowed: with --export-hf)");
     o->export_bf16 = *v == "bf16";
   }
+  o->export_trained_length = args.has("export-trained-length");
+  if (o->export_trained_length && !args.has("export-hf")) {
+    return Status::invalid("--export-trained-length: needs --export-hf DIR (allowed: with --export-hf)");
+  }
   o->shuffle = args.has("shuffle");
   if (o->shuffle && o->data_paths.empty()) {
     return Status::invalid("--shuffle: needs --data FILE (synthetic tokens have no order to shuffle; allowed: with --data)");
@@ -160,6 +179,22 @@ Status read_watch_flags(const Args& args, RunOptions* o) {
     }
   }
   return read_adam_flags(args, o);
+}
+
+// --resume-or-init DIR: a resume when DIR holds a checkpoint, a fresh start when it is new or
+// empty; anything else in it is refused rather than guessed at.
+Status read_resume_or_init(const Args& args, RunOptions* o) {
+  const auto dir = args.get("resume-or-init");
+  if (!dir) return Status::ok();
+  if (args.has("resume")) {
+    return Status::invalid("--resume-or-init: not allowed with --resume (allowed: one of them)");
+  }
+  o->resume_or_init = true;
+  o->resume_or_init_dir = *dir;
+  if (o->save_dir.empty()) o->save_dir = *dir;
+  SPPLAN_ASSIGN_OR_RETURN(const bool holds, holds_checkpoint(*dir, "--resume-or-init"));
+  if (holds) o->resume_dir = *dir;  // the checkpoint holds the weights: --init-from is not read
+  return Status::ok();
 }
 
 Status read_run_flags(const Args& args, RunOptions* o) {
@@ -179,6 +214,14 @@ Status read_run_flags(const Args& args, RunOptions* o) {
   if (auto v = args.get("gpu")) {
     SPPLAN_ASSIGN_OR_RETURN(o->gpu, load_gpu(*v, "--gpu"));
   }
+  if (auto v = args.get("plan")) o->config_inputs.push_back({"--plan", *v, PathRole::kFile});
+  for (const char* flag : {"model", "gpu"}) {  // a preset name is no path; a file or folder is
+    const auto v = args.get(flag);
+    const PathKind kind = v ? look_at(*v).kind : PathKind::kMissing;
+    if (kind == PathKind::kFile || kind == PathKind::kDirectory) {
+      o->config_inputs.push_back({std::string("--") + flag, *v, kind == PathKind::kFile ? PathRole::kFile : PathRole::kFolder});
+    }
+  }
   if (auto v = args.get("data")) o->data_paths = split(*v, ",");
   if (auto v = args.get("eos-id")) {
     SPPLAN_ASSIGN_OR_RETURN(o->eos_id, parse_int("--eos-id", *v, 0, int64_t{1} << 32));  // vocab: data.cpp
@@ -190,13 +233,15 @@ Status read_run_flags(const Args& args, RunOptions* o) {
   o->export_hf = args.get("export-hf").value_or("");
   o->model_from_flag = args.has("model");
   o->json = args.has("json");
+  SPPLAN_RETURN_IF_ERROR(read_resume_or_init(args, o));  // may name --save
   if (o->save_every > 0 && o->save_dir.empty()) {
     return Status::invalid("--save-every: value " + std::to_string(o->save_every) + " needs --save DIR (allowed: with --save)");
   }
   if (!o->init_from.empty() && !o->resume_dir.empty()) {
-    return Status::invalid("--init-from: not allowed with --resume (the checkpoint holds the weights; allowed: one of them)");
+    return Status::invalid("--init-from: not allowed with --resume (the checkpoint holds the weights; allowed: one of "
+                           "them, or --resume-or-init DIR with --init-from)");
   }
-  for (const char* flag : {"data", "save", "resume", "init-from", "export-hf"}) {
+  for (const char* flag : {"data", "save", "resume", "init-from", "export-hf", "resume-or-init"}) {
     if (args.has(flag) && args.get(flag)->empty()) {
       return Status::invalid(std::string("--") + flag + ": empty value (allowed: a path)");
     }
@@ -256,22 +301,37 @@ Result<RunOptions> parse_run_options(int argc, const char* const* argv, int firs
   SPPLAN_RETURN_IF_ERROR(read_run_flags(args, &o));
   SPPLAN_RETURN_IF_ERROR(read_watch_flags(args, &o));
   SPPLAN_RETURN_IF_ERROR(apply_optimizer_flags(args, &o.plan.optimizer));
+  for (const std::string& key : optimizer_keys()) {
+    const std::vector<std::string>& in_file = o.plan.optimizer_keys_in_file;
+    if (args.has(optimizer_flag(key).substr(2))) {
+      o.settings_given[key] = optimizer_flag(key);
+    } else if (std::find(in_file.begin(), in_file.end(), key) != in_file.end()) {
+      o.settings_given[key] = o.plan_path + ": key \"optimizer." + key + "\"";
+    }
+  }
+  // --train-steps sets the warm-up to its default unless --warmup-steps is given: that is given too.
+  if (args.has("train-steps") && !o.given("warmup_steps")) o.settings_given["warmup_steps"] = "--train-steps";
   // A plan that knows its length runs it unless --steps says how far to go this time.
   if (!args.has("steps") && o.plan.optimizer.train_steps > 0) o.steps = o.plan.optimizer.train_steps;
+  o.schedule_steps = o.plan.optimizer.train_steps > 0 ? o.plan.optimizer.train_steps : o.steps;
   const auto where = [&](const std::string& key) {
     const std::string flag = optimizer_flag(key);
     return o.plan_path.empty() || args.has(flag.substr(2)) ? flag : o.plan_path + ": key \"optimizer." + key + "\"";
   };
   SPPLAN_RETURN_IF_ERROR(check_optimizer(o.plan.optimizer, where));
-  // A warm-up longer than the run never reaches the peak rate: the schedule the user asked for does
-  // not happen. Checked only when --steps is given (a convert-only --resume trains no step).
-  if (o.steps_given && o.plan.optimizer.warmup_steps > o.steps) {
+  // A warm-up longer than the schedule never reaches the peak rate: the schedule the user asked for
+  // does not happen. With --train-steps the horizon is that (check_optimizer compares them; a run of
+  // fewer --steps is a try of its first steps); else --steps, checked only when given (a resume
+  // takes the checkpoint's horizon, a convert-only --resume trains no step).
+  if (o.plan.optimizer.train_steps == 0 && o.steps_given && o.resume_dir.empty() &&
+      o.plan.optimizer.warmup_steps > o.steps) {
     return Status::invalid(where("warmup_steps") + ": value " + std::to_string(o.plan.optimizer.warmup_steps) +
                            " is more than --steps " + std::to_string(o.steps) + " (allowed: 0 to " +
-                           std::to_string(o.steps) + ")");
+                           std::to_string(o.steps) + ", or --train-steps for a longer schedule)");
   }
   return o;
 }
+
 
 std::string RunOptions::where(const std::string& key) const {
   const std::string flag = flag_where(key);  // "--zero" for "zero_stage"

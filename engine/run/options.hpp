@@ -4,7 +4,8 @@
 //   [--eos-id N] [--seed X] [--save DIR] [--save-every K] [--resume DIR] [--gpu G] [--json]
 //   [--lr X --warmup-steps K --lr-schedule constant|cosine|linear --min-lr X --weight-decay X --grad-clip X]
 //   [--init-from HF_DIR] [--export-hf DIR [--export-dtype fp32|bf16]] [--shuffle]
-//   [--adam-beta1 X --adam-beta2 X --adam-eps X] [--log FILE.jsonl] [--eval-data FILE --eval-every K]
+//   [--adam-beta1 X --adam-beta2 X --adam-eps X] [--weight-decay-all] [--log FILE.jsonl]
+//   [--eval-data FILE --eval-every K] [--resume-or-init DIR] [--export-trained-length]
 //
 // --data takes a comma-separated list (a flag is given once: planner/core/args.hpp), read as one
 // stream in that order; --eos-id is the token that ends a document (engine/io/data.hpp). The optimizer
@@ -15,8 +16,21 @@
 // only converts the checkpoint (no training step). --shuffle reads the sequences of each pass over
 // the data in a seeded random order (data.hpp). --log writes one JSON line per step (run_log.hpp).
 // --eval-data is a held-out token file whose mean loss is measured every --eval-every steps
-// (eval.hpp). --warmup-steps above --steps and, with --plan, an --nproc other than the plan's
-// cluster.num_gpus are refused.
+// (eval.hpp). --warmup-steps above the schedule's horizon and, with --plan, an --nproc other than the
+// plan's cluster.num_gpus are refused.
+//
+// Weight decay skips biases and norm weights, as the Hugging Face Trainer and ArcticTraining group
+// them (train_optimizer.cpp); --weight-decay-all decays every parameter.
+//
+// --resume-or-init DIR is one command that starts and restarts a run (a job scheduler's retry):
+// it resumes from DIR when DIR holds a checkpoint, else starts fresh (seeded, or --init-from's
+// weights); --save defaults to DIR. A checkpoint carries the run's settings (resume_settings.hpp):
+// a resume restores the optimizer, its schedule and the data position, and refuses a flag that
+// contradicts them.
+//
+// Paths: no output (--log, --save, --export-hf) is, lies inside or holds an input (--data,
+// --eval-data, --init-from, --resume, --plan, a --model or --gpu file), and every output is checked
+// writable before the first step (run_paths.hpp).
 //
 // --gpu G (a preset or a GPU TOML, e.g. what `spplan calibrate` wrote) is the accelerator the run's
 // predictions are priced on; without it, predict.hpp picks one for the device the run has.
@@ -27,12 +41,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "planner/config/plan_spec.hpp"
 #include "planner/core/args.hpp"
+#include "planner/core/path_guard.hpp"
 #include "planner/core/status.hpp"
 
 namespace spplan::engine {
@@ -61,6 +77,21 @@ struct RunOptions {
   std::vector<std::string> eval_paths;  // --eval-data: held-out tokens (eval.hpp)
   int64_t eval_every = 0;         // --eval-every: 0 = only after the last step (when --eval-data is given)
   std::vector<std::string> knob_flags_given;  // e.g. "zero": names a value's source in messages
+  // The files the flags name besides the data (--plan, a --model or --gpu file or folder): inputs
+  // no output may touch (run_paths.hpp).
+  std::vector<NamedPath> config_inputs;
+  bool weight_decay_all = false;  // --weight-decay-all: biases and norm weights decay too
+  bool resume_or_init = false;    // --resume-or-init DIR (resume_dir is DIR only when it holds a checkpoint)
+  std::string resume_or_init_dir; // its DIR, whether or not it held one
+  bool export_trained_length = false;  // --export-trained-length: max_position_embeddings = seq in the export
+  // The settings a --resume holds against the checkpoint's (flags, and the plan file's [optimizer]
+  // keys), each with where it was given ("--lr", "plan.toml: key \"optimizer.lr\""): optimizer_keys()
+  // names, "adam_beta1", "adam_beta2", "adam_eps", "weight_decay_all".
+  std::map<std::string, std::string> settings_given;
+  bool given(const std::string& setting) const { return settings_given.count(setting) > 0; }
+  // The LR schedule's horizon (lr_schedule.hpp T): train_steps, else --steps; a resume keeps the
+  // checkpoint's.
+  int64_t schedule_steps = 0;
 
   // Where a knob's value came from: "--zero" or "plan.toml: key \"knobs.zero_stage\"".
   std::string where(const std::string& key) const;

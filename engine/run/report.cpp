@@ -77,6 +77,11 @@ std::string to_json(const RunReport& r) {
   j["kernel_top_ops_s"] = r.kernel_top_ops_s.empty() ? nlohmann::json() : nlohmann::json(r.kernel_top_ops_s);
   j["kernel_top_ops_calls"] = r.kernel_top_ops_calls.empty() ? nlohmann::json() : nlohmann::json(r.kernel_top_ops_calls);
   j["peak_memory_ops"] = r.peak_memory_ops.empty() ? nlohmann::json() : nlohmann::json(r.peak_memory_ops);
+  // As Hugging Face Trainer's metrics: eval_loss is the last evaluation's; eval_losses all of them.
+  j["eval_loss"] = r.eval_losses.empty() ? nlohmann::json() : nlohmann::json(r.eval_losses.back());
+  j["eval_tokens"] = r.eval_tokens.empty() ? nlohmann::json() : nlohmann::json(r.eval_tokens.back());
+  j["eval_steps"] = r.eval_steps;
+  j["eval_losses"] = r.eval_losses;
   j["predicted_kernel_classes_s"] = r.prediction.kernel_classes_s.empty()
                                         ? nlohmann::json()
                                         : nlohmann::json(r.prediction.kernel_classes_s);

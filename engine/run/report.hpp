@@ -44,6 +44,10 @@ struct RunReport {
   std::map<std::string, double> kernel_classes_s, kernel_top_ops_s;
   std::map<std::string, double> kernel_top_ops_calls;  // calls per step of each of kernel_top_ops_s
   std::vector<std::string> peak_memory_ops;         // the ops running when rank 0's peak was reached
+  // --eval-data: each evaluation's step, mean loss and valid tokens (eval.hpp), in order.
+  std::vector<int64_t> eval_steps;
+  std::vector<double> eval_losses;
+  std::vector<int64_t> eval_tokens;
 };
 
 std::string progress_line(int64_t step, int64_t total_steps, double loss, double tokens_per_s, double step_time_s,

@@ -5,14 +5,40 @@
 #include <cstdio>
 
 #include "engine/run/report.hpp"
+#include "planner/config/loaders.hpp"
+#include "planner/core/path_info.hpp"
 #include "planner/config/knobs_json.hpp"
 #include "planner/core/version.hpp"
 
 namespace spplan::engine {
 
-Result<RunLog> RunLog::open(const std::string& path, bool append) {
+namespace {
+
+// The lines of an earlier log that a run resumed from `step` keeps: each event up to that step
+// (a line without "step", the summary, goes with the step before it); a line cut by a kill is dropped.
+std::string lines_up_to(const std::string& path, int64_t step) {
+  std::ifstream in(path);
+  std::string kept, line;
+  int64_t last_step = 0;
+  while (std::getline(in, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) continue;
+    if (j.contains("step") && j["step"].is_number_integer()) last_step = j["step"].get<int64_t>();
+    if (last_step <= step) kept += line + "\n";
+  }
+  return kept;
+}
+
+}  // namespace
+
+Result<RunLog> RunLog::open(const std::string& path, std::optional<int64_t> resumed_step) {
+  if (resumed_step && look_at(path).kind == PathKind::kFile) {
+    if (Status s = write_file_atomically(path, lines_up_to(path, *resumed_step)); !s) {
+      return Status::invalid("--log: " + path + ": cannot rewrite (" + s.message() + ")");
+    }
+  }
   RunLog log;
-  log.out_ = std::make_unique<std::ofstream>(path, append ? std::ios::app : std::ios::trunc);
+  log.out_ = std::make_unique<std::ofstream>(path, resumed_step ? std::ios::app : std::ios::trunc);
   if (!*log.out_) return Status::invalid("--log: " + path + ": cannot open for writing (allowed: a writable file path)");
   return log;
 }
@@ -37,6 +63,7 @@ nlohmann::json step_log_line(const StepStats& st, const StepWatch& w) {
                       {"mfu", w.mfu ? nlohmann::json(*w.mfu) : nlohmann::json()},
                       {"eta_s", w.eta_s},
                       {"epoch", w.epoch},
+                      {"data_position", w.data_position ? nlohmann::json(*w.data_position) : nlohmann::json()},
                       {"time", now_s}};
   return j;
 }

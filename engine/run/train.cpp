@@ -38,6 +38,7 @@ Trainer::Trainer(const RunOptions& options, Comm& comm, const TokenSource& data)
   sdpa_ = select_sdpa_backend(attention_shape(options.plan, comm.sp()), comm.device());
   model_ = std::make_unique<Model>(options.plan.model, options.seed, comm, options.plan.knobs, comm.device(),
                                    options.plan.seq_len);
+  decay_spans_ = decay_spans(param_units(options.plan.model), model_->zero_layout(), options.weight_decay_all);
   // Allocated up front so the peak includes them from step 1.
   const Knobs& k = options.plan.knobs;
   const int64_t n = model_->zero_layout().shard_numel();  // ZeRO >= 1: this rank's chunks only
@@ -59,15 +60,19 @@ Trainer::Trainer(const RunOptions& options, Comm& comm, const TokenSource& data)
 
 Trainer::~Trainer() = default;
 
+std::vector<int64_t> Trainer::step_window(int64_t j) const {
+  const int64_t seq = options_.plan.seq_len;
+  return data_.in_order() ? data_.window_at(next_token_ + j * seq, seq) : data_.window(next_sequence_ + j, seq);
+}
+
 void Trainer::load_micro_batch(int64_t micro_step, at::Tensor* inputs, at::Tensor* labels, int64_t* first_position,
                                at::Tensor* positions, DocStarts* docs) const {
   const Knobs& k = options_.plan.knobs;
   std::vector<int64_t> in, lab, pos;
   if (docs != nullptr) docs->clear();
   for (int64_t slot = 0; slot < k.micro_batch; ++slot) {
-    const int64_t index = sequence_index(next_sequence_, micro_step, comm_.dp(), comm_.dp_rank(), k.micro_batch, slot);
-    const Shard s = shard_of(data_.window(index, options_.plan.seq_len), comm_.sp(), comm_.sp_rank(), data_.eos_id(),
-                             comm_.cp(), comm_.cp_rank());
+    const int64_t j = sequence_index(0, micro_step, comm_.dp(), comm_.dp_rank(), k.micro_batch, slot);
+    const Shard s = shard_of(step_window(j), comm_.sp(), comm_.sp_rank(), data_.eos_id(), comm_.cp(), comm_.cp_rank());
     in.insert(in.end(), s.inputs.begin(), s.inputs.end());
     lab.insert(lab.end(), s.labels.begin(), s.labels.end());
     *first_position = s.first_position;
@@ -159,8 +164,8 @@ StepStats Trainer::step() {
   // clip / (norm + 1e-6) when that is below 1. The norm is reported with or without clipping.
   const OptimizerSpec& opt = options_.plan.optimizer;
   // The schedule spans the plan's train_steps when it has one (a 5-step try of a 1000-step plan
-  // runs that plan's first 5 learning rates), else this run's --steps.
-  st.lr = lr_at(opt, steps_done_, opt.train_steps > 0 ? opt.train_steps : options_.steps);
+  // runs that plan's first 5 learning rates), else the run's --steps; a resume keeps its horizon.
+  st.lr = lr_at(opt, steps_done_, options_.schedule_steps);
   const double grad_scale = opt.grad_clip > 0 ? std::min(1.0, opt.grad_clip / (st.grad_norm + 1e-6)) : 1.0;
   if (master_.defined()) {
     master_adamw_step(st.lr, grad_scale);
@@ -176,6 +181,7 @@ StepStats Trainer::step() {
   st.step_time_s = ph.total_s();
   ++steps_done_;
   next_sequence_ += sequences_per_step(options_.plan.knobs, comm_.dp());
+  next_token_ += sequences_per_step(options_.plan.knobs, comm_.dp()) * options_.plan.seq_len;
   return st;
 }
 

@@ -33,6 +33,7 @@
 #include "engine/io/hf_weights.hpp"
 #include "engine/model/attention.hpp"
 #include "engine/model/model.hpp"
+#include "engine/model/parameters.hpp"
 #include "engine/parallel/comm.hpp"
 #include "engine/run/eval.hpp"
 #include "engine/run/options.hpp"
@@ -57,6 +58,8 @@ class Trainer {
   StepStats step();
   int64_t steps_done() const { return steps_done_; }
   int64_t next_sequence() const { return next_sequence_; }
+  // Where the next step reads --data: the stream position of its first window (data.hpp window_at).
+  int64_t next_token() const { return next_token_; }
   int64_t num_params() const { return model_->num_params(); }
   // The SDPA kernel attention runs on (measured at start-up on CUDA; attention.hpp).
   const SdpaChoice& sdpa_choice() const { return sdpa_; }
@@ -80,6 +83,9 @@ class Trainer {
   at::Tensor full_params();
 
  private:
+  // The seq_len + 1 tokens of the step's j-th sequence (sequence_index order): files read in order
+  // from the token position, synthetic or shuffled data by sequence index.
+  std::vector<int64_t> step_window(int64_t j) const;
   // One micro step's rows; with --eos-id also each token's position within its document and the
   // documents' starts (else `positions` stays undefined and `docs` empty).
   void load_micro_batch(int64_t micro_step, at::Tensor* inputs, at::Tensor* labels, int64_t* first_position,
@@ -95,6 +101,11 @@ class Trainer {
   // 1e-6)), 1 without clipping.
   void adamw_step(double lr, double grad_scale);
   void master_adamw_step(double lr, double grad_scale);
+  // LibTorch's fused AdamW over the owned chunks, one call per weight-decay group (decay_spans_).
+  // Each list holds one tensor per ZeRO unit (the unit's owned chunk).
+  void fused_adamw_by_group(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                            const std::vector<at::Tensor>& exp_avg, const std::vector<at::Tensor>& exp_avg_sq,
+                            const at::Tensor& step, double lr);
   void copy_params_to_master();
   void all_gather_params();
   // Checkpoint and weight state (train_state.cpp).
@@ -112,9 +123,11 @@ class Trainer {
   at::Tensor master_, fp32_grads_, grad_partition_;
   std::vector<at::Tensor> host_state_;  // what state_blobs() points into (gathered at ZeRO >= 1)
   AdamWConfig adamw_;
+  std::vector<std::vector<DecaySpan>> decay_spans_;  // per unit: the owned chunk by weight-decay group
   SdpaChoice sdpa_;
   int64_t steps_done_ = 0;
   int64_t next_sequence_ = 0;
+  int64_t next_token_ = 0;
 };
 
 }  // namespace spplan::engine

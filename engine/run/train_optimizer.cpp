@@ -39,20 +39,45 @@ double Trainer::global_grad_norm() {
 void Trainer::adamw_step(double lr, double grad_scale) {
   at::NoGradGuard no_grad;
   MemoryScope tag(MemCategory::kOptimizer);
-  const AdamWConfig& c = adamw_;
   if (grad_scale < 1) {
     for (at::Tensor& g : model_->owned_grads()) g.mul_(grad_scale);
   }
   const ZeroLayout& layout = model_->zero_layout();
   const at::Tensor step = at::full({}, static_cast<double>(steps_done_ + 1), model_->params_flat().options());
-  std::vector<at::Tensor> m, v, steps;
+  std::vector<at::Tensor> m, v;
   for (const ZeroUnit& u : layout.units()) {
     m.push_back(layout.shard_part(exp_avg_, u));
     v.push_back(layout.shard_part(exp_avg_sq_, u));
-    steps.push_back(step);
   }
-  at::_fused_adamw_(model_->owned_params(), model_->owned_grads(), m, v, {}, steps, lr, c.beta1, c.beta2,
-                    options_.plan.optimizer.weight_decay, c.eps, /*amsgrad=*/false, /*maximize=*/false);
+  fused_adamw_by_group(model_->owned_params(), model_->owned_grads(), m, v, step, lr);
+}
+
+// torch.optim.AdamW with two parameter groups, as the Hugging Face Trainer builds them: the same
+// kernel per group, with the group's weight decay (decoupled: p *= 1 - lr wd, then the Adam step).
+void Trainer::fused_adamw_by_group(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+                                   const std::vector<at::Tensor>& exp_avg, const std::vector<at::Tensor>& exp_avg_sq,
+                                   const at::Tensor& step, double lr) {
+  const AdamWConfig& c = adamw_;
+  struct Group {
+    std::vector<at::Tensor> params, grads, m, v, steps;
+  } groups[2];  // [0]: no decay, [1]: decay
+  for (size_t u = 0; u < params.size(); ++u) {
+    for (const DecaySpan& span : decay_spans_[u]) {
+      Group& g = groups[span.decay ? 1 : 0];
+      g.params.push_back(params[u].narrow(0, span.begin, span.length));
+      g.grads.push_back(grads[u].narrow(0, span.begin, span.length));
+      g.m.push_back(exp_avg[u].narrow(0, span.begin, span.length));
+      g.v.push_back(exp_avg_sq[u].narrow(0, span.begin, span.length));
+      g.steps.push_back(step);
+    }
+  }
+  for (int decay = 0; decay < 2; ++decay) {
+    Group& g = groups[decay];
+    if (g.params.empty()) continue;
+    const double weight_decay = decay == 1 ? options_.plan.optimizer.weight_decay : 0.0;
+    at::_fused_adamw_(g.params, g.grads, g.m, g.v, {}, g.steps, lr, c.beta1, c.beta2, weight_decay, c.eps,
+                      /*amsgrad=*/false, /*maximize=*/false);
+  }
 }
 
 // AdamW on the fp32 master copy (bf16 training, or the optimizer offloaded). Offloaded, the
@@ -61,13 +86,12 @@ void Trainer::adamw_step(double lr, double grad_scale) {
 // step-time fp32 gradients). Then the updated parameters are copied back (cast to the model dtype).
 void Trainer::master_adamw_step(double lr, double grad_scale) {
   at::NoGradGuard no_grad;
-  const AdamWConfig& c = adamw_;
   const ZeroLayout& layout = model_->zero_layout();
   const std::vector<at::Tensor> grads = model_->owned_grads(), params = model_->owned_params();
   const at::Tensor step = at::full({}, static_cast<double>(steps_done_ + 1), master_.options());
   MemoryScope tag(MemCategory::kOptimizer);
   const at::Tensor fp32_grads_flat = fp32_grads_.defined() ? fp32_grads_ : at::empty_like(master_);
-  std::vector<at::Tensor> master, fp32_grads, m, v, steps;
+  std::vector<at::Tensor> master, fp32_grads, m, v;
   for (size_t u = 0; u < grads.size(); ++u) {
     const ZeroUnit& unit = layout.units()[u];
     at::Tensor partition = grads[u];
@@ -81,10 +105,8 @@ void Trainer::master_adamw_step(double lr, double grad_scale) {
     master.push_back(layout.shard_part(master_, unit));
     m.push_back(layout.shard_part(exp_avg_, unit));
     v.push_back(layout.shard_part(exp_avg_sq_, unit));
-    steps.push_back(step);
   }
-  at::_fused_adamw_(master, fp32_grads, m, v, {}, steps, lr, c.beta1, c.beta2, options_.plan.optimizer.weight_decay,
-                    c.eps, /*amsgrad=*/false, /*maximize=*/false);
+  fused_adamw_by_group(master, fp32_grads, m, v, step, lr);
   for (size_t u = 0; u < params.size(); ++u) params[u].copy_(master[u]);  // host to device
 }
 

@@ -11,6 +11,7 @@
 
 #include "engine/device/memory_meter.hpp"
 #include "engine/parallel/zero.hpp"
+#include "engine/run/resume_settings.hpp"
 
 namespace spplan::engine {
 namespace {
@@ -101,6 +102,8 @@ CheckpointMeta Trainer::state_meta() const {
   m.model = model_fingerprint(options_.plan.model);
   m.data = data_.fingerprint();
   m.eos_id = options_.eos_id;
+  m.settings = settings_of(options_);
+  m.settings->next_token = next_token_;
   const Knobs& k = options_.plan.knobs;
   m.run = "world " + std::to_string(comm_.world()) + " sp " + std::to_string(comm_.sp()) +
           (comm_.cp() > 1 ? " cp " + std::to_string(comm_.cp()) : std::string()) + " dp " +
@@ -140,6 +143,8 @@ Status Trainer::restore(const LoadedCheckpoint& ck) {
   generator.set_state(rng);
   steps_done_ = ck.meta.step;
   next_sequence_ = ck.meta.next_sequence;
+  // A checkpoint without settings was written by a run that read sequence i at token i x seq.
+  next_token_ = ck.meta.settings ? ck.meta.settings->next_token : ck.meta.next_sequence * options_.plan.seq_len;
   return Status::ok();
 }
 

@@ -18,17 +18,22 @@
 #include "engine/device/alloc_conf.hpp"
 #include "engine/device/cpu_bf16.hpp"
 #include "engine/io/checkpoint_io.hpp"
+#include "engine/io/fault_point.hpp"
 #include "engine/io/hf_side_files.hpp"
 #include "engine/io/hf_weights.hpp"
+#include "engine/io/staged_folder.hpp"
 #include "engine/model/fused_kernels.hpp"
 #include "engine/run/kernel_clock.hpp"
 #include "engine/run/predict.hpp"
 #include "engine/run/rank_report.hpp"
 #include "engine/run/report.hpp"
+#include "engine/run/resume_settings.hpp"
 #include "engine/run/run_log.hpp"
+#include "engine/run/run_paths.hpp"
 #include "engine/run/signals.hpp"
 #include "engine/run/train.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/core/path_info.hpp"
 
 namespace spplan::engine {
 namespace {
@@ -49,7 +54,25 @@ int64_t set_threads(int64_t local_world) {
   return at::get_num_threads();
 }
 
+// Text read as bytes trains on ids 0-255: right for a byte-level model, silently wrong for one
+// whose --init-from folder carries a tokenizer (issue 44).
+Status check_text_with_tokenizer(const RunOptions& o) {
+  if (o.init_from.empty() || look_at(o.init_from + "/tokenizer.json").kind != PathKind::kFile) return Status::ok();
+  const std::pair<const char*, const std::vector<std::string>*> lists[] = {{"--data", &o.data_paths},
+                                                                           {"--eval-data", &o.eval_paths}};
+  for (const auto& [flag, paths] : lists) {
+    for (const std::string& path : *paths) {
+      if (token_width(path) != 1) continue;
+      return Status::invalid(std::string(flag) + ": " + path + ": text, which the engine reads as bytes (ids 0-255), but " +
+                             o.init_from + " has a tokenizer (allowed: its token ids in a *.u16.bin / *.u32.bin file; " +
+                             "make one with " + tokenize_command(path, o.init_from) + ")");
+    }
+  }
+  return Status::ok();
+}
+
 Result<TokenSource> open_data(const RunOptions& o) {
+  SPPLAN_RETURN_IF_ERROR(check_text_with_tokenizer(o));
   SPPLAN_ASSIGN_OR_RETURN(TokenSource data,
                           TokenSource::open(o.data_paths, o.plan.model.vocab_size, o.eos_id, o.seed, o.shuffle));
   SPPLAN_RETURN_IF_ERROR(check_enough_tokens(data, o.plan.seq_len));
@@ -70,13 +93,17 @@ Result<std::optional<TokenSource>> open_eval_data(const RunOptions& o) {
   return std::optional<TokenSource>(std::move(eval).value());
 }
 
-// A --resume checkpoint that fits this run: the model, the step count (any, when the run only
-// converts: --export-hf without --steps), the data and --eos-id it was trained with.
-Status check_checkpoint(RunOptions* o, const LoadedCheckpoint& ck, const TokenSource& data) {
+// A --resume checkpoint that fits this run: the model, the data and --eos-id it was trained with,
+// its settings (resume_settings.hpp: restored, or a contradiction refused) and the step count (any,
+// when the run only converts: --export-hf without --steps). Returns what a person should know
+// about the resume ("" when nothing).
+Result<std::string> check_checkpoint(RunOptions* o, const LoadedCheckpoint& ck, const TokenSource& data) {
   const bool convert_only = !o->steps_given && !o->export_hf.empty();
+  SPPLAN_RETURN_IF_ERROR(check_resume_data(ck, data.fingerprint(), o->eos_id));
+  SPPLAN_ASSIGN_OR_RETURN(const std::string notes, continue_settings(o, ck, convert_only));
   if (convert_only) o->steps = ck.meta.step;
   SPPLAN_RETURN_IF_ERROR(check_resume(ck, o->plan.model, o->steps, convert_only));
-  return check_resume_data(ck, data.fingerprint(), o->eos_id);
+  return notes;
 }
 
 // A GPU when LibTorch has CUDA and one is present (NCCL path: compiled, not exercised here).
@@ -118,6 +145,7 @@ struct RunContext {
   const TokenSource* data = nullptr;
   const TokenSource* eval = nullptr;
   Prediction prediction;
+  RunReport* report = nullptr;     // the evaluations go into it as they happen
 };
 
 Status save(const RunOptions& o, Comm& comm, Trainer& trainer, RunContext& ctx) {
@@ -184,6 +212,9 @@ void maybe_evaluate(const RunOptions& o, Comm& comm, Trainer& trainer, RunContex
   if (!due && !last) return;
   const EvalResult r = trainer.evaluate(*ctx.eval);  // collective
   if (comm.rank() != 0) return;
+  ctx.report->eval_steps.push_back(trainer.steps_done());
+  ctx.report->eval_losses.push_back(r.loss);
+  ctx.report->eval_tokens.push_back(r.tokens);
   char buf[96];
   std::snprintf(buf, sizeof buf, "%.6f over %lld tokens", r.loss, static_cast<long long>(r.tokens));
   std::cerr << "eval step " << trainer.steps_done() << "/" << o.steps << "  eval loss " << buf << std::endl;
@@ -197,11 +228,13 @@ int run_steps(const RunOptions& o, Comm& comm, Trainer& trainer, RunContext& ctx
   while (trainer.steps_done() < o.steps) {
     maybe_die(comm.rank(), trainer.steps_done() + 1);
     if (steps->size() <= 1) kernel_clock_reset();  // the steps summarize() averages: all but the first
+    const int64_t data_position = trainer.next_token();
     steps->push_back(trainer.step());
     const int64_t peak = max_over_ranks(comm, measured_peak(comm.device()).total_bytes);
     const int signal = agreed_stop_signal(comm);  // every rank stops after the same step
     if (comm.rank() == 0) {
-      const StepWatch w = watch_of(o, ctx, *steps, trainer.steps_done(), peak, per_step);
+      StepWatch w = watch_of(o, ctx, *steps, trainer.steps_done(), peak, per_step);
+      if (ctx.data->in_order()) w.data_position = data_position;
       std::cerr << watch_progress_line(steps->back(), w) << std::endl;
       ctx.log.write(step_log_line(steps->back(), w));
     }
@@ -226,14 +259,27 @@ int run_steps(const RunOptions& o, Comm& comm, Trainer& trainer, RunContext& ctx
 // others wait, so the run never ends before it is on disk.
 // config.json is the carried one (hf_side_files.hpp) with only its dtype changed; the other carried
 // files (generation_config.json, the tokenizer's) are copied beside it.
+// The folder is written beside its final name and put in place whole (staged_folder.hpp): a failure
+// or a kill at any point leaves the previous folder as it was.
+Status write_export(const RunOptions& o, const at::Tensor& params, const HfSideFiles& hf_files) {
+  SPPLAN_ASSIGN_OR_RETURN(StagedFolder staged, StagedFolder::begin(o.export_hf, "--export-hf"));
+  const auto config = hf_files.find("config.json");
+  ExportOptions e;
+  e.bf16 = o.export_bf16;
+  e.max_position_embeddings = o.export_trained_length ? o.plan.seq_len : 0;
+  SPPLAN_RETURN_IF_ERROR(write_hf_folder(staged.path(), o.plan.model, o.plan.seq_len,
+                                         config == hf_files.end() ? "" : config->second, params.data_ptr<float>(),
+                                         params.numel(), e));
+  SPPLAN_RETURN_IF_ERROR(write_hf_side_files(staged.path(), hf_files));
+  fault_point("export");  // the tests' kill with the new folder complete but not in place
+  return staged.commit();
+}
+
 Status export_hf(const RunOptions& o, Comm& comm, Trainer& trainer, const HfSideFiles& hf_files) {
   const at::Tensor params = trainer.full_params();  // collective
   Status s;
   if (comm.rank() == 0) {
-    const auto config = hf_files.find("config.json");
-    s = write_hf_folder(o.export_hf, o.plan.model, o.plan.seq_len, config == hf_files.end() ? "" : config->second,
-                        params.data_ptr<float>(), params.numel(), o.export_bf16);
-    if (s) s = write_hf_side_files(o.export_hf, hf_files);
+    s = write_export(o, params, hf_files);
     if (s) {
       std::cerr << "spplan-engine: wrote the weights of step " << trainer.steps_done() << " to " << o.export_hf << " ("
                 << (o.export_bf16 ? "bf16" : "fp32") << "; " << hf_files.size() << " Hugging Face file(s) carried)"
@@ -272,6 +318,20 @@ Status apply_device_memory_limit(c10::Device device) {
   return Status::ok();
 }
 
+// A --seq past the model's max_position_embeddings trains positions the base model never saw (fine
+// for context extension, which is why it runs) and the export keeps the old limit unless asked.
+void warn_past_trained_context(const RunOptions& o) {
+  const int64_t limit = o.plan.model.max_position_embeddings;
+  if (limit <= 0 || o.plan.seq_len <= limit) return;
+  std::cerr << "spplan-engine: warning: --seq " << o.plan.seq_len << " is past the model's max_position_embeddings "
+            << limit << " (context extension)"
+            << (o.export_hf.empty() ? std::string()
+                : o.export_trained_length ? "; the export's config.json says " + std::to_string(o.plan.seq_len)
+                                          : "; the export keeps " + std::to_string(limit) +
+                                                " unless --export-trained-length")
+            << "\n";
+}
+
 // The carried Hugging Face files: the checkpoint's when resuming, else --init-from's folder's.
 Result<HfSideFiles> carried_hf_files(const RunOptions& o, const std::optional<LoadedCheckpoint>& resume) {
   if (resume) return hf_side_files_of(resume->blobs);
@@ -290,7 +350,9 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, cons
     return env.rank == 0 ? print_bad_input(files.status()) : 2;
   }
   if (env.rank == 0 && !o.log_path.empty()) {
-    Result<RunLog> log = RunLog::open(o.log_path, !o.resume_dir.empty());
+    // A resumed run drops what a killed run logged past its checkpoint: the steps are run again.
+    const std::optional<int64_t> resumed = resume ? std::optional<int64_t>(resume->meta.step) : std::nullopt;
+    Result<RunLog> log = RunLog::open(o.log_path, resumed);
     if (!log.ok()) return print_bad_input(log.status());
     ctx.log = std::move(log).value();
   }
@@ -319,6 +381,7 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, cons
   }
   if (init) trainer.load_weights(*init);
   RunReport report = base_report(o, comm, trainer, threads);
+  ctx.report = &report;
   report.ranks_on_host = local_world_size(env);
   report.settings = run_settings(o).dump();
   report.prediction = ctx.prediction = predict(o.plan, pricing_for(o, comm.device(), report.ranks_on_host));
@@ -366,16 +429,15 @@ int print_bad_input(const Status& status) {
 
 Status check_inputs(RunOptions* o, int64_t world) {
   SPPLAN_RETURN_IF_ERROR(check_run_options(o, world));
+  SPPLAN_RETURN_IF_ERROR(check_run_paths(*o));  // before anything is opened for writing
   SPPLAN_ASSIGN_OR_RETURN(const TokenSource data, open_data(*o));  // maps and scans the files; each rank maps them again
   SPPLAN_RETURN_IF_ERROR(open_eval_data(*o).status());
   if (!o->resume_dir.empty()) {
     SPPLAN_ASSIGN_OR_RETURN(const LoadedCheckpoint ck, load_checkpoint(o->resume_dir));
-    SPPLAN_RETURN_IF_ERROR(check_checkpoint(o, ck, data));
+    SPPLAN_RETURN_IF_ERROR(check_checkpoint(o, ck, data).status());
+  } else if (!o->init_from.empty()) {  // a resume takes the checkpoint's weights
+    SPPLAN_RETURN_IF_ERROR(open_init_from(*o).status());
   }
-  if (!o->log_path.empty()) {  // writable: checked before ranks start (the ranks' rank 0 opens it)
-    SPPLAN_RETURN_IF_ERROR(RunLog::open(o->log_path, true).status());
-  }
-  if (!o->init_from.empty()) SPPLAN_RETURN_IF_ERROR(open_init_from(*o).status());
   return Status::ok();
 }
 
@@ -384,6 +446,10 @@ int run_rank(RunOptions o, const DistEnv& env) {
     return env.rank == 0 ? print_bad_input(s) : 2;
   };
   if (Status s = check_run_options(&o, env.world); !s) return bad_input(s);
+  // Rank 0 writes every output; the others check that none lands on an input, as it does.
+  if (Status s = env.rank == 0 ? check_run_paths(o) : check_outputs_apart(run_inputs(o), run_outputs(o)); !s) {
+    return bad_input(s);
+  }
   catch_rank_stop_signals();  // before the data is read: a signal from now on ends the run cleanly
   Result<TokenSource> data = open_data(o);
   if (!data.ok()) return bad_input(data.status());
@@ -393,12 +459,18 @@ int run_rank(RunOptions o, const DistEnv& env) {
   if (!o.resume_dir.empty()) {
     Result<LoadedCheckpoint> ck = load_checkpoint(o.resume_dir);
     if (!ck.ok()) return bad_input(ck.status());
-    if (Status s = check_checkpoint(&o, *ck, *data); !s) return bad_input(s);
+    const Result<std::string> notes = check_checkpoint(&o, *ck, *data);
+    if (!notes.ok()) return bad_input(notes.status());
     if (env.rank == 0 && !ck->warning.empty()) std::cerr << "spplan-engine: warning: " << ck->warning << "\n";
+    if (env.rank == 0 && !notes->empty()) std::cerr << "spplan-engine: resume: " << *notes << "\n";
     resume = std::move(ck).value();
+  } else if (o.resume_or_init && env.rank == 0) {
+    std::cerr << "spplan-engine: --resume-or-init: " << o.resume_or_init_dir << " holds no checkpoint; starting from "
+              << (o.init_from.empty() ? "the seeded weights" : o.init_from) << "\n";
   }
+  if (env.rank == 0) warn_past_trained_context(o);
   std::optional<HfWeights> init;
-  if (!o.init_from.empty()) {
+  if (!o.init_from.empty() && !resume) {
     Result<HfWeights> w = open_init_from(o);
     if (!w.ok()) return bad_input(w.status());
     init = std::move(w).value();

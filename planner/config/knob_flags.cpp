@@ -24,7 +24,7 @@ std::vector<FlagSpec> knob_flag_specs() {
       {"tiled-loss", false, "tiled loss: logits and cross-entropy in token chunks (Liger fused linear cross-entropy)"},
       {"micro-batch", true, "sequences per SP group per micro step", "an integer >= 1", std::to_string(d.micro_batch)},
       {"grad-accum", true, "micro steps per optimizer step", "an integer >= 1", std::to_string(d.grad_accum_steps)},
-      {"sp-comm-dtype", true, "the data type of the Ulysses all-to-alls", join(comm_dtype_names()), to_string(d.sp_comm_dtype)},
+      {"sp-comm-dtype", true, "the data type gradients are reduced in when sp > 1 (DeepSpeed's seq_parallel_communication_data_type)", join(comm_dtype_names()), to_string(d.sp_comm_dtype)},
       {"precision", true, "the training precision of weights and activations", join(precision_names()), to_string(d.precision)},
       {"reduce-bucket", true, "DeepSpeed reduce_bucket_size, in elements (ZeRO gradient reduction buffer)",
        "a number >= 1, e.g. 5e8", format_number(d.reduce_bucket_elems)},

@@ -192,6 +192,7 @@ Result<PlanSpec> load_plan(const std::string& path) {
                              " is not allowed (allowed: a table with " + join(optimizer_keys()) + ")");
     }
     SPPLAN_RETURN_IF_ERROR(read_optimizer(path, *node->as_table(), &plan.optimizer));
+    for (const auto& [key, value] : *node->as_table()) plan.optimizer_keys_in_file.emplace_back(key.str());
   }
   SPPLAN_RETURN_IF_ERROR(check_plan(plan, file_where(path)));  // reads no attention kernel
   SPPLAN_RETURN_IF_ERROR(settle_attention(&plan, root.contains("attention"), file_where(path)));

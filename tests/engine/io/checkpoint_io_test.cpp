@@ -35,7 +35,8 @@ TEST(EngineCheckpoint, Fnv1a64KnownValues) {
 TEST(EngineCheckpoint, SaveLoadRoundTripKeepsTheNewestTwo) {
   const std::string dir = testing::fresh_dir("ckpt_io");
   const std::vector<float> a{1, 2, 3}, b{4, 5};
-  CheckpointMeta meta{.step = 1, .next_sequence = 4, .seed = 9, .model = "m", .run = "r"};
+  CheckpointMeta meta{.step = 1, .next_sequence = 4, .seed = 9, .model = "m", .run = "r", .data = {}, .eos_id = {},
+                      .settings = {}};
   ASSERT_TRUE(save_checkpoint(dir, meta, {{"a.f32", a.data(), 12}, {"b.f32", b.data(), 8}}).is_ok());
   meta.step = 2;
   ASSERT_TRUE(save_checkpoint(dir, meta, {{"a.f32", a.data(), 12}, {"b.f32", b.data(), 8}}).is_ok());
@@ -158,7 +159,7 @@ TEST(EngineCheckpoint, ResumeRefusesOtherDataOrEosId) {
   const std::string dir = testing::fresh_dir("ckpt_data");
   const std::vector<float> a{1, 2};
   CheckpointMeta meta{.step = 1, .next_sequence = 2, .seed = 0, .model = "m", .run = "r",
-                      .data = "a.u16.bin 100 tokens 00ff", .eos_id = 2};
+                      .data = "a.u16.bin 100 tokens 00ff", .eos_id = 2, .settings = {}};
   ASSERT_TRUE(save_checkpoint(dir, meta, {{"a.f32", a.data(), 8}}).is_ok());
   const auto ck = load_checkpoint(dir);
   ASSERT_TRUE(ck.ok()) << ck.status().message();
@@ -184,6 +185,50 @@ TEST(EngineCheckpoint, ConvertOnlyAcceptsTheFinishedStep) {
   ck.meta.model = model_fingerprint(m);
   EXPECT_FALSE(check_resume(ck, m, 4).is_ok());
   EXPECT_TRUE(check_resume(ck, m, 4, true).is_ok());
+}
+
+// The run's settings (issue 44) round-trip through the manifest exactly; a damaged settings key is
+// one line naming it, and --resume-or-init tells a checkpoint folder from an empty one.
+TEST(EngineCheckpoint, SettingsRoundTripAndADamagedOneIsNamed) {
+  const std::string dir = testing::fresh_dir("ckpt_settings");
+  const std::vector<float> a{1, 2};
+  CheckpointMeta meta{.step = 3, .next_sequence = 6, .seed = 1, .model = "m", .run = "r", .data = {}, .eos_id = {},
+                      .settings = TrainingSettings{}};
+  meta.settings->optimizer.lr = 2e-5;
+  meta.settings->optimizer.lr_schedule = LrSchedule::kCosine;
+  meta.settings->optimizer.min_lr = 1e-7;
+  meta.settings->optimizer.train_steps = 40;
+  meta.settings->schedule_steps = 40;
+  meta.settings->adam_beta2 = 0.999;
+  meta.settings->weight_decay_all = true;
+  meta.settings->seq_len = 4096;
+  meta.settings->next_token = 24576;
+  ASSERT_TRUE(save_checkpoint(dir, meta, {{"a.f32", a.data(), 8}}).is_ok());
+  const auto ck = load_checkpoint(dir);
+  ASSERT_TRUE(ck.ok()) << ck.status().message();
+  ASSERT_TRUE(ck->meta.settings.has_value());
+  const TrainingSettings& t = *ck->meta.settings;
+  EXPECT_EQ(t.optimizer.lr, 2e-5);  // exact: JSON keeps a double's 17 digits
+  EXPECT_EQ(t.optimizer.lr_schedule, LrSchedule::kCosine);
+  EXPECT_EQ(t.optimizer.min_lr, 1e-7);
+  EXPECT_EQ(t.optimizer.train_steps, 40);
+  EXPECT_EQ(t.adam_beta2, 0.999);
+  EXPECT_TRUE(t.weight_decay_all);
+  EXPECT_EQ(t.seq_len, 4096);
+  EXPECT_EQ(t.next_token, 24576);
+  // A hand-edited manifest: the schedule's name no longer one of the three.
+  const std::string manifest = ck->folder + "/manifest.json";
+  std::ifstream in(manifest);
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["settings"]["lr_schedule"] = "step";
+  std::ofstream(manifest, std::ios::trunc) << j.dump();
+  const auto bad = load_checkpoint(ck->folder);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "--resume: " + manifest + ": key \"settings.lr_schedule\": missing or of the wrong "
+                                    "type (the checkpoint is corrupted)");
+  EXPECT_EQ(*holds_checkpoint(dir, "--resume-or-init"), true);
+  EXPECT_EQ(*holds_checkpoint(dir + "/none", "--resume-or-init"), false);
+  EXPECT_EQ(*holds_checkpoint(testing::fresh_dir("ckpt_empty"), "--resume-or-init"), false);
 }
 
 }  // namespace

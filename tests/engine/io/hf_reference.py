@@ -13,6 +13,12 @@
       Loads MODEL_DIR with AutoModelForCausalLM and prints the loss and gradient norm of
       sequence K of FILE.
 
+  hf_reference.py train MODEL_DIR --data FILE --seq S --steps K --lr X --weight-decay W [--decay-all]
+      Trains K steps of one sequence each (sequence k at step k) with torch.optim.AdamW (betas 0.9,
+      0.95, eps 1e-8: the engine's defaults) at a constant rate, its parameters grouped as the
+      Hugging Face Trainer groups them (Trainer.get_decay_parameter_names: no decay on biases and
+      norm weights), or all decayed with --decay-all; prints {"losses": [...]}.
+
   hf_reference.py docs MODEL_DIR --data FILE --seq S --eos E
       The loss and gradient norm of sequence 0 of FILE when each document in it (ended by token E)
       runs through the model alone, from position 0: the token losses of all documents summed,
@@ -149,6 +155,27 @@ def loss(args):
     print(json.dumps(loss_and_grad_norm(load(args.model_dir), tokens, args.seq, args.index)))
 
 
+def train(args):
+    tokens = np.fromfile(args.data, dtype="<u2")
+    model = load(args.model_dir)
+    # The Trainer's own grouping rule (it reads no Trainer state), so the test holds the engine to it.
+    decay = set(transformers.Trainer.get_decay_parameter_names(None, model))
+    if args.decay_all:
+        decay = {name for name, _ in model.named_parameters()}
+    groups = [{"params": [p for n, p in model.named_parameters() if n in decay], "weight_decay": args.weight_decay},
+              {"params": [p for n, p in model.named_parameters() if n not in decay], "weight_decay": 0.0}]
+    opt = torch.optim.AdamW([g for g in groups if g["params"]], lr=args.lr, betas=(0.9, 0.95), eps=1e-8)
+    losses = []
+    for step in range(args.steps):
+        opt.zero_grad()
+        inputs, labels = sequence(tokens, args.seq, step)
+        loss = F.cross_entropy(model(input_ids=inputs).logits[0].float(), labels, reduction="mean")
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    print(json.dumps({"losses": losses, "no_decay": sorted(set(n for n, _ in model.named_parameters()) - decay)}))
+
+
 def docs(args):
     tokens = np.fromfile(args.data, dtype="<u2")
     print(json.dumps(documents_alone(load(args.model_dir), tokens, args.seq, args.eos)))
@@ -176,8 +203,16 @@ def main():
     d.add_argument("--data", required=True)
     d.add_argument("--seq", type=int, required=True)
     d.add_argument("--eos", type=int, required=True)
+    t = sub.add_parser("train")
+    t.add_argument("model_dir")
+    t.add_argument("--data", required=True)
+    t.add_argument("--seq", type=int, required=True)
+    t.add_argument("--steps", type=int, required=True)
+    t.add_argument("--lr", type=float, required=True)
+    t.add_argument("--weight-decay", type=float, required=True)
+    t.add_argument("--decay-all", action="store_true")
     args = p.parse_args()
-    {"make": make, "loss": loss, "docs": docs}[args.mode](args)
+    {"make": make, "loss": loss, "docs": docs, "train": train}[args.mode](args)
 
 
 if __name__ == "__main__":

@@ -113,12 +113,16 @@ const std::vector<BadCase>& cases() {
       {{"--plan", "$D/zero3.toml", "--nproc", "2"}, "zero3.toml: key \"knobs.act_ckpt\": value \"none\" with zero_stage 3 is not run by trainer \"engine\""},
       {{"--plan", "$D/zero3.toml", "--model", "tiny-llama", "--nproc", "2"}, "--model: not allowed with --plan"},
       // Issue 29: silent mistakes refused. A corpus is not tokens: the message names the script.
+      // The command printed runs as printed (issue 44): the model folder's tokenizer and its EOS.
       {flags({"--data", "$D/corpus.jsonl"}),
-       "--data: $D/corpus.jsonl: JSON lines, not token ids (allowed: *.u16.bin / *.u32.bin; make one with "
-       "scripts/tokenize.py --tokenizer tokenizer.json --out corpus $D/corpus.jsonl)"},
+       "--data: $D/corpus.jsonl: JSON lines, not token ids (allowed: *.u16.bin / *.u32.bin; make one with "},
+      {flags({"--data", "$D/corpus.jsonl"}), "tokenize.py --tokenizer YOUR_MODEL_FOLDER --out $D/corpus $D/corpus.jsonl)"},
       {flags({"--data", "$D/corpus.txt"}), "--data: $D/corpus.txt: JSON, not token ids"},
       {flags({"--eval-data", "$D/corpus.jsonl"}), "--eval-data: $D/corpus.jsonl: JSON lines, not token ids"},
-      {flags({"--warmup-steps", "10", "--steps", "5"}), "--warmup-steps: value 10 is more than --steps 5 (allowed: 0 to 5)"},
+      {flags({"--warmup-steps", "10", "--steps", "5"}),
+       "--warmup-steps: value 10 is more than --steps 5 (allowed: 0 to 5, or --train-steps for a longer schedule)"},
+      {flags({"--warmup-steps", "10", "--steps", "5", "--train-steps", "8"}),
+       "--warmup-steps: value 10 is longer than train_steps 8 (allowed: 0 to train_steps)"},
       {{"--plan", "$D/two.toml", "--nproc", "3"},
        "--nproc: value 3 differs from $D/two.toml: key \"cluster.num_gpus\" 2 (allowed: 2, or a plan made for 3 GPUs"},
       {flags({"--adam-beta1", "1"}), "--adam-beta1: value \"1\" is not allowed"},
@@ -127,7 +131,15 @@ const std::vector<BadCase>& cases() {
       {flags({"--export-dtype", "bf16"}), "--export-dtype: value bf16 needs --export-hf DIR"},
       {flags({"--eval-every", "2"}), "--eval-every: value 2 needs --eval-data FILE"},
       {flags({"--shuffle"}), "--shuffle: needs --data FILE"},
-      {flags({"--log", "$D/none/x.jsonl"}), "--log: $D/none/x.jsonl: cannot open for writing"},
+      {flags({"--log", "$D"}), "--log: $D: a folder (allowed: a file path, new or existing)"},
+      // Issue 44: every output checked before the first step; an input is never an output.
+      {flags({"--save", "$D/bad.bin"}), "--save: $D/bad.bin: a file (allowed: a folder, new or existing)"},
+      {flags({"--export-hf", "$D"}), "--export-hf: $D holds \""},
+      {flags({"--data", "$D/ok.u16.bin", "--log", "$D/ok.u16.bin"}),
+       "--log: $D/ok.u16.bin is the --data file $D/ok.u16.bin (an input is never written"},
+      {flags({"--resume-or-init", "$D"}), "--resume-or-init: $D holds \""},
+      {flags({"--resume-or-init", "$D/new", "--resume", "$D/ckpt"}), "--resume-or-init: not allowed with --resume"},
+      {flags({"--export-trained-length"}), "--export-trained-length: needs --export-hf DIR"},
   };
   return kCases;
 }
