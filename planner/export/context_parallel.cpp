@@ -15,9 +15,11 @@ using Json = nlohmann::ordered_json;
 std::string cp_key_value(const Knobs& k) { return "key \"knobs.cp\": value " + std::to_string(k.cp); }
 
 // What has no Megatron-LM equivalent (its arguments as of core_r0.13: no parameter or checkpoint
-// offload, no tiled MLP or chunked loss; optimizer offload only with the distributed optimizer).
+// offload, no tiled MLP or chunked loss; optimizer offload only with the distributed optimizer;
+// the model's own refusals in megatron_model.cpp).
 Status check_megatron(const PlanSpec& plan) {
   const Knobs& k = plan.knobs;
+  SPPLAN_RETURN_IF_ERROR(check_megatron_model(plan.model));
   const auto lacks = [](const std::string& key, const std::string& value, const std::string& what,
                         const std::string& allowed) {
     return Status::invalid("key \"knobs." + key + "\": value " + value + " cannot be expressed for Megatron-LM (" + what +
@@ -158,21 +160,6 @@ std::string megatron_zero_args(const Knobs& k) {
   }
 }
 
-std::string megatron_model_args(const PlanSpec& plan) {
-  const ModelSpec& m = plan.model;
-  std::ostringstream o;
-  o << "--num-layers " << m.num_hidden_layers << " --hidden-size " << m.hidden_size << " --ffn-hidden-size "
-    << m.intermediate_size << " --num-attention-heads " << m.num_attention_heads << " --kv-channels " << m.head_dim;
-  if (m.num_key_value_heads != m.num_attention_heads) {
-    o << " --group-query-attention --num-query-groups " << m.num_key_value_heads;
-  }
-  o << " --seq-length " << plan.seq_len << " --max-position-embeddings " << plan.seq_len
-    << " --position-embedding-type rope --rotary-base " << static_cast<int64_t>(m.rope_theta)
-    << " --normalization RMSNorm --swiglu --disable-bias-linear";
-  if (!m.tie_word_embeddings) o << " --untie-embeddings-and-output-weights";
-  return o.str();
-}
-
 const char* lr_decay_style(LrSchedule s) {
   switch (s) {
     case LrSchedule::kConstant: return "constant";
@@ -198,7 +185,7 @@ std::string megatron_script(const PlanSpec& plan) {
       << k.cp << " ranks " << k.sp << " apart.\n";
   }
   if (nodes > 1) o << "# Run this on each node; MASTER_ADDR names the first node.\n";
-  o << "set -euo pipefail\n";
+  o << "set -euo pipefail\n" << megatron_release_guard(plan.model);
   o << (nodes > 1 ? ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n"
                   : "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n");
   o << "TRAIN_ITERS=\"${TRAIN_ITERS:-1000}\"\n";

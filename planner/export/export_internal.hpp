@@ -30,4 +30,15 @@ std::string accelerate_cp_yaml(const PlanSpec& plan);
 // Megatron-LM's pretrain_gpt.py under torchrun.
 std::string megatron_script(const PlanSpec& plan);
 
+// From megatron_model.cpp. What pretrain_gpt.py's arguments cannot say about the model (a
+// fractional rope_theta; dynamic RoPE scaling; llama3 scaling other than Llama 3.1's; a fractional
+// linear factor; a YaRN attention_factor of its own), as one line naming the plan-file key.
+Status check_megatron_model(const ModelSpec& model);
+// "--num-layers 32 ... --untie-embeddings-and-output-weights": the architecture, RoPE and norms.
+// REQUIRES: check_megatron_model(plan.model) is ok.
+std::string megatron_model_args(const PlanSpec& plan);
+// Bash lines that stop the script under a Megatron-LM release older than its RoPE scaling needs
+// (linear and yarn: core_r0.19); "" when any release from core_r0.13 on runs the model.
+std::string megatron_release_guard(const ModelSpec& model);
+
 }  // namespace spplan::export_internal

@@ -9,7 +9,10 @@ target's own code, on the CPU, without starting training:
                then HfTrainerDeepSpeedConfig.trainer_config_process against ds_config.json: the
                consistency check transformers runs at start-up (no mismatch allowed);
   accelerate   accelerate's load_config_from_file;
-  arctic       ArcticTraining's get_config (its pydantic TrainerConfig and its validators).
+  arctic       ArcticTraining's get_config (its pydantic TrainerConfig and its validators);
+  megatron     pretrain_gpt.py's arguments parsed with the types Megatron-LM declares, then
+               megatron-core's TransformerConfig, DDP and optimizer configs and RoPE modules built
+               from them and compared with the plan's model (export_check_megatron.py).
 A package that cannot be imported skips its part with a message; exit 77 (skipped) when none can.
 """
 import json
@@ -98,8 +101,9 @@ have_ds = importable("deepspeed")
 have_hf = importable("transformers")
 have_acc = importable("accelerate")
 have_arctic = importable("arctic_training")
-if not (have_ds or have_hf or have_acc or have_arctic):
-    print("none of deepspeed, transformers, accelerate, arctic_training imports: skipped")
+have_mcore = importable("megatron.core")
+if not (have_ds or have_hf or have_acc or have_arctic or have_mcore):
+    print("none of deepspeed, transformers, accelerate, arctic_training, megatron.core imports: skipped")
     sys.exit(77)
 
 for name, (body, gpus, mb, ga, sp, zero, bf16) in PLANS.items():
@@ -216,6 +220,13 @@ if have_acc:
         check("hybrid: accelerate refuses cp_size with sp_size", False, "ParallelismConfig accepted it")
     except ValueError:
         check("hybrid: accelerate refuses cp_size with sp_size", True)
+
+if have_mcore:
+    if have_hf:  # the RoPE comparison's reference is transformers'
+        from export_check_megatron import check_megatron
+        check_megatron(spplan, work, check, export)
+    else:
+        skipped.append("megatron.core's check (it compares RoPE with transformers, which does not import)")
 
 for s in skipped:
     print("skipped (cannot import): " + s)
