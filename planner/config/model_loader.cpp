@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/config/loaders.hpp"
+#include "planner/config/model_name.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/toml_reader.hpp"
 #include "planner/config/preset_path.hpp"
@@ -245,15 +246,32 @@ bool family_ties_embeddings(const nlohmann::json& j) {
   return type == "gemma" || type == "gemma2" || type == "gemma3" || type == "gemma3_text";
 }
 
+// An optional string key; absent, null and "" leave *out empty.
+Status json_string(const std::string& path, const nlohmann::json& j, const char* key, std::string* out) {
+  if (!j.contains(key) || j[key].is_null()) return Status::ok();
+  if (!j[key].is_string()) return json_bad_value(path, key, j[key], "a string");
+  *out = j[key].get<std::string>();
+  return Status::ok();
+}
+
+// The model's name: model_name.hpp's rule, from the top level (a multimodal config's text_config
+// holds its own, often empty, _name_or_path).
+Result<std::string> json_model_name(const std::string& path, const nlohmann::json& j) {
+  std::string name, name_or_path;
+  SPPLAN_RETURN_IF_ERROR(json_string(path, j, "name", &name));
+  SPPLAN_RETURN_IF_ERROR(json_string(path, j, "_name_or_path", &name_or_path));
+  return config_model_name(path, name, name_or_path);
+}
+
 Result<ModelSpec> model_from_json(const std::string& path) {
   SPPLAN_ASSIGN_OR_RETURN(nlohmann::json j, read_json_object(path));
+  SPPLAN_ASSIGN_OR_RETURN(const std::string name, json_model_name(path, j));
   // Multimodal configs nest the language model (text_config); plan that part.
   if (j.contains("text_config") && j["text_config"].is_object()) j = j["text_config"];
   SPPLAN_RETURN_IF_ERROR(check_priceable(path, j));
   ModelSpec m;
   m.tie_word_embeddings = family_ties_embeddings(j);
-  m.name = std::filesystem::path(path).parent_path().filename().string();
-  if (m.name.empty()) m.name = std::filesystem::path(path).stem().string();
+  m.name = name;
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_hidden_layers", -1, kMaxLayers, &m.num_hidden_layers));
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, "hidden_size", -1, kMaxDim, &m.hidden_size));
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_attention_heads", -1, kMaxHeads, &m.num_attention_heads));

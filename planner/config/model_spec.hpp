@@ -29,7 +29,7 @@ struct RopeScaling {
 };
 
 struct ModelSpec {
-  std::string name;                 // preset name or file stem, for reports
+  std::string name;                 // for reports: a preset's or TOML's name key, else its stem; model_name.hpp
   int64_t num_hidden_layers = 0;    // L
   int64_t hidden_size = 0;          // h
   int64_t num_attention_heads = 0;  // nh (query heads)

@@ -90,11 +90,10 @@ def _model_arg(value, files):
     if _is_pretrained_config(value):
         value = value.to_dict()
     if isinstance(value, dict):
-        # A config.json's keys: the C++ loader reads it as it reads the file (defaults per family),
-        # and names the model after its folder, as for a Hugging Face download.
-        name = os.path.basename(str(value.get("name") or value.get("_name_or_path") or "model").rstrip("/"))
-        folder = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip(".") or "model"
-        return files.write("config.json", json.dumps(value, default=str), "model (dict)", folder)
+        # A config.json's keys: the C++ loader reads them as it reads the file (defaults per family)
+        # and names the model by their "name" or "_name_or_path" (planner/config/model_name.hpp),
+        # else by the folder, which says so.
+        return files.write("config.json", json.dumps(value, default=str), "model (dict)", "unnamed-model")
     return value
 
 

@@ -131,6 +131,13 @@ def test_model_as_a_transformers_config_prices_as_the_preset():
     assert [without_model_name(p) for p in by_config["plans"]] == [without_model_name(p) for p in by_preset["plans"]]
 
 
+def test_a_model_dict_is_named_by_its_keys():
+    keys = {k: v for k, v in preset_keys("qwen3-4b").items() if k != "name"}
+    by_id = spplan.estimate(model=dict(keys, _name_or_path="Qwen/Qwen3-4B"), gpu="h100-80gb", gpus=4, seq="8k", sp=1)
+    assert by_id["model"] == "Qwen/Qwen3-4B"
+    assert spplan.estimate(model=keys, gpu="h100-80gb", gpus=4, seq="8k", sp=1)["model"] == "unnamed-model"
+
+
 def test_a_bad_model_dict_is_named_not_its_temporary_file():
     keys = dict(preset_keys("qwen3-4b"), num_key_value_heads=5)
     with pytest.raises(ValueError) as raised:
