@@ -48,6 +48,7 @@ struct ModelSpec {
 
   int64_t q_dim() const { return num_attention_heads * head_dim; }   // width of Q (and of attention output)
   int64_t kv_dim() const { return num_key_value_heads * head_dim; }  // width of K and of V
+  bool operator==(const ModelSpec&) const = default;
 };
 
 }  // namespace spplan

@@ -6,8 +6,8 @@ prints, as a dict with the same keys. Bad input raises ``ValueError`` with the c
 message; warnings (a plan that does not fit, a placeholder in an export) go through ``warnings``.
 Nothing is computed here: every call runs the C++ command the executable runs (``spplan._spplan``).
 
-A model may be a preset name (``"qwen3-4b"``), a path to a model TOML or a Hugging Face
-``config.json``, a dict of config.json keys, or a transformers ``PretrainedConfig``. A GPU may be a
+A model may be a preset name (``"qwen3-4b"``), a path to a model TOML, a Hugging Face ``config.json``
+or a folder holding one, a dict of config.json keys, or a transformers ``PretrainedConfig``. A GPU may be a
 preset name, a path to a GPU TOML, or a dict of its keys. ``help(spplan.plan)`` lists every flag
 with its meaning, allowed values and default (the same text as ``spplan plan --help``).
 
