@@ -26,8 +26,8 @@ std::vector<FlagSpec> cluster_flag_specs(bool with_seq);
 // --seq S alone (rent), as cluster_flag_specs(true) has it.
 FlagSpec seq_flag_spec();
 
-// The allowed values of --model, --gpu and --seq in help texts (`--help` lists the presets).
-inline constexpr const char* kModelAllowed = "a model preset, a model TOML file or a Hugging Face config.json";
+// The allowed values of --gpu and --seq in help texts (`--help` lists the presets); --model's is
+// kModelAllowed (planner/config/loaders.hpp), which the engine and the GUI share.
 inline constexpr const char* kGpuAllowed = "a GPU preset or a GPU TOML file";
 inline constexpr const char* kSeqAllowed = "tokens: 131072, 128k or 1.5M (k = 1024, M = 1024^2)";
 

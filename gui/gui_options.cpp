@@ -9,7 +9,7 @@ namespace spplan::gui {
 
 std::vector<FlagSpec> guiFlagSpecs() {
   const GuiOptions d;  // the defaults
-  return {{"model", true, "the model to plan", "a model preset, a model TOML file or a Hugging Face config.json",
+  return {{"model", true, "the model to plan", kModelAllowed,
            d.model + " (without any of --model..--seq: the last session's inputs)"},
           {"gpu", true, "the accelerator", "a GPU preset or a GPU TOML file", d.gpu},
           {"gpus", true, "GPUs in the cluster", "an integer >= 1", d.gpus},

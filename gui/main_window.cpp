@@ -124,7 +124,7 @@ QWidget* MainWindow::buildInputs() {
     row->addWidget(w);
   };
   m_modelCombo = new QComboBox(box);
-  m_modelCombo->setEditable(true);  // a preset name or a path to a TOML / config.json
+  m_modelCombo->setEditable(true);  // a preset name or a path to a TOML / config.json / model folder
   for (const auto& name : model_presets()) m_modelCombo->addItem(stringOf(name));
   m_modelCombo->setMinimumContentsLength(14);
   addLabeled(tr("&Model"), m_modelCombo);

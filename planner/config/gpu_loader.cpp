@@ -81,8 +81,13 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
   return g;
 }
 
+namespace {
+constexpr const char* kGpuFilesAllowed = "a GPU TOML file";
+}  // namespace
+
 Result<GpuSpec> load_gpu(std::string_view name_or_path, const std::string& flag) {
-  SPPLAN_ASSIGN_OR_RETURN(const std::string path, resolve_preset("gpus", flag, name_or_path, gpu_presets()));
+  SPPLAN_ASSIGN_OR_RETURN(const std::string path,
+                          resolve_preset("gpus", flag, name_or_path, gpu_presets(), kGpuFilesAllowed));
   SPPLAN_ASSIGN_OR_RETURN(const toml::table table, parse_toml_file(path));
   return gpu_from_table(path, table);
 }
@@ -90,7 +95,7 @@ Result<GpuSpec> load_gpu(std::string_view name_or_path, const std::string& flag)
 std::vector<std::string> gpu_presets() { return list_presets("gpus"); }
 
 Result<std::string> gpu_file(std::string_view name_or_path) {
-  return resolve_preset("gpus", "--gpu", name_or_path, gpu_presets());
+  return resolve_preset("gpus", "--gpu", name_or_path, gpu_presets(), kGpuFilesAllowed);
 }
 
 }  // namespace spplan

@@ -3,7 +3,10 @@
 // A name without '/' and without a .toml/.json ending is a preset: configs/models/NAME.toml or
 // configs/gpus/NAME.toml under configs_dir(). Anything else is a path. TOML files are strict:
 // unknown keys are errors. A config.json is read as Hugging Face writes it: the architecture keys
-// are required, the rest (architectures, torch_dtype, ...) are ignored.
+// are required, the rest (architectures, torch_dtype, ...) are ignored; its model's name follows
+// model_name.hpp. A model may also be a Hugging Face model folder (a download, a cache snapshot,
+// a save_pretrained output) given as a path ("./Qwen3-8B", "Qwen3-8B/"): its config.json, read as
+// that file is.
 // Every failure is one line naming the file, the key, the value and what is allowed.
 #pragma once
 
@@ -15,6 +18,11 @@
 #include "planner/core/status.hpp"
 
 namespace spplan {
+
+// What names a model besides a preset, and all it may be: the --model help of the CLI, the engine
+// and the GUI, and the messages that refuse a model argument.
+inline constexpr const char* kModelFilesAllowed = "a model TOML file, a Hugging Face config.json or a folder holding one";
+inline const std::string kModelAllowed = std::string("a model preset, ") + kModelFilesAllowed;
 
 // The folder holding models/, gpus/ and plans/: $SPPLAN_CONFIG_DIR if set; else the one a program
 // set (set_configs_dir: the Python package's own copy); else, for a binary installed by
@@ -28,7 +36,8 @@ void set_configs_dir(const std::string& dir);
 Result<ModelSpec> load_model(std::string_view name_or_path, const std::string& flag = "--model");
 Result<GpuSpec> load_gpu(std::string_view name_or_path, const std::string& flag = "--gpu");
 
-// The file a --model / --gpu value names: the preset's file under configs_dir(), or the path.
+// The file a --model / --gpu value names: the preset's file under configs_dir(), or the path (a
+// model folder's config.json).
 Result<std::string> model_file(std::string_view name_or_path);
 Result<std::string> gpu_file(std::string_view name_or_path);
 

@@ -1,4 +1,4 @@
-// Model presets, model TOML files and Hugging Face config.json files -> ModelSpec.
+// Model presets, model TOML files, Hugging Face config.json files and model folders -> ModelSpec.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -9,11 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/config/loaders.hpp"
+#include "planner/config/model_name.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/toml_reader.hpp"
 #include "planner/config/preset_path.hpp"
 #include "planner/config/rope_scaling.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/core/path_info.hpp"
 
 namespace spplan {
 namespace {
@@ -245,15 +247,32 @@ bool family_ties_embeddings(const nlohmann::json& j) {
   return type == "gemma" || type == "gemma2" || type == "gemma3" || type == "gemma3_text";
 }
 
+// An optional string key; absent, null and "" leave *out empty.
+Status json_string(const std::string& path, const nlohmann::json& j, const char* key, std::string* out) {
+  if (!j.contains(key) || j[key].is_null()) return Status::ok();
+  if (!j[key].is_string()) return json_bad_value(path, key, j[key], "a string");
+  *out = j[key].get<std::string>();
+  return Status::ok();
+}
+
+// The model's name: model_name.hpp's rule, from the top level (a multimodal config's text_config
+// holds its own, often empty, _name_or_path).
+Result<std::string> json_model_name(const std::string& path, const nlohmann::json& j) {
+  std::string name, name_or_path;
+  SPPLAN_RETURN_IF_ERROR(json_string(path, j, "name", &name));
+  SPPLAN_RETURN_IF_ERROR(json_string(path, j, "_name_or_path", &name_or_path));
+  return config_model_name(path, name, name_or_path);
+}
+
 Result<ModelSpec> model_from_json(const std::string& path) {
   SPPLAN_ASSIGN_OR_RETURN(nlohmann::json j, read_json_object(path));
+  SPPLAN_ASSIGN_OR_RETURN(const std::string name, json_model_name(path, j));
   // Multimodal configs nest the language model (text_config); plan that part.
   if (j.contains("text_config") && j["text_config"].is_object()) j = j["text_config"];
   SPPLAN_RETURN_IF_ERROR(check_priceable(path, j));
   ModelSpec m;
   m.tie_word_embeddings = family_ties_embeddings(j);
-  m.name = std::filesystem::path(path).parent_path().filename().string();
-  if (m.name.empty()) m.name = std::filesystem::path(path).stem().string();
+  m.name = name;
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_hidden_layers", -1, kMaxLayers, &m.num_hidden_layers));
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, "hidden_size", -1, kMaxDim, &m.hidden_size));
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_attention_heads", -1, kMaxHeads, &m.num_attention_heads));
@@ -274,10 +293,31 @@ Result<ModelSpec> model_from_json(const std::string& path) {
   return m;
 }
 
+// The file a model argument names: a preset's TOML, the path given, or a Hugging Face model
+// folder's config.json.
+Result<std::string> resolve_model(std::string_view name_or_path, const std::string& flag) {
+  const std::string text(name_or_path);
+  Result<std::string> file = resolve_preset("models", flag, text, model_presets(), kModelFilesAllowed);
+  if (file.ok() || look_at(text).kind != PathKind::kDirectory) return file;
+  const std::string prefix = flag.empty() ? "" : flag + ": ";
+  if (is_preset_name(text)) {
+    // A folder is a path, as a file is: a bare name is a preset's, whatever folders lie where the
+    // command runs (a folder "qwen3-8b" would otherwise shadow the preset, or be shadowed by it).
+    return Status::invalid(prefix + "value \"" + printable(text) + "\" is not a preset, and a folder is given as a path " +
+                           "(allowed: ./" + printable(text) + " for the folder here; presets: " + join(model_presets()) + ")");
+  }
+  const std::string config = (std::filesystem::path(text) / "config.json").string();
+  if (look_at(config).kind == PathKind::kMissing) {
+    return Status::invalid(prefix + printable(text) + ": a folder without config.json (allowed: " + kModelAllowed + ")");
+  }
+  SPPLAN_RETURN_IF_ERROR(check_input_file(config));  // a folder or a device named config.json
+  return config;
+}
+
 }  // namespace
 
 Result<ModelSpec> load_model(std::string_view name_or_path, const std::string& flag) {
-  SPPLAN_ASSIGN_OR_RETURN(const std::string path, resolve_preset("models", flag, name_or_path, model_presets()));
+  SPPLAN_ASSIGN_OR_RETURN(const std::string path, resolve_model(name_or_path, flag));
   if (std::filesystem::path(path).extension() == ".json") return model_from_json(path);
   SPPLAN_ASSIGN_OR_RETURN(const toml::table table, parse_toml_file(path));
   return model_from_toml(path, table);
@@ -289,8 +329,6 @@ Result<ModelSpec> model_from_table(const std::string& source, const toml::table&
 
 std::vector<std::string> model_presets() { return list_presets("models"); }
 
-Result<std::string> model_file(std::string_view name_or_path) {
-  return resolve_preset("models", "--model", name_or_path, model_presets());
-}
+Result<std::string> model_file(std::string_view name_or_path) { return resolve_model(name_or_path, "--model"); }
 
 }  // namespace spplan

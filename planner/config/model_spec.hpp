@@ -29,7 +29,7 @@ struct RopeScaling {
 };
 
 struct ModelSpec {
-  std::string name;                 // preset name or file stem, for reports
+  std::string name;                 // for reports: a preset's or TOML's name key, else its stem; model_name.hpp
   int64_t num_hidden_layers = 0;    // L
   int64_t hidden_size = 0;          // h
   int64_t num_attention_heads = 0;  // nh (query heads)
@@ -48,6 +48,7 @@ struct ModelSpec {
 
   int64_t q_dim() const { return num_attention_heads * head_dim; }   // width of Q (and of attention output)
   int64_t kv_dim() const { return num_key_value_heads * head_dim; }  // width of K and of V
+  bool operator==(const ModelSpec&) const = default;
 };
 
 }  // namespace spplan

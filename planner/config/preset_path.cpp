@@ -54,15 +54,18 @@ std::vector<std::string> list_presets(const std::string& kind) {
   return names;
 }
 
-Result<std::string> resolve_preset(const std::string& kind, const std::string& flag, std::string_view name_or_path,
-                                   const std::vector<std::string>& presets) {
-  const std::string text(name_or_path);
+bool is_preset_name(std::string_view text) {
   // Preset names may hold dots ("llama-3.1-8b"); a path has a '/' or a .toml / .json ending.
-  const auto ends_with = [&text](const std::string& suffix) {
-    return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const auto ends_with = [text](std::string_view suffix) {
+    return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
   };
-  const bool is_name = text.find('/') == std::string::npos && !ends_with(".toml") && !ends_with(".json");
-  if (!is_name) {
+  return text.find('/') == std::string_view::npos && !ends_with(".toml") && !ends_with(".json");
+}
+
+Result<std::string> resolve_preset(const std::string& kind, const std::string& flag, std::string_view name_or_path,
+                                   const std::vector<std::string>& presets, const std::string& files_allowed) {
+  const std::string text(name_or_path);
+  if (!is_preset_name(text)) {
     SPPLAN_RETURN_IF_ERROR(check_input_file(text));
     return text;
   }
@@ -70,8 +73,8 @@ Result<std::string> resolve_preset(const std::string& kind, const std::string& f
   // look_at, not is_regular_file: a 300-character name is not a preset, and must not throw.
   if (text.empty() || look_at(path).kind != PathKind::kFile) {
     return Status::invalid((flag.empty() ? "" : flag + ": ") + "value \"" + printable(text) +
-                           "\" is not a preset or a file (allowed presets: " + join(presets) +
-                           "; or a path to a .toml or config.json)");
+                           "\" is not a preset or a file (allowed presets: " + join(presets) + "; or " +
+                           files_allowed + ")");
   }
   return path;
 }

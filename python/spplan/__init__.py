@@ -6,8 +6,8 @@ prints, as a dict with the same keys. Bad input raises ``ValueError`` with the c
 message; warnings (a plan that does not fit, a placeholder in an export) go through ``warnings``.
 Nothing is computed here: every call runs the C++ command the executable runs (``spplan._spplan``).
 
-A model may be a preset name (``"qwen3-4b"``), a path to a model TOML or a Hugging Face
-``config.json``, a dict of config.json keys, or a transformers ``PretrainedConfig``. A GPU may be a
+A model may be a preset name (``"qwen3-4b"``), a path to a model TOML, a Hugging Face ``config.json``
+or a folder holding one, a dict of config.json keys, or a transformers ``PretrainedConfig``. A GPU may be a
 preset name, a path to a GPU TOML, or a dict of its keys. ``help(spplan.plan)`` lists every flag
 with its meaning, allowed values and default (the same text as ``spplan plan --help``).
 
@@ -90,11 +90,10 @@ def _model_arg(value, files):
     if _is_pretrained_config(value):
         value = value.to_dict()
     if isinstance(value, dict):
-        # A config.json's keys: the C++ loader reads it as it reads the file (defaults per family),
-        # and names the model after its folder, as for a Hugging Face download.
-        name = os.path.basename(str(value.get("name") or value.get("_name_or_path") or "model").rstrip("/"))
-        folder = "".join(c if c.isalnum() or c in "-_." else "-" for c in name).strip(".") or "model"
-        return files.write("config.json", json.dumps(value, default=str), "model (dict)", folder)
+        # A config.json's keys: the C++ loader reads them as it reads the file (defaults per family)
+        # and names the model by their "name" or "_name_or_path" (planner/config/model_name.hpp),
+        # else by the folder, which says so.
+        return files.write("config.json", json.dumps(value, default=str), "model (dict)", "unnamed-model")
     return value
 
 

@@ -65,8 +65,35 @@ TEST_F(CliPaths, InputPathsThatCannotBeLookedAtAreOneLine) {
       {dir_ + "/folder.toml", "a directory; allowed: a file"},
   };
   for (const char* command : kInputs) {
-    for (const auto& p : paths) expect_one_line_exit_2(fill(command, p.path), "spplan: " + p.path + ": cannot open (" + p.reason + ")");
+    for (const auto& p : paths) {
+      // --model takes a Hugging Face model folder: a folder is refused for what it lacks.
+      const bool model_folder = std::string(command).find("--model {}") != std::string::npos && p.path == dir_ + "/folder.toml";
+      expect_one_line_exit_2(fill(command, p.path),
+                             "spplan: " + (model_folder ? "--model: " + p.path + ": a folder without config.json (allowed: "
+                                                        : p.path + ": cannot open (" + p.reason + ")"));
+    }
   }
+}
+
+// `--model FOLDER` (issue 40): a Hugging Face model folder is its config.json, named as the Hub
+// names it; the cache's snapshots/<hash>/ layout says which model it is.
+TEST_F(CliPaths, ModelFolderIsItsConfigJson) {
+  const std::string snapshot = dir_ + "/hub/models--Qwen--Qwen3-4B/snapshots/0123456789abcdef0123456789abcdef01234567";
+  fs::create_directories(snapshot);
+  fs::copy_file(std::string(SPPLAN_SOURCE_DIR) + "/tests/planner/config/data/config.json", snapshot + "/config.json");
+  const std::string flags = " --gpu h100-80gb --gpus 4 --seq 32k --sp 4";
+  const CliRun by_folder = run_spplan("estimate --model " + snapshot + flags + " --json");
+  const CliRun by_file = run_spplan("estimate --model " + snapshot + "/config.json" + flags + " --json");
+  ASSERT_EQ(by_folder.exit_code, 0) << by_folder.err;
+  EXPECT_EQ(by_folder.out, by_file.out);
+  EXPECT_NE(by_folder.out.find("\"model\": \"Qwen/Qwen3-4B\""), std::string::npos) << by_folder.out;
+  const CliRun text = run_spplan("estimate --model " + snapshot + "/" + flags);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.rfind("Qwen/Qwen3-4B on 4x h100-80gb", 0), 0u) << text.out;
+  fs::create_directories(dir_ + "/empty");
+  expect_one_line_exit_2("estimate --model " + dir_ + "/empty" + flags,
+                         "spplan: --model: " + dir_ + "/empty: a folder without config.json (allowed: a model preset, a "
+                         "model TOML file, a Hugging Face config.json or a folder holding one)\n");
 }
 
 // A preset-like name too long for a file name: it is not a preset (std::filesystem threw, exit 134).

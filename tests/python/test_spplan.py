@@ -131,6 +131,34 @@ def test_model_as_a_transformers_config_prices_as_the_preset():
     assert [without_model_name(p) for p in by_config["plans"]] == [without_model_name(p) for p in by_preset["plans"]]
 
 
+def test_model_as_a_hugging_face_folder_is_its_config_json(tmp_path):
+    # The cache's layout: the folder names the model, the snapshot's hash does not.
+    snapshot = tmp_path / "hub" / "models--Qwen--Qwen3-4B" / "snapshots" / ("0123456789abcdef" * 3)[:40]
+    snapshot.mkdir(parents=True)
+    keys = {k: v for k, v in preset_keys("qwen3-4b").items() if k != "name"}
+    (snapshot / "config.json").write_text(json.dumps(keys))
+    by_folder = spplan.estimate(model=snapshot, gpu="h100-80gb", gpus=4, seq="64k", sp=4)
+    assert by_folder == spplan.estimate(model=str(snapshot / "config.json"), gpu="h100-80gb", gpus=4, seq="64k", sp=4)
+    assert by_folder["model"] == "Qwen/Qwen3-4B"
+    assert without_model_name(by_folder) == without_model_name(spplan.estimate(**QWEN, seq="64k", sp=4))
+    code, out, err = cli("estimate", "--model", snapshot, "--gpu", "h100-80gb", "--gpus", "4", "--seq", "64k", "--sp",
+                         "4", "--json")
+    assert code == 0, err
+    assert json.loads(out) == by_folder
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError) as raised:
+        spplan.estimate(model=tmp_path / "empty", gpu="h100-80gb", gpus=4, seq="8k", sp=1)
+    assert str(raised.value) == (f"--model: {tmp_path / 'empty'}: a folder without config.json (allowed: a model "
+                                 "preset, a model TOML file, a Hugging Face config.json or a folder holding one)")
+
+
+def test_a_model_dict_is_named_by_its_keys():
+    keys = {k: v for k, v in preset_keys("qwen3-4b").items() if k != "name"}
+    by_id = spplan.estimate(model=dict(keys, _name_or_path="Qwen/Qwen3-4B"), gpu="h100-80gb", gpus=4, seq="8k", sp=1)
+    assert by_id["model"] == "Qwen/Qwen3-4B"
+    assert spplan.estimate(model=keys, gpu="h100-80gb", gpus=4, seq="8k", sp=1)["model"] == "unnamed-model"
+
+
 def test_a_bad_model_dict_is_named_not_its_temporary_file():
     keys = dict(preset_keys("qwen3-4b"), num_key_value_heads=5)
     with pytest.raises(ValueError) as raised:

@@ -157,16 +157,19 @@ TEST(ConfigPaths, UnusablePathsAreOneLine) {
   fs::create_symlink("b.toml", dir + "/a.toml");
   fs::create_symlink("a.toml", dir + "/b.toml");
   const std::string long_name(300, 'x');
+  // A model may be a Hugging Face model folder: a folder is refused for the config.json it lacks.
+  const std::string no_config = dir + "/folder.toml: a folder without config.json (allowed: " + kModelAllowed + ")";
   const struct {
-    std::string arg, expected;
+    std::string arg, expected, model_expected;
   } cases[] = {
-      {long_name + ".toml", long_name + ".toml: cannot open (File name too long)"},
-      {dir + "/a.toml", dir + "/a.toml: cannot open (Too many levels of symbolic links)"},
-      {dir + "/folder.toml", dir + "/folder.toml: cannot open (a directory; allowed: a file)"},
-      {dir + "/" + long_name + "/config.json", dir + "/" + long_name + "/config.json: cannot open (File name too long)"},
+      {long_name + ".toml", long_name + ".toml: cannot open (File name too long)", ""},
+      {dir + "/a.toml", dir + "/a.toml: cannot open (Too many levels of symbolic links)", ""},
+      {dir + "/folder.toml", dir + "/folder.toml: cannot open (a directory; allowed: a file)", "--model: " + no_config},
+      {dir + "/" + long_name + "/config.json", dir + "/" + long_name + "/config.json: cannot open (File name too long)", ""},
   };
   for (const auto& c : cases) {
-    for (const auto& status : {load_model(c.arg).status(), load_gpu(c.arg).status(), load_plan(c.arg).status()}) {
+    EXPECT_EQ(load_model(c.arg).status().message(), c.model_expected.empty() ? c.expected : c.model_expected);
+    for (const auto& status : {load_gpu(c.arg).status(), load_plan(c.arg).status()}) {
       EXPECT_EQ(status.message(), c.expected);
     }
   }
