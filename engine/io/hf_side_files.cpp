@@ -55,9 +55,11 @@ Result<std::string> exported_config(const std::string& original, const nlohmann:
   }
   config.erase("torch_dtype");  // transformers 5 renamed it "dtype": one key, the dtype written
   config["dtype"] = bf16 ? "bfloat16" : "float32";
-  const nlohmann::json& known = config["max_position_embeddings"];
-  if (max_position_embeddings > 0 && (!known.is_number_integer() || known.get<int64_t>() < max_position_embeddings)) {
-    config["max_position_embeddings"] = max_position_embeddings;
+  if (max_position_embeddings > 0) {  // find, not operator[]: that would add the key as null
+    const auto known = config.find("max_position_embeddings");
+    if (known == config.end() || !known->is_number_integer() || known->get<int64_t>() < max_position_embeddings) {
+      config["max_position_embeddings"] = max_position_embeddings;
+    }
   }
   return config.dump(2) + "\n";
 }

@@ -72,6 +72,7 @@ std::string resolved_path(const std::string& path) {
 Status check_outputs_apart(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs) {
   for (size_t k = 0; k < outputs.size(); ++k) {
     const NamedPath& out = outputs[k];
+    if (out.path.empty()) continue;  // "" names no file: its flag's own check refuses it
     for (const NamedPath& in : inputs) {
       if (in.path.empty()) continue;  // a preset name, not a file
       if (const std::string why = overlap(out, in); !why.empty()) {
@@ -80,6 +81,7 @@ Status check_outputs_apart(const std::vector<NamedPath>& inputs, const std::vect
       }
     }
     for (size_t j = 0; j < k; ++j) {
+      if (outputs[j].path.empty()) continue;
       // Named from the one that is inside (or is) the other: "--log: out/run.jsonl lies inside ...".
       const NamedPath* first = &out;
       const NamedPath* second = &outputs[j];

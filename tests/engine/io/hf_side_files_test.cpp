@@ -56,6 +56,13 @@ TEST(HfSideFiles, ExportedConfigChangesOnlyTheDtype) {
   ASSERT_TRUE(fp32.ok());
   EXPECT_EQ(nlohmann::json::parse(*fp32), (nlohmann::json{{"from_spec", true}, {"dtype", "float32"}}));
   EXPECT_FALSE(exported_config("[1, 2]", nlohmann::json::object(), false).ok());
+  // --export-trained-length raises max_position_embeddings to the trained length, never lowers it.
+  const auto longer = exported_config(original, nlohmann::json::object(), false, 16384);
+  ASSERT_TRUE(longer.ok());
+  EXPECT_EQ(nlohmann::json::parse(*longer)["max_position_embeddings"], 16384);
+  const auto shorter = exported_config(original, nlohmann::json::object(), false, 2048);
+  ASSERT_TRUE(shorter.ok());
+  EXPECT_EQ(nlohmann::json::parse(*shorter)["max_position_embeddings"], 4096);
 }
 
 }  // namespace
