@@ -54,10 +54,18 @@ int cmd_max_seq(int argc, const char* const* argv) {
   PlanSpec no_slack = *base;
   no_slack.cluster.gpu.allocator_fragmentation = 0.0;
   const std::optional<search::RankedPlan> upper = search::max_seq_searched(no_slack, granularity, *constraints);
+  if (!best) {  // nothing fits, or nothing was priced: the trainer runs or launches no knob set here
+    search::SearchResult excluded;
+    PlanSpec probe = *base;
+    probe.seq_len = 2 * base->cluster.num_gpus * granularity;
+    if (search::candidate_knobs(probe, *constraints, &excluded.excluded_by_trainer).empty()) {
+      return fail(no_candidate_status(excluded, *base));
+    }
+  }
   const int64_t max_seq = best ? best->plan.seq_len : 0, upper_seq = upper ? upper->plan.seq_len : 0;
   const double slack_pct = 100.0 * base->cluster.gpu.allocator_fragmentation;
   // The answer's step: granularity, or with a ring its multiple the zigzag split needs.
-  const int64_t unit = best ? search::sequence_unit(best->plan.knobs, granularity) : granularity;
+  const int64_t unit = best ? search::sequence_unit(best->plan, granularity) : granularity;
   const bool capped = search::at_search_cap(max_seq, unit);
   const costmodel::Estimate next = best && !capped ? next_step(best->plan, unit) : costmodel::Estimate{};
   const bool host_bound = next.limit == costmodel::Estimate::Limit::kHostMemory;

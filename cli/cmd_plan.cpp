@@ -75,11 +75,7 @@ int cmd_plan(int argc, const char* const* argv) {
     if (const Status s = check_not_an_input("--out", *out, inputs); !s) return fail(s);
   }
   search::SearchResult result = search::search_plans(*base, true, *constraints);
-  if (result.evaluated == 0) {
-    return fail(Status::invalid("knobs: the flags given leave no knob set that the plan rules allow for " +
-                                base->model.name + " on " + std::to_string(base->cluster.num_gpus) + " GPUs with trainer \"" +
-                                base->stack.trainer + "\" (allowed: fewer fixed knobs)"));
-  }
+  if (result.evaluated == 0) return fail(no_candidate_status(result, *base));
 #ifdef SPPLAN_HAVE_SIMULATOR
   if (args->has("simulate")) {
     // Re-rank the leading plans by simulated tokens/s (the schedule, not the overlap rules), with

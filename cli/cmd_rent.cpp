@@ -48,9 +48,9 @@ int cmd_rent(int argc, const char* const* argv) {
   if (!seq_len.ok()) return fail(seq_len.status());
   base.seq_len = *seq_len;
   if (auto v = args->get("trainer")) {
-    auto trainer = parse_choice("--trainer", *v, trainer_names());
+    auto trainer = load_trainer(*v, "--trainer");
     if (!trainer.ok()) return fail(trainer.status());
-    base.stack = trainer_stack(*trainer);
+    base.stack = *trainer;
   }
   if (auto v = args->get("attention")) {
     auto kernel = parse_choice("--attention", *v, attention_kernel_names());

@@ -29,8 +29,8 @@ std::vector<FlagSpec> cluster_flag_specs(bool with_seq) {
       {"gpus-per-node", true, "GPUs per node, overriding the GPU file's gpus_per_node", "an integer 1..65536",
        "the GPU file's"},
       {"nodes", true, "nodes in the cluster; GPUs = nodes x GPUs per node", "an integer >= 1", "from --gpus"},
-      {"trainer", true, "the software that runs the plan (changes memory and time, not a knob)",
-       join(trainer_names()), "arctic"},
+      {"trainer", true, "the software that runs the plan: what it holds, which layouts it runs, which exports launch it",
+       "a trainer preset (" + join(trainer_names()) + ") or a trainer TOML file (configs/trainers/README.md)", "arctic"},
       {"attention", true, "the attention kernel, overriding the trainer's", join(attention_kernel_names()),
        "the trainer's (sdpa with --precision fp32)"}};
   if (with_seq) specs.push_back(seq_flag_spec());
@@ -52,10 +52,7 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
   SPPLAN_ASSIGN_OR_RETURN(plan.model, load_model(model));
   SPPLAN_ASSIGN_OR_RETURN(const std::string gpu, args.require("gpu", "a GPU preset or file"));
   SPPLAN_ASSIGN_OR_RETURN(plan.cluster.gpu, load_gpu(gpu));
-  if (auto v = args.get("trainer")) {
-    SPPLAN_ASSIGN_OR_RETURN(const size_t trainer, parse_choice("--trainer", *v, trainer_names()));
-    plan.stack = trainer_stack(trainer);
-  }
+  SPPLAN_ASSIGN_OR_RETURN(plan.stack, load_trainer(args.get("trainer").value_or("arctic"), "--trainer"));
   if (auto v = args.get("attention")) {  // after --trainer: it overrides the trainer's kernel
     SPPLAN_ASSIGN_OR_RETURN(const size_t kernel, parse_choice("--attention", *v, attention_kernel_names()));
     plan.stack.attention = static_cast<AttentionKernel>(kernel);

@@ -23,6 +23,10 @@ std::vector<FlagSpec> searched_knob_flag_specs();
 // closest, sp=8 ..., needs 95.1 GiB, has 79.6 GiB)", then the trainer's exclusions.
 std::vector<std::string> rejection_lines(const search::SearchResult& result);
 
+// Why a search priced nothing, one line: the trainer's most frequent exclusion (its key, value
+// and what is allowed), or, with none, that the fixed knob flags leave no knob set.
+Status no_candidate_status(const search::SearchResult& result, const PlanSpec& base);
+
 // The same as a JSON array of {"limit", "count", "closest_knobs", "closest_reason"}.
 nlohmann::json rejections_json(const search::SearchResult& result);
 

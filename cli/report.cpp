@@ -1,8 +1,11 @@
 #include "cli/report.hpp"
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "planner/config/rope_scaling.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 
@@ -21,7 +24,8 @@ std::string knobs_text(const Knobs& k) {
   if (k.cp > 1) ring = " cp=" + std::to_string(k.cp) + (k.cp_comm == CpComm::kAllGather ? "(allgather)" : "");
   return "sp=" + std::to_string(k.sp) + ring + " zero=" + std::to_string(k.zero_stage) +
          " opt=" + to_string(k.offload_optimizer) + " params=" + to_string(k.offload_params) +
-         " ckpt=" + to_string(k.act_ckpt) + " tiled=" + tiled + " mb=" + std::to_string(k.micro_batch);
+         " ckpt=" + to_string(k.act_ckpt) + " tiled=" + tiled + " mb=" + std::to_string(k.micro_batch) +
+         (k.grad_accum_steps > 1 ? " ga=" + std::to_string(k.grad_accum_steps) : std::string());
 }
 
 // The peak's moment: the phase, the decoder layer running then (null outside a layer), and the
@@ -66,12 +70,18 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
       {"peak_phase", m.peak_phase},
       {"peak", peak_json(m)}};
   const auto& t = e.time;
+  // Each of the trainer's formats: null when it launches this plan, else why not (issue 40: a
+  // knob set no format launches says so).
+  nlohmann::json exports = nlohmann::json::object();
+  for (const auto& [format, why] : format_verdicts(p)) exports[format] = why.empty() ? nlohmann::json() : nlohmann::json(why);
   return {{"model", p.model.name},
           {"gpu", p.cluster.gpu.name},
           {"gpus", p.cluster.num_gpus},
           {"seq", p.seq_len},
           {"trainer", p.stack.trainer},
           {"attention", to_string(p.stack.attention)},
+          {"exports", exports},
+          {"launchable", some_format_launches(p)},
           {"knobs", knobs_json(p.knobs)},
           {"rope", rope_text(p.model.rope_scaling)},
           {"optimizer", optimizer_json(p.optimizer)},
@@ -98,6 +108,23 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"usd_per_million_tokens", e.usd_per_million_tokens}};
 }
 
+// "  exports: torchrun, accelerate" or, when none launches the plan, each format with why not.
+std::string exports_text(const PlanSpec& p) {
+  std::vector<std::string> launch, refuse;
+  for (const auto& [format, why] : format_verdicts(p)) {
+    if (why.empty()) {
+      launch.push_back(format);
+    } else {
+      refuse.push_back(format + ": " + why);
+    }
+  }
+  std::string text = "  exports: " + (launch.empty() ? std::string("none") : join(launch, ", ")) + "\n";
+  if (!some_format_launches(p)) {
+    text += "  warning: no format of trainer \"" + p.stack.trainer + "\" launches this plan (" + join(refuse, "; ") + ")\n";
+  }
+  return text;
+}
+
 std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   const auto& m = e.memory;
   std::ostringstream o;
@@ -106,6 +133,7 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   o << "  RoPE: " << rope_text(p.model.rope_scaling) << " (theta " << format_number(p.model.rope_theta) << ")"
     << (p.model.attention_bias ? "; q/k/v biases" : "") << "\n";
   o << "  optimizer: " << optimizer_text(p.optimizer) << "\n";
+  o << exports_text(p);
   o << "  fits: " << (e.fits ? "yes" : "NO (" + e.reason() + ")") << "\n";
   o << "  GPU memory per GPU: " << format_number("%.1f", gib(m.total_bytes())) << " of "
     << format_number("%.1f", gib(e.capacity_bytes)) << " GiB, peak at " << m.peak_phase

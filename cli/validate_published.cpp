@@ -68,8 +68,7 @@ Result<PlanSpec> plan_of(const std::string& where, const Row& r) {
   // Both sources ran bf16 Ulysses communication (HF blog example config; ALST recipes).
   p.knobs.sp_comm_dtype = CommDtype::kBf16;
   if (const std::string trainer = optional_cell(r, "trainer"); !trainer.empty()) {
-    SPPLAN_ASSIGN_OR_RETURN(const size_t index, parse_choice(col("trainer"), trainer, trainer_names()));
-    p.stack = trainer_stack(index);
+    SPPLAN_ASSIGN_OR_RETURN(p.stack, load_trainer(trainer, col("trainer")));
   }
   if (const std::string attention = optional_cell(r, "attention"); !attention.empty()) {
     SPPLAN_ASSIGN_OR_RETURN(const size_t index, parse_choice(col("attention"), attention, attention_kernel_names()));
@@ -80,6 +79,8 @@ Result<PlanSpec> plan_of(const std::string& where, const Row& r) {
     p.knobs.precision = static_cast<Precision>(index);
   }
   SPPLAN_RETURN_IF_ERROR(check_plan(p, [&](const std::string& key) { return col(key.c_str()); }));
+  SPPLAN_RETURN_IF_ERROR(settle_attention(&p, !optional_cell(r, "attention").empty(),
+                                          [&](const std::string& key) { return col(key.c_str()); }));
   return p;
 }
 

@@ -25,6 +25,7 @@
 #include "gui/plan_tabs.hpp"
 #include "gui/session.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/search/search.hpp"
 
@@ -237,7 +238,8 @@ Result<PlanSpec> MainWindow::baseFromInputs() const {
   plan.cluster.gpu.gpus_per_node = m_perNodeSpin->value();
   plan.cluster.num_gpus = m_gpusSpin->value();
   SPPLAN_ASSIGN_OR_RETURN(plan.seq_len, parse_seq_len("--seq", m_seqEdit->text().trimmed().toStdString()));
-  plan.stack = trainer_stack(static_cast<size_t>(m_trainerCombo->currentIndex()));
+  SPPLAN_ASSIGN_OR_RETURN(plan.stack, load_trainer(m_trainerCombo->currentText().toStdString(), "--trainer"));
+  settle_layout_attention(&plan);
   return plan;
 }
 

@@ -22,6 +22,7 @@
 #include "planner/config/knobs.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/core/units.hpp"
 
 namespace spplan::gui {
@@ -196,7 +197,8 @@ PlanSpec RunPanel::runPlan() const {
   plan.cluster.num_gpus = m_nprocSpin->value();
   plan.cluster.gpu.gpus_per_node = std::max<int64_t>(plan.cluster.gpu.gpus_per_node, plan.cluster.num_gpus);  // one machine
   plan.stack = trainer_stack("engine");
-  pick_attention_for_precision(&plan);
+  plan.attention_named = false;
+  settle_layout_attention(&plan);
   return plan;
 }
 

@@ -91,4 +91,5 @@ NB_MODULE(_spplan, m) {
   m.def("set_configs_dir", &spplan::set_configs_dir, nb::arg("dir"));
   m.def("model_presets", &spplan::model_presets);
   m.def("gpu_presets", &spplan::gpu_presets);
+  m.def("trainer_presets", &spplan::trainer_presets);
 }

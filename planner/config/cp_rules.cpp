@@ -36,47 +36,4 @@ Status check_context_parallel(const PlanSpec& plan, const WhereFn& where) {
   return Status::ok();
 }
 
-// Accelerate's context parallel runs on FSDP2 (accelerate parallelism_config.py: cp needs FSDP2),
-// whose sharding is ZeRO-2 (reshard_after_forward false) or ZeRO-3 and whose CPU offload moves
-// parameters, gradients and optimizer state together (CPUOffloadPolicy); its ParallelismConfig
-// refuses cp_size with sp_size (1.15.0).
-Status check_accelerate_context_parallel(const PlanSpec& plan, const WhereFn& where) {
-  const Knobs& k = plan.knobs;
-  if (k.cp == 1) return Status::ok();
-  if (k.sp > 1) {
-    return Status::invalid(where("cp") + ": value " + std::to_string(k.cp) + " with sp " + std::to_string(k.sp) +
-                           " is not run by Accelerate's context parallel (its ParallelismConfig refuses cp_size and "
-                           "sp_size together) (allowed: sp 1 for ring only; Ulysses x ring runs with --trainer engine "
-                           "or --format megatron)");
-  }
-  if (k.zero_stage < 2) {
-    return Status::invalid(where("zero_stage") + ": value " + std::to_string(k.zero_stage) + " with cp " +
-                           std::to_string(k.cp) + " is not run by Accelerate's context parallel (it runs on FSDP2, "
-                           "which shards gradients and optimizer state at least) (allowed: 2, 3)");
-  }
-  const bool both_cpu = k.offload_optimizer == OffloadDevice::kCpu && k.offload_params == OffloadDevice::kCpu;
-  const bool none = k.offload_optimizer == OffloadDevice::kNone && k.offload_params == OffloadDevice::kNone;
-  if (!both_cpu && !none) {
-    return Status::invalid(where("offload_optimizer") + ": value \"" + to_string(k.offload_optimizer) +
-                           "\" with offload_params \"" + to_string(k.offload_params) + "\" and cp " +
-                           std::to_string(k.cp) + " is not run by Accelerate's FSDP2 (its CPU offload moves parameters, "
-                           "gradients and optimizer state together) (allowed: both none, or both cpu)");
-  }
-  return Status::ok();
-}
-
-Status check_trainer_context_parallel(const PlanSpec& plan, const WhereFn& where) {
-  const std::string& trainer = plan.stack.trainer;
-  if (plan.knobs.cp == 1) return Status::ok();
-  // ArcticTraining's sequence parallelism is DeepSpeed's UlyssesSPAttentionHF: heads only, no ring.
-  if (trainer == "arctic") {
-    return Status::invalid(where("cp") + ": value " + std::to_string(plan.knobs.cp) +
-                           " is not run by trainer \"arctic\" (ArcticTraining has Ulysses only, no ring attention; "
-                           "allowed: 1; ring and Ulysses x ring plans: --trainer engine; ring only: --trainer hf or liger)");
-  }
-  // The Hugging Face Trainer takes ring attention through Accelerate's parallelism_config.
-  if (trainer == "hf" || trainer == "liger") return check_accelerate_context_parallel(plan, where);
-  return Status::ok();
-}
-
 }  // namespace spplan

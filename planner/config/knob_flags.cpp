@@ -22,6 +22,8 @@ std::vector<FlagSpec> knob_flag_specs() {
        join(act_ckpt_names()), to_string(d.act_ckpt)},
       {"tiled-mlp", false, "TiledMLP (ALST): the MLP in sequence chunks, one chunk's intermediate alive"},
       {"tiled-loss", false, "tiled loss: logits and cross-entropy in token chunks (Liger fused linear cross-entropy)"},
+      {"no-tiled-mlp", false, "no TiledMLP: the whole sequence's MLP intermediate at once (fixes tiling off)"},
+      {"no-tiled-loss", false, "no tiled loss: the whole [tokens x vocab] logits at once (fixes it off)"},
       {"micro-batch", true, "sequences per SP group per micro step", "an integer >= 1", std::to_string(d.micro_batch)},
       {"grad-accum", true, "micro steps per optimizer step", "an integer >= 1", std::to_string(d.grad_accum_steps)},
       {"sp-comm-dtype", true, "the data type gradients are reduced in when sp > 1 (DeepSpeed's seq_parallel_communication_data_type)", join(comm_dtype_names()), to_string(d.sp_comm_dtype)},
@@ -73,8 +75,14 @@ Status apply_knob_flags(const Args& args, Knobs* k) {
     SPPLAN_ASSIGN_OR_RETURN(const size_t i, parse_choice("--precision", *v, precision_names()));
     k->precision = static_cast<Precision>(i);
   }
-  if (args.has("tiled-mlp")) k->tiled_mlp = true;
-  if (args.has("tiled-loss")) k->tiled_loss = true;
+  for (const auto& [flag, value] : {std::pair{"tiled-mlp", &k->tiled_mlp}, std::pair{"tiled-loss", &k->tiled_loss}}) {
+    const std::string off = std::string("no-") + flag;
+    if (args.has(flag) && args.has(off)) {
+      return Status::invalid("--" + off + ": not allowed with --" + flag + " (allowed: one of them)");
+    }
+    if (args.has(flag)) *value = true;
+    if (args.has(off)) *value = false;
+  }
   if (auto v = args.get("micro-batch")) {
     SPPLAN_ASSIGN_OR_RETURN(k->micro_batch, parse_int("--micro-batch", *v, 1, 1 << 20));
   }

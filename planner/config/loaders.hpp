@@ -24,7 +24,7 @@ namespace spplan {
 inline constexpr const char* kModelFilesAllowed = "a model TOML file, a Hugging Face config.json or a folder holding one";
 inline const std::string kModelAllowed = std::string("a model preset, ") + kModelFilesAllowed;
 
-// The folder holding models/, gpus/ and plans/: $SPPLAN_CONFIG_DIR if set; else the one a program
+// The folder holding models/, gpus/, trainers/ and plans/: $SPPLAN_CONFIG_DIR if set; else the one a program
 // set (set_configs_dir: the Python package's own copy); else, for a binary installed by
 // `cmake --install`, <prefix>/share/spplan/configs beside its bin/; else the source tree's
 // configs/ (compiled in).
@@ -41,9 +41,15 @@ Result<GpuSpec> load_gpu(std::string_view name_or_path, const std::string& flag 
 Result<std::string> model_file(std::string_view name_or_path);
 Result<std::string> gpu_file(std::string_view name_or_path);
 
+// A trainer record (trainer_spec.hpp): a preset name (configs/trainers/NAME.toml) or a TOML file,
+// loaded once per file. The stack's `trainer` is the preset's name, or the path as given for a
+// user's file (a plan file written with it reads it again).
+Result<TrainingStack> load_trainer(std::string_view name_or_path, const std::string& flag = "--trainer");
+
 // Preset names found under configs_dir(), sorted.
 std::vector<std::string> model_presets();
 std::vector<std::string> gpu_presets();
+std::vector<std::string> trainer_presets();
 
 // A plan file: seq_len, [model], [gpu], [cluster], [knobs]. [model] and [gpu] are either
 // `preset = "name"` or the full set of keys. Checked with check_plan().

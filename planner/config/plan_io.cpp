@@ -164,9 +164,9 @@ Result<PlanSpec> load_plan(const std::string& path) {
   } else {
     SPPLAN_RETURN_IF_ERROR(top.read_int("seq_len", &plan.seq_len, true, 1, kMaxSeqLen));
   }
-  size_t trainer = 0;  // "arctic": plans written before the key existed
-  SPPLAN_RETURN_IF_ERROR(top.read_choice("trainer", &trainer, false, trainer_names()));
-  plan.stack = trainer_stack(trainer);
+  std::string trainer = "arctic";  // plans written before the key existed
+  SPPLAN_RETURN_IF_ERROR(top.read_string("trainer", &trainer, false));
+  SPPLAN_ASSIGN_OR_RETURN(plan.stack, load_trainer(trainer, top.where("trainer")));
   size_t attention = static_cast<size_t>(plan.stack.attention);  // absent: the trainer's kernel
   SPPLAN_RETURN_IF_ERROR(top.read_choice("attention", &attention, false, attention_kernel_names()));
   plan.stack.attention = static_cast<AttentionKernel>(attention);

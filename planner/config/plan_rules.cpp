@@ -1,5 +1,6 @@
 #include "planner/config/plan_rules.hpp"
 
+#include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
 
 namespace spplan {
@@ -48,6 +49,11 @@ std::vector<int64_t> valid_sp_degrees(const ModelSpec& model, int64_t num_gpus) 
 }
 
 Status check_plan(const PlanSpec& plan, const WhereFn& where) {
+  SPPLAN_RETURN_IF_ERROR(check_plan_shape(plan, where));
+  return check_trainer_runs(plan, where);
+}
+
+Status check_plan_shape(const PlanSpec& plan, const WhereFn& where) {
   const Knobs& k = plan.knobs;
   const ModelSpec& m = plan.model;
   if (plan.seq_len < 1) {
@@ -90,7 +96,6 @@ Status check_plan(const PlanSpec& plan, const WhereFn& where) {
     }
   }
   SPPLAN_RETURN_IF_ERROR(check_cluster_shape(plan.cluster, where));
-  SPPLAN_RETURN_IF_ERROR(check_trainer_runs(plan, where));
   if (k.micro_batch < 1 || k.grad_accum_steps < 1) {
     return Status::invalid(where("micro_batch") + ": value " + std::to_string(k.micro_batch) +
                            " is not allowed (allowed: a whole number >= 1)");
@@ -109,37 +114,6 @@ Status check_cluster_shape(const ClusterSpec& cluster, const WhereFn& where) {
   return Status::ok();
 }
 
-Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where) {
-  SPPLAN_RETURN_IF_ERROR(check_trainer_context_parallel(plan, where));
-  if (plan.stack.trainer != "engine") return Status::ok();
-  const Knobs& k = plan.knobs;
-  for (const auto& [key, device] : {std::pair{"offload_optimizer", k.offload_optimizer},
-                                    std::pair{"offload_params", k.offload_params}}) {
-    if (device == OffloadDevice::kNvme) {
-      return Status::invalid(where(key) + ": value \"nvme\" is not run by trainer \"engine\" (spplan run offloads "
-                             "to host RAM only; allowed: none, cpu)");
-    }
-  }
-  // Its ring attention passes K/V around the ring (engine/parallel/ring_attention.hpp); no all-gather variant.
-  if (k.cp > 1 && k.cp_comm != CpComm::kRing) {
-    return Status::invalid(where("cp_comm") + ": value \"" + to_string(k.cp_comm) +
-                           "\" is not run by trainer \"engine\" (spplan run passes K/V around the ring; allowed: ring)");
-  }
-  // Its ZeRO-3 gathers each layer inside the checkpointed-layer function; without checkpointing
-  // every gathered layer would stay alive until its backward (engine/model/model.cpp).
-  if (k.zero_stage == 3 && k.act_ckpt == ActCkpt::kNone) {
-    return Status::invalid(where("act_ckpt") + ": value \"none\" with zero_stage 3 is not run by trainer \"engine\" "
-                           "(allowed: full, offload, or zero_stage 0, 1, 2)");
-  }
-  // With the parameter shards on the host, its AdamW steps there too (the moments follow them).
-  if (k.offload_params == OffloadDevice::kCpu && k.offload_optimizer != OffloadDevice::kCpu) {
-    return Status::invalid(where("offload_params") + ": value \"cpu\" with offload_optimizer \"" +
-                           to_string(k.offload_optimizer) +
-                           "\" is not run by trainer \"engine\" (allowed: none, or cpu with offload_optimizer cpu)");
-  }
-  return Status::ok();
-}
-
 Status check_attention_precision(const PlanSpec& plan, const WhereFn& where) {
   if (plan.knobs.precision == Precision::kFp32 && plan.stack.attention == AttentionKernel::kFlash2) {
     return Status::invalid(where("attention") + ": value \"flash2\" has no fp32 kernels (FlashAttention 2 runs "
@@ -148,12 +122,9 @@ Status check_attention_precision(const PlanSpec& plan, const WhereFn& where) {
   return Status::ok();
 }
 
-void pick_attention_for_precision(PlanSpec* plan) {
-  if (plan->knobs.precision == Precision::kFp32) plan->stack.attention = AttentionKernel::kSdpa;
-}
-
 Status settle_attention(PlanSpec* plan, bool named, const WhereFn& where) {
-  if (!named) pick_attention_for_precision(plan);
+  plan->attention_named = named;
+  settle_layout_attention(plan);
   return check_attention_precision(*plan, where);
 }
 

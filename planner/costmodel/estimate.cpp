@@ -109,8 +109,8 @@ std::string shortfall(const char* what, double need_bytes, const std::string& wh
 
 }  // namespace
 
-Estimate estimate(const PlanSpec& plan) {
-  const PlanSpec p = as_priced(plan);  // a host CPU: each rank's share of it (host_cpu.hpp)
+Estimate estimate(const PlanSpec& p) {
+  if (needs_host_pricing(p)) return estimate(as_priced(p));  // a host CPU: each rank's share of it (host_cpu.hpp)
   Estimate e;
   e.memory = peak_memory(p);
   e.capacity_bytes = p.cluster.gpu.memory_gib * kGiB;

@@ -58,8 +58,12 @@ GpuSpec host_share(const GpuSpec& machine, int64_t ranks, int64_t threads_per_ra
   return spec;
 }
 
+bool needs_host_pricing(const PlanSpec& plan) {
+  return !plan.stack.priced_on_host_cpu && describes_host_cpu(plan.cluster.gpu);
+}
+
 PlanSpec as_priced(const PlanSpec& plan) {
-  if (plan.stack.priced_on_host_cpu || !describes_host_cpu(plan.cluster.gpu)) return plan;
+  if (!needs_host_pricing(plan)) return plan;
   PlanSpec p = plan;
   const int64_t ranks = std::min(p.cluster.num_gpus, p.cluster.gpu.gpus_per_node);
   const int64_t threads =

@@ -40,5 +40,8 @@ GpuSpec host_share(const GpuSpec& machine, int64_t ranks, int64_t threads_per_ra
 // fp32 rms_norm). Idempotent (stack.priced_on_host_cpu): estimate, step_costs and the simulator
 // each call it, and a plan already priced passes through unchanged.
 PlanSpec as_priced(const PlanSpec& plan);
+// True when as_priced would change the plan: a host CPU not priced yet. The hot paths (estimate,
+// step_costs) copy the plan only then.
+bool needs_host_pricing(const PlanSpec& plan);
 
 }  // namespace spplan::costmodel

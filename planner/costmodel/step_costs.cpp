@@ -152,8 +152,8 @@ double loss_bwd_s(const PlanSpec& p, const Shape& x) {
 
 }  // namespace
 
-StepCosts step_costs(const PlanSpec& plan) {
-  const PlanSpec p = as_priced(plan);  // a host CPU: each rank's share of it (host_cpu.hpp)
+StepCosts step_costs(const PlanSpec& p) {
+  if (needs_host_pricing(p)) return step_costs(as_priced(p));  // a host CPU: each rank's share of it (host_cpu.hpp)
   const Shape x = shape_of(p);
   const GpuSpec& g = p.cluster.gpu;
   const ParamCounts params = param_counts(p.model);

@@ -1,6 +1,7 @@
 // Exports of ring attention and the Ulysses x ring hybrid: Accelerate's context parallel (ring
-// only) and Megatron-LM's context parallel arguments (every layout), with the refusals of the
-// formats that cannot express a plan.
+// only) and Megatron-LM's context parallel arguments (every layout). What each format cannot
+// express is in its trainer's record (configs/trainers, trainer_rules.hpp); the model's refusals
+// for Megatron in megatron_model.cpp.
 #include <sstream>
 
 #include "planner/config/plan_rules.hpp"
@@ -12,69 +13,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::string cp_key_value(const Knobs& k) { return "key \"knobs.cp\": value " + std::to_string(k.cp); }
-
-// What has no Megatron-LM equivalent (its arguments as of core_r0.13: no parameter or checkpoint
-// offload, no tiled MLP or chunked loss; optimizer offload only with the distributed optimizer;
-// the model's own refusals in megatron_model.cpp).
-Status check_megatron(const PlanSpec& plan) {
-  const Knobs& k = plan.knobs;
-  SPPLAN_RETURN_IF_ERROR(check_megatron_model(plan.model));
-  const auto lacks = [](const std::string& key, const std::string& value, const std::string& what,
-                        const std::string& allowed) {
-    return Status::invalid("key \"knobs." + key + "\": value " + value + " cannot be expressed for Megatron-LM (" + what +
-                           ") (allowed: " + allowed + ")");
-  };
-  if (k.cp > 1 && k.sp > 1 && k.cp_comm == CpComm::kAllGather) {
-    return lacks("cp_comm", "\"allgather\"", "its hierarchical context parallel is a2a+p2p: the ring level passes K/V point to point", "ring");
-  }
-  if (k.offload_params != OffloadDevice::kNone) {
-    return lacks("offload_params", "\"" + to_string(k.offload_params) + "\"", "it keeps parameters on the GPU", "none");
-  }
-  if (k.offload_optimizer == OffloadDevice::kNvme) {
-    return lacks("offload_optimizer", "\"nvme\"", "--optimizer-cpu-offload offloads to host RAM only", "none, cpu");
-  }
-  if (k.offload_optimizer == OffloadDevice::kCpu && k.zero_stage != 1) {
-    return lacks("offload_optimizer", "\"cpu\"", "--optimizer-cpu-offload needs --use-distributed-optimizer, ZeRO stage 1",
-                 "none, or cpu with zero_stage 1");
-  }
-  if (k.act_ckpt == ActCkpt::kOffload) {
-    return lacks("act_ckpt", "\"offload\"", "its recompute keeps checkpoints on the GPU", "none, full");
-  }
-  if (k.tiled_mlp) return lacks("tiled_mlp", "true", "no sequence-tiled MLP", "false; edit the plan file and re-check it with spplan estimate");
-  if (k.tiled_loss) {
-    return lacks("tiled_loss", "true", "its cross-entropy takes the whole [tokens x vocab] logits, no chunked loss",
-                 "false; edit the plan file and re-check it with spplan estimate");
-  }
-  return Status::ok();
-}
-
 }  // namespace
-
-Status check_context_parallel_export(const PlanSpec& plan, ExportFormat format) {
-  const Knobs& k = plan.knobs;
-  if (format == ExportFormat::kMegatron) return check_megatron(plan);
-  if (k.cp == 1) return Status::ok();
-  // A plan priced for the bundled engine exports as `spplan run --plan`, which runs the ring
-  // (engine/parallel/ring_attention.hpp) with the plan's cp.
-  if (format == ExportFormat::kTorchrun && plan.stack.trainer == "engine") return Status::ok();
-  switch (format) {
-    case ExportFormat::kAccelerate:
-      return check_accelerate_context_parallel(plan, [](const std::string& key) { return "key \"knobs." + key + "\""; });
-    case ExportFormat::kDeepSpeed:
-    case ExportFormat::kArctic:
-    case ExportFormat::kTorchrun: {
-      const std::string target = format == ExportFormat::kDeepSpeed ? "DeepSpeed"
-                                 : format == ExportFormat::kArctic  ? "ArcticTraining"
-                                                                    : "the Hugging Face Trainer on DeepSpeed";
-      return Status::invalid(cp_key_value(k) + " cannot be expressed for " + target +
-                             " (it has Ulysses sequence parallelism only, no ring attention) (allowed: 1; --format "
-                             "megatron takes ring and hybrid plans, --format accelerate ring-only ones)");
-    }
-    case ExportFormat::kMegatron: break;
-  }
-  return Status::ok();
-}
 
 std::string accelerate_cp_yaml(const PlanSpec& plan) {
   const Knobs& k = plan.knobs;
@@ -112,16 +51,16 @@ std::string accelerate_cp_yaml(const PlanSpec& plan) {
   std::string head = summary_text(plan, ExportFormat::kAccelerate);
   head += "# Ring attention through PyTorch's context_parallel on FSDP2 (ZeRO " + std::to_string(k.zero_stage) +
           "); the training script passes the batch through accelerator.maybe_context_parallel(...).\n";
-  head += "# It runs through scaled_dot_product_attention: load the model with attn_implementation=\"sdpa\"";
-  head += plan.stack.attention == AttentionKernel::kSdpa
-              ? ".\n"
-              : " (this plan was priced for flash2: re-price it with --attention sdpa).\n";
+  head += "# It runs through scaled_dot_product_attention: load the model with attn_implementation=\"sdpa\" (the plan\n"
+          "# was priced with it).\n";
   if (nodes > 1) {
     head += std::string("# Placeholder: main_process_ip ") + main_process_ip_placeholder() +
             ": put the first node's address; on each node set machine_rank (0, 1, ...).\n";
   }
-  if (k.tiled_loss) head += "# Tiled loss: pass --use_liger_kernel to an HF Trainer script (Liger fused linear cross-entropy).\n";
-  if (k.tiled_mlp) head += "# Tiled MLP: wrap each MLP with DeepSpeed's TiledMLP (ALST) in the training script.\n";
+  head += "# Launch: accelerate launch --config_file THIS.yaml train.py FLAGS (on each node), FLAGS the HF Trainer's\n"
+          "# (no --deepspeed: the optimizer is the Trainer's, sharded by FSDP2):\n#  " +
+          hf_trainer_fsdp_flags(plan) + "\n";
+  head += "# train.py trains sequences of " + std::to_string(plan.seq_len) + " tokens (TRL: max_length).\n";
   return yaml_text(head, j);
 }
 

@@ -1,5 +1,6 @@
 #include "planner/export/export.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/export/export_internal.hpp"
 #include "planner/core/parse.hpp"
 
@@ -58,11 +60,11 @@ constexpr double kBeta1 = 0.9, kBeta2 = 0.95, kAdamEps = 1e-8;
 // max_steps): plain `deepspeed` needs the number (`spplan plan --train-steps K`, and
 // `spplan export` warns when it is missing). A constant schedule without warm-up needs no scheduler.
 Json scheduler_json(const OptimizerSpec& o) {
-  const int64_t warmup = o.warmup_steps;
+  const int64_t warmup = std::max<int64_t>(1, o.warmup_steps);  // exported_warmup_steps: at least 1 with a scheduler
   const Json total = o.train_steps > 0 ? Json(o.train_steps) : Json("auto");
   switch (o.lr_schedule) {
     case LrSchedule::kConstant:
-      if (warmup == 0) return Json();
+      if (o.warmup_steps == 0) return Json();
       return {{"type", "WarmupLR"},
               {"params", {{"warmup_min_lr", 0.0}, {"warmup_max_lr", o.lr}, {"warmup_num_steps", warmup},
                           {"warmup_type", "linear"}}}};
@@ -143,11 +145,35 @@ void emit_yaml(std::ostringstream& o, const Json& j, int indent) {
   }
 }
 
+// The warm-up the exports write: the plan's, but at least 1 where a scheduler runs. transformers
+// 5.18+ fills DeepSpeed's warmup_num_steps with max(1, warmup) and refuses a ds_config that says 0
+// ("ds scheduler.params.warmup_num_steps=0 vs hf warmup_steps=1"), and DeepSpeed 0.19.3+ refuses
+// values below 1; its schedules hold a warm-up of at least 2 steps internally anyway, so nothing
+// trains differently. A constant rate without warm-up has no scheduler and keeps 0.
+int64_t exported_warmup_steps(const OptimizerSpec& o) {
+  const bool scheduler = o.lr_schedule != LrSchedule::kConstant || o.warmup_steps > 0;
+  return scheduler ? std::max<int64_t>(1, o.warmup_steps) : o.warmup_steps;
+}
+
+// Liger-Kernel under the Trainer (--use_liger_kernel, transformers' liger_kernel_config, whose
+// keys are apply_liger_kernel_to_*'s): the fused layer ops when the stack has them, the fused
+// linear cross-entropy when the plan tiles its loss. "" when the plan uses neither.
+std::string liger_flags(const PlanSpec& plan) {
+  const bool layers = plan.stack.fused_layer_kernels, loss = plan.knobs.tiled_loss;
+  if (!layers && !loss) return "";
+  const std::string on = layers ? "true" : "false";
+  return " --use_liger_kernel --liger_kernel_config '{\"rope\": " + on + ", \"rms_norm\": " + on + ", \"swiglu\": " + on +
+         ", \"cross_entropy\": false, \"fused_linear_cross_entropy\": " + (loss ? "true" : "false") + "}'";
+}
+
 // The HF Trainer flags that match the DeepSpeed config: with --deepspeed, transformers fills the
 // config's "auto" values from TrainingArguments and refuses a value that differs from its own
 // argument (integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_process): batch
 // sizes, accumulation, AdamW's lr, betas, eps and weight decay, the warm-up, clipping and bf16.
-std::string hf_trainer_flags(const PlanSpec& plan) {
+// Checkpointing: --gradient_checkpointing (non-reentrant in transformers 5.x), its offload through
+// gradient_checkpointing_kwargs (transformers 5.17+: save_on_cpu around each checkpoint). Under
+// FSDP2 (`fsdp_checkpointing`) the YAML's fsdp_activation_checkpointing checkpoints instead.
+std::string hf_trainer_flags(const PlanSpec& plan, bool fsdp_checkpointing = false) {
   const OptimizerSpec& o = plan.optimizer;
   const Knobs& k = plan.knobs;
   const std::string schedule = o.lr_schedule == LrSchedule::kConstant ? "constant_with_warmup" : to_string(o.lr_schedule);
@@ -156,13 +182,33 @@ std::string hf_trainer_flags(const PlanSpec& plan) {
                       format_number(o.lr) + " --adam_beta1 " + format_number(kBeta1) + " --adam_beta2 " +
                       format_number(kBeta2) + " --adam_epsilon " + format_number(kAdamEps) + " --weight_decay " +
                       format_number(o.weight_decay) + " --lr_scheduler_type " + schedule + " --warmup_steps " +
-                      std::to_string(o.warmup_steps) + " --max_grad_norm " + format_number(o.grad_clip);
+                      std::to_string(exported_warmup_steps(o)) + " --max_grad_norm " + format_number(o.grad_clip);
   // The run's length: transformers fills total_num_steps from it and refuses a written one that differs.
   if (o.train_steps > 0) flags += " --max_steps " + std::to_string(o.train_steps);
   if (k.precision == Precision::kBf16) flags += " --bf16";
-  if (k.act_ckpt != ActCkpt::kNone) flags += " --gradient_checkpointing";
-  if (k.tiled_loss) flags += " --use_liger_kernel";
-  return flags;
+  if (k.act_ckpt != ActCkpt::kNone && !fsdp_checkpointing) flags += " --gradient_checkpointing";
+  if (k.act_ckpt == ActCkpt::kOffload) flags += " --gradient_checkpointing_kwargs '{\"offload\": true}'";
+  return flags + liger_flags(plan);
+}
+
+// transformers registers Ulysses only through Accelerate's ParallelismConfig; under torchrun (no
+// accelerate launch) the Accelerator reads it from these variables (accelerate 1.15
+// utils/dataclasses.py, state.py). The attention implementation must be the model's (DeepSpeed
+// refuses None) and may be overridden where flash-attn is missing; the data-parallel shard size is
+// the plan's dp (else DeepSpeed's batch-size check fails: train_batch_size != micro x accum x world).
+std::string ulysses_environment(const PlanSpec& plan) {
+  if (plan.knobs.sp == 1) return "";
+  std::ostringstream o;
+  o << "export ACCELERATE_USE_PARALLELISM_CONFIG=true\n"
+    << "export PARALLELISM_CONFIG_DP_REPLICATE_SIZE=1\n"
+    << "export PARALLELISM_CONFIG_DP_SHARD_SIZE=" << plan.dp() << "\n"
+    << "export PARALLELISM_CONFIG_TP_SIZE=1\n"
+    << "export PARALLELISM_CONFIG_SP_SIZE=" << plan.knobs.sp << "\n"
+    << "export PARALLELISM_CONFIG_SP_BACKEND=deepspeed\n"
+    << "export PARALLELISM_CONFIG_SP_SEQ_LENGTH_IS_VARIABLE=true\n"
+    << "export PARALLELISM_CONFIG_SP_ATTN_IMPLEMENTATION=\"${PARALLELISM_CONFIG_SP_ATTN_IMPLEMENTATION:-"
+    << attn_implementation(plan) << "}\"\n";
+  return o.str();
 }
 
 // The /local_nvme placeholder, said where a comment can say it (JSON has none: `spplan export`
@@ -199,6 +245,9 @@ std::string accelerate_yaml(const PlanSpec& plan) {
   j["compute_environment"] = "LOCAL_MACHINE";
   j["debug"] = false;
   j["deepspeed_config"] = {{"deepspeed_config_file", kDsConfigFile}, {"zero3_init_flag", k.zero_stage == 3}};
+  // `accelerate launch` on each node (what the comment below asks): the standard launcher. Without
+  // it Accelerate starts DeepSpeed's pdsh launcher with --hostfile None (issue 40).
+  if (plan.cluster.num_nodes() > 1) j["deepspeed_config"]["deepspeed_multinode_launcher"] = "standard";
   j["distributed_type"] = "DEEPSPEED";
   j["machine_rank"] = 0;
   j["main_training_function"] = "main";
@@ -227,10 +276,10 @@ std::string accelerate_yaml(const PlanSpec& plan) {
             ": put the first node's address; on each node set machine_rank (0, 1, ...).\n";
   }
   head += nvme_note(k);
-  head += "# HF Trainer script flags (transformers refuses a DeepSpeed value that differs from its own argument):\n#  " +
+  head += "# Launch: accelerate launch --config_file THIS.yaml train.py FLAGS (on each node), FLAGS the HF Trainer's\n"
+          "# (transformers refuses a DeepSpeed value that differs from its own argument):\n#  " +
           hf_trainer_flags(plan) + "\n";
-  if (k.tiled_loss) head += "# Tiled loss: pass --use_liger_kernel to an HF Trainer script (Liger fused linear cross-entropy).\n";
-  if (k.tiled_mlp) head += "# Tiled MLP: wrap each MLP with DeepSpeed's TiledMLP (ALST) in the training script.\n";
+  head += "# train.py trains sequences of " + std::to_string(plan.seq_len) + " tokens (TRL: max_length).\n";
   return with_yaml(head, j);
 }
 
@@ -279,8 +328,12 @@ std::string arctic_yaml(const PlanSpec& plan) {
     head += "# min_lr " + format_number(o.min_lr) + ": transformers' " + to_string(o.lr_schedule) +
             " schedule decays to 0 (the engine's and DeepSpeed's stop at min_lr).\n";
   }
-  head += "# Launch: arctic_training THIS.yml (DeepSpeed launcher; " + std::to_string(plan.cluster.num_nodes()) +
-          " node(s) x " + std::to_string(plan.cluster.num_gpus / plan.cluster.num_nodes()) + " GPUs, a hostfile when more than one).\n";
+  // DeepSpeed's launcher otherwise starts one rank per device it finds, whatever the plan says.
+  const int64_t nodes = plan.cluster.num_nodes();
+  head += "# Launch: arctic_training THIS.yml --num_gpus " + std::to_string(plan.cluster.num_gpus / nodes) +
+          (nodes > 1 ? " --num_nodes " + std::to_string(nodes) + " --hostfile HOSTFILE (placeholder: the nodes, one a line)"
+                     : std::string()) +
+          "\n";
   return with_yaml(head, j);
 }
 
@@ -319,7 +372,7 @@ std::string engine_script(const PlanSpec& plan, const std::string& plan_path) {
 }
 
 std::string torchrun_script(const PlanSpec& plan, const std::string& plan_path) {
-  if (plan.stack.trainer == "engine") return engine_script(plan, plan_path);
+  if (torchrun_program(plan) == "spplan-run") return engine_script(plan, plan_path);
   const Knobs& k = plan.knobs;
   const int64_t nodes = plan.cluster.num_nodes();
   std::ostringstream o;
@@ -331,17 +384,18 @@ std::string torchrun_script(const PlanSpec& plan, const std::string& plan_path) 
     o << "# Optimizer offload (" << to_string(k.offload_optimizer)
       << "): DeepSpeed runs AdamW as DeepSpeedCPUAdam on the host CPUs.\n";
   }
-  if (k.tiled_mlp) o << "# Tiled MLP: wrap each MLP with DeepSpeed's TiledMLP (ALST) in train.py.\n";
   o << nvme_note(k);
   o << "# The same optimizer on spplan's engine: spplan run --plan " << (plan_path.empty() ? "PLAN.toml" : plan_path) << " "
     << engine_flags(plan.optimizer) << "\n";
+  o << "# train.py trains sequences of " << plan.seq_len << " tokens (TRL: max_length); arguments after THIS.sh go to it.\n";
   o << "set -euo pipefail\n";
   o << (nodes > 1 ? ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n"
                   : "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n");
   o << "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";
+  o << ulysses_environment(plan);
   o << "torchrun --nnodes " << nodes << " --nproc-per-node " << plan.cluster.num_gpus / nodes
-    << " --rdzv-backend c10d --rdzv-endpoint \"${MASTER_ADDR}:" << kRdzvPort << "\" train.py --deepspeed "
-    << kDsConfigFile << " " << hf_trainer_flags(plan) << "\n";
+    << " --rdzv-backend c10d --rdzv-endpoint \"${MASTER_ADDR}:${MASTER_PORT:-" << kRdzvPort << "}\" train.py --deepspeed "
+    << kDsConfigFile << " " << hf_trainer_flags(plan) << " \"$@\"\n";
   return o.str();
 }
 
@@ -371,34 +425,15 @@ Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format, const
     return "key \"knobs." + key + "\"";
   };
   SPPLAN_RETURN_IF_ERROR(check_plan(plan, where));
-  SPPLAN_RETURN_IF_ERROR(export_internal::check_context_parallel_export(plan, format));
+  // Whether the format launches the plan's trainer and expresses its knobs: the trainer's record.
+  SPPLAN_RETURN_IF_ERROR(check_format_expresses(plan, to_string(format), where));
+  if (format == ExportFormat::kMegatron) SPPLAN_RETURN_IF_ERROR(export_internal::check_megatron_model(plan.model));
   const int64_t nodes = plan.cluster.num_nodes();
   if (plan.cluster.num_gpus % nodes != 0) {
     return Status::invalid("key \"cluster.num_gpus\": value " + std::to_string(plan.cluster.num_gpus) +
                            " does not spread evenly over " + std::to_string(nodes) + " nodes of " +
                            std::to_string(plan.cluster.gpus_per_node()) +
                            " GPUs per node (allowed: a GPU count that divides evenly by the node count)");
-  }
-  if (format == ExportFormat::kTorchrun && plan.stack.trainer == "engine" && nodes > 1) {
-    return Status::invalid("key \"cluster.num_gpus\": value " + std::to_string(plan.cluster.num_gpus) + " spans " +
-                           std::to_string(nodes) + " nodes; spplan run (trainer \"engine\") runs on one machine " +
-                           "(allowed: at most " + std::to_string(plan.cluster.gpus_per_node()) + " GPUs)");
-  }
-  // The HF Trainer path has --gradient_checkpointing only, which keeps the checkpoints on the GPU;
-  // DeepSpeed's activation_checkpointing offloads through its own checkpointing API alone.
-  const bool hf_path = format == ExportFormat::kAccelerate || (format == ExportFormat::kTorchrun && plan.stack.trainer != "engine");
-  if (hf_path && plan.knobs.act_ckpt == ActCkpt::kOffload) {
-    return Status::invalid("key \"knobs.act_ckpt\": value \"offload\" cannot be expressed for the Hugging Face Trainer (" +
-                           to_string(format) + " runs train.py with --gradient_checkpointing, which keeps checkpoints on "
-                           "the GPU) (allowed: none, full; or --format arctic, whose activation_checkpoint_cpu_offload "
-                           "offloads them)");
-  }
-  // ArcticTraining's TrainerConfig asserts micro_batch_size 1 when pack_samples is on (found by
-  // tests/scripts/export_check_test.py with its own config model); long-sequence SFT packs.
-  if (format == ExportFormat::kArctic && plan.knobs.micro_batch != 1) {
-    return Status::invalid("key \"knobs.micro_batch\": value " + std::to_string(plan.knobs.micro_batch) +
-                           " cannot be expressed for ArcticTraining (its recipe packs samples, which needs "
-                           "micro_batch_size 1) (allowed: 1; grad_accum_steps gives a larger batch)");
   }
   switch (format) {
     case ExportFormat::kDeepSpeed: return deepspeed_json(plan).dump(2) + "\n";
@@ -418,6 +453,7 @@ std::string summary_text(const PlanSpec& plan, ExportFormat format) { return sum
 std::string yaml_text(const std::string& head, const nlohmann::ordered_json& body) { return with_yaml(head, body); }
 const char* attn_implementation_name(const PlanSpec& plan) { return attn_implementation(plan); }
 std::string engine_optimizer_flags(const OptimizerSpec& o) { return engine_flags(o); }
+std::string hf_trainer_fsdp_flags(const PlanSpec& plan) { return hf_trainer_flags(plan, true); }
 int rdzv_port() { return kRdzvPort; }
 std::string adam_args_megatron() {
   return "--adam-beta1 " + format_number(kBeta1) + " --adam-beta2 " + format_number(kBeta2) + " --adam-eps " +

@@ -17,15 +17,13 @@ std::string summary_text(const PlanSpec& plan, ExportFormat format);  // the "# 
 std::string yaml_text(const std::string& head, const nlohmann::ordered_json& body);
 const char* attn_implementation_name(const PlanSpec& plan);  // transformers' attn_implementation
 std::string engine_optimizer_flags(const OptimizerSpec& optimizer);  // --lr ... for spplan run
+// The HF Trainer's flags for a run on FSDP2, whose YAML checkpoints (no --gradient_checkpointing).
+std::string hf_trainer_fsdp_flags(const PlanSpec& plan);
 int rdzv_port();
 std::string adam_args_megatron();  // "--adam-beta1 B1 --adam-beta2 B2 --adam-eps E": the engine's AdamW
 const char* main_process_ip_placeholder();
 
-// From context_parallel.cpp. What `format` cannot express about the plan's sequence parallelism
-// (cp > 1 outside Accelerate ring-only and Megatron; sp with cp in Accelerate; what Megatron has
-// no equivalent for), as one line naming the plan-file key; ok otherwise.
-Status check_context_parallel_export(const PlanSpec& plan, ExportFormat format);
-// Accelerate on FSDP2 with parallelism_config cp_size (REQUIRES: cp > 1, sp == 1).
+// From context_parallel.cpp. Accelerate on FSDP2 with parallelism_config cp_size (REQUIRES: cp > 1, sp == 1).
 std::string accelerate_cp_yaml(const PlanSpec& plan);
 // Megatron-LM's pretrain_gpt.py under torchrun.
 std::string megatron_script(const PlanSpec& plan);

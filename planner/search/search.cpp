@@ -4,12 +4,41 @@
 #include <numeric>
 
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 
 namespace spplan::search {
 namespace {
 
-bool allowed(const PlanSpec& plan) {
-  return check_plan(plan, [](const std::string& key) { return key; }).is_ok();
+std::string key_name(const std::string& key) { return key; }
+
+// Why no format of the plan's trainer launches it: each format's reason.
+std::string no_format_reason(const PlanSpec& plan) {
+  std::string reasons;
+  for (const FormatRecord& f : record_of(plan).formats) {
+    if (f.component) continue;
+    reasons += (reasons.empty() ? "" : "; ") + check_format_expresses(plan, f.name, key_name).message();
+  }
+  return "no format of trainer \"" + plan.stack.trainer + "\" launches it: " + reasons;
+}
+
+// The (micro batch, accumulation) pairs to try: micro batches 1, 2 and 4, and each larger one's
+// tokens per step again as micro batch 1 with that many accumulation steps (the same global batch
+// at a fraction of the activations: issue 40, ArcticTraining's recipes pack micro batch 1). A value
+// the user fixed is kept.
+std::vector<std::pair<int64_t, int64_t>> batch_pairs(const PlanSpec& base, const KnobConstraints& constraints) {
+  std::vector<std::pair<int64_t, int64_t>> out;
+  const int64_t fixed_accum = constraints.grad_accum_steps.value_or(0);
+  const std::vector<int64_t> micro_batches =
+      constraints.micro_batch ? std::vector<int64_t>{*constraints.micro_batch} : std::vector<int64_t>{1, 2, 4};
+  for (int64_t mb : micro_batches) {
+    if (fixed_accum > 0) {
+      out.emplace_back(mb, fixed_accum);
+    } else {
+      out.emplace_back(mb, base.knobs.grad_accum_steps);
+      if (mb > 1 && !constraints.micro_batch) out.emplace_back(1, mb * base.knobs.grad_accum_steps);
+    }
+  }
+  return out;
 }
 
 // The (Ulysses, ring) degree pairs to try: sp over the degrees the heads allow, cp over the
@@ -31,6 +60,7 @@ bool KnobConstraints::allows(const Knobs& k) const {
   return (!sp || *sp == k.sp) && (!cp || *cp == k.cp) && (!cp_comm || k.cp == 1 || *cp_comm == k.cp_comm) &&
          (!zero_stage || *zero_stage == k.zero_stage) &&
          (!micro_batch || *micro_batch == k.micro_batch) &&
+         (!grad_accum_steps || *grad_accum_steps == k.grad_accum_steps) &&
          (!offload_optimizer || *offload_optimizer == k.offload_optimizer) &&
          (!offload_params || *offload_params == k.offload_params) && (!act_ckpt || *act_ckpt == k.act_ckpt) &&
          (!tiled_mlp || *tiled_mlp == k.tiled_mlp) && (!tiled_loss || *tiled_loss == k.tiled_loss);
@@ -45,19 +75,48 @@ std::string limit_name(costmodel::Estimate::Limit limit) {
   return "";
 }
 
+PlanSpec with_knobs(const PlanSpec& base, const Knobs& knobs) {
+  PlanSpec plan = base;
+  plan.knobs = knobs;
+  settle_layout_attention(&plan);
+  return plan;
+}
+
+namespace {
+
+// Exclusions counted by cause (trainer_rules.hpp first_refusal, format_refusals) with one plan of
+// each, whose message is written once at the end: the search meets thousands of them.
+struct Exclusions {
+  std::map<std::vector<const void*>, std::pair<int64_t, PlanSpec>> by_cause;
+
+  void add(const PlanSpec& plan) {
+    const void* trainer = first_refusal(plan);
+    std::vector<const void*> cause{trainer};
+    if (trainer == nullptr) cause = format_refusals(plan);
+    auto [it, fresh] = by_cause.try_emplace(cause, 0, PlanSpec{});
+    if (fresh) it->second.second = plan;
+    ++it->second.first;
+  }
+  void write(std::map<std::string, int64_t>* out) const {
+    for (const auto& [cause, seen] : by_cause) {
+      const Status runs = check_trainer_runs(seen.second, key_name);
+      (*out)[runs.is_ok() ? no_format_reason(seen.second) : runs.message()] += seen.first;
+    }
+  }
+};
+
+}  // namespace
+
 std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& constraints,
                                    std::map<std::string, int64_t>* excluded_by_trainer) {
   std::vector<Knobs> out;
   const bool has_nvme = base.cluster.gpu.nvme_GBps_per_node > 0;
-  // A micro batch the user fixed outside 1/2/4 is tried as given.
-  std::vector<int64_t> micro_batches{1, 2, 4};
-  if (constraints.micro_batch && *constraints.micro_batch != 1 && *constraints.micro_batch != 2 &&
-      *constraints.micro_batch != 4) {
-    micro_batches = {*constraints.micro_batch};
-  }
+  const std::vector<std::pair<int64_t, int64_t>> batches = batch_pairs(base, constraints);
   // The all-gather variant is priced but not searched unless asked for: its K/V traffic is never
   // hidden and its gathered K/V grow with cp, so the ring variant is at least as fast and as small.
   const CpComm cp_comm = constraints.cp_comm.value_or(CpComm::kRing);
+  Exclusions excluded;
+  PlanSpec plan = base;  // each candidate's knobs in turn: no copy of the plan per candidate
   for (const auto& [sp, cp] : sp_cp_pairs(base, constraints)) {
     for (int64_t zero = 0; zero <= 3; ++zero) {
       for (OffloadDevice opt : {OffloadDevice::kNone, OffloadDevice::kCpu, OffloadDevice::kNvme}) {
@@ -65,7 +124,7 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& 
         for (OffloadDevice params : {OffloadDevice::kNone, OffloadDevice::kCpu}) {
           for (ActCkpt ckpt : {ActCkpt::kNone, ActCkpt::kFull, ActCkpt::kOffload}) {
             for (int tiling = 0; tiling < 4; ++tiling) {
-              for (int64_t micro_batch : micro_batches) {
+              for (const auto& [micro_batch, accumulation] : batches) {
                 Knobs k = base.knobs;
                 k.sp = sp;
                 k.cp = cp;
@@ -77,17 +136,16 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& 
                 k.tiled_mlp = (tiling & 1) != 0;
                 k.tiled_loss = (tiling & 2) != 0;
                 k.micro_batch = micro_batch;
-                PlanSpec plan = base;
-                plan.knobs = k;
+                k.grad_accum_steps = accumulation;
                 if (!constraints.allows(k)) continue;
-                if (allowed(plan)) {
+                plan.knobs = k;
+                settle_layout_attention(&plan);
+                if (!check_plan_shape(plan, key_name).is_ok()) continue;  // no trainer runs it
+                // Only what the trainer runs and one of its formats launches (issue 40).
+                if (trainer_runs(plan) && some_format_launches(plan)) {
                   out.push_back(k);
                 } else if (excluded_by_trainer != nullptr) {
-                  PlanSpec other_trainer = plan;  // excluded by the trainer alone, not by the ZeRO rules
-                  other_trainer.stack.trainer = "arctic";
-                  if (allowed(other_trainer)) {
-                    ++(*excluded_by_trainer)[check_trainer_runs(plan, [](const std::string& key) { return key; }).message()];
-                  }
+                  excluded.add(plan);
                 }
               }
             }
@@ -96,6 +154,7 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& 
       }
     }
   }
+  if (excluded_by_trainer != nullptr) excluded.write(excluded_by_trainer);
   return out;
 }
 
@@ -125,6 +184,10 @@ void rank_plans_by(std::vector<RankedPlan>* plans, const std::function<double(co
     const int oa = offload_count(a.plan.knobs), ob = offload_count(b.plan.knobs);
     if (oa != ob) return oa < ob;
     if (a.plan.knobs.micro_batch != b.plan.knobs.micro_batch) return a.plan.knobs.micro_batch < b.plan.knobs.micro_batch;
+    // Then the smaller global batch: accumulation is a training choice too, not a speed-up.
+    if (a.plan.knobs.grad_accum_steps != b.plan.knobs.grad_accum_steps) {
+      return a.plan.knobs.grad_accum_steps < b.plan.knobs.grad_accum_steps;
+    }
     const double ma = a.estimate.memory.total_bytes(), mb = b.estimate.memory.total_bytes();
     if (ma != mb) return ma < mb;
     return false;  // stable: the faster first
@@ -143,9 +206,10 @@ void rank_plans(std::vector<RankedPlan>* plans) {
 
 SearchResult search_plans(const PlanSpec& base, bool keep_rejected, const KnobConstraints& constraints) {
   SearchResult result;
+  PlanSpec plan = base;
   for (const Knobs& k : candidate_knobs(base, constraints, keep_rejected ? &result.excluded_by_trainer : nullptr)) {
-    PlanSpec plan = base;
     plan.knobs = k;
+    settle_layout_attention(&plan);
     costmodel::Estimate e = costmodel::estimate(plan);
     ++result.evaluated;
     if (e.fits) {
@@ -166,6 +230,7 @@ bool some_plan_fits(PlanSpec plan, int64_t gpus, const KnobConstraints& constrai
   plan.cluster.num_gpus = gpus;
   for (const Knobs& k : candidate_knobs(plan, constraints)) {
     plan.knobs = k;
+    settle_layout_attention(&plan);
     if (costmodel::estimate(plan).fits) return true;
   }
   return false;
@@ -229,8 +294,12 @@ int64_t max_seq_fixed(const PlanSpec& base, int64_t granularity) {
   return lo * granularity;
 }
 
-int64_t sequence_unit(const Knobs& k, int64_t granularity) {
-  return k.cp > 1 ? std::lcm(granularity, 2 * k.sp * k.cp) : granularity;
+int64_t sequence_unit(const PlanSpec& plan, int64_t granularity) {
+  const Knobs& k = plan.knobs;
+  int64_t unit = k.cp > 1 ? std::lcm(granularity, 2 * k.sp * k.cp) : granularity;
+  // A trainer that does not pad splits each sequence evenly over the Ulysses ranks.
+  if (k.sp > 1 && !sequence_padded(plan)) unit = std::lcm(unit, k.sp);
+  return unit;
 }
 
 std::optional<RankedPlan> max_seq_searched(const PlanSpec& base, int64_t granularity,
@@ -243,11 +312,14 @@ std::optional<RankedPlan> max_seq_searched(const PlanSpec& base, int64_t granula
   // own unit (sequence_unit).
   plan.seq_len = 2 * base.cluster.num_gpus * granularity;
   for (const Knobs& k : candidate_knobs(plan, constraints)) {
-    if (k.micro_batch != 1 && !constraints.micro_batch) continue;  // a longer sequence never comes from a bigger micro batch
-    const int64_t unit = sequence_unit(k, granularity);
+    // A longer sequence never comes from a bigger micro batch or more accumulation.
+    if (k.micro_batch != 1 && !constraints.micro_batch) continue;
+    if (k.grad_accum_steps != base.knobs.grad_accum_steps && !constraints.grad_accum_steps) continue;
+    plan.knobs = k;
+    settle_layout_attention(&plan);
+    const int64_t unit = sequence_unit(plan, granularity);
     const int64_t first = best ? (best->plan.seq_len + granularity + unit - 1) / unit * unit : unit;
     if (first > kMaxSearchedSeqLen) continue;
-    plan.knobs = k;
     plan.seq_len = first;
     if (!costmodel::estimate(plan).fits) continue;  // cannot beat the current best
     const int64_t seq = max_seq_fixed(plan, unit);

@@ -42,7 +42,7 @@ std::string limit_name(costmodel::Estimate::Limit limit);
 // only candidates that agree with every field set. Knobs the searches do not enumerate (precision,
 // grad_accum_steps, sp_comm_dtype, buckets) are fixed on the base plan instead.
 struct KnobConstraints {
-  std::optional<int64_t> sp, cp, zero_stage, micro_batch;
+  std::optional<int64_t> sp, cp, zero_stage, micro_batch, grad_accum_steps;
   std::optional<CpComm> cp_comm;
   std::optional<OffloadDevice> offload_optimizer, offload_params;
   std::optional<ActCkpt> act_ckpt;
@@ -53,8 +53,9 @@ struct KnobConstraints {
 
 // Every knob combination worth trying for `base` ((sp, cp) over the valid pairs, the ring variant
 // only unless cp_comm is fixed (the all-gather variant is never faster and holds more), ZeRO 0-3, offloads,
-// checkpointing, tiling, micro batch 1/2/4) that `constraints` allow; combinations the plan
-// rules forbid (the trainer's included) are left out.
+// checkpointing, tiling, micro batch 1/2/4 and the same global batches as micro batch 1 with
+// accumulation) that `constraints` allow; combinations the plan rules forbid, the trainer does not
+// run or none of its formats launches are left out (counted in excluded_by_trainer by reason).
 std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& constraints = {},
                                    std::map<std::string, int64_t>* excluded_by_trainer = nullptr);
 
@@ -104,9 +105,13 @@ bool at_search_cap(int64_t seq_len, int64_t granularity);
 // the knobs fixed; 0 if none.
 int64_t max_seq_fixed(const PlanSpec& base, int64_t granularity);
 
-// The step a knob set's sequence lengths take: `granularity`, or with a ring (cp > 1) its least
-// common multiple with 2 x sp x cp (the zigzag split, check_context_parallel).
-int64_t sequence_unit(const Knobs& knobs, int64_t granularity);
+// The step a plan's sequence lengths take: `granularity`, with a ring (cp > 1) its least common
+// multiple with 2 x sp x cp (the zigzag split, check_context_parallel), and with sp when the
+// trainer does not pad (trainer_rules.hpp sequence_padded).
+int64_t sequence_unit(const PlanSpec& plan, int64_t granularity);
+
+// The plan with `knobs` and the attention kernel of their layout on its trainer.
+PlanSpec with_knobs(const PlanSpec& base, const Knobs& knobs);
 
 // Longest sequence over every candidate knob set, each a multiple of its sequence_unit (so of
 // granularity); the plan that reaches it (seq_len set).

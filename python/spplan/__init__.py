@@ -1,6 +1,7 @@
 """spplan from Python: the `spplan` command's planner and simulator, in process.
 
 Each function takes the command's flags as keyword arguments (``--tiled-mlp`` is ``tiled_mlp=True``,
+``--no-tiled-mlp`` is ``tiled_mlp=False``,
 ``--seq 128k`` is ``seq="128k"`` or ``seq=131072``) and returns what ``spplan COMMAND --json``
 prints, as a dict with the same keys. Bad input raises ``ValueError`` with the command's one-line
 message; warnings (a plan that does not fit, a placeholder in an export) go through ``warnings``.
@@ -24,7 +25,7 @@ import warnings
 from . import _spplan
 
 __all__ = ["estimate", "plan", "fit", "rent", "max_seq", "sweep", "simulate", "export", "stack_configs",
-           "model_presets", "gpu_presets"]
+           "model_presets", "gpu_presets", "trainer_presets"]
 
 _spplan.set_configs_dir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs"))
 __version__ = _spplan.version()
@@ -41,6 +42,11 @@ def model_presets():
 def gpu_presets():
     """The GPU preset names (``--gpu NAME``)."""
     return _spplan.gpu_presets()
+
+
+def trainer_presets():
+    """The trainer records (``--trainer NAME``; configs/trainers/README.md): what each stack runs and launches."""
+    return _spplan.trainer_presets()
 
 
 def _is_pretrained_config(value):
@@ -119,6 +125,8 @@ def _argv(command, flags, files):
                 raise ValueError(f"--{name}: value {value!r} is not allowed (allowed: True or False)")
             if value:
                 argv.append(f"--{name}")
+            elif value is False and f"no-{name}" in table:
+                argv.append(f"--no-{name}")  # tiled_mlp=False fixes tiling off, as --no-tiled-mlp does
             continue
         if value is None:
             continue

@@ -145,8 +145,19 @@ TEST(Cli, BadInputTable) {
       {"plan --model qwen3-4b --gpu h100-80gb --nodes 1048576 --gpus-per-node 65536 --seq 1k",
        "spplan: --nodes: value 1048576 x 65536 GPUs per node is 68719476736 GPUs (allowed: at most 16777216 GPUs in all)"},
       {std::string("sweep ") + kBase + "--csv --json", "spplan: --csv: not allowed with --json (allowed: one output format)"},
-      {std::string("estimate ") + kBase + "--seq 1k --sp 4 --trainer megatron",
-       "spplan: --trainer: value \"megatron\" is not allowed (allowed: arctic, hf, liger, engine)"},
+      {std::string("estimate ") + kBase + "--seq 1k --sp 4 --trainer nemo",
+       "spplan: --trainer: value \"nemo\" is not a preset or a file (allowed presets: arctic, engine, hf, liger, megatron; "
+       "or a trainer TOML file)"},
+      // A user's trainer record is read as strictly as the bundled ones.
+      {std::string("estimate ") + kBase + "--seq 1k --sp 4 --trainer " + SPPLAN_SOURCE_DIR +
+           "/tests/cli/data/bad_trainer_record.toml",
+       std::string("spplan: ") + SPPLAN_SOURCE_DIR + "/tests/cli/data/bad_trainer_record.toml: key "
+       "\"stack.fused_layer_kernel\": unknown key (allowed: "},
+      // No format of the engine launches 16 GPUs (spplan run starts one machine's ranks): the search says so.
+      {"plan --model llama-3.1-8b --gpu h100-80gb --trainer engine --gpus 16 --seq 1M",
+       "spplan: trainer \"engine\" runs and launches none of the "},
+      {"max-seq --model llama-3.1-8b --gpu h100-80gb --trainer engine --gpus 16",
+       "spplan: trainer \"engine\" runs and launches none of the "},
       {std::string("estimate ") + kBase + "--seq 1k --sp 4 --attention flash3",
        "spplan: --attention: value \"flash3\" is not allowed (allowed: flash2, sdpa)"},
       {std::string("max-seq ") + kBase + "--granularity 2048M",
@@ -167,8 +178,8 @@ TEST(Cli, BadInputTable) {
       // Ring attention (cp): a degree that does not divide the GPUs with sp, the zigzag rule, the
       // comm variant, a plan search with an impossible cp, a format that has no ring.
       {std::string("estimate ") + kBase + "--seq 128k --sp 1 --cp 2",
-       "spplan: --cp: value 2 is not run by trainer \"arctic\" (ArcticTraining has Ulysses only, no ring attention; "
-       "allowed: 1; ring and Ulysses x ring plans: --trainer engine; ring only: --trainer hf or liger)"},
+       "spplan: --cp: value 2 makes the layout ring (sp 1, cp 2), which trainer \"arctic\" does not run (its layouts: "
+       "none, ulysses; trainers that run ring: engine, hf, liger, megatron)"},
       {std::string("estimate ") + kBase + "--seq 128k --sp 4 --cp 2",
        "spplan: --cp: value 2 with sp 4 does not divide 4 GPUs into dp x sp x cp (allowed cp: 1)"},
       {std::string("estimate ") + kBase + "--seq 128k --sp 1 --cp 0",
@@ -181,8 +192,8 @@ TEST(Cli, BadInputTable) {
       {std::string("plan ") + kBase + "--seq 128k --cp 3",
        "spplan: --cp: value 3 with sp 1 does not divide 4 GPUs into dp x sp x cp (allowed cp: 1, 2, 4)"},
       {"export --plan " + std::string(SPPLAN_SOURCE_DIR) + "/tests/cli/data/ring_plan.toml --format deepspeed",
-       std::string("spplan: ") + SPPLAN_SOURCE_DIR + "/tests/cli/data/ring_plan.toml: key \"knobs.cp\": value 4 cannot be "
-       "expressed for DeepSpeed (it has Ulysses sequence parallelism only, no ring attention)"},
+       std::string("spplan: ") + SPPLAN_SOURCE_DIR + "/tests/cli/data/ring_plan.toml: key \"trainer\": value \"engine\" "
+       "is not launched by --format deepspeed (its formats: torchrun)"},
   };
   for (const auto& c : cases) {
     const CliRun r = run_spplan(c.args);
@@ -512,7 +523,7 @@ TEST(Cli, RingAttentionEndToEnd) {
   EXPECT_EQ(j["dp"], 1);
   EXPECT_GT(j["time"]["cp_comm_s"].get<double>(), j["time"]["exposed_cp_s"].get<double>());
   const std::string out = ::testing::TempDir() + "ring_plan_e2e.toml";
-  const CliRun p = run_spplan("plan " + engine + "--gpus 32 --seq 4M --out " + out);
+  const CliRun p = run_spplan("plan " + engine + "--gpus 8 --seq 1M --out " + out);  // spplan run: one machine
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_NE(p.out.find("why this layout: "), std::string::npos) << p.out;
   // The reason names the best of the layouts that lost (which one wins here is within the 2% band).

@@ -12,6 +12,7 @@
 #include "gui/run_step_model.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/costmodel/estimate.hpp"
 #include "planner/core/units.hpp"
 
@@ -32,7 +33,7 @@ spplan::search::RankedPlan tinyPlan() {
   plan.knobs.sp = 2;
   plan.knobs.zero_stage = 0;
   plan.knobs.precision = spplan::Precision::kFp32;
-  spplan::pick_attention_for_precision(&plan);  // fp32 runs SDPA: FlashAttention 2 has no fp32 kernels
+  spplan::settle_layout_attention(&plan);  // the engine runs SDPA
   return {plan, spplan::costmodel::estimate(plan)};
 }
 

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/costmodel/estimate.hpp"
 #include "simulator/memory_terms.hpp"
 #include "simulator/simulate.hpp"
@@ -70,11 +71,13 @@ std::vector<Case> cases() {
   Case ring{"ring_cp16_32k", make_plan(llama_8b(), 16, 32 * 1024, 1)};
   ring.plan.stack = trainer_stack("hf");
   ring.plan.knobs.cp = 16;
+  settle_layout_attention(&ring.plan);  // torch's context parallel runs SDPA
   out.push_back(ring);
   Case gather{"allgather_cp4_256k", make_plan(llama_8b(), 8, 256 * 1024, 1)};
   gather.plan.stack = trainer_stack("hf");
   gather.plan.knobs.cp = 4;
   gather.plan.knobs.cp_comm = CpComm::kAllGather;
+  settle_layout_attention(&gather.plan);
   out.push_back(gather);
   return out;
 }

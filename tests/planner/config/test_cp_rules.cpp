@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 
 namespace spplan {
 namespace {
@@ -52,11 +53,13 @@ TEST(CheckCp, BadPlansTable) {
 PlanSpec on(PlanSpec p, const std::string& trainer) {
   p.stack = trainer_stack(trainer);
   p.knobs.zero_stage = 3;
+  settle_layout_attention(&p);  // the kernel the trainer runs the layout on (SDPA for a ring on hf)
   return p;
 }
 
-// Which trainer runs a ring: ArcticTraining never (DeepSpeed's Ulysses only); the Hugging Face
-// Trainer through Accelerate's context parallel (ring only, FSDP2). check_plan applies it.
+// Which trainer runs a ring, read from its record (configs/trainers): ArcticTraining never
+// (DeepSpeed's Ulysses only); the Hugging Face Trainer through Accelerate's context parallel (ring
+// only, FSDP2); the engine every layout. check_plan applies them.
 TEST(CheckCp, TrainersThatRunTheRing) {
   EXPECT_TRUE(check_plan(on(plan(16, 1, 16, 1 << 20), "hf"), flag_where).is_ok());
   EXPECT_TRUE(check_plan(on(plan(16, 1, 8, 1 << 20), "liger"), flag_where).is_ok());
@@ -71,30 +74,28 @@ TEST(CheckCp, TrainersThatRunTheRing) {
   };
   const Case cases[] = {
       {on(plan(16, 1, 16, 1 << 20), "arctic"),
-       "--cp: value 16 is not run by trainer \"arctic\" (ArcticTraining has Ulysses only, no ring attention; allowed: "
-       "1; ring and Ulysses x ring plans: --trainer engine; ring only: --trainer hf or liger)"},
+       "--cp: value 16 makes the layout ring (sp 1, cp 16), which trainer \"arctic\" does not run (its layouts: none, "
+       "ulysses; trainers that run ring: engine, hf, liger, megatron)"},
       {on(plan(16, 8, 2, 1 << 20), "hf"),
-       "--cp: value 2 with sp 8 is not run by Accelerate's context parallel (its ParallelismConfig refuses cp_size "
-       "and sp_size together) (allowed: sp 1 for ring only; Ulysses x ring runs with --trainer engine or --format "
-       "megatron)"},
+       "--cp: value 2 makes the layout ulysses_ring (sp 8, cp 2), which trainer \"hf\" does not run (its layouts: none, "
+       "ulysses, ring; trainers that run ulysses_ring: engine, megatron)"},
       {zero1,
-       "--zero: value 1 with cp 16 is not run by Accelerate's context parallel (it runs on FSDP2, which shards "
-       "gradients and optimizer state at least) (allowed: 2, 3)"},
+       "--zero: value 1 with layout ring is not run by trainer \"hf\" (Accelerate's context parallel runs on FSDP2, which "
+       "shards gradients and optimizer state at least (accelerate parallelism_config.py: cp needs FSDP2); allowed: 2, 3)"},
       {split,
-       "--offload-optimizer: value \"cpu\" with offload_params \"none\" and cp 16 is not run by Accelerate's FSDP2 "
-       "(its CPU offload moves parameters, gradients and optimizer state together) (allowed: both none, or both cpu)"},
+       "--offload-optimizer: value \"cpu\" with layout ring, offload_params \"none\" is not run by trainer \"liger\" "
+       "(FSDP2's CPUOffloadPolicy moves parameters, gradients and optimizer state together; allowed: none)"},
   };
   for (const Case& c : cases) EXPECT_EQ(check_plan(c.p, flag_where).message(), c.message);
 }
 
 TEST(CheckCp, EngineRunsTheRingButNotTheAllGatherVariant) {
   PlanSpec p = plan(16, 8, 2, 1 << 20);
-  p.stack.trainer = "engine";
+  p.stack = trainer_stack("engine");
   EXPECT_TRUE(check_trainer_runs(p, flag_where).ok());
   p.knobs.cp_comm = CpComm::kAllGather;
   EXPECT_EQ(check_trainer_runs(p, flag_where).message(),
-            "--cp-comm: value \"allgather\" is not run by trainer \"engine\" (spplan run passes K/V around the ring; "
-            "allowed: ring)");
+            "--cp-comm: value \"allgather\" is not run by trainer \"engine\" under layout ulysses_ring (allowed: ring)");
 }
 
 }  // namespace

@@ -187,8 +187,8 @@ TEST(Plan, RoundTripsThroughToml) {
   p.knobs.sp = 4;
   p.knobs.offload_optimizer = OffloadDevice::kCpu;
   p.knobs.act_ckpt = ActCkpt::kOffload;
-  p.knobs.tiled_mlp = true;
-  p.stack = trainer_stack(1);  // hf: the stack travels with the plan
+  p.knobs.tiled_loss = true;
+  p.stack = trainer_stack("hf");  // the stack travels with the plan
   p.cluster.gpu.matmul_bwd_efficiency = 0.125;  // a calibrated CPU's keys travel too (issue 28)
   p.cluster.gpu.fp32_matmul_bwd_efficiency = 0.875;
   p.cluster.gpu.fp32_elementwise_efficiency = 0.5;
@@ -276,7 +276,8 @@ TEST(Plan, BadPlansNameFileAndKey) {
       {"bad_plan_unknown_knob.toml", "bad_plan_unknown_knob.toml: key \"knobs.tiled_mpl\": unknown key (allowed: sp, cp, cp_comm, zero_stage, offload_optimizer, offload_params, act_ckpt, sp_comm_dtype, precision, tiled_mlp, tiled_loss, micro_batch, grad_accum_steps, reduce_bucket_elems, prefetch_bucket_elems; closest: \"tiled_mlp\")"},
       {"bad_plan_model_value.toml", "bad_plan_model_value.toml: key \"model\": value 5 is not allowed (allowed: a table with preset = \"name\" or all model keys)"},
       {"bad_plan_preset.toml", "bad_plan_preset.toml: key \"model.preset\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
-      {"bad_plan_trainer.toml", "bad_plan_trainer.toml: key \"trainer\": value \"megatron\" is not allowed (allowed: arctic, hf, liger, engine)"},
+      {"bad_plan_trainer.toml", "bad_plan_trainer.toml: key \"trainer\": value \"deepspeed\" is not a preset or a file "
+                                "(allowed presets: arctic, engine, hf, liger, megatron; or a trainer TOML file)"},
       {"bad_plan_attention.toml", "bad_plan_attention.toml: key \"attention\": value \"flash3\" is not allowed (allowed: flash2, sdpa)"},
       {"bad_plan_optimizer_key.toml", "bad_plan_optimizer_key.toml: key \"optimizer.warmpu_steps\": unknown key (allowed: lr, warmup_steps, lr_schedule, min_lr, weight_decay, grad_clip, train_steps; closest: \"warmup_steps\")"},
       {"bad_plan_min_lr.toml", "bad_plan_min_lr.toml: key \"optimizer.min_lr\": value 0.001 is above the learning rate 0.0001 (allowed: 0 to lr)"},

@@ -1,4 +1,5 @@
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 
 #include <gtest/gtest.h>
 
@@ -65,18 +66,20 @@ TEST(CheckPlan, TrainerEngineRefusesWhatSpplanRunRefuses) {
   EXPECT_TRUE(check_plan(p, flag_where).is_ok());
   p.stack = trainer_stack("engine");
   EXPECT_EQ(check_plan(p, flag_where).message(),
-            "--act-ckpt: value \"none\" with zero_stage 3 is not run by trainer \"engine\" (allowed: full, offload, or "
-            "zero_stage 0, 1, 2)");
+            "--act-ckpt: value \"none\" with zero_stage 3 is not run by trainer \"engine\" (its ZeRO-3 gathers each "
+            "layer inside the checkpointed layer's function; without checkpointing every gathered layer would stay "
+            "alive until its backward (model.cpp); allowed: full, offload)");
   p.knobs.act_ckpt = ActCkpt::kFull;
   p.knobs.offload_optimizer = OffloadDevice::kNvme;
   EXPECT_EQ(check_plan(p, flag_where).message(),
             "--offload-optimizer: value \"nvme\" is not run by trainer \"engine\" (spplan run offloads to host RAM "
-            "only; allowed: none, cpu)");
+            "only (engine/parallel/offload.hpp); allowed: none, cpu)");
   p.knobs.offload_optimizer = OffloadDevice::kNone;
   p.knobs.offload_params = OffloadDevice::kCpu;
   EXPECT_EQ(check_plan(p, flag_where).message(),
-            "--offload-params: value \"cpu\" with offload_optimizer \"none\" is not run by trainer \"engine\" "
-            "(allowed: none, or cpu with offload_optimizer cpu)");
+            "--offload-optimizer: value \"none\" with offload_params \"cpu\" is not run by trainer \"engine\" (with "
+            "the parameter shards on the host its AdamW steps there too: the optimizer offloaded with them "
+            "(train_optimizer.cpp); allowed: cpu)");
   p.knobs.offload_optimizer = OffloadDevice::kCpu;
   EXPECT_TRUE(check_plan(p, flag_where).is_ok());
 }
@@ -107,7 +110,7 @@ TEST(CheckPlan, Fp32RunsSdpaAndRefusesFlash2) {
   EXPECT_EQ(check_attention_precision(p, flag_where).message(),
             "--attention: value \"flash2\" has no fp32 kernels (FlashAttention 2 runs fp16 and bf16 only; allowed "
             "with precision fp32: sdpa)");
-  pick_attention_for_precision(&p);
+  settle_layout_attention(&p);  // the layout's kernel, SDPA in fp32
   EXPECT_EQ(p.stack.attention, AttentionKernel::kSdpa);
   EXPECT_TRUE(check_attention_precision(p, flag_where).is_ok());
 }

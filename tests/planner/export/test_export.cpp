@@ -48,7 +48,17 @@ PlanSpec two_node_plan() {
   return p;
 }
 
-std::string exported(const PlanSpec& plan, ExportFormat format) {
+// The plan on a trainer the format launches (configs/trainers): a plan left on the default
+// "arctic" goes to "hf" for the Hugging Face Trainer's formats and to "megatron" for Megatron-LM's.
+PlanSpec launched_by(PlanSpec plan, ExportFormat format) {
+  if (plan.stack.trainer != "arctic") return plan;
+  if (format == ExportFormat::kAccelerate || format == ExportFormat::kTorchrun) plan.stack = trainer_stack("hf");
+  if (format == ExportFormat::kMegatron) plan.stack = trainer_stack("megatron");
+  return plan;
+}
+
+std::string exported(const PlanSpec& given, ExportFormat format) {
+  const PlanSpec plan = launched_by(given, format);
   auto text = export_plan(plan, format);
   EXPECT_TRUE(text.ok()) << text.status().message();
   return text.ok() ? *text : std::string();
@@ -132,20 +142,27 @@ TEST(ExportArctic, RecipeLinesMatchThePlan) {
   EXPECT_THAT(plain, Not(HasSubstr("cpu_adam")));
 }
 
-// The ALST plan with checkpoints kept on the GPU: what the HF Trainer path can express.
+// The ALST plan without the tiled MLP, which no Trainer argument applies: what the HF Trainer runs.
 PlanSpec hf_alst_plan() {
   PlanSpec p = alst_plan();
-  p.knobs.act_ckpt = ActCkpt::kFull;
+  p.knobs.tiled_mlp = false;
   return p;
 }
 
 TEST(ExportTorchrun, ProcessCountsPerNode) {
   const std::string one = exported(hf_alst_plan(), ExportFormat::kTorchrun);
-  EXPECT_THAT(one, HasSubstr("torchrun --nnodes 1 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint \"${MASTER_ADDR}:29500\" "
-                             "train.py --deepspeed ds_config.json --per_device_train_batch_size 1 "
-                             "--gradient_accumulation_steps 1 --learning_rate 0.001 --adam_beta1 0.9 --adam_beta2 0.95 "
-                             "--adam_epsilon 1e-08 --weight_decay 0.1 --lr_scheduler_type constant_with_warmup "
-                             "--warmup_steps 0 --max_grad_norm 0 --bf16 --gradient_checkpointing --use_liger_kernel\n"));
+  EXPECT_THAT(one, HasSubstr("\ntorchrun --nnodes 1 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint "
+                             "\"${MASTER_ADDR}:${MASTER_PORT:-29500}\" train.py --deepspeed ds_config.json "
+                             "--per_device_train_batch_size 1 --gradient_accumulation_steps 1 --learning_rate 0.001 "
+                             "--adam_beta1 0.9 --adam_beta2 0.95 --adam_epsilon 1e-08 --weight_decay 0.1 "
+                             "--lr_scheduler_type constant_with_warmup --warmup_steps 0 --max_grad_norm 0 --bf16 "
+                             "--gradient_checkpointing --gradient_checkpointing_kwargs '{\"offload\": true}' "
+                             "--use_liger_kernel --liger_kernel_config '{\"rope\": false, \"rms_norm\": false, "
+                             "\"swiglu\": false, \"cross_entropy\": false, \"fused_linear_cross_entropy\": true}' \"$@\"\n"));
+  // transformers turns Ulysses on only through Accelerate's ParallelismConfig, read from these under torchrun.
+  EXPECT_THAT(one, HasSubstr("\nexport ACCELERATE_USE_PARALLELISM_CONFIG=true\n"));
+  EXPECT_THAT(one, HasSubstr("\nexport PARALLELISM_CONFIG_SP_SIZE=8\n"));
+  EXPECT_THAT(one, HasSubstr("\nexport PARALLELISM_CONFIG_SP_BACKEND=deepspeed\n"));
   EXPECT_THAT(one, HasSubstr("DeepSpeedCPUAdam"));
   const std::string two = exported(two_node_plan(), ExportFormat::kTorchrun);
   EXPECT_THAT(two, HasSubstr("torchrun --nnodes 2 --nproc-per-node 8 "));
@@ -175,7 +192,8 @@ TEST(ExportTorchrun, EnginePlansLaunchSpplanRun) {
   const auto refused = export_plan(two, ExportFormat::kTorchrun);
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.status().message(),
-              HasSubstr("key \"cluster.num_gpus\": value 16 spans 2 nodes; spplan run (trainer \"engine\") runs on one machine (allowed: at most 8 GPUs)"));
+              HasSubstr("key \"cluster.num_gpus\": value 16 (2 nodes) cannot be expressed for --format torchrun (spplan run "
+                        "starts its ranks on one machine (torchrun --standalone); allowed: at most 8 GPUs (1 node))"));
 }
 
 // Names go into the summary comment; a newline in one (a config.json's folder name) would end the
@@ -317,19 +335,24 @@ TEST(ExportHfTrainer, CommandLinesMatchTheDeepSpeedConfig) {
   EXPECT_EQ(nlohmann::json::parse(exported(p, ExportFormat::kDeepSpeed))["bf16"]["enabled"], false);
 }
 
-// --gradient_checkpointing keeps the checkpoints on the GPU; the HF path cannot offload them.
-TEST(ExportHfTrainer, CheckpointOffloadIsRefusedNamingWhatItLacks) {
+// transformers 5.17 offloads checkpoints through gradient_checkpointing_kwargs {"offload": true}; a
+// record of an older release (a user's file based on "hf") refuses the plan, naming the release.
+TEST(ExportHfTrainer, CheckpointOffloadNeedsTransformers517) {
+  const std::string path = ::testing::TempDir() + "hf_5_16.toml";
+  ASSERT_TRUE(write_file_atomically(path, "name = \"hf-5.16\"\nbase = \"hf\"\n[versions]\ntransformers = \"5.16.0\"\n").is_ok());
+  auto old = load_trainer(path);
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  PlanSpec p = hf_alst_plan();
+  p.stack = *old;
   for (ExportFormat format : {ExportFormat::kAccelerate, ExportFormat::kTorchrun}) {
-    const auto r = export_plan(alst_plan(), format);
+    const auto r = export_plan(p, format);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().message(),
-              "key \"knobs.act_ckpt\": value \"offload\" cannot be expressed for the Hugging Face Trainer (" +
-                  to_string(format) +
-                  " runs train.py with --gradient_checkpointing, which keeps checkpoints on the GPU) (allowed: none, "
-                  "full; or --format arctic, whose activation_checkpoint_cpu_offload offloads them)");
+              "key \"knobs.act_ckpt\": value \"offload\" is not run by trainer \"hf-5.16\" (" + path + ") (activation_checkpointing_kwargs "
+              "{\"offload\": true} came with transformers 5.17.0; allowed: none, full)");
   }
-  EXPECT_TRUE(export_plan(alst_plan(), ExportFormat::kArctic).ok());
-  EXPECT_TRUE(export_plan(alst_plan(), ExportFormat::kDeepSpeed).ok());
+  p.stack = trainer_stack("hf");
+  EXPECT_THAT(exported(p, ExportFormat::kAccelerate), HasSubstr("--gradient_checkpointing_kwargs '{\"offload\": true}'"));
 }
 
 // ArcticTraining's ModelConfig.dtype defaults to bf16: an fp32 plan writes its dtype, and SDPA
@@ -372,8 +395,9 @@ TEST(ExportArctic, MicroBatchAboveOneIsRefusedNamingWhatItLacks) {
   const auto r = export_plan(two_node_plan(), ExportFormat::kArctic);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(),
-            "key \"knobs.micro_batch\": value 2 cannot be expressed for ArcticTraining (its recipe packs samples, "
-            "which needs micro_batch_size 1) (allowed: 1; grad_accum_steps gives a larger batch)");
+            "key \"knobs.micro_batch\": value 2 cannot be expressed for --format arctic (its recipe packs samples, and "
+            "TrainerConfig asserts micro_batch_size 1 with pack_samples (arctic_training/config/trainer.py); "
+            "grad_accum_steps gives a larger batch; allowed: at most 1)");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "planner/config/loaders.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/export/export.hpp"
 
 namespace spplan {
@@ -13,11 +14,12 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 // Llama-3.1-8B on 32 H100s (4 nodes), 1M tokens, ZeRO-3, full checkpointing, no tiling, on a
-// trainer that runs the layout: the Hugging Face Trainer for a ring alone (Accelerate's context
-// parallel), spplan-engine for Ulysses x ring, ArcticTraining for Ulysses alone.
-PlanSpec cp_plan(int64_t sp, int64_t cp) {
+// trainer that runs the layout (the Hugging Face Trainer for a ring alone, Accelerate's context
+// parallel; spplan-engine for Ulysses x ring; ArcticTraining for Ulysses alone) unless named, with
+// the attention kernel the trainer runs that layout on.
+PlanSpec cp_plan(int64_t sp, int64_t cp, const std::string& trainer = "") {
   PlanSpec p;
-  p.stack = trainer_stack(cp == 1 ? "arctic" : sp == 1 ? "hf" : "engine");
+  p.stack = trainer_stack(!trainer.empty() ? trainer : cp == 1 ? "arctic" : sp == 1 ? "hf" : "engine");
   p.model = load_model("llama-3.1-8b").value();
   p.cluster.gpu = load_gpu("h100-80gb").value();
   p.cluster.num_gpus = 32;
@@ -26,6 +28,7 @@ PlanSpec cp_plan(int64_t sp, int64_t cp) {
   p.knobs.cp = cp;
   p.knobs.zero_stage = 3;
   p.knobs.act_ckpt = ActCkpt::kFull;
+  settle_layout_attention(&p);
   return p;
 }
 
@@ -54,7 +57,7 @@ TEST(ExportCp, AccelerateRingOnlyOnFsdp2) {
 }
 
 TEST(ExportCp, MegatronHybridIsA2aPlusP2pWithHierarchicalSizes) {
-  const std::string sh = exported(cp_plan(8, 4), ExportFormat::kMegatron);
+  const std::string sh = exported(cp_plan(8, 4, "megatron"), ExportFormat::kMegatron);
   EXPECT_THAT(sh, HasSubstr("torchrun --nnodes 4 --nproc-per-node 8 "));
   EXPECT_THAT(sh, HasSubstr(" --context-parallel-size 32 --cp-comm-type a2a+p2p "
                             "--hierarchical-context-parallel-sizes 8 4 "));
@@ -68,80 +71,87 @@ TEST(ExportCp, MegatronHybridIsA2aPlusP2pWithHierarchicalSizes) {
 }
 
 TEST(ExportCp, MegatronEachLayoutItsCommType) {
-  EXPECT_THAT(exported(cp_plan(1, 32), ExportFormat::kMegatron),
+  EXPECT_THAT(exported(cp_plan(1, 32, "megatron"), ExportFormat::kMegatron),
               HasSubstr(" --context-parallel-size 32 --cp-comm-type p2p --micro-batch-size"));
-  PlanSpec ag = cp_plan(1, 16);
+  PlanSpec ag = cp_plan(1, 16, "megatron");
   ag.knobs.cp_comm = CpComm::kAllGather;
   ag.knobs.zero_stage = 2;
   const std::string sh = exported(ag, ExportFormat::kMegatron);
   EXPECT_THAT(sh, HasSubstr(" --context-parallel-size 16 --cp-comm-type all_gather "));
   EXPECT_THAT(sh, HasSubstr(" --global-batch-size 2 --bf16 --use-megatron-fsdp "));
-  EXPECT_THAT(exported(cp_plan(8, 1), ExportFormat::kMegatron),
+  EXPECT_THAT(exported(cp_plan(8, 1, "megatron"), ExportFormat::kMegatron),
               HasSubstr(" --context-parallel-size 8 --cp-comm-type a2a --micro-batch-size 1 --global-batch-size 4 "));
 }
 
+// Each refusal names the key, its value, who refuses it and why (the trainer's record), and what
+// is allowed instead.
 TEST(ExportCp, RefusalsTable) {
   struct Case {
     PlanSpec plan;
     ExportFormat format;
     std::string message;
   };
-  PlanSpec hybrid = cp_plan(8, 4);
   PlanSpec ring = cp_plan(1, 8);
+  PlanSpec hf_hybrid = cp_plan(8, 4, "hf");
   PlanSpec ring_zero1 = ring;
   ring_zero1.knobs.zero_stage = 1;
   PlanSpec ring_opt_only = ring;
   ring_opt_only.knobs.offload_optimizer = OffloadDevice::kCpu;
-  PlanSpec arctic_ring = ring;
-  arctic_ring.stack = trainer_stack("arctic");
-  PlanSpec hybrid_ag = hybrid;
+  PlanSpec ring_offloaded_ckpt = ring;
+  ring_offloaded_ckpt.knobs.act_ckpt = ActCkpt::kOffload;
+  PlanSpec arctic_ring = cp_plan(1, 8, "arctic");
+  PlanSpec hybrid_ag = cp_plan(8, 4);
   hybrid_ag.knobs.cp_comm = CpComm::kAllGather;
-  PlanSpec tiled = hybrid;
-  tiled.knobs.tiled_mlp = true;
-  PlanSpec tiled_loss = hybrid;
-  tiled_loss.knobs.tiled_loss = true;
-  PlanSpec param_offload = hybrid;
-  param_offload.knobs.offload_params = OffloadDevice::kCpu;
-  param_offload.knobs.offload_optimizer = OffloadDevice::kCpu;
-  PlanSpec opt_offload_z3 = hybrid;
-  opt_offload_z3.knobs.offload_optimizer = OffloadDevice::kCpu;
-  const std::string no_ring = " (it has Ulysses sequence parallelism only, no ring attention) (allowed: 1; --format "
-                              "megatron takes ring and hybrid plans, --format accelerate ring-only ones)";
+  PlanSpec megatron_tiled = cp_plan(8, 4, "megatron");
+  megatron_tiled.knobs.tiled_mlp = true;
+  PlanSpec megatron_tiled_loss = cp_plan(8, 4, "megatron");
+  megatron_tiled_loss.knobs.tiled_loss = true;
+  PlanSpec megatron_param_offload = cp_plan(8, 4, "megatron");
+  megatron_param_offload.knobs.offload_params = megatron_param_offload.knobs.offload_optimizer = OffloadDevice::kCpu;
+  PlanSpec megatron_opt_offload_z3 = cp_plan(8, 4, "megatron");
+  megatron_opt_offload_z3.knobs.offload_optimizer = OffloadDevice::kCpu;
   const Case cases[] = {
-      {hybrid, ExportFormat::kAccelerate,
-       "key \"knobs.cp\": value 4 with sp 8 is not run by Accelerate's context parallel (its ParallelismConfig refuses "
-       "cp_size and sp_size together) (allowed: sp 1 for ring only; Ulysses x ring runs with --trainer engine or "
-       "--format megatron)"},
-      {ring, ExportFormat::kDeepSpeed, "key \"knobs.cp\": value 8 cannot be expressed for DeepSpeed" + no_ring},
-      {ring, ExportFormat::kArctic, "key \"knobs.cp\": value 8 cannot be expressed for ArcticTraining" + no_ring},
+      {hf_hybrid, ExportFormat::kAccelerate,
+       "key \"knobs.cp\": value 4 makes the layout ulysses_ring (sp 8, cp 4), which trainer \"hf\" does not run (its "
+       "layouts: none, ulysses, ring; trainers that run ulysses_ring: engine, megatron)"},
+      {ring, ExportFormat::kDeepSpeed,
+       "key \"knobs.cp\": value 8 (layout ring) cannot be expressed for --format deepspeed (DeepSpeed has no ring "
+       "attention (a ring plan's accelerate YAML runs FSDP2, without a ds_config); allowed: the layouts none, ulysses)"},
       {ring, ExportFormat::kTorchrun,
-       "key \"knobs.cp\": value 8 cannot be expressed for the Hugging Face Trainer on DeepSpeed" + no_ring},
-      {arctic_ring, ExportFormat::kAccelerate,
-       "key \"knobs.cp\": value 8 is not run by trainer \"arctic\" (ArcticTraining has Ulysses only, no ring "
-       "attention; allowed: 1; ring and Ulysses x ring plans: --trainer engine; ring only: --trainer hf or liger)"},
+       "key \"knobs.cp\": value 8 (layout ring) cannot be expressed for --format torchrun (it runs the Trainer on "
+       "DeepSpeed, which has no ring attention; --format accelerate launches the ring on FSDP2; allowed: the layouts "
+       "none, ulysses)"},
+      {ring, ExportFormat::kArctic,
+       "key \"trainer\": value \"hf\" is not launched by --format arctic (its formats: torchrun, accelerate, deepspeed)"},
+      {arctic_ring, ExportFormat::kArctic,
+       "key \"knobs.cp\": value 8 makes the layout ring (sp 1, cp 8), which trainer \"arctic\" does not run (its "
+       "layouts: none, ulysses; trainers that run ring: engine, hf, liger, megatron)"},
       {ring_zero1, ExportFormat::kAccelerate,
-       "key \"knobs.zero_stage\": value 1 with cp 8 is not run by Accelerate's context parallel (it runs on FSDP2, "
-       "which shards gradients and optimizer state at least) (allowed: 2, 3)"},
+       "key \"knobs.zero_stage\": value 1 with layout ring is not run by trainer \"hf\" (Accelerate's context parallel "
+       "runs on FSDP2, which shards gradients and optimizer state at least (accelerate parallelism_config.py: cp needs "
+       "FSDP2); allowed: 2, 3)"},
       {ring_opt_only, ExportFormat::kAccelerate,
-       "key \"knobs.offload_optimizer\": value \"cpu\" with offload_params \"none\" and cp 8 is not run by "
-       "Accelerate's FSDP2 (its CPU offload moves parameters, gradients and optimizer state together) (allowed: both "
-       "none, or both cpu)"},
-      {hybrid_ag, ExportFormat::kMegatron,
-       "key \"knobs.cp_comm\": value \"allgather\" is not run by trainer \"engine\" (spplan run passes K/V around "
-       "the ring; allowed: ring)"},
-      {tiled, ExportFormat::kMegatron,
-       "key \"knobs.tiled_mlp\": value true cannot be expressed for Megatron-LM (no sequence-tiled MLP) (allowed: "
-       "false; edit the plan file and re-check it with spplan estimate)"},
-      {tiled_loss, ExportFormat::kMegatron,
-       "key \"knobs.tiled_loss\": value true cannot be expressed for Megatron-LM (its cross-entropy takes the whole "
-       "[tokens x vocab] logits, no chunked loss) (allowed: false; edit the plan file and re-check it with spplan "
-       "estimate)"},
-      {param_offload, ExportFormat::kMegatron,
-       "key \"knobs.offload_params\": value \"cpu\" cannot be expressed for Megatron-LM (it keeps parameters on the "
-       "GPU) (allowed: none)"},
-      {opt_offload_z3, ExportFormat::kMegatron,
-       "key \"knobs.offload_optimizer\": value \"cpu\" cannot be expressed for Megatron-LM (--optimizer-cpu-offload "
-       "needs --use-distributed-optimizer, ZeRO stage 1) (allowed: none, or cpu with zero_stage 1)"},
+       "key \"knobs.offload_optimizer\": value \"cpu\" with layout ring, offload_params \"none\" is not run by trainer "
+       "\"hf\" (FSDP2's CPUOffloadPolicy moves parameters, gradients and optimizer state together; allowed: none)"},
+      {ring_offloaded_ckpt, ExportFormat::kAccelerate,
+       "key \"knobs.act_ckpt\": value \"offload\" with layout ring cannot be expressed for --format accelerate (its "
+       "FSDP2 YAML checkpoints through fsdp_activation_checkpointing, which keeps the checkpoints on the GPU; allowed: "
+       "none, full)"},
+      {hybrid_ag, ExportFormat::kTorchrun,
+       "key \"knobs.cp_comm\": value \"allgather\" is not run by trainer \"engine\" under layout ulysses_ring (allowed: "
+       "ring)"},
+      {megatron_tiled, ExportFormat::kMegatron,
+       "key \"knobs.tiled_mlp\": value true is not run by trainer \"megatron\" (it has no sequence-tiled MLP; allowed: "
+       "false)"},
+      {megatron_tiled_loss, ExportFormat::kMegatron,
+       "key \"knobs.tiled_loss\": value true is not run by trainer \"megatron\" (its cross-entropy takes the whole "
+       "[tokens x vocab] logits, no chunked loss; allowed: false)"},
+      {megatron_param_offload, ExportFormat::kMegatron,
+       "key \"knobs.offload_params\": value \"cpu\" is not run by trainer \"megatron\" (Megatron-LM keeps the "
+       "parameters on the GPU; allowed: none (the plan has other refused knobs too))"},
+      {megatron_opt_offload_z3, ExportFormat::kMegatron,
+       "key \"knobs.offload_optimizer\": value \"cpu\" with zero_stage 3 is not run by trainer \"megatron\" "
+       "(--optimizer-cpu-offload needs --use-distributed-optimizer, ZeRO stage 1; allowed: none)"},
   };
   for (const Case& c : cases) {
     auto r = export_plan(c.plan, c.format);
@@ -160,7 +170,7 @@ TEST(ExportCp, EnginePlansExportAsSpplanRunWithTheirRing) {
 
 TEST(ExportCp, ExistingFormatsUnchangedAtCpOne) {
   // A cp 1 plan exports as before: no FSDP, no cp keys.
-  PlanSpec p = cp_plan(8, 1);
+  PlanSpec p = cp_plan(8, 1, "hf");
   const std::string y = exported(p, ExportFormat::kAccelerate);
   EXPECT_THAT(y, HasSubstr("distributed_type: DEEPSPEED\n"));
   EXPECT_THAT(y, Not(HasSubstr("cp_size")));

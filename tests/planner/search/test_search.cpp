@@ -66,13 +66,23 @@ TEST(MaxSeq, SearchedIsAtLeastAnyFixedChoice) {
 // A ring over more ranks than the granularity's zigzag allows (2 x 1 x 1024 = 2048 tokens does not
 // divide 1024) is still searched, on its own unit: 2048-token steps.
 TEST(MaxSeq, RingBeyondTheGranularityIsSearchedOnItsUnit) {
-  EXPECT_EQ(sequence_unit(Knobs{}, 1024), 1024);
-  Knobs ring;
-  ring.cp = 1024;
+  PlanSpec ring = base("llama-3.1-8b", 1024, 0);
+  ring.stack = trainer_stack("engine");
+  EXPECT_EQ(sequence_unit(ring, 1024), 1024);
+  ring.knobs.cp = 1024;
   EXPECT_EQ(sequence_unit(ring, 1024), 2048);
-  ring.sp = 2;
-  ring.cp = 3;
+  ring.knobs.sp = 2;
+  ring.knobs.cp = 3;
   EXPECT_EQ(sequence_unit(ring, 1024), 3072);  // lcm(1024, 12)
+  // A trainer that does not pad splits each sequence evenly over the Ulysses ranks (DeepSpeed's
+  // ulysses_sp.py raises otherwise): with sp 3 the unit is a multiple of 3 too.
+  PlanSpec ulysses = ring;
+  ulysses.stack = trainer_stack("arctic");
+  ulysses.knobs.sp = 3;
+  ulysses.knobs.cp = 1;
+  EXPECT_EQ(sequence_unit(ulysses, 1024), 3072);
+  ulysses.stack = trainer_stack("engine");  // it pads
+  EXPECT_EQ(sequence_unit(ulysses, 1024), 1024);
   KnobConstraints only_ring;
   only_ring.sp = 1;
   only_ring.cp = 1024;

@@ -1,0 +1,371 @@
+#include "planner/config/trainer_rules.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include "planner/config/loaders.hpp"
+#include "planner/core/parse.hpp"
+
+namespace spplan {
+namespace {
+
+// The value a rule's key has in the plan: an index for named values and booleans, else the number.
+int64_t value_of(RuleKey key, const PlanSpec& plan) {
+  const Knobs& k = plan.knobs;
+  switch (key) {
+    case RuleKey::kLayout: return static_cast<int64_t>(layout_of(k));
+    case RuleKey::kSp: return k.sp;
+    case RuleKey::kCp: return k.cp;
+    case RuleKey::kCpComm: return static_cast<int64_t>(k.cp_comm);
+    case RuleKey::kZeroStage: return k.zero_stage;
+    case RuleKey::kOffloadOptimizer: return static_cast<int64_t>(k.offload_optimizer);
+    case RuleKey::kOffloadParams: return static_cast<int64_t>(k.offload_params);
+    case RuleKey::kActCkpt: return static_cast<int64_t>(k.act_ckpt);
+    case RuleKey::kTiledMlp: return k.tiled_mlp ? 1 : 0;
+    case RuleKey::kTiledLoss: return k.tiled_loss ? 1 : 0;
+    case RuleKey::kMicroBatch: return k.micro_batch;
+    case RuleKey::kGradAccumSteps: return k.grad_accum_steps;
+    case RuleKey::kPrecision: return static_cast<int64_t>(k.precision);
+    case RuleKey::kNodes: return plan.cluster.num_nodes();
+    case RuleKey::kAttention: return static_cast<int64_t>(plan.stack.attention);
+  }
+  return 0;
+}
+
+// The refusal lists a verdict reads: the trainer's, and a format's besides for an export.
+using RuleSets = std::vector<const std::vector<Refusal>*>;
+
+bool holds(const RuleTest& t, int64_t v) {
+  switch (t.op) {
+    case RuleTest::Op::kIn: return std::find(t.values.begin(), t.values.end(), v) != t.values.end();
+    case RuleTest::Op::kGreater: return v > t.values[0];
+    case RuleTest::Op::kLess: return v < t.values[0];
+    case RuleTest::Op::kAtLeast: return v >= t.values[0];
+    case RuleTest::Op::kAtMost: return v <= t.values[0];
+    case RuleTest::Op::kNot: return v != t.values[0];
+  }
+  return false;
+}
+
+bool holds(const Refusal& r, const PlanSpec& plan) {
+  if (!r.applies) return false;
+  for (const RuleTest& t : r.when) {
+    if (!holds(t, value_of(t.key, plan))) return false;
+  }
+  return true;
+}
+
+const Refusal* first_holding(const std::vector<Refusal>& rules, const PlanSpec& plan) {
+  for (const Refusal& r : rules) {
+    if (holds(r, plan)) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const TrainerRecord& record_of(const PlanSpec& plan) {
+  if (plan.stack.record) return *plan.stack.record;
+  if (plan.stack.trainer == "arctic") {
+    static const std::shared_ptr<const TrainerRecord> kArctic = trainer_stack("arctic").record;
+    return *kArctic;
+  }
+  return *trainer_stack(plan.stack.trainer).record;
+}
+
+namespace {
+
+const LayoutRecord& layout_record(const PlanSpec& plan) {
+  return record_of(plan).layouts[static_cast<size_t>(layout_of(plan.knobs))];
+}
+
+// `trainer "hf"`, or for a user's record `trainer "hf-5.16" (/path/hf.toml)`: its name and its file.
+std::string trainer_quoted(const PlanSpec& plan) {
+  const std::string& name = plan.stack.record ? plan.stack.record->name : plan.stack.trainer;
+  const std::string quoted = "trainer \"" + name + "\"";
+  return name == plan.stack.trainer ? quoted : quoted + " (" + plan.stack.trainer + ")";
+}
+
+// The names a named key's values go by; empty for numbers.
+const std::vector<std::string>& names_of(RuleKey key) {
+  static const std::vector<std::string> kBool{"false", "true"}, kNone;
+  switch (key) {
+    case RuleKey::kLayout: return layout_names();
+    case RuleKey::kCpComm: return cp_comm_names();
+    case RuleKey::kOffloadOptimizer:
+    case RuleKey::kOffloadParams: return offload_device_names();
+    case RuleKey::kActCkpt: return act_ckpt_names();
+    case RuleKey::kTiledMlp:
+    case RuleKey::kTiledLoss: return kBool;
+    case RuleKey::kPrecision: return precision_names();
+    case RuleKey::kAttention: return attention_kernel_names();
+    default: return kNone;
+  }
+}
+
+std::string value_text(RuleKey key, int64_t v) {
+  const auto& names = names_of(key);
+  if (names.empty()) return std::to_string(v);
+  const bool quoted = key != RuleKey::kTiledMlp && key != RuleKey::kTiledLoss;
+  return quoted ? "\"" + names.at(static_cast<size_t>(v)) + "\"" : names.at(static_cast<size_t>(v));
+}
+
+// The plan key a rule key names in messages (plan_rules.hpp's WhereFn keys).
+std::string plan_key(RuleKey key, const PlanSpec& plan) {
+  switch (key) {
+    case RuleKey::kLayout: return plan.knobs.cp > 1 ? "cp" : "sp";
+    case RuleKey::kNodes: return "num_gpus";
+    default: return rule_key_names()[static_cast<size_t>(key)];
+  }
+}
+
+// The test a refusal is reported by: its first on a knob the user sets (not the layout, the node
+// count or the kernel, which follow from other choices), else its first.
+size_t reported_test(const Refusal& r) {
+  for (size_t i = 0; i < r.when.size(); ++i) {
+    const RuleKey k = r.when[i].key;
+    if (k != RuleKey::kLayout && k != RuleKey::kNodes && k != RuleKey::kAttention) return i;
+  }
+  return 0;
+}
+
+// Sets one named or small key of the plan (the ones "allowed:" enumerates); false for the others.
+bool set_value(PlanSpec* plan, RuleKey key, int64_t v) {
+  Knobs& k = plan->knobs;
+  switch (key) {
+    case RuleKey::kCpComm: k.cp_comm = static_cast<CpComm>(v); return true;
+    case RuleKey::kZeroStage: k.zero_stage = v; return true;
+    case RuleKey::kOffloadOptimizer: k.offload_optimizer = static_cast<OffloadDevice>(v); return true;
+    case RuleKey::kOffloadParams: k.offload_params = static_cast<OffloadDevice>(v); return true;
+    case RuleKey::kActCkpt: k.act_ckpt = static_cast<ActCkpt>(v); return true;
+    case RuleKey::kTiledMlp: k.tiled_mlp = v != 0; return true;
+    case RuleKey::kTiledLoss: k.tiled_loss = v != 0; return true;
+    case RuleKey::kPrecision: k.precision = static_cast<Precision>(v); return true;
+    case RuleKey::kAttention: plan->stack.attention = static_cast<AttentionKernel>(v); return true;
+    default: return false;
+  }
+}
+
+// What the reported key may be instead, the other knobs as in the plan: each value `passes` (the
+// trainer runs it, or the format expresses it). Numbers the rule compares are said as the bound.
+// Failing every value (other knobs refused too), it names the values no rule on this key refuses.
+std::string allowed_text(const Refusal& r, const PlanSpec& plan, const std::function<bool(const PlanSpec&)>& passes,
+                         const RuleSets& rules) {
+  const RuleTest& t = r.when[reported_test(r)];
+  if (t.key == RuleKey::kNodes && t.op == RuleTest::Op::kGreater) {  // a GPU count on that many whole nodes
+    return "at most " + std::to_string(t.values[0] * plan.cluster.gpus_per_node()) + " GPUs (" +
+           std::to_string(t.values[0]) + " node" + (t.values[0] == 1 ? "" : "s") + ")";
+  }
+  switch (t.op) {
+    case RuleTest::Op::kGreater: return "at most " + std::to_string(t.values[0]);
+    case RuleTest::Op::kLess: return "at least " + std::to_string(t.values[0]);
+    case RuleTest::Op::kAtLeast: return "below " + std::to_string(t.values[0]);
+    case RuleTest::Op::kAtMost: return "above " + std::to_string(t.values[0]);
+    case RuleTest::Op::kNot: return std::to_string(t.values[0]);
+    case RuleTest::Op::kIn: break;
+  }
+  if (t.key == RuleKey::kLayout) {  // the trainer's layouts this rule leaves
+    std::vector<std::string> ok;
+    for (size_t l = 0; l < layout_names().size(); ++l) {
+      const bool refused = std::find(t.values.begin(), t.values.end(), static_cast<int64_t>(l)) != t.values.end();
+      if (record_of(plan).layouts[l].runs && !refused) ok.push_back(layout_names()[l]);
+    }
+    return "the layouts " + join(ok, ", ");
+  }
+  const auto& names = names_of(t.key);
+  const int64_t count = t.key == RuleKey::kZeroStage ? 4 : static_cast<int64_t>(names.size());
+  if (count == 0) return "other than " + join_ints(t.values);
+  const auto key_clear = [&](const PlanSpec& p) {
+    for (const std::vector<Refusal>* list : rules) {
+      for (const Refusal& o : *list) {
+        const bool on_key = std::any_of(o.when.begin(), o.when.end(), [&](const RuleTest& u) { return u.key == t.key; });
+        if (on_key && holds(o, p)) return false;
+      }
+    }
+    return true;
+  };
+  std::vector<std::string> ok, lifted;
+  for (int64_t v = 0; v < count; ++v) {
+    PlanSpec other = plan;
+    if (!set_value(&other, t.key, v)) continue;
+    const std::string name = names.empty() ? std::to_string(v) : names[static_cast<size_t>(v)];
+    if (passes(other)) ok.push_back(name);
+    if (key_clear(other)) lifted.push_back(name);
+  }
+  if (!ok.empty()) return join(ok, ", ");
+  if (!lifted.empty()) return join(lifted, ", ") + " (the plan has other refused knobs too)";
+  return "no value of " + rule_key_names()[static_cast<size_t>(t.key)] + " with the other knobs as they are";
+}
+
+// `where(key): value V [with k2 V2, ...]`: the knob set a rule matched, named as the user gave it.
+std::string matched_text(const Refusal& r, const PlanSpec& plan, const WhereFn& where) {
+  const size_t reported = reported_test(r);
+  const RuleKey key = r.when[reported].key;
+  std::string value = value_text(key, value_of(key, plan));
+  if (key == RuleKey::kNodes) {
+    value = std::to_string(plan.cluster.num_gpus) + " (" + std::to_string(plan.cluster.num_nodes()) + " nodes)";
+  } else if (key == RuleKey::kLayout) {
+    value = std::to_string(plan.knobs.cp > 1 ? plan.knobs.cp : plan.knobs.sp) + " (layout " + to_string(layout_of(plan.knobs)) + ")";
+  }
+  std::string text = where(plan_key(key, plan)) + ": value " + value;
+  std::string others;
+  for (size_t i = 0; i < r.when.size(); ++i) {
+    if (i == reported) continue;
+    const RuleKey k = r.when[i].key;
+    others += (others.empty() ? " with " : ", ") + rule_key_names()[static_cast<size_t>(k)] + " " +
+              (k == RuleKey::kLayout ? to_string(layout_of(plan.knobs)) : value_text(k, value_of(k, plan)));
+  }
+  return text + others;
+}
+
+std::string refusal_text(const Refusal& r, const PlanSpec& plan, const WhereFn& where, const std::string& verb,
+                         const std::function<bool(const PlanSpec&)>& passes, const RuleSets& rules) {
+  return matched_text(r, plan, where) + " " + verb + " (" + r.why + "; allowed: " + allowed_text(r, plan, passes, rules) +
+         ")";
+}
+
+
+// The bundled trainers whose records run `layout`, for a message that names where to go instead.
+std::string trainers_running(Layout layout) {
+  std::vector<std::string> names;
+  for (const std::string& name : trainer_presets()) {
+    auto stack = load_trainer(name);
+    if (stack.ok() && stack->record->layouts[static_cast<size_t>(layout)].runs) names.push_back(name);
+  }
+  return names.empty() ? "none bundled" : join(names, ", ");
+}
+
+// The layout, its ring variant and Ulysses' split: what every trainer's record states.
+Status check_layout(const PlanSpec& plan, const WhereFn& where) {
+  const Knobs& k = plan.knobs;
+  const Layout layout = layout_of(k);
+  const LayoutRecord& l = layout_record(plan);
+  if (!l.runs) {
+    const std::string key = k.cp > 1 ? "cp" : "sp";
+    return Status::invalid(where(key) + ": value " + std::to_string(key == "cp" ? k.cp : k.sp) + " makes the layout " +
+                           to_string(layout) + " (sp " + std::to_string(k.sp) + ", cp " + std::to_string(k.cp) +
+                           "), which " + trainer_quoted(plan) + " does not run (its layouts: " +
+                           layouts_run(record_of(plan)) + "; trainers that run " + to_string(layout) + ": " +
+                           trainers_running(layout) + ")");
+  }
+  if (k.cp > 1 && std::find(l.cp_comm.begin(), l.cp_comm.end(), k.cp_comm) == l.cp_comm.end()) {
+    std::vector<std::string> names;
+    for (CpComm c : l.cp_comm) names.push_back(to_string(c));
+    return Status::invalid(where("cp_comm") + ": value \"" + to_string(k.cp_comm) + "\" is not run by " +
+                           trainer_quoted(plan) + " under layout " + to_string(layout) + " (allowed: " + join(names, ", ") +
+                           ")");
+  }
+  if (k.sp > 1 && !l.pads && plan.seq_len % k.sp != 0) {
+    return Status::invalid(where("seq_len") + ": value " + std::to_string(plan.seq_len) + " is not divisible by sp " +
+                           std::to_string(k.sp) + " (" + trainer_quoted(plan) + " splits each sequence evenly over the " +
+                           "Ulysses ranks and does not pad; allowed: a multiple of " + std::to_string(k.sp) + ")");
+  }
+  return Status::ok();
+}
+
+bool layout_runs(const PlanSpec& plan) {
+  const Knobs& k = plan.knobs;
+  const LayoutRecord& l = layout_record(plan);
+  if (!l.runs) return false;
+  if (k.cp > 1 && std::find(l.cp_comm.begin(), l.cp_comm.end(), k.cp_comm) == l.cp_comm.end()) return false;
+  return !(k.sp > 1 && !l.pads && plan.seq_len % k.sp != 0);
+}
+
+const FormatRecord* format_record(const PlanSpec& plan, const std::string& format) {
+  for (const FormatRecord& f : record_of(plan).formats) {
+    if (f.name == format) return &f;
+  }
+  return nullptr;
+}
+
+std::string format_names(const TrainerRecord& record) {
+  std::vector<std::string> names;
+  for (const FormatRecord& f : record.formats) names.push_back(f.name);
+  return join(names, ", ");
+}
+
+}  // namespace
+
+std::string layouts_run(const TrainerRecord& record) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < record.layouts.size(); ++i) {
+    if (record.layouts[i].runs) names.push_back(layout_names()[i]);
+  }
+  return join(names, ", ");
+}
+
+Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where) {
+  SPPLAN_RETURN_IF_ERROR(check_layout(plan, where));
+  if (const Refusal* r = first_holding(record_of(plan).refuses, plan)) {
+    return Status::invalid(refusal_text(*r, plan, where, "is not run by " + trainer_quoted(plan), trainer_runs,
+                                        {&record_of(plan).refuses}));
+  }
+  return Status::ok();
+}
+
+bool trainer_runs(const PlanSpec& plan) {
+  return layout_runs(plan) && first_holding(record_of(plan).refuses, plan) == nullptr;
+}
+
+const void* first_refusal(const PlanSpec& plan) {
+  const Knobs& k = plan.knobs;
+  const LayoutRecord& l = layout_record(plan);
+  if (!l.runs) return &l.runs;
+  if (k.cp > 1 && std::find(l.cp_comm.begin(), l.cp_comm.end(), k.cp_comm) == l.cp_comm.end()) return &l.cp_comm;
+  if (k.sp > 1 && !l.pads && plan.seq_len % k.sp != 0) return &l.pads;
+  return first_holding(record_of(plan).refuses, plan);
+}
+
+std::vector<const void*> format_refusals(const PlanSpec& plan) {
+  std::vector<const void*> out;
+  for (const FormatRecord& f : record_of(plan).formats) out.push_back(first_holding(f.refuses, plan));
+  return out;
+}
+
+Status check_format_expresses(const PlanSpec& plan, const std::string& format, const WhereFn& where) {
+  const FormatRecord* f = format_record(plan, format);
+  if (f == nullptr) {
+    return Status::invalid(where("trainer") + ": value \"" + plan.stack.trainer + "\" is not launched by --format " +
+                           format + " (its formats: " + format_names(record_of(plan)) + ")");
+  }
+  if (const Refusal* r = first_holding(f->refuses, plan)) {
+    const auto expresses = [f](const PlanSpec& p) { return trainer_runs(p) && first_holding(f->refuses, p) == nullptr; };
+    return Status::invalid(refusal_text(*r, plan, where, "cannot be expressed for --format " + format, expresses,
+                                        {&record_of(plan).refuses, &f->refuses}));
+  }
+  return Status::ok();
+}
+
+bool some_format_launches(const PlanSpec& plan) {
+  for (const FormatRecord& f : record_of(plan).formats) {
+    if (!f.component && first_holding(f.refuses, plan) == nullptr) return true;
+  }
+  return false;
+}
+
+std::vector<std::pair<std::string, std::string>> format_verdicts(const PlanSpec& plan) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const FormatRecord& f : record_of(plan).formats) {
+    const Refusal* r = first_holding(f.refuses, plan);
+    out.emplace_back(f.name, r == nullptr ? std::string() : r->why);
+  }
+  return out;
+}
+
+AttentionKernel layout_attention(const PlanSpec& plan) {
+  if (plan.knobs.precision == Precision::kFp32) return AttentionKernel::kSdpa;
+  return layout_record(plan).attention;
+}
+
+void settle_layout_attention(PlanSpec* plan) {
+  if (!plan->attention_named) plan->stack.attention = layout_attention(*plan);
+}
+
+bool sequence_padded(const PlanSpec& plan) { return layout_record(plan).pads; }
+
+std::string torchrun_program(const PlanSpec& plan) {
+  const FormatRecord* f = format_record(plan, "torchrun");
+  return f == nullptr ? std::string() : f->program;
+}
+
+}  // namespace spplan

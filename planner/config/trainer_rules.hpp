@@ -1,0 +1,60 @@
+// Which plans a trainer runs and which of its export formats launch them, read from its record
+// (trainer_spec.hpp). The one place the search, the plan rules, estimate's report and the exports
+// ask; nothing else knows a trainer by name.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "planner/config/plan_rules.hpp"
+#include "planner/config/plan_spec.hpp"
+
+namespace spplan {
+
+// The plan's trainer record: plan.stack.record, or for a stack built by hand (a default PlanSpec
+// describes ArcticTraining) the bundled record of its name.
+const TrainerRecord& record_of(const PlanSpec& plan);
+
+// Ok when the plan's trainer runs its knobs: its layout and ring variant, a sequence Ulysses
+// splits evenly where the trainer does not pad, and none of its refusals holds. Else one line:
+// `--cp: value 2 is not run by trainer "arctic" (it runs the layouts none, ulysses; ...)`.
+Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where);
+// The same answer without building a message: the search asks it for every knob set.
+bool trainer_runs(const PlanSpec& plan);
+
+// What stops the trainer running the plan, as an identity (the layout fact or the refusal), so
+// that the search counts its exclusions by cause and writes each cause's message once; nullptr
+// when the trainer runs it.
+const void* first_refusal(const PlanSpec& plan);
+// The same for its formats: each format's first refusal (nullptr where one expresses the plan).
+std::vector<const void*> format_refusals(const PlanSpec& plan);
+
+// Ok when `format` is one of the trainer's and expresses the plan; else one line naming the
+// format, the knob and why (`key "knobs.cp": value 2 cannot be expressed for --format deepspeed
+// (...)`).
+Status check_format_expresses(const PlanSpec& plan, const std::string& format, const WhereFn& where);
+// True when one of the trainer's launching formats (not a component) expresses the plan.
+bool some_format_launches(const PlanSpec& plan);
+// Each of the trainer's formats with "" when it expresses the plan, else why not: what estimate
+// reports, so a knob set no format launches says so.
+std::vector<std::pair<std::string, std::string>> format_verdicts(const PlanSpec& plan);
+
+// The attention kernel the plan's layout runs on its trainer; SDPA for fp32 plans (FlashAttention
+// 2 has no fp32 kernels).
+AttentionKernel layout_attention(const PlanSpec& plan);
+// Sets plan->stack.attention to layout_attention unless the user named the kernel
+// (plan->attention_named).
+void settle_layout_attention(PlanSpec* plan);
+
+// Whether the trainer pads a sequence its Ulysses degree does not divide (else it must divide).
+bool sequence_padded(const PlanSpec& plan);
+
+// What the trainer's torchrun format runs on each rank ("hf-trainer", "spplan-run"); "" when it
+// has no torchrun format.
+std::string torchrun_program(const PlanSpec& plan);
+
+// The layouts a trainer runs, for messages and the GUI: "none, ulysses, ring".
+std::string layouts_run(const TrainerRecord& record);
+
+}  // namespace spplan

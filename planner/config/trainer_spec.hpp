@@ -1,0 +1,174 @@
+// A training stack as a record: what ArcticTraining, the Hugging Face Trainer, Megatron-LM or
+// spplan's engine hold, run and launch, loaded from configs/trainers/NAME.toml (or a user's file,
+// `--trainer FILE`) like a model or a GPU. One record holds every fact of its stack, each with its
+// source beside it in the file:
+//   [stack]      what the software does that changes memory or time (TrainingStack)
+//   [layouts.X]  the sequence layouts it runs (none, ulysses, ring, ulysses_ring), the attention
+//                kernel under each, whether Ulysses pads a sequence sp does not divide, and which
+//                ring variants (cp_comm) it has
+//   [[refuse]]   knob sets it does not run, each with why, optionally only before a library version
+//   [[formats]]  the export formats that launch it, each with the knob sets it cannot express
+// The search, the prices, the plan rules, the exports, the GUI and Python all read this record
+// (trainer_rules.hpp), so a plan is one its stack runs and one of its formats launches.
+// Configuration file reading: trainer_loader.cpp; the schema's manual: configs/trainers/README.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "planner/config/knobs.hpp"
+
+namespace spplan {
+
+// Which causal attention kernel the stack runs. Its rate is a fact about the kernel on the GPU
+// (GpuSpec), the choice a fact about the software: FlashAttention 2.x as a library (ALST's
+// FlashAttention 2.7.4, transformers' attn_implementation="flash_attention_2"), or PyTorch's
+// scaled_dot_product_attention, which picks cuDNN's kernel on Hopper in bf16 (LibTorch 2.5+).
+enum class AttentionKernel { kFlash2, kSdpa };
+const std::vector<std::string>& attention_kernel_names();  // "flash2", "sdpa"
+std::string to_string(AttentionKernel kernel);
+
+// How a plan splits each sequence: not at all, over heads (Ulysses, sp > 1), in ring blocks (cp >
+// 1), or both.
+enum class Layout { kNone, kUlysses, kRing, kUlyssesRing };
+const std::vector<std::string>& layout_names();  // "none", "ulysses", "ring", "ulysses_ring"
+std::string to_string(Layout layout);
+Layout layout_of(const Knobs& knobs);
+
+struct TrainerRecord;
+
+// What the training software does that changes memory or time and is not a knob ([stack]).
+struct TrainingStack {
+  std::string trainer = "arctic";  // the record's name, or the file a user's record came from
+  // ZeRO-3 keeps a gathered parameter while it is reused within stage3_max_reuse_distance
+  // elements and fewer than stage3_max_live_parameters are gathered (both 1e9), and parameters
+  // below stage3_param_persistence_threshold (1e5) elements gathered always (DeepSpeed
+  // zero/config.py, MEMORY-FACTS 1.1, 2.1, 2.2).
+  double zero3_reuse_window_elems = 1e9;
+  double zero3_persistence_threshold_elems = 1e5;
+  // DeepSpeed's ZeRO-3 gathers up to stage3_prefetch_bucket_size elements ahead of use (the knob
+  // prefetch_bucket_elems); a stack that gathers a unit only when it runs holds no prefetch.
+  bool zero3_prefetches = true;
+  // The training loop holds the model outputs (the logits) until backward returns (ArcticTraining:
+  // MEMORY-FACTS 10.5); the Hugging Face Trainer drops them before backward.
+  bool loop_holds_logits = true;
+  // With act_ckpt offload, how many layer inputs stay on the GPU, and whether those are inputs of
+  // running layers only (copies made inside the layer's forward and backward: at the loss, where no
+  // layer runs, none is on the device; issue 28) or kept whether a layer runs or not (DeepSpeed's
+  // offload context, keep_last_count).
+  int64_t offloaded_checkpoints_on_device = 1;
+  bool offloaded_checkpoints_only_while_running = true;
+  // Activation checkpointing through a reentrant checkpoint: its backward holds the recomputed
+  // layer output and the incoming gradient until the whole layer's backward returns.
+  bool reentrant_checkpoint = true;
+  // The attention kernel of this plan's layout ([layouts.X].attention, or --attention).
+  AttentionKernel attention = AttentionKernel::kFlash2;
+  // LibTorch's CPU flash kernel runs the attention (a host CPU: costmodel/host_cpu.hpp). Its output
+  // is [b, s, heads, d] under a transposed view, so o_proj reads it without a copy, and its
+  // backward accumulates dq, dk, dv in place in their own dtype with per-thread block buffers only
+  // (aten/src/ATen/native/cpu/FlashAttentionKernel.cpp, cpu_flash_attention_backward): none of
+  // FlashAttention-2's per-token fp32 dq accumulator, GQA-expanded dk/dv or softmax_d.
+  bool cpu_flash_attention = false;
+  // The threads of the process running that CPU kernel (at::get_num_threads()): its backward
+  // allocates its block buffers for every thread of the pool at once (memory_activations.cpp
+  // cpu_flash_backward_scratch_bytes). Read only with cpu_flash_attention; 0: the host's threads
+  // over its ranks (costmodel/host_cpu.hpp as_priced sets it).
+  int64_t cpu_flash_threads = 0;
+  // The plan has been through costmodel::as_priced on a host CPU (its share of the machine taken):
+  // pricing it again changes nothing.
+  bool priced_on_host_cpu = false;
+  // One kernel per op and pass for RMSNorm, RoPE and SwiGLU (Liger-Kernel's Triton kernels), reading
+  // and writing each tensor once; without them the layers run eager modules, a chain of PyTorch
+  // kernels per op (layer_kernels.hpp counts them).
+  bool fused_layer_kernels = false;
+  // The same fused layer ops, but only with the tiled loss (the engine's --tiled-loss brings its
+  // fused CUDA kernels; on a CPU their blockwise ATen references run: host_cpu.hpp turns it off).
+  bool fused_layer_kernels_with_tiled_loss = false;
+  // The optimizer step upcasts the rank's whole gradient partition into one fp32 buffer, where
+  // DeepSpeed flattens one sub-group at a time (MEMORY-FACTS 2.4).
+  bool step_upcasts_whole_partition = false;
+  // fp32 layers normalise with a fused rms_norm that saves the input and the reciprocal RMS only,
+  // not the normalised value the eager chain keeps (on a CPU the composite: host_cpu.hpp).
+  bool fp32_norms_fused_on_gpu = false;
+  // Whether TiledMLP's shards keep the fused SwiGLU that comes with the tiled loss or run the eager one.
+  bool tiled_mlp_fused_swiglu = false;
+  // Ulysses' backward all-to-all of dq, dk, dv in one buffer (else one gradient at a time).
+  bool ulysses_one_exchange = false;
+  // RoPE's cos and sin as [s, d/2] tables (else repeated to [s, d]).
+  bool rope_half_tables = false;
+  // Below ZeRO 2, gradients reduced after the backward bucket by bucket through converted copies
+  // freed at once, where DeepSpeed keeps its IPG bucket allocated and reduces during the backward.
+  bool reduces_after_backward = false;
+  // The record this stack came from: its layouts, refusals and formats (trainer_rules.hpp). Shared:
+  // the search copies plans by the thousand.
+  std::shared_ptr<const TrainerRecord> record;
+};
+
+// The knobs a rule reads, with the plan facts that are not knobs (the node count, the attention).
+enum class RuleKey {
+  kLayout, kSp, kCp, kCpComm, kZeroStage, kOffloadOptimizer, kOffloadParams, kActCkpt, kTiledMlp, kTiledLoss,
+  kMicroBatch, kGradAccumSteps, kPrecision, kNodes, kAttention
+};
+const std::vector<std::string>& rule_key_names();  // "layout", "sp", ..., the plan keys' names
+
+// One condition of a rule: a key and the values that match it. Named values (layouts, devices,
+// modes, kernels) and booleans are kept as their index (false 0, true 1); numbers as numbers.
+struct RuleTest {
+  enum class Op { kIn, kGreater, kLess, kAtLeast, kAtMost, kNot };
+  RuleKey key = RuleKey::kLayout;
+  Op op = Op::kIn;
+  std::vector<int64_t> values;  // kIn: any of them; the comparisons: values[0]
+};
+
+// A knob set a trainer does not run, or a format cannot express: every test holds. `before`:
+// the rule holds only while the record's pinned version of each named library is older (a feature
+// that came with a release); resolved when the record is loaded (`applies`).
+struct Refusal {
+  std::string key;  // where it was read ("refuse[2]", "formats[1].refuse[1]"), for messages
+  std::vector<RuleTest> when;
+  std::string why;
+  std::map<std::string, std::string> before;
+  bool applies = true;
+};
+
+struct LayoutRecord {
+  bool runs = false;
+  AttentionKernel attention = AttentionKernel::kFlash2;
+  bool pads = true;               // Ulysses pads a sequence sp does not divide (else it must divide)
+  std::vector<CpComm> cp_comm;    // the ring variants it has (ring layouts only)
+};
+
+// An export format that launches the trainer ([[formats]]). `component`: a file of a launch (the
+// ds_config.json another format's launch reads), exported on its own but not a launch itself.
+struct FormatRecord {
+  std::string name;               // one of launch_format_names()
+  std::string program;            // torchrun: what each rank runs ("hf-trainer", "spplan-run")
+  bool component = false;
+  std::vector<Refusal> refuses;
+};
+
+struct TrainerRecord {
+  std::string name;               // "hf"; a user's file: its name key
+  std::string source;             // the file read, for messages
+  std::string description;
+  std::map<std::string, std::string> versions;  // library -> the release the facts were read from
+  TrainingStack facts;            // [stack] (its record pointer empty)
+  std::array<LayoutRecord, 4> layouts;  // by Layout
+  std::vector<Refusal> refuses;
+  std::vector<FormatRecord> formats;
+};
+
+// The export formats a record may name (planner/export implements each).
+const std::vector<std::string>& launch_format_names();  // deepspeed, accelerate, arctic, torchrun, megatron
+// The programs a torchrun format may run.
+const std::vector<std::string>& torchrun_program_names();  // hf-trainer, spplan-run
+
+// Dotted release numbers compared part by part as numbers ("5.9.0" < "5.17.0"); a part that is
+// not a number compares after every number (a build of this checkout is newer than any release).
+bool version_less(const std::string& a, const std::string& b);
+
+}  // namespace spplan

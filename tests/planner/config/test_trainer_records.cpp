@@ -1,0 +1,178 @@
+// Trainer records (planner/config/trainer_spec.hpp, configs/trainers): the presets load and say
+// what each stack runs; a user's record may extend one; a record with an unknown key, a value
+// outside its names or a contradiction is one line naming the file and the key.
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "planner/config/loaders.hpp"
+#include "planner/config/trainer_rules.hpp"
+
+namespace spplan {
+namespace {
+
+std::string write_record(const std::string& name, const std::string& text) {
+  const std::string dir = testing::TempDir() + "/trainer_records." + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+PlanSpec plan_on(const std::string& trainer, int64_t sp, int64_t cp) {
+  PlanSpec p;
+  p.model = *load_model("llama-3.1-8b");
+  p.cluster.gpu = *load_gpu("h100-80gb");
+  p.cluster.num_gpus = 8;
+  p.seq_len = 1 << 20;
+  p.knobs.sp = sp;
+  p.knobs.cp = cp;
+  p.knobs.zero_stage = 3;
+  p.knobs.act_ckpt = ActCkpt::kFull;
+  p.stack = *load_trainer(trainer);
+  settle_layout_attention(&p);
+  return p;
+}
+
+TEST(TrainerRecords, PresetsSayWhatEachStackRunsAndLaunches) {
+  EXPECT_EQ(trainer_names(), (std::vector<std::string>{"arctic", "engine", "hf", "liger", "megatron"}));
+  for (const std::string& name : trainer_names()) {
+    const auto stack = load_trainer(name);
+    ASSERT_TRUE(stack.ok()) << stack.status().message();
+    EXPECT_EQ(stack->trainer, name);
+    ASSERT_NE(stack->record, nullptr);
+  }
+  EXPECT_EQ(layouts_run(*load_trainer("arctic")->record), "none, ulysses");
+  EXPECT_EQ(layouts_run(*load_trainer("hf")->record), "none, ulysses, ring");
+  EXPECT_EQ(layouts_run(*load_trainer("engine")->record), "none, ulysses, ring, ulysses_ring");
+  // The kernel is the layout's: torch's context parallel runs SDPA under the HF Trainer's ring.
+  EXPECT_EQ(plan_on("hf", 8, 1).stack.attention, AttentionKernel::kFlash2);
+  EXPECT_EQ(plan_on("hf", 1, 8).stack.attention, AttentionKernel::kSdpa);
+  EXPECT_EQ(torchrun_program(plan_on("hf", 8, 1)), "hf-trainer");
+  EXPECT_EQ(torchrun_program(plan_on("engine", 8, 1)), "spplan-run");
+  EXPECT_EQ(torchrun_program(plan_on("arctic", 8, 1)), "");
+  // liger is hf with Liger's kernels: the base's rules and formats, its own facts.
+  const auto liger = load_trainer("liger");
+  EXPECT_TRUE(liger->fused_layer_kernels);
+  EXPECT_FALSE(load_trainer("hf")->fused_layer_kernels);
+  EXPECT_EQ(liger->record->formats.size(), load_trainer("hf")->record->formats.size());
+}
+
+TEST(TrainerRecords, FormatsExpressOrSayWhyNot) {
+  const PlanSpec ring = plan_on("hf", 1, 8);
+  EXPECT_TRUE(some_format_launches(ring));
+  EXPECT_TRUE(check_format_expresses(ring, "accelerate", flag_where).is_ok());
+  EXPECT_EQ(check_format_expresses(ring, "torchrun", flag_where).message(),
+            "--cp: value 8 (layout ring) cannot be expressed for --format torchrun (it runs the Trainer on DeepSpeed, "
+            "which has no ring attention; --format accelerate launches the ring on FSDP2; allowed: the layouts none, "
+            "ulysses)");
+  EXPECT_EQ(check_format_expresses(ring, "megatron", flag_where).message(),
+            "--trainer: value \"hf\" is not launched by --format megatron (its formats: torchrun, accelerate, deepspeed)");
+  PlanSpec arctic = plan_on("arctic", 8, 1);
+  arctic.knobs.micro_batch = 2;
+  EXPECT_FALSE(some_format_launches(arctic));  // its recipe packs samples: micro batch 1
+  arctic.knobs.micro_batch = 1;
+  arctic.knobs.grad_accum_steps = 2;
+  EXPECT_TRUE(some_format_launches(arctic));
+  PlanSpec multi_node = plan_on("engine", 8, 1);
+  multi_node.cluster.num_gpus = 16;
+  EXPECT_EQ(check_format_expresses(multi_node, "torchrun", flag_where).message(),
+            "--gpus: value 16 (2 nodes) cannot be expressed for --format torchrun (spplan run starts its ranks on one "
+            "machine (torchrun --standalone); allowed: at most 8 GPUs (1 node))");
+}
+
+// Ulysses on DeepSpeed does not pad: the sequence divides by sp; the engine pads.
+TEST(TrainerRecords, DeepSpeedUlyssesNeedsTheSequenceDivisibleBySp) {
+  PlanSpec p = plan_on("arctic", 8, 1);
+  p.seq_len = (1 << 20) + 4;
+  EXPECT_EQ(check_trainer_runs(p, flag_where).message(),
+            "--seq: value 1048580 is not divisible by sp 8 (trainer \"arctic\" splits each sequence evenly over the "
+            "Ulysses ranks and does not pad; allowed: a multiple of 8)");
+  p.stack = *load_trainer("engine");
+  EXPECT_TRUE(check_trainer_runs(p, flag_where).is_ok());
+}
+
+// A version-bound rule: checkpoint offload came with transformers 5.17.0; a record pinned below it
+// refuses it, the preset (5.24.0) runs it.
+TEST(TrainerRecords, ARuleBeforeAReleaseFollowsThePinnedVersion) {
+  PlanSpec p = plan_on("hf", 8, 1);
+  p.knobs.act_ckpt = ActCkpt::kOffload;
+  EXPECT_TRUE(check_trainer_runs(p, flag_where).is_ok());
+  const std::string old = write_record("hf-5.10.toml", "name = \"hf-5.10\"\nbase = \"hf\"\n[versions]\ntransformers = \"5.10.0\"\n");
+  p.stack = *load_trainer(old);
+  EXPECT_EQ(p.stack.trainer, old);  // a user's record goes by its path
+  EXPECT_EQ(check_trainer_runs(p, flag_where).message(),
+            "--act-ckpt: value \"offload\" is not run by trainer \"hf-5.10\" (" + old +
+                ") (activation_checkpointing_kwargs {\"offload\": true} came with transformers 5.17.0; allowed: none, "
+                "full)");
+  EXPECT_TRUE(version_less("5.9.0", "5.17.0"));
+  EXPECT_FALSE(version_less("5.17.0", "5.17"));
+  EXPECT_TRUE(version_less("0.16.1", "this build"));
+}
+
+TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
+  const std::string complete_stack =
+      "[stack]\nzero3_reuse_window_elems = 1e9\nzero3_persistence_threshold_elems = 1e5\nzero3_prefetches = true\n"
+      "loop_holds_logits = true\noffloaded_checkpoints_on_device = 1\noffloaded_checkpoints_only_while_running = true\n"
+      "reentrant_checkpoint = true\nfused_layer_kernels = false\nfused_layer_kernels_with_tiled_loss = false\n"
+      "step_upcasts_whole_partition = false\nfp32_norms_fused_on_gpu = false\ntiled_mlp_fused_swiglu = false\n"
+      "ulysses_one_exchange = false\nrope_half_tables = false\nreduces_after_backward = false\n";
+  const std::string one_format = "[layouts.none]\nattention = \"flash2\"\n[[formats]]\nname = \"arctic\"\n";
+  const struct {
+    const char* file;
+    std::string text, expected;
+  } cases[] = {
+      {"typo.toml", "name = \"x\"\nbase = \"hf\"\n[stack]\nloop_holds_logit = true\n",
+       "typo.toml: key \"stack.loop_holds_logit\": unknown key (allowed: "},
+      {"typo_top.toml", "name = \"x\"\nbase = \"hf\"\nformat = 1\n", "typo_top.toml: key \"format\": unknown key"},
+      {"no_name.toml", "base = \"hf\"\n", "no_name.toml: key \"name\": missing"},
+      {"no_stack.toml", "name = \"x\"\n" + one_format, "no_stack.toml: key \"stack\": missing (required: the [stack] facts"},
+      {"missing_fact.toml", "name = \"x\"\n[stack]\nloop_holds_logits = true\n" + one_format,
+       "missing_fact.toml: key \"stack.zero3_reuse_window_elems\": missing"},
+      {"knob.toml", "name = \"x\"\nbase = \"hf\"\n[[refuse]]\nwhen = { zero = 3 }\nwhy = \"w\"\n",
+       "knob.toml: key \"refuse[1].when.zero\": unknown key (allowed: layout, sp, cp, cp_comm, zero_stage, "},
+      {"value.toml", "name = \"x\"\nbase = \"hf\"\n[[refuse]]\nwhen = { act_ckpt = \"partial\" }\nwhy = \"w\"\n",
+       "value.toml: key \"refuse[1].when.act_ckpt\": value \"partial\" is not allowed (allowed: none, full, offload)"},
+      {"compare.toml", "name = \"x\"\nbase = \"hf\"\n[[refuse]]\nwhen = { micro_batch = \">x\" }\nwhy = \"w\"\n",
+       "compare.toml: key \"refuse[1].when.micro_batch\": value \">x\" is not allowed (allowed: a whole number"},
+      {"empty_when.toml", "name = \"x\"\nbase = \"hf\"\n[[refuse]]\nwhen = {}\nwhy = \"w\"\n",
+       "empty_when.toml: key \"refuse[1].when\": missing or empty (required: the knobs this refuses"},
+      {"unpinned.toml", "name = \"x\"\nbase = \"hf\"\n[[refuse]]\nwhen = { tiled_loss = true }\nbefore = { liger = \"1.0\" }\nwhy = \"w\"\n",
+       "unpinned.toml: key \"refuse[1].before.liger\": \"liger\" is not in [versions]"},
+      {"format.toml", "name = \"x\"\nbase = \"hf\"\n[[formats]]\nname = \"axolotl\"\n",
+       "format.toml: key \"formats[1].name\": value \"axolotl\" is not allowed (allowed: deepspeed, accelerate, arctic, "
+       "torchrun, megatron)"},
+      {"program.toml", "name = \"x\"\nbase = \"hf\"\n[[formats]]\nname = \"torchrun\"\n",
+       "program.toml: key \"formats[1].program\": missing"},
+      {"components.toml", "name = \"x\"\n" + complete_stack +
+                              "[layouts.none]\nattention = \"flash2\"\n[[formats]]\nname = \"deepspeed\"\ncomponent = true\n",
+       "components.toml: key \"formats\": no format launches trainer \"x\""},
+      // A layout the trainer runs that its only format refuses outright: a plan that launches nowhere.
+      {"contradiction.toml", "name = \"x\"\n" + complete_stack +
+                                 "[layouts.none]\nattention = \"flash2\"\n[layouts.ring]\nattention = \"sdpa\"\n"
+                                 "cp_comm = [\"ring\"]\n[[formats]]\nname = \"torchrun\"\nprogram = \"hf-trainer\"\n"
+                                 "[[formats.refuse]]\nwhen = { layout = \"ring\" }\nwhy = \"no ring\"\n",
+       "contradiction.toml: key \"layouts.ring\": the trainer runs it, but every format refuses it"},
+      {"no_comm.toml", "name = \"x\"\nbase = \"hf\"\n[layouts.none]\nattention = \"flash2\"\n[layouts.ring]\nattention = \"sdpa\"\n",
+       "no_comm.toml: key \"layouts.ring.cp_comm\": missing (required under a ring layout"},
+      {"loop.toml", "name = \"x\"\nbase = \"LOOP\"\n", "makes a chain of more than 8 bases (a loop?)"},
+  };
+  for (const auto& c : cases) {
+    std::string text = c.text;
+    const std::string path = write_record(c.file, "");
+    if (const auto at = text.find("LOOP"); at != std::string::npos) text.replace(at, 4, path);
+    std::ofstream(path) << text;
+    const auto stack = load_trainer(path);
+    ASSERT_FALSE(stack.ok()) << c.file;
+    const std::string& m = stack.status().message();
+    EXPECT_NE(m.find(c.expected), std::string::npos) << c.file << "\n got: " << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace spplan
