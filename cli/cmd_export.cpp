@@ -1,4 +1,4 @@
-// spplan export --plan FILE.toml --format deepspeed|accelerate|arctic|torchrun [--out FILE]
+// spplan export --plan FILE.toml --format FORMAT [--out FILE]: FORMAT one of the plan's trainer's
 #include <filesystem>
 #include <iostream>
 

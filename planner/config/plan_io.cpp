@@ -194,8 +194,9 @@ Result<PlanSpec> load_plan(const std::string& path) {
     SPPLAN_RETURN_IF_ERROR(read_optimizer(path, *node->as_table(), &plan.optimizer));
     for (const auto& [key, value] : *node->as_table()) plan.optimizer_keys_in_file.emplace_back(key.str());
   }
-  SPPLAN_RETURN_IF_ERROR(check_plan(plan, file_where(path)));  // reads no attention kernel
+  // The kernel first: the trainer's rules read it (a ring on hf runs SDPA only).
   SPPLAN_RETURN_IF_ERROR(settle_attention(&plan, root.contains("attention"), file_where(path)));
+  SPPLAN_RETURN_IF_ERROR(check_plan(plan, file_where(path)));
   return plan;
 }
 

@@ -20,6 +20,38 @@ Status bad(const std::string& path, const std::string& key, const std::string& w
   return Status::invalid(path + ": key \"" + key + "\": " + what);
 }
 
+// The [stack] flags by name: what read_stack reads and a refusal's `stack` condition compares.
+struct StackFlag {
+  const char* key;
+  bool TrainingStack::*value;
+};
+constexpr StackFlag kStackFlags[] = {
+    {"zero3_prefetches", &TrainingStack::zero3_prefetches},
+    {"loop_holds_logits", &TrainingStack::loop_holds_logits},
+    {"offloaded_checkpoints_only_while_running", &TrainingStack::offloaded_checkpoints_only_while_running},
+    {"reentrant_checkpoint", &TrainingStack::reentrant_checkpoint},
+    {"fused_layer_kernels", &TrainingStack::fused_layer_kernels},
+    {"fused_layer_kernels_with_tiled_loss", &TrainingStack::fused_layer_kernels_with_tiled_loss},
+    {"step_upcasts_whole_partition", &TrainingStack::step_upcasts_whole_partition},
+    {"fp32_norms_fused_on_gpu", &TrainingStack::fp32_norms_fused_on_gpu},
+    {"tiled_mlp_fused_swiglu", &TrainingStack::tiled_mlp_fused_swiglu},
+    {"ulysses_one_exchange", &TrainingStack::ulysses_one_exchange},
+    {"rope_half_tables", &TrainingStack::rope_half_tables},
+    {"reduces_after_backward", &TrainingStack::reduces_after_backward}};
+
+const StackFlag* stack_flag(const std::string& key) {
+  for (const StackFlag& f : kStackFlags) {
+    if (key == f.key) return &f;
+  }
+  return nullptr;
+}
+
+std::string stack_flag_names() {
+  std::vector<std::string> names;
+  for (const StackFlag& f : kStackFlags) names.emplace_back(f.key);
+  return join(names);
+}
+
 // The [stack] facts. A record without a base states every one (each with its source); with a base
 // only those that differ.
 Status read_stack(const std::string& path, const toml::table& table, bool complete, TrainingStack* s) {
@@ -31,22 +63,7 @@ Status read_stack(const std::string& path, const toml::table& table, bool comple
                  {"zero3_persistence_threshold_elems", &s->zero3_persistence_threshold_elems}};
   for (const auto& n : numbers) SPPLAN_RETURN_IF_ERROR(r.read_nonnegative(n.key, n.value, complete));
   SPPLAN_RETURN_IF_ERROR(r.read_int("offloaded_checkpoints_on_device", &s->offloaded_checkpoints_on_device, complete, 1, 1000));
-  const struct {
-    const char* key;
-    bool* value;
-  } flags[] = {{"zero3_prefetches", &s->zero3_prefetches},
-               {"loop_holds_logits", &s->loop_holds_logits},
-               {"offloaded_checkpoints_only_while_running", &s->offloaded_checkpoints_only_while_running},
-               {"reentrant_checkpoint", &s->reentrant_checkpoint},
-               {"fused_layer_kernels", &s->fused_layer_kernels},
-               {"fused_layer_kernels_with_tiled_loss", &s->fused_layer_kernels_with_tiled_loss},
-               {"step_upcasts_whole_partition", &s->step_upcasts_whole_partition},
-               {"fp32_norms_fused_on_gpu", &s->fp32_norms_fused_on_gpu},
-               {"tiled_mlp_fused_swiglu", &s->tiled_mlp_fused_swiglu},
-               {"ulysses_one_exchange", &s->ulysses_one_exchange},
-               {"rope_half_tables", &s->rope_half_tables},
-               {"reduces_after_backward", &s->reduces_after_backward}};
-  for (const auto& f : flags) SPPLAN_RETURN_IF_ERROR(r.read_bool(f.key, f.value, complete));
+  for (const StackFlag& f : kStackFlags) SPPLAN_RETURN_IF_ERROR(r.read_bool(f.key, &(s->*f.value), complete));
   return r.check_no_unknown_keys();
 }
 
@@ -149,6 +166,7 @@ Result<Refusal> read_refusal(const std::string& path, const std::string& where, 
   SPPLAN_RETURN_IF_ERROR(r.read_string("why", &rule.why, true));
   r.mark_read("when");
   r.mark_read("before");
+  r.mark_read("stack");
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   const toml::table* when = table->get("when") != nullptr ? table->get("when")->as_table() : nullptr;
   if (when == nullptr || when->empty()) {
@@ -166,6 +184,16 @@ Result<Refusal> read_refusal(const std::string& path, const std::string& where, 
       auto text = release.value<std::string>();
       if (!text || !release.is_string()) return bad(path, where + ".before." + std::string(library.str()), "value " + describe(release) + " is not allowed (allowed: a release such as \"5.17.0\")");
       rule.before[std::string(library.str())] = *text;
+    }
+  }
+  if (const toml::node* stack = table->get("stack")) {
+    const toml::table* flags = stack->as_table();
+    if (flags == nullptr) return bad(path, where + ".stack", "value " + describe(*stack) + " is not allowed (allowed: a table of [stack] flag = true or false)");
+    for (const auto& [flag, value] : *flags) {
+      const std::string name(flag.str());
+      if (stack_flag(name) == nullptr) return bad(path, where + ".stack." + name, "unknown key (allowed: " + stack_flag_names() + ")");
+      if (!value.is_boolean()) return bad(path, where + ".stack." + name, "value " + describe(value) + " is not allowed (allowed: true, false)");
+      rule.stack[name] = value.value_or(false);
     }
   }
   return rule;
@@ -264,7 +292,7 @@ Status read_versions(const std::string& path, const toml::node& node, std::map<s
 }
 
 // A refusal's before: each library must be pinned in [versions]; the rule applies while one of
-// them is older than the release named.
+// them is older than the release named, and while the record's [stack] flags are its `stack`.
 Status resolve_before(const std::string& path, const std::string& where, const TrainerRecord& t, Refusal* r) {
   r->applies = r->before.empty();
   for (const auto& [library, release] : r->before) {
@@ -274,6 +302,9 @@ Status resolve_before(const std::string& path, const std::string& where, const T
                                                      "whose release the rule compares with)");
     }
     if (version_less(pinned->second, release)) r->applies = true;
+  }
+  for (const auto& [flag, value] : r->stack) {
+    if (t.facts.*(stack_flag(flag)->value) != value) r->applies = false;
   }
   return Status::ok();
 }

@@ -126,12 +126,15 @@ struct RuleTest {
 
 // A knob set a trainer does not run, or a format cannot express: every test holds. `before`:
 // the rule holds only while the record's pinned version of each named library is older (a feature
-// that came with a release); resolved when the record is loaded (`applies`).
+// that came with a release); resolved when the record is loaded (`applies`), as is `stack`.
 struct Refusal {
   std::string key;  // where it was read ("refuse[2]", "formats[1].refuse[1]"), for messages
   std::vector<RuleTest> when;
   std::string why;
   std::map<std::string, std::string> before;
+  // `stack`: the rule holds only for a record whose [stack] flags are these (a rule of "hf" that
+  // its child "liger", with Liger's fused layers, does not inherit); resolved with `before`.
+  std::map<std::string, bool> stack;
   bool applies = true;
 };
 

@@ -57,8 +57,8 @@ std::string accelerate_cp_yaml(const PlanSpec& plan) {
     head += std::string("# Placeholder: main_process_ip ") + main_process_ip_placeholder() +
             ": put the first node's address; on each node set machine_rank (0, 1, ...).\n";
   }
-  head += "# Launch: accelerate launch --config_file THIS.yaml train.py FLAGS (on each node), FLAGS the HF Trainer's\n"
-          "# (no --deepspeed: the optimizer is the Trainer's, sharded by FSDP2):\n#  " +
+  head += "# Launch: accelerate launch --config_file THIS.yaml train.py FLAGS (on each node), FLAGS these\n"
+          "# HF Trainer script flags (no --deepspeed: the optimizer is the Trainer's, sharded by FSDP2):\n#  " +
           hf_trainer_fsdp_flags(plan) + "\n";
   head += "# train.py trains sequences of " + std::to_string(plan.seq_len) + " tokens (TRL: max_length).\n";
   return yaml_text(head, j);

@@ -155,16 +155,11 @@ int64_t exported_warmup_steps(const OptimizerSpec& o) {
   return scheduler ? std::max<int64_t>(1, o.warmup_steps) : o.warmup_steps;
 }
 
-// Liger-Kernel under the Trainer (--use_liger_kernel, transformers' liger_kernel_config, whose
-// keys are apply_liger_kernel_to_*'s): the fused layer ops when the stack has them, the fused
-// linear cross-entropy when the plan tiles its loss. "" when the plan uses neither.
-std::string liger_flags(const PlanSpec& plan) {
-  const bool layers = plan.stack.fused_layer_kernels, loss = plan.knobs.tiled_loss;
-  if (!layers && !loss) return "";
-  const std::string on = layers ? "true" : "false";
-  return " --use_liger_kernel --liger_kernel_config '{\"rope\": " + on + ", \"rms_norm\": " + on + ", \"swiglu\": " + on +
-         ", \"cross_entropy\": false, \"fused_linear_cross_entropy\": " + (loss ? "true" : "false") + "}'";
-}
+// Liger-Kernel under the Trainer: --use_liger_kernel applies apply_liger_kernel_to_*'s defaults,
+// the fused RMSNorm, RoPE and SwiGLU with the fused linear cross-entropy (the "liger" record,
+// whose plans tile the loss); the flag picks no subset (liger_kernel_config is a dict no flag
+// fills), so "hf" plans, without Liger, have none. "" when the stack has no Liger.
+std::string liger_flags(const PlanSpec& plan) { return plan.stack.fused_layer_kernels ? " --use_liger_kernel" : ""; }
 
 // The HF Trainer flags that match the DeepSpeed config: with --deepspeed, transformers fills the
 // config's "auto" values from TrainingArguments and refuses a value that differs from its own
@@ -276,8 +271,8 @@ std::string accelerate_yaml(const PlanSpec& plan) {
             ": put the first node's address; on each node set machine_rank (0, 1, ...).\n";
   }
   head += nvme_note(k);
-  head += "# Launch: accelerate launch --config_file THIS.yaml train.py FLAGS (on each node), FLAGS the HF Trainer's\n"
-          "# (transformers refuses a DeepSpeed value that differs from its own argument):\n#  " +
+  head += "# Launch: accelerate launch --config_file THIS.yaml train.py FLAGS (on each node), FLAGS these\n"
+          "# HF Trainer script flags (transformers refuses a DeepSpeed value that differs from its own argument):\n#  " +
           hf_trainer_flags(plan) + "\n";
   head += "# train.py trains sequences of " + std::to_string(plan.seq_len) + " tokens (TRL: max_length).\n";
   return with_yaml(head, j);
@@ -351,22 +346,37 @@ std::string single_quoted(const std::string& text) {
   return q + "'";
 }
 
+// torchrun's node arguments for a plan on several nodes: every node runs the same line and meets
+// the others at the first node's rendezvous (c10d), which MASTER_ADDR names.
+std::string multi_node_torchrun(const PlanSpec& plan) {
+  const int64_t nodes = plan.cluster.num_nodes();
+  return "torchrun --nnodes " + std::to_string(nodes) + " --nproc-per-node " + std::to_string(plan.cluster.num_gpus / nodes) +
+         " --rdzv-backend c10d --rdzv-endpoint \"${MASTER_ADDR}:${MASTER_PORT:-" + std::to_string(kRdzvPort) + "}\"";
+}
+
 // A plan priced for the bundled engine (--trainer engine) launches it with torchrun: one rank per
-// GPU of this machine, each `spplan run` without --nproc reading torchrun's RANK/WORLD_SIZE
-// (engine/run/launcher.hpp). --no-python: the ranks are the spplan executable, not a script.
+// GPU, each `spplan run` without --nproc reading torchrun's RANK/WORLD_SIZE/LOCAL_WORLD_SIZE
+// (engine/run/launcher.hpp). --no-python: the ranks are the spplan executable, not a script. One
+// node starts standalone; several meet at the first node's rendezvous.
 std::string engine_script(const PlanSpec& plan, const std::string& plan_path) {
+  const int64_t nodes = plan.cluster.num_nodes();
   std::ostringstream o;
   o << "#!/usr/bin/env bash\n" << summary(plan, ExportFormat::kTorchrun);
-  o << "# Priced with --trainer engine: spplan's engine runs this plan on this machine, one rank per GPU.\n"
+  o << "# Priced with --trainer engine: spplan's engine runs this plan, one rank per GPU.\n"
     << "# Usage: STEPS=1000 THIS.sh [--data FILE] [--eos-id N] [--save DIR] [--log FILE] ... (spplan run flags)\n";
+  if (nodes > 1) {
+    o << "# Run this on each of the " << nodes << " nodes; MASTER_ADDR names the first. The plan, --data and --save\n"
+      << "# paths must be the same on every node (a shared file system): each rank saves its own shard.\n";
+  }
   o << "set -euo pipefail\n";
+  if (nodes > 1) o << ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n";
   if (plan_path.empty()) {
     o << "PLAN=\"${PLAN:?set PLAN to this plan's TOML file (spplan plan ... --trainer engine --out FILE.toml)}\"\n";
   } else {
     o << "PLAN=${PLAN:-" << single_quoted(plan_path) << "}\n";  // unquoted: an assignment does not split
   }
   o << "STEPS=\"${STEPS:?set STEPS to the optimizer steps to train (spplan run --steps)}\"\n";
-  o << "torchrun --standalone --nnodes 1 --nproc-per-node " << plan.cluster.num_gpus
+  o << (nodes > 1 ? multi_node_torchrun(plan) : "torchrun --standalone --nnodes 1 --nproc-per-node " + std::to_string(plan.cluster.num_gpus))
     << " --no-python spplan run --plan \"$PLAN\" --steps \"$STEPS\" " << engine_flags(plan.optimizer) << " \"$@\"\n";
   return o.str();
 }
@@ -393,9 +403,7 @@ std::string torchrun_script(const PlanSpec& plan, const std::string& plan_path) 
                   : "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n");
   o << "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";
   o << ulysses_environment(plan);
-  o << "torchrun --nnodes " << nodes << " --nproc-per-node " << plan.cluster.num_gpus / nodes
-    << " --rdzv-backend c10d --rdzv-endpoint \"${MASTER_ADDR}:${MASTER_PORT:-" << kRdzvPort << "}\" train.py --deepspeed "
-    << kDsConfigFile << " " << hf_trainer_flags(plan) << " \"$@\"\n";
+  o << multi_node_torchrun(plan) << " train.py --deepspeed " << kDsConfigFile << " " << hf_trainer_flags(plan) << " \"$@\"\n";
   return o.str();
 }
 

@@ -153,11 +153,13 @@ TEST(Cli, BadInputTable) {
            "/tests/cli/data/bad_trainer_record.toml",
        std::string("spplan: ") + SPPLAN_SOURCE_DIR + "/tests/cli/data/bad_trainer_record.toml: key "
        "\"stack.fused_layer_kernel\": unknown key (allowed: "},
-      // No format of the engine launches 16 GPUs (spplan run starts one machine's ranks): the search says so.
-      {"plan --model llama-3.1-8b --gpu h100-80gb --trainer engine --gpus 16 --seq 1M",
-       "spplan: trainer \"engine\" runs and launches none of the "},
-      {"max-seq --model llama-3.1-8b --gpu h100-80gb --trainer engine --gpus 16",
-       "spplan: trainer \"engine\" runs and launches none of the "},
+      // A fixed knob the trainer never runs leaves the search nothing: it names the trainer's rule.
+      {"plan --model llama-3.1-8b --gpu h100-80gb --trainer megatron --gpus 8 --seq 1M --act-ckpt offload",
+       "spplan: trainer \"megatron\" runs and launches none of the 2600 knob sets searched for llama-3.1-8b on 8 GPUs; "
+       "the most frequent cause (1000): act_ckpt: value \"offload\" is not run by trainer \"megatron\" (its recompute "
+       "keeps the checkpoints on the GPU; allowed: none, full)"},
+      {"max-seq --model llama-3.1-8b --gpu h100-80gb --trainer megatron --gpus 8 --act-ckpt offload",
+       "spplan: trainer \"megatron\" runs and launches none of the "},
       {std::string("estimate ") + kBase + "--seq 1k --sp 4 --attention flash3",
        "spplan: --attention: value \"flash3\" is not allowed (allowed: flash2, sdpa)"},
       {std::string("max-seq ") + kBase + "--granularity 2048M",

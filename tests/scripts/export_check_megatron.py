@@ -191,13 +191,14 @@ def hf_angles(model, positions):
 # with YaRN, and Linear scaling on Qwen3.
 YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
 LINEAR = {"rope_type": "linear", "factor": 4.0}
+MEGATRON = 'trainer = "megatron"\n'  # the trainer whose record has the megatron format
 PLANS = {
-    "megatron_llama_ulysses": ("llama-3.1-8b", None, 8, 1, 131072, "",
+    "megatron_llama_ulysses": ("llama-3.1-8b", None, 8, 1, 131072, MEGATRON,
                                'zero_stage = 1\noffload_optimizer = "cpu"\nact_ckpt = "full"\n'),
-    "megatron_qwen3_hybrid": ("qwen3-4b", None, 4, 2, 262144, 'trainer = "engine"\n', "zero_stage = 3\n"),
-    "megatron_qwen25_yarn_ring": ("qwen2.5-7b", YARN, 1, 4, 131072, 'trainer = "hf"\n',
+    "megatron_qwen3_hybrid": ("qwen3-4b", None, 4, 2, 262144, MEGATRON, "zero_stage = 3\n"),
+    "megatron_qwen25_yarn_ring": ("qwen2.5-7b", YARN, 1, 4, 131072, MEGATRON,
                                   'cp_comm = "ring"\nzero_stage = 2\nact_ckpt = "full"\n'),
-    "megatron_qwen3_linear": ("qwen3-0.6b", LINEAR, 2, 1, 65536, "", "zero_stage = 0\n"),
+    "megatron_qwen3_linear": ("qwen3-0.6b", LINEAR, 2, 1, 65536, MEGATRON, "zero_stage = 0\n"),
 }
 
 
@@ -279,7 +280,7 @@ def check_refusals(work, check, spplan):
         path, _ = model_file(work, "qwen3-4b", scaling)
         plan_path = os.path.join(work, f"megatron_refused_{case}.toml")
         with open(plan_path, "w") as f:
-            f.write(f'seq_len = 65536\n[model]\npreset = "{path}"\n[gpu]\npreset = "h100-80gb"\n'
+            f.write(f'seq_len = 65536\n{MEGATRON}[model]\npreset = "{path}"\n[gpu]\npreset = "h100-80gb"\n'
                     "[cluster]\nnum_gpus = 4\n[knobs]\nsp = 4\nzero_stage = 3\n")
         r = subprocess.run([spplan, "export", "--plan", plan_path, "--format", "megatron"], capture_output=True,
                            text=True)

@@ -57,8 +57,30 @@ PLANS = {
 }
 
 
+# The trainer whose record lists each format (configs/trainers): a plan is exported as its trainer
+# launches it, so each plan is written once per trainer. The Hugging Face Trainer has no tiled MLP,
+# and its tiled loss is Liger-Kernel's (--trainer liger).
+TRAINER_OF = {"deepspeed": "arctic", "arctic": "arctic", "torchrun": "hf", "accelerate": "hf", "megatron": "megatron"}
+
+
+def on_trainer(plan_path, trainer):
+    """The plan file with `trainer` set (and, for hf, the tiled MLP it cannot apply turned off)."""
+    text = open(plan_path).read()
+    if text.startswith("trainer = ") or "\ntrainer = " in text:
+        return plan_path
+    if trainer == "hf":
+        text = text.replace("tiled_mlp = true", "tiled_mlp = false")
+        if "tiled_loss = true" in text:  # the Trainer tiles its loss with Liger-Kernel's layers only
+            trainer = "liger"
+    out = plan_path[:-len(".toml")] + "." + trainer + ".toml"
+    with open(out, "w") as f:
+        f.write(f'trainer = "{trainer}"\n' + text)
+    return out
+
+
 def export(plan_path, fmt):
-    r = subprocess.run([spplan, "export", "--plan", plan_path, "--format", fmt], capture_output=True, text=True)
+    path = on_trainer(plan_path, TRAINER_OF[fmt])
+    r = subprocess.run([spplan, "export", "--plan", path, "--format", fmt], capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"spplan export {fmt}: exit {r.returncode}: {r.stderr.strip()}")
     return r.stdout
@@ -141,7 +163,11 @@ for name, (body, gpus, mb, ga, sp, zero, bf16) in PLANS.items():
         script = export(plan_path, "torchrun")
         line = next(l for l in script.splitlines() if l.startswith("torchrun "))
         argv = shlex.split(line)
-        argv = argv[argv.index("train.py") + 1:]
+        argv = argv[argv.index("train.py") + 1:argv.index("$@")]  # "$@": the user's own arguments
+        # Ulysses is on only through Accelerate's ParallelismConfig, which the script sets from
+        # the environment under torchrun: sp_size must be the plan's.
+        check(f"{name}: torchrun sets Accelerate's sp_size", f"\nexport PARALLELISM_CONFIG_SP_SIZE={sp}\n" in script and
+              "\nexport ACCELERATE_USE_PARALLELISM_CONFIG=true\n" in script, script[:1500])
         argv[argv.index("--deepspeed") + 1] = ds_path
         try:
             # TrainingArguments' own parser (names and types); __post_init__ is skipped: it would
@@ -175,9 +201,10 @@ for name, (body, gpus, mb, ga, sp, zero, bf16) in PLANS.items():
     if have_arctic:
         if mb != 1:
             # Its TrainerConfig asserts micro_batch_size 1 with pack_samples: spplan refuses.
-            r = subprocess.run([spplan, "export", "--plan", plan_path, "--format", "arctic"], capture_output=True, text=True)
+            r = subprocess.run([spplan, "export", "--plan", on_trainer(plan_path, "arctic"), "--format", "arctic"],
+                               capture_output=True, text=True)
             check(f"{name}: arctic export refuses micro batch {mb}", r.returncode == 2 and
-                  "cannot be expressed for ArcticTraining" in r.stderr, r.stderr.strip())
+                  "cannot be expressed for --format arctic" in r.stderr, r.stderr.strip())
         else:
             check_arctic(name, plan_path, gpus, sp, mb, bf16)
 
@@ -210,10 +237,10 @@ if have_acc:
         check("ring_only: accelerate config", False, f"{type(e).__name__}: {e}")
     hybrid_path = os.path.join(work, "hybrid.toml")
     with open(hybrid_path, "w") as f:
-        f.write("seq_len = 1048576\ntrainer = \"engine\"\n" + HYBRID)  # the engine runs Ulysses x ring
+        f.write("seq_len = 1048576\ntrainer = \"hf\"\n" + HYBRID)
     r = subprocess.run([spplan, "export", "--plan", hybrid_path, "--format", "accelerate"], capture_output=True, text=True)
-    check("hybrid: accelerate export refuses sp with cp", r.returncode == 2 and
-          "refuses cp_size and sp_size together" in r.stderr, r.stderr.strip())
+    check("hybrid: the hf record has no Ulysses x ring", r.returncode == 2 and
+          'which trainer "hf" does not run' in r.stderr, r.stderr.strip())
     try:  # Accelerate's own rule, which the refusal mirrors
         from accelerate.parallelism_config import ParallelismConfig
         ParallelismConfig(dp_shard_size=1, cp_size=8, sp_size=2)

@@ -27,6 +27,10 @@ records its shards). A case fails with what the ranks saw and the launch's last 
   arctic/sp2           arctic_training RECIPE.yml --num_gpus 2 with a local model, tokenizer and
                        data set made here (the recipe's placeholders) and the CPU-only data
                        settings below; skipped without arctic_training, datasets or tokenizers
+  torchrun/engine-sp2   a --trainer engine plan's script (torchrun of `spplan run`), world, sp and
+                       Ulysses' exchanges read from the run's --json report
+  torchrun/engine-2nodes the same plan on two nodes of one GPU: the script started twice, meeting
+                       at torchrun's c10d rendezvous, must train the one-node run's step exactly
   torchrun/sp2-offload bf16, flash_attention_2 and checkpoint offload: the script must let the
                        attention be set to sdpa (a CPU has no flash_attention_2) through
                        PARALLELISM_CONFIG_SP_ATTN_IMPLEMENTATION, pass transformers'
@@ -89,11 +93,12 @@ MODEL = {"name": "launch-tiny", "num_hidden_layers": 2, "hidden_size": 64, "num_
          "tie_word_embeddings": False, "rope_theta": 10000.0, "rms_norm_eps": 1e-5}
 
 
-def plan_toml(knobs, optimizer="", precision="fp32", trainer="hf"):
+def plan_toml(knobs, optimizer="", precision="fp32", trainer="hf", gpus_per_node=None):
     model = "".join(f"{k} = {json.dumps(v) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else v}\n"
                     for k, v in MODEL.items())
+    node = f"gpus_per_node = {gpus_per_node}\n" if gpus_per_node else ""
     return (f'seq_len = {SEQ}\ntrainer = "{trainer}"\n[model]\n{model}[gpu]\npreset = "h100-80gb"\n'
-            f'[cluster]\nnum_gpus = {GPUS}\n[knobs]\n{knobs}precision = "{precision}"\n'
+            f'[cluster]\nnum_gpus = {GPUS}\n{node}[knobs]\n{knobs}precision = "{precision}"\n'
             f"[optimizer]\ntrain_steps = 1\n{optimizer}")
 
 
@@ -103,6 +108,9 @@ PLANS = {  # name: (TOML, sp, cp)
     "cp2": (plan_toml('sp = 1\ncp = 2\ncp_comm = "ring"\nzero_stage = 3\nact_ckpt = "none"\n'), 1, 2),
     "dp2": (plan_toml('sp = 1\nzero_stage = 2\nact_ckpt = "none"\n', 'lr_schedule = "cosine"\nwarmup_steps = 0\n'), 1, 1),
     "sp2-offload": (plan_toml('sp = 2\nzero_stage = 3\nact_ckpt = "offload"\n', precision="bf16"), 2, 1),
+    "engine-sp2": (plan_toml('sp = 2\nzero_stage = 3\nact_ckpt = "full"\n', trainer="engine"), 2, 1),
+    "engine-sp2-2nodes": (plan_toml('sp = 2\nzero_stage = 3\nact_ckpt = "full"\n', trainer="engine", gpus_per_node=1),
+                          2, 1),
 }
 
 
@@ -479,14 +487,83 @@ def arctic_case(case, plan_name):
     return check_ranks(case, read_records(env["SPPLAN_TRAIN_RECORD"]), sp, cp, rc, seconds, log, loss_of)
 
 
+# --- spplan's engine ------------------------------------------------------------------------
+
+def run_nodes(cmd, cwd, env, logs):
+    """cmd once per log, at the same time (one process per node of the plan): (exit codes, seconds)."""
+    t0 = time.time()
+    procs = []
+    for log in logs:
+        out = open(log, "w")
+        procs.append((subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                       start_new_session=True), out))
+    codes = []
+    for p, out in procs:
+        try:
+            codes.append(p.wait(timeout=max(1, LAUNCH_TIMEOUT_S - (time.time() - t0))))
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            codes.append(124)
+        out.close()
+    return codes, time.time() - t0
+
+
+def engine_report(logs):
+    """The run's --json report (rank 0 prints it, on the first node)."""
+    for log in logs:
+        for line in open(log, errors="replace"):
+            if line.startswith("{"):
+                try:
+                    return json.loads(line)
+                except ValueError:
+                    pass
+    return None
+
+
+def engine_case(case, plan_name, nodes, reference_losses=None):
+    """The exported script of a --trainer engine plan, started once per node (torchrun's c10d
+    rendezvous on this machine stands in for the first node's): the report's world, layout and
+    Ulysses exchange, and a finite loss; two nodes must train the one-node run's step exactly."""
+    _, sp, cp = PLANS[plan_name]
+    d = case_dir(case)
+    rc, script, err = export(plan_name, "torchrun")
+    if not check(f"{case}: spplan export", rc == 0, f"--format torchrun: exit {rc}: {err}"):
+        return "not exported: " + err
+    with open(os.path.join(d, "run.sh"), "w") as f:
+        f.write(script)
+    env = dict(base_env(), STEPS="1")
+    env["PATH"] = os.path.dirname(spplan) + os.pathsep + env["PATH"]  # the script runs `spplan run`
+    logs = [os.path.join(d, f"launch_node{n}.log") for n in range(nodes)]
+    codes, seconds = run_nodes(["bash", "run.sh", "--json"], d, env, logs)
+    report = engine_report(logs) or {}
+    got = (report.get("world"), report.get("sp"), report.get("cp"))
+    check(f"{case}: {nodes} node(s) x {GPUS // nodes} rank(s) exit 0 and form world {GPUS}, sp {sp}, cp {cp}",
+          codes == [0] * nodes and got == (GPUS, sp, cp), f"exit codes {codes}, (world, sp, cp) {got}; "
+          + "; ".join(last_error(l) for l in logs))
+    exchanged = (report.get("phases") or {}).get("all_to_all_s", 0)
+    if sp > 1:
+        check(f"{case}: the ranks ran Ulysses' all-to-alls", exchanged > 0, f"all_to_all_s {exchanged}")
+    losses = report.get("losses") or []
+    check(f"{case}: loss is finite", bool(losses) and all(math.isfinite(x) for x in losses), str(losses))
+    if reference_losses is not None:
+        check(f"{case}: the same step as on one node", losses == reference_losses, f"{losses} vs {reference_losses}")
+    return (f"{seconds:.0f} s, world {report.get('world')}, {report.get('ranks_on_host')} rank(s) per node, "
+            f"loss {losses}"), losses
+
+
 # --- main -------------------------------------------------------------------------------------
 
 def run_case(case, fn, *args):
     """One case: its summary row is FAIL when any of its checks failed, else its own result."""
     before = failed
     result = fn(case, *args)
+    value = None
+    if isinstance(result, tuple) and isinstance(result[1], list):  # (detail, what a later case compares with)
+        result, value = result
     status, detail = result if isinstance(result, tuple) else ("ok", result or "")
     summary.append((case, "FAIL" if failed > before else status, detail))
+    return value
 
 
 write_model()
@@ -501,6 +578,9 @@ if prebuild_ops(base_env()):
     # transformers refuses --bf16 without a bf16 GPU unless --use_cpu (given through "$@").
     run_case("torchrun/sp2-offload", torchrun_case, "sp2-offload", {"PARALLELISM_CONFIG_SP_ATTN_IMPLEMENTATION": "sdpa"},
              ["--use_cpu"])
+# The engine's export needs no DeepSpeed op: one node, then the same plan on two nodes of one GPU.
+one_node_losses = run_case("torchrun/engine-sp2", engine_case, "engine-sp2", 1)
+run_case("torchrun/engine-2nodes", engine_case, "engine-sp2-2nodes", 2, one_node_losses)
 
 print("\n%-22s %-8s %s" % ("case", "result", "what the ranks did"))
 for case, status, detail in summary:

@@ -53,6 +53,7 @@ TEST(CheckCp, BadPlansTable) {
 PlanSpec on(PlanSpec p, const std::string& trainer) {
   p.stack = trainer_stack(trainer);
   p.knobs.zero_stage = 3;
+  p.knobs.tiled_loss = trainer == "liger";  // --use_liger_kernel always fuses the loss
   settle_layout_attention(&p);  // the kernel the trainer runs the layout on (SDPA for a ring on hf)
   return p;
 }

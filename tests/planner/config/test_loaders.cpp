@@ -187,8 +187,8 @@ TEST(Plan, RoundTripsThroughToml) {
   p.knobs.sp = 4;
   p.knobs.offload_optimizer = OffloadDevice::kCpu;
   p.knobs.act_ckpt = ActCkpt::kOffload;
-  p.knobs.tiled_loss = true;
-  p.stack = trainer_stack("hf");  // the stack travels with the plan
+  p.knobs.tiled_loss = true;  // Liger's fused linear cross-entropy
+  p.stack = trainer_stack("liger");  // the stack travels with the plan
   p.cluster.gpu.matmul_bwd_efficiency = 0.125;  // a calibrated CPU's keys travel too (issue 28)
   p.cluster.gpu.fp32_matmul_bwd_efficiency = 0.875;
   p.cluster.gpu.fp32_elementwise_efficiency = 0.5;
@@ -209,7 +209,7 @@ TEST(Plan, RoundTripsThroughToml) {
   EXPECT_EQ(back->optimizer.min_lr, 3e-5);
   EXPECT_EQ(back->optimizer.weight_decay, 0.01);
   EXPECT_EQ(back->optimizer.grad_clip, 1.0);
-  EXPECT_EQ(back->stack.trainer, "hf");
+  EXPECT_EQ(back->stack.trainer, "liger");
   EXPECT_FALSE(back->stack.loop_holds_logits);
   EXPECT_EQ(back->cluster.gpu.matmul_bwd_efficiency, 0.125);
   EXPECT_EQ(back->cluster.gpu.fp32_matmul_bwd_efficiency, 0.875);

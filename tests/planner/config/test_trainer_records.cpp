@@ -80,9 +80,15 @@ TEST(TrainerRecords, FormatsExpressOrSayWhyNot) {
   EXPECT_TRUE(some_format_launches(arctic));
   PlanSpec multi_node = plan_on("engine", 8, 1);
   multi_node.cluster.num_gpus = 16;
+  EXPECT_TRUE(check_format_expresses(multi_node, "torchrun", flag_where).is_ok());  // torchrun's c10d rendezvous
+  // A user's record of a cluster whose launcher starts one node: its format refuses more.
+  const std::string one_node = write_record(
+      "one-node.toml", "name = \"one-node\"\nbase = \"engine\"\n[[formats]]\nname = \"torchrun\"\nprogram = \"spplan-run\"\n"
+                       "[[formats.refuse]]\nwhen = { nodes = \">1\" }\nwhy = \"this cluster's scheduler gives one node a job\"\n");
+  multi_node.stack = *load_trainer(one_node);
   EXPECT_EQ(check_format_expresses(multi_node, "torchrun", flag_where).message(),
-            "--gpus: value 16 (2 nodes) cannot be expressed for --format torchrun (spplan run starts its ranks on one "
-            "machine (torchrun --standalone); allowed: at most 8 GPUs (1 node))");
+            "--gpus: value 16 (2 nodes) cannot be expressed for --format torchrun (this cluster's scheduler gives one "
+            "node a job; allowed: at most 8 GPUs (1 node))");
 }
 
 // Ulysses on DeepSpeed does not pad: the sequence divides by sp; the engine pads.

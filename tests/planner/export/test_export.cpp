@@ -2,11 +2,14 @@
 // key lines; torchrun starts the plan's process counts; bad formats and plans are clear errors.
 #include "planner/export/export.hpp"
 
+#include <algorithm>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "planner/config/loaders.hpp"
+#include "planner/config/trainer_rules.hpp"
 
 namespace spplan {
 namespace {
@@ -48,12 +51,18 @@ PlanSpec two_node_plan() {
   return p;
 }
 
-// The plan on a trainer the format launches (configs/trainers): a plan left on the default
-// "arctic" goes to "hf" for the Hugging Face Trainer's formats and to "megatron" for Megatron-LM's.
+// The plan on a trainer whose record lists the format (configs/trainers): kept where its own does;
+// else ArcticTraining for its recipe, Megatron-LM for its script, and for the Hugging Face Trainer's
+// formats "hf", or "liger" when the plan tiles its loss (the Trainer's tiled loss is Liger's).
 PlanSpec launched_by(PlanSpec plan, ExportFormat format) {
-  if (plan.stack.trainer != "arctic") return plan;
-  if (format == ExportFormat::kAccelerate || format == ExportFormat::kTorchrun) plan.stack = trainer_stack("hf");
-  if (format == ExportFormat::kMegatron) plan.stack = trainer_stack("megatron");
+  const std::string name = to_string(format);
+  const auto& formats = record_of(plan).formats;
+  if (std::any_of(formats.begin(), formats.end(), [&](const FormatRecord& f) { return f.name == name; })) return plan;
+  switch (format) {
+    case ExportFormat::kArctic: plan.stack = trainer_stack("arctic"); break;
+    case ExportFormat::kMegatron: plan.stack = trainer_stack("megatron"); break;
+    default: plan.stack = trainer_stack(plan.knobs.tiled_loss ? "liger" : "hf");
+  }
   return plan;
 }
 
@@ -142,10 +151,12 @@ TEST(ExportArctic, RecipeLinesMatchThePlan) {
   EXPECT_THAT(plain, Not(HasSubstr("cpu_adam")));
 }
 
-// The ALST plan without the tiled MLP, which no Trainer argument applies: what the HF Trainer runs.
+// The ALST plan without the tiled MLP, which no Trainer argument applies, on the Trainer with
+// Liger-Kernel (whose fused linear cross-entropy is the tiled loss): what the HF Trainer runs.
 PlanSpec hf_alst_plan() {
   PlanSpec p = alst_plan();
   p.knobs.tiled_mlp = false;
+  p.stack = trainer_stack("liger");
   return p;
 }
 
@@ -157,8 +168,7 @@ TEST(ExportTorchrun, ProcessCountsPerNode) {
                              "--adam_beta1 0.9 --adam_beta2 0.95 --adam_epsilon 1e-08 --weight_decay 0.1 "
                              "--lr_scheduler_type constant_with_warmup --warmup_steps 0 --max_grad_norm 0 --bf16 "
                              "--gradient_checkpointing --gradient_checkpointing_kwargs '{\"offload\": true}' "
-                             "--use_liger_kernel --liger_kernel_config '{\"rope\": false, \"rms_norm\": false, "
-                             "\"swiglu\": false, \"cross_entropy\": false, \"fused_linear_cross_entropy\": true}' \"$@\"\n"));
+                             "--use_liger_kernel \"$@\"\n"));
   // transformers turns Ulysses on only through Accelerate's ParallelismConfig, read from these under torchrun.
   EXPECT_THAT(one, HasSubstr("\nexport ACCELERATE_USE_PARALLELISM_CONFIG=true\n"));
   EXPECT_THAT(one, HasSubstr("\nexport PARALLELISM_CONFIG_SP_SIZE=8\n"));
@@ -187,13 +197,14 @@ TEST(ExportTorchrun, EnginePlansLaunchSpplanRun) {
   const auto with_file = export_plan(p, ExportFormat::kTorchrun, "/plans/it's.toml");
   ASSERT_TRUE(with_file.ok());
   EXPECT_THAT(*with_file, HasSubstr("\nPLAN=${PLAN:-'/plans/it'\\''s.toml'}\n"));
+  // Two nodes: each runs the same line and meets the first at its c10d rendezvous.
   PlanSpec two = two_node_plan();
   two.stack = trainer_stack("engine");
-  const auto refused = export_plan(two, ExportFormat::kTorchrun);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_THAT(refused.status().message(),
-              HasSubstr("key \"cluster.num_gpus\": value 16 (2 nodes) cannot be expressed for --format torchrun (spplan run "
-                        "starts its ranks on one machine (torchrun --standalone); allowed: at most 8 GPUs (1 node))"));
+  const std::string multi = exported(two, ExportFormat::kTorchrun);
+  EXPECT_THAT(multi, HasSubstr("\n: \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n"));
+  EXPECT_THAT(multi, HasSubstr("\ntorchrun --nnodes 2 --nproc-per-node 8 --rdzv-backend c10d --rdzv-endpoint "
+                               "\"${MASTER_ADDR}:${MASTER_PORT:-29500}\" --no-python spplan run --plan \"$PLAN\" "));
+  EXPECT_THAT(multi, HasSubstr("# Run this on each of the 2 nodes"));
 }
 
 // Names go into the summary comment; a newline in one (a config.json's folder name) would end the
@@ -344,6 +355,7 @@ TEST(ExportHfTrainer, CheckpointOffloadNeedsTransformers517) {
   ASSERT_TRUE(old.ok()) << old.status().message();
   PlanSpec p = hf_alst_plan();
   p.stack = *old;
+  p.knobs.tiled_loss = false;  // the Trainer tiles its loss with Liger's layers only ("liger")
   for (ExportFormat format : {ExportFormat::kAccelerate, ExportFormat::kTorchrun}) {
     const auto r = export_plan(p, format);
     ASSERT_FALSE(r.ok());
