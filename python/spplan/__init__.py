@@ -220,8 +220,10 @@ def stack_configs(plan):
       ``deepspeed.initialize(config=...)``),
     - ``"arctic"``: ArcticTraining's recipe YAML text.
 
-    Each comes from ``spplan export`` of that plan. A stack that cannot express the plan (a micro
-    batch above 1 for ArcticTraining) has None, and its one-line reason under ``"refused"``.
+    Each comes from ``spplan export`` of that plan. A format of another trainer than the plan's (the
+    plan file's ``trainer``: ArcticTraining's recipe for an ``hf`` plan), or one that cannot express
+    the plan (a micro batch above 1 for ArcticTraining), has None, and its one-line reason under
+    ``"refused"``.
     """
     import yaml  # a dependency of the package (pyproject.toml)
 

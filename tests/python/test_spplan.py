@@ -60,10 +60,14 @@ def test_fit_that_does_not_fit_is_a_dict_not_an_error():
 
 
 def test_export_is_the_commands_text(tmp_path):
-    for fmt in ("deepspeed", "accelerate", "arctic", "torchrun"):
+    for fmt in ("deepspeed", "arctic"):  # the plan's trainer (arctic, the default) and its formats
         code, out, _ = cli("export", "--plan", PLAN_FILE, "--format", fmt)
         assert code == 0
         assert spplan.export(plan=PLAN_FILE, format=fmt) == out
+    code, _, err = cli("export", "--plan", PLAN_FILE, "--format", "torchrun")
+    assert code == 2 and 'is not launched by --format torchrun' in err
+    with pytest.raises(ValueError, match="is not launched by --format torchrun"):
+        spplan.export(plan=PLAN_FILE, format="torchrun")
     target = tmp_path / "ds.json"
     assert spplan.export(plan=PLAN_FILE, format="deepspeed", out=target) == ""
     assert json.loads(target.read_text())["zero_optimization"]["stage"] == 3
@@ -178,16 +182,25 @@ def test_gpu_as_a_dict_prices_as_the_preset():
 
 
 def test_stack_configs_give_what_each_stack_takes(tmp_path):
+    # A Hugging Face Trainer plan: DeepSpeed's dict and Accelerate's ParallelismConfig with Ulysses on.
     out = tmp_path / "best.toml"
-    best = spplan.plan(**QWEN, seq="128k", out=out)["plans"][0]
+    best = spplan.plan(**QWEN, seq="128k", trainer="hf", cp=1, out=out)["plans"][0]
     configs = spplan.stack_configs(out)
     assert configs["deepspeed"] == json.loads(spplan.export(plan=out, format="deepspeed"))
     assert configs["deepspeed"]["zero_optimization"]["stage"] == best["knobs"]["zero_stage"]
     assert configs["accelerate"]["sp_size"] == best["knobs"]["sp"]
+    assert configs["accelerate"]["sp_backend"] == "deepspeed"
     assert configs["accelerate"]["dp_shard_size"] == best["dp"]
     assert configs["accelerate_sp_handler"]["sp_seq_length_is_variable"] is True
-    assert "sequence_parallel_size: %d" % best["knobs"]["sp"] in configs["arctic"]
-    assert configs["refused"] == {}
+    # ArcticTraining's recipe is another trainer's: refused, naming the plan's trainer and its formats.
+    assert configs["arctic"] is None
+    assert 'value "hf" is not launched by --format arctic' in configs["refused"]["arctic"]
+    # An ArcticTraining plan (the default trainer) gives its recipe and DeepSpeed's dict.
+    arctic_out = tmp_path / "arctic.toml"
+    spplan.plan(**QWEN, seq="128k", out=arctic_out)
+    arctic = spplan.stack_configs(arctic_out)
+    assert "sequence_parallel_size: %d" % best["knobs"]["sp"] in arctic["arctic"]
+    assert list(arctic["refused"]) == ["accelerate"]
     accelerate = pytest.importorskip("accelerate")
     from accelerate.utils import DeepSpeedSequenceParallelConfig
     parallelism = accelerate.ParallelismConfig(
@@ -196,11 +209,15 @@ def test_stack_configs_give_what_each_stack_takes(tmp_path):
 
 
 def test_stack_configs_say_which_stack_refuses_a_plan(tmp_path):
+    # ArcticTraining's recipe packs samples at micro batch 1: its record refuses micro batch 2, so
+    # no arctic plan has it, and the HF Trainer's plan with it is not launched by its format.
+    with pytest.raises(ValueError, match="micro_batch: value 2 cannot be expressed for --format arctic"):
+        spplan.plan(**QWEN, seq="8k", micro_batch=2, cp=1)
     out = tmp_path / "mb2.toml"
-    spplan.plan(**QWEN, seq="8k", micro_batch=2, cp=1, out=out)  # cp 1: the refusal asked about is the micro batch
+    spplan.plan(**QWEN, seq="8k", micro_batch=2, cp=1, trainer="hf", out=out)
     configs = spplan.stack_configs(out)
     assert configs["arctic"] is None
-    assert "micro" in configs["refused"]["arctic"]
+    assert 'value "hf" is not launched by --format arctic' in configs["refused"]["arctic"]
     assert configs["deepspeed"]["train_micro_batch_size_per_gpu"] == 2
 
 

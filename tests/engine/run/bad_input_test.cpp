@@ -62,8 +62,8 @@ const std::vector<BadCase>& cases() {
       {flags({"--act-ckpt", "some"}), "--act-ckpt: value \"some\""},
       {flags({"--offload-params", "cpu"}), "--offload-params: value \"cpu\" needs ZeRO stage 3, found stage 0"},
       {flags({"--zero", "3", "--act-ckpt", "full", "--offload-params", "cpu"}),
-       "--offload-params: value \"cpu\" with offload_optimizer \"none\" is not run by trainer \"engine\" (allowed: "
-       "none, or cpu with offload_optimizer cpu)"},
+       "--offload-optimizer: value \"none\" with offload_params \"cpu\" is not run by trainer \"engine\" (with the "
+       "parameter shards on the host its AdamW steps there too"},
       {flags({"--zero", "1", "--offload-optimizer", "nvme"}),
        "--offload-optimizer: value \"nvme\" is not implemented yet in the engine (allowed now: none, cpu"},
       {flags({"--prefetch-bucket", "1e6"}), "--prefetch-bucket: not implemented yet"},

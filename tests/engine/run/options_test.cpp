@@ -1,7 +1,13 @@
 // `run` flags (engine/run/options.hpp): engine defaults, knob overrides of a plan, refusals.
 #include "engine/run/options.hpp"
 
+#include <fstream>
+
 #include <gtest/gtest.h>
+
+#include "planner/config/loaders.hpp"
+#include "planner/search/search.hpp"
+#include "run_helpers.hpp"
 
 namespace spplan::engine {
 namespace {
@@ -45,6 +51,35 @@ TEST(EngineOptions, BucketedBf16GradientReductionIsAccepted) {
                   "--reduce-bucket", "1e6"});
   ASSERT_TRUE(o.ok()) << o.status().message();
   EXPECT_TRUE(check_run_options(&*o, 2).is_ok());
+}
+
+// Every knob set the planner searches for `--trainer engine` (the engine's record) is one `spplan
+// run --plan` accepts: the record refuses what the engine does not run, so a plan it prices is one
+// it can launch (issue 40). Fixed cases: dense and GQA models, one node and two, short and long.
+TEST(EngineOptions, RunAcceptsEverySearchedEnginePlan) {
+  struct Case {
+    const char* model;
+    int64_t gpus, seq;
+  };
+  const std::string dir = testing::fresh_dir("engine-plans");
+  int checked = 0;
+  for (const Case& c : {Case{"tiny-llama", 2, 4096}, Case{"llama-3.1-8b", 8, 1 << 20}, Case{"qwen3-4b", 16, 1 << 18}}) {
+    PlanSpec base;
+    base.model = *load_model(c.model);
+    base.cluster = {*load_gpu("h100-80gb"), c.gpus};
+    base.seq_len = c.seq;
+    base.stack = *load_trainer("engine");
+    for (const Knobs& knobs : search::candidate_knobs(base)) {
+      const std::string path = dir + "/plan.toml";
+      std::ofstream(path) << plan_to_toml(search::with_knobs(base, knobs));
+      auto o = parse({"--plan", path, "--nproc", std::to_string(c.gpus)});
+      ASSERT_TRUE(o.ok()) << o.status().message() << "\n" << plan_to_toml(search::with_knobs(base, knobs));
+      const Status checked_options = check_run_options(&*o, c.gpus);
+      ASSERT_TRUE(checked_options.is_ok()) << checked_options.message() << "\n" << plan_to_toml(search::with_knobs(base, knobs));
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 100);
 }
 
 }  // namespace
