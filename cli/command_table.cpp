@@ -3,6 +3,7 @@
 #include "cli/common.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/export/export.hpp"
 
 namespace spplan::cli {
 namespace {
@@ -34,9 +35,10 @@ std::vector<Command> build_commands() {
        "For each valid sp and each sequence length (doubling from A to B): the best plan with that sp, or "
        "that nothing fits.",
        "0 answered, 2 bad input", sweep_flag_specs()},
-      {"export", "--plan FILE.toml --format deepspeed|accelerate|arctic|torchrun [--out FILE]",
-       "Writes a plan as the configuration the stack reads (DeepSpeed JSON, Accelerate YAML, "
-       "ArcticTraining recipe, torchrun line); what a target cannot express is refused.",
+      {"export", "--plan FILE.toml --format " + join(export_format_names(), "|") + " [--out FILE]",
+       "Writes a plan as the configuration its trainer reads (DeepSpeed JSON, Accelerate YAML, "
+       "ArcticTraining recipe, torchrun or Megatron-LM script); a format of another trainer, or one that "
+       "cannot express the plan, is refused.",
        "0 written, 2 bad input or a plan the target cannot express", export_flag_specs()}};
 #ifdef SPPLAN_HAVE_SIMULATOR
   c.push_back({"simulate", "--plan FILE.toml [--trace out.json] [--svg out.svg] [--no-overlap] [--events N] [--json]",
@@ -101,10 +103,12 @@ std::string program_help() {
          "       spplan --version\n"
          "commands:\n" +
          command_lines() +
-         "knobs: --zero 0|1|2|3 --offload-optimizer none|cpu|nvme --offload-params none|cpu|nvme\n"
+         "knobs: --sp P --cp C --cp-comm ring|allgather --zero 0|1|2|3\n"
+         "       --offload-optimizer none|cpu|nvme --offload-params none|cpu|nvme\n"
          "       --act-ckpt none|full|offload --tiled-mlp --tiled-loss --micro-batch B --grad-accum K\n"
          "       --sp-comm-dtype bf16|fp32 --precision bf16|fp32 --reduce-bucket E --prefetch-bucket E\n"
-         "stack: --trainer arctic|hf|liger|engine --attention flash2|sdpa\n"
+         "       --no-tiled-mlp --no-tiled-loss\n"
+         "stack: --trainer " + join(trainer_presets(), "|") + "|FILE.toml --attention flash2|sdpa\n"
          "sequence lengths: 131072, 128k, 1.5M (k = 1024, M = 1048576)\n";
 }
 
