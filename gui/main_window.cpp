@@ -21,6 +21,7 @@
 #include <QVBoxLayout>
 
 #include "gui/export_bar.hpp"
+#include "gui/optimizer_inputs.hpp"
 #include "gui/plan_table_model.hpp"
 #include "gui/plan_tabs.hpp"
 #include "gui/session.hpp"
@@ -74,6 +75,9 @@ MainWindow::MainWindow(QWidget* parent)
   auto* central = new QWidget(this);
   auto* layout = new QVBoxLayout(central);
   layout->addWidget(buildInputs());
+  m_optimizer = new OptimizerInputs(central);
+  connect(m_optimizer, &OptimizerInputs::changed, this, &MainWindow::scheduleRecompute);
+  layout->addWidget(m_optimizer);
   m_statusLabel = new QLabel(central);
   m_statusLabel->setWordWrap(true);
   m_statusLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -240,6 +244,7 @@ Result<PlanSpec> MainWindow::baseFromInputs() const {
   SPPLAN_ASSIGN_OR_RETURN(plan.seq_len, parse_seq_len("--seq", m_seqEdit->text().trimmed().toStdString()));
   SPPLAN_ASSIGN_OR_RETURN(plan.stack, load_trainer(m_trainerCombo->currentText().toStdString(), "--trainer"));
   settle_layout_attention(&plan);
+  SPPLAN_ASSIGN_OR_RETURN(plan.optimizer, m_optimizer->spec());  // the CLI's recipe and flags
   return plan;
 }
 
@@ -327,9 +332,16 @@ void MainWindow::savePlan() {
   const QString path = QFileDialog::getSaveFileName(this, tr("Save plan"), QStringLiteral("plan.toml"),
                                                     tr("Plan files (*.toml)"));
   if (path.isEmpty()) return;
-  const Status written =
-      write_file_atomically(path.toStdString(), plan_to_toml(m_planModel->planAt(current.row()).plan));
+  const Status written = savePlanTo(path);
   showMessage(written.is_ok() ? tr("wrote %1").arg(path) : stringOf(written.message()), written.is_ok());
+}
+
+Status MainWindow::savePlanTo(const QString& path) {
+  const QModelIndex current = m_table->currentIndex();
+  if (!current.isValid() || !m_planModel->planAt(current.row()).estimate.fits) {
+    return Status::invalid("save plan: no plan selected (allowed: select a plan that fits)");
+  }
+  return write_file_atomically(path.toStdString(), plan_to_toml(m_planModel->planAt(current.row()).plan));
 }
 
 void MainWindow::showMessage(const QString& message, bool ok) {

@@ -1,4 +1,5 @@
-// MainWindow: inputs (model, GPU, GPUs, GPUs per node, sequence length, trainer) on top, a fits
+// MainWindow: inputs (model, GPU, GPUs, GPUs per node, sequence length, trainer; below them the
+// optimizer settings, OptimizerInputs) on top, a fits
 // banner with the planner's measured accuracy for the GPU, the ranked plan table with the export
 // buttons, and PlanTabs for the selected plan. Every number shown comes from a model over the
 // planner or simulator libraries; inputs are parsed with the CLI's functions and errors use the
@@ -26,6 +27,7 @@ class QTimer;
 namespace spplan::gui {
 
 class ExportBar;
+class OptimizerInputs;
 class PlanTableModel;
 class PlanTabs;
 class SeqSweepModel;
@@ -57,6 +59,9 @@ class MainWindow : public QMainWindow {
   QSpinBox* gpusSpin() const { return m_gpusSpin; }
   QLineEdit* seqEdit() const { return m_seqEdit; }
   QComboBox* trainerCombo() const { return m_trainerCombo; }
+  OptimizerInputs* optimizerInputs() const { return m_optimizer; }
+  // Writes the selected plan as "Save plan…" does (the plan TOML `spplan plan --out` writes).
+  Status savePlanTo(const QString& path);
   QLabel* statusLabel() const { return m_statusLabel; }
   QLabel* bannerLabel() const { return m_bannerLabel; }
   QLabel* trustLabel() const { return m_trustLabel; }
@@ -89,6 +94,7 @@ class MainWindow : public QMainWindow {
   QSpinBox* m_perNodeSpin = nullptr;
   QLineEdit* m_seqEdit = nullptr;
   QComboBox* m_trainerCombo = nullptr;
+  OptimizerInputs* m_optimizer = nullptr;
   QPushButton* m_openButton = nullptr;
   QPushButton* m_saveButton = nullptr;
   QLabel* m_statusLabel = nullptr;

@@ -10,8 +10,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "gui/export_bar.hpp"
 #include "gui/gui_options.hpp"
 #include "gui/main_window.hpp"
+#include "gui/optimizer_inputs.hpp"
 #include "gui/plan_table_model.hpp"
 #include "gui/seq_sweep_model.hpp"
 #include "planner/config/loaders.hpp"
@@ -27,6 +29,23 @@ namespace {
 
 using spplan::gui::testing::knownBase;
 using spplan::gui::testing::knownOptions;
+
+// `spplan ARGS`: its stdout; a test failure if it does not exit 0.
+QByteArray cliOutput(const QStringList& args) {
+  QProcess process;
+  process.start(QStringLiteral(SPPLAN_EXE), args);
+  if (!process.waitForFinished(60000) || process.exitCode() != 0) {
+    qWarning("spplan %s: exit %d: %s", qPrintable(args.join(' ')), process.exitCode(),
+             process.readAllStandardError().constData());
+    return {};
+  }
+  return process.readAllStandardOutput();
+}
+
+QByteArray fileText(const QString& path) {
+  QFile file(path);
+  return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
 
 }  // namespace
 
@@ -111,6 +130,60 @@ class TestGui : public QObject {
     QVERIFY(window.bannerLabel()->text().isEmpty());
     window.seqEdit()->setText(QStringLiteral("1.5M"));  // a good value brings the results back
     QTRY_VERIFY(window.planModel()->rowCount() > 0);
+  }
+
+  // Issue 45: the GUI's best plan, saved and exported, is the CLI's for the same inputs, optimizer
+  // settings included (the cited recipe, then the same plan with an edited learning rate).
+  void savedPlanAndExportsEqualTheClis() {
+    spplan::gui::MainWindow window;
+    window.setInputs(knownOptions());
+    window.trainerCombo()->setCurrentText(QStringLiteral("hf"));  // a trainer with three formats
+    window.recomputeNow();
+    QTemporaryDir dir;
+    const QStringList inputs{"--model", "qwen3-4b", "--gpu", "h100-80gb", "--gpus", "4", "--seq", "128k",
+                             "--trainer", "hf"};
+    for (const QString& lr : {QString(), QStringLiteral("2e-5")}) {
+      if (!lr.isEmpty()) {
+        window.optimizerInputs()->field("lr")->setText(lr);
+        window.recomputeNow();
+      }
+      const QString gui = dir.filePath("gui" + lr + ".toml"), cli = dir.filePath("cli" + lr + ".toml");
+      QVERIFY(window.savePlanTo(gui).is_ok());
+      QStringList args = QStringList{"plan"} + inputs + QStringList{"--out", cli};
+      if (!lr.isEmpty()) args << "--lr" << lr;
+      cliOutput(args);
+      QVERIFY(!fileText(cli).isEmpty());
+      QCOMPARE(fileText(gui), fileText(cli));
+      QCOMPARE(spplan::load_plan(gui.toStdString())->optimizer.lr, lr.isEmpty() ? spplan::fine_tuning_recipe().lr : 2e-5);
+      int same = 0;
+      for (const std::string format : {"torchrun", "accelerate", "deepspeed"}) {  // hf's formats
+        const QString path = dir.filePath(QString::fromStdString(format) + lr);
+        QProcess cliExport;
+        cliExport.start(QStringLiteral(SPPLAN_EXE), {"export", "--plan", cli, "--format", QString::fromStdString(format)});
+        QVERIFY(cliExport.waitForFinished(60000));
+        const spplan::Status exported = window.exportBar()->exportTo(format, path);
+        if (cliExport.exitCode() == 0) {  // the same file
+          QVERIFY2(exported.is_ok(), exported.message().c_str());
+          QCOMPARE(fileText(path), cliExport.readAllStandardOutput());
+          ++same;
+        } else {  // the same refusal (a ring plan on DeepSpeed's formats)
+          QCOMPARE(cliExport.exitCode(), 2);
+          QVERIFY(!exported.is_ok());
+          QVERIFY2(QString::fromUtf8(cliExport.readAllStandardError()).contains(QString::fromStdString(exported.message())),
+                   exported.message().c_str());
+        }
+      }
+      QVERIFY(same > 0);
+    }
+    // A bad value: the CLI's message, and no results.
+    window.optimizerInputs()->field("lr")->setText(QStringLiteral("fast"));
+    window.recomputeNow();
+    QProcess cli;  // the CLI's line for the same value, less its "spplan: " prefix
+    cli.start(QStringLiteral(SPPLAN_EXE), QStringList{"plan"} + inputs + QStringList{"--lr", "fast"});
+    QVERIFY(cli.waitForFinished(60000));
+    QCOMPARE(cli.exitCode(), 2);
+    QCOMPARE("spplan: " + window.statusLabel()->text() + "\n", QString::fromUtf8(cli.readAllStandardError()));
+    QCOMPARE(window.planModel()->rowCount(), 0);
   }
 
   void badModelShowsLoaderMessage() {

@@ -143,5 +143,17 @@ def describe_run(trainer):
     return out
 
 
+def close_process_group():
+    """Tears the process group down before the interpreter does: left to exit, one rank of
+    accelerate/sp2 aborted after its step ("terminate called without an active exception", once in
+    three runs), as a communicator's thread was destroyed still joinable."""
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+
+
 if __name__ == "__main__":
     main(sys.argv[1:])
+    close_process_group()
