@@ -109,7 +109,7 @@ std::string program_help() {
          "       --sp-comm-dtype bf16|fp32 --precision bf16|fp32 --reduce-bucket E --prefetch-bucket E\n"
          "       --no-tiled-mlp --no-tiled-loss\n"
          "stack: --trainer " + join(trainer_presets(), "|") + "|FILE.toml --attention flash2|sdpa\n"
-         "sequence lengths: 131072, 128k, 1.5M (k = 1024, M = 1048576)\n";
+         "sequence lengths: " + std::string(kSeqLenForms) + "\n";
 }
 
 std::string command_help(const Command& command) {

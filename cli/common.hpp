@@ -7,6 +7,7 @@
 
 #include "planner/config/plan_spec.hpp"
 #include "planner/core/args.hpp"
+#include "planner/core/parse.hpp"
 #include "planner/core/path_guard.hpp"
 #include "planner/core/status.hpp"
 
@@ -29,7 +30,7 @@ FlagSpec seq_flag_spec();
 // The allowed values of --gpu and --seq in help texts (`--help` lists the presets); --model's is
 // kModelAllowed (planner/config/loaders.hpp), which the engine and the GUI share.
 inline constexpr const char* kGpuAllowed = "a GPU preset or a GPU TOML file";
-inline constexpr const char* kSeqAllowed = "tokens: 131072, 128k or 1.5M (k = 1024, M = 1024^2)";
+inline constexpr const char* kSeqAllowed = kSeqLenForms;
 
 // Builds a plan from those flags (knobs at their defaults); --nodes sets gpus = nodes x per node.
 Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq);

@@ -14,7 +14,7 @@ std::vector<FlagSpec> guiFlagSpecs() {
           {"gpu", true, "the accelerator", "a GPU preset or a GPU TOML file", d.gpu},
           {"gpus", true, "GPUs in the cluster", "an integer >= 1", d.gpus},
           {"gpus-per-node", true, "GPUs per node, overriding the GPU file's", "an integer 1..65536", "the GPU file's"},
-          {"seq", true, "sequence length in tokens", "tokens: 131072, 128k or 1.5M (k = 1024, M = 1024^2)", d.seq},
+          {"seq", true, "sequence length in tokens", kSeqLenForms, d.seq},
           {"screenshot", true, "compute, save the window as a PNG and exit (works with QT_QPA_PLATFORM=offscreen)",
            "a .png path", "none: the window stays open"},
           {"screenshots", true, "compute, save one PNG per tab into the folder and exit", "a folder",

@@ -147,7 +147,7 @@ QWidget* MainWindow::buildInputs() {
   m_perNodeSpin->setRange(1, 1 << 16);
   addLabeled(tr("per &node"), m_perNodeSpin);
   m_seqEdit = new QLineEdit(box);
-  m_seqEdit->setPlaceholderText(tr("128k, 1.5M, 131072"));
+  m_seqEdit->setPlaceholderText(tr("128k, 1.5M, 1.5e7, 131072"));
   m_seqEdit->setMaximumWidth(120);
   addLabeled(tr("Se&quence"), m_seqEdit);
   m_trainerCombo = new QComboBox(box);  // the loop around DeepSpeed (--trainer)

@@ -50,7 +50,7 @@ std::vector<FlagSpec> run_flag_specs() {
       {"plan", true, "the plan to train (model, sequence, knobs, optimizer)", "a plan TOML file",
        "none: --model, --seq and --sp"},
       {"model", true, "the model to train", kModelAllowed, "required without --plan or --init-from"},
-      {"seq", true, "sequence length in tokens", "tokens: 4096, 16k or 1.5M (k = 1024, M = 1024^2)",
+      {"seq", true, "sequence length in tokens", kSeqLenForms,
        "required without --plan"},
       {"nproc", true, "local ranks to start (one per GPU)", "an integer 1..256",
        "none: this process is one rank started by torchrun or Slurm (RANK, WORLD_SIZE set)"},

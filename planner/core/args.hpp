@@ -35,7 +35,7 @@ struct FlagSpec {
 
 // The flags as `--help` lists them: one block per flag, its value's allowed forms and default.
 //   --seq S        sequence length in tokens
-//                  allowed: 131072, 128k, 1.5M (k = 1024, M = 1024^2); default: required
+//                  allowed: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2); default: required
 std::string flags_help(const std::vector<FlagSpec>& specs);
 
 class Args {

@@ -15,8 +15,7 @@ std::string quoted(std::string_view text) { return "\"" + printable(text) + "\""
 }  // namespace
 
 Result<int64_t> parse_seq_len(std::string_view what, std::string_view text) {
-  const std::string allowed =
-      "(allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)";
+  const std::string allowed = std::string("(allowed: a positive token count: ") + kSeqLenForms + ")";
   if (text.empty()) return Status::invalid(std::string(what) + ": empty value " + allowed);
   double multiplier = 1.0;
   std::string_view number = text;
@@ -30,10 +29,11 @@ Result<int64_t> parse_seq_len(std::string_view what, std::string_view text) {
   }
   double value = 0;
   const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-  // An exponent is refused as --gpus refuses it: "1e6" is 1000000 tokens where "1M" is 1048576,
-  // and a reader of the command cannot tell which was meant.
+  // An exponent is a decimal count ("1.5e7" is 15,000,000 tokens, as ALST's "15M" is), so it takes
+  // no binary suffix: "1e3k" would mix the two conventions in one number.
   const bool exponent = number.find_first_of("eE") != std::string_view::npos;
-  if (ec != std::errc() || end != number.data() + number.size() || !std::isfinite(value) || exponent) {
+  if (ec != std::errc() || end != number.data() + number.size() || !std::isfinite(value) ||
+      (exponent && multiplier != 1.0)) {
     return Status::invalid(std::string(what) + ": value " + quoted(text) + " is not a sequence length " + allowed);
   }
   const double tokens = value * multiplier;

@@ -18,9 +18,12 @@ inline constexpr int64_t kMaxSeqLen = 1'000'000'000'000;
 inline constexpr double kMaxNumber = 1e15;
 inline constexpr double kMinPositive = 1e-15;
 
-// "131072", "128k", "128K", "1.5M", "2m": k = 1024, M = 1024^2 tokens. REQUIRES nothing; the
-// result is a whole number of tokens from 1 to kMaxSeqLen.
+// "131072", "1.5e7" (15,000,000: the decimal millions papers write), "128k", "128K", "1.5M", "2m":
+// k = 1024, M = 1024^2 tokens. REQUIRES nothing; the result is a whole number of tokens from 1 to
+// kMaxSeqLen.
 Result<int64_t> parse_seq_len(std::string_view what, std::string_view text);
+// The forms parse_seq_len takes, as flags' help lists them.
+inline constexpr const char* kSeqLenForms = "131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2)";
 
 // A whole number in [min, max].
 Result<int64_t> parse_int(std::string_view what, std::string_view text, int64_t min, int64_t max);

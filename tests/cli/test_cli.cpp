@@ -91,7 +91,7 @@ TEST(Cli, BadInputTable) {
     std::string args, expected;
   } cases[] = {
       {std::string("estimate ") + kBase + "--seq 12x --sp 4",
-       "spplan: --seq: value \"12x\" is not a sequence length (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
+       "spplan: --seq: value \"12x\" is not a sequence length (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
       {std::string("estimate ") + kBase + "--seq 128k --sp 3",
        "spplan: --sp: value 3 is not valid for qwen3-4b (32 heads, 8 kv heads) on 4 GPUs (allowed sp: 1, 2, 4)"},
       {std::string("estimate ") + kBase + "--seq 128k --sp 4 --zero 5",
@@ -117,9 +117,9 @@ TEST(Cli, BadInputTable) {
        "spplan: --out: missing value, found the flag \"--json\" (allowed: --out VALUE or --out=VALUE)"},
       {std::string("estimate ") + kBase + "--seq 2000000000000 --sp 4",
        "spplan: --seq: value \"2000000000000\" is too long (allowed: at most 1000000000000 tokens)"},
-      // --seq refuses an exponent as --gpus does (1e6 is 1000000 tokens, 1M is 1048576).
-      {std::string("estimate ") + kBase + "--seq 1e6 --sp 4",
-       "spplan: --seq: value \"1e6\" is not a sequence length (allowed: "},
+      // An exponent is a decimal count, without a binary suffix (issue 45).
+      {std::string("estimate ") + kBase + "--seq 1e6k --sp 4",
+       "spplan: --seq: value \"1e6k\" is not a sequence length (allowed: "},
       {"estimate --model qwen3-4b --gpu h100-80gb --gpus 8 --gpus-per-node 3 --seq 1k --sp 2",
        "spplan: --gpus: value 8 is not a whole number of nodes of 3 GPUs (allowed: 1 to 3, or a multiple of 3; the node size is gpus_per_node)"},
       {"plan --model qwen3-4b --gpu h100-80gb --gpus 8 --gpus-per-node 3 --seq 1k",

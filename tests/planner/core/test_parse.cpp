@@ -11,6 +11,10 @@ TEST(ParseSeqLen, AcceptsPlainAndSuffixedLengths) {
   EXPECT_EQ(*parse_seq_len("--seq", "128K"), 131072);
   EXPECT_EQ(*parse_seq_len("--seq", "1.5M"), 1572864);
   EXPECT_EQ(*parse_seq_len("--seq", "2m"), 2097152);
+  // Decimal counts as papers write them (ALST's "15M" is 15,000,000 tokens), plain or scientific.
+  EXPECT_EQ(*parse_seq_len("--seq", "15000000"), 15000000);
+  EXPECT_EQ(*parse_seq_len("--seq", "1.5e7"), 15000000);
+  EXPECT_EQ(*parse_seq_len("--seq", "1E6"), 1000000);
 }
 
 TEST(ParseSeqLen, RejectsWithOneLineNamingFlagValueAndAllowed) {
@@ -18,15 +22,16 @@ TEST(ParseSeqLen, RejectsWithOneLineNamingFlagValueAndAllowed) {
     const char* text;
     const char* expected;
   } cases[] = {
-      {"", "--seq: empty value (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
-      {"12x", "--seq: value \"12x\" is not a sequence length (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
-      {"-5", "--seq: value \"-5\" is not a whole positive number of tokens (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
-      {"1.3", "--seq: value \"1.3\" is not a whole positive number of tokens (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
+      {"", "--seq: empty value (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
+      {"12x", "--seq: value \"12x\" is not a sequence length (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
+      {"-5", "--seq: value \"-5\" is not a whole positive number of tokens (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
+      {"1.3", "--seq: value \"1.3\" is not a whole positive number of tokens (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
       {"1000000000001", "--seq: value \"1000000000001\" is too long (allowed: at most 1000000000000 tokens)"},
-      // An exponent is refused as --gpus refuses it: 1e6 is 1000000 tokens, 1M is 1048576 (issue 27).
-      {"1e6", "--seq: value \"1e6\" is not a sequence length (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
-      {"1e400", "--seq: value \"1e400\" is not a sequence length (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
-      {"1\n2", "--seq: value \"1\\x0a2\" is not a sequence length (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)"},
+      // An exponent is a decimal count and takes no binary suffix (issue 45).
+      {"1e3k", "--seq: value \"1e3k\" is not a sequence length (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
+      {"1.5e-3", "--seq: value \"1.5e-3\" is not a whole positive number of tokens (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
+      {"1e400", "--seq: value \"1e400\" is not a sequence length (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
+      {"1\n2", "--seq: value \"1\\x0a2\" is not a sequence length (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
   };
   for (const auto& c : cases) {
     const auto r = parse_seq_len("--seq", c.text);
@@ -71,7 +76,7 @@ TEST(ParseInt, NumbersBeyondTheTypeAreRefusedBeforeConverting) {
 
 TEST(ParseSeqLen, NanInfinityAndNegativeZeroAreRefused) {
   const std::string allowed =
-      " (allowed: a positive token count, optionally with k = 1024 or M = 1048576, e.g. 131072, 128k, 1.5M)";
+      " (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))";
   const struct {
     const char* text;
     std::string expected;
@@ -82,7 +87,7 @@ TEST(ParseSeqLen, NanInfinityAndNegativeZeroAreRefused) {
       {"-0", "--seq: value \"-0\" is not a whole positive number of tokens" + allowed},
       {"-0.0M", "--seq: value \"-0.0M\" is not a whole positive number of tokens" + allowed},
       {"10000000000000000000000000000", "--seq: value \"10000000000000000000000000000\" is too long (allowed: at most 1000000000000 tokens)"},
-      {"1e28", "--seq: value \"1e28\" is not a sequence length" + allowed},  // exponents refused, as --gpus does
+      {"1e28", "--seq: value \"1e28\" is too long (allowed: at most 1000000000000 tokens)"},  // a decimal count
       {"9223372036854775808", "--seq: value \"9223372036854775808\" is too long (allowed: at most 1000000000000 tokens)"},
   };
   for (const auto& c : cases) EXPECT_EQ(parse_seq_len("--seq", c.text).status().message(), c.expected) << c.text;
