@@ -3,6 +3,7 @@
 #include "cli/common.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/core/suggest.hpp"
 #include "planner/export/export.hpp"
 
 namespace spplan::cli {
@@ -96,6 +97,13 @@ std::string command_names() {
   std::vector<std::string> names;
   for (const Command& c : commands()) names.push_back(c.name);
   return join(names);
+}
+
+Status unknown_command(const std::string& name) {
+  std::vector<std::string> names;
+  for (const Command& c : commands()) names.push_back(c.name);
+  return Status::invalid("command \"" + name + "\" is not known" + did_you_mean(name, names) + " (allowed: " +
+                         command_names() + ")");
 }
 
 std::string program_help() {

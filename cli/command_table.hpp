@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "planner/core/args.hpp"
+#include "planner/core/status.hpp"
 
 namespace spplan::cli {
 
@@ -27,6 +28,8 @@ const std::vector<Command>& commands();
 const Command* find_command(const std::string& name);
 // "estimate, plan, ...": for "command ... is not known (allowed: ...)".
 std::string command_names();
+// `command "NAME" is not known; did you mean "plan"? (allowed: ...)`.
+Status unknown_command(const std::string& name);
 
 // `spplan --help`.
 std::string program_help();

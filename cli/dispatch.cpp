@@ -30,7 +30,7 @@ bool asks_for_help(int argc, const char* const* argv) {
 int print_command_help(const std::string& name, const char* program) {
   const Command* command = find_command(name);
   if (command == nullptr) {
-    return fail(Status::invalid("command \"" + name + "\" is not known (allowed: " + command_names() + ")"));
+    return fail(unknown_command(name));
   }
   if (command->engine) {
     const char* engine_argv[] = {program, command->name.c_str(), "--help"};
@@ -76,7 +76,7 @@ int run_command(int argc, const char* const* argv) {
   if (command == "simulate") return fail(Status::invalid("simulate: the simulator is not built into this spplan"));
 #endif
   if (command == "run" || command == "calibrate") return cmd_forward_to_engine(argc, argv);
-  return fail(Status::invalid("command \"" + command + "\" is not known (allowed: " + command_names() + ")"));
+  return fail(unknown_command(command));
 }
 
 }  // namespace spplan::cli

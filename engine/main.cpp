@@ -19,6 +19,7 @@
 #include "engine/run/options.hpp"
 #include "engine/run/worker.hpp"
 #include "planner/core/args.hpp"
+#include "planner/core/suggest.hpp"
 #include "planner/core/version.hpp"
 
 namespace {
@@ -100,8 +101,10 @@ int main(int argc, char** argv) {
     return validate_main(argc, argv, device);
   }
   if (argc < 2 || std::strcmp(argv[1], "run") != 0) {
-    return bad_input(spplan::Status::invalid(std::string("subcommand \"") + (argc < 2 ? "" : argv[1]) +
-                                             "\" of spplan-engine is not known (allowed: run, calibrate, validate)"));
+    const std::string name = argc < 2 ? "" : argv[1];
+    return bad_input(spplan::Status::invalid("subcommand \"" + name + "\" of spplan-engine is not known" +
+                                             spplan::did_you_mean(name, {"run", "calibrate", "validate"}) +
+                                             " (allowed: run, calibrate, validate)"));
   }
   auto options = parse_run_options(argc, argv, 2);
   if (!options.ok()) return bad_input(options.status());

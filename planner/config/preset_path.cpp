@@ -7,6 +7,7 @@
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/path_info.hpp"
+#include "planner/core/suggest.hpp"
 
 #ifndef SPPLAN_SOURCE_CONFIGS_DIR
 #define SPPLAN_SOURCE_CONFIGS_DIR "configs"
@@ -73,7 +74,8 @@ Result<std::string> resolve_preset(const std::string& kind, const std::string& f
   // look_at, not is_regular_file: a 300-character name is not a preset, and must not throw.
   if (text.empty() || look_at(path).kind != PathKind::kFile) {
     return Status::invalid((flag.empty() ? "" : flag + ": ") + "value \"" + printable(text) +
-                           "\" is not a preset or a file (allowed presets: " + join(presets) + "; or " +
+                           "\" is not a preset or a file" + did_you_mean(text, presets) + " (allowed presets: " +
+                           join(presets) + "; or " +
                            files_allowed + ")");
   }
   return path;

@@ -1,6 +1,7 @@
 #include "planner/core/args.hpp"
 
 #include "planner/core/parse.hpp"
+#include "planner/core/suggest.hpp"
 
 namespace spplan {
 namespace {
@@ -30,7 +31,8 @@ Result<Args> Args::parse(int argc, const char* const* argv, int first, const std
       if (s.name == name) spec = &s;
     }
     if (spec == nullptr) {
-      return Status::invalid("--" + name + ": unknown flag (allowed: " + join(allowed) + ")");
+      return Status::invalid("--" + name + ": unknown flag" + did_you_mean("--" + name, allowed, "", "") +
+                             " (allowed: " + join(allowed) + ")");
     }
     if (args.values_.count(name)) return Status::invalid("--" + name + ": given twice (allowed: once)");
     if (!spec->takes_value) {

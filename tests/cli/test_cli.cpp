@@ -117,6 +117,13 @@ TEST(Cli, BadInputTable) {
        "spplan: --out: missing value, found the flag \"--json\" (allowed: --out VALUE or --out=VALUE)"},
       {std::string("estimate ") + kBase + "--seq 2000000000000 --sp 4",
        "spplan: --seq: value \"2000000000000\" is too long (allowed: at most 1000000000000 tokens)"},
+      // A typo gets the name it most likely meant (issue 45).
+      {"plna", "spplan: command \"plna\" is not known; did you mean \"plan\"? (allowed: estimate, plan, "},
+      {std::string("estimate ") + kBase + "--seq 1k --sp 4 --zreo 3", "spplan: --zreo: unknown flag; did you mean --zero? (allowed: "},
+      {"estimate --model qwen3-4 --gpu h100-80gb --gpus 4 --seq 1k --sp 4",
+       "spplan: --model: value \"qwen3-4\" is not a preset or a file; did you mean \"qwen3-4b\"? (allowed presets: "},
+      {std::string("estimate ") + kBase + "--seq 1k --sp 4 --trainer lieger",
+       "spplan: --trainer: value \"lieger\" is not a preset or a file; did you mean \"liger\"? (allowed presets: "},
       // An exponent is a decimal count, without a binary suffix (issue 45).
       {std::string("estimate ") + kBase + "--seq 1e6k --sp 4",
        "spplan: --seq: value \"1e6k\" is not a sequence length (allowed: "},

@@ -28,7 +28,7 @@ TEST(Args, RejectsUnknownRepeatedAndMissingValues) {
     std::vector<const char*> argv;
     const char* expected;
   } cases[] = {
-      {{"x", "--sq", "1"}, "--sq: unknown flag (allowed: --seq, --json)"},
+      {{"x", "--sq", "1"}, "--sq: unknown flag; did you mean --seq? (allowed: --seq, --json)"},
       {{"x", "--seq", "1", "--seq", "2"}, "--seq: given twice (allowed: once)"},
       {{"x", "--seq"}, "--seq: missing value"},
       // `--out --json` must not write a file named "--json"; --seq=--x still passes such a value.
