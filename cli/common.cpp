@@ -32,7 +32,11 @@ std::vector<FlagSpec> cluster_flag_specs(bool with_seq) {
       {"trainer", true, "the software that runs the plan: what it holds, which layouts it runs, which exports launch it",
        "a trainer preset (" + join(trainer_names()) + ") or a trainer TOML file (configs/trainers/README.md)", "arctic"},
       {"attention", true, "the attention kernel, overriding the trainer's", join(attention_kernel_names()),
-       "the trainer's (sdpa with --precision fp32)"}};
+       "the trainer's (sdpa with --precision fp32)"},
+      {"price-per-gpu-hour", true, "what one GPU costs per hour, in $, overriding the GPU file's price_per_gpu_hour",
+       "a number > 0", "the GPU file's"},
+      {"price-per-node-hour", true, "what one node costs per hour, in $ (divided over its GPUs)", "a number > 0",
+       "the GPU file's price_per_gpu_hour x GPUs per node"}};
   if (with_seq) specs.push_back(seq_flag_spec());
   return specs;
 }
@@ -44,6 +48,21 @@ FlagSpec seq_flag_spec() {
 std::vector<FlagSpec> with(std::vector<FlagSpec> base, const std::vector<FlagSpec>& extra) {
   base.insert(base.end(), extra.begin(), extra.end());
   return base;
+}
+
+Status apply_price_flags(const Args& args, GpuSpec* gpu) {
+  const auto per_gpu = args.get("price-per-gpu-hour"), per_node = args.get("price-per-node-hour");
+  if (per_gpu && per_node) {
+    return Status::invalid("--price-per-node-hour: not allowed with --price-per-gpu-hour (allowed: one of them)");
+  }
+  if (per_gpu) {
+    SPPLAN_ASSIGN_OR_RETURN(gpu->price_per_gpu_hour, parse_double("--price-per-gpu-hour", *per_gpu, kMinPositive));
+  }
+  if (per_node) {  // after --gpus-per-node: the node's GPUs share its price
+    SPPLAN_ASSIGN_OR_RETURN(const double node, parse_double("--price-per-node-hour", *per_node, kMinPositive));
+    gpu->price_per_gpu_hour = node / static_cast<double>(gpu->gpus_per_node);
+  }
+  return Status::ok();
 }
 
 Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
@@ -60,6 +79,7 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
   if (auto v = args.get("gpus-per-node")) {
     SPPLAN_ASSIGN_OR_RETURN(plan.cluster.gpu.gpus_per_node, parse_int("--gpus-per-node", *v, 1, 1 << 16));
   }
+  SPPLAN_RETURN_IF_ERROR(apply_price_flags(args, &plan.cluster.gpu));
   if (auto v = args.get("nodes")) {
     SPPLAN_ASSIGN_OR_RETURN(const int64_t nodes, parse_int("--nodes", *v, 1, 1 << 20));
     plan.cluster.num_gpus = nodes * plan.cluster.gpu.gpus_per_node;

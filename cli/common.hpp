@@ -33,6 +33,9 @@ inline constexpr const char* kGpuAllowed = "a GPU preset or a GPU TOML file";
 inline constexpr const char* kSeqAllowed = kSeqLenForms;
 
 // Builds a plan from those flags (knobs at their defaults); --nodes sets gpus = nodes x per node.
+// --price-per-gpu-hour or --price-per-node-hour (after the GPUs per node are known) into the GPU's
+// price_per_gpu_hour; neither leaves the GPU file's.
+Status apply_price_flags(const Args& args, GpuSpec* gpu);
 Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq);
 
 // Error when the output file `out` (given with `flag`) is, or lies inside, one of the inputs

@@ -1,5 +1,6 @@
 #include "cli/report.hpp"
 
+#include <cmath>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -10,7 +11,50 @@
 #include "planner/core/units.hpp"
 
 namespace spplan::cli {
+
+std::string duration_text(double seconds) {
+  if (!(seconds >= 0) || !std::isfinite(seconds)) return "-";
+  if (seconds < 60) return format_number(seconds < 10 ? "%.2f s" : "%.1f s", seconds);
+  const auto whole = static_cast<int64_t>(std::llround(seconds));
+  if (whole < 3600) return std::to_string(whole / 60) + " min " + std::to_string(whole % 60) + " s";
+  const int64_t minutes = whole / 60;
+  if (minutes < 48 * 60) return std::to_string(minutes / 60) + " h " + std::to_string(minutes % 60) + " min";
+  return std::to_string(minutes / (24 * 60)) + " d " + std::to_string(minutes / 60 % 24) + " h";
+}
+
 namespace {
+
+// What the whole cluster costs per hour at the plan's price.
+double cluster_usd_per_hour(const PlanSpec& p) {
+  return static_cast<double>(p.cluster.num_gpus) * p.cluster.gpu.price_per_gpu_hour;
+}
+
+// "$7.25", "$1,438": cents while they matter.
+std::string dollars_text(double usd) {
+  if (usd < 100) return format_number("$%.2f", usd);
+  std::string digits = format_number("%.0f", usd);
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(static_cast<size_t>(at), ",");
+  return "$" + digits;
+}
+
+std::string price_text(const PlanSpec& p, const costmodel::Estimate& e) {
+  std::string text = "  price: " + format_number("$%.2f", p.cluster.gpu.price_per_gpu_hour) + " per GPU-hour, " +
+                     format_number("$%.2f", cluster_usd_per_hour(p)) + " per hour for " +
+                     std::to_string(p.cluster.num_gpus) + " GPUs (--price-per-gpu-hour or --price-per-node-hour sets it)\n";
+  if (p.optimizer.train_steps > 0 && e.fits) {
+    const double seconds = static_cast<double>(p.optimizer.train_steps) * e.time.step_time_s;
+    text += "  run of " + std::to_string(p.optimizer.train_steps) + " steps (--train-steps): " + duration_text(seconds) +
+            ", " + dollars_text(cluster_usd_per_hour(p) * seconds / 3600.0) + "\n";
+  }
+  return text;
+}
+
+// {"steps", "seconds", "usd"} of the run --train-steps gives; null without it, or when nothing fits.
+nlohmann::json run_json(const PlanSpec& p, const costmodel::Estimate& e) {
+  if (p.optimizer.train_steps <= 0 || !e.fits) return nullptr;
+  const double seconds = static_cast<double>(p.optimizer.train_steps) * e.time.step_time_s;
+  return {{"steps", p.optimizer.train_steps}, {"seconds", seconds}, {"usd", cluster_usd_per_hour(p) * seconds / 3600.0}};
+}
 
 }  // namespace
 
@@ -105,7 +149,10 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"tokens_per_s", e.tokens_per_s},
           {"tflops_per_gpu", e.tflops_per_gpu},
           {"mfu", e.mfu},
-          {"usd_per_million_tokens", e.usd_per_million_tokens}};
+          {"usd_per_million_tokens", e.usd_per_million_tokens},
+          {"price_per_gpu_hour", p.cluster.gpu.price_per_gpu_hour},
+          {"usd_per_hour", cluster_usd_per_hour(p)},
+          {"run", run_json(p, e)}};
 }
 
 // "  exports: torchrun, accelerate" or, when none launches the plan, each format with why not.
@@ -152,7 +199,8 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   for (const auto& t : terms) o << "    " << format_number("%8.2f GiB", gib(t.bytes)) << "  " << t.name << "\n";
   o << "  host memory per node: " << format_number("%.1f", gib(e.host.total_bytes())) << " of "
     << format_number("%.0f", gib(e.host_capacity_bytes)) << " GiB\n";
-  o << "  step time: " << format_number("%.3f s", e.time.step_time_s) << " (serial "
+  o << "  step time: " << format_number("%.3f s", e.time.step_time_s)
+    << (e.time.step_time_s >= 60 ? " = " + duration_text(e.time.step_time_s) : std::string()) << " (serial "
     << format_number("%.3f s", e.time.serial_step_time_s) << "; exposed a2a "
     << format_number("%.3f s", e.time.exposed_a2a_s)
     << (p.knobs.cp > 1 ? ", ring " + format_number("%.3f s", e.time.exposed_cp_s) + " of " +
@@ -164,6 +212,7 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   o << "  throughput: " << format_number("%.0f tokens/s", e.tokens_per_s) << ", "
     << format_number("%.1f TFLOPs/GPU", e.tflops_per_gpu) << ", MFU " << format_number("%.1f%%", 100 * e.mfu) << ", "
     << format_number("$%.3f", e.usd_per_million_tokens) << " per million tokens\n";
+  o << price_text(p, e);
   return o.str();
 }
 

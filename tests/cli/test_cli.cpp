@@ -33,6 +33,35 @@ TEST(Cli, EstimateJsonHasTheDesignSchema) {
   }
 }
 
+// The price is the renter's: --price-per-gpu-hour (or a node's price over its GPUs) replaces the
+// GPU file's, every $ figure follows it, and --train-steps gives the run's hours and dollars.
+TEST(Cli, PriceFlagsSetThePriceAndTheRunsCost) {
+  const std::string args = std::string("estimate ") + kBase + "--seq 128k --sp 4 --zero 3 --act-ckpt full --tiled-loss --json";
+  const CliRun file = run_spplan(args), gpu = run_spplan(args + " --price-per-gpu-hour 4"),
+               node = run_spplan(args + " --price-per-node-hour 32"), run = run_spplan(args + " --train-steps 100");
+  for (const CliRun* r : {&file, &gpu, &node, &run}) ASSERT_EQ(r->exit_code, 0) << r->err;
+  const auto f = nlohmann::json::parse(file.out), g = nlohmann::json::parse(gpu.out), n = nlohmann::json::parse(node.out),
+             steps = nlohmann::json::parse(run.out);
+  EXPECT_EQ(g["price_per_gpu_hour"], 4.0);
+  EXPECT_EQ(g["usd_per_hour"], 16.0);  // 4 GPUs
+  EXPECT_EQ(n["price_per_gpu_hour"], 4.0);  // $32 a node of 8 GPUs
+  EXPECT_NEAR(g["usd_per_million_tokens"].get<double>() / f["usd_per_million_tokens"].get<double>(),
+              4.0 / f["price_per_gpu_hour"].get<double>(), 1e-12);
+  ASSERT_TRUE(f["fits"].get<bool>());
+  EXPECT_TRUE(f["run"].is_null());
+  EXPECT_NEAR(steps["run"]["seconds"].get<double>(), 100 * steps["step_time_s"].get<double>(), 1e-9);
+  EXPECT_NEAR(steps["run"]["usd"].get<double>(),
+              steps["run"]["seconds"].get<double>() / 3600 * steps["usd_per_hour"].get<double>(), 1e-9);
+  const CliRun text = run_spplan(std::string("estimate ") + kBase + "--seq 128k --sp 4 --price-per-gpu-hour 4");
+  EXPECT_NE(text.out.find("  price: $4.00 per GPU-hour, $16.00 per hour for 4 GPUs"), std::string::npos) << text.out;
+  const CliRun both = run_spplan(args + " --price-per-gpu-hour 4 --price-per-node-hour 32");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_EQ(both.err, "spplan: --price-per-node-hour: not allowed with --price-per-gpu-hour (allowed: one of them)\n");
+  const CliRun zero = run_spplan(args + " --price-per-gpu-hour 0");
+  EXPECT_EQ(zero.exit_code, 2);
+  EXPECT_EQ(zero.err.rfind("spplan: --price-per-gpu-hour: value \"0\"", 0), 0u) << zero.err;
+}
+
 // Hugging Face Trainer frees the logits before backward; ArcticTraining holds the bf16 logits
 // (2 B per token per vocabulary entry) until backward returns. Untiled loss, peak at the loss.
 TEST(Cli, TrainerHfDropsTheHeldLogits) {
