@@ -20,7 +20,9 @@ namespace spplan::cli {
 std::vector<FlagSpec> rent_flag_specs() {
   std::vector<FlagSpec> specs;
   for (const FlagSpec& f : cluster_flag_specs(true)) {  // the GPU and its count are what rent varies
-    if (f.name == "model" || f.name == "seq" || f.name == "trainer" || f.name == "attention") specs.push_back(f);
+    if (f.name == "model" || f.name == "seq" || f.name == "trainer" || f.name == "attention" || f.name == "headroom") {
+      specs.push_back(f);
+    }
   }
   for (FlagSpec f : searched_knob_flag_specs()) {
     if (f.name == "sp") {  // parsed to say why it is refused, rather than "unknown flag"
@@ -57,6 +59,7 @@ int cmd_rent(int argc, const char* const* argv) {
     if (!kernel.ok()) return fail(kernel.status());
     base.stack.attention = static_cast<AttentionKernel>(*kernel);
   }
+  if (const Status headroom = apply_headroom_flag(*args, &base); !headroom) return fail(headroom);
   base.cluster.num_gpus = 1;  // read_constraints checks a fixed --sp against a count; rent varies it
   if (args->has("sp")) {
     return fail(Status::invalid("--sp: not allowed with rent (the GPU count varies by option; allowed: the other knobs)"));

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include <optional>
+
 #include "planner/config/loaders.hpp"
 #include "planner/config/optimizer_spec.hpp"
 #include "planner/config/plan_rules.hpp"
@@ -33,6 +35,8 @@ std::vector<FlagSpec> cluster_flag_specs(bool with_seq) {
        "a trainer preset (" + join(trainer_names()) + ") or a trainer TOML file (configs/trainers/README.md)", "arctic"},
       {"attention", true, "the attention kernel, overriding the trainer's", join(attention_kernel_names()),
        "the trainer's (sdpa with --precision fp32)"},
+      {"headroom", true, "GPU memory a plan must leave free, % of the device, beyond the planner's own margins",
+       "a number from 0 to 50", "0"},
       {"price-per-gpu-hour", true, "what one GPU costs per hour, in $, overriding the GPU file's price_per_gpu_hour",
        "a number > 0", "the GPU file's"},
       {"price-per-node-hour", true, "what one node costs per hour, in $ (divided over its GPUs)", "a number > 0",
@@ -65,8 +69,37 @@ Status apply_price_flags(const Args& args, GpuSpec* gpu) {
   return Status::ok();
 }
 
+Status apply_headroom_flag(const Args& args, PlanSpec* plan) {
+  if (auto v = args.get("headroom")) {
+    SPPLAN_ASSIGN_OR_RETURN(const double pct, parse_double("--headroom", *v, 0.0, 50.0));
+    plan->memory_headroom = pct / 100.0;
+  }
+  return Status::ok();
+}
+
+const MeasuredAccuracy* measured_accuracy() {
+  // Read once: every report of the process holds its plans against the same runs. Absent (an
+  // installed binary without the source tree's results): the verdicts say nothing was measured.
+  static const std::optional<MeasuredAccuracy> table = []() -> std::optional<MeasuredAccuracy> {
+    auto loaded = MeasuredAccuracy::load_dir(MeasuredAccuracy::default_dir());
+    if (!loaded.ok()) return std::nullopt;
+    return std::move(*loaded);
+  }();
+  return table ? &*table : nullptr;
+}
+
+MemoryVerdict verdict_of(const PlanSpec& plan, const costmodel::Estimate& estimate) {
+  std::string scope = plan.stack.trainer + " on " + plan.cluster.gpu.name;
+  ErrorStats error;
+  if (const MeasuredAccuracy* accuracy = measured_accuracy()) {
+    error = accuracy->memory_error(plan.cluster.gpu.name, plan.stack.trainer, &scope);
+  }
+  return memory_verdict(estimate, error, scope);
+}
+
 Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
   PlanSpec plan;
+  SPPLAN_RETURN_IF_ERROR(apply_headroom_flag(args, &plan));
   SPPLAN_ASSIGN_OR_RETURN(const std::string model, args.require("model", "a model preset or file"));
   SPPLAN_ASSIGN_OR_RETURN(plan.model, load_model(model));
   SPPLAN_ASSIGN_OR_RETURN(const std::string gpu, args.require("gpu", "a GPU preset or file"));

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/plan_spec.hpp"
 #include "planner/core/args.hpp"
 #include "planner/core/parse.hpp"
@@ -36,6 +37,13 @@ inline constexpr const char* kSeqAllowed = kSeqLenForms;
 // --price-per-gpu-hour or --price-per-node-hour (after the GPUs per node are known) into the GPU's
 // price_per_gpu_hour; neither leaves the GPU file's.
 Status apply_price_flags(const Args& args, GpuSpec* gpu);
+// --headroom PCT into plan->memory_headroom.
+Status apply_headroom_flag(const Args& args, PlanSpec* plan);
+// The validation results shipped with the source (validation/results), read once; nullptr when
+// there are none to read.
+const MeasuredAccuracy* measured_accuracy();
+// The plan's memory verdict against the measured error of its trainer on its GPU.
+MemoryVerdict verdict_of(const PlanSpec& plan, const costmodel::Estimate& estimate);
 Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq);
 
 // Error when the output file `out` (given with `flag`) is, or lies inside, one of the inputs

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/common.hpp"
 #include "planner/config/rope_scaling.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
@@ -47,6 +48,17 @@ std::string price_text(const PlanSpec& p, const costmodel::Estimate& e) {
             ", " + dollars_text(cluster_usd_per_hour(p) * seconds / 3600.0) + "\n";
   }
   return text;
+}
+
+// {"verdict": "fits" | "fits_inside_error" | "does_not_fit", "margin_pct", "memory_error_max_pct"
+// (null: not measured), "measured_runs", "measured_on", "words"}.
+nlohmann::json verdict_json(const MemoryVerdict& v) {
+  return {{"verdict", to_string(v.verdict)},
+          {"margin_pct", v.margin_pct},
+          {"memory_error_max_pct", v.error.count > 0 ? nlohmann::json(v.error.max_abs_pct) : nlohmann::json()},
+          {"measured_runs", v.error.count},
+          {"measured_on", v.scope},
+          {"words", v.words}};
 }
 
 // {"steps", "seconds", "usd"} of the run --train-steps gives; null without it, or when nothing fits.
@@ -152,7 +164,8 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"usd_per_million_tokens", e.usd_per_million_tokens},
           {"price_per_gpu_hour", p.cluster.gpu.price_per_gpu_hour},
           {"usd_per_hour", cluster_usd_per_hour(p)},
-          {"run", run_json(p, e)}};
+          {"run", run_json(p, e)},
+          {"verdict", verdict_json(verdict_of(p, e))}};
 }
 
 // "  exports: torchrun, accelerate" or, when none launches the plan, each format with why not.
@@ -182,6 +195,7 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   o << "  optimizer: " << optimizer_text(p.optimizer) << "\n";
   o << exports_text(p);
   o << "  fits: " << (e.fits ? "yes" : "NO (" + e.reason() + ")") << "\n";
+  if (e.fits) o << "  verdict: " << verdict_of(p, e).words << "\n";
   o << "  GPU memory per GPU: " << format_number("%.1f", gib(m.total_bytes())) << " of "
     << format_number("%.1f", gib(e.capacity_bytes)) << " GiB, peak at " << m.peak_phase
     << (m.peak_layer >= 0 ? " of layer " + std::to_string(m.peak_layer) : std::string()) << "\n";

@@ -25,6 +25,7 @@
 #include "gui/plan_table_model.hpp"
 #include "gui/plan_tabs.hpp"
 #include "gui/session.hpp"
+#include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
@@ -309,10 +310,21 @@ void MainWindow::updateBanner(int row) {
                                         : tr("the selected plan's knobs fit no sequence length");
   const QModelIndex best = m_planModel->index(0, PlanTableModel::TokensPerSecondColumn);
   if (m_planModel->anyFits()) {
+    // The selected plan's margin against the measured memory error of its trainer on its GPU:
+    // green beyond it, amber inside it (planner/accuracy/memory_verdict.hpp, as the CLI's verdict).
+    std::string scope = selected.plan.stack.trainer + " on " + selected.plan.cluster.gpu.name;
+    const ErrorStats error =
+        m_trust ? m_trust->measured().memory_error(selected.plan.cluster.gpu.name, selected.plan.stack.trainer, &scope)
+                : ErrorStats{};
+    const MemoryVerdict verdict = memory_verdict(selected.estimate, error, scope);
     const double tokensPerS = m_planModel->data(best, PlanTableModel::ValueRole).toDouble();
-    m_bannerLabel->setStyleSheet("background: #d6f0d6; color: #105010; font-weight: bold;");
-    m_bannerLabel->setText(tr("Fits: best plan %1 tokens/s   ·   %2")
-                               .arg(QLocale(QLocale::English).toString(tokensPerS, 'f', 0), maxSeqText));
+    const bool amber = verdict.verdict == Verdict::kFitsInsideError;
+    m_bannerLabel->setStyleSheet(amber ? "background: #fff1b8; color: #6b4f00; font-weight: bold;"
+                                       : "background: #d6f0d6; color: #105010; font-weight: bold;");
+    m_bannerLabel->setText(tr("%1: best plan %2 tokens/s   ·   selected plan %3   ·   %4")
+                               .arg(amber ? tr("Fits inside the measured error") : tr("Fits"),
+                                    QLocale(QLocale::English).toString(tokensPerS, 'f', 0),
+                                    stringOf(verdict.words), maxSeqText));
   } else {
     m_bannerLabel->setStyleSheet("background: #fde2c8; color: #7a3000; font-weight: bold;");
     m_bannerLabel->setText(tr("Does not fit: %1   ·   %2")

@@ -87,7 +87,7 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
 QString RentModel::maxSeqMargin(const std::string& gpu) const {
   if (!m_trust) return {};
   const ErrorStats& memory = m_trust->forGpu(gpu).memory;
-  return memory.count > 0 ? QStringLiteral(" ±%1%").arg(memory.meanAbsPct, 0, 'f', 0) : QString();
+  return memory.count > 0 ? QStringLiteral(" ±%1%").arg(memory.mean_abs_pct, 0, 'f', 0) : QString();
 }
 
 QString RentModel::headerToolTip(int section) {

@@ -38,6 +38,9 @@ struct PlanSpec {
   // Documents packed into each sequence, positions restarting and attention masked at their ends
   // (the engine's --eos-id; not a plan-file key): the costmodel prices the position ids.
   bool packed_documents = false;
+  // The share of device memory a plan must leave free (--headroom PCT / 100; not a plan-file key):
+  // a renter's margin beyond the planner's own, 0 to 0.5.
+  double memory_headroom = 0;
 
   // Data-parallel degree: GPUs = dp x sp x cp.
   int64_t dp() const { return cluster.num_gpus / (knobs.sp * knobs.cp); }

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 #include "planner/costmodel/compute.hpp"
 #include "planner/costmodel/host_cpu.hpp"
@@ -114,6 +115,7 @@ Estimate estimate(const PlanSpec& p) {
   Estimate e;
   e.memory = peak_memory(p);
   e.capacity_bytes = p.cluster.gpu.memory_gib * kGiB;
+  e.usable_bytes = e.capacity_bytes * (1.0 - p.memory_headroom);
   e.host = host_memory(p);
   // What the plan may use of the node's RAM: the rest is the OS's, the page cache's and the
   // pinned-memory limit's (software_facts.hpp).
@@ -133,7 +135,7 @@ Estimate estimate(const PlanSpec& p) {
   e.usd_per_million_tokens = usd_per_s / e.tokens_per_s * 1e6;
 
   const double need = e.memory.total_bytes();
-  if (need > e.capacity_bytes) {
+  if (need > e.usable_bytes) {
     e.limit = Estimate::Limit::kGpuMemory;
   } else if (e.host.total_bytes() > e.host_capacity_bytes) {
     e.limit = Estimate::Limit::kHostMemory;
@@ -145,7 +147,12 @@ Estimate estimate(const PlanSpec& p) {
 std::string Estimate::reason() const {
   switch (limit) {
     case Limit::kNone: return "";
-    case Limit::kGpuMemory: return shortfall("GPU memory", memory.total_bytes(), memory.peak_phase, capacity_bytes);
+    case Limit::kGpuMemory:
+      return shortfall("GPU memory", memory.total_bytes(), memory.peak_phase, usable_bytes) +
+             (usable_bytes < capacity_bytes ? format_number(" of %.1f less the ", capacity_bytes / kGiB) +
+                                                  format_number("%.3g", 100 * (1 - usable_bytes / capacity_bytes)) +
+                                                  "% headroom asked"
+                                            : std::string());
     case Limit::kHostMemory:
       return shortfall("host memory per node", host.total_bytes(), "", host_capacity_bytes) +
              " usable (the rest is left to the OS, page cache and pinned-memory limits)";

@@ -28,6 +28,7 @@ struct TimeBreakdown {
 struct Estimate {
   MemoryBreakdown memory;          // per GPU at the peak
   double capacity_bytes = 0;       // device memory
+  double usable_bytes = 0;         // what the plan may use of it: capacity less the headroom asked
   HostMemory host;                 // per node
   double host_capacity_bytes = 0;  // per node, usable: RAM less the OS reserve (software_facts.hpp)
   TimeBreakdown time;
@@ -42,7 +43,7 @@ struct Estimate {
   Limit limit = Limit::kNone;      // what it does not fit in
 
   // Why it does not fit ("" when it fits), e.g. "GPU memory: needs 81.2 GiB at loss backward,
-  // has 79.6 GiB". Formatted on demand: the search evaluates far more plans than it reports.
+  // has 79.6 GiB" (with a headroom: "has 71.6 GiB of 79.6 less the 10% headroom asked"). Formatted on demand: the search evaluates far more plans than it reports.
   std::string reason() const;
 };
 

@@ -62,6 +62,27 @@ TEST(Cli, PriceFlagsSetThePriceAndTheRunsCost) {
   EXPECT_EQ(zero.err.rfind("spplan: --price-per-gpu-hour: value \"0\"", 0), 0u) << zero.err;
 }
 
+// Issue 45: the best plan at 128K on 2 x 6 H100s fits by 0.4%, inside the H100's measured memory
+// error: the JSON and the text say so, and --headroom 15 asks the search for room beyond it.
+TEST(Cli, VerdictHoldsTheMarginAgainstTheMeasuredErrorAndHeadroomBuysRoom) {
+  const std::string args = "plan --model llama-3.1-8b --gpu h100-80gb --gpus 12 --gpus-per-node 6 --seq 128k --top 1";
+  const CliRun tight = run_spplan(args + " --json"), roomy = run_spplan(args + " --headroom 15 --json"),
+               text = run_spplan(args);
+  ASSERT_EQ(tight.exit_code, 0) << tight.err;
+  ASSERT_EQ(roomy.exit_code, 0) << roomy.err;
+  const auto t = nlohmann::json::parse(tight.out)["plans"][0], r = nlohmann::json::parse(roomy.out)["plans"][0];
+  EXPECT_EQ(t["verdict"]["verdict"], "fits_inside_error");
+  EXPECT_LT(t["verdict"]["margin_pct"].get<double>(), t["verdict"]["memory_error_max_pct"].get<double>());
+  EXPECT_GE(r["verdict"]["margin_pct"].get<double>(), 15.0);
+  EXPECT_LE(r["memory"]["total_gib"].get<double>(), 0.85 * r["memory"]["capacity_gib"].get<double>());
+  EXPECT_NE(text.out.find("  verdict: fits with 0.4% of GPU memory to spare, inside the largest measured memory error"),
+            std::string::npos)
+      << text.out;
+  const CliRun bad = run_spplan(args + " --headroom 60");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err.rfind("spplan: --headroom: value \"60\"", 0), 0u) << bad.err;
+}
+
 // Hugging Face Trainer frees the logits before backward; ArcticTraining holds the bf16 logits
 // (2 B per token per vocabulary entry) until backward returns. Untiled loss, peak at the loss.
 TEST(Cli, TrainerHfDropsTheHeldLogits) {

@@ -16,6 +16,7 @@
 #include "gui/optimizer_inputs.hpp"
 #include "gui/plan_table_model.hpp"
 #include "gui/seq_sweep_model.hpp"
+#include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/search/search.hpp"
@@ -184,6 +185,34 @@ class TestGui : public QObject {
     QCOMPARE(cli.exitCode(), 2);
     QCOMPARE("spplan: " + window.statusLabel()->text() + "\n", QString::fromUtf8(cli.readAllStandardError()));
     QCOMPARE(window.planModel()->rowCount(), 0);
+  }
+
+  // Issue 45: a plan that fits by less than the measured memory error is amber and says so; the
+  // same plan held against no error would be green. Llama-3.1-8B on 2 x 6 H100s at 128K: the best
+  // plan uses 79.3 of 79.6 GiB, inside the H100's largest measured memory error.
+  void bannerIsAmberInsideTheMeasuredError() {
+    spplan::gui::MainWindow window;
+    spplan::gui::GuiOptions options;
+    options.model = "llama-3.1-8b";
+    options.gpu = "h100-80gb";
+    options.gpus = "12";
+    options.gpusPerNode = "6";
+    options.seq = "128k";
+    window.setInputs(options);
+    window.recomputeNow();
+    QVERIFY(window.planModel()->rowCount() > 0);
+    QVERIFY2(window.bannerLabel()->text().startsWith(QStringLiteral("Fits inside the measured error: best plan ")),
+             qPrintable(window.bannerLabel()->text()));
+    QVERIFY(window.bannerLabel()->text().contains(QStringLiteral("it may not fit when it runs")));
+    QVERIFY(window.bannerLabel()->styleSheet().contains(QStringLiteral("#fff1b8")));
+    const auto& best = window.planModel()->planAt(0);
+    spplan::ErrorStats none;
+    QCOMPARE(spplan::memory_verdict(best.estimate, none, "h100-80gb").verdict, spplan::Verdict::kFits);
+    // The known case has room to spare: green.
+    window.setInputs(knownOptions());
+    window.recomputeNow();
+    QVERIFY(window.bannerLabel()->text().startsWith(QStringLiteral("Fits: best plan ")));
+    QVERIFY(window.bannerLabel()->styleSheet().contains(QStringLiteral("#d6f0d6")));
   }
 
   void badModelShowsLoaderMessage() {

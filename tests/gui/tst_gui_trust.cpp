@@ -53,13 +53,13 @@ class TestGuiTrust : public QObject {
         {"gpu": "a100-80gb"}]})");
     const auto table = TrustTable::load(path.toStdString());
     QVERIFY2(table.ok(), qPrintable(messageOf(table)));
-    const GpuAccuracy h100 = table->forGpu("h100-80gb");
+    const spplan::Accuracy h100 = table->forGpu("h100-80gb");
     QCOMPARE(h100.memory.count, 2);
-    QCOMPARE(h100.memory.meanAbsPct, 10.0);
-    QCOMPARE(h100.memory.maxAbsPct, 15.0);
-    QCOMPARE(h100.throughput.count, 3);  // a step time counts by |delta|, like throughput
-    QCOMPARE(h100.throughput.meanAbsPct, 8.0);
-    QCOMPARE(h100.throughput.maxAbsPct, 12.0);
+    QCOMPARE(h100.memory.mean_abs_pct, 10.0);
+    QCOMPARE(h100.memory.max_abs_pct, 15.0);
+    QCOMPARE(h100.speed.count, 3);  // a step time counts by |delta|, like throughput
+    QCOMPARE(h100.speed.mean_abs_pct, 8.0);
+    QCOMPARE(h100.speed.max_abs_pct, 12.0);
     QCOMPARE(table->shortText("h100-80gb"), QStringLiteral("mem ±10.0%, speed ±8.0%"));
     QCOMPARE(table->shortText("a100-80gb"), QStringLiteral("not validated"));
     QCOMPARE(table->memoryText("h100-80gb"), QStringLiteral("measured memory error on h100-80gb: ±10.0% mean, max 15.0% (2 runs)"));
@@ -78,12 +78,12 @@ class TestGuiTrust : public QObject {
         {"gpu": "h100-80gb", "trainer": "hf", "step_time_s": {"delta_pct": 90.0}, "throughput_consistent": false}]})");
     const auto table = TrustTable::load(path.toStdString());
     QVERIFY2(table.ok(), qPrintable(messageOf(table)));
-    for (const GpuAccuracy& acc : {table->forGpu("h100-80gb"), table->forTrainer("h100-80gb", "hf")}) {
-      QCOMPARE(acc.throughput.count, 1);
-      QCOMPARE(acc.throughput.meanAbsPct, 10.0);
-      QCOMPARE(acc.throughput.maxAbsPct, 10.0);
+    for (const spplan::Accuracy& acc : {table->forGpu("h100-80gb"), table->forTrainer("h100-80gb", "hf")}) {
+      QCOMPARE(acc.speed.count, 1);
+      QCOMPARE(acc.speed.mean_abs_pct, 10.0);
+      QCOMPARE(acc.speed.max_abs_pct, 10.0);
       QCOMPARE(acc.memory.count, 1);
-      QCOMPARE(acc.memory.meanAbsPct, 20.0);
+      QCOMPARE(acc.memory.mean_abs_pct, 20.0);
     }
   }
 
@@ -99,15 +99,15 @@ class TestGuiTrust : public QObject {
     writeFile(dir, "README.md", "not a results file");
     const auto table = TrustTable::loadDir(dir.path().toStdString());
     QVERIFY2(table.ok(), qPrintable(messageOf(table)));
-    const GpuAccuracy all = table->forGpu("h100-80gb");
+    const spplan::Accuracy all = table->forGpu("h100-80gb");
     QCOMPARE(all.memory.count, 3);
-    QCOMPARE(all.memory.meanAbsPct, 4.0);
-    QCOMPARE(all.throughput.count, 3);
-    QCOMPARE(all.throughput.meanAbsPct, 14.0);
-    QCOMPARE(all.throughput.maxAbsPct, 30.0);
-    const GpuAccuracy engine = table->forTrainer("h100-80gb", "engine");
-    QCOMPARE(engine.throughput.count, 2);
-    QCOMPARE(engine.throughput.meanAbsPct, 6.0);
+    QCOMPARE(all.memory.mean_abs_pct, 4.0);
+    QCOMPARE(all.speed.count, 3);
+    QCOMPARE(all.speed.mean_abs_pct, 14.0);
+    QCOMPARE(all.speed.max_abs_pct, 30.0);
+    const spplan::Accuracy engine = table->forTrainer("h100-80gb", "engine");
+    QCOMPARE(engine.speed.count, 2);
+    QCOMPARE(engine.speed.mean_abs_pct, 6.0);
     QCOMPARE(table->trainerText("h100-80gb", "engine"),
              QStringLiteral("engine runs on h100-80gb: memory ±4.0% mean (max 6.0%, 2 runs), speed ±6.0% mean (max 8.0%, 2 runs)"));
     QCOMPARE(table->trainerText("h100-80gb", "liger"), QString());  // no liger rows
@@ -191,7 +191,7 @@ class TestGuiTrust : public QObject {
     int memory = 0, speed = 0;
     for (const std::string& gpu : shipped->gpus()) {
       memory += shipped->forGpu(gpu).memory.count;
-      speed += shipped->forGpu(gpu).throughput.count;
+      speed += shipped->forGpu(gpu).speed.count;
     }
     int summaryMemory = 0, summarySpeed = 0;
     const QDir results(QString::fromStdString(TrustTable::defaultDir()));
@@ -202,7 +202,7 @@ class TestGuiTrust : public QObject {
     }
     QCOMPARE(memory, summaryMemory);
     QCOMPARE(speed, summarySpeed);
-    QVERIFY(shipped->forTrainer("h100-80gb", "engine").throughput.count > 0);  // the H100 timed runs
+    QVERIFY(shipped->forTrainer("h100-80gb", "engine").speed.count > 0);  // the H100 timed runs
   }
 
   void windowShowsTrustBesidePredictions() {

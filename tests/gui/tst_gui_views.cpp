@@ -169,7 +169,7 @@ class TestGuiViews : public QObject {
     const auto trust = spplan::gui::TrustTable::loadDir(spplan::gui::TrustTable::defaultDir());
     QVERIFY2(trust.ok(), trust.ok() ? "" : trust.status().message().c_str());
     model.setTrust(&*trust);
-    const double margin = trust->forGpu("h100-80gb").memory.meanAbsPct;
+    const double margin = trust->forGpu("h100-80gb").memory.mean_abs_pct;
     QVERIFY(trust->forGpu("h100-80gb").memory.count > 0);
     QVERIFY(model.index(own, RentModel::MaxSeqColumn).data().toString().endsWith(QStringLiteral("k ±%1%").arg(margin, 0, 'f', 0)));
   }

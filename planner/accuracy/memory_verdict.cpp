@@ -1,0 +1,46 @@
+#include "planner/accuracy/memory_verdict.hpp"
+
+#include "planner/core/parse.hpp"
+
+namespace spplan {
+
+std::string to_string(Verdict verdict) {
+  switch (verdict) {
+    case Verdict::kFits: return "fits";
+    case Verdict::kFitsInsideError: return "fits_inside_error";
+    case Verdict::kDoesNotFit: return "does_not_fit";
+  }
+  return "";
+}
+
+MemoryVerdict memory_verdict(const costmodel::Estimate& e, const ErrorStats& error, const std::string& scope) {
+  MemoryVerdict v;
+  v.error = error;
+  v.scope = scope;
+  v.margin_pct = e.capacity_bytes > 0 ? 100.0 * (e.capacity_bytes - e.memory.total_bytes()) / e.capacity_bytes : 0;
+  if (!e.fits) {
+    v.verdict = Verdict::kDoesNotFit;
+    v.words = "does not fit (" + e.reason() + ")";
+    return v;
+  }
+  const std::string spare = "fits with " + format_number("%.1f", v.margin_pct) + "% of GPU memory to spare";
+  if (error.count == 0) {
+    v.verdict = Verdict::kFits;
+    v.words = spare + "; no measured memory error for " + scope + " to hold it against";
+    return v;
+  }
+  const std::string measured = format_number("%.1f", error.max_abs_pct) + "%, " + std::to_string(error.count) +
+                               " runs of " + scope;
+  // The largest error, not the mean: a renter loses the run on the one case the mean hides.
+  if (v.margin_pct > error.max_abs_pct) {
+    v.verdict = Verdict::kFits;
+    v.words = spare + ", more than the largest measured memory error (" + measured + ")";
+  } else {
+    v.verdict = Verdict::kFitsInsideError;
+    v.words = spare + ", inside the largest measured memory error (" + measured +
+              "): it may not fit when it runs (--headroom PCT asks for more)";
+  }
+  return v;
+}
+
+}  // namespace spplan

@@ -1,0 +1,31 @@
+// The verdict a renter acts on: a plan's memory against the device, held against how wrong the
+// planner measured itself on that GPU and trainer (measured_accuracy.hpp). A plan that fits by
+// less than the largest measured memory error may not fit when it runs: it is marked so (amber in
+// the GUI), not green.
+#pragma once
+
+#include <string>
+
+#include "planner/accuracy/measured_accuracy.hpp"
+#include "planner/costmodel/estimate.hpp"
+
+namespace spplan {
+
+enum class Verdict { kFits, kFitsInsideError, kDoesNotFit };
+// "fits", "fits_inside_error", "does_not_fit": the JSON's words.
+std::string to_string(Verdict verdict);
+
+struct MemoryVerdict {
+  Verdict verdict = Verdict::kDoesNotFit;
+  double margin_pct = 0;  // device memory left free at the peak, % of the device (negative: short)
+  ErrorStats error;       // what the margin is held against (count 0: not validated there)
+  std::string scope;      // "arctic on h100-80gb": whose runs measured that error
+  // "fits with 10.2% of memory to spare, more than the largest measured memory error (4.1%, 12
+  // runs of arctic on h100-80gb)", "fits with 0.4% to spare, inside the measured memory error
+  // (max 14.8%, ...): it may not fit when it runs", "does not fit (...)".
+  std::string words;
+};
+
+MemoryVerdict memory_verdict(const costmodel::Estimate& estimate, const ErrorStats& error, const std::string& scope);
+
+}  // namespace spplan
