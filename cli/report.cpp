@@ -13,16 +13,6 @@
 
 namespace spplan::cli {
 
-std::string duration_text(double seconds) {
-  if (!(seconds >= 0) || !std::isfinite(seconds)) return "-";
-  if (seconds < 60) return format_number(seconds < 10 ? "%.2f s" : "%.1f s", seconds);
-  const auto whole = static_cast<int64_t>(std::llround(seconds));
-  if (whole < 3600) return std::to_string(whole / 60) + " min " + std::to_string(whole % 60) + " s";
-  const int64_t minutes = whole / 60;
-  if (minutes < 48 * 60) return std::to_string(minutes / 60) + " h " + std::to_string(minutes % 60) + " min";
-  return std::to_string(minutes / (24 * 60)) + " d " + std::to_string(minutes / 60 % 24) + " h";
-}
-
 namespace {
 
 // What the whole cluster costs per hour at the plan's price.

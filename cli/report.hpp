@@ -16,8 +16,6 @@ using spplan::knobs_json;  // planner/config/knobs_json.hpp: the engine reports 
 nlohmann::json estimate_json(const PlanSpec& plan, const costmodel::Estimate& estimate);
 // A readable multi-line report of one estimate.
 std::string estimate_text(const PlanSpec& plan, const costmodel::Estimate& estimate);
-// "0.42 s", "28.1 s", "12 min 5 s", "7 h 49 min", "3 d 4 h": a duration as a person reads it.
-std::string duration_text(double seconds);
 // "sp=4 zero=3 opt=cpu params=none ckpt=full tiled=mlp,loss mb=1"
 std::string knobs_text(const Knobs& knobs);
 

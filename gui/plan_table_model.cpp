@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "planner/config/plan_rules.hpp"
+#include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 
 namespace spplan::gui {
@@ -82,8 +83,14 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     case MicroBatchColumn: return static_cast<qlonglong>(k.micro_batch);
     case PeakGibColumn:
       return text ? QVariant(QString::number(gib(e.memory.total_bytes()), 'f', 1)) : QVariant(gib(e.memory.total_bytes()));
-    case StepSecondsColumn:
-      return text ? QVariant(QString::number(e.time.step_time_s, 'f', 3)) : QVariant(e.time.step_time_s);
+    case HostGibColumn:  // per node: what renting decides as often as the GPUs' own memory
+      return text ? QVariant(QString::number(gib(e.host.total_bytes()), 'f', 0) + " / " +
+                             QString::number(gib(e.host_capacity_bytes), 'f', 0))
+                  : QVariant(gib(e.host.total_bytes()));
+    case StepSecondsColumn:  // "5.058 s", "8 min 38 s": read as a person reads a duration
+      return text ? QVariant(e.time.step_time_s < 60 ? QString::number(e.time.step_time_s, 'f', 3) + " s"
+                                                    : QString::fromStdString(duration_text(e.time.step_time_s)))
+                  : QVariant(e.time.step_time_s);
     case TokensPerSecondColumn:
       return text ? QVariant(QString::number(e.tokens_per_s, 'f', 0)) : QVariant(e.tokens_per_s);
     case MfuColumn: return text ? QVariant(QString::number(100 * e.mfu, 'f', 1) + "%") : QVariant(e.mfu);
@@ -109,6 +116,8 @@ QString PlanTableModel::headerToolTip(int section) {
                                 "and logits peaks");
     case MicroBatchColumn: return tr("Sequences per GPU group per micro step");
     case PeakGibColumn: return tr("Predicted peak GPU memory per GPU, overheads included, against the capacity");
+    case HostGibColumn: return tr("Predicted host (CPU) memory per node, of what the plan may use of its RAM (the rest "
+                                  "is the OS's): offloaded states, pinned buffers, checkpoints");
     case StepSecondsColumn: return tr("Predicted seconds per optimizer step, with communication overlap");
     case TokensPerSecondColumn: return tr("Predicted trained tokens per second, whole cluster");
     case MfuColumn: return tr("Model FLOPs utilisation: model FLOPs (no recompute) / (GPUs × bf16 peak × step time)");
@@ -125,7 +134,7 @@ QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, in
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const kHeaders[ColumnCount] = {
       "rank", "sp", "cp", "zero", "offload\noptimizer", "offload\nparams", "act\nckpt", "tiled", "micro\nbatch", "peak\nGiB",
-      "step s", "tokens/s", "MFU", "$/Mtok", "params", "grads", "optimizer", "activations", "logits",
+      "host GiB\nper node", "step", "tokens/s", "MFU", "$/Mtok", "params", "grads", "optimizer", "activations", "logits",
       "buffers", "overhead", "capacity"};
   if (section < 0 || section >= ColumnCount) return {};
   return QString::fromLatin1(kHeaders[section]);

@@ -16,7 +16,7 @@ class PlanTableModel : public QAbstractTableModel {
  public:
   enum Column {
     RankColumn, SpColumn, CpColumn, ZeroColumn, OffloadOptimizerColumn, OffloadParamsColumn, CkptColumn,
-    TiledColumn, MicroBatchColumn, PeakGibColumn, StepSecondsColumn, TokensPerSecondColumn,
+    TiledColumn, MicroBatchColumn, PeakGibColumn, HostGibColumn, StepSecondsColumn, TokensPerSecondColumn,
     MfuColumn, UsdPerMtokColumn,
     // Hidden in the table; the memory chart maps them (contiguous, in this order).
     ParamsGibColumn, GradsGibColumn, OptimizerGibColumn, ActivationsGibColumn, LogitsGibColumn,

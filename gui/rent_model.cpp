@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "gui/trust.hpp"
+#include "planner/core/units.hpp"
 
 namespace spplan::gui {
 namespace {
@@ -65,6 +66,11 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
       return number(e ? e->usd_per_million_tokens : 0, 3);
     case StepSecondsColumn: return number(e ? e->time.step_time_s : 0, 3);
     case TokensPerSecondColumn: return number(e ? e->tokens_per_s : 0, 0);
+    case HostGibColumn:  // per node, of what the plan may use of its RAM
+      if (e && text) {
+        return QString::number(gib(e->host.total_bytes()), 'f', 0) + " / " + QString::number(gib(e->host_capacity_bytes), 'f', 0);
+      }
+      return number(e ? gib(e->host.total_bytes()) : 0, 0);
     case MaxSeqColumn:
       if (text) return r.max_seq > 0 ? QString::number(r.max_seq / 1024) + "k" + maxSeqMargin(r.gpu) : tr("none");
       return static_cast<qlonglong>(r.max_seq);
@@ -99,6 +105,7 @@ QString RentModel::headerToolTip(int section) {
                                      "for the best plan at this sequence length");
     case StepSecondsColumn: return tr("Predicted seconds per optimizer step of the best plan");
     case TokensPerSecondColumn: return tr("Predicted tokens per second, whole cluster, of the best plan");
+    case HostGibColumn: return tr("Host (CPU) memory per node the best plan needs, of what it may use of the node's RAM");
     case MaxSeqColumn: return tr("The longest sequence that fits with ANY knobs (spplan max-seq: the knobs are searched), "
                                  "± the planner's measured memory error on this GPU (max-seq is where predicted memory "
                                  "meets capacity, so its margin is about that error). The banner's max-seq is for the "
@@ -115,7 +122,7 @@ QVariant RentModel::headerData(int section, Qt::Orientation orientation, int rol
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const kHeaders[ColumnCount] = {"GPU", "nodes", "GPUs", "$/Mtok", "step s", "tokens/s",
-                                                    "max seq (any knobs)", "best knobs", "measured error", "", "$/Mtok",
+                                                    "host GiB\nper node", "max seq (any knobs)", "best knobs", "measured error", "", "$/Mtok",
                                                     "step s", "max seq k"};
   if (section < 0 || section >= ColumnCount) return {};
   return QString::fromLatin1(kHeaders[section]);

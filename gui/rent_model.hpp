@@ -26,7 +26,7 @@ class RentModel : public QAbstractTableModel {
  public:
   enum Column {
     GpuColumn, NodesColumn, GpusColumn, UsdPerMtokColumn, StepSecondsColumn, TokensPerSecondColumn,
-    MaxSeqColumn, KnobsColumn, TrustColumn, MarkColumn,
+    HostGibColumn, MaxSeqColumn, KnobsColumn, TrustColumn, MarkColumn,
     // Hidden: numbers for the chart's mapper (0 where nothing fits), in the chart's metric order.
     ChartUsdPerMtokColumn, ChartStepSecondsColumn, ChartMaxSeqKiloColumn,
     ColumnCount

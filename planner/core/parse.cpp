@@ -131,4 +131,20 @@ std::string join_ints(const std::vector<int64_t>& items, std::string_view sep) {
   return join(strings, sep);
 }
 
+std::string duration_text(double seconds) {
+  if (!(seconds >= 0) || !std::isfinite(seconds)) return "-";
+  if (seconds < 60) return format_number(seconds < 10 ? "%.2f s" : "%.1f s", seconds);
+  const long long whole = std::llround(seconds), minutes = whole / 60;
+  char text[64];
+  if (whole < 3600) {
+    std::snprintf(text, sizeof text, "%lld min %lld s", minutes, whole % 60);
+  } else if (minutes < 48 * 60) {
+    std::snprintf(text, sizeof text, "%lld h %lld min", minutes / 60, minutes % 60);
+  } else {
+    std::snprintf(text, sizeof text, "%lld d %lld h", minutes / (24 * 60), minutes / 60 % 24);
+  }
+  return text;
+}
+
+
 }  // namespace spplan

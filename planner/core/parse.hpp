@@ -36,6 +36,9 @@ std::string format_number(double value);
 // `value` in a printf `format` with one double conversion ("%.1f GiB"), for reports; at most 63
 // characters.
 std::string format_number(const char* format, double value);
+// "0.42 s", "28.1 s", "12 min 5 s", "7 h 49 min", "3 d 4 h": a duration as a person reads it; "-"
+// for a negative or non-finite one.
+std::string duration_text(double seconds);
 
 // One of `allowed`; returns its index.
 Result<size_t> parse_choice(std::string_view what, std::string_view text,
