@@ -154,6 +154,15 @@ QWidget* MainWindow::buildInputs() {
   m_trainerCombo = new QComboBox(box);  // the loop around DeepSpeed (--trainer)
   for (const auto& name : trainer_names()) m_trainerCombo->addItem(stringOf(name));
   addLabeled(tr("&Trainer"), m_trainerCombo);
+  m_priceEdit = new QLineEdit(box);
+  m_priceEdit->setMaximumWidth(70);
+  m_priceEdit->setToolTip(tr("What one GPU costs per hour, in $ (--price-per-gpu-hour); empty: the GPU file's price"));
+  addLabeled(tr("$/GPU-&h"), m_priceEdit);
+  m_headroomEdit = new QLineEdit(box);
+  m_headroomEdit->setMaximumWidth(50);
+  m_headroomEdit->setPlaceholderText(QStringLiteral("0"));
+  m_headroomEdit->setToolTip(tr("GPU memory every plan must leave free, % of the device (--headroom, 0 to 50)"));
+  addLabeled(tr("head&room %"), m_headroomEdit);
   row->addStretch(1);
   m_saveButton = new QPushButton(tr("Save plan…"), box);
   m_saveButton->setToolTip(tr("Write the selected plan as a plan TOML (Ctrl+S)"));
@@ -168,9 +177,11 @@ QWidget* MainWindow::buildInputs() {
   connect(m_perNodeSpin, &QSpinBox::valueChanged, this, &MainWindow::scheduleRecompute);
   connect(m_seqEdit, &QLineEdit::textChanged, this, &MainWindow::scheduleRecompute);
   connect(m_trainerCombo, &QComboBox::currentIndexChanged, this, &MainWindow::scheduleRecompute);
+  connect(m_priceEdit, &QLineEdit::textChanged, this, &MainWindow::scheduleRecompute);
+  connect(m_headroomEdit, &QLineEdit::textChanged, this, &MainWindow::scheduleRecompute);
   // Reading order, left to right.
-  const QWidget* order[] = {m_modelCombo, m_openButton, m_gpuCombo, m_gpusSpin, m_perNodeSpin, m_seqEdit, m_trainerCombo,
-                            m_saveButton};
+  const QWidget* order[] = {m_modelCombo,   m_openButton, m_gpuCombo,     m_gpusSpin,  m_perNodeSpin,
+                            m_seqEdit,      m_trainerCombo, m_priceEdit, m_headroomEdit, m_saveButton};
   for (size_t i = 0; i + 1 < std::size(order); ++i) {
     setTabOrder(const_cast<QWidget*>(order[i]), const_cast<QWidget*>(order[i + 1]));
   }
@@ -231,7 +242,10 @@ void MainWindow::closeEvent(QCloseEvent* event) {
 void MainWindow::scheduleRecompute() { m_debounce->start(); }
 
 void MainWindow::onGpuChanged(const QString& text) {
-  if (auto gpu = load_gpu(text.toStdString()); gpu.ok()) m_perNodeSpin->setValue(static_cast<int>(gpu->gpus_per_node));
+  if (auto gpu = load_gpu(text.toStdString()); gpu.ok()) {
+    m_perNodeSpin->setValue(static_cast<int>(gpu->gpus_per_node));
+    m_priceEdit->setPlaceholderText(QString::number(gpu->price_per_gpu_hour, 'f', 2));  // the file's, until one is typed
+  }
   scheduleRecompute();
 }
 
@@ -246,6 +260,14 @@ Result<PlanSpec> MainWindow::baseFromInputs() const {
   SPPLAN_ASSIGN_OR_RETURN(plan.stack, load_trainer(m_trainerCombo->currentText().toStdString(), "--trainer"));
   settle_layout_attention(&plan);
   SPPLAN_ASSIGN_OR_RETURN(plan.optimizer, m_optimizer->spec());  // the CLI's recipe and flags
+  // The flags' own parsers, so the words are the CLI's (cli/common.cpp apply_price_flags).
+  if (const std::string price = m_priceEdit->text().trimmed().toStdString(); !price.empty()) {
+    SPPLAN_ASSIGN_OR_RETURN(plan.cluster.gpu.price_per_gpu_hour, parse_double("--price-per-gpu-hour", price, kMinPositive));
+  }
+  if (const std::string headroom = m_headroomEdit->text().trimmed().toStdString(); !headroom.empty()) {
+    SPPLAN_ASSIGN_OR_RETURN(const double pct, parse_double("--headroom", headroom, 0.0, 50.0));
+    plan.memory_headroom = pct / 100.0;
+  }
   return plan;
 }
 
@@ -260,12 +282,16 @@ void MainWindow::recomputeNow() {
   m_tabs->setBase(*base);
   m_selectedRow = -1;  // row numbers now name new plans
   m_statusLabel->setStyleSheet("color: #444;");
-  m_statusLabel->setText(tr("%1 on %2× %3 (%4 per node) at %5 tokens: %6 of %7 knob sets fit")
+  const QLocale english(QLocale::English);  // one number format on the screen: 131,072
+  m_statusLabel->setText(tr("%1 on %2× %3 (%4 per node) at %5 tokens, $%6 per hour at $%7 per GPU-hour: %8 of %9 "
+                            "knob sets fit")
                              .arg(stringOf(base->model.name))
                              .arg(base->cluster.num_gpus)
                              .arg(stringOf(base->cluster.gpu.name))
                              .arg(base->cluster.gpu.gpus_per_node)
-                             .arg(base->seq_len)
+                             .arg(english.toString(static_cast<qlonglong>(base->seq_len)))
+                             .arg(english.toString(base->cluster.gpu.price_per_gpu_hour * base->cluster.num_gpus, 'f', 2))
+                             .arg(english.toString(base->cluster.gpu.price_per_gpu_hour, 'f', 2))
                              .arg(m_planModel->fitCount())
                              .arg(m_planModel->evaluated()));
   const std::string gpu = m_gpuCombo->currentText().trimmed().toStdString();

@@ -59,6 +59,8 @@ class MainWindow : public QMainWindow {
   QSpinBox* gpusSpin() const { return m_gpusSpin; }
   QLineEdit* seqEdit() const { return m_seqEdit; }
   QComboBox* trainerCombo() const { return m_trainerCombo; }
+  QLineEdit* priceEdit() const { return m_priceEdit; }
+  QLineEdit* headroomEdit() const { return m_headroomEdit; }
   OptimizerInputs* optimizerInputs() const { return m_optimizer; }
   // Writes the selected plan as "Save plan…" does (the plan TOML `spplan plan --out` writes).
   Status savePlanTo(const QString& path);
@@ -94,6 +96,8 @@ class MainWindow : public QMainWindow {
   QSpinBox* m_perNodeSpin = nullptr;
   QLineEdit* m_seqEdit = nullptr;
   QComboBox* m_trainerCombo = nullptr;
+  QLineEdit* m_priceEdit = nullptr;     // --price-per-gpu-hour; empty: the GPU file's
+  QLineEdit* m_headroomEdit = nullptr;  // --headroom PCT; empty: 0
   OptimizerInputs* m_optimizer = nullptr;
   QPushButton* m_openButton = nullptr;
   QPushButton* m_saveButton = nullptr;

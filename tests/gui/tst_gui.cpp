@@ -1,5 +1,7 @@
 // spplan-gui: the plan model against the search, the model's contract (QAbstractItemModelTester),
 // the CLI's error text for bad input, and the --screenshot / bad-flag behaviour of the binary.
+#include <cmath>
+
 #include <QAbstractItemModelTester>
 #include <QComboBox>
 #include <QImage>
@@ -213,6 +215,37 @@ class TestGui : public QObject {
     window.recomputeNow();
     QVERIFY(window.bannerLabel()->text().startsWith(QStringLiteral("Fits: best plan ")));
     QVERIFY(window.bannerLabel()->styleSheet().contains(QStringLiteral("#d6f0d6")));
+  }
+
+  // Issue 45: the price and the headroom are inputs, read by the CLI's flag parsers: the price
+  // moves every $ figure and the status line; the headroom leaves memory free; bad values get the
+  // CLI's words and clear the results.
+  void priceAndHeadroomFieldsAreTheClisFlags() {
+    spplan::gui::MainWindow window;
+    window.setInputs(knownOptions());
+    window.recomputeNow();
+    const double fileUsd = window.planModel()->data(window.planModel()->index(0, PlanTableModel::UsdPerMtokColumn),
+                                                    PlanTableModel::ValueRole).toDouble();
+    const double filePrice = spplan::load_gpu("h100-80gb")->price_per_gpu_hour;
+    QCOMPARE(window.priceEdit()->placeholderText(), QString::number(filePrice, 'f', 2));
+    window.priceEdit()->setText(QStringLiteral("6"));
+    window.recomputeNow();
+    const double paidUsd = window.planModel()->data(window.planModel()->index(0, PlanTableModel::UsdPerMtokColumn),
+                                                    PlanTableModel::ValueRole).toDouble();
+    QVERIFY(std::fabs(paidUsd / fileUsd - 6.0 / filePrice) < 1e-9);
+    QVERIFY2(window.statusLabel()->text().contains(QStringLiteral("$24.00 per hour at $6.00 per GPU-hour")),
+             qPrintable(window.statusLabel()->text()));
+    window.headroomEdit()->setText(QStringLiteral("40"));
+    window.recomputeNow();
+    for (int row = 0; row < window.planModel()->rowCount(); ++row) {
+      const auto& e = window.planModel()->planAt(row).estimate;
+      if (e.fits) QVERIFY(e.memory.total_bytes() <= 0.6 * e.capacity_bytes);
+    }
+    window.headroomEdit()->setText(QStringLiteral("70"));
+    window.recomputeNow();
+    QCOMPARE(window.statusLabel()->text(),
+             QString::fromStdString(spplan::parse_double("--headroom", "70", 0.0, 50.0).status().message()));
+    QCOMPARE(window.planModel()->rowCount(), 0);
   }
 
   void badModelShowsLoaderMessage() {
