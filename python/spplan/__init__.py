@@ -116,6 +116,9 @@ def _argv(command, flags, files):
     argv = []
     for key, value in flags.items():
         name = key.replace("_", "-")
+        if name == "json":  # the functions return what --json prints, parsed: the flag is theirs
+            raise ValueError(f"json: not a keyword of spplan.{command.replace('-', '_')} (allowed: leave it out; "
+                             "the result is already the parsed --json output)")
         spec = table.get(name)
         if spec is None:
             argv.append(f"--{name}")  # the command names the flag and the allowed ones
@@ -132,6 +135,8 @@ def _argv(command, flags, files):
             continue
         if isinstance(value, bool):
             raise ValueError(f"--{name}: value {value!r} is not allowed (allowed: {spec['allowed']})")
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)  # gpus=8.0 and seq=1e6 are whole numbers, as the command line writes them
         if name == "model":
             value = _model_arg(value, files)
         elif name == "gpu":

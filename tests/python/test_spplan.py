@@ -221,6 +221,15 @@ def test_stack_configs_say_which_stack_refuses_a_plan(tmp_path):
     assert configs["deepspeed"]["train_micro_batch_size_per_gpu"] == 2
 
 
+def test_whole_floats_are_whole_numbers_and_json_is_not_a_keyword():
+    # Issue 45: gpus=8.0 was refused where seq=1e9 was taken; json=True leaked "--json: given twice".
+    assert spplan.estimate(**dict(QWEN, gpus=4.0), seq=1.31072e5, sp=4.0) == spplan.estimate(**QWEN, seq="128k", sp=4)
+    with pytest.raises(ValueError, match=r"^json: not a keyword of spplan.plan \(allowed: leave it out"):
+        spplan.plan(**QWEN, seq="8k", json=True)
+    with pytest.raises(ValueError, match=r"--gpus: value \"4.5\""):
+        spplan.estimate(**dict(QWEN, gpus=4.5), seq="128k", sp=4)
+
+
 def test_a_plan_that_does_not_fit_warns(tmp_path):
     plan_file = tmp_path / "tight.toml"
     text = open(PLAN_FILE).read().replace('seq_len = 131072', 'seq_len = 16777216')
