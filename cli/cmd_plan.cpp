@@ -76,18 +76,17 @@ int cmd_plan(int argc, const char* const* argv) {
   }
   search::SearchResult result = search::search_plans(*base, true, *constraints);
   if (result.evaluated == 0) return fail(no_candidate_status(result, *base));
+  std::map<std::string, double> simulated_step_s;  // by knobs_text (unique within one search): --simulate's
 #ifdef SPPLAN_HAVE_SIMULATOR
   if (args->has("simulate")) {
     // Re-rank the leading plans by simulated tokens/s (the schedule, not the overlap rules), with
     // the same noise band and preferences as the estimate's ranking.
     const size_t n = std::min<size_t>(result.feasible.size(), static_cast<size_t>(std::max<int64_t>(top, 10)));
     std::vector<search::RankedPlan> leading(result.feasible.begin(), result.feasible.begin() + static_cast<long>(n));
-    std::map<std::string, double> simulated_tokens_per_s;  // by knobs_text: unique within one search
-    for (const auto& p : leading) {
-      simulated_tokens_per_s[knobs_text(p.plan.knobs)] =
-          p.estimate.tokens_per_step / sim::simulated_step_time_s(p.plan);
-    }
-    search::rank_plans_by(&leading, [&](const search::RankedPlan& p) { return simulated_tokens_per_s[knobs_text(p.plan.knobs)]; });
+    for (const auto& p : leading) simulated_step_s[knobs_text(p.plan.knobs)] = sim::simulated_step_time_s(p.plan);
+    search::rank_plans_by(&leading, [&](const search::RankedPlan& p) {
+      return p.estimate.tokens_per_step / simulated_step_s[knobs_text(p.plan.knobs)];
+    });
     std::copy(leading.begin(), leading.end(), result.feasible.begin());
   }
 #else
@@ -99,7 +98,11 @@ int cmd_plan(int argc, const char* const* argv) {
   if (args->has("json")) {
     nlohmann::json plans = nlohmann::json::array();
     for (size_t i = 0; i < std::min<size_t>(top, result.feasible.size()); ++i) {
-      plans.push_back(estimate_json(result.feasible[i].plan, result.feasible[i].estimate));
+      nlohmann::json plan = estimate_json(result.feasible[i].plan, result.feasible[i].estimate);
+      if (auto it = simulated_step_s.find(knobs_text(result.feasible[i].plan.knobs)); it != simulated_step_s.end()) {
+        plan["simulated_step_time_s"] = it->second;
+      }
+      plans.push_back(plan);
     }
     nlohmann::json j{{"plans", plans}, {"evaluated", result.evaluated}, {"feasible", result.feasible.size()},
                      {"rejected", result.rejected.size()}, {"rejections", rejections_json(result)},
@@ -123,6 +126,14 @@ int cmd_plan(int argc, const char* const* argv) {
   std::cout << "why this layout: " << search::layout_reason(result) << "\n";
   if (args->has("show-rejected")) print_rejections(result);
   std::cout << "\nbest plan:\n" << estimate_text(result.feasible.front().plan, result.feasible.front().estimate);
+  if (!simulated_step_s.empty()) {  // what --simulate ranked by: the simulator's schedule of the step
+    const search::RankedPlan& best = result.feasible.front();
+    const double step_s = simulated_step_s[knobs_text(best.plan.knobs)];
+    std::cout << "  simulated step: " << format_number("%.3f s", step_s) << " ("
+              << format_number("%.0f tokens/s", best.estimate.tokens_per_step / step_s) << "; the estimate above: "
+              << format_number("%.3f s", best.estimate.time.step_time_s) << "); the leading "
+              << simulated_step_s.size() << " plans are ranked by it\n";
+  }
   if (auto out = args->get("out")) std::cout << "wrote " << *out << "\n";
   return kExitOk;
 }

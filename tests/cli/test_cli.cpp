@@ -83,6 +83,19 @@ TEST(Cli, VerdictHoldsTheMarginAgainstTheMeasuredErrorAndHeadroomBuysRoom) {
   EXPECT_EQ(bad.err.rfind("spplan: --headroom: value \"60\"", 0), 0u) << bad.err;
 }
 
+// Issue 45: plan --simulate printed what plan prints; it now shows the simulated step it ranked by.
+TEST(Cli, PlanSimulatePrintsTheSimulatedStep) {
+  const std::string args = std::string("plan ") + kBase + "--seq 128k --top 3 --simulate";
+  const CliRun text = run_spplan(args), json = run_spplan(args + " --json");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  simulated step: "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("the leading 10 plans are ranked by it"), std::string::npos) << text.out;
+  const auto best = nlohmann::json::parse(json.out)["plans"][0];
+  EXPECT_GT(best["simulated_step_time_s"].get<double>(), 0.0);
+  EXPECT_FALSE(nlohmann::json::parse(run_spplan(std::string("plan ") + kBase + "--seq 128k --json").out)["plans"][0]
+                   .contains("simulated_step_time_s"));
+}
+
 // Hugging Face Trainer frees the logits before backward; ArcticTraining holds the bf16 logits
 // (2 B per token per vocabulary entry) until backward returns. Untiled loss, peak at the loss.
 TEST(Cli, TrainerHfDropsTheHeldLogits) {
