@@ -89,10 +89,11 @@ const MeasuredAccuracy* measured_accuracy() {
 }
 
 MemoryVerdict verdict_of(const PlanSpec& plan, const costmodel::Estimate& estimate) {
-  std::string scope = plan.stack.trainer + " on " + plan.cluster.gpu.name;
+  const std::string& gpu = plan.cluster.gpu.measured_as();
+  std::string scope = plan.stack.trainer + " on " + gpu;
   ErrorStats error;
   if (const MeasuredAccuracy* accuracy = measured_accuracy()) {
-    error = accuracy->memory_error(plan.cluster.gpu.name, plan.stack.trainer, &scope);
+    error = accuracy->memory_error(gpu, plan.stack.trainer, &scope);
   }
   return memory_verdict(estimate, error, scope);
 }

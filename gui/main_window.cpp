@@ -338,10 +338,10 @@ void MainWindow::updateBanner(int row) {
   if (m_planModel->anyFits()) {
     // The selected plan's margin against the measured memory error of its trainer on its GPU:
     // green beyond it, amber inside it (planner/accuracy/memory_verdict.hpp, as the CLI's verdict).
-    std::string scope = selected.plan.stack.trainer + " on " + selected.plan.cluster.gpu.name;
-    const ErrorStats error =
-        m_trust ? m_trust->measured().memory_error(selected.plan.cluster.gpu.name, selected.plan.stack.trainer, &scope)
-                : ErrorStats{};
+    const std::string& gpu = selected.plan.cluster.gpu.measured_as();
+    std::string scope = selected.plan.stack.trainer + " on " + gpu;
+    const ErrorStats error = m_trust ? m_trust->measured().memory_error(gpu, selected.plan.stack.trainer, &scope)
+                                     : ErrorStats{};
     const MemoryVerdict verdict = memory_verdict(selected.estimate, error, scope);
     const double tokensPerS = m_planModel->data(best, PlanTableModel::ValueRole).toDouble();
     const bool amber = verdict.verdict == Verdict::kFitsInsideError;

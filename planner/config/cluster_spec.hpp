@@ -9,6 +9,10 @@ namespace spplan {
 
 struct GpuSpec {
   std::string name;
+  // The preset a GPU file extends (`base = "h100-80gb"`), "" otherwise: its measured accuracy is
+  // the base's (the same silicon and software), not "not validated".
+  std::string base;
+  const std::string& measured_as() const { return base.empty() ? name : base; }
   double memory_gib = 0;                // device memory as the driver reports it
   double bf16_tflops = 0;               // dense bf16 tensor-core peak (no sparsity)
   double fp32_tflops = 0;               // dense fp32 peak (PyTorch's default fp32 matmul, no TF32);

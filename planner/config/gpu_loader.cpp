@@ -1,40 +1,67 @@
 // GPU presets and GPU TOML files -> GpuSpec.
+#include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "planner/config/loaders.hpp"
 #include "planner/config/preset_path.hpp"
 #include "planner/config/toml_reader.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/core/suggest.hpp"
 
 namespace spplan {
 
+// `base = "PRESET"`: the preset's spec, which the file's keys then override one by one (an H100
+// with 96 GB is `base = "h100-80gb"` and `memory_gib = 96`). A preset only: a chain of files
+// would hide where a number came from.
+Result<std::optional<GpuSpec>> read_base(KeyReader* r) {
+  std::string base;
+  SPPLAN_RETURN_IF_ERROR(r->read_string("base", &base, false));
+  if (base.empty()) return std::optional<GpuSpec>();
+  const std::vector<std::string> presets = gpu_presets();
+  if (std::find(presets.begin(), presets.end(), base) == presets.end()) {
+    return Status::invalid(r->where("base") + ": value \"" + base + "\" is not a GPU preset" +
+                           did_you_mean(base, presets) + " (allowed: " + join(presets) + ")");
+  }
+  SPPLAN_ASSIGN_OR_RETURN(GpuSpec spec, load_gpu(base));
+  return std::optional<GpuSpec>(std::move(spec));
+}
+
 Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& table) {
-  GpuSpec g;
-  g.name = std::filesystem::path(source).stem().string();
   KeyReader r(source, table);
+  SPPLAN_ASSIGN_OR_RETURN(const std::optional<GpuSpec> base, read_base(&r));
+  GpuSpec g = base.value_or(GpuSpec{});
+  g.name = std::filesystem::path(source).stem().string();
+  if (base) g.base = base->name;
+  // With a base every key is optional (the preset gave it); without one the file states them all.
+  const bool need = !base.has_value();
   SPPLAN_RETURN_IF_ERROR(r.read_string("name", &g.name, false));
-  SPPLAN_RETURN_IF_ERROR(r.read_positive("memory_gib", &g.memory_gib, true));
-  SPPLAN_RETURN_IF_ERROR(r.read_positive("bf16_tflops", &g.bf16_tflops, true));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("memory_gib", &g.memory_gib, need));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("bf16_tflops", &g.bf16_tflops, need));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("fp32_tflops", &g.fp32_tflops, false));  // 0: not given
-  SPPLAN_RETURN_IF_ERROR(r.read_positive("hbm_GBps", &g.hbm_GBps, true));
-  SPPLAN_RETURN_IF_ERROR(r.read_int("gpus_per_node", &g.gpus_per_node, true, 1, 1 << 16));
-  SPPLAN_RETURN_IF_ERROR(r.read_positive("intra_node_GBps", &g.intra_node_GBps, true));
-  SPPLAN_RETURN_IF_ERROR(r.read_positive("inter_node_GBps", &g.inter_node_GBps, true));
-  SPPLAN_RETURN_IF_ERROR(r.read_positive("pcie_GBps", &g.pcie_GBps, true));
-  SPPLAN_RETURN_IF_ERROR(r.read_positive("host_memory_gib_per_node", &g.host_memory_gib_per_node, true));
-  SPPLAN_RETURN_IF_ERROR(r.read_positive("host_adam_params_per_s", &g.host_adam_params_per_s, true));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("hbm_GBps", &g.hbm_GBps, need));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("gpus_per_node", &g.gpus_per_node, need, 1, 1 << 16));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("intra_node_GBps", &g.intra_node_GBps, need));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("inter_node_GBps", &g.inter_node_GBps, need));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("pcie_GBps", &g.pcie_GBps, need));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("host_memory_gib_per_node", &g.host_memory_gib_per_node, need));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("host_adam_params_per_s", &g.host_adam_params_per_s, need));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("nvme_GBps_per_node", &g.nvme_GBps_per_node, false));
-  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("price_per_gpu_hour", &g.price_per_gpu_hour, true));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("price_per_gpu_hour", &g.price_per_gpu_hour, need));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("matmul_efficiency", &g.matmul_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("attention_efficiency", &g.attention_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("attention_bwd_efficiency", &g.attention_bwd_efficiency, false));
-  g.sdpa_attention_efficiency = g.attention_efficiency;  // absent: SDPA runs at the flash rates
-  g.sdpa_attention_bwd_efficiency = g.attention_bwd_efficiency;
+  if (need) {  // absent: SDPA runs at the flash rates (with a base: the base's SDPA rates)
+    g.sdpa_attention_efficiency = g.attention_efficiency;
+    g.sdpa_attention_bwd_efficiency = g.attention_bwd_efficiency;
+  }
   SPPLAN_RETURN_IF_ERROR(r.read_positive("sdpa_attention_efficiency", &g.sdpa_attention_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("sdpa_attention_bwd_efficiency", &g.sdpa_attention_bwd_efficiency, false));
-  g.fp32_matmul_efficiency = g.matmul_efficiency;  // absent: fp32 runs at the bf16 fractions
-  g.fp32_attention_efficiency = g.attention_efficiency;
-  g.fp32_attention_bwd_efficiency = g.attention_bwd_efficiency;
+  if (need) {  // absent: fp32 runs at the bf16 fractions (with a base: the base's)
+    g.fp32_matmul_efficiency = g.matmul_efficiency;
+    g.fp32_attention_efficiency = g.attention_efficiency;
+    g.fp32_attention_bwd_efficiency = g.attention_bwd_efficiency;
+  }
   SPPLAN_RETURN_IF_ERROR(r.read_positive("fp32_matmul_efficiency", &g.fp32_matmul_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("fp32_attention_efficiency", &g.fp32_attention_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("fp32_attention_bwd_efficiency", &g.fp32_attention_bwd_efficiency, false));

@@ -239,6 +239,29 @@ TEST(Plan, EngineTrainerAndAttentionRoundTrip) {
   EXPECT_EQ(plan_to_toml(*back), plan_to_toml(p));
 }
 
+// Issue 45: a GPU that is a preset with one change names the preset and writes only the change.
+TEST(LoadGpu, AFileExtendsAPresetWithBase) {
+  const std::string path = testing::TempDir() + "/h100-96.toml";
+  std::ofstream(path) << "base = \"h100-80gb\"\nmemory_gib = 96\nprice_per_gpu_hour = 2.1\n";
+  const auto gpu = load_gpu(path);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+  const GpuSpec h100 = *load_gpu("h100-80gb");
+  EXPECT_EQ(gpu->memory_gib, 96);
+  EXPECT_EQ(gpu->price_per_gpu_hour, 2.1);
+  EXPECT_EQ(gpu->bf16_tflops, h100.bf16_tflops);  // the rest is the preset's
+  EXPECT_EQ(gpu->sdpa_attention_efficiency, h100.sdpa_attention_efficiency);
+  EXPECT_EQ(gpu->attention_fixed_s, h100.attention_fixed_s);
+  EXPECT_EQ(gpu->name, "h100-96");
+  EXPECT_EQ(gpu->measured_as(), "h100-80gb");  // held against the H100's measured error
+  EXPECT_EQ(h100.measured_as(), "h100-80gb");
+  std::ofstream(path) << "base = \"h100-80\"\nmemory_gib = 96\n";
+  EXPECT_EQ(load_gpu(path).status().message(),
+            path + ": key \"base\": value \"h100-80\" is not a GPU preset; did you mean \"h100-80gb\"? (allowed: a100-40gb, "
+                   "a100-80gb, b200, h100-80gb, h200-141gb)");
+  std::ofstream(path) << "base = \"h100-80gb\"\nmemory_gb = 96\n";  // a typo is still an unknown key
+  EXPECT_NE(load_gpu(path).status().message().find("memory_gb"), std::string::npos);
+}
+
 TEST(LoadGpu, SdpaRatesDefaultToTheFlashRates) {
   const GpuSpec a100 = *load_gpu("a100-80gb");  // no SDPA measurement: the flash rates
   EXPECT_EQ(a100.sdpa_attention_efficiency, a100.attention_efficiency);
