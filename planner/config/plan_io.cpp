@@ -218,7 +218,9 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << "\nqk_norm = " << (m.qk_norm ? "true" : "false") << "\nrope_theta = " << m.rope_theta
     << "\nrms_norm_eps = " << m.rms_norm_eps << "\n";
   o << model_extras_toml(m) << "\n";
-  o << "[gpu]\nname = " << toml_string(g.name) << "\nmemory_gib = " << g.memory_gib
+  o << "[gpu]\nname = " << toml_string(g.name)
+    << (g.base.empty() ? std::string() : "\nbase = " + toml_string(g.base))  // measured as the preset it extends
+    << "\nmemory_gib = " << g.memory_gib
     << "\nbf16_tflops = " << g.bf16_tflops << "\nfp32_tflops = " << g.fp32_tflops << "\nhbm_GBps = " << g.hbm_GBps << "\ngpus_per_node = " << g.gpus_per_node
     << "\nintra_node_GBps = " << g.intra_node_GBps << "\ninter_node_GBps = " << g.inter_node_GBps
     << "\npcie_GBps = " << g.pcie_GBps << "\nhost_memory_gib_per_node = " << g.host_memory_gib_per_node

@@ -254,6 +254,17 @@ TEST(LoadGpu, AFileExtendsAPresetWithBase) {
   EXPECT_EQ(gpu->name, "h100-96");
   EXPECT_EQ(gpu->measured_as(), "h100-80gb");  // held against the H100's measured error
   EXPECT_EQ(h100.measured_as(), "h100-80gb");
+  PlanSpec plan;  // a saved plan keeps what the GPU extends, and every value
+  plan.model = *load_model("qwen3-4b");
+  plan.cluster = {*gpu, 4};
+  plan.seq_len = 4096;
+  plan.stack = *load_trainer("arctic");
+  const std::string plan_path = testing::TempDir() + "/plan_h100_96.toml";
+  std::ofstream(plan_path) << plan_to_toml(plan);
+  const auto loaded = load_plan(plan_path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->cluster.gpu.measured_as(), "h100-80gb");
+  EXPECT_EQ(loaded->cluster.gpu.memory_gib, 96);
   std::ofstream(path) << "base = \"h100-80\"\nmemory_gib = 96\n";
   EXPECT_EQ(load_gpu(path).status().message(),
             path + ": key \"base\": value \"h100-80\" is not a GPU preset; did you mean \"h100-80gb\"? (allowed: a100-40gb, "
