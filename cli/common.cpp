@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <iostream>
-
 #include <optional>
 
 #include "planner/config/loaders.hpp"

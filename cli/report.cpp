@@ -12,7 +12,6 @@
 #include "planner/core/units.hpp"
 
 namespace spplan::cli {
-
 namespace {
 
 // What the whole cluster costs per hour at the plan's price.
