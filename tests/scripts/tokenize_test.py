@@ -252,7 +252,11 @@ with tempfile.TemporaryDirectory() as tmp:
             w.write(jsonl({"text": "foo"}))
             w.flush()
             p.send_signal(signum)
-            _, err = p.communicate(timeout=60)
+        # The pipe is closed before waiting: CPython runs a signal's handler between bytecodes, so a
+        # signal that lands just before the script blocks in read() does not interrupt that read,
+        # and the run waited for data that never came (once, 60 s). EOF wakes it; the handler then
+        # runs before the script goes on.
+        _, err = p.communicate(timeout=60)
         check(f"{signal.Signals(signum).name}: exit {code}, one line, the existing output untouched, no partial file",
               p.returncode == code and err.count("\n") == 1 and "Traceback" not in err
               and read_bytes(existing) == b"the previous output" and not leftovers(tmp),
