@@ -88,13 +88,7 @@ const MeasuredAccuracy* measured_accuracy() {
 }
 
 MemoryVerdict verdict_of(const PlanSpec& plan, const costmodel::Estimate& estimate) {
-  const std::string& gpu = plan.cluster.gpu.measured_as();
-  std::string scope = plan.stack.trainer + " on " + gpu;
-  ErrorStats error;
-  if (const MeasuredAccuracy* accuracy = measured_accuracy()) {
-    error = accuracy->memory_error(gpu, plan.stack.trainer, &scope);
-  }
-  return memory_verdict(estimate, error, scope);
+  return plan_verdict(plan, estimate, measured_accuracy());
 }
 
 Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {

@@ -338,11 +338,8 @@ void MainWindow::updateBanner(int row) {
   if (m_planModel->anyFits()) {
     // The selected plan's margin against the measured memory error of its trainer on its GPU:
     // green beyond it, amber inside it (planner/accuracy/memory_verdict.hpp, as the CLI's verdict).
-    const std::string& gpu = selected.plan.cluster.gpu.measured_as();
-    std::string scope = selected.plan.stack.trainer + " on " + gpu;
-    const ErrorStats error = m_trust ? m_trust->measured().memory_error(gpu, selected.plan.stack.trainer, &scope)
-                                     : ErrorStats{};
-    const MemoryVerdict verdict = memory_verdict(selected.estimate, error, scope);
+    const MemoryVerdict verdict =
+        plan_verdict(selected.plan, selected.estimate, m_trust ? &m_trust->measured() : nullptr);
     const double tokensPerS = m_planModel->data(best, PlanTableModel::ValueRole).toDouble();
     const bool amber = verdict.verdict == Verdict::kFitsInsideError;
     m_bannerLabel->setStyleSheet(amber ? "background: #fff1b8; color: #6b4f00; font-weight: bold;"

@@ -43,4 +43,11 @@ MemoryVerdict memory_verdict(const costmodel::Estimate& e, const ErrorStats& err
   return v;
 }
 
+MemoryVerdict plan_verdict(const PlanSpec& plan, const costmodel::Estimate& estimate, const MeasuredAccuracy* accuracy) {
+  const std::string& gpu = plan.cluster.gpu.measured_as();
+  std::string scope = plan.stack.trainer + " on " + gpu;
+  const ErrorStats error = accuracy ? accuracy->memory_error(gpu, plan.stack.trainer, &scope) : ErrorStats{};
+  return memory_verdict(estimate, error, scope);
+}
+
 }  // namespace spplan

@@ -27,5 +27,8 @@ struct MemoryVerdict {
 };
 
 MemoryVerdict memory_verdict(const costmodel::Estimate& estimate, const ErrorStats& error, const std::string& scope);
+// The plan's verdict against the error measured for its trainer on the GPU it is measured as
+// (GpuSpec::measured_as); `accuracy` null: nothing measured.
+MemoryVerdict plan_verdict(const PlanSpec& plan, const costmodel::Estimate& estimate, const MeasuredAccuracy* accuracy);
 
 }  // namespace spplan
