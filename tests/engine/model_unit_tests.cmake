@@ -9,3 +9,5 @@ add_executable(engine_tiling_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/model/cuda/launch_shapes_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run/host_adamw_test.cpp ${CMAKE_CURRENT_LIST_DIR}/parallel/ring_attention_unit_test.cpp)
 target_link_libraries(engine_tiling_unit_tests PRIVATE spplan_engine_model GTest::gtest_main)
+# The engine's precompiled ATen header: each of these sources took 50-90 s to compile without it.
+target_precompile_headers(engine_tiling_unit_tests REUSE_FROM spplan_engine_device)
