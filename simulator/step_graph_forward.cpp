@@ -45,7 +45,8 @@ PassOps StepGraphBuilder::emit_pass(const costmodel::LayerPassCosts& pass, bool 
 // Ring attention (cp > 1): block i on the compute stream while hop i on the comm stream brings
 // the K/V of block i+1 (after the previous hop has freed the receive buffer); block i+1 waits for
 // it. The all-gather variant and the backward's last dK/dV hop wait in line on the compute
-// stream, exposed as the estimate counts them (costmodel LayerPassCosts::cp_exposed_s).
+// stream, exposed as the estimate counts them (costmodel LayerPassCosts::cp_exposed_s). Each
+// block's merge, an equal share of the pass's cp_merge_s, runs after it on the compute stream.
 void StepGraphBuilder::emit_attention(const costmodel::LayerPassCosts& pass, const std::string& prefix,
                                       PassOps* ops) {
   if (pass.attention_blocks <= 1 && pass.cp_comm_s() <= 0) {
@@ -65,6 +66,11 @@ void StepGraphBuilder::emit_attention(const costmodel::LayerPassCosts& pass, con
       g_.add_dep(hop_ready, hop);   // forwards the chunk the previous hop brought
       g_.add_dep(prev_block, hop);  // into the buffer block i-1 has finished with (double buffering)
       hop_ready = hop;
+    }
+    // The block's fp32 merge (forward) or accumulation (backward) follows it on the compute stream.
+    if (pass.cp_merge_s > 0) {
+      add_compute(prefix + "attention.merge" + std::to_string(i), OpCategory::kCompute,
+                  pass.cp_merge_s / static_cast<double>(pass.attention_blocks));
     }
     prev_block = block;
   }

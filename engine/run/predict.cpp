@@ -54,7 +54,8 @@ std::map<std::string, double> kernel_classes_s(const costmodel::StepCosts& c) {
   return {{"gemm", micro * layers * (gemm(c.forward) + gemm(c.recompute) + gemm(c.backward))},
           {"attention_fwd", micro * layers * (c.forward.attention_s + c.recompute.attention_s)},
           {"attention_bwd", micro * layers * c.backward.attention_s},
-          {"elementwise", micro * (layers * (c.forward.norm_s + c.recompute.norm_s + c.backward.norm_s) +
+          {"elementwise", micro * (layers * (c.forward.norm_s + c.recompute.norm_s + c.backward.norm_s +
+                                             c.forward.cp_merge_s + c.recompute.cp_merge_s + c.backward.cp_merge_s) +
                                    c.embed_fwd_s + c.embed_bwd_s)},
           {"loss", micro * (c.loss_fwd_s + c.loss_bwd_s)},
           {"optimizer", c.optimizer_s}};

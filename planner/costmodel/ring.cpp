@@ -32,7 +32,41 @@ double merge_buffer_bytes(const PlanSpec& p) {
   return (kFp32Bytes + act_bytes(p)) * q * s + 2 * kFp32Bytes * heads * s;
 }
 
+// Elements of the rank's queries (and attention outputs) after the Ulysses all-to-all, and of its
+// K plus V chunk: what the merges read and write.
+double q_elems(const PlanSpec& p) { return p.model.q_dim() * local_tokens(p); }
+double kv_elems(const PlanSpec& p) { return ring_kv_chunk_bytes(p) / act_bytes(p); }
+
 }  // namespace
+
+// Forward, read from the engine's merge_attention_block (engine/parallel/ring_attention.cpp); the
+// same exp-weighted update runs in ring-flash-attention's update_out_and_lse (utils.py) and torch's
+// _SDPAMerger (_context_parallel/_attention.py), both in fp32. Per later block and output element:
+// the running output scaled in place (read 4 + write 4 B), the block's output upcast (read a, write
+// 4), scaled (read 4, write 4) and added (read 8, write 4): 32 + a bytes, in about 10 kernels with
+// the log-sum-exp's small ones. Once a pass: the first block's output upcast (a + 4) and the result
+// cast back (4 + a). The slowest rank merges whole rows at every hop (the zigzag's other ranks merge
+// half of them at some), and the hops keep the ranks in step, so whole rows are priced.
+RingMergeTraffic ring_forward_merge(const PlanSpec& p) {
+  if (p.knobs.cp == 1) return {};
+  const double a = act_bytes(p), hops = static_cast<double>(p.knobs.cp - 1);
+  constexpr double kKernelsPerMerge = 10;
+  return {q_elems(p) * (hops * (4 * kFp32Bytes + 4 * kFp32Bytes + a) + 2 * (a + kFp32Bytes)),
+          hops * kKernelsPerMerge + 2};
+}
+
+// Backward, from the engine's ring_backward: each of the cp blocks adds its dQ (activation dtype)
+// into the fp32 dQ accumulator (read 4 + a, write 4 per query element) and its dK, dV into the
+// fp32 accumulator that travels with the chunk (the same per K/V element); the accumulators are
+// zeroed once (write 4) and cast back once (read 4, write a). ring-flash-attention's zigzag
+// backward keeps the same three fp32 accumulators (zigzag_ring_flash_attn.py).
+RingMergeTraffic ring_backward_merge(const PlanSpec& p) {
+  if (p.knobs.cp == 1) return {};
+  const double a = act_bytes(p), blocks = static_cast<double>(p.knobs.cp);
+  const double elems = q_elems(p) + kv_elems(p);
+  constexpr double kKernelsPerBlock = 3;  // dQ, dK and dV additions
+  return {elems * (blocks * (2 * kFp32Bytes + a) + kFp32Bytes + (kFp32Bytes + a)), blocks * kKernelsPerBlock + 6};
+}
 
 double ring_kv_chunk_bytes(const PlanSpec& p) { return 2 * act_bytes(p) * local_tokens(p) * kv_width_after_a2a(p); }
 

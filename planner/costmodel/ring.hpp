@@ -33,6 +33,17 @@ struct RingPassComm {
 RingPassComm ring_forward_comm(const PlanSpec& plan);
 RingPassComm ring_backward_comm(const PlanSpec& plan);
 
+// The ring's merges on the compute stream in one layer pass (one rank): memory traffic that runs
+// between the attention blocks, never beside them. Forward: each later block's output and
+// log-sum-exp folded into the running fp32 output; backward: each block's dQ and dK/dV added to
+// fp32 accumulators; both: the fp32 buffers' casts in and out. 0 when cp == 1.
+struct RingMergeTraffic {
+  double bytes = 0;    // read + written, the pass's whole
+  double kernels = 0;  // launches, the pass's whole
+};
+RingMergeTraffic ring_forward_merge(const PlanSpec& plan);
+RingMergeTraffic ring_backward_merge(const PlanSpec& plan);
+
 // Memory alive during one layer's ring attention above what the layer saves (bytes, one rank):
 // receive buffers or the gathered K/V, and the output / log-sum-exp merge buffers (forward), or
 // the K/V, dK/dV and dQ accumulators (backward). 0 when cp == 1.

@@ -76,6 +76,10 @@ Shape mlp_tile(const Shape& x, int64_t tiles) {
 
 // A pass's ring communication (ring.hpp): the hops beside the attention blocks, and what is not
 // hidden before and after them.
+void set_ring_merge(const GpuSpec& g, const RingMergeTraffic& m, const Shape& x, LayerPassCosts* c) {
+  c->cp_merge_s = m.bytes > 0 ? elementwise_time_s(g, m.bytes, x.a, m.kernels) : 0.0;
+}
+
 void set_ring_comm(const RingPassComm& ring, LayerPassCosts* c) {
   c->cp_pre_s = ring.pre_s;
   c->cp_hop_s = ring.hop_s;
@@ -92,6 +96,7 @@ LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   c.attention_blocks = x.cp;
   c.attention_s = x.cp * attention_fwd_time_s(g, p.stack.attention, attention_block_flops(p, x), x.a);
   set_ring_comm(ring_forward_comm(p), &c);
+  set_ring_merge(g, ring_forward_merge(p), x, &c);
   c.a2a_out_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * x.q, x.sp);
   c.out_proj_s = gemm_time_s(g, x.s, x.h, x.q, x.a);
   c.mlp_s = mlp_fwd_s(g, x);
@@ -113,6 +118,7 @@ LayerPassCosts backward_pass(const PlanSpec& p, const Shape& x, const LayerPassC
   c.out_proj_s = gemm_bwd_time_s(g, x.s, x.h, x.q, x.a);
   c.attention_s = x.cp * attention_bwd_time_s(g, p.stack.attention, attention_block_flops(p, x), x.a);
   set_ring_comm(ring_backward_comm(p), &c);
+  set_ring_merge(g, ring_backward_merge(p), x, &c);
   c.mlp_s = p.knobs.tiled_mlp ? fwd.mlp_s + fwd.mlp_tiles * mlp_bwd_s(g, mlp_tile(x, fwd.mlp_tiles)) : mlp_bwd_s(g, x);
   return c;
 }

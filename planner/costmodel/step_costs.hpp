@@ -23,21 +23,25 @@ struct LayerPassCosts {
   double out_proj_s = 0;      // output projection
   double mlp_s = 0;           // gate, up, SiLU*mul, down (all tiles together when tiled)
   int64_t mlp_tiles = 1;      // number of sequence tiles of the MLP (1 = not tiled)
-  // Ring attention (cp > 1, ring.hpp): attention_s runs as attention_blocks equal blocks; ring hop
-  // i overlaps block i and only its excess is exposed; cp_pre_s / cp_post_s (the all-gather
-  // variant, the backward's last dK/dV hop) wait in line before / after attention.
+  // Ring attention (cp > 1, ring.hpp): attention_s runs as attention_blocks equal blocks, each
+  // followed by its share of cp_merge_s; ring hop i overlaps block i and its merge and only its
+  // excess is exposed; cp_pre_s / cp_post_s (the all-gather variant, the backward's last dK/dV
+  // hop) wait in line before / after attention.
   int64_t attention_blocks = 1;
+  double cp_merge_s = 0;      // the blocks' fp32 merges (ring.hpp RingMergeTraffic), on the compute stream
   double cp_pre_s = 0;
   double cp_hop_s = 0;
   int64_t cp_hops = 0;
   double cp_post_s = 0;
 
-  double compute_s() const { return norm_s + qkv_s + attention_s + out_proj_s + mlp_s; }
+  double compute_s() const { return norm_s + qkv_s + attention_s + cp_merge_s + out_proj_s + mlp_s; }
   double a2a_s() const { return a2a_qkv_s + a2a_out_s; }
   double attention_block_s() const { return attention_s / static_cast<double>(attention_blocks); }
+  // What a hop hides behind: its attention block and that block's merge, both before its wait.
+  double cp_hop_window_s() const { return (attention_s + cp_merge_s) / static_cast<double>(attention_blocks); }
   double cp_comm_s() const { return cp_pre_s + static_cast<double>(cp_hops) * cp_hop_s + cp_post_s; }
   double cp_exposed_s() const {
-    return cp_pre_s + cp_post_s + static_cast<double>(cp_hops) * std::max(0.0, cp_hop_s - attention_block_s());
+    return cp_pre_s + cp_post_s + static_cast<double>(cp_hops) * std::max(0.0, cp_hop_s - cp_hop_window_s());
   }
   double total_s() const { return compute_s() + a2a_s() + cp_exposed_s(); }
 };

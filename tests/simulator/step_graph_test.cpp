@@ -212,5 +212,33 @@ TEST(StepGraph, RingHopsOverlapAttentionBlocksWorkedByHand) {
   EXPECT_DOUBLE_EQ(serial.step_time_s, 109);
 }
 
+// The same forward with merges of 1 a pass (0.5 after each block): block0 5-7, merge0 7-7.5 while
+// hop0 runs 5-8, block1 8-10, merge1 10-10.5. The hop now hides behind 2.5 (block and merge), so
+// each forward layer takes 13 + 1 - 0.5 = 13.5: the step 92 + 2 x 0.5 = 93, ring exposed 3.
+TEST(StepGraph, RingMergesFollowTheirBlocksOnTheComputeStream) {
+  costmodel::StepCosts c = testing::two_layer_costs();
+  c.forward.attention_blocks = 2;
+  c.forward.cp_hops = 1;
+  c.forward.cp_hop_s = 3;
+  c.forward.cp_merge_s = 1;
+  c.backward.attention_blocks = 2;
+  c.backward.cp_hops = 1;
+  c.backward.cp_hop_s = 3;
+  c.backward.cp_post_s = 1;
+  const SimResult r = simulate(c, MemoryTerms{}, Mode::kOverlap);
+  EXPECT_DOUBLE_EQ(start_of(r, "m0.fwd.L0.attention.merge0"), 7);
+  EXPECT_DOUBLE_EQ(start_of(r, "m0.fwd.L0.attention.b1"), 8);
+  EXPECT_DOUBLE_EQ(start_of(r, "m0.fwd.L0.attention.merge1"), 10);
+  for (const SimEvent& e : r.events) {
+    if (e.name.find("attention.merge") != std::string::npos) {
+      EXPECT_EQ(e.resource, Resource::kCompute) << e.name;
+      EXPECT_EQ(e.category, OpCategory::kCompute) << e.name;
+    }
+  }
+  EXPECT_DOUBLE_EQ(c.forward.total_s(), 13.5);
+  EXPECT_DOUBLE_EQ(r.step_time_s, 93);
+  EXPECT_DOUBLE_EQ(r.exposed_comm_s.ring_s, 3);
+}
+
 }  // namespace
 }  // namespace spplan::sim
