@@ -23,8 +23,9 @@ int cmd_estimate(int argc, const char* const* argv) {
   if (!plan.ok()) return fail(plan.status());
   if (!args->has("sp")) return fail(Status::invalid("--sp: missing (required: the Ulysses degree, e.g. --sp 4)"));
   if (Status s = apply_knob_flags(*args, &plan->knobs); !s) return fail(s);
-  if (Status s = check_plan(*plan, flag_where); !s) return fail(s);  // reads no attention kernel
+  // The kernel first: the trainer's rules read it (a ring on hf runs SDPA only).
   if (Status s = settle_attention(&*plan, args->has("attention"), flag_where); !s) return fail(s);
+  if (Status s = check_plan(*plan, flag_where); !s) return fail(s);
   const costmodel::Estimate e = costmodel::estimate(*plan);
   if (args->has("json")) {
     std::cout << estimate_json(*plan, e).dump(2) << "\n";

@@ -65,6 +65,20 @@ def summary(report):
     return lines
 
 
+def ring_pair_rows(report):
+    """The ring against Ulysses at equal degree (issue 41), where the report has such pairs."""
+    pairs = report.get("ring_vs_ulysses", [])
+    if not pairs:
+        return []
+    rows = ["", "Ring against Ulysses at equal degree (step time ratio):", "",
+            "| ring | Ulysses | measured | predicted | delta % |", "|---|---|---|---|---|"]
+    for p in pairs:
+        rows.append("| %s | %s | %.3f | %.3f | %+.1f |" % (p["ring"].replace("tiny-llama ", ""),
+                                                          p["ulysses"].replace("tiny-llama ", ""),
+                                                          p["measured_ratio"], p["predicted_ratio"], p["error_pct"]))
+    return rows
+
+
 def main(argv):
     if len(argv) != 2:
         print("usage: scripts/engine-table.py REPORT.json", file=sys.stderr)
@@ -73,7 +87,7 @@ def main(argv):
         with open(argv[1]) as f:
             report = json.load(f)
         lines = [*case_rows(report), "", "Predicted / timed inside the run, per kernel class:", "",
-                 *class_rows(report), "", *summary(report)]
+                 *class_rows(report), *ring_pair_rows(report), "", *summary(report)]
     except (OSError, ValueError) as e:
         print("engine-table: %s: %s (allowed: a `spplan validate engine --json` report)" % (argv[1], e), file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -64,7 +65,7 @@ int bad_input(const std::string& message) {
 }
 
 struct Flags {
-  bool json = false, quick = false, long_cases = false;
+  bool json = false, quick = false, long_cases = false, ring = false;
   std::string calibration, gpu;
   int64_t shard = 0, shards = 1;  // --shard I/N: the cases whose index is I modulo N
 };
@@ -93,8 +94,13 @@ Result<Flags> parse_flags(int argc, char** argv) {
   f.json = args->has("json");
   f.quick = args->has("quick");
   f.long_cases = args->has("long");
-  if (f.quick && f.long_cases) {
-    return Status::invalid("spplan-engine validate engine: --long and --quick: choose one (allowed: one case list)");
+  f.ring = args->has("ring");
+  std::string lists;  // the case lists asked for: "--long and --quick"
+  for (const auto& [given, name] : {std::pair{f.long_cases, "--long"}, {f.quick, "--quick"}, {f.ring, "--ring"}}) {
+    if (given) lists += (lists.empty() ? "" : " and ") + std::string(name);
+  }
+  if (lists.find(" and ") != std::string::npos) {
+    return Status::invalid("spplan-engine validate engine: " + lists + ": choose one (allowed: one case list)");
   }
   f.calibration = args->get("calibration").value_or("");
   f.gpu = args->get("gpu").value_or("");
@@ -237,6 +243,9 @@ std::vector<FlagSpec> validate_flag_specs() {
           {"long", false,
            "CPU: the long-sequence memory-only cases instead (micro-llama at 64K and 128K tokens, one step each; "
            "about 15 minutes on 2 cores)"},
+          {"ring", false,
+           "CPU: only the ring-against-Ulysses cases (ring, Ulysses x ring and Ulysses at equal degree; about 5 "
+           "minutes on 2 cores)"},
           {"calibration", true, "price the cases on this calibrated GPU file instead of calibrating first",
            "a GPU TOML file written by spplan calibrate", "spplan calibrate runs first"},
           {"gpu", true, "on a CUDA device: the preset the \"preset d %\" columns price with",
@@ -269,12 +278,14 @@ int validate_main(int argc, char** argv, const ValidateDevice& device) {
   }
   m.calibrated = *calibrated;
 
-  if (cuda && flags->long_cases) {
-    return bad_input("spplan-engine validate engine: --long: the long-sequence cases are the CPU's (allowed: --long "
-                     "without a CUDA device)");
+  if (cuda && (flags->long_cases || flags->ring)) {
+    const std::string flag = flags->long_cases ? "--long" : "--ring";
+    return bad_input("spplan-engine validate engine: " + flag + ": these cases are the CPU's (allowed: " + flag +
+                     " without a CUDA device)");
   }
   std::vector<ValidateCase> cases = cuda               ? gpu_cases(device.cuda_gpus, flags->quick)
                                     : flags->long_cases ? long_cpu_cases()
+                                    : flags->ring       ? cpu_ring_cases()
                                                         : cpu_cases(flags->quick);
   if (cuda) {
     for (const ValidateCase& plan : gpu_boundary_plans(device.cuda_gpus, flags->quick)) {

@@ -48,7 +48,52 @@ std::map<std::string, double> kernel_class_errors(const nlohmann::json& rows) {
   return out;
 }
 
+// A timed row's cp degree and its knobs without --cp; nullopt for a row without a step time.
+struct RowLayout {
+  int64_t cp = 1;
+  nlohmann::json knobs = nlohmann::json::array();
+};
+std::optional<RowLayout> timed_layout(const nlohmann::json& r) {
+  if (r.contains("error") || r.value("memory_only", false) || !r.contains("measured_step_time_s") ||
+      !r.contains("predicted_step_time_s") || !r.contains("knobs") || !r.contains("sp")) {
+    return std::nullopt;
+  }
+  RowLayout l;
+  const nlohmann::json& knobs = r["knobs"];
+  for (size_t i = 0; i < knobs.size(); ++i) {
+    if (knobs[i] == "--cp" && i + 1 < knobs.size()) {
+      l.cp = std::stoll(knobs[++i].get<std::string>());
+    } else {
+      l.knobs.push_back(knobs[i]);
+    }
+  }
+  return l;
+}
+
 }  // namespace
+
+std::vector<RingPair> ring_pairs(const nlohmann::json& rows) {
+  std::vector<RingPair> out;
+  for (const auto& ring : rows) {
+    const std::optional<RowLayout> r = timed_layout(ring);
+    if (!r || r->cp == 1) continue;
+    for (const auto& ulysses : rows) {
+      const std::optional<RowLayout> u = timed_layout(ulysses);
+      if (!u || u->cp != 1 || u->knobs != r->knobs || ulysses.value("model", "") != ring.value("model", "") ||
+          ulysses.value("seq", 0) != ring.value("seq", 0) || ulysses.value("world", 0) != ring.value("world", 0) ||
+          ulysses["sp"].get<int64_t>() != ring["sp"].get<int64_t>() * r->cp) {
+        continue;
+      }
+      RingPair pair{ring["case"], ulysses["case"]};
+      pair.measured_ratio = ring["measured_step_time_s"].get<double>() / ulysses["measured_step_time_s"].get<double>();
+      pair.predicted_ratio = ring["predicted_step_time_s"].get<double>() / ulysses["predicted_step_time_s"].get<double>();
+      pair.error_pct = 100.0 * (pair.predicted_ratio - pair.measured_ratio) / pair.measured_ratio;
+      out.push_back(pair);
+      break;
+    }
+  }
+  return out;
+}
 
 CaseSummary summarize_cases(const nlohmann::json& rows) {
   CaseSummary s;
@@ -63,6 +108,7 @@ CaseSummary summarize_cases(const nlohmann::json& rows) {
   s.host = errors(rows, "host_mem_error_pct");
   s.preset_mem = errors(rows, "preset_mem_error_pct"), s.preset_time = errors(rows, "preset_time_error_pct");
   s.kernel_class_mean_error_pct = kernel_class_errors(rows);
+  s.ring_pairs = ring_pairs(rows);
   return s;
 }
 
@@ -138,6 +184,11 @@ void print_table(const nlohmann::json& rows, const CaseSummary& sum, const Machi
     for (const auto& [cls, pct] : sum.kernel_class_mean_error_pct) std::printf(" %s %+.1f %%", cls.c_str(), pct);
     std::printf("\n");
   }
+  if (!sum.ring_pairs.empty()) std::printf("ring against Ulysses at equal degree (step time ratio):\n");
+  for (const RingPair& p : sum.ring_pairs) {
+    std::printf("  %s / %s: measured %.3f, predicted %.3f (%+.1f %%)\n", p.ring.c_str(), p.ulysses.c_str(),
+                p.measured_ratio, p.predicted_ratio, p.error_pct);
+  }
 }
 
 nlohmann::json summary_json(const CaseSummary& s, const Machines& m, const nlohmann::json& rows) {
@@ -155,6 +206,15 @@ nlohmann::json summary_json(const CaseSummary& s, const Machines& m, const nlohm
                       {"boundary_right", s.boundary_right},
                       {"kernel_class_mean_error_pct", s.kernel_class_mean_error_pct},
                       {"rows", rows}};
+  nlohmann::json pairs = nlohmann::json::array();
+  for (const RingPair& p : s.ring_pairs) {
+    pairs.push_back({{"ring", p.ring},
+                     {"ulysses", p.ulysses},
+                     {"measured_ratio", p.measured_ratio},
+                     {"predicted_ratio", p.predicted_ratio},
+                     {"error_pct", p.error_pct}});
+  }
+  j["ring_vs_ulysses"] = pairs;
   if (m.preset) {
     j.update({{"preset", m.preset->name},
               {"preset_max_mem_error_pct", s.preset_mem.max},

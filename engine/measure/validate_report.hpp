@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <optional>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,12 +29,22 @@ struct Errors {
   int n = 0;
 };
 
+// A ring (or Ulysses x ring) case beside the Ulysses case of the same degree, model, sequence and
+// knobs: the step-time ratio ring / Ulysses measured and predicted, and how far the prediction is
+// (issue 41: within 10 %).
+struct RingPair {
+  std::string ring, ulysses;
+  double measured_ratio = 0, predicted_ratio = 0, error_pct = 0;
+};
+std::vector<RingPair> ring_pairs(const nlohmann::json& rows);
+
 struct CaseSummary {
   int ok = 0, failed = 0, boundary = 0, boundary_right = 0;
   Errors mem, time, host, preset_mem, preset_time;
   // CPU: per kernel class (kernel_clock.hpp), the mean over the cases of (predicted - measured) /
   // measured, signed, where the class took at least 2 % of the measured step.
   std::map<std::string, double> kernel_class_mean_error_pct;
+  std::vector<RingPair> ring_pairs;
 };
 
 CaseSummary summarize_cases(const nlohmann::json& rows);

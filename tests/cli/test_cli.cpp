@@ -96,6 +96,20 @@ TEST(Cli, PlanSimulatePrintsTheSimulatedStep) {
                    .contains("simulated_step_time_s"));
 }
 
+// A ring on the Hugging Face Trainer runs torch's SDPA: estimate picks it without --attention (it
+// refused, naming an --attention flash2 nobody typed) and refuses only a named flash2.
+TEST(Cli, EstimateOfAnHfRingRunsSdpaUnasked) {
+  const std::string args = std::string("estimate ") + kBase + "--seq 32k --sp 1 --cp 4 --zero 3 --trainer hf --json";
+  const CliRun ring = run_spplan(args);
+  ASSERT_EQ(ring.exit_code, 0) << ring.err;
+  EXPECT_EQ(nlohmann::json::parse(ring.out)["attention"], "sdpa") << ring.out;
+  const CliRun named = run_spplan(args + " --attention flash2");
+  EXPECT_EQ(named.exit_code, 2);
+  EXPECT_NE(named.err.find("--attention: value \"flash2\" with layout ring is not run by trainer \"hf\""),
+            std::string::npos)
+      << named.err;
+}
+
 // Hugging Face Trainer frees the logits before backward; ArcticTraining holds the bf16 logits
 // (2 B per token per vocabulary entry) until backward returns. Untiled loss, peak at the loss.
 TEST(Cli, TrainerHfDropsTheHeldLogits) {

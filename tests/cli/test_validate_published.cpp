@@ -77,6 +77,34 @@ TEST(ValidatePublished, OptionalColumnsPriceTheRowAsItRan) {
   EXPECT_NE(report->table.find("~|"), std::string::npos) << report->table;
 }
 
+// Issue 41: `cp` and `cp_comm` price a ring row as it ran (GPUs = dp x sp x cp); a row with a
+// `not_expressed` reason is listed with it and predicted nothing, however free its other cells.
+TEST(ValidatePublished, RingColumnsAndRowsNoTrainerExpresses) {
+  const auto report = validate_published(kData + "/ring_columns.csv");
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  ASSERT_EQ(report->rows.size(), 1u);
+  PlanSpec p;
+  p.model = *load_model("llama-3.1-8b");
+  p.cluster.gpu = *load_gpu("h100-80gb");
+  p.cluster.num_gpus = 8;
+  p.seq_len = 262144;
+  p.knobs.cp = 4;  // dp 2
+  p.knobs.cp_comm = CpComm::kAllGather;
+  p.knobs.sp_comm_dtype = CommDtype::kBf16;
+  p.stack = trainer_stack("hf");
+  p.stack.attention = AttentionKernel::kSdpa;  // the hf record's ring runs torch's SDPA
+  const auto& row = report->rows[0];
+  EXPECT_EQ(row["cp"].get<int64_t>(), 4);
+  EXPECT_DOUBLE_EQ(row["tokens_per_s"]["predicted"].get<double>(), costmodel::estimate(p).tokens_per_s);
+  EXPECT_NE(report->table.find("  1x4    262144"), std::string::npos) << report->table;
+  ASSERT_EQ(report->summary["not_expressed"].size(), 1u);
+  EXPECT_EQ(report->summary["not_expressed"][0]["why"], "LoRA is not priced");
+  EXPECT_EQ(report->summary["fit_verdicts"].get<int>(), 1);
+  EXPECT_NE(report->table.find("1 rows not expressed by any trainer (not predicted):\n2 Some 32B (LoRA): LoRA is not priced"),
+            std::string::npos)
+      << report->table;
+}
+
 TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
   const struct {
     std::string file, expected;
@@ -94,6 +122,7 @@ TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
       // The row and column, not the --model flag the CSV user never typed.
       {"bad_trainer.csv", "bad_trainer.csv:2: column \"trainer\": value \"nemo\" is not a preset or a file (allowed presets: arctic, engine, hf, liger, megatron; or a trainer TOML file)"},
       {"bad_throughput.csv", "bad_throughput.csv:2: column \"throughput\": value \"dubious\" is not allowed (allowed: consistent, inconsistent)"},
+      {"bad_cp_comm.csv", "bad_cp_comm.csv:2: column \"cp_comm\": value \"zigzag\" is not allowed (allowed: ring, allgather)"},
       {"bad_model.csv", "bad_model.csv:2: column \"model\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
   };
   for (const auto& c : cases) {
@@ -115,6 +144,19 @@ TEST(ValidatePublished, ShippedResultsFileIsTodaysReport) {
   const nlohmann::json shipped = nlohmann::json::parse(in);
   EXPECT_EQ(shipped["rows"], report->rows) << "stale: run scripts/validation-results.sh and commit the file";
   EXPECT_EQ(shipped["summary"], report->summary) << "stale: run scripts/validation-results.sh and commit the file";
+}
+
+// The same for the ring rows of other stacks (validation/cp_visible.csv, issue 41).
+TEST(ValidatePublished, ShippedRingResultsFileIsTodaysReport) {
+  const std::string source = SPPLAN_SOURCE_DIR;
+  const auto report = validate_published(source + "/validation/cp_visible.csv");
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  std::ifstream in(source + "/validation/results/cp.json");
+  ASSERT_TRUE(in) << "validation/results/cp.json is missing: run scripts/validation-results.sh";
+  const nlohmann::json shipped = nlohmann::json::parse(in);
+  EXPECT_EQ(shipped["rows"], report->rows) << "stale: run scripts/validation-results.sh and commit the file";
+  EXPECT_EQ(shipped["summary"], report->summary) << "stale: run scripts/validation-results.sh and commit the file";
+  EXPECT_EQ(shipped["summary"]["not_expressed"].size(), 12u);
 }
 
 }  // namespace

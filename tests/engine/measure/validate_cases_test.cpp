@@ -72,7 +72,20 @@ TEST(ValidateCases, RingAndUlyssesTimesRingHaveACaseEach) {
     hybrid |= c.sp > 1;
   }
   EXPECT_TRUE(ring && hybrid);
-  EXPECT_EQ(case_name(cpu_cases(false).back()), "tiny-llama s8k sp2 w4 cp-2 act-ckpt-full tiled-mlp tiled-loss");
+  EXPECT_EQ(case_name(cpu_cases(false).back()), "tiny-llama s8k sp4 act-ckpt-full tiled-mlp tiled-loss");
+  // --ring (issue 41): every ring case has its Ulysses case of the same degree and knobs.
+  const std::vector<ValidateCase> pairs = cpu_ring_cases();
+  int rings = 0;
+  for (const ValidateCase& c : pairs) {
+    if (!has(c, "--cp")) continue;
+    ++rings;
+    const int64_t cp = std::stoll(std::find(c.knobs.begin(), c.knobs.end(), "--cp")[1]);
+    std::vector<std::string> rest(c.knobs.begin() + 2, c.knobs.end());  // --cp N leads
+    EXPECT_EQ(std::count_if(pairs.begin(), pairs.end(), [&](const ValidateCase& u) {
+                return u.sp == c.sp * cp && u.world == c.world && u.seq == c.seq && u.knobs == rest;
+              }), 1) << case_name(c);
+  }
+  EXPECT_EQ(rings, 3);
   const auto on8 = gpu_cases(8, false);
   EXPECT_EQ(case_name(on8.back()), "qwen3-1.7b s32k sp4 w8 act-ckpt-full precision-bf16 cp-2");
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace spplan::engine {
 namespace {
@@ -20,6 +21,44 @@ nlohmann::json memory_only_row() {
   return {{"case", "micro-llama s64k sp1"},       {"expect", "runs"}, {"memory_only", true},
           {"measured_peak_memory_bytes", 200.0}, {"predicted_peak_memory_bytes", 196.0},
           {"mem_error_pct", -4.0}};
+}
+
+nlohmann::json layout_row(const std::string& name, int64_t sp, const std::vector<std::string>& knobs, double measured,
+                          double predicted) {
+  nlohmann::json r = timed_row();
+  r.update({{"case", name}, {"model", "tiny-llama"}, {"seq", 8192}, {"world", 4}, {"sp", sp}, {"knobs", knobs},
+            {"measured_step_time_s", measured}, {"predicted_step_time_s", predicted}});
+  return r;
+}
+
+// Issue 41: each ring case set beside the Ulysses case of its degree, model, length and knobs; a
+// row of other knobs, another degree or no step time pairs with nothing.
+TEST(ValidateReport, RingCasesPairWithUlyssesAtTheirDegree) {
+  const std::vector<std::string> tiled = {"--act-ckpt", "full", "--tiled-loss"};
+  const nlohmann::json rows = nlohmann::json::array({
+      layout_row("cp4", 1, {"--cp", "4", "--act-ckpt", "full", "--tiled-loss"}, 9.0, 10.0),
+      layout_row("sp2 cp2", 2, {"--cp", "2", "--act-ckpt", "full", "--tiled-loss"}, 8.0, 8.0),
+      layout_row("sp4 other knobs", 4, {"--act-ckpt", "none"}, 1.0, 1.0),
+      layout_row("sp2", 2, tiled, 1.0, 1.0),
+      layout_row("sp4", 4, tiled, 10.0, 10.0),
+      layout_row("cp2 of another length", 1, {"--cp", "2", "--act-ckpt", "full", "--tiled-loss"}, 1.0, 1.0),
+      memory_only_row()});
+  nlohmann::json with_other_seq = rows;
+  with_other_seq[5]["seq"] = 4096;
+  const std::vector<RingPair> pairs = ring_pairs(with_other_seq);
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0].ring, "cp4");
+  EXPECT_EQ(pairs[0].ulysses, "sp4");
+  EXPECT_DOUBLE_EQ(pairs[0].measured_ratio, 0.9);
+  EXPECT_DOUBLE_EQ(pairs[0].predicted_ratio, 1.0);
+  EXPECT_NEAR(pairs[0].error_pct, 100.0 / 9.0, 1e-12);
+  EXPECT_EQ(pairs[1].ring, "sp2 cp2");
+  EXPECT_DOUBLE_EQ(pairs[1].measured_ratio, 0.8);
+  // The --json object carries them.
+  const nlohmann::json j = summary_json(summarize_cases(with_other_seq), Machines{}, with_other_seq);
+  ASSERT_EQ(j["ring_vs_ulysses"].size(), 2u);
+  EXPECT_EQ(j["ring_vs_ulysses"][1]["ulysses"], "sp4");
+  EXPECT_DOUBLE_EQ(j["ring_vs_ulysses"][1]["predicted_ratio"].get<double>(), 0.8);
 }
 
 TEST(ValidateReport, AMemoryOnlyRowCountsForMemoryNotForTime) {

@@ -125,7 +125,7 @@ TEST(EngineValidate, BadFlagsExit2NamingThem) {
   const RunResult unknown = run_engine({"validate", "engine", "--fast"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("spplan-engine validate engine: --fast: unknown flag (allowed: --json, --quick, "
-                             "--long, --calibration, --gpu, --shard)"),
+                             "--long, --ring, --calibration, --gpu, --shard)"),
             std::string::npos)
       << unknown.err;
   const RunResult stray = run_engine({"validate", "engine", "quick"});
@@ -142,6 +142,11 @@ TEST(EngineValidate, BadFlagsExit2NamingThem) {
   const RunResult both = run_engine({"validate", "engine", "--long", "--quick"});
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_NE(both.err.find("--long and --quick: choose one (allowed: one case list)"), std::string::npos) << both.err;
+  const RunResult ring = run_engine({"validate", "engine", "--ring", "--quick"});
+  EXPECT_EQ(ring.exit_code, 2);
+  EXPECT_NE(ring.err.find("spplan-engine validate engine: --quick and --ring: choose one (allowed: one case list)"),
+            std::string::npos)
+      << ring.err;
   const RunResult gpu = run_engine({"validate", "engine", "--gpu", "h100-80gb"});
   EXPECT_EQ(gpu.exit_code, 2);
   EXPECT_NE(gpu.err.find("--gpu h100-80gb: there is no CUDA device"), std::string::npos) << gpu.err;
