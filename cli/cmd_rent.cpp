@@ -1,9 +1,14 @@
-// spplan rent --model M --seq S [knobs to fix] [--trainer T] [--attention A] [--json]
-// "Which GPU is cheapest": every GPU preset at 1, 2 and 4 nodes, the best plan's $/Mtok, step
-// time and tokens/s, and the longest sequence that fits; the cheapest and fastest marked.
+// spplan rent --model M --seq S [--nodes LIST] [--price GPU=USD,...] [--tokens N] [knobs to fix]
+// [--trainer T] [--attention A] [--json]
+// "Which GPU is cheapest": every GPU preset at 1, 2 and 4 nodes (or --nodes), the best plan's
+// $/Mtok, step time and tokens/s, and the longest sequence that fits, at the presets' list prices
+// or the renter's own (--price); with --tokens, what training on that many tokens takes and costs.
+// The cheapest and fastest marked.
 // The same computation as the GUI's What-to-rent tab (search::rent_options).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 #include "cli/command_table.hpp"
 #include "cli/commands.hpp"
@@ -16,6 +21,13 @@
 #include "planner/search/rent.hpp"
 
 namespace spplan::cli {
+namespace {
+
+// Each node count is a plan search and a max-seq search on every preset: 128 nodes (1,024 GPUs of
+// 8) keeps a table within seconds, and is past every published long-sequence run.
+constexpr int64_t kMaxRentNodes = 128;
+
+}  // namespace
 
 std::vector<FlagSpec> rent_flag_specs() {
   std::vector<FlagSpec> specs;
@@ -31,9 +43,67 @@ std::vector<FlagSpec> rent_flag_specs() {
     }
     specs.push_back(f);
   }
+  specs.push_back({"nodes", true, "the node counts of each GPU preset to price",
+                   "node counts separated by commas, e.g. 1,2,4,8,16 (each 1-" + std::to_string(kMaxRentNodes) + ")",
+                   "1,2,4"});
+  specs.push_back({"price", true, "your own $ per GPU-hour for some presets, in place of their list price",
+                   "PRESET=USD pairs separated by commas, e.g. h100-80gb=2.1,h200-141gb=3.4", "each preset's list price"});
+  specs.push_back({"tokens", true, "a training budget in tokens: how long it runs and what it costs on each option",
+                   "a number of tokens >= 1, e.g. 2e9", "not shown"});
   specs.push_back(json_flag_spec());
   return specs;
 }
+
+namespace {
+
+// "1,2,4,8": distinct node counts in the order given.
+Result<std::vector<int64_t>> parse_node_list(const std::string& text) {
+  std::vector<int64_t> nodes;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    auto n = parse_int("--nodes", item, 1, kMaxRentNodes);
+    if (!n.ok()) return n.status();
+    if (std::find(nodes.begin(), nodes.end(), *n) == nodes.end()) nodes.push_back(*n);
+  }
+  if (nodes.empty() || text.back() == ',') {
+    return Status::invalid("--nodes: value \"" + text + "\" is not a list (allowed: node counts separated by commas, e.g. 1,2,4)");
+  }
+  return nodes;
+}
+
+// "h100-80gb=2.1,h200-141gb=3.4": a price per GPU-hour for named presets.
+Result<std::map<std::string, double>> parse_price_list(const std::string& text) {
+  std::map<std::string, double> prices;
+  const std::vector<std::string> presets = gpu_presets();
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      return Status::invalid("--price: value \"" + item + "\" is not PRESET=USD (allowed: e.g. h100-80gb=2.1)");
+    }
+    const std::string name = item.substr(0, eq);
+    if (std::find(presets.begin(), presets.end(), name) == presets.end()) {
+      return Status::invalid("--price: GPU \"" + name + "\" is not a preset (allowed presets: " + join(presets) + ")");
+    }
+    auto usd = parse_double("--price " + name, item.substr(eq + 1), kMinPositive);
+    if (!usd.ok()) return usd.status();
+    prices[name] = *usd;
+  }
+  if (prices.empty() || text.back() == ',') {
+    return Status::invalid("--price: value \"" + text + "\" is not a list (allowed: PRESET=USD pairs separated by commas)");
+  }
+  return prices;
+}
+
+// A budget of `tokens` on the option's best plan: {"tokens", "seconds", "usd"}.
+nlohmann::json budget_json(double tokens, const search::RentOption& o) {
+  const costmodel::Estimate& e = o.best->estimate;
+  const double seconds = tokens / e.tokens_per_s;
+  const double usd = seconds / 3600.0 * static_cast<double>(o.gpus) * o.best->plan.cluster.gpu.price_per_gpu_hour;
+  return {{"tokens", tokens}, {"seconds", seconds}, {"usd", usd}};
+}
+
+}  // namespace
 
 int cmd_rent(int argc, const char* const* argv) {
   auto args = parse_flags(argc, argv, rent_flag_specs());
@@ -66,13 +136,32 @@ int cmd_rent(int argc, const char* const* argv) {
   }
   const auto constraints = read_constraints(*args, &base);
   if (!constraints.ok()) return fail(constraints.status());
-  const search::RentTable table = search::rent_options(base, *constraints);
+  search::RentShapes shapes;
+  if (auto v = args->get("nodes")) {
+    auto nodes = parse_node_list(*v);
+    if (!nodes.ok()) return fail(nodes.status());
+    shapes.nodes = *nodes;
+  }
+  if (auto v = args->get("price")) {
+    auto prices = parse_price_list(*v);
+    if (!prices.ok()) return fail(prices.status());
+    shapes.price_per_gpu_hour = *prices;
+  }
+  double tokens = 0;  // the budget; 0: none asked
+  if (auto v = args->get("tokens")) {
+    auto budget = parse_double("--tokens", *v, 1.0);
+    if (!budget.ok()) return fail(budget.status());
+    tokens = *budget;
+  }
+  const search::RentTable table = search::rent_options(base, *constraints, shapes);
+  const std::string node_counts = join_ints(shapes.nodes);
   if (args->has("json")) {
     nlohmann::json options = nlohmann::json::array();
     for (const auto& o : table.options) {
       nlohmann::json j{{"gpu", o.gpu}, {"nodes", o.nodes}, {"gpus", o.gpus}, {"fits", o.best.has_value()},
                        {"max_seq", o.max_seq}};
       if (o.best) j["best"] = estimate_json(o.best->plan, o.best->estimate);
+      if (o.best && tokens > 0) j["budget"] = budget_json(tokens, o);
       options.push_back(j);
     }
     nlohmann::json j{{"options", options}};
@@ -81,26 +170,37 @@ int cmd_rent(int argc, const char* const* argv) {
     std::cout << j.dump(2) << "\n";
     return table.cheapest >= 0 ? kExitOk : kExitNoFit;
   }
-  std::printf("%s at %lld tokens on each GPU preset (1, 2, 4 nodes):\n", base.model.name.c_str(),
-              static_cast<long long>(base.seq_len));
-  std::printf("%-12s %5s %5s %9s %9s %12s %10s  %s\n", "gpu", "nodes", "GPUs", "$/Mtok", "step s", "tokens/s",
-              "max seq", "best knobs");
+  std::printf("%s at %s tokens on each GPU preset (%s node%s):\n", base.model.name.c_str(),
+              count_text(static_cast<double>(base.seq_len)).c_str(), node_counts.c_str(),
+              shapes.nodes.size() == 1 && shapes.nodes[0] == 1 ? "" : "s");
+  std::printf("%-12s %5s %5s %8s %9s %12s %12s %8s", "gpu", "nodes", "GPUs", "$/GPU-h", "$/Mtok", "step",
+              "tokens/s", "max seq");
+  if (tokens > 0) std::printf(" %12s %10s", "budget time", "budget $");
+  std::printf("  %s\n", "best knobs");
   for (int i = 0; i < static_cast<int>(table.options.size()); ++i) {
     const auto& o = table.options[static_cast<size_t>(i)];
     const std::string mark = std::string(i == table.cheapest ? " cheapest" : "") + (i == table.fastest ? " fastest" : "");
-    const std::string max_seq = o.max_seq > 0 ? std::to_string(o.max_seq / 1024) + "k" : "none";
+    const std::string max_seq = o.max_seq > 0 ? seq_text(o.max_seq) : "none";
     if (o.best) {
       const auto& e = o.best->estimate;
-      std::printf("%-12s %5lld %5lld %9.3f %9.3f %12.0f %10s  %s%s\n", o.gpu.c_str(), static_cast<long long>(o.nodes),
-                  static_cast<long long>(o.gpus), e.usd_per_million_tokens, e.time.step_time_s, e.tokens_per_s,
-                  max_seq.c_str(), knobs_text(o.best->plan.knobs).c_str(), mark.c_str());
+      std::printf("%-12s %5lld %5lld %8.2f %9.3f %12s %12s %8s", o.gpu.c_str(), static_cast<long long>(o.nodes),
+                  static_cast<long long>(o.gpus), o.best->plan.cluster.gpu.price_per_gpu_hour, e.usd_per_million_tokens,
+                  duration_text(e.time.step_time_s).c_str(), count_text(e.tokens_per_s).c_str(), max_seq.c_str());
+      if (tokens > 0) {
+        const nlohmann::json b = budget_json(tokens, o);
+        std::printf(" %12s %10s", duration_text(b["seconds"].get<double>()).c_str(),
+                    dollars_text(b["usd"].get<double>()).c_str());
+      }
+      std::printf("  %s%s\n", knobs_text(o.best->plan.knobs).c_str(), mark.c_str());
     } else {
-      std::printf("%-12s %5lld %5lld %9s %9s %12s %10s  does not fit\n", o.gpu.c_str(), static_cast<long long>(o.nodes),
-                  static_cast<long long>(o.gpus), "-", "-", "-", max_seq.c_str());
+      std::printf("%-12s %5lld %5lld %8s %9s %12s %12s %8s%s  does not fit\n", o.gpu.c_str(),
+                  static_cast<long long>(o.nodes), static_cast<long long>(o.gpus), "-", "-", "-", "-", max_seq.c_str(),
+                  tokens > 0 ? "            -          -" : "");
     }
   }
   if (table.cheapest < 0) {
-    std::cout << "nothing fits on any preset at 4 nodes or fewer; spplan fit names the GPU count that does\n";
+    std::cout << "nothing fits on any preset at " << node_counts
+              << " nodes; --nodes prices more, and spplan fit names the GPU count that does\n";
     return kExitNoFit;
   }
   const auto& c = table.options[static_cast<size_t>(table.cheapest)];

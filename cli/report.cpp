@@ -19,13 +19,6 @@ double cluster_usd_per_hour(const PlanSpec& p) {
   return static_cast<double>(p.cluster.num_gpus) * p.cluster.gpu.price_per_gpu_hour;
 }
 
-// "$7.25", "$1,438": cents while they matter.
-std::string dollars_text(double usd) {
-  if (usd < 100) return format_number("$%.2f", usd);
-  std::string digits = format_number("%.0f", usd);
-  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(static_cast<size_t>(at), ",");
-  return "$" + digits;
-}
 
 std::string price_text(const PlanSpec& p, const costmodel::Estimate& e) {
   std::string text = "  price: " + format_number("$%.2f", p.cluster.gpu.price_per_gpu_hour) + " per GPU-hour, " +
@@ -217,6 +210,22 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
     << format_number("$%.3f", e.usd_per_million_tokens) << " per million tokens\n";
   o << price_text(p, e);
   return o.str();
+}
+
+std::string count_text(double count) {
+  std::string digits = format_number("%.0f", count);
+  const int first = digits[0] == '-' ? 1 : 0;
+  for (int at = static_cast<int>(digits.size()) - 3; at > first; at -= 3) digits.insert(static_cast<size_t>(at), ",");
+  return digits;
+}
+
+std::string dollars_text(double usd) { return usd < 100 ? format_number("$%.2f", usd) : "$" + count_text(usd); }
+
+std::string seq_text(int64_t tokens) {
+  const double t = static_cast<double>(tokens);
+  if (t >= 1024.0 * 1024) return format_number("%.3gM", t / (1024.0 * 1024));
+  if (t >= 1024) return format_number("%.3gK", t / 1024);
+  return std::to_string(tokens);
 }
 
 }  // namespace spplan::cli

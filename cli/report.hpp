@@ -18,5 +18,11 @@ nlohmann::json estimate_json(const PlanSpec& plan, const costmodel::Estimate& es
 std::string estimate_text(const PlanSpec& plan, const costmodel::Estimate& estimate);
 // "sp=4 zero=3 opt=cpu params=none ckpt=full tiled=mlp,loss mb=1"
 std::string knobs_text(const Knobs& knobs);
+// "$7.25", "$1,438": cents while they matter.
+std::string dollars_text(double usd);
+// "3,577": a count with thousands separators, rounded.
+std::string count_text(double count);
+// "685K", "5.09M": a sequence length in the --seq forms (K = 1024, M = 1024^2), 3 significant digits.
+std::string seq_text(int64_t tokens);
 
 }  // namespace spplan::cli

@@ -33,8 +33,8 @@ class RentModel : public QAbstractTableModel {
   };
   static constexpr int VisibleColumnCount = ChartUsdPerMtokColumn;
   static constexpr int ValueRole = Qt::UserRole;  // unrounded number (NaN where nothing fits)
-  static constexpr int NodeShapes[] = {1, 2, 4};  // search::kRentNodeShapes
-  static_assert(std::size(NodeShapes) == std::size(search::kRentNodeShapes));
+  // The node counts of each preset: search::RentShapes' default.
+  static int nodeShapeCount() { return static_cast<int>(search::RentShapes{}.nodes.size()); }
 
   explicit RentModel(QObject* parent = nullptr);
 

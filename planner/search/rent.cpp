@@ -34,12 +34,15 @@ RentTable rent_options_with_own(const PlanSpec& base, const KnobConstraints& con
   return table;
 }
 
-RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints) {
+RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints, const RentShapes& shapes) {
   RentTable table;
   for (const std::string& name : gpu_presets()) {
-    const Result<GpuSpec> gpu = load_gpu(name);
+    Result<GpuSpec> gpu = load_gpu(name);
     if (!gpu.ok()) continue;
-    for (const int64_t nodes : kRentNodeShapes) {
+    if (const auto price = shapes.price_per_gpu_hour.find(name); price != shapes.price_per_gpu_hour.end()) {
+      gpu->price_per_gpu_hour = price->second;
+    }
+    for (const int64_t nodes : shapes.nodes) {
       PlanSpec plan = base;
       plan.cluster.gpu = *gpu;
       plan.cluster.num_gpus = nodes * gpu->gpus_per_node;

@@ -1,11 +1,12 @@
 // "What to rent": the same model, sequence and trainer on every GPU preset and node shape (1, 2
-// and 4 nodes of the preset's GPUs per node). Each option holds the best plan at the sequence
+// and 4 nodes of the preset's GPUs per node, or the counts asked for). Each option holds the best plan at the sequence
 // (search_plans, as `spplan plan` ranks) and the longest sequence any knob set fits
 // (max_seq_searched, as `spplan max-seq`). One computation for `spplan rent` and the GUI's
 // What-to-rent tab (gui/rent_model.hpp), so both answer alike.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,8 +15,14 @@
 
 namespace spplan::search {
 
-inline constexpr int64_t kRentNodeShapes[] = {1, 2, 4};
 inline constexpr int64_t kRentMaxSeqGranularity = 1024;  // as `spplan max-seq`: whole k-tokens
+
+// What the table spans: node counts of each preset, and the renter's own $ per GPU-hour for some
+// presets (by name) in place of the preset's list price.
+struct RentShapes {
+  std::vector<int64_t> nodes = {1, 2, 4};
+  std::map<std::string, double> price_per_gpu_hour;
+};
 
 struct RentOption {
   std::string gpu;        // preset name
@@ -32,9 +39,10 @@ struct RentTable {
   int fastest = -1;                 // index of the highest tokens/s
 };
 
-// Every preset x node shape for `base`'s model, seq_len, knob constraints and stack. A preset file
-// that does not load is skipped (it is reported where it is chosen).
-RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints = {});
+// Every preset x node shape for `base`'s model, seq_len, knob constraints and stack, priced at the
+// shapes' prices where given. A preset file that does not load is skipped (it is reported where it
+// is chosen).
+RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints = {}, const RentShapes& shapes = {});
 
 // rent_options plus the base plan's own shape (its GPU spec and num_gpus, e.g. 4 GPUs: not a whole
 // number of nodes) as a row marked `own` when no preset row has that GPU and count already (then

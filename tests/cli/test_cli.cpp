@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "run_spplan.hpp"
@@ -277,6 +278,12 @@ TEST(Cli, BadInputTable) {
        "spplan: --cp-comm: value \"ringo\" is not allowed (allowed: ring, allgather)"},
       {std::string("plan ") + kBase + "--seq 128k --cp 3",
        "spplan: --cp: value 3 with sp 1 does not divide 4 GPUs into dp x sp x cp (allowed cp: 1, 2, 4)"},
+      {"rent --model qwen3-4b --seq 32k --nodes 0", "spplan: --nodes: value \"0\" is not allowed (allowed: a whole number from 1 to 128)"},
+      {"rent --model qwen3-4b --seq 32k --nodes 1,", "spplan: --nodes: value \"1,\" is not a list (allowed: node counts separated by commas, e.g. 1,2,4)"},
+      {"rent --model qwen3-4b --seq 32k --price h100=2", "spplan: --price: GPU \"h100\" is not a preset (allowed presets: "},
+      {"rent --model qwen3-4b --seq 32k --price h100-80gb", "spplan: --price: value \"h100-80gb\" is not PRESET=USD (allowed: e.g. h100-80gb=2.1)"},
+      {"rent --model qwen3-4b --seq 32k --price h100-80gb=cheap", "spplan: --price h100-80gb: value \"cheap\" is not allowed"},
+      {"rent --model qwen3-4b --seq 32k --tokens 0", "spplan: --tokens: value \"0\" is not allowed"},
       {"export --plan " + std::string(SPPLAN_SOURCE_DIR) + "/tests/cli/data/ring_plan.toml --format deepspeed",
        std::string("spplan: ") + SPPLAN_SOURCE_DIR + "/tests/cli/data/ring_plan.toml: key \"trainer\": value \"engine\" "
        "is not launched by --format deepspeed (its formats: torchrun)"},
@@ -560,6 +567,34 @@ TEST(Cli, RentNamesTheCheapestOption) {
   }
   const CliRun text = run_spplan("rent --model qwen3-4b --seq 32k");
   EXPECT_NE(text.out.find("\ncheapest: "), std::string::npos) << text.out;
+}
+
+// The renter's node counts, own price and token budget (issue 45 item 4): the h100 rows at 2.1 $
+// per GPU-hour, each option's budget time = tokens / tokens/s and its cost = that x GPUs x price.
+TEST(Cli, RentTakesNodeCountsPricesAndABudget) {
+  const CliRun r = run_spplan("rent --model qwen3-4b --seq 32k --nodes 1,8 --price h100-80gb=2.1 --tokens 2e9 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::set<int64_t> nodes;
+  int h100 = 0;
+  for (const auto& o : j["options"]) {
+    nodes.insert(o["nodes"].get<int64_t>());
+    if (!o["fits"].get<bool>()) continue;
+    const double price = o["best"]["price_per_gpu_hour"].get<double>();
+    if (o["gpu"] == "h100-80gb") {
+      ++h100;
+      EXPECT_DOUBLE_EQ(price, 2.1);
+    }
+    const double seconds = 2e9 / o["best"]["tokens_per_s"].get<double>();
+    EXPECT_NEAR(o["budget"]["seconds"].get<double>(), seconds, 1e-9 * seconds);
+    EXPECT_NEAR(o["budget"]["usd"].get<double>(), seconds / 3600 * o["gpus"].get<double>() * price, 1e-6);
+  }
+  EXPECT_EQ(nodes, (std::set<int64_t>{1, 8}));
+  EXPECT_EQ(h100, 2);
+  const CliRun text = run_spplan("rent --model qwen3-4b --seq 32k --nodes 2 --tokens 1e9");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("qwen3-4b at 32,768 tokens on each GPU preset (2 nodes):"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("budget time"), std::string::npos) << text.out;
 }
 
 // A plan leaves 10% of the node's RAM (at least 8 GiB) to the OS, page cache and pinned-memory

@@ -128,7 +128,7 @@ class TestGuiViews : public QObject {
     model.setBase(base);
     const auto presets = spplan::gpu_presets();
     // Every preset x node shape, and the user's own 4 H100s (not a whole node of 8) as the last row.
-    QCOMPARE(model.rowCount(), static_cast<int>(presets.size() * std::size(RentModel::NodeShapes)) + 1);
+    QCOMPARE(model.rowCount(), static_cast<int>(presets.size() * RentModel::nodeShapeCount()) + 1);
     const int own = model.rowCount() - 1;
     QVERIFY(model.isOwnRow(own));
     QCOMPARE(model.index(own, RentModel::GpusColumn).data().toLongLong(), 4);
