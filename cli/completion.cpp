@@ -16,7 +16,16 @@ std::string identifier(std::string name) {
   return name;
 }
 
-// `case` arms: one per flag whose value has a few words, presets, or a file.
+// A flag whose value may be a path: its allowed forms name a file, a folder or a path.
+bool takes_path(const FlagSpec& f) {
+  for (const char* word : {"file", "folder", "path", "directory"}) {
+    if (f.allowed.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// `case` arms: one per flag whose value has a few words, presets, or a file; a number gets nothing
+// (file names would be wrong there).
 std::string value_arms(const std::vector<FlagSpec>& flags) {
   std::string arms;
   for (const FlagSpec& f : flags) {
@@ -29,8 +38,10 @@ std::string value_arms(const std::vector<FlagSpec>& flags) {
       reply = "_spplan_words \"$_spplan_gpus\"; _spplan_files";
     } else if (!words.empty()) {
       reply = "_spplan_words \"" + join(words, " ") + "\"";
-    } else {
+    } else if (takes_path(f)) {
       reply = "_spplan_files";
+    } else {
+      reply = ":";  // a number or a list: nothing to offer
     }
     arms += "      --" + f.name + ") " + reply + "; return ;;\n";
   }

@@ -85,9 +85,13 @@ TEST(Completion, OffersCommandsFlagsAndValueWords) {
   const std::string script = bash_completion(commands(), {}, {"qwen3-4b"}, {"h100-80gb"});
   for (const char* text : {"complete -F _spplan spplan", "_spplan_max_seq()", "--offload-optimizer) _spplan_words \"none cpu nvme\"",
                            "--model) _spplan_words \"$_spplan_models\"; _spplan_files", "_spplan_models=\"qwen3-4b\"",
-                           "--out) _spplan_files"}) {
+                           "--out) _spplan_files", "--trainer) _spplan_files", "--seq) :; return ;;",
+                           "--gpus) :; return ;;", "--headroom) :; return ;;"}) {
     EXPECT_NE(script.find(text), std::string::npos) << text;
   }
+  // Numeric flags offer no file names (issue 45 item 9).
+  EXPECT_EQ(script.find("--seq) _spplan_files"), std::string::npos);
+  EXPECT_EQ(script.find("--lr) _spplan_files"), std::string::npos);
 }
 
 }  // namespace
