@@ -224,13 +224,17 @@ bool MainWindow::restoreSession() {
   if (s.gpusPerNode > 0) m_perNodeSpin->setValue(s.gpusPerNode);
   m_seqEdit->setText(s.seq);
   if (const int i = m_trainerCombo->findText(s.trainer); i >= 0) m_trainerCombo->setCurrentIndex(i);
+  m_priceEdit->setText(s.price);
+  m_headroomEdit->setText(s.headroom);
+  m_optimizer->setTexts(s.optimizer);
   scheduleRecompute();
   return true;
 }
 
 SessionState MainWindow::sessionState() const {
   return {m_modelCombo->currentText().trimmed(), m_gpuCombo->currentText().trimmed(), m_gpusSpin->value(),
-          m_perNodeSpin->value(), m_seqEdit->text().trimmed(), m_trainerCombo->currentText()};
+          m_perNodeSpin->value(), m_seqEdit->text().trimmed(), m_trainerCombo->currentText(),
+          m_priceEdit->text().trimmed(), m_headroomEdit->text().trimmed(), m_optimizer->texts()};
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -69,4 +69,17 @@ void OptimizerInputs::reset() {
   for (const auto& [flag, edit] : m_fields) edit->setText(m_recipeText.at(flag));  // setText clears isModified
 }
 
+std::map<QString, QString> OptimizerInputs::texts() const {
+  std::map<QString, QString> out;
+  for (const auto& [flag, edit] : m_fields) out[QString::fromStdString(flag)] = edit->text();
+  return out;
+}
+
+void OptimizerInputs::setTexts(const std::map<QString, QString>& texts) {
+  for (const auto& [flag, text] : texts) {
+    if (QLineEdit* edit = field(flag.toStdString())) edit->setText(text);  // spec() applies what differs
+  }
+  Q_EMIT changed();
+}
+
 }  // namespace spplan::gui

@@ -29,6 +29,9 @@ class OptimizerInputs : public QWidget {
   QLineEdit* field(const std::string& flag) const;
   // Back to the recipe.
   void reset();
+  // Every field's text by flag, and back (a saved session; a flag no field has is ignored).
+  std::map<QString, QString> texts() const;
+  void setTexts(const std::map<QString, QString>& texts);
 
  Q_SIGNALS:
   void changed();

@@ -12,6 +12,12 @@ void saveSession(QSettings& settings, const SessionState& state) {
   settings.setValue("gpus_per_node", state.gpusPerNode);
   settings.setValue("seq", state.seq);
   settings.setValue("trainer", state.trainer);
+  settings.setValue("price", state.price);
+  settings.setValue("headroom", state.headroom);
+  settings.beginGroup("optimizer");
+  settings.remove("");  // a field no longer shown is not kept
+  for (const auto& [flag, text] : state.optimizer) settings.setValue(flag, text);
+  settings.endGroup();
   settings.endGroup();
 }
 
@@ -24,6 +30,11 @@ SessionState loadSession(QSettings& settings) {
   state.gpusPerNode = settings.value("gpus_per_node", 0).toInt();
   state.seq = settings.value("seq").toString();
   state.trainer = settings.value("trainer").toString();
+  state.price = settings.value("price").toString();
+  state.headroom = settings.value("headroom").toString();
+  settings.beginGroup("optimizer");
+  for (const QString& flag : settings.childKeys()) state.optimizer[flag] = settings.value(flag).toString();
+  settings.endGroup();
   settings.endGroup();
   return state;
 }

@@ -1,8 +1,10 @@
 // The saved session: the inputs of the last plan the user looked at (model, GPU, GPU count, GPUs
-// per node, sequence, trainer), kept in QSettings (organization "spplan", application
+// per node, sequence, trainer, price, headroom and the optimizer fields), kept in QSettings (organization "spplan", application
 // "spplan-gui") and restored when spplan-gui starts without input flags. Values are kept as the
 // user typed them and checked again, with the CLI's functions, when they are used.
 #pragma once
+
+#include <map>
 
 #include <QString>
 
@@ -17,6 +19,9 @@ struct SessionState {
   int gpusPerNode = 0;  // 0: not saved
   QString seq;
   QString trainer;
+  QString price;     // $ per GPU-hour as typed; empty: the GPU file's
+  QString headroom;  // % as typed; empty: 0
+  std::map<QString, QString> optimizer;  // optimizer field texts by flag ("lr": "2e-5")
 };
 
 void saveSession(QSettings& settings, const SessionState& state);

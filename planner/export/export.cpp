@@ -48,7 +48,9 @@ Json zero_json(const Knobs& k) {
   return z;
 }
 
-// AdamW's betas and eps: the engine's (engine/run/train.hpp AdamWConfig), so every stack steps alike.
+// AdamW's betas and eps: the engine's (engine/run/train.hpp AdamWConfig), so every stack steps alike:
+// 0.9, 0.95, 1e-8, the LLaMA recipe (arXiv:2302.13971 section 2.2; Llama 2, arXiv:2307.09288 section
+// 2.2, the same). ArcticTraining and the HF Trainer default beta2 to 0.999, so every export states it.
 constexpr double kBeta1 = 0.9, kBeta2 = 0.95, kAdamEps = 1e-8;
 
 // DeepSpeed's scheduler for the plan's schedule (deepspeed/runtime/lr_schedules.py): WarmupLR

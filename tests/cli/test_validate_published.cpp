@@ -133,29 +133,29 @@ TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
   }
 }
 
-// validation/results/published.json is what spplan-gui shows as the planner's measured accuracy:
-// it must be today's report, or the GUI would show the accuracy of an older cost model.
-TEST(ValidatePublished, ShippedResultsFileIsTodaysReport) {
+// The shipped report of `csv` (validation/results/NAME.json) equals today's: the GUI shows it as
+// the planner's measured accuracy, which would otherwise be an older cost model's.
+nlohmann::json expect_shipped_report_is_todays(const std::string& csv, const std::string& results) {
   const std::string source = SPPLAN_SOURCE_DIR;
-  const auto report = validate_published(source + "/validation/published_visible.csv");
-  ASSERT_TRUE(report.ok()) << report.status().message();
-  std::ifstream in(source + "/validation/results/published.json");
-  ASSERT_TRUE(in) << "validation/results/published.json is missing: run scripts/validation-results.sh";
+  const auto report = validate_published(source + "/validation/" + csv);
+  EXPECT_TRUE(report.ok()) << report.status().message();
+  std::ifstream in(source + "/validation/results/" + results);
+  EXPECT_TRUE(in) << "validation/results/" << results << " is missing: run scripts/validation-results.sh";
+  if (!report.ok() || !in) return nullptr;
   const nlohmann::json shipped = nlohmann::json::parse(in);
   EXPECT_EQ(shipped["rows"], report->rows) << "stale: run scripts/validation-results.sh and commit the file";
   EXPECT_EQ(shipped["summary"], report->summary) << "stale: run scripts/validation-results.sh and commit the file";
+  return shipped;
 }
 
-// The same for the ring rows of other stacks (validation/cp_visible.csv, issue 41).
+TEST(ValidatePublished, ShippedResultsFileIsTodaysReport) {
+  expect_shipped_report_is_todays("published_visible.csv", "published.json");
+}
+
+// The ring rows of other stacks (validation/cp_visible.csv, issue 41): 12 of 13 not expressed.
 TEST(ValidatePublished, ShippedRingResultsFileIsTodaysReport) {
-  const std::string source = SPPLAN_SOURCE_DIR;
-  const auto report = validate_published(source + "/validation/cp_visible.csv");
-  ASSERT_TRUE(report.ok()) << report.status().message();
-  std::ifstream in(source + "/validation/results/cp.json");
-  ASSERT_TRUE(in) << "validation/results/cp.json is missing: run scripts/validation-results.sh";
-  const nlohmann::json shipped = nlohmann::json::parse(in);
-  EXPECT_EQ(shipped["rows"], report->rows) << "stale: run scripts/validation-results.sh and commit the file";
-  EXPECT_EQ(shipped["summary"], report->summary) << "stale: run scripts/validation-results.sh and commit the file";
+  const nlohmann::json shipped = expect_shipped_report_is_todays("cp_visible.csv", "cp.json");
+  ASSERT_TRUE(shipped.is_object());
   EXPECT_EQ(shipped["summary"]["not_expressed"].size(), 12u);
 }
 

@@ -298,6 +298,10 @@ class TestGuiViews : public QObject {
       window.setInputs(knownOptions());
       window.seqEdit()->setText("256k");
       window.gpusSpin()->setValue(8);
+      // The renter's price, headroom and optimizer come back too (issue 45).
+      window.priceEdit()->setText("2.5");
+      window.headroomEdit()->setText("10");
+      window.optimizerInputs()->field("lr")->setText("2e-5");
       window.close();  // closeEvent saves
     }
     MainWindow again;
@@ -306,6 +310,12 @@ class TestGuiViews : public QObject {
     QCOMPARE(again.gpuCombo()->currentText(), QStringLiteral("h100-80gb"));
     QCOMPARE(again.gpusSpin()->value(), 8);
     QCOMPARE(again.seqEdit()->text(), QStringLiteral("256k"));
+    QCOMPARE(again.priceEdit()->text(), QStringLiteral("2.5"));
+    QCOMPARE(again.headroomEdit()->text(), QStringLiteral("10"));
+    QCOMPARE(again.optimizerInputs()->field("lr")->text(), QStringLiteral("2e-5"));
+    const auto restored = again.optimizerInputs()->spec();
+    QVERIFY(restored.ok());
+    QCOMPARE(restored->lr, 2e-5);
     QSettings().clear();
     MainWindow fresh;
     QVERIFY(!fresh.restoreSession());

@@ -178,7 +178,9 @@ namespace {
 // for it: 8-10, so each forward layer takes 13 (1 exposed). Backward L1 (from 35): mlp 35-39,
 // out_proj 39-41, a2a 41-42, block0 42-46 beside hop0 42-45 (hidden), block1 46-50, post 50-51:
 // 23. The step: 88 + 2 x 1 + 2 x 1 = 92; serial 95 + 2 x (3 + 3 + 1) = 109; ring exposed 4.
-TEST(StepGraph, RingHopsOverlapAttentionBlocksWorkedByHand) {
+// The two-layer step with attention in 2 blocks and one K/V hop of 3 a pass, the backward's last
+// dK/dV hop of 1 after its blocks.
+costmodel::StepCosts two_block_ring_costs() {
   costmodel::StepCosts c = testing::two_layer_costs();
   c.forward.attention_blocks = 2;
   c.forward.cp_hops = 1;
@@ -187,6 +189,11 @@ TEST(StepGraph, RingHopsOverlapAttentionBlocksWorkedByHand) {
   c.backward.cp_hops = 1;
   c.backward.cp_hop_s = 3;
   c.backward.cp_post_s = 1;
+  return c;
+}
+
+TEST(StepGraph, RingHopsOverlapAttentionBlocksWorkedByHand) {
+  const costmodel::StepCosts c = two_block_ring_costs();
   const SimResult r = simulate(c, MemoryTerms{}, Mode::kOverlap);
   EXPECT_DOUBLE_EQ(r.step_time_s, 92);
   EXPECT_DOUBLE_EQ(r.serial_step_time_s, 109);
@@ -216,15 +223,8 @@ TEST(StepGraph, RingHopsOverlapAttentionBlocksWorkedByHand) {
 // hop0 runs 5-8, block1 8-10, merge1 10-10.5. The hop now hides behind 2.5 (block and merge), so
 // each forward layer takes 13 + 1 - 0.5 = 13.5: the step 92 + 2 x 0.5 = 93, ring exposed 3.
 TEST(StepGraph, RingMergesFollowTheirBlocksOnTheComputeStream) {
-  costmodel::StepCosts c = testing::two_layer_costs();
-  c.forward.attention_blocks = 2;
-  c.forward.cp_hops = 1;
-  c.forward.cp_hop_s = 3;
+  costmodel::StepCosts c = two_block_ring_costs();
   c.forward.cp_merge_s = 1;
-  c.backward.attention_blocks = 2;
-  c.backward.cp_hops = 1;
-  c.backward.cp_hop_s = 3;
-  c.backward.cp_post_s = 1;
   const SimResult r = simulate(c, MemoryTerms{}, Mode::kOverlap);
   EXPECT_DOUBLE_EQ(start_of(r, "m0.fwd.L0.attention.merge0"), 7);
   EXPECT_DOUBLE_EQ(start_of(r, "m0.fwd.L0.attention.b1"), 8);
