@@ -7,6 +7,7 @@
 #include "planner/config/loaders.hpp"
 #include "planner/config/optimizer_spec.hpp"
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/renter_settings.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/config/knobs.hpp"
 
@@ -54,25 +55,11 @@ std::vector<FlagSpec> with(std::vector<FlagSpec> base, const std::vector<FlagSpe
 }
 
 Status apply_price_flags(const Args& args, GpuSpec* gpu) {
-  const auto per_gpu = args.get("price-per-gpu-hour"), per_node = args.get("price-per-node-hour");
-  if (per_gpu && per_node) {
-    return Status::invalid("--price-per-node-hour: not allowed with --price-per-gpu-hour (allowed: one of them)");
-  }
-  if (per_gpu) {
-    SPPLAN_ASSIGN_OR_RETURN(gpu->price_per_gpu_hour, parse_double("--price-per-gpu-hour", *per_gpu, kMinPositive));
-  }
-  if (per_node) {  // after --gpus-per-node: the node's GPUs share its price
-    SPPLAN_ASSIGN_OR_RETURN(const double node, parse_double("--price-per-node-hour", *per_node, kMinPositive));
-    gpu->price_per_gpu_hour = node / static_cast<double>(gpu->gpus_per_node);
-  }
-  return Status::ok();
+  return apply_price(args.get("price-per-gpu-hour"), args.get("price-per-node-hour"), gpu);
 }
 
 Status apply_headroom_flag(const Args& args, PlanSpec* plan) {
-  if (auto v = args.get("headroom")) {
-    SPPLAN_ASSIGN_OR_RETURN(const double pct, parse_double("--headroom", *v, 0.0, 50.0));
-    plan->memory_headroom = pct / 100.0;
-  }
+  if (auto v = args.get("headroom")) return apply_headroom(*v, plan);
   return Status::ok();
 }
 
@@ -107,6 +94,7 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
     SPPLAN_ASSIGN_OR_RETURN(plan.cluster.gpu.gpus_per_node, parse_int("--gpus-per-node", *v, 1, 1 << 16));
   }
   SPPLAN_RETURN_IF_ERROR(apply_price_flags(args, &plan.cluster.gpu));
+  hold_against_measured(&plan, measured_accuracy());  // after the GPU and the trainer: the searches rank by it
   if (auto v = args.get("nodes")) {
     SPPLAN_ASSIGN_OR_RETURN(const int64_t nodes, parse_int("--nodes", *v, 1, 1 << 20));
     plan.cluster.num_gpus = nodes * plan.cluster.gpu.gpus_per_node;

@@ -17,7 +17,7 @@ MemoryVerdict memory_verdict(const costmodel::Estimate& e, const ErrorStats& err
   MemoryVerdict v;
   v.error = error;
   v.scope = scope;
-  v.margin_pct = e.capacity_bytes > 0 ? 100.0 * (e.capacity_bytes - e.memory.total_bytes()) / e.capacity_bytes : 0;
+  v.margin_pct = e.free_memory_pct();
   if (!e.fits) {
     v.verdict = Verdict::kDoesNotFit;
     v.words = "does not fit (" + e.reason() + ")";
@@ -43,11 +43,22 @@ MemoryVerdict memory_verdict(const costmodel::Estimate& e, const ErrorStats& err
   return v;
 }
 
-MemoryVerdict plan_verdict(const PlanSpec& plan, const costmodel::Estimate& estimate, const MeasuredAccuracy* accuracy) {
+ErrorStats measured_memory_error(const PlanSpec& plan, const MeasuredAccuracy* accuracy, std::string* scope) {
   const std::string& gpu = plan.cluster.gpu.measured_as();
-  std::string scope = plan.stack.trainer + " on " + gpu;
-  const ErrorStats error = accuracy ? accuracy->memory_error(gpu, plan.stack.trainer, &scope) : ErrorStats{};
+  *scope = plan.stack.trainer + " on " + gpu;
+  return accuracy ? accuracy->memory_error(gpu, plan.stack.trainer, scope) : ErrorStats{};
+}
+
+MemoryVerdict plan_verdict(const PlanSpec& plan, const costmodel::Estimate& estimate, const MeasuredAccuracy* accuracy) {
+  std::string scope;
+  const ErrorStats error = measured_memory_error(plan, accuracy, &scope);
   return memory_verdict(estimate, error, scope);
+}
+
+void hold_against_measured(PlanSpec* plan, const MeasuredAccuracy* accuracy) {
+  std::string scope;
+  const ErrorStats error = measured_memory_error(*plan, accuracy, &scope);
+  plan->memory_error_pct = error.count > 0 ? error.max_abs_pct : 0;
 }
 
 }  // namespace spplan

@@ -27,8 +27,13 @@ struct MemoryVerdict {
 };
 
 MemoryVerdict memory_verdict(const costmodel::Estimate& estimate, const ErrorStats& error, const std::string& scope);
-// The plan's verdict against the error measured for its trainer on the GPU it is measured as
-// (GpuSpec::measured_as); `accuracy` null: nothing measured.
+// The memory error measured for the plan's trainer on the GPU it is measured as
+// (GpuSpec::measured_as), and in `*scope` whose runs measured it; `accuracy` null: nothing measured.
+ErrorStats measured_memory_error(const PlanSpec& plan, const MeasuredAccuracy* accuracy, std::string* scope);
+// The plan's verdict against that error.
 MemoryVerdict plan_verdict(const PlanSpec& plan, const costmodel::Estimate& estimate, const MeasuredAccuracy* accuracy);
+// Its largest value into plan->memory_error_pct (0: nothing measured), which the searches' ranking
+// holds each plan's free memory against. Set it after the plan's GPU and trainer.
+void hold_against_measured(PlanSpec* plan, const MeasuredAccuracy* accuracy);
 
 }  // namespace spplan

@@ -41,6 +41,11 @@ struct PlanSpec {
   // The share of device memory a plan must leave free (--headroom PCT / 100; not a plan-file key):
   // a renter's margin beyond the planner's own, 0 to 0.5.
   double memory_headroom = 0;
+  // The largest GPU-memory error the planner measured for this plan's trainer on its GPU, % of the
+  // device (planner/accuracy hold_against_measured; not a plan-file key; 0: nothing measured). Inside
+  // a noise band the searches rank a plan that leaves more memory free than this before one that
+  // leaves less: the one that may not fit when it runs (issue 45).
+  double memory_error_pct = 0;
 
   // Data-parallel degree: GPUs = dp x sp x cp.
   int64_t dp() const { return cluster.num_gpus / (knobs.sp * knobs.cp); }

@@ -42,6 +42,11 @@ struct Estimate {
   enum class Limit { kNone, kGpuMemory, kHostMemory };
   Limit limit = Limit::kNone;      // what it does not fit in
 
+  // Device memory left free at the peak, % of the device (negative: short of it).
+  double free_memory_pct() const {
+    return capacity_bytes > 0 ? 100.0 * (capacity_bytes - memory.total_bytes()) / capacity_bytes : 0;
+  }
+
   // Why it does not fit ("" when it fits), e.g. "GPU memory: needs 81.2 GiB at loss backward,
   // has 79.6 GiB" (with a headroom: "has 71.6 GiB of 79.6 less the 10% headroom asked"). Formatted on demand: the search evaluates far more plans than it reports.
   std::string reason() const;

@@ -1,5 +1,6 @@
 #include "planner/search/rent.hpp"
 
+#include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
 
 namespace spplan::search {
@@ -19,8 +20,8 @@ void mark_cheapest_and_fastest(RentTable* t);
 
 }  // namespace
 
-RentTable rent_options_with_own(const PlanSpec& base, const KnobConstraints& constraints) {
-  RentTable table = rent_options(base, constraints);
+RentTable rent_options_with_own(const PlanSpec& base, const KnobConstraints& constraints, const RentShapes& shapes) {
+  RentTable table = rent_options(base, constraints, shapes);
   for (RentOption& o : table.options) {
     if (o.gpu == base.cluster.gpu.name && o.gpus == base.cluster.num_gpus) {
       o.own = true;
@@ -46,6 +47,9 @@ RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints,
       PlanSpec plan = base;
       plan.cluster.gpu = *gpu;
       plan.cluster.num_gpus = nodes * gpu->gpus_per_node;
+      // Each preset ranked against its own measured error; without a table the base's error holds
+      // for its own GPU only.
+      if (shapes.accuracy != nullptr || gpu->name != base.cluster.gpu.name) hold_against_measured(&plan, shapes.accuracy);
       RentOption option = option_for(plan, name, constraints);
       option.nodes = nodes;
       table.options.push_back(std::move(option));

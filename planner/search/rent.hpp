@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/accuracy/measured_accuracy.hpp"
 #include "planner/search/search.hpp"
 
 namespace spplan::search {
@@ -22,6 +23,9 @@ inline constexpr int64_t kRentMaxSeqGranularity = 1024;  // as `spplan max-seq`:
 struct RentShapes {
   std::vector<int64_t> nodes = {1, 2, 4};
   std::map<std::string, double> price_per_gpu_hour;
+  // The measured errors each preset's plans are ranked against (hold_against_measured); null:
+  // the base plan's memory_error_pct for its own GPU, none for the others.
+  const MeasuredAccuracy* accuracy = nullptr;
 };
 
 struct RentOption {
@@ -47,6 +51,7 @@ RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints 
 // rent_options plus the base plan's own shape (its GPU spec and num_gpus, e.g. 4 GPUs: not a whole
 // number of nodes) as a row marked `own` when no preset row has that GPU and count already (then
 // that row is marked). What the user has is compared with what they could rent.
-RentTable rent_options_with_own(const PlanSpec& base, const KnobConstraints& constraints = {});
+RentTable rent_options_with_own(const PlanSpec& base, const KnobConstraints& constraints = {},
+                                const RentShapes& shapes = {});
 
 }  // namespace spplan::search

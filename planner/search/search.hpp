@@ -72,11 +72,13 @@ inline constexpr double kRankNoiseBand = 0.02;
 
 // What the ranking says about itself, for reports.
 inline constexpr const char* kRankingRule =
-    "tokens/s; plans within 2% of the leader of their band are ordered by a smaller ring (cp), then fewer "
+    "tokens/s; plans within 2% of the leader of their band are ordered by more GPU memory free than the "
+    "largest memory error measured for the trainer on the GPU, then a smaller ring (cp), then fewer "
     "offloads, then smaller micro batch, then less GPU memory";
 
 // Sorts best first: by tokens/s, then inside each noise band (every plan within kRankNoiseBand of
-// the band's fastest plan) by what a user prefers when the speed is the same: a smaller ring, fewer offloads
+// the band's fastest plan) by what a user prefers when the speed is the same: a plan that fits by
+// more than the planner's measured memory error (PlanSpec::memory_error_pct), a smaller ring, fewer offloads
 // (optimizer, parameters, checkpoints), a smaller micro batch (the global batch is a training
 // choice, not a speed-up), less GPU memory.
 void rank_plans(std::vector<RankedPlan>* plans);
@@ -84,6 +86,11 @@ void rank_plans(std::vector<RankedPlan>* plans);
 // The same ranking with another measure of speed (tokens/s from the simulator for
 // `plan --simulate`): the noise band and the preferences apply alike.
 void rank_plans_by(std::vector<RankedPlan>* plans, const std::function<double(const RankedPlan&)>& tokens_per_s);
+
+// True when the plan leaves no more GPU memory free than the largest memory error measured for its
+// trainer on its GPU (PlanSpec::memory_error_pct; never when nothing was measured): it may not fit
+// when it runs (planner/accuracy's verdict "fits_inside_error").
+bool inside_measured_error(const RankedPlan& p);
 
 // The offloads a plan uses (optimizer, parameters, checkpoints), 0 to 3.
 int offload_count(const Knobs& k);

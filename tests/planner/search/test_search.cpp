@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
 
 namespace spplan::search {
@@ -134,6 +135,55 @@ TEST(Search, TiesWithinTheNoiseBandGoToFewerOffloadsAndSmallerBatches) {
   }
   EXPECT_EQ(offload_count(r.feasible.front().plan.knobs), 0);
   EXPECT_EQ(r.feasible.front().plan.knobs.micro_batch, 1);
+}
+
+// A plan of `tokens_per_s` that leaves `free_pct` of the device free, optimizer offloaded or not,
+// its memory held against a measured error of `error_pct`.
+RankedPlan ranked(double tokens_per_s, double free_pct, bool offload_optimizer, double error_pct) {
+  RankedPlan p;
+  p.plan.knobs.offload_optimizer = offload_optimizer ? OffloadDevice::kCpu : OffloadDevice::kNone;
+  p.plan.memory_error_pct = error_pct;
+  p.estimate.fits = true;
+  p.estimate.tokens_per_s = tokens_per_s;
+  p.estimate.capacity_bytes = 100e9;
+  p.estimate.memory.params_bytes = (100.0 - free_pct) * 1e9;
+  return p;
+}
+
+// Issue 45: inside a noise band, a plan that fits by less than the largest measured memory error
+// (it may not fit when it runs) ranks after one that fits by more, whatever else it saves.
+TEST(Search, InsideTheBandAPlanBeyondTheMeasuredErrorComesFirst) {
+  // Nothing measured: the faster plan without an offload first, though it leaves 1% free.
+  std::vector<RankedPlan> plans{ranked(1000, 1.0, false, 0), ranked(990, 12.0, true, 0)};
+  rank_plans(&plans);
+  EXPECT_FLOAT_EQ(plans.front().estimate.tokens_per_s, 1000);
+  // A measured error of 5%: the 1% plan may not fit; the one with 12% free goes first.
+  plans = {ranked(1000, 1.0, false, 5), ranked(990, 12.0, true, 5)};
+  EXPECT_TRUE(inside_measured_error(plans[0]));
+  EXPECT_FALSE(inside_measured_error(plans[1]));
+  rank_plans(&plans);
+  EXPECT_FLOAT_EQ(plans.front().estimate.tokens_per_s, 990);
+  // Outside the band speed still decides: 3% slower is not a tie.
+  plans = {ranked(1000, 1.0, false, 5), ranked(970, 12.0, true, 5)};
+  rank_plans(&plans);
+  EXPECT_FLOAT_EQ(plans.front().estimate.tokens_per_s, 1000);
+  // Both inside the error: the older preferences decide (no offload first).
+  plans = {ranked(990, 2.0, true, 5), ranked(1000, 1.0, false, 5)};
+  rank_plans(&plans);
+  EXPECT_FLOAT_EQ(plans.front().estimate.tokens_per_s, 1000);
+}
+
+// The verdict and the ranking draw the line at the same place: free memory equal to the error is
+// inside it.
+TEST(Search, TheLineIsTheVerdicts) {
+  const ErrorStats measured{4, 2.0, 5.0};
+  for (const double free_pct : {4.99, 5.0, 5.01, 20.0}) {
+    const RankedPlan p = ranked(1000, free_pct, false, measured.max_abs_pct);
+    EXPECT_EQ(inside_measured_error(p), memory_verdict(p.estimate, measured, "x").verdict == Verdict::kFitsInsideError)
+        << free_pct;
+  }
+  EXPECT_TRUE(inside_measured_error(ranked(1000, 5.0, false, 5)));
+  EXPECT_FALSE(inside_measured_error(ranked(1000, 0.0, false, 0)));
 }
 
 TEST(Search, ConstraintsKeepOnlyAgreeingKnobSets) {

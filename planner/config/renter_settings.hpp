@@ -1,0 +1,28 @@
+// A renter's settings that a plan is priced and held with: what a GPU (or a node) costs an hour,
+// and the share of GPU memory a plan must leave free. The CLI's flags (--price-per-gpu-hour,
+// --price-per-node-hour, --headroom) and the GUI's fields read them here, so both take the same
+// values and refuse the others with the same words.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "planner/config/plan_spec.hpp"
+#include "planner/core/status.hpp"
+
+namespace spplan {
+
+// The largest headroom a plan may ask for, % of the device: beyond half, no plan the searches
+// price is worth renting for.
+inline constexpr double kMaxHeadroomPct = 50;
+
+// The price per GPU-hour or per node-hour, as typed (nullopt: not given; at most one of them), into
+// gpu->price_per_gpu_hour. A node's price is shared by its GPUs: set gpus_per_node first. Neither
+// keeps the GPU file's price.
+Status apply_price(const std::optional<std::string>& per_gpu_hour, const std::optional<std::string>& per_node_hour,
+                   GpuSpec* gpu);
+
+// The headroom in % of the device, as typed, into plan->memory_headroom.
+Status apply_headroom(const std::string& pct, PlanSpec* plan);
+
+}  // namespace spplan
