@@ -1,6 +1,6 @@
 #include "gui/optimizer_inputs.hpp"
 
-#include <QHBoxLayout>
+#include <QGridLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
@@ -11,12 +11,15 @@
 namespace spplan::gui {
 
 OptimizerInputs::OptimizerInputs(QWidget* parent) : QWidget(parent) {
-  auto* row = new QHBoxLayout(this);
-  row->setContentsMargins(0, 0, 0, 0);
+  // Two rows of fields: ten in one row would set the window's narrowest width.
+  constexpr int kFieldsPerRow = 5;
+  auto* grid = new QGridLayout(this);
+  grid->setContentsMargins(0, 0, 0, 0);
   auto* title = new QLabel(tr("Optimizer (AdamW):"), this);
   title->setToolTip(tr("What the saved plan and every export train with: a full fine-tune's recipe, each value "
                        "cited in planner/config/optimizer_spec.cpp (as spplan plan writes it)"));
-  row->addWidget(title);
+  grid->addWidget(title, 0, 0);
+  int index = 0;
   for (const FlagSpec& spec : optimizer_flag_specs(fine_tuning_recipe())) {
     auto* label = new QLabel(QString::fromStdString(spec.name), this);
     auto* edit = new QLineEdit(this);
@@ -28,16 +31,18 @@ OptimizerInputs::OptimizerInputs(QWidget* parent) : QWidget(parent) {
     edit->setToolTip(QString::fromStdString("--" + spec.name + ": " + spec.help + "; allowed: " + spec.allowed));
     edit->setMaximumWidth(80);
     label->setBuddy(edit);
-    row->addWidget(label);
-    row->addWidget(edit);
+    const int row = index / kFieldsPerRow, column = 1 + 2 * (index % kFieldsPerRow);
+    grid->addWidget(label, row, column, Qt::AlignRight);
+    grid->addWidget(edit, row, column + 1);
+    ++index;
     m_fields[spec.name] = edit;
     connect(edit, &QLineEdit::textChanged, this, &OptimizerInputs::changed);
   }
   auto* recipe = new QPushButton(tr("Recipe"), this);
   recipe->setToolTip(tr("Back to the cited fine-tuning recipe"));
   connect(recipe, &QPushButton::clicked, this, &OptimizerInputs::reset);
-  row->addWidget(recipe);
-  row->addStretch(1);
+  grid->addWidget(recipe, 0, 1 + 2 * kFieldsPerRow);
+  grid->setColumnStretch(2 + 2 * kFieldsPerRow, 1);
 }
 
 Result<OptimizerSpec> OptimizerInputs::spec() const {

@@ -102,9 +102,9 @@ nlohmann::json settings_json(const TrainingSettings& t) {
           {"grad_clip", o.grad_clip},
           {"train_steps", o.train_steps},
           {"schedule_steps", t.schedule_steps},
-          {"adam_beta1", t.adam_beta1},
-          {"adam_beta2", t.adam_beta2},
-          {"adam_eps", t.adam_eps},
+          {"adam_beta1", o.adam_beta1},
+          {"adam_beta2", o.adam_beta2},
+          {"adam_eps", o.adam_eps},
           {"weight_decay_all", t.weight_decay_all},
           {"seq_len", t.seq_len},
           {"next_token", t.next_token}};
@@ -124,8 +124,8 @@ Result<TrainingSettings> parse_settings(const std::string& path, const nlohmann:
     const char* key;
     double* value;
   } reals[] = {{"lr", &o.lr},           {"min_lr", &o.min_lr},         {"weight_decay", &o.weight_decay},
-               {"grad_clip", &o.grad_clip}, {"adam_beta1", &t.adam_beta1}, {"adam_beta2", &t.adam_beta2},
-               {"adam_eps", &t.adam_eps}};
+               {"grad_clip", &o.grad_clip}, {"adam_beta1", &o.adam_beta1}, {"adam_beta2", &o.adam_beta2},
+               {"adam_eps", &o.adam_eps}};
   for (const auto& r : reals) {
     if (!j.contains(r.key) || !j[r.key].is_number() || !std::isfinite(j[r.key].get<double>())) return bad_key(r.key);
     *r.value = j[r.key].get<double>();

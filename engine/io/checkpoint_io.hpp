@@ -25,9 +25,8 @@ namespace spplan::engine {
 // How the run trains, stored so that a resume continues it exactly (resume_settings.hpp restores
 // them and refuses a flag that contradicts them).
 struct TrainingSettings {
-  OptimizerSpec optimizer;        // lr, warm-up, schedule, min_lr, weight decay, clipping, train_steps
+  OptimizerSpec optimizer;        // lr, warm-up, schedule, min_lr, weight decay, clipping, train_steps, betas, eps
   int64_t schedule_steps = 0;     // the horizon the schedule spans (train_steps, else the first --steps)
-  double adam_beta1 = 0.9, adam_beta2 = 0.95, adam_eps = 1e-8;
   bool weight_decay_all = false;  // else biases and norm weights are not decayed
   int64_t seq_len = 0;            // of the run that wrote the checkpoint
   // Where the next step reads --data: the stream position of its first window (files read in

@@ -79,9 +79,6 @@ std::vector<FlagSpec> run_flag_specs() {
       {"export-trained-length", false, "write the trained --seq into the export's max_position_embeddings when it "
                                        "is longer (needs --export-hf)"},
       {"shuffle", false, "read --data's sequences in a seeded random order (--seed) instead of in file order"},
-      {"adam-beta1", true, "AdamW's first-moment decay", "a number in [0, 1)", "0.9"},
-      {"adam-beta2", true, "AdamW's second-moment decay", "a number in [0, 1)", "0.95"},
-      {"adam-eps", true, "AdamW's epsilon", "a number in [1e-20, 1e-2]", "1e-08"},
       {"weight-decay-all", false, "decay every parameter (default: not biases and norm weights, as the Hugging Face "
                                   "Trainer and ArcticTraining group them)"},
       {"log", true, "write one JSON line per step (flushed) and a summary line", "a .jsonl path", "none written"},
@@ -124,26 +121,10 @@ Result<uint64_t> parse_seed(const std::string& text) {
   return static_cast<uint64_t>(seed);
 }
 
-// AdamW's betas and eps: torch.optim.AdamW's ranges (0 <= beta < 1, eps > 0).
-Status read_adam_flags(const Args& args, RunOptions* o) {
-  const struct {
-    const char* flag;
-    double* value;
-  } betas[] = {{"adam-beta1", &o->adam_beta1}, {"adam-beta2", &o->adam_beta2}};
-  for (const auto& b : betas) {
-    if (auto v = args.get(b.flag)) {
-      SPPLAN_ASSIGN_OR_RETURN(*b.value, parse_double(std::string("--") + b.flag, *v, 0.0, 0.999999));
-    }
-  }
-  if (auto v = args.get("adam-eps")) {
-    SPPLAN_ASSIGN_OR_RETURN(o->adam_eps, parse_double("--adam-eps", *v, 1e-20, 1e-2));
-  }
+// --weight-decay-all (AdamW's betas and eps are optimizer flags: OptimizerSpec).
+Status read_decay_flag(const Args& args, RunOptions* o) {
   o->weight_decay_all = args.has("weight-decay-all");
-  for (const char* flag : {"adam-beta1", "adam-beta2", "adam-eps", "weight-decay-all"}) {
-    std::string key = flag;
-    std::replace(key.begin(), key.end(), '-', '_');
-    if (args.has(flag)) o->settings_given[key] = std::string("--") + flag;
-  }
+  if (o->weight_decay_all) o->settings_given["weight_decay_all"] = "--weight-decay-all";
   return Status::ok();
 }
 
@@ -177,7 +158,7 @@ Status read_watch_flags(const Args& args, RunOptions* o) {
       return Status::invalid(std::string("--") + flag + ": empty value (allowed: a path)");
     }
   }
-  return read_adam_flags(args, o);
+  return read_decay_flag(args, o);
 }
 
 // --resume-or-init DIR: a resume when DIR holds a checkpoint, a fresh start when it is new or

@@ -72,7 +72,6 @@ struct RunOptions {
   bool steps_given = false;       // --steps on the command line (else a --resume + --export-hf only converts)
   bool shuffle = false;           // --shuffle: each pass over --data in a seeded order (data.hpp)
   bool export_bf16 = false;       // --export-dtype bf16 (default fp32)
-  double adam_beta1 = 0.9, adam_beta2 = 0.95, adam_eps = 1e-8;  // --adam-beta1/2, --adam-eps
   std::string log_path;           // --log: JSON lines, one per step (run_log.hpp)
   std::vector<std::string> eval_paths;  // --eval-data: held-out tokens (eval.hpp)
   int64_t eval_every = 0;         // --eval-every: 0 = only after the last step (when --eval-data is given)
@@ -86,7 +85,7 @@ struct RunOptions {
   bool export_trained_length = false;  // --export-trained-length: max_position_embeddings = seq in the export
   // The settings a --resume holds against the checkpoint's (flags, and the plan file's [optimizer]
   // keys), each with where it was given ("--lr", "plan.toml: key \"optimizer.lr\""): optimizer_keys()
-  // names, "adam_beta1", "adam_beta2", "adam_eps", "weight_decay_all".
+  // names (the betas and eps among them) and "weight_decay_all".
   std::map<std::string, std::string> settings_given;
   bool given(const std::string& setting) const { return settings_given.count(setting) > 0; }
   // The LR schedule's horizon (lr_schedule.hpp T): train_steps, else --steps; a resume keeps the

@@ -34,9 +34,9 @@ std::map<std::string, Setting> settings_table(RunOptions* o, const TrainingSetti
       {"grad_clip", {number(opt.grad_clip), number(was.grad_clip), [&opt, was] { opt.grad_clip = was.grad_clip; }}},
       {"train_steps",
        {std::to_string(horizon_given), std::to_string(saved_horizon), [&opt, was] { opt.train_steps = was.train_steps; }}},
-      {"adam_beta1", {number(o->adam_beta1), number(t.adam_beta1), [o, t] { o->adam_beta1 = t.adam_beta1; }}},
-      {"adam_beta2", {number(o->adam_beta2), number(t.adam_beta2), [o, t] { o->adam_beta2 = t.adam_beta2; }}},
-      {"adam_eps", {number(o->adam_eps), number(t.adam_eps), [o, t] { o->adam_eps = t.adam_eps; }}},
+      {"adam_beta1", {number(opt.adam_beta1), number(was.adam_beta1), [&opt, was] { opt.adam_beta1 = was.adam_beta1; }}},
+      {"adam_beta2", {number(opt.adam_beta2), number(was.adam_beta2), [&opt, was] { opt.adam_beta2 = was.adam_beta2; }}},
+      {"adam_eps", {number(opt.adam_eps), number(was.adam_eps), [&opt, was] { opt.adam_eps = was.adam_eps; }}},
       {"weight_decay_all",
        {yes_no(o->weight_decay_all), yes_no(t.weight_decay_all), [o, t] { o->weight_decay_all = t.weight_decay_all; }}},
   };
@@ -64,9 +64,6 @@ TrainingSettings settings_of(const RunOptions& o) {
   TrainingSettings t;
   t.optimizer = o.plan.optimizer;
   t.schedule_steps = o.schedule_steps;
-  t.adam_beta1 = o.adam_beta1;
-  t.adam_beta2 = o.adam_beta2;
-  t.adam_eps = o.adam_eps;
   t.weight_decay_all = o.weight_decay_all;
   t.seq_len = o.plan.seq_len;
   return t;

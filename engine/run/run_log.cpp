@@ -115,8 +115,8 @@ nlohmann::json run_settings(const RunOptions& o) {
             {"min_lr", opt.min_lr},
             {"weight_decay", opt.weight_decay},
             {"grad_clip", opt.grad_clip},
-            {"betas", {o.adam_beta1, o.adam_beta2}},
-            {"eps", o.adam_eps}}},
+            {"betas", {opt.adam_beta1, opt.adam_beta2}},
+            {"eps", opt.adam_eps}}},
           {"commit", std::string(commit())}});
   return settings;
 }

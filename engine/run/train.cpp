@@ -33,7 +33,8 @@ AttentionShape attention_shape(const PlanSpec& plan, int64_t sp) {
 
 Trainer::Trainer(const RunOptions& options, Comm& comm, const TokenSource& data)
     : options_(options), comm_(comm), data_(data) {
-  adamw_ = {options.adam_beta1, options.adam_beta2, options.adam_eps};
+  const OptimizerSpec& opt = options.plan.optimizer;
+  adamw_ = {opt.adam_beta1, opt.adam_beta2, opt.adam_eps};
   // Before the model: the probe's buffers are freed (cached) before the parameters are allocated.
   sdpa_ = select_sdpa_backend(attention_shape(options.plan, comm.sp()), comm.device());
   model_ = std::make_unique<Model>(options.plan.model, options.seed, comm, options.plan.knobs, comm.device(),

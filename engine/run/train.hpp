@@ -43,8 +43,8 @@ namespace spplan::engine {
 
 // AdamW as torch.optim.AdamW computes it (decoupled weight decay, bias correction; LibTorch's
 // fused kernel). lr (the peak; each step's comes from lr_schedule.hpp) and weight_decay come from
-// the plan's [optimizer] and the flags (OptimizerSpec); betas and eps from --adam-beta1/2, --adam-eps
-// (defaults 0.9, 0.95, 1e-8: the LLaMA recipe, arXiv:2302.13971 section 2.2).
+// the plan's [optimizer] and the flags (OptimizerSpec), betas and eps too (--adam-beta1/2, --adam-eps;
+// defaults 0.9, 0.95, 1e-8: the LLaMA recipe, arXiv:2302.13971 section 2.2).
 struct AdamWConfig {
   double beta1 = 0.9;
   double beta2 = 0.95;

@@ -15,8 +15,9 @@ const std::vector<std::string>& lr_schedule_names() {
 std::string to_string(LrSchedule schedule) { return lr_schedule_names()[static_cast<size_t>(schedule)]; }
 
 const std::vector<std::string>& optimizer_keys() {
-  static const std::vector<std::string> kKeys{"lr",           "warmup_steps", "lr_schedule", "min_lr",
-                                              "weight_decay", "grad_clip",    "train_steps"};
+  static const std::vector<std::string> kKeys{"lr",         "warmup_steps", "lr_schedule", "min_lr",
+                                              "weight_decay", "grad_clip", "train_steps", "adam_beta1",
+                                              "adam_beta2", "adam_eps"};
   return kKeys;
 }
 
@@ -36,6 +37,7 @@ OptimizerSpec fine_tuning_recipe() {
   // SFTConfig inherits.
   o.grad_clip = 1.0;
   o.warmup_steps = 0;  // a ratio of the run: set with train_steps (default_warmup_steps)
+  // Betas and eps: OptimizerSpec's, the LLaMA recipe (cited there).
   return o;
 }
 
@@ -75,7 +77,13 @@ std::vector<FlagSpec> optimizer_flag_specs(const OptimizerSpec& d) {
       {"grad_clip", {"", true, "the global gradient L2 norm is clipped to this", "a number >= 0 (0: no clipping)",
                      format_number(d.grad_clip)}},
       {"train_steps", {"", true, "optimizer steps the schedule spans (sets the warm-up to 10% unless given)",
-                       "an integer 1..1000000000", d.train_steps > 0 ? std::to_string(d.train_steps) : "the run's --steps"}}};
+                       "an integer 1..1000000000", d.train_steps > 0 ? std::to_string(d.train_steps) : "the run's --steps"}},
+      {"adam_beta1", {"", true, "AdamW's first-moment decay", "a number in [0, " + format_number(kMaxAdamBeta) + "]",
+                      format_number(d.adam_beta1)}},
+      {"adam_beta2", {"", true, "AdamW's second-moment decay", "a number in [0, " + format_number(kMaxAdamBeta) + "]",
+                      format_number(d.adam_beta2)}},
+      {"adam_eps", {"", true, "AdamW's epsilon", "a number in [" + format_number(kMinAdamEps) + ", " +
+                    format_number(kMaxAdamEps) + "]", format_number(d.adam_eps)}}};
   std::vector<FlagSpec> specs;
   for (const std::string& key : optimizer_keys()) {
     FlagSpec spec = help.count(key) ? help.at(key) : FlagSpec{};
@@ -109,6 +117,15 @@ Status apply_optimizer_flags(const Args& args, OptimizerSpec* o) {
   if (auto v = args.get("train-steps")) {
     SPPLAN_ASSIGN_OR_RETURN(o->train_steps, parse_int("--train-steps", *v, 1, 1'000'000'000));
     if (!args.get("warmup-steps")) o->warmup_steps = default_warmup_steps(o->train_steps);
+  }
+  if (auto v = args.get("adam-beta1")) {
+    SPPLAN_ASSIGN_OR_RETURN(o->adam_beta1, parse_double("--adam-beta1", *v, 0.0, kMaxAdamBeta));
+  }
+  if (auto v = args.get("adam-beta2")) {
+    SPPLAN_ASSIGN_OR_RETURN(o->adam_beta2, parse_double("--adam-beta2", *v, 0.0, kMaxAdamBeta));
+  }
+  if (auto v = args.get("adam-eps")) {
+    SPPLAN_ASSIGN_OR_RETURN(o->adam_eps, parse_double("--adam-eps", *v, kMinAdamEps, kMaxAdamEps));
   }
   return Status::ok();
 }

@@ -1,9 +1,10 @@
-// OptimizerSpec: AdamW's learning rate, its schedule, weight decay and gradient clipping. A plan
+// OptimizerSpec: AdamW's learning rate, its schedule, weight decay, gradient clipping, betas and eps. A plan
 // file's [optimizer] section (plan_io.cpp), the engine's flags (below), and what the exports write
 // (export.cpp), so a plan trains with the same settings on every stack.
 //
 // Flags: --lr X --warmup-steps K --lr-schedule constant|cosine|linear --min-lr X
 //        --weight-decay X --grad-clip X (0: no clipping) --train-steps K
+//        --adam-beta1 X --adam-beta2 X --adam-eps X
 // The struct's defaults are the engine's settings before these existed (lr 1e-3 constant, weight
 // decay 0.1, no clipping): a plan file without [optimizer] and `spplan run` without a plan train as
 // they did. Plans made by `spplan plan` / `estimate` start from fine_tuning_recipe() instead.
@@ -31,7 +32,19 @@ struct OptimizerSpec {
   double weight_decay = 0.1;   // decoupled (AdamW), on every parameter
   double grad_clip = 0;        // the global gradient L2 norm is clipped to this; 0: no clipping
   int64_t train_steps = 0;     // the run's optimizer steps, the schedule's horizon; 0: not known
+  // AdamW's moment decays and epsilon: the LLaMA recipe, 0.9, 0.95, 1e-8 (arXiv:2302.13971 section
+  // 2.2; Llama 2, arXiv:2307.09288 section 2.2, the same), which long-context continued training
+  // keeps. ArcticTraining and the HF Trainer default beta2 to 0.999: every export states these.
+  double adam_beta1 = 0.9;
+  double adam_beta2 = 0.95;
+  double adam_eps = 1e-8;
 };
+
+// torch.optim.AdamW's ranges: 0 <= beta < 1 (a beta of 1 never forgets: the moments never move),
+// eps > 0; an eps beyond 1e-2 swamps the second moment of any bf16 gradient.
+inline constexpr double kMaxAdamBeta = 0.999999;
+inline constexpr double kMinAdamEps = 1e-20;
+inline constexpr double kMaxAdamEps = 1e-2;
 
 // What `spplan plan` and `estimate` put in a plan: a full fine-tune of a pretrained model on long
 // sequences, each value from a published long-context recipe (optimizer_spec.cpp cites them).

@@ -87,6 +87,9 @@ Status read_optimizer(const std::string& path, const toml::table& table, Optimiz
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("weight_decay", &o->weight_decay, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("grad_clip", &o->grad_clip, false));
   SPPLAN_RETURN_IF_ERROR(r.read_int("train_steps", &o->train_steps, false, 0, 1'000'000'000));  // 0: not known
+  SPPLAN_RETURN_IF_ERROR(r.read_bounded("adam_beta1", &o->adam_beta1, false, 0.0, kMaxAdamBeta));
+  SPPLAN_RETURN_IF_ERROR(r.read_bounded("adam_beta2", &o->adam_beta2, false, 0.0, kMaxAdamBeta));
+  SPPLAN_RETURN_IF_ERROR(r.read_bounded("adam_eps", &o->adam_eps, false, kMinAdamEps, kMaxAdamEps));
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   return check_optimizer(*o, [&path](const std::string& key) { return path + ": key \"optimizer." + key + "\""; });
 }
@@ -269,6 +272,7 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << to_string(opt.lr_schedule) << "\"\nmin_lr = " << opt.min_lr << "\nweight_decay = " << opt.weight_decay
     << "\ngrad_clip = " << opt.grad_clip << "\n";
   if (opt.train_steps > 0) o << "train_steps = " << opt.train_steps << "\n";
+  o << "adam_beta1 = " << opt.adam_beta1 << "\nadam_beta2 = " << opt.adam_beta2 << "\nadam_eps = " << opt.adam_eps << "\n";
   return o.str();
 }
 

@@ -147,22 +147,22 @@ Status KeyReader::read_int(std::string_view key, int64_t* out, bool required, in
 }
 
 Status KeyReader::read_positive(std::string_view key, double* out, bool required) {
-  return read_number(key, out, required, kMinPositive);
+  return read_bounded(key, out, required, kMinPositive, kMaxNumber);
 }
 
 Status KeyReader::read_nonnegative(std::string_view key, double* out, bool required) {
-  return read_number(key, out, required, 0.0);
+  return read_bounded(key, out, required, 0.0, kMaxNumber);
 }
 
-Status KeyReader::read_number(std::string_view key, double* out, bool required, double min) {
+Status KeyReader::read_bounded(std::string_view key, double* out, bool required, double min, double max) {
   note_known(key);
   const toml::node* node = table_.get(key);
   if (!node) return required ? missing(key) : Status::ok();
   read_.insert(std::string(key));
   const auto value = node->value<double>();  // integers convert
-  if (!node->is_number() || !value || !(*value >= min && *value <= kMaxNumber)) {  // NaN fails too
+  if (!node->is_number() || !value || !(*value >= min && *value <= max)) {  // NaN fails too
     return Status::invalid(where(key) + ": value " + describe(*node) + " is not allowed (allowed: a number from " +
-                           format_number(min) + " to " + format_number(kMaxNumber) + ")");
+                           format_number(min) + " to " + format_number(max) + ")");
   }
   *out = *value;
   return Status::ok();

@@ -26,6 +26,8 @@ class KeyReader {
   Status read_positive(std::string_view key, double* out, bool required);
   // A number in [0, kMaxNumber]: costs and overheads that may be zero but never negative.
   Status read_nonnegative(std::string_view key, double* out, bool required);
+  // A number in [min, max] (an optimizer's beta, a probability).
+  Status read_bounded(std::string_view key, double* out, bool required, double min, double max);
   Status read_bool(std::string_view key, bool* out, bool required);
   Status read_string(std::string_view key, std::string* out, bool required);
   // A string that must be one of `allowed`; *index receives its position.
@@ -42,7 +44,6 @@ class KeyReader {
  private:
   Status missing(std::string_view key) const;
   void note_known(std::string_view key);
-  Status read_number(std::string_view key, double* out, bool required, double min);
   std::string file_;
   const toml::table& table_;
   std::string prefix_;

@@ -48,10 +48,9 @@ Json zero_json(const Knobs& k) {
   return z;
 }
 
-// AdamW's betas and eps: the engine's (engine/run/train.hpp AdamWConfig), so every stack steps alike:
-// 0.9, 0.95, 1e-8, the LLaMA recipe (arXiv:2302.13971 section 2.2; Llama 2, arXiv:2307.09288 section
-// 2.2, the same). ArcticTraining and the HF Trainer default beta2 to 0.999, so every export states it.
-constexpr double kBeta1 = 0.9, kBeta2 = 0.95, kAdamEps = 1e-8;
+// AdamW's betas and eps are the plan's (OptimizerSpec, the LLaMA recipe unless asked otherwise), so
+// every stack steps alike. ArcticTraining and the HF Trainer default beta2 to 0.999: every export
+// states them.
 
 // DeepSpeed's scheduler for the plan's schedule (deepspeed/runtime/lr_schedules.py): WarmupLR
 // (warm-up, then constant), WarmupDecayLR (linear), WarmupCosineLR (cosine, in ratios of the
@@ -103,7 +102,7 @@ Json deepspeed_json(const PlanSpec& plan) {
   }
   const OptimizerSpec& o = plan.optimizer;
   j["optimizer"] = {{"type", "AdamW"},
-                    {"params", {{"lr", o.lr}, {"betas", {kBeta1, kBeta2}}, {"eps", kAdamEps}, {"weight_decay", o.weight_decay}}}};
+                    {"params", {{"lr", o.lr}, {"betas", {o.adam_beta1, o.adam_beta2}}, {"eps", o.adam_eps}, {"weight_decay", o.weight_decay}}}};
   if (Json sched = scheduler_json(o); !sched.is_null()) j["scheduler"] = sched;
   j["gradient_clipping"] = o.grad_clip;  // 0 is DeepSpeed's "no clipping", as the engine's
   j["steps_per_print"] = 10;
@@ -176,8 +175,8 @@ std::string hf_trainer_flags(const PlanSpec& plan, bool fsdp_checkpointing = fal
   const std::string schedule = o.lr_schedule == LrSchedule::kConstant ? "constant_with_warmup" : to_string(o.lr_schedule);
   std::string flags = "--per_device_train_batch_size " + std::to_string(k.micro_batch) +
                       " --gradient_accumulation_steps " + std::to_string(k.grad_accum_steps) + " --learning_rate " +
-                      format_number(o.lr) + " --adam_beta1 " + format_number(kBeta1) + " --adam_beta2 " +
-                      format_number(kBeta2) + " --adam_epsilon " + format_number(kAdamEps) + " --weight_decay " +
+                      format_number(o.lr) + " --adam_beta1 " + format_number(o.adam_beta1) + " --adam_beta2 " +
+                      format_number(o.adam_beta2) + " --adam_epsilon " + format_number(o.adam_eps) + " --weight_decay " +
                       format_number(o.weight_decay) + " --lr_scheduler_type " + schedule + " --warmup_steps " +
                       std::to_string(exported_warmup_steps(o)) + " --max_grad_norm " + format_number(o.grad_clip);
   // The run's length: transformers fills total_num_steps from it and refuses a written one that differs.
@@ -296,7 +295,7 @@ std::string arctic_yaml(const PlanSpec& plan) {
   const OptimizerSpec& o = plan.optimizer;
   j["optimizer"]["learning_rate"] = o.lr;
   j["optimizer"]["weight_decay"] = o.weight_decay;
-  j["optimizer"]["betas"] = {kBeta1, kBeta2};
+  j["optimizer"]["betas"] = {o.adam_beta1, o.adam_beta2};  // eps: FusedAdam's 1e-8 (check_arctic_optimizer)
   // ArcticTraining's "huggingface" scheduler is transformers' get_scheduler by name; its warm-up
   // is a ratio of the run: warmup_steps / train_steps when the plan knows its length (train_iters),
   // else 0 and a comment below.
@@ -338,7 +337,9 @@ std::string engine_flags(const OptimizerSpec& o) {
   return "--lr " + format_number(o.lr) + " --warmup-steps " + std::to_string(o.warmup_steps) + " --lr-schedule " +
          to_string(o.lr_schedule) + " --min-lr " + format_number(o.min_lr) + " --weight-decay " +
          format_number(o.weight_decay) + " --grad-clip " + format_number(o.grad_clip) +
-         (o.train_steps > 0 ? " --train-steps " + std::to_string(o.train_steps) : std::string());
+         (o.train_steps > 0 ? " --train-steps " + std::to_string(o.train_steps) : std::string()) + " --adam-beta1 " +
+         format_number(o.adam_beta1) + " --adam-beta2 " + format_number(o.adam_beta2) + " --adam-eps " +
+         format_number(o.adam_eps);
 }
 
 // `text` in single quotes for bash ('it'\''s').
@@ -409,6 +410,18 @@ std::string torchrun_script(const PlanSpec& plan, const std::string& plan_path) 
   return o.str();
 }
 
+// ArcticTraining's optimizer config has lr, weight decay and betas but no eps: its FusedAdam and
+// DeepSpeedCPUAdam run their default 1e-8 (arctic_training 0.8.0 optimizer/adam_factory.py).
+constexpr double kArcticAdamEps = 1e-8;
+
+Status check_arctic_optimizer(const OptimizerSpec& o) {
+  if (o.adam_eps == kArcticAdamEps) return Status::ok();
+  return Status::invalid("key \"optimizer.adam_eps\": value " + format_number(o.adam_eps) +
+                         " cannot be expressed for ArcticTraining (its optimizer config has no eps: FusedAdam runs " +
+                         format_number(kArcticAdamEps) + "; allowed: " + format_number(kArcticAdamEps) +
+                         ", or another format)");
+}
+
 }  // namespace
 
 const std::vector<std::string>& export_format_names() {
@@ -438,6 +451,7 @@ Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format, const
   // Whether the format launches the plan's trainer and expresses its knobs: the trainer's record.
   SPPLAN_RETURN_IF_ERROR(check_format_expresses(plan, to_string(format), where));
   if (format == ExportFormat::kMegatron) SPPLAN_RETURN_IF_ERROR(export_internal::check_megatron_model(plan.model));
+  if (format == ExportFormat::kArctic) SPPLAN_RETURN_IF_ERROR(check_arctic_optimizer(plan.optimizer));
   const int64_t nodes = plan.cluster.num_nodes();
   if (plan.cluster.num_gpus % nodes != 0) {
     return Status::invalid("key \"cluster.num_gpus\": value " + std::to_string(plan.cluster.num_gpus) +
@@ -465,9 +479,9 @@ const char* attn_implementation_name(const PlanSpec& plan) { return attn_impleme
 std::string engine_optimizer_flags(const OptimizerSpec& o) { return engine_flags(o); }
 std::string hf_trainer_fsdp_flags(const PlanSpec& plan) { return hf_trainer_flags(plan, true); }
 int rdzv_port() { return kRdzvPort; }
-std::string adam_args_megatron() {
-  return "--adam-beta1 " + format_number(kBeta1) + " --adam-beta2 " + format_number(kBeta2) + " --adam-eps " +
-         format_number(kAdamEps);
+std::string adam_args_megatron(const OptimizerSpec& o) {
+  return "--adam-beta1 " + format_number(o.adam_beta1) + " --adam-beta2 " + format_number(o.adam_beta2) +
+         " --adam-eps " + format_number(o.adam_eps);
 }
 const char* main_process_ip_placeholder() { return kMainProcessIp; }
 

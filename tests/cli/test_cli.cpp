@@ -145,6 +145,25 @@ TEST(Cli, PlanWritesAPlanThatEstimateAgreesWith) {
   EXPECT_EQ(d.exit_code, 0) << d.err;
 }
 
+// Issue 45 item 9: plan takes AdamW's betas and eps; the plan file and its exports carry them.
+TEST(Cli, PlanTakesTheBetasAndEveryExportStatesThem) {
+  const std::string out = testing::TempDir() + "/betas.toml";
+  const CliRun r = run_spplan(std::string("plan ") + kBase + "--seq 128k --adam-beta2 0.999 --adam-eps 1e-6 --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const CliRun d = run_spplan("export --plan " + out + " --format deepspeed");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  const auto j = nlohmann::json::parse(d.out);
+  EXPECT_DOUBLE_EQ(j["optimizer"]["params"]["betas"][1].get<double>(), 0.999);
+  EXPECT_DOUBLE_EQ(j["optimizer"]["params"]["eps"].get<double>(), 1e-6);
+  const CliRun a = run_spplan("export --plan " + out + " --format arctic");
+  EXPECT_EQ(a.exit_code, 2);
+  EXPECT_NE(a.err.find("key \"optimizer.adam_eps\": value 1e-06 cannot be expressed for ArcticTraining"), std::string::npos)
+      << a.err;
+  const CliRun bad = run_spplan(std::string("plan ") + kBase + "--seq 128k --adam-beta1 1");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "spplan: --adam-beta1: value \"1\" is not allowed (allowed: a number from 0 to 0.999999)\n");
+}
+
 TEST(Cli, MaxSeqJson) {
   const CliRun r = run_spplan(std::string("max-seq ") + kBase + "--sp 4 --tiled-loss --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -199,7 +199,7 @@ TEST(EngineCheckpoint, SettingsRoundTripAndADamagedOneIsNamed) {
   meta.settings->optimizer.min_lr = 1e-7;
   meta.settings->optimizer.train_steps = 40;
   meta.settings->schedule_steps = 40;
-  meta.settings->adam_beta2 = 0.999;
+  meta.settings->optimizer.adam_beta2 = 0.999;
   meta.settings->weight_decay_all = true;
   meta.settings->seq_len = 4096;
   meta.settings->next_token = 24576;
@@ -212,7 +212,7 @@ TEST(EngineCheckpoint, SettingsRoundTripAndADamagedOneIsNamed) {
   EXPECT_EQ(t.optimizer.lr_schedule, LrSchedule::kCosine);
   EXPECT_EQ(t.optimizer.min_lr, 1e-7);
   EXPECT_EQ(t.optimizer.train_steps, 40);
-  EXPECT_EQ(t.adam_beta2, 0.999);
+  EXPECT_EQ(t.optimizer.adam_beta2, 0.999);
   EXPECT_TRUE(t.weight_decay_all);
   EXPECT_EQ(t.seq_len, 4096);
   EXPECT_EQ(t.next_token, 24576);

@@ -26,7 +26,7 @@ LoadedCheckpoint checkpoint() {
   t.optimizer.train_steps = 20;
   t.optimizer.grad_clip = 1.0;
   t.schedule_steps = 20;
-  t.adam_beta2 = 0.99;
+  t.optimizer.adam_beta2 = 0.99;
   t.weight_decay_all = true;
   t.seq_len = 1024;
   t.next_token = 3072;
@@ -44,7 +44,7 @@ TEST(ResumeSettings, WhatIsNotGivenComesFromTheCheckpoint) {
   EXPECT_EQ(o->plan.optimizer.lr_schedule, LrSchedule::kCosine);
   EXPECT_EQ(o->plan.optimizer.warmup_steps, 2);
   EXPECT_DOUBLE_EQ(o->plan.optimizer.grad_clip, 1.0);
-  EXPECT_DOUBLE_EQ(o->adam_beta2, 0.99);
+  EXPECT_DOUBLE_EQ(o->plan.optimizer.adam_beta2, 0.99);
   EXPECT_TRUE(o->weight_decay_all);
   EXPECT_EQ(o->schedule_steps, 20);
   EXPECT_EQ(o->steps, 20);  // without --steps: to the schedule's end
@@ -134,7 +134,7 @@ TEST(ResumeSettings, TheSettingsOfARunAreWhatItParsed) {
   EXPECT_DOUBLE_EQ(t.optimizer.lr, 0.003);
   EXPECT_EQ(t.optimizer.warmup_steps, 5);  // --train-steps' 10 % default
   EXPECT_EQ(t.schedule_steps, 50);
-  EXPECT_DOUBLE_EQ(t.adam_eps, 1e-6);
+  EXPECT_DOUBLE_EQ(t.optimizer.adam_eps, 1e-6);
   EXPECT_TRUE(t.weight_decay_all);
   EXPECT_EQ(t.seq_len, 1024);
 }

@@ -267,7 +267,31 @@ TEST(ExportOptimizer, EveryFormatCarriesThePlansSettings) {
   EXPECT_THAT(sh, HasSubstr(" --learning_rate 0.0003 --adam_beta1 0.9 --adam_beta2 0.95 --adam_epsilon 1e-08 "
                             "--weight_decay 0.01 --lr_scheduler_type cosine --warmup_steps 100 --max_grad_norm 1"));
   EXPECT_THAT(sh, HasSubstr("spplan run --plan PLAN.toml --lr 0.0003 --warmup-steps 100 --lr-schedule cosine "
-                            "--min-lr 3e-05 --weight-decay 0.01 --grad-clip 1\n"));
+                            "--min-lr 3e-05 --weight-decay 0.01 --grad-clip 1 --adam-beta1 0.9 --adam-beta2 0.95 "
+                            "--adam-eps 1e-08\n"));
+}
+
+// Issue 45 item 9: AdamW's betas and eps are the plan's (plan --adam-beta2 0.999 for a stack's
+// own default), in every format that has them; ArcticTraining has no eps and refuses another.
+TEST(ExportOptimizer, BetasAndEpsAreThePlans) {
+  PlanSpec p = two_node_plan();
+  p.knobs.micro_batch = 1;
+  p.optimizer.adam_beta1 = 0.8;
+  p.optimizer.adam_beta2 = 0.999;
+  const auto j = nlohmann::json::parse(exported(p, ExportFormat::kDeepSpeed));
+  EXPECT_DOUBLE_EQ(j["optimizer"]["params"]["betas"][0].get<double>(), 0.8);
+  EXPECT_DOUBLE_EQ(j["optimizer"]["params"]["betas"][1].get<double>(), 0.999);
+  EXPECT_THAT(exported(p, ExportFormat::kArctic), HasSubstr("\n  betas:\n    - 0.8\n    - 0.999\n"));
+  const std::string sh = exported(p, ExportFormat::kTorchrun);
+  EXPECT_THAT(sh, HasSubstr(" --adam_beta1 0.8 --adam_beta2 0.999 --adam_epsilon 1e-08 "));
+  EXPECT_THAT(sh, HasSubstr(" --adam-beta1 0.8 --adam-beta2 0.999 --adam-eps 1e-08\n"));
+  p.optimizer.adam_eps = 1e-6;
+  EXPECT_THAT(nlohmann::json::parse(exported(p, ExportFormat::kDeepSpeed)).dump(), HasSubstr("\"eps\":1e-06"));
+  const auto arctic = export_plan(p, ExportFormat::kArctic);
+  ASSERT_FALSE(arctic.ok());
+  EXPECT_EQ(arctic.status().message(),
+            "key \"optimizer.adam_eps\": value 1e-06 cannot be expressed for ArcticTraining (its optimizer config has no "
+            "eps: FusedAdam runs 1e-08; allowed: 1e-08, or another format)");
 }
 
 // With the run's length known (--train-steps), every export carries numbers its target takes as
@@ -292,7 +316,7 @@ TEST(ExportOptimizer, TrainStepsReplaceAutoWithTheRunsLength) {
   EXPECT_THAT(arctic, Not(HasSubstr("# Warm-up:")));
   const std::string sh = exported(p, ExportFormat::kTorchrun);
   EXPECT_THAT(sh, HasSubstr("--lr_scheduler_type linear --warmup_steps 100 --max_grad_norm 1 --max_steps 1000"));
-  EXPECT_THAT(sh, HasSubstr("--grad-clip 1 --train-steps 1000\n"));
+  EXPECT_THAT(sh, HasSubstr("--grad-clip 1 --train-steps 1000 --adam-beta1 0.9 --adam-beta2 0.95 --adam-eps 1e-08\n"));
 }
 
 TEST(ExportFormatNames, RoundTripAndUnknownIsAClearError) {
