@@ -38,7 +38,8 @@ TEST(MatchGpuPreset, ByModelNameAndMemory) {
       {"NVIDIA H200", 143771, "h200-141gb"},
       {"NVIDIA A100-SXM4-40GB", 40536, "a100-40gb"},
       {"NVIDIA A100-SXM4-80GB", 81251, "a100-80gb"},   // an 80 GB part that is no H100
-      {"NVIDIA H100 NVL", 95830, ""},                  // an H100 with another memory: not the SXM preset
+      {"NVIDIA H100 NVL", 95830, "h100-nvl-94gb"},     // an H100 with another memory: its own preset, not the SXM
+      {"NVIDIA H100 64GB", 65536, ""},                 // an H100 whose memory no preset has
       {"NVIDIA GeForce RTX 4090", 24564, ""},
   };
   const std::vector<GpuSpec> all = presets();
