@@ -49,7 +49,7 @@ std::string count_bound(const PlanSpec& plan, int64_t max_gpus, const search::Kn
 }  // namespace
 
 std::vector<FlagSpec> fit_flag_specs() {
-  return with(with(cluster_flag_specs(true), searched_knob_flag_specs()), {json_flag_spec()});
+  return with(with(cluster_flag_specs(true), search::searched_knob_flag_specs()), {json_flag_spec()});
 }
 
 int cmd_fit(int argc, const char* const* argv) {
@@ -57,7 +57,7 @@ int cmd_fit(int argc, const char* const* argv) {
   if (!args.ok()) return fail(args.status());
   auto base = plan_from_flags(*args, true);
   if (!base.ok()) return fail(base.status());
-  const auto constraints = read_constraints(*args, &*base);
+  const auto constraints = search::read_constraints(*args, &*base);
   if (!constraints.ok()) return fail(constraints.status());
   const search::SearchResult result = search::search_plans(*base, false, *constraints);
   const bool fits = !result.feasible.empty();

@@ -26,7 +26,7 @@ costmodel::Estimate next_step(PlanSpec plan, int64_t granularity) {
 }  // namespace
 
 std::vector<FlagSpec> max_seq_flag_specs() {
-  return with(with(cluster_flag_specs(false), searched_knob_flag_specs()),
+  return with(with(cluster_flag_specs(false), search::searched_knob_flag_specs()),
               {{"granularity", true, "the step of the answer, in tokens", kSeqAllowed, "1k"}, json_flag_spec()});
 }
 
@@ -46,7 +46,7 @@ int cmd_max_seq(int argc, const char* const* argv) {
                                 " is above the longest sequence searched (allowed: at most " +
                                 std::to_string(search::kMaxSearchedSeqLen) + " tokens)"));
   }
-  const auto constraints = read_constraints(*args, &*base);
+  const auto constraints = search::read_constraints(*args, &*base);
   if (!constraints.ok()) return fail(constraints.status());
   // The answer keeps the allocator slack allowance (the safe side); the same search without it is
   // the most that could run when the allocator leaves nothing stranded: the margin, stated.
@@ -59,7 +59,7 @@ int cmd_max_seq(int argc, const char* const* argv) {
     PlanSpec probe = *base;
     probe.seq_len = 2 * base->cluster.num_gpus * granularity;
     if (search::candidate_knobs(probe, *constraints, &excluded.excluded_by_trainer).empty()) {
-      return fail(no_candidate_status(excluded, *base));
+      return fail(search::no_candidate_status(excluded, *base));
     }
   }
   const int64_t max_seq = best ? best->plan.seq_len : 0, upper_seq = upper ? upper->plan.seq_len : 0;

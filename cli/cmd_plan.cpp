@@ -43,7 +43,7 @@ void print_rejections(const search::SearchResult& result) {
 }  // namespace
 
 std::vector<FlagSpec> plan_flag_specs() {
-  return with(with(with(cluster_flag_specs(true), searched_knob_flag_specs()), optimizer_flag_specs(fine_tuning_recipe())),
+  return with(with(with(cluster_flag_specs(true), search::searched_knob_flag_specs()), optimizer_flag_specs(fine_tuning_recipe())),
               {{"top", true, "how many ranked plans to list", "an integer 1..1000", "5"},
                {"out", true, "write the best plan as a plan file (what simulate, export and run read)",
                 "a .toml path (not an input file)", "none written"},
@@ -57,7 +57,7 @@ int cmd_plan(int argc, const char* const* argv) {
   if (!args.ok()) return fail(args.status());
   auto base = plan_from_flags(*args, true);
   if (!base.ok()) return fail(base.status());
-  const auto constraints = read_constraints(*args, &*base);
+  const auto constraints = search::read_constraints(*args, &*base);
   if (!constraints.ok()) return fail(constraints.status());
   int64_t top = 5;
   if (auto v = args->get("top")) {
@@ -75,7 +75,7 @@ int cmd_plan(int argc, const char* const* argv) {
     if (const Status s = check_not_an_input("--out", *out, inputs); !s) return fail(s);
   }
   search::SearchResult result = search::search_plans(*base, true, *constraints);
-  if (result.evaluated == 0) return fail(no_candidate_status(result, *base));
+  if (result.evaluated == 0) return fail(search::no_candidate_status(result, *base));
   std::map<std::string, double> simulated_step_s;  // by knobs_text (unique within one search): --simulate's
 #ifdef SPPLAN_HAVE_SIMULATOR
   if (args->has("simulate")) {

@@ -36,7 +36,7 @@ std::vector<FlagSpec> rent_flag_specs() {
       specs.push_back(f);
     }
   }
-  for (FlagSpec f : searched_knob_flag_specs()) {
+  for (FlagSpec f : search::searched_knob_flag_specs()) {
     if (f.name == "sp") {  // parsed to say why it is refused, rather than "unknown flag"
       f.help = "refused: the GPU count varies by option, so sp is searched with it";
       f.allowed = "none";
@@ -134,9 +134,10 @@ int cmd_rent(int argc, const char* const* argv) {
   if (args->has("sp")) {
     return fail(Status::invalid("--sp: not allowed with rent (the GPU count varies by option; allowed: the other knobs)"));
   }
-  const auto constraints = read_constraints(*args, &base);
+  const auto constraints = search::read_constraints(*args, &base);
   if (!constraints.ok()) return fail(constraints.status());
   search::RentShapes shapes;
+  shapes.accuracy = measured_accuracy();  // each preset's plans ranked against its own measured error
   if (auto v = args->get("nodes")) {
     auto nodes = parse_node_list(*v);
     if (!nodes.ok()) return fail(nodes.status());

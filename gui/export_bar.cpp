@@ -27,13 +27,28 @@ ExportBar::ExportBar(QWidget* parent) : QWidget(parent) {
     });
     row->addWidget(button);
     m_buttons.push_back(button);
+    m_toolTips.push_back(button->toolTip());
   }
   setPlan(nullptr);
 }
 
 void ExportBar::setPlan(const PlanSpec* plan) {
   m_plan = plan ? std::make_unique<PlanSpec>(*plan) : nullptr;
-  for (QPushButton* b : m_buttons) b->setEnabled(m_plan != nullptr);
+  const std::vector<std::string>& names = export_format_names();
+  for (size_t i = 0; i < m_buttons.size(); ++i) {
+    QPushButton* b = m_buttons[i];
+    b->setToolTip(m_plan ? m_toolTips[i] : tr("select a plan that fits"));
+    if (!m_plan) {
+      b->setEnabled(false);
+      continue;
+    }
+    // Greyed before a file is asked for when the format cannot express the plan (a ring in
+    // DeepSpeed's config, a knob the trainer's launcher has no flag for): the reason is
+    // export_plan()'s own message, as `spplan export` prints it (issue 45 item 8).
+    const Result<std::string> text = export_plan(*m_plan, *parse_export_format(names[i]));
+    b->setEnabled(text.ok());
+    if (!text.ok()) b->setToolTip(QString::fromStdString(text.status().message()));
+  }
 }
 
 Status ExportBar::exportTo(const std::string& formatName, const QString& path) const {

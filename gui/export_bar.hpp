@@ -3,6 +3,7 @@
 // export_plan()'s own messages, as the CLI prints them.
 #pragma once
 
+#include <QString>
 #include <QWidget>
 #include <memory>
 #include <vector>
@@ -20,7 +21,9 @@ class ExportBar : public QWidget {
  public:
   explicit ExportBar(QWidget* parent = nullptr);
 
-  void setPlan(const PlanSpec* plan);  // null: nothing selected (buttons disabled)
+  // null: nothing selected (buttons disabled). A format that cannot express the plan is disabled
+  // too, its tooltip the reason.
+  void setPlan(const PlanSpec* plan);
 
   // Writes the `formatName` export of the plan to `path` (what a button does after its dialog).
   Status exportTo(const std::string& formatName, const QString& path) const;
@@ -33,7 +36,8 @@ class ExportBar : public QWidget {
 
  private:
   std::unique_ptr<PlanSpec> m_plan;
-  std::vector<QPushButton*> m_buttons;
+  std::vector<QPushButton*> m_buttons;   // in export_format_names() order
+  std::vector<QString> m_toolTips;        // each button's tooltip when it can export the plan
 };
 
 }  // namespace spplan::gui

@@ -32,7 +32,8 @@ Status saveWidgetImage(QWidget* widget, const QString& path) {
   return Status::ok();
 }
 
-QWidget* withImageExport(QWidget* view, const QString& baseName, std::function<void(const QString&, bool)> report) {
+QWidget* withImageExport(QWidget* view, const QString& baseName, std::function<void(const QString&, bool)> report,
+                         const std::vector<QWidget*>& extraButtons) {
   auto* box = new QWidget;
   auto* layout = new QVBoxLayout(box);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -42,6 +43,7 @@ QWidget* withImageExport(QWidget* view, const QString& baseName, std::function<v
   button->setToolTip(QObject::tr("Save this chart as PNG or SVG"));
   auto* row = new QHBoxLayout;
   row->addStretch(1);
+  for (QWidget* extra : extraButtons) row->addWidget(extra);
   row->addWidget(button);
   layout->addLayout(row);
   QObject::connect(button, &QPushButton::clicked, box, [view, baseName, report] {

@@ -4,6 +4,7 @@
 
 #include <QString>
 #include <functional>
+#include <vector>
 
 #include "planner/core/status.hpp"
 
@@ -16,7 +17,8 @@ namespace spplan::gui {
 Status saveWidgetImage(QWidget* widget, const QString& path);
 
 // `view` with a "Save image…" button under it that asks for a PNG or SVG path (suggesting
-// `baseName`.png) and reports the outcome (message, ok) to `report`.
-QWidget* withImageExport(QWidget* view, const QString& baseName, std::function<void(const QString&, bool)> report);
+// `baseName`.png) and reports the outcome (message, ok) to `report`; `extraButtons` go on its left.
+QWidget* withImageExport(QWidget* view, const QString& baseName, std::function<void(const QString&, bool)> report,
+                         const std::vector<QWidget*>& extraButtons = {});
 
 }  // namespace spplan::gui

@@ -21,12 +21,15 @@
 #include <QVBoxLayout>
 
 #include "gui/export_bar.hpp"
+#include "gui/knob_pins.hpp"
 #include "gui/optimizer_inputs.hpp"
 #include "gui/plan_table_model.hpp"
 #include "gui/plan_tabs.hpp"
 #include "gui/session.hpp"
 #include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/config/plan_rules.hpp"
+#include "planner/config/renter_settings.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/search/search.hpp"
@@ -79,6 +82,9 @@ MainWindow::MainWindow(QWidget* parent)
   m_optimizer = new OptimizerInputs(central);
   connect(m_optimizer, &OptimizerInputs::changed, this, &MainWindow::scheduleRecompute);
   layout->addWidget(m_optimizer);
+  m_pins = new KnobPins(central);
+  connect(m_pins, &KnobPins::changed, this, &MainWindow::scheduleRecompute);
+  layout->addWidget(m_pins);
   m_statusLabel = new QLabel(central);
   m_statusLabel->setWordWrap(true);
   m_statusLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -260,30 +266,41 @@ Result<PlanSpec> MainWindow::baseFromInputs() const {
   SPPLAN_ASSIGN_OR_RETURN(plan.cluster.gpu, load_gpu(m_gpuCombo->currentText().trimmed().toStdString()));
   plan.cluster.gpu.gpus_per_node = m_perNodeSpin->value();
   plan.cluster.num_gpus = m_gpusSpin->value();
+  SPPLAN_RETURN_IF_ERROR(check_cluster_shape(plan.cluster, flag_where));  // as plan_from_flags: whole nodes
   SPPLAN_ASSIGN_OR_RETURN(plan.seq_len, parse_seq_len("--seq", m_seqEdit->text().trimmed().toStdString()));
   SPPLAN_ASSIGN_OR_RETURN(plan.stack, load_trainer(m_trainerCombo->currentText().toStdString(), "--trainer"));
   settle_layout_attention(&plan);
+  hold_against_measured(&plan, m_trust ? &m_trust->measured() : nullptr);  // as plan_from_flags: the ranking's margin
   SPPLAN_ASSIGN_OR_RETURN(plan.optimizer, m_optimizer->spec());  // the CLI's recipe and flags
-  // The flags' own parsers, so the words are the CLI's (cli/common.cpp apply_price_flags).
+  // The CLI's readers, so the words are the CLI's (planner/config/renter_settings.hpp).
   if (const std::string price = m_priceEdit->text().trimmed().toStdString(); !price.empty()) {
-    SPPLAN_ASSIGN_OR_RETURN(plan.cluster.gpu.price_per_gpu_hour, parse_double("--price-per-gpu-hour", price, kMinPositive));
+    SPPLAN_RETURN_IF_ERROR(apply_price(price, std::nullopt, &plan.cluster.gpu));
   }
   if (const std::string headroom = m_headroomEdit->text().trimmed().toStdString(); !headroom.empty()) {
-    SPPLAN_ASSIGN_OR_RETURN(const double pct, parse_double("--headroom", headroom, 0.0, 50.0));
-    plan.memory_headroom = pct / 100.0;
+    SPPLAN_RETURN_IF_ERROR(apply_headroom(headroom, &plan));
   }
   return plan;
 }
 
 void MainWindow::recomputeNow() {
   m_debounce->stop();
-  const Result<PlanSpec> base = baseFromInputs();
+  Result<PlanSpec> base = baseFromInputs();
   if (!base.ok()) {
     showError(stringOf(base.status().message()));
     return;
   }
-  m_planModel->setBase(*base);
-  m_tabs->setBase(*base);
+  const Result<search::KnobConstraints> pinned = m_pins->constraints(&*base);  // as spplan plan's knob flags
+  if (!pinned.ok()) {
+    showError(stringOf(pinned.status().message()));
+    return;
+  }
+  m_planModel->setBase(*base, *pinned);
+  if (m_planModel->evaluated() == 0) {  // the pins leave nothing to price: the CLI's exit-2 line
+    const QString why = m_planModel->whyNone();  // a copy: showError clears the model
+    showError(why);
+    return;
+  }
+  m_tabs->setBase(*base, *pinned);
   m_selectedRow = -1;  // row numbers now name new plans
   m_statusLabel->setStyleSheet("color: #444;");
   const QLocale english(QLocale::English);  // one number format on the screen: 131,072

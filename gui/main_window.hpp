@@ -27,6 +27,7 @@ class QTimer;
 namespace spplan::gui {
 
 class ExportBar;
+class KnobPins;
 class OptimizerInputs;
 class PlanTableModel;
 class PlanTabs;
@@ -57,11 +58,13 @@ class MainWindow : public QMainWindow {
   QComboBox* modelCombo() const { return m_modelCombo; }
   QComboBox* gpuCombo() const { return m_gpuCombo; }
   QSpinBox* gpusSpin() const { return m_gpusSpin; }
+  QSpinBox* perNodeSpin() const { return m_perNodeSpin; }
   QLineEdit* seqEdit() const { return m_seqEdit; }
   QComboBox* trainerCombo() const { return m_trainerCombo; }
   QLineEdit* priceEdit() const { return m_priceEdit; }
   QLineEdit* headroomEdit() const { return m_headroomEdit; }
   OptimizerInputs* optimizerInputs() const { return m_optimizer; }
+  KnobPins* knobPins() const { return m_pins; }
   // Writes the selected plan as "Save plan…" does (the plan TOML `spplan plan --out` writes).
   Status savePlanTo(const QString& path);
   QLabel* statusLabel() const { return m_statusLabel; }
@@ -99,6 +102,7 @@ class MainWindow : public QMainWindow {
   QLineEdit* m_priceEdit = nullptr;     // --price-per-gpu-hour; empty: the GPU file's
   QLineEdit* m_headroomEdit = nullptr;  // --headroom PCT; empty: 0
   OptimizerInputs* m_optimizer = nullptr;
+  KnobPins* m_pins = nullptr;
   QPushButton* m_openButton = nullptr;
   QPushButton* m_saveButton = nullptr;
   QLabel* m_statusLabel = nullptr;

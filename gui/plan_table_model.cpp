@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "planner/config/plan_rules.hpp"
+#include "planner/search/knob_constraints.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 
@@ -140,8 +141,9 @@ QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, in
   return QString::fromLatin1(kHeaders[section]);
 }
 
-void PlanTableModel::setBase(const PlanSpec& base) {
-  search::SearchResult result = search::search_plans(base, true);
+void PlanTableModel::setBase(const PlanSpec& base, const search::KnobConstraints& constraints) {
+  search::SearchResult result = search::search_plans(base, true, constraints);
+  m_whyNone = result.evaluated == 0 ? QString::fromStdString(search::no_candidate_status(result, base).message()) : QString();
   beginResetModel();
   m_evaluated = static_cast<int>(result.evaluated);
   m_fitCount = static_cast<int>(result.feasible.size());
@@ -166,6 +168,7 @@ void PlanTableModel::clear() {
   m_rows.clear();
   m_fitCount = 0;
   m_evaluated = 0;
+  m_whyNone.clear();
   endResetModel();
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QAbstractTableModel>
+#include <QString>
 #include <vector>
 
 #include "planner/search/search.hpp"
@@ -41,7 +42,10 @@ class PlanTableModel : public QAbstractTableModel {
   static QString headerToolTip(int section);
 
   // Runs search_plans(base) and replaces every row.
-  void setBase(const PlanSpec& base);
+  void setBase(const PlanSpec& base, const search::KnobConstraints& constraints = {});
+  // Why the last search priced no knob set (evaluated() == 0): the CLI's message
+  // (search::no_candidate_status); "" otherwise.
+  const QString& whyNone() const { return m_whyNone; }
   void clear();
 
   bool anyFits() const { return m_fitCount > 0; }
@@ -53,6 +57,7 @@ class PlanTableModel : public QAbstractTableModel {
   std::vector<search::RankedPlan> m_rows;  // feasible (ranked), or the closest failing ones
   int m_fitCount = 0;
   int m_evaluated = 0;
+  QString m_whyNone;
 };
 
 }  // namespace spplan::gui

@@ -1,8 +1,10 @@
 #include "gui/plan_tabs.hpp"
 
 #include <QComboBox>
+#include <QFileDialog>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPushButton>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -48,10 +50,8 @@ PlanTabs::PlanTabs(PlanTableModel* plans, const TrustTable* trust, QWidget* pare
       m_rentModel(new RentModel(this)),
       m_scalingModel(new SpScalingModel(this)) {
   m_rentModel->setTrust(trust);
-  const auto report = [this](const QString& text, bool ok) { Q_EMIT message(text, ok); };
   addTab(buildMemoryTab(), tr("&Memory"));
-  m_timeline = new StepTimelineView(this);
-  addTab(withImageExport(m_timeline, "timeline", report), tr("Step t&imeline"));
+  addTab(buildTimelineTab(), tr("Step t&imeline"));
   addTab(buildRentTab(), tr("What to &rent"));
   addTab(buildScalingTab(), tr("S&P scaling"));
   m_runPanel = new RunPanel(this);
@@ -68,6 +68,26 @@ QWidget* PlanTabs::buildMemoryTab() {
   charts->addWidget(withImageExport(m_memoryChart, "memory", report));
   charts->addWidget(withImageExport(new SeqChartView(m_sweepModel, this), "peak-vs-seq", report));
   return charts;
+}
+
+QWidget* PlanTabs::buildTimelineTab() {
+  const auto report = [this](const QString& text, bool ok) { Q_EMIT message(text, ok); };
+  m_timeline = new StepTimelineView(this);
+  // The trace `spplan simulate --trace` writes, for Perfetto's own zoom and search (issue 45 item 7).
+  auto* trace = new QPushButton(tr("Export Perfetto trace…"), this);
+  trace->setObjectName("export-trace");
+  trace->setToolTip(tr("Chrome trace-event JSON of the simulated step, as spplan simulate --trace writes it; open it in "
+                       "ui.perfetto.dev"));
+  connect(trace, &QPushButton::clicked, this, [this, report] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export Perfetto trace"), QStringLiteral("step.trace.json"),
+                                                      tr("Trace JSON (*.json)"));
+    if (path.isEmpty()) return;
+    const Status s = m_timeline->exportTrace(path);
+    report(s ? tr("wrote %1").arg(path) : QString::fromStdString(s.message()), s.is_ok());
+  });
+  connect(m_timeline, &StepTimelineView::changed, trace, [this, trace] { trace->setEnabled(m_timeline->result() != nullptr); });
+  trace->setEnabled(false);
+  return withImageExport(m_timeline, "timeline", report, {trace});
 }
 
 QWidget* PlanTabs::buildRentTab() {
@@ -126,8 +146,10 @@ QWidget* PlanTabs::buildScalingTab() {
   return scaling;
 }
 
-void PlanTabs::setBase(const std::optional<PlanSpec>& base) {
+void PlanTabs::setBase(const std::optional<PlanSpec>& base, const search::KnobConstraints& constraints) {
   m_base = base;
+  m_rentConstraints = constraints;
+  m_rentConstraints.sp.reset();
   m_rentStale = true;
   if (!base) m_rentModel->clear();
   if (currentIndex() == RentTab) updateRent();
@@ -136,7 +158,7 @@ void PlanTabs::setBase(const std::optional<PlanSpec>& base) {
 void PlanTabs::updateRent() {
   if (!m_rentStale) return;
   m_rentStale = false;
-  if (m_base) m_rentModel->setBase(*m_base);
+  if (m_base) m_rentModel->setBase(*m_base, m_rentConstraints);
 }
 
 void PlanTabs::setSelected(int row, const std::string& gpu) {

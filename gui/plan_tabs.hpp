@@ -34,7 +34,9 @@ class PlanTabs : public QTabWidget {
   PlanTabs(PlanTableModel* plans, const TrustTable* trust, QWidget* parent = nullptr);
 
   // The inputs of a new search (nullopt: the inputs are bad); the rent table follows them.
-  void setBase(const std::optional<PlanSpec>& base);
+  // `constraints`: the knobs pinned (KnobPins); What to rent keeps them but sp, as `spplan rent`
+  // refuses --sp (each option's GPU count differs).
+  void setBase(const std::optional<PlanSpec>& base, const search::KnobConstraints& constraints = {});
   // `row` of the plan model, or -1 for none; `gpu` is the GPU name the trust text is for.
   void setSelected(int row, const std::string& gpu);
 
@@ -49,6 +51,7 @@ class PlanTabs : public QTabWidget {
 
  private:
   QWidget* buildMemoryTab();
+  QWidget* buildTimelineTab();
   QWidget* buildRentTab();
   QWidget* buildScalingTab();
   void updateRent();  // recomputes the rent table if the inputs changed since
@@ -59,6 +62,7 @@ class PlanTabs : public QTabWidget {
   RentModel* m_rentModel;
   SpScalingModel* m_scalingModel;
   std::optional<PlanSpec> m_base;
+  search::KnobConstraints m_rentConstraints;  // the pins What to rent searches with (no sp)
   bool m_rentStale = true;
   MemoryChartView* m_memoryChart = nullptr;
   StepTimelineView* m_timeline = nullptr;

@@ -2,6 +2,7 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QLocale>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -44,7 +45,9 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
   const Row& r = m_rows[static_cast<size_t>(index.row())];
   const int column = index.column();
   const bool cheapest = index.row() == m_cheapest, fastest = index.row() == m_fastest;
-  if (role == Qt::BackgroundRole && (cheapest || fastest)) return QBrush(QColor(0xd6, 0xf0, 0xd6));
+  // Cheapest green, fastest blue: a renter tells them apart at a glance (issue 45 item 8).
+  if (role == Qt::BackgroundRole && cheapest) return QBrush(QColor(0xd6, 0xf0, 0xd6));
+  if (role == Qt::BackgroundRole && fastest) return QBrush(QColor(0xd6, 0xe4, 0xf5));
   if (role == Qt::ForegroundRole && !r.best && column < VisibleColumnCount) return QBrush(QColor(0xb0, 0x20, 0x20));
   if (role == Qt::TextAlignmentRole) {
     return QVariant::fromValue(column >= UsdPerMtokColumn && column <= MaxSeqColumn ? Qt::AlignRight | Qt::AlignVCenter
@@ -65,7 +68,9 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
       if (e && text) return significantText(e->usd_per_million_tokens, 3);
       return number(e ? e->usd_per_million_tokens : 0, 3);
     case StepSecondsColumn: return number(e ? e->time.step_time_s : 0, 3);
-    case TokensPerSecondColumn: return number(e ? e->tokens_per_s : 0, 0);
+    case TokensPerSecondColumn:  // 12,716: separators as on the rest of the screen
+      if (e && text) return QLocale(QLocale::English).toString(e->tokens_per_s, 'f', 0);
+      return number(e ? e->tokens_per_s : 0, 0);
     case HostGibColumn:  // per node, of what the plan may use of its RAM
       if (e && text) {
         return QString::number(gib(e->host.total_bytes()), 'f', 0) + " / " + QString::number(gib(e->host_capacity_bytes), 'f', 0);
@@ -112,7 +117,7 @@ QString RentModel::headerToolTip(int section) {
                                  "selected plan's own knobs, so it can be shorter.");
     case KnobsColumn: return tr("The best plan's knobs: Ulysses degree, ZeRO stage, activation checkpointing");
     case TrustColumn: return tr("The planner's measured error on this GPU (validation/results): memory, speed");
-    case MarkColumn: return tr("Your GPUs, the cheapest ($/Mtok) and the fastest (tokens/s) rows");
+    case MarkColumn: return tr("Your GPUs, the cheapest ($/Mtok, green) and the fastest (tokens/s, blue) rows");
     default: return {};
   }
 }
@@ -122,14 +127,16 @@ QVariant RentModel::headerData(int section, Qt::Orientation orientation, int rol
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const kHeaders[ColumnCount] = {"GPU", "nodes", "GPUs", "$/Mtok", "step s", "tokens/s",
-                                                    "host GiB\nper node", "max seq (any knobs)", "best knobs", "measured error", "", "$/Mtok",
+                                                    "host GiB\nper node", "max seq (any knobs)", "best knobs", "measured error", "mark", "$/Mtok",
                                                     "step s", "max seq k"};
   if (section < 0 || section >= ColumnCount) return {};
   return QString::fromLatin1(kHeaders[section]);
 }
 
-void RentModel::setBase(const PlanSpec& base) {
-  search::RentTable table = search::rent_options_with_own(base);
+void RentModel::setBase(const PlanSpec& base, const search::KnobConstraints& constraints) {
+  search::RentShapes shapes;
+  shapes.accuracy = m_trust ? &m_trust->measured() : nullptr;  // each preset ranked against its own error
+  search::RentTable table = search::rent_options_with_own(base, constraints, shapes);
   beginResetModel();
   m_rows = std::move(table.options);
   m_cheapest = table.cheapest;

@@ -44,7 +44,7 @@ class RentModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
   // Replaces every row: `base`'s model, seq_len and stack on each preset x node shape.
-  void setBase(const PlanSpec& base);
+  void setBase(const PlanSpec& base, const search::KnobConstraints& constraints = {});
   // The measured accuracy shown per row (its GPU's); null: the column is empty. Not owned.
   void setTrust(const TrustTable* trust) { m_trust = trust; }
   void clear();

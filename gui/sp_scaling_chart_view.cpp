@@ -5,6 +5,7 @@
 #include <QLineSeries>
 #include <QLogValueAxis>
 #include <QPen>
+#include <QStringList>
 #include <QValueAxis>
 #include <algorithm>
 
@@ -21,7 +22,8 @@ const QColor kOverCapacity(0xc0, 0x10, 0x10);
 
 SpScalingChartView::SpScalingChartView(SpScalingModel* model, QWidget* parent) : QChartView(parent), m_model(model) {
   auto* chart = new QChart();
-  chart->setTitle(tr("Ulysses, ring and both at each degree (selected plan's other knobs)"));
+  chart->setTitle(tr("Ulysses, ring and both at each degree (selected plan's other knobs; each line on the trainer "
+                     "in brackets)"));
   chart->setAnimationOptions(QChart::NoAnimation);
   chart->legend()->setAlignment(Qt::AlignBottom);
   chart->setMargins(QMargins(4, 4, 4, 4));
@@ -35,7 +37,7 @@ SpScalingChartView::SpScalingChartView(SpScalingModel* model, QWidget* parent) :
   m_tokensAxis->setTitleText(tr("tokens/s (cluster), solid"));
   m_tokensAxis->setLabelFormat("%.0f");
   m_memoryAxis = new QValueAxis(chart);
-  m_memoryAxis->setTitleText(tr("GiB per GPU, dashed"));
+  m_memoryAxis->setTitleText(tr("GiB per GPU, dashed (to %1x capacity)").arg(kMemoryFrame));
   m_memoryAxis->setLabelFormat("%.0f");
   chart->addAxis(m_degreeAxis, Qt::AlignBottom);
   chart->addAxis(m_tokensAxis, Qt::AlignLeft);
@@ -75,8 +77,11 @@ void SpScalingChartView::refresh() {
   for (int l = 0; l < SpScalingModel::LayoutCount; ++l) {
     const auto layout = static_cast<SpScalingModel::Layout>(l);
     QList<QPointF> tokens, memory;
+    QStringList trainers;  // the trainers this layout's rows are priced on, in degree order
     const int first = m_model->firstRow(layout), count = m_model->rowCountOf(layout);
     for (int r = first; r < first + count; ++r) {
+      const QString trainer = m_model->index(r, SpScalingModel::TrainerColumn).data().toString();
+      if (!trainers.contains(trainer)) trainers.append(trainer);
       const double degree = value(r, SpScalingModel::DegreeColumn);
       tokens.append({degree, value(r, SpScalingModel::TokensPerSecondColumn)});
       memory.append({degree, value(r, SpScalingModel::PeakGibColumn)});
@@ -88,6 +93,8 @@ void SpScalingChartView::refresh() {
     for (QLineSeries* s : {m_tokens[static_cast<size_t>(l)], m_memory[static_cast<size_t>(l)]}) {
       s->clearPointsConfiguration();
     }
+    const QString name = tr(SpScalingModel::layoutName(layout));
+    m_tokens[static_cast<size_t>(l)]->setName(trainers.isEmpty() ? name : tr("%1 (%2)").arg(name, trainers.join(", ")));
     m_tokens[static_cast<size_t>(l)]->replace(tokens);
     m_memory[static_cast<size_t>(l)]->replace(memory);
     // Over capacity: the point red on both of its layout's lines.
@@ -103,8 +110,13 @@ void SpScalingChartView::refresh() {
   m_degreeAxis->setRange(1, maxDegree * 1.2);
   m_tokensAxis->setRange(0, maxTokens > 0 ? maxTokens * 1.1 : 1);
   m_tokensAxis->applyNiceNumbers();
-  m_memoryAxis->setRange(0, std::max(maxGib, capacity) > 0 ? std::max(maxGib, capacity) * 1.1 : 1);
+  const double memoryTop = capacity > 0 ? std::min(std::max(maxGib, capacity), kMemoryFrame * capacity) : maxGib;
+  m_memoryAxis->setRange(0, memoryTop > 0 ? memoryTop * 1.05 : 1);
   m_memoryAxis->applyNiceNumbers();
 }
+
+double SpScalingChartView::memoryAxisMax() const { return m_memoryAxis->max(); }
+
+QString SpScalingChartView::tokensSeriesName(int layout) const { return m_tokens.at(static_cast<size_t>(layout))->name(); }
 
 }  // namespace spplan::gui

@@ -1,6 +1,10 @@
 // SpScalingChartView: tokens/s (left axis, solid) and peak memory per GPU (right axis, dashed) of
 // the three layouts of SpScalingModel (Ulysses, ring, Ulysses x ring) against the degree sp x cp
 // on a log2 axis, with the GPU's capacity; points over capacity are drawn red, as in the Memory tab.
+// Each layout's legend names the trainers its rows are priced on (a ring the plan's trainer cannot
+// run is priced on another: issue 45 item 6). The memory axis is framed on the capacity, up to
+// kMemoryFrame x capacity: a layout needing thousands of GiB at degree 1 would flatten the region
+// that decides what fits; points above run off the top, red on the tokens line as well.
 #pragma once
 
 #include <QChartView>
@@ -18,7 +22,13 @@ class SpScalingChartView : public QChartView {
   Q_OBJECT
 
  public:
+  static constexpr double kMemoryFrame = 1.5;
+
   explicit SpScalingChartView(SpScalingModel* model, QWidget* parent = nullptr);
+
+  // For tests: the memory axis's top, and a layout's tokens line's legend name.
+  double memoryAxisMax() const;
+  QString tokensSeriesName(int layout) const;
 
  private:
   void refresh();  // the series' points and the axis ranges from the model

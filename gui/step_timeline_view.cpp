@@ -1,24 +1,28 @@
 #include "gui/step_timeline_view.hpp"
 
 #include <QFontMetricsF>
-
+#include <QHelpEvent>
 #include <QKeyEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QToolTip>
 #include <QWheelEvent>
-#include <array>
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <string_view>
 
 #include "planner/core/units.hpp"
 #include "simulator/op_words.hpp"
+#include "simulator/trace_json.hpp"
 
 namespace spplan::gui {
 namespace {
 
-constexpr double kLeftMarginPx = 74;   // lane names
+constexpr double kMinLeftMarginPx = 74;  // lane names (leftMargin: the widest, unclipped)
 constexpr double kRightMarginPx = 12;
-constexpr double kTopMarginPx = 22;    // the exposed-communication line
+constexpr double kLineHeightPx = 18;
+constexpr double kTopMarginPx = 2 * kLineHeightPx + 4;  // the exposed-communication line, the legend
 constexpr double kAxisHeightPx = 20;
 constexpr double kLaneGapPx = 3;
 constexpr double kMinSpanS = 1e-7;     // deeper zoom shows nothing new
@@ -33,6 +37,19 @@ QColor categoryColor(sim::OpCategory category) {
     case sim::OpCategory::kRing: return QColor(0x9c, 0x75, 0x5f);
   }
   return Qt::gray;
+}
+
+bool endsWith(std::string_view text, std::string_view tail) {
+  return text.size() >= tail.size() && text.substr(text.size() - tail.size()) == tail;
+}
+
+// "micro step 2, " for an op of the second micro step ("m1."), "" for the first or none.
+QString microStepWords(const std::string& op) {
+  if (op.size() < 3 || op[0] != 'm') return {};
+  const size_t dot = op.find('.');
+  const std::string digits = op.substr(1, dot == std::string::npos ? 0 : dot - 1);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits == "0") return {};
+  return QStringLiteral("micro step %1, ").arg(std::stoll(digits) + 1);
 }
 
 // 1/2/5 x 10^k seconds, about `target` ticks over `span`.
@@ -149,9 +166,84 @@ void StepTimelineView::keyPressEvent(QKeyEvent* event) {
   event->accept();
 }
 
+double StepTimelineView::leftMargin() const {
+  const QFontMetricsF fm(font());
+  double widest = 0;
+  for (int lane = 0; lane < LaneCount; ++lane) {
+    widest = std::max(widest, fm.horizontalAdvance(tr(laneName(static_cast<Lane>(lane)))));
+  }
+  return std::max(kMinLeftMarginPx, widest + 12);
+}
+
 QRectF StepTimelineView::plotRect() const {
-  return QRectF(kLeftMarginPx, kTopMarginPx, std::max(10.0, width() - kLeftMarginPx - kRightMarginPx),
+  const double left = leftMargin();
+  return QRectF(left, kTopMarginPx, std::max(10.0, width() - left - kRightMarginPx),
                 std::max(10.0, height() - kTopMarginPx - kAxisHeightPx));
+}
+
+QRectF StepTimelineView::lanesRect() const {
+  const QRectF area = plotRect();
+  return QRectF(area.left(), area.top(), area.width(), area.height() * 0.55);
+}
+
+std::vector<StepTimelineView::PhaseMark> StepTimelineView::phaseMarks(const sim::SimResult& result) {
+  std::vector<PhaseMark> marks;
+  bool optimizer = false;
+  for (const sim::SimEvent& e : result.events) {
+    const std::string& n = e.name;
+    if (n.rfind("m", 0) == 0 && endsWith(n, ".embed.fwd")) {
+      marks.push_back({e.start_s, microStepWords(n) + tr("forward")});
+    } else if (n.rfind("m", 0) == 0 && (endsWith(n, ".loss.bwd") || endsWith(n, ".loss.bwd.t0"))) {
+      marks.push_back({e.start_s, microStepWords(n) + tr("backward")});  // the backward starts at the loss
+    } else if (!optimizer && n.rfind("opt.", 0) == 0) {
+      optimizer = true;
+      marks.push_back({e.start_s, tr("optimizer")});
+    }
+  }
+  std::stable_sort(marks.begin(), marks.end(), [](const PhaseMark& a, const PhaseMark& b) { return a.time_s < b.time_s; });
+  return marks;
+}
+
+const sim::SimEvent* StepTimelineView::eventAt(const QPointF& pos) const {
+  if (!m_result) return nullptr;
+  const QRectF area = lanesRect();
+  if (!area.contains(pos)) return nullptr;
+  const int lane = static_cast<int>((pos.y() - area.top()) / (area.height() / static_cast<int>(LaneCount)));
+  // The event whose box holds the point; boxes are at least a pixel wide (paintLanes).
+  const double halfPixelS = 0.5 * m_viewSpanS / area.width();
+  const double t = m_viewStartS + (pos.x() - area.left()) / area.width() * m_viewSpanS;
+  const sim::SimEvent* nearest = nullptr;
+  for (const sim::SimEvent& e : m_result->events) {
+    if (laneOf(e) != lane || e.start_s > t + halfPixelS || e.end_s < t - halfPixelS) continue;
+    if (!nearest || e.end_s - e.start_s > nearest->end_s - nearest->start_s) nearest = &e;  // the longest
+  }
+  return nearest;
+}
+
+QString StepTimelineView::eventText(const sim::SimEvent& e) {
+  const double duration = e.end_s - e.start_s;
+  const QString length = duration >= 1.0 ? tr("%1 s").arg(duration, 0, 'f', 3) : tr("%1 ms").arg(duration * 1e3, 0, 'f', 3);
+  return tr("%1 (%2): %3 from %4 s, %5")
+      .arg(QString::fromStdString(sim::op_in_words(e.name)), QString::fromStdString(e.name), length)
+      .arg(e.start_s, 0, 'g', 6)
+      .arg(QString::fromLatin1(sim::category_name(e.category)));
+}
+
+Status StepTimelineView::exportTrace(const QString& path) const {
+  if (!m_result) return Status::invalid("export trace: no simulated step (allowed: select a plan that fits)");
+  return sim::write_chrome_trace(*m_result, path.toStdString());
+}
+
+bool StepTimelineView::event(QEvent* event) {
+  if (event->type() != QEvent::ToolTip) return QWidget::event(event);
+  const auto* help = static_cast<QHelpEvent*>(event);
+  if (const sim::SimEvent* e = eventAt(help->pos())) {
+    QToolTip::showText(help->globalPos(), eventText(*e), this);
+  } else {
+    QToolTip::hideText();
+    event->ignore();
+  }
+  return true;
 }
 
 double StepTimelineView::xOf(double timeS, const QRectF& area) const {
@@ -166,20 +258,59 @@ void StepTimelineView::paintEvent(QPaintEvent*) {
     return;
   }
   p.setPen(Qt::black);
-  p.drawText(QRectF(4, 2, width() - 8, kTopMarginPx - 4), Qt::AlignLeft | Qt::AlignVCenter, exposedText());
+  p.drawText(QRectF(4, 2, width() - 8, kLineHeightPx), Qt::AlignLeft | Qt::AlignVCenter, exposedText());
+  paintLegend(p);
   const QRectF area = plotRect();
-  const QRectF lanes(area.left(), area.top(), area.width(), area.height() * 0.55);
+  const QRectF lanes = lanesRect();
   const QRectF memory(area.left(), lanes.bottom() + 8, area.width(), area.bottom() - lanes.bottom() - 8);
   paintLanes(p, lanes);
+  paintPhaseMarks(p, QRectF(lanes.topLeft(), memory.bottomRight()));
   paintMemory(p, memory);
   paintTimeAxis(p, QRectF(area.left(), area.bottom(), area.width(), kAxisHeightPx));
+}
+
+void StepTimelineView::paintLegend(QPainter& p) const {
+  const QFontMetricsF fm(p.font());
+  double x = 4;
+  const double y = 2 + kLineHeightPx;
+  for (int c = 0; c < sim::kNumOpCategories; ++c) {
+    const auto category = static_cast<sim::OpCategory>(c);
+    p.fillRect(QRectF(x, y + 4, 10, 10), categoryColor(category));
+    const QString name = QString::fromLatin1(sim::category_name(category));
+    p.setPen(Qt::black);
+    p.drawText(QRectF(x + 14, y, fm.horizontalAdvance(name) + 2, kLineHeightPx), Qt::AlignLeft | Qt::AlignVCenter, name);
+    x += 14 + fm.horizontalAdvance(name) + 14;
+  }
+  const QString marks = tr("dashed: where each phase begins");
+  p.setPen(QColor(0x60, 0x60, 0x60));
+  p.drawText(QRectF(x, y, width() - x - 4, kLineHeightPx), Qt::AlignLeft | Qt::AlignVCenter, marks);
+}
+
+void StepTimelineView::paintPhaseMarks(QPainter& p, const QRectF& area) const {
+  p.save();
+  p.setClipRect(area.adjusted(0, -1, 0, 1));
+  const QFontMetricsF fm(p.font());
+  double lastLabelRight = -1e9;  // labels that would overlap the previous one are left out
+  for (const PhaseMark& mark : phaseMarks(*m_result)) {
+    const double x = xOf(mark.time_s, area);
+    if (x < area.left() || x > area.right()) continue;
+    p.setPen(QPen(QColor(0x60, 0x60, 0x60), 1, Qt::DashLine));
+    p.drawLine(QPointF(x, area.top()), QPointF(x, area.bottom()));
+    if (x > lastLabelRight + 4) {
+      p.setPen(QColor(0x30, 0x30, 0x30));
+      p.drawText(QRectF(x + 2, area.top(), fm.horizontalAdvance(mark.label) + 2, fm.height()),
+                 Qt::AlignLeft | Qt::AlignTop, mark.label);
+      lastLabelRight = x + 2 + fm.horizontalAdvance(mark.label);
+    }
+  }
+  p.restore();
 }
 
 void StepTimelineView::paintLanes(QPainter& p, const QRectF& area) const {
   const double laneHeight = area.height() / static_cast<int>(LaneCount);
   for (int lane = 0; lane < LaneCount; ++lane) {
     p.setPen(Qt::black);
-    p.drawText(QRectF(0, area.top() + lane * laneHeight, kLeftMarginPx - 6, laneHeight), Qt::AlignRight | Qt::AlignVCenter,
+    p.drawText(QRectF(0, area.top() + lane * laneHeight, leftMargin() - 6, laneHeight), Qt::AlignRight | Qt::AlignVCenter,
                tr(laneName(static_cast<Lane>(lane))));
     p.fillRect(QRectF(area.left(), area.top() + lane * laneHeight + kLaneGapPx / 2, area.width(), laneHeight - kLaneGapPx),
                QColor(0xf4, 0xf4, 0xf4));
@@ -191,11 +322,22 @@ void StepTimelineView::paintLanes(QPainter& p, const QRectF& area) const {
   // has tens of thousands of events.
   std::array<QRectF, LaneCount> pending{};
   std::array<sim::OpCategory, LaneCount> pendingCategory{};
+  std::array<const sim::SimEvent*, LaneCount> pendingEvent{};  // null when the box joins several
+  const QFontMetricsF fm(p.font());
   const auto flush = [&](int lane) {
     if (pending[lane].isNull()) return;
     p.setBrush(categoryColor(pendingCategory[lane]));
     p.drawRect(pending[lane]);
+    if (const sim::SimEvent* e = pendingEvent[lane]) {  // one event: its name where it fits
+      const QString name = QString::fromStdString(sim::op_in_words(e->name));
+      if (fm.horizontalAdvance(name) + 6 <= pending[lane].width()) {
+        p.setPen(Qt::white);
+        p.drawText(pending[lane].adjusted(3, 0, -3, 0), Qt::AlignLeft | Qt::AlignVCenter, name);
+        p.setPen(Qt::NoPen);
+      }
+    }
     pending[lane] = QRectF();
+    pendingEvent[lane] = nullptr;
   };
   const double viewEnd = m_viewStartS + m_viewSpanS;
   for (const sim::SimEvent& e : m_result->events) {
@@ -205,11 +347,13 @@ void StepTimelineView::paintLanes(QPainter& p, const QRectF& area) const {
     const QRectF box(x0, area.top() + lane * laneHeight + kLaneGapPx, x1 - x0, laneHeight - 2 * kLaneGapPx);
     if (!pending[lane].isNull() && pendingCategory[lane] == e.category && x0 <= pending[lane].right() + 0.5) {
       pending[lane].setRight(std::max(pending[lane].right(), box.right()));
+      pendingEvent[lane] = nullptr;
       continue;
     }
     flush(lane);
     pending[lane] = box;
     pendingCategory[lane] = e.category;
+    pendingEvent[lane] = &e;
   }
   for (int lane = 0; lane < LaneCount; ++lane) flush(lane);
   p.restore();
@@ -227,10 +371,10 @@ void StepTimelineView::paintMemory(QPainter& p, const QRectF& area) const {
   for (double g = 0; g <= gib(top) + 1e-9; g += tick) {
     const double y = yOf(g * kGiB);
     p.drawLine(QPointF(area.left() - 4, y), QPointF(area.left(), y));
-    p.drawText(QRectF(0, y - fm.height() / 2, kLeftMarginPx - 8, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
+    p.drawText(QRectF(0, y - fm.height() / 2, leftMargin() - 8, fm.height()), Qt::AlignRight | Qt::AlignVCenter,
                QString::number(g, 'g', 4));
   }
-  p.drawText(QRectF(2, area.top() - 2, kLeftMarginPx, fm.height()), Qt::AlignLeft | Qt::AlignTop, tr("GiB"));
+  p.drawText(QRectF(2, area.top() - 2, leftMargin(), fm.height()), Qt::AlignLeft | Qt::AlignTop, tr("GiB"));
   p.save();
   p.setClipRect(area);
   QPainterPath curve;

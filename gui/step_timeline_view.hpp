@@ -5,12 +5,18 @@
 //
 // Zoom: Ctrl+wheel or +/- around the cursor (or the middle), wheel or Left/Right pans, 0 shows
 // the whole step. exposedText() names the communication the step waits for (SimResult's
-// exposed_comm_s), as `spplan simulate` reports it.
+// exposed_comm_s), as `spplan simulate` reports it. Boxes are coloured by kind (the legend under
+// that line), named where they are wide enough, and a tooltip gives any box's op in words, its
+// start and duration; dashed marks show where each micro step's forward and backward and the
+// optimizer step begin. exportTrace() writes what `spplan simulate --trace` writes (Perfetto).
 #pragma once
 
+#include <QString>
 #include <QWidget>
 #include <memory>
+#include <vector>
 
+#include "planner/core/status.hpp"
 #include "simulator/simulate.hpp"
 
 namespace spplan::gui {
@@ -47,17 +53,36 @@ class StepTimelineView : public QWidget {
   static Lane laneOf(const sim::SimEvent& event);
   static const char* laneName(Lane lane);
 
+  // Where a phase of the step begins: "forward", "micro step 2, backward", "optimizer".
+  struct PhaseMark {
+    double time_s = 0;
+    QString label;
+  };
+  static std::vector<PhaseMark> phaseMarks(const sim::SimResult& result);
+  // Where the lanes are drawn (widget coordinates), a lane's height each.
+  QRectF lanesRect() const;
+  // The event drawn under `pos` (widget coordinates), null where there is none.
+  const sim::SimEvent* eventAt(const QPointF& pos) const;
+  // What its tooltip says: "layer 3, forward, attention (m0.fwd.L3.attention): 1.234 ms from 0.5 s, compute".
+  static QString eventText(const sim::SimEvent& event);
+  // Writes the step as Chrome trace-event JSON (simulator/trace_json.hpp) to `path`.
+  Status exportTrace(const QString& path) const;
+
  Q_SIGNALS:
   void changed();  // a new result or a new zoom
 
  protected:
+  bool event(QEvent* event) override;  // tooltips
   void paintEvent(QPaintEvent* event) override;
   void wheelEvent(QWheelEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
 
  private:
   QRectF plotRect() const;
+  double leftMargin() const;  // the widest lane name, unclipped
+  void paintLegend(QPainter& p) const;
   void paintLanes(QPainter& p, const QRectF& area) const;
+  void paintPhaseMarks(QPainter& p, const QRectF& area) const;
   void paintMemory(QPainter& p, const QRectF& area) const;
   void paintTimeAxis(QPainter& p, const QRectF& area) const;
   double xOf(double timeS, const QRectF& area) const;

@@ -8,19 +8,24 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
+#include <QSpinBox>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "gui/export_bar.hpp"
 #include "gui/gui_options.hpp"
+#include "gui/knob_pins.hpp"
 #include "gui/main_window.hpp"
 #include "gui/optimizer_inputs.hpp"
 #include "gui/plan_table_model.hpp"
 #include "gui/seq_sweep_model.hpp"
 #include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/config/knobs_json.hpp"
+#include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/search/knob_constraints.hpp"
 #include "planner/search/search.hpp"
 
 #include "tests/gui/fixtures.hpp"
@@ -246,6 +251,74 @@ class TestGui : public QObject {
     QCOMPARE(window.statusLabel()->text(),
              QString::fromStdString(spplan::parse_double("--headroom", "70", 0.0, 50.0).status().message()));
     QCOMPARE(window.planModel()->rowCount(), 0);
+  }
+
+  // Issue 45 item 8: a cluster the CLI refuses gets the CLI's words here too (it said "Does not
+  // fit: no valid knob set"), and the results go.
+  void partNodeClusterShowsTheClisMessage() {
+    spplan::gui::MainWindow window;
+    window.setInputs(knownOptions());
+    window.recomputeNow();
+    QVERIFY(window.planModel()->rowCount() > 0);
+    window.perNodeSpin()->setValue(8);
+    window.gpusSpin()->setValue(12);
+    window.recomputeNow();
+    spplan::ClusterSpec cluster;
+    cluster.gpu.gpus_per_node = 8;
+    cluster.num_gpus = 12;
+    const spplan::Status cli = spplan::check_cluster_shape(cluster, spplan::flag_where);
+    QVERIFY(!cli.is_ok());
+    QCOMPARE(window.statusLabel()->text(), QString::fromStdString(cli.message()));
+    QCOMPARE(window.planModel()->rowCount(), 0);
+  }
+
+  // Issue 45 item 8: pinned knobs are the CLI's knob flags: every ranked plan keeps them and the
+  // best is spplan plan's best with those flags; a pin the cluster refuses, or one that leaves
+  // nothing to price, gets the CLI's line and clears the results.
+  void pinnedKnobsAreTheClisFlags() {
+    spplan::gui::MainWindow window;
+    window.setInputs(knownOptions());
+    window.knobPins()->combo("zero")->setCurrentText(QStringLiteral("3"));
+    window.knobPins()->combo("tiled-mlp")->setCurrentText(QStringLiteral("off"));
+    window.recomputeNow();
+    QVERIFY(window.planModel()->fitCount() > 0);
+    for (int row = 0; row < window.planModel()->rowCount(); ++row) {
+      const auto& k = window.planModel()->planAt(row).plan.knobs;
+      QCOMPARE(k.zero_stage, 3);
+      QVERIFY(!k.tiled_mlp);
+    }
+    // The CLI's search with the same flags: the same best plan.
+    spplan::PlanSpec base = window.planModel()->planAt(0).plan;
+    base.knobs = spplan::Knobs{};
+    const std::vector<std::string> words{"spplan", "--zero", "3", "--no-tiled-mlp"};
+    std::vector<const char*> argv;
+    for (const auto& w : words) argv.push_back(w.c_str());
+    const auto args = spplan::Args::parse(static_cast<int>(argv.size()), argv.data(), 1,
+                                          spplan::search::searched_knob_flag_specs());
+    QVERIFY(args.ok());
+    const auto constraints = spplan::search::read_constraints(*args, &base);
+    QVERIFY(constraints.ok());
+    const auto cli = spplan::search::search_plans(base, false, *constraints);
+    QVERIFY(!cli.feasible.empty());
+    QCOMPARE(spplan::knobs_json(window.planModel()->planAt(0).plan.knobs).dump(),
+             spplan::knobs_json(cli.feasible.front().plan.knobs).dump());
+
+    window.knobPins()->clearPins();
+    window.knobPins()->combo("sp")->setCurrentText(QStringLiteral("256"));  // 4 GPUs
+    window.recomputeNow();
+    QVERIFY2(window.statusLabel()->text().startsWith(QStringLiteral("--sp: value 256 is not valid for qwen3-4b")),
+             qPrintable(window.statusLabel()->text()));
+    QCOMPARE(window.planModel()->rowCount(), 0);
+
+    window.knobPins()->clearPins();
+    window.knobPins()->combo("cp")->setCurrentText(QStringLiteral("2"));  // arctic runs no ring
+    window.recomputeNow();
+    QVERIFY2(window.statusLabel()->text().startsWith(QStringLiteral("trainer \"arctic\" runs and launches none of the ")),
+             qPrintable(window.statusLabel()->text()));
+    QCOMPARE(window.planModel()->rowCount(), 0);
+    window.knobPins()->clearPins();
+    window.recomputeNow();
+    QVERIFY(window.planModel()->fitCount() > 0);
   }
 
   void badModelShowsLoaderMessage() {

@@ -4,10 +4,12 @@
 // checked against the library calls the CLI makes.
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QFontMetricsF>
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
 #include <QProcess>
+#include <QPushButton>
 #include <QSettings>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -20,6 +22,7 @@
 #include "gui/main_window.hpp"
 #include "gui/plan_table_model.hpp"
 #include "gui/plan_tabs.hpp"
+#include "gui/optimizer_inputs.hpp"
 #include "gui/rent_chart_view.hpp"
 #include "gui/rent_model.hpp"
 #include "gui/session.hpp"
@@ -35,6 +38,7 @@
 #include "planner/search/search.hpp"
 #include "simulator/op_words.hpp"
 #include "simulator/simulate.hpp"
+#include "simulator/trace_json.hpp"
 
 #include "tests/gui/fixtures.hpp"
 
@@ -97,6 +101,50 @@ class TestGuiViews : public QObject {
     QCOMPARE(view.viewStartS(), 0.0);
     view.zoomBy(0.1);
     QCOMPARE(view.viewSpanS(), expected.step_time_s);
+  }
+
+  // Issue 45 item 7: the timeline is a tool: phase marks, a tooltip per box in words, a Perfetto
+  // trace as spplan simulate --trace writes it, lane names unclipped.
+  void timelineMarksPhasesNamesBoxesAndExportsTheTrace() {
+    const auto best = bestPlan();
+    StepTimelineView view;
+    QTemporaryDir dir;
+    QCOMPARE(QString::fromStdString(view.exportTrace(dir.filePath("none.json")).message()),
+             QStringLiteral("export trace: no simulated step (allowed: select a plan that fits)"));
+    view.resize(900, 300);
+    view.setPlan(best.plan, best.estimate.capacity_bytes);
+    const auto marks = StepTimelineView::phaseMarks(*view.result());
+    QStringList labels;
+    for (const auto& m : marks) labels << m.label;
+    QCOMPARE(labels.first(), QStringLiteral("forward"));
+    QVERIFY2(labels.indexOf(QStringLiteral("backward")) > 0, qPrintable(labels.join(" | ")));
+    QCOMPARE(labels.last(), QStringLiteral("optimizer"));
+    for (size_t i = 1; i < marks.size(); ++i) QVERIFY(marks[i - 1].time_s <= marks[i].time_s);
+    // The longest compute box, found by its middle.
+    const spplan::sim::SimEvent* longest = nullptr;
+    for (const auto& e : view.result()->events) {
+      if (StepTimelineView::laneOf(e) != StepTimelineView::ComputeLane) continue;
+      if (!longest || e.end_s - e.start_s > longest->end_s - longest->start_s) longest = &e;
+    }
+    QVERIFY(longest != nullptr);
+    const QRectF lanes = view.lanesRect();
+    QVERIFY(lanes.left() >= QFontMetricsF(view.font()).horizontalAdvance(QStringLiteral("all-to-all / ring")));
+    const double middle = 0.5 * (longest->start_s + longest->end_s);
+    const QPointF at(lanes.left() + (middle - view.viewStartS()) / view.viewSpanS() * lanes.width(),
+                     lanes.top() + 0.5 * lanes.height() / static_cast<int>(StepTimelineView::LaneCount));
+    const spplan::sim::SimEvent* found = view.eventAt(at);
+    QVERIFY(found != nullptr);
+    QCOMPARE(StepTimelineView::laneOf(*found), StepTimelineView::ComputeLane);
+    QVERIFY(found->start_s <= middle + view.viewSpanS() / lanes.width() && found->end_s >= middle - view.viewSpanS() / lanes.width());
+    const QString text = StepTimelineView::eventText(*found);
+    QVERIFY2(text.startsWith(QString::fromStdString(spplan::sim::op_in_words(found->name)) + " (" +
+                             QString::fromStdString(found->name) + "): "),
+             qPrintable(text));
+    QVERIFY(view.eventAt(QPointF(1, at.y())) == nullptr);  // the lane names, not a box
+    QVERIFY(view.exportTrace(dir.filePath("step.json")).is_ok());
+    QFile trace(dir.filePath("step.json"));
+    QVERIFY(trace.open(QIODevice::ReadOnly));
+    QCOMPARE(trace.readAll().toStdString(), spplan::sim::chrome_trace_json(*view.result()));
   }
 
   void timelineLanes() {
@@ -163,8 +211,22 @@ class TestGuiViews : public QObject {
     std::sort(expected.begin(), expected.end());
     expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
     QCOMPARE(marked, expected);
+    // Bars sorted by value, the best on top (the last): $/Mtok descending upward, no-fit rows first.
+    const auto chartValue = [&](int row, int column) { return model.index(row, column).data().toDouble(); };
+    const QList<int>& order = chart.barOrder();
+    QCOMPARE(order.size(), model.rowCount());
+    for (int i = 1; i < order.size(); ++i) {
+      const double below = chartValue(order[i - 1], RentModel::ChartUsdPerMtokColumn);
+      const double above = chartValue(order[i], RentModel::ChartUsdPerMtokColumn);
+      QVERIFY(below <= 0 || (above > 0 && above <= below));
+    }
+    QCOMPARE(order.last(), model.cheapestRow());
     chart.setMetricColumn(RentModel::ChartMaxSeqKiloColumn);
     QCOMPARE(chart.markedBars().size(), expected.size());
+    for (int i = 1; i < chart.barOrder().size(); ++i) {  // the longest sequence on top
+      QVERIFY(chartValue(chart.barOrder()[i - 1], RentModel::ChartMaxSeqKiloColumn) <=
+              chartValue(chart.barOrder()[i], RentModel::ChartMaxSeqKiloColumn));
+    }
     // Max-seq with its margin: the measured memory error on that GPU (validation/results).
     const auto trust = spplan::gui::TrustTable::loadDir(spplan::gui::TrustTable::defaultDir());
     QVERIFY2(trust.ok(), trust.ok() ? "" : trust.status().message().c_str());
@@ -266,6 +328,34 @@ class TestGuiViews : public QObject {
     QCOMPARE(bar.exportTo("yaml", dir.filePath("y")).message(), spplan::parse_export_format("yaml", "--format").status().message());
   }
 
+  // Issue 45 item 8: a format that cannot express the plan is greyed before any file is asked
+  // for, its tooltip export_plan()'s own reason; with no plan every button is.
+  void exportButtonsGreyWhatCannotExpressThePlan() {
+    const auto best = bestPlan();
+    ExportBar bar;
+    const auto button = [&bar](const std::string& name) {
+      return bar.findChild<QPushButton*>(QString::fromStdString("export-" + name));
+    };
+    for (const std::string& name : spplan::export_format_names()) QVERIFY(!button(name)->isEnabled());
+    bar.setPlan(&best.plan);
+    int greyed = 0, offered = 0;
+    for (const std::string& name : spplan::export_format_names()) {
+      const auto expected = spplan::export_plan(best.plan, *spplan::parse_export_format(name));
+      QCOMPARE(button(name)->isEnabled(), expected.ok());
+      if (expected.ok()) {
+        ++offered;
+        QVERIFY(button(name)->toolTip().startsWith(QStringLiteral("spplan export --format ")));
+      } else {
+        ++greyed;
+        QCOMPARE(button(name)->toolTip(), QString::fromStdString(expected.status().message()));
+      }
+    }
+    QVERIFY(greyed > 0);   // the best plan tiles: megatron has no tiled MLP
+    QVERIFY(offered > 0);
+    bar.setPlan(nullptr);
+    for (const std::string& name : spplan::export_format_names()) QVERIFY(!button(name)->isEnabled());
+  }
+
   void chartsSaveAsPngAndSvg() {
     const auto best = bestPlan();
     StepTimelineView view;
@@ -290,6 +380,35 @@ class TestGuiViews : public QObject {
     QVERIFY(chartSvg.readAll().contains("tokens/s"));
     QCOMPARE(QString::fromStdString(saveWidgetImage(&view, dir.filePath("t.jpg")).message()),
              dir.filePath("t.jpg") + ": unknown image format (allowed: a path ending in .png or .svg)");
+  }
+
+  // Issue 45 item 6: each layout's line names the trainer it is priced on, and the memory axis is
+  // framed on the capacity, not on a degree-1 layout's thousand GiB.
+  void spScalingChartSaysItsTrainersAndFramesCapacity() {
+    auto plan = bestPlan().plan;
+    plan.seq_len = int64_t{1} << 20;  // at degree 1 far beyond the device
+    SpScalingModel model;
+    model.setPlan(plan);
+    SpScalingChartView chart(&model);
+    double maxGib = 0, capacity = 0;
+    for (int r = 0; r < model.rowCount(); ++r) {
+      maxGib = std::max(maxGib, model.index(r, SpScalingModel::PeakGibColumn).data(SpScalingModel::ValueRole).toDouble());
+      capacity = model.index(r, SpScalingModel::CapacityGibColumn).data(SpScalingModel::ValueRole).toDouble();
+    }
+    QVERIFY2(maxGib > 2 * SpScalingChartView::kMemoryFrame * capacity, qPrintable(QString::number(maxGib)));
+    QVERIFY(chart.memoryAxisMax() >= capacity);
+    QVERIFY(chart.memoryAxisMax() <= 2 * SpScalingChartView::kMemoryFrame * capacity);
+    int named = 0;
+    for (int l = 0; l < SpScalingModel::LayoutCount; ++l) {
+      const auto layout = static_cast<SpScalingModel::Layout>(l);
+      if (model.rowCountOf(layout) == 0) continue;
+      const QString trainer = model.index(model.firstRow(layout), SpScalingModel::TrainerColumn).data().toString();
+      QVERIFY2(chart.tokensSeriesName(l).startsWith(QString::fromLatin1(SpScalingModel::layoutName(layout)) + " (") &&
+                   chart.tokensSeriesName(l).contains(trainer),
+               qPrintable(chart.tokensSeriesName(l)));
+      ++named;
+    }
+    QVERIFY(named >= 2);
   }
 
   void sessionComesBackAfterClose() {

@@ -1,0 +1,97 @@
+#include "gui/knob_pins.hpp"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+
+#include "planner/core/args.hpp"
+#include "planner/search/knob_constraints.hpp"
+
+namespace spplan::gui {
+namespace {
+
+// What "any" reads as: no flag.
+const QString kAny = QStringLiteral("any");
+
+struct Pin {
+  const char* flag;   // the CLI flag, without "--"
+  const char* label;
+  std::vector<const char*> values;
+};
+
+// The knobs the searches enumerate (searched_knob_flag_specs), with the values a user picks from.
+// sp and cp: powers of two up to 256 (a value the heads or the GPUs refuse gets the CLI's message).
+const std::vector<Pin>& pins() {
+  static const std::vector<Pin> kPins{
+      {"sp", "sp", {"1", "2", "4", "8", "16", "32", "64", "128", "256"}},
+      {"cp", "cp", {"1", "2", "4", "8", "16", "32", "64", "128", "256"}},
+      {"zero", "ZeRO", {"0", "1", "2", "3"}},
+      {"offload-optimizer", "opt. offload", {"none", "cpu", "nvme"}},
+      {"offload-params", "param offload", {"none", "cpu", "nvme"}},
+      {"act-ckpt", "checkpoints", {"none", "full", "offload"}},
+      {"tiled-mlp", "tiled MLP", {"on", "off"}},
+      {"tiled-loss", "tiled loss", {"on", "off"}},
+  };
+  return kPins;
+}
+
+}  // namespace
+
+KnobPins::KnobPins(QWidget* parent) : QWidget(parent) {
+  auto* row = new QHBoxLayout(this);
+  row->setContentsMargins(0, 0, 0, 0);
+  auto* title = new QLabel(tr("Pin knobs:"), this);
+  title->setToolTip(tr("Fix a knob to what your stack runs; the search varies the others (as spplan plan --sp 4 --zero 3)"));
+  row->addWidget(title);
+  for (const Pin& pin : pins()) {
+    auto* label = new QLabel(tr(pin.label), this);
+    auto* combo = new QComboBox(this);
+    combo->setObjectName(QStringLiteral("pin-") + pin.flag);
+    combo->addItem(kAny);
+    for (const char* v : pin.values) combo->addItem(QString::fromLatin1(v));
+    combo->setToolTip(tr("--%1: any lets the search choose").arg(QString::fromLatin1(pin.flag)));
+    label->setBuddy(combo);
+    row->addWidget(label);
+    row->addWidget(combo);
+    m_combos[pin.flag] = combo;
+    connect(combo, &QComboBox::currentIndexChanged, this, &KnobPins::changed);
+  }
+  row->addStretch(1);
+}
+
+std::vector<std::string> KnobPins::flags() const {
+  std::vector<std::string> words;
+  for (const Pin& pin : pins()) {
+    const QString value = m_combos.at(pin.flag)->currentText();
+    if (value == kAny) continue;
+    const std::string flag = pin.flag;
+    if (flag == "tiled-mlp" || flag == "tiled-loss") {  // switches: --tiled-mlp or --no-tiled-mlp
+      words.push_back(value == QStringLiteral("on") ? "--" + flag : "--no-" + flag);
+    } else {
+      words.push_back("--" + flag);
+      words.push_back(value.toStdString());
+    }
+  }
+  return words;
+}
+
+Result<search::KnobConstraints> KnobPins::constraints(PlanSpec* base) const {
+  std::vector<std::string> words{"spplan-gui"};
+  for (std::string& w : flags()) words.push_back(std::move(w));
+  std::vector<const char*> argv;
+  for (const std::string& w : words) argv.push_back(w.c_str());
+  SPPLAN_ASSIGN_OR_RETURN(const Args args, Args::parse(static_cast<int>(argv.size()), argv.data(), 1,
+                                                       search::searched_knob_flag_specs()));
+  return search::read_constraints(args, base);
+}
+
+QComboBox* KnobPins::combo(const std::string& flag) const {
+  const auto it = m_combos.find(flag);
+  return it == m_combos.end() ? nullptr : it->second;
+}
+
+void KnobPins::clearPins() {
+  for (auto& [flag, combo] : m_combos) combo->setCurrentIndex(0);
+}
+
+}  // namespace spplan::gui

@@ -1,0 +1,44 @@
+// KnobPins: the knobs a user fixes before the search (sp, cp, ZeRO, offloads, checkpointing,
+// tiling), each "any" or a value, as `spplan plan --sp 4 --zero 3 --no-tiled-mlp` fixes them. The
+// choices become those flags and are read by the CLI's own reader (search::read_constraints), so a
+// pin the model or the cluster refuses gets the CLI's message (issue 45 item 8).
+#pragma once
+
+#include <QString>
+#include <QWidget>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "planner/config/plan_spec.hpp"
+#include "planner/core/status.hpp"
+#include "planner/search/search.hpp"
+
+class QComboBox;
+
+namespace spplan::gui {
+
+class KnobPins : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit KnobPins(QWidget* parent = nullptr);
+
+  // The pins as search constraints for `base` (its precision and attention settled as the CLI
+  // does); the CLI's message when a pin cannot hold there.
+  Result<search::KnobConstraints> constraints(PlanSpec* base) const;
+  // The flags the pins stand for: {"--sp", "4", "--no-tiled-mlp"}; none when nothing is pinned.
+  std::vector<std::string> flags() const;
+  // The combo of a flag ("sp", "zero", "tiled-mlp", ...); null for another name.
+  QComboBox* combo(const std::string& flag) const;
+  // Every pin back to "any".
+  void clearPins();
+
+ Q_SIGNALS:
+  void changed();
+
+ private:
+  std::map<std::string, QComboBox*> m_combos;  // by flag name
+};
+
+}  // namespace spplan::gui

@@ -1,0 +1,85 @@
+#include "planner/search/knob_constraints.hpp"
+
+#include <algorithm>
+
+#include "planner/config/knob_flags.hpp"
+#include "planner/config/plan_rules.hpp"
+#include "planner/core/parse.hpp"
+
+namespace spplan::search {
+
+Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base) {
+  Knobs k = base->knobs;
+  SPPLAN_RETURN_IF_ERROR(apply_knob_flags(args, &k));
+  base->knobs.precision = k.precision;
+  base->knobs.grad_accum_steps = k.grad_accum_steps;
+  base->knobs.sp_comm_dtype = k.sp_comm_dtype;
+  base->knobs.reduce_bucket_elems = k.reduce_bucket_elems;
+  base->knobs.prefetch_bucket_elems = k.prefetch_bucket_elems;
+  SPPLAN_RETURN_IF_ERROR(settle_attention(base, args.has("attention"), flag_where));
+  KnobConstraints c;
+  if (args.has("sp")) {
+    const std::vector<int64_t> valid = valid_sp_degrees(base->model, base->cluster.num_gpus);
+    if (std::find(valid.begin(), valid.end(), k.sp) == valid.end()) {
+      PlanSpec probe = *base;
+      probe.knobs.sp = k.sp;
+      probe.seq_len = 1;
+      SPPLAN_RETURN_IF_ERROR(check_plan(probe, flag_where));
+    }
+    c.sp = k.sp;
+  }
+  if (args.has("cp")) {
+    // cp has no head rule: it must divide the GPUs (by sp too, when sp is fixed).
+    PlanSpec probe = *base;
+    probe.knobs.sp = args.has("sp") ? k.sp : 1;
+    probe.knobs.cp = k.cp;
+    probe.seq_len = 2 * probe.knobs.sp * k.cp;  // the zigzag rule is the sequence's, checked per plan
+    SPPLAN_RETURN_IF_ERROR(check_context_parallel(probe, flag_where));
+    c.cp = k.cp;
+  }
+  if (args.has("cp-comm")) c.cp_comm = k.cp_comm;
+  if (args.has("zero")) c.zero_stage = k.zero_stage;
+  if (args.has("micro-batch")) c.micro_batch = k.micro_batch;
+  if (args.has("grad-accum")) c.grad_accum_steps = k.grad_accum_steps;
+  if (args.has("offload-optimizer")) c.offload_optimizer = k.offload_optimizer;
+  if (args.has("offload-params")) c.offload_params = k.offload_params;
+  if (args.has("act-ckpt")) c.act_ckpt = k.act_ckpt;
+  // Tiling fixed on or off (issue 40: "does my setup without tiling fit?" could not be asked).
+  if (args.has("tiled-mlp") || args.has("no-tiled-mlp")) c.tiled_mlp = k.tiled_mlp;
+  if (args.has("tiled-loss") || args.has("no-tiled-loss")) c.tiled_loss = k.tiled_loss;
+  return c;
+}
+
+std::vector<FlagSpec> searched_knob_flag_specs() {
+  // The knobs read_constraints turns into constraints: the search enumerates them unless given.
+  const std::vector<std::string> searched{"sp", "cp", "zero", "offload-optimizer", "offload-params", "act-ckpt",
+                                          "tiled-mlp", "tiled-loss", "no-tiled-mlp", "no-tiled-loss", "micro-batch",
+                                          "grad-accum"};
+  std::vector<FlagSpec> specs = knob_flag_specs();
+  for (FlagSpec& f : specs) {
+    if (std::find(searched.begin(), searched.end(), f.name) == searched.end()) continue;
+    f.default_value = f.takes_value              ? "searched (the flag fixes it)"
+                      : f.name.rfind("no-", 0) == 0 ? "searched: on and off (the flag fixes it off)"
+                                                    : "searched: on and off (the flag fixes it on)";
+  }
+  return specs;
+}
+
+Status no_candidate_status(const SearchResult& result, const PlanSpec& base) {
+  const std::string what = base.model.name + " on " + std::to_string(base.cluster.num_gpus) + " GPUs";
+  if (result.excluded_by_trainer.empty()) {
+    return Status::invalid("knobs: the flags given leave no knob set that the plan rules allow for " + what +
+                           " (allowed: fewer fixed knobs)");
+  }
+  int64_t total = 0;
+  auto most = result.excluded_by_trainer.begin();
+  for (auto it = result.excluded_by_trainer.begin(); it != result.excluded_by_trainer.end(); ++it) {
+    total += it->second;
+    if (it->second > most->second) most = it;
+  }
+  return Status::invalid("trainer \"" + base.stack.trainer + "\" runs and launches none of the " + std::to_string(total) +
+                         " knob sets searched for " + what + "; the most frequent cause (" + std::to_string(most->second) +
+                         "): " + most->first);
+}
+
+}  // namespace spplan::search
