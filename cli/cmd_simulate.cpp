@@ -126,12 +126,14 @@ int cmd_simulate(int argc, const char* const* argv) {
   if (const auto trace = args->get("trace")) {
     if (auto s = spplan::sim::write_chrome_trace(result, *trace); !s.is_ok()) return fail(s);
   }
-  if (const auto svg = args->get("svg")) {
-    const std::string title = plan->model.name + " on " + std::to_string(plan->cluster.num_gpus) + " GPUs, sp " +
-                              std::to_string(plan->knobs.sp) + ", " + std::to_string(plan->seq_len) + " tokens";
-    if (auto s = spplan::sim::write_timeline_svg(result, title, *svg); !s.is_ok()) return fail(s);
-  }
   const auto estimate = spplan::costmodel::estimate(*plan);
+  if (const auto svg = args->get("svg")) {
+    const auto& k = plan->knobs;
+    const std::string title = plan->model.name + " on " + std::to_string(plan->cluster.num_gpus) + " GPUs, sp " +
+                              std::to_string(k.sp) + (k.cp > 1 ? " x cp " + std::to_string(k.cp) : std::string()) + ", " +
+                              std::to_string(plan->seq_len) + " tokens";
+    if (auto s = spplan::sim::write_timeline_svg(result, title, estimate.capacity_bytes, *svg); !s.is_ok()) return fail(s);
+  }
   if (!estimate.fits) {
     spplan::cli::warn(*plan_path + ": the plan does not fit (" + estimate.reason() +
                       "); the step is simulated as if it did");

@@ -1,11 +1,14 @@
 // The Chrome trace is valid JSON with one named track per resource; the SVG has a row per resource.
 #include "simulator/trace_json.hpp"
 
+#include <cstdio>
 #include <set>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "planner/core/units.hpp"
+#include "simulator/op_words.hpp"
 #include "simulator/svg_timeline.hpp"
 #include "tests/simulator/plan_fixtures.hpp"
 
@@ -55,7 +58,7 @@ TEST(ChromeTrace, TimesAreMicroseconds) {
 }
 
 TEST(TimelineSvg, RowPerResourceAndMemoryCurve) {
-  const std::string svg = timeline_svg(offload_plan_result(), "test");
+  const std::string svg = timeline_svg(offload_plan_result(), "test", 0);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
   for (const char* row : {">compute<", ">comm<", ">h2d<", ">d2h<", ">host<"}) {
@@ -64,6 +67,24 @@ TEST(TimelineSvg, RowPerResourceAndMemoryCurve) {
   EXPECT_NE(svg.find("<polyline"), std::string::npos);
   EXPECT_NE(svg.find("peak "), std::string::npos);
   EXPECT_LT(svg.size(), 400000u);  // tiny boxes are merged
+}
+
+// Issue 45 item 12: the memory panel has a GiB scale and the capacity line, the peak is named in
+// words (not "gather.m0.bwd.L30"), and a title is character data however the model is named.
+TEST(TimelineSvg, MemoryPanelHasAScaleTheCapacityAndThePeakInWords) {
+  const SimResult r = offload_plan_result();
+  const double capacity = 2.0 * r.peak_memory_bytes;
+  const std::string svg = timeline_svg(r, "a<b & 'c'", capacity);
+  EXPECT_NE(svg.find("a&lt;b &amp; &apos;c&apos;"), std::string::npos);
+  char label[64];
+  std::snprintf(label, sizeof label, ">capacity %.1f GiB<", capacity / kGiB);
+  EXPECT_NE(svg.find(label), std::string::npos) << label;
+  EXPECT_NE(svg.find("stroke-dasharray"), std::string::npos);
+  EXPECT_NE(svg.find("text-anchor='end'>0</text>"), std::string::npos);  // the scale starts at 0 GiB
+  ASSERT_FALSE(r.peak_op.empty());
+  EXPECT_NE(svg.find("GiB: " + op_in_words(r.peak_op) + "</text>"), std::string::npos);
+  EXPECT_EQ(svg.find("(" + r.peak_op + ")"), std::string::npos);
+  EXPECT_EQ(timeline_svg(r, "x", 0).find(">capacity "), std::string::npos);  // unknown: not drawn
 }
 
 }  // namespace
