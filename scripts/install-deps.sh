@@ -194,8 +194,12 @@ PY
     "$SPPLAN_VENV/bin/pip" freeze | grep -E '^(torch|transformers|huggingface[-_]hub|tokenizers|safetensors)==' > "$held" || true
     # DeepSpeed's setup.py imports torch: build against the venv's (no isolation), no ops compiled.
     DS_BUILD_OPS=0 "$SPPLAN_VENV/bin/pip" install -q --no-build-isolation -c "$held" "${export_check_pins[@]}"
-    "$SPPLAN_VENV/bin/pip" install -q --no-deps "$arctic_pin"
+    # Its dependencies first, ArcticTraining last: pip reports a conflict with an installed
+    # package's declared pins ("ERROR: ... arctic-training 0.8.0 requires transformers<5.0.0") after
+    # any install that resolves dependencies, not after a --no-deps one. The conflict is known and
+    # meant (above); a newcomer should not read it as a failure (issue 45 item 12).
     "$SPPLAN_VENV/bin/pip" install -q -c "$held" "${arctic_deps[@]}"
+    "$SPPLAN_VENV/bin/pip" install -q --no-deps "$arctic_pin"
     rm -f "$held"
   fi
 fi

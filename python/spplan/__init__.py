@@ -19,6 +19,7 @@ with its meaning, allowed values and default (the same text as ``spplan plan --h
 
 import json
 import os
+import sys
 import tempfile
 import warnings
 
@@ -27,7 +28,8 @@ from . import _spplan
 __all__ = ["estimate", "plan", "fit", "rent", "max_seq", "sweep", "simulate", "export", "stack_configs",
            "model_presets", "gpu_presets", "trainer_presets"]
 
-_spplan.set_configs_dir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "configs"))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_spplan.set_configs_dir(os.path.join(_HERE, "configs"))
 __version__ = _spplan.version()
 __commit__ = _spplan.commit()
 
@@ -147,6 +149,17 @@ def _argv(command, flags, files):
     return argv
 
 
+def _caller_stacklevel():
+    """The ``stacklevel`` that points a warning raised in ``_run`` at the first frame outside this
+    package: the user's line, however many of the package's functions lie between (issue 45: a fixed
+    level pointed ``export`` and ``stack_configs`` warnings at ``sys:1``)."""
+    level, frame = 2, sys._getframe(2)  # level 1 is _run, 2 its caller
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _HERE:
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def _run(command, flags, json_output=True):
     """Runs `spplan COMMAND` in process: its stdout, after raising its error and warnings."""
     with _Files() as files:
@@ -157,7 +170,7 @@ def _run(command, flags, json_output=True):
         lines = [files.shown(line) for line in err.splitlines()]
     for line in lines:
         if line.startswith("spplan: warning: "):
-            warnings.warn(line[len("spplan: warning: "):], stacklevel=4)
+            warnings.warn(line[len("spplan: warning: "):], stacklevel=_caller_stacklevel())
     errors = [line[len("spplan: "):] if line.startswith("spplan: ") else line
               for line in lines if not line.startswith("spplan: warning: ")]
     if exit_code == 2:

@@ -238,7 +238,12 @@ def test_a_plan_that_does_not_fit_warns(tmp_path):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         spplan.simulate(plan=plan_file, events=1)
-    assert any("does not fit" in str(w.message) for w in caught)
+        spplan.export(plan=plan_file, format="deepspeed")
+        spplan.stack_configs(plan_file)
+    fits = [w for w in caught if "does not fit" in str(w.message)]
+    assert len(fits) == 3
+    # Each points at the line here that called, not at "sys:1" or the package (issue 45).
+    assert all(w.filename == __file__ for w in fits), [(w.filename, w.lineno) for w in fits]
 
 
 def test_help_version_and_presets_are_the_commands():
