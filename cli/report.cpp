@@ -221,11 +221,4 @@ std::string count_text(double count) {
 
 std::string dollars_text(double usd) { return usd < 100 ? format_number("$%.2f", usd) : "$" + count_text(usd); }
 
-std::string seq_text(int64_t tokens) {
-  const double t = static_cast<double>(tokens);
-  if (t >= 1024.0 * 1024) return format_number("%.3gM", t / (1024.0 * 1024));
-  if (t >= 1024) return format_number("%.3gK", t / 1024);
-  return std::to_string(tokens);
-}
-
 }  // namespace spplan::cli

@@ -22,7 +22,5 @@ std::string knobs_text(const Knobs& knobs);
 std::string dollars_text(double usd);
 // "3,577": a count with thousands separators, rounded.
 std::string count_text(double count);
-// "685K", "5.09M": a sequence length in the --seq forms (K = 1024, M = 1024^2), 3 significant digits.
-std::string seq_text(int64_t tokens);
 
 }  // namespace spplan::cli

@@ -129,6 +129,7 @@ SeqChartView::SeqChartView(SeqSweepModel* model, QWidget* parent) : QChartView(p
       {m_capacity, SeqSweepModel::CapacityGibColumn}};
   for (const auto& m : maps) {
     auto* mapper = new QVXYModelMapper(this);
+    m_mappers.push_back(mapper);
     mapper->setXColumn(SeqSweepModel::SeqKiloColumn);
     mapper->setYColumn(m.yColumn);
     mapper->setSeries(m.series);
@@ -163,11 +164,17 @@ void SeqChartView::refresh() {
     return;
   }
   auto value = [this](int row, int column) { return m_model->data(m_model->index(row, column)).toDouble(); };
+  // Past 4M tokens the axis counts M ("16M", not "16384k": issue 45 item 5), binary as --seq's suffixes.
+  const bool mega = value(rows - 1, SeqSweepModel::SeqKiloColumn) >= 4096;
+  const int xColumn = mega ? SeqSweepModel::SeqMegaColumn : SeqSweepModel::SeqKiloColumn;
+  for (QVXYModelMapper* mapper : m_mappers) mapper->setXColumn(xColumn);
+  m_seqAxis->setLabelFormat(mega ? "%gM" : "%gk");
+  m_seqAxis->setTitleText(mega ? tr("sequence length (tokens, M = 1024 k)") : tr("sequence length (tokens, k = 1024)"));
   double maxGib = 0;
   for (int r = 0; r < rows; ++r) {
     maxGib = std::max({maxGib, value(r, SeqSweepModel::PeakGibColumn), value(r, SeqSweepModel::CapacityGibColumn)});
   }
-  m_seqAxis->setRange(value(0, SeqSweepModel::SeqKiloColumn) / 1.3, value(rows - 1, SeqSweepModel::SeqKiloColumn) * 1.3);
+  m_seqAxis->setRange(value(0, xColumn) / 1.3, value(rows - 1, xColumn) * 1.3);
   setGibRange(m_memoryAxis, maxGib);
   // Lengths that do not fit in red (the mapper refilled the points on the reset).
   m_points->clearPointsConfiguration();

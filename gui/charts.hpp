@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QChartView>
+#include <vector>
 
 class QBarCategoryAxis;
 class QHorizontalStackedBarSeries;
@@ -45,6 +46,7 @@ class SeqChartView : public QChartView {
 
  public:
   explicit SeqChartView(SeqSweepModel* model, QWidget* parent = nullptr);
+  const QLogValueAxis* seqAxis() const { return m_seqAxis; }  // for tests: its unit and range
 
  private:
   void refresh();  // axis ranges from the model
@@ -55,6 +57,7 @@ class SeqChartView : public QChartView {
   QLineSeries* m_capacity;
   QLogValueAxis* m_seqAxis;
   QValueAxis* m_memoryAxis;
+  std::vector<QVXYModelMapper*> m_mappers;  // the series' x: k or M tokens (refresh)
 };
 
 }  // namespace spplan::gui

@@ -40,12 +40,6 @@ namespace {
 constexpr int kDebounceMs = 150;
 constexpr int64_t kMaxSeqGranularity = 1024;  // as `spplan max-seq`: whole k-tokens
 
-QString tokensText(int64_t tokens) {
-  if (tokens >= 1024 * 1024) return QString::number(tokens / (1024.0 * 1024.0), 'g', 3) + "M";
-  if (tokens >= 1024) return QString::number(tokens / 1024.0, 'g', 4) + "k";
-  return QString::number(tokens);
-}
-
 QString stringOf(const std::string& s) { return QString::fromStdString(s); }
 
 QTableView* newTable(QAbstractItemModel* model, int visibleColumns, QWidget* parent) {
@@ -156,6 +150,8 @@ QWidget* MainWindow::buildInputs() {
   m_seqEdit = new QLineEdit(box);
   m_seqEdit->setPlaceholderText(tr("128k, 1.5M, 1.5e7, 131072"));
   m_seqEdit->setMaximumWidth(120);
+  // "15000000" whole: ALST's 15M typed as digits was clipped to "5000000".
+  m_seqEdit->setMinimumWidth(m_seqEdit->fontMetrics().horizontalAdvance(QStringLiteral("150000000")) + 16);
   addLabeled(tr("Se&quence"), m_seqEdit);
   m_trainerCombo = new QComboBox(box);  // the loop around DeepSpeed (--trainer)
   for (const auto& name : trainer_names()) m_trainerCombo->addItem(stringOf(name));
@@ -353,7 +349,7 @@ void MainWindow::selectRow(int row) {
 void MainWindow::updateBanner(int row) {
   const search::RankedPlan& selected = m_planModel->planAt(row);
   const int64_t maxSeq = search::max_seq_fixed(selected.plan, kMaxSeqGranularity);
-  const QString maxSeqText = maxSeq > 0 ? tr("longest sequence with the selected plan's knobs: %1 tokens").arg(tokensText(maxSeq))
+  const QString maxSeqText = maxSeq > 0 ? tr("longest sequence with the selected plan's knobs: %1 tokens").arg(QString::fromStdString(seq_text(maxSeq)))
                                         : tr("the selected plan's knobs fit no sequence length");
   const QModelIndex best = m_planModel->index(0, PlanTableModel::TokensPerSecondColumn);
   if (m_planModel->anyFits()) {

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "gui/trust.hpp"
+#include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 
 namespace spplan::gui {
@@ -67,7 +68,9 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
     case UsdPerMtokColumn:  // three significant digits: a small model's $0.000412 is not "0.000"
       if (e && text) return significantText(e->usd_per_million_tokens, 3);
       return number(e ? e->usd_per_million_tokens : 0, 3);
-    case StepSecondsColumn: return number(e ? e->time.step_time_s : 0, 3);
+    case StepSecondsColumn:  // "11 h 35 min", as the plan table (issue 45 item 5)
+      if (e && text) return QString::fromStdString(duration_text(e->time.step_time_s));
+      return number(e ? e->time.step_time_s : 0, 3);
     case TokensPerSecondColumn:  // 12,716: separators as on the rest of the screen
       if (e && text) return QLocale(QLocale::English).toString(e->tokens_per_s, 'f', 0);
       return number(e ? e->tokens_per_s : 0, 0);
@@ -77,10 +80,10 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
       }
       return number(e ? gib(e->host.total_bytes()) : 0, 0);
     case MaxSeqColumn:
-      if (text) return r.max_seq > 0 ? QString::number(r.max_seq / 1024) + "k" + maxSeqMargin(r.gpu) : tr("none");
+      if (text) return r.max_seq > 0 ? QString::fromStdString(seq_text(r.max_seq)) + maxSeqMargin(r.measured_as) : tr("none");
       return static_cast<qlonglong>(r.max_seq);
     case KnobsColumn: return e ? knobsText(r.best->plan.knobs) : QString();
-    case TrustColumn: return m_trust ? m_trust->shortText(r.gpu) : QString();
+    case TrustColumn: return m_trust ? m_trust->shortText(r.measured_as) : QString();
     case MarkColumn: {
       QStringList marks;
       if (r.own) marks << tr("your GPUs");
@@ -126,7 +129,7 @@ QVariant RentModel::headerData(int section, Qt::Orientation orientation, int rol
   if (role == Qt::ToolTipRole && orientation == Qt::Horizontal) return headerToolTip(section);
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
-  static const char* const kHeaders[ColumnCount] = {"GPU", "nodes", "GPUs", "$/Mtok", "step s", "tokens/s",
+  static const char* const kHeaders[ColumnCount] = {"GPU", "nodes", "GPUs", "$/Mtok", "step", "tokens/s",
                                                     "host GiB\nper node", "max seq (any knobs)", "best knobs", "measured error", "mark", "$/Mtok",
                                                     "step s", "max seq k"};
   if (section < 0 || section >= ColumnCount) return {};

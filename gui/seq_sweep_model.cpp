@@ -24,6 +24,7 @@ QVariant SeqSweepModel::data(const QModelIndex& index, int role) const {
     case PeakGibColumn: return gib(p.peakBytes);
     case CapacityGibColumn: return gib(p.capacityBytes);
     case FitsColumn: return p.fits;
+    case SeqMegaColumn: return p.seqTokens / (1024.0 * 1024.0);
     default: return {};
   }
 }
@@ -35,6 +36,7 @@ QVariant SeqSweepModel::headerData(int section, Qt::Orientation orientation, int
     case PeakGibColumn: return QStringLiteral("peak GiB");
     case CapacityGibColumn: return QStringLiteral("capacity GiB");
     case FitsColumn: return QStringLiteral("fits");
+    case SeqMegaColumn: return QStringLiteral("seq (M tokens)");
     default: return {};
   }
 }

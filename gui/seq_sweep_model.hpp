@@ -13,7 +13,8 @@ class SeqSweepModel : public QAbstractTableModel {
   Q_OBJECT
 
  public:
-  enum Column { SeqKiloColumn, PeakGibColumn, CapacityGibColumn, FitsColumn, ColumnCount };
+  // SeqMegaColumn: the same length in M tokens (M = 1024 k), for a chart axis past a few M tokens.
+  enum Column { SeqKiloColumn, PeakGibColumn, CapacityGibColumn, FitsColumn, SeqMegaColumn, ColumnCount };
 
   explicit SeqSweepModel(QObject* parent = nullptr);
 

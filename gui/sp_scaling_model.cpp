@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "planner/config/plan_rules.hpp"
+#include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 
 namespace spplan::gui {
@@ -70,7 +71,8 @@ QVariant SpScalingModel::data(const QModelIndex& index, int role) const {
     case TokensPerSecondColumn: return number(e.tokens_per_s, 0);
     case PeakGibColumn: return number(gib(e.memory.total_bytes()), 1);
     case CapacityGibColumn: return number(gib(e.capacity_bytes), 1);
-    case StepSecondsColumn: return number(e.time.step_time_s, 3);
+    case StepSecondsColumn:  // "8 h 53 min", as the plan table (issue 45 item 5)
+      return text ? QVariant(QString::fromStdString(duration_text(e.time.step_time_s))) : QVariant(e.time.step_time_s);
     case FitsColumn:
       if (!text) return e.fits;
       return e.fits ? tr("yes") : tr("no");  // the reason is the row's tooltip: the table stays narrow
@@ -82,7 +84,7 @@ QVariant SpScalingModel::headerData(int section, Qt::Orientation orientation, in
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const kHeaders[ColumnCount] = {"layout", "trainer", "sp", "cp", "sp x cp", "tokens/s", "peak GiB",
-                                                    "capacity GiB", "step s", "fits"};
+                                                    "capacity GiB", "step", "fits"};
   if (section < 0 || section >= ColumnCount) return {};
   return QString::fromLatin1(kHeaders[section]);
 }

@@ -3,6 +3,7 @@
 #include <QFontMetricsF>
 #include <QHelpEvent>
 #include <QKeyEvent>
+#include <QLocale>
 #include <QPainter>
 #include <QPainterPath>
 #include <QToolTip>
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 #include "simulator/op_words.hpp"
 #include "simulator/trace_json.hpp"
@@ -101,10 +103,11 @@ void StepTimelineView::clear() {
 QString StepTimelineView::exposedText() const {
   if (!m_result) return {};
   const sim::ExposedComm& x = m_result->exposed_comm_s;
-  return tr("step %1 s simulated (%2 s without overlap) · exposed communication: all-to-all %3 s, ZeRO %4 s, "
+  // Durations as people read them ("8 h 54 min", "16.087 s"), as the plan table (issue 45 item 5).
+  return tr("step %1 simulated (%2 without overlap) · exposed communication: all-to-all %3 s, ZeRO %4 s, "
             "offload %5 s · peak %6 GiB during %7")
-      .arg(m_result->step_time_s, 0, 'f', 3)
-      .arg(m_result->serial_step_time_s, 0, 'f', 3)
+      .arg(QString::fromStdString(duration_text(m_result->step_time_s)))
+      .arg(QString::fromStdString(duration_text(m_result->serial_step_time_s)))
       .arg(x.a2a_s, 0, 'f', 3)
       .arg(x.zero_s, 0, 'f', 3)
       .arg(x.offload_s, 0, 'f', 3)
@@ -420,14 +423,19 @@ QString StepTimelineView::peakLabel() const {
   return tr("peak %1 GiB: %2").arg(gib(m_result->peak_memory_bytes), 0, 'f', 1).arg(peakWhere());
 }
 
+QString StepTimelineView::tickText(double timeS, double stepS) {
+  // No exponent ("1e+04 s" was unreadable): as many decimals as the tick step has, and separators.
+  const int decimals = std::clamp(static_cast<int>(-std::floor(std::log10(stepS) + 1e-9)), 0, 9);
+  return QLocale(QLocale::English).toString(timeS, 'f', decimals) + QStringLiteral(" s");
+}
+
 void StepTimelineView::paintTimeAxis(QPainter& p, const QRectF& area) const {
   const double step = tickStep(m_viewSpanS, 8);
   p.setPen(Qt::black);
   for (double t = std::ceil(m_viewStartS / step) * step; t <= m_viewStartS + m_viewSpanS + step * 1e-9; t += step) {
     const double x = xOf(t, area);
     p.drawLine(QPointF(x, area.top()), QPointF(x, area.top() + 4));
-    p.drawText(QRectF(x - 40, area.top() + 4, 80, area.height() - 4), Qt::AlignHCenter | Qt::AlignTop,
-               QString::number(t, 'g', 4) + " s");
+    p.drawText(QRectF(x - 50, area.top() + 4, 100, area.height() - 4), Qt::AlignHCenter | Qt::AlignTop, tickText(t, step));
   }
 }
 

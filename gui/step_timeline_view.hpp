@@ -65,6 +65,8 @@ class StepTimelineView : public QWidget {
   const sim::SimEvent* eventAt(const QPointF& pos) const;
   // What its tooltip says: "layer 3, forward, attention (m0.fwd.L3.attention): 1.234 ms from 0.5 s, compute".
   static QString eventText(const sim::SimEvent& event);
+  // A time-axis label at a tick step of `stepS`: "15,000 s", "0.25 s", "0.004 s", never an exponent.
+  static QString tickText(double timeS, double stepS);
   // Writes the step as Chrome trace-event JSON (simulator/trace_json.hpp) to `path`.
   Status exportTrace(const QString& path) const;
 

@@ -131,6 +131,13 @@ std::string join_ints(const std::vector<int64_t>& items, std::string_view sep) {
   return join(strings, sep);
 }
 
+std::string seq_text(int64_t tokens) {
+  const double t = static_cast<double>(tokens);
+  if (t >= 1024.0 * 1024) return format_number("%.3gM", t / (1024.0 * 1024));
+  if (t >= 1024) return format_number("%.3gK", t / 1024);
+  return std::to_string(tokens);
+}
+
 std::string duration_text(double seconds) {
   if (!(seconds >= 0) || !std::isfinite(seconds)) return "-";
   if (seconds < 60) return format_number(seconds < 10 ? "%.2f s" : "%.1f s", seconds);

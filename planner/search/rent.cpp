@@ -9,7 +9,7 @@ namespace {
 
 // One row: the best plan at the sequence and the longest sequence, on `plan`'s GPU and count.
 RentOption option_for(const PlanSpec& plan, const std::string& name, const KnobConstraints& constraints) {
-  RentOption option{name, plan.cluster.num_nodes(), plan.cluster.num_gpus, std::nullopt, 0};
+  RentOption option{name, plan.cluster.gpu.measured_as(), plan.cluster.num_nodes(), plan.cluster.num_gpus, std::nullopt, 0};
   SearchResult result = search_plans(plan, false, constraints);
   if (!result.feasible.empty()) option.best = std::move(result.feasible.front());
   if (auto longest = max_seq_searched(plan, kRentMaxSeqGranularity, constraints)) option.max_seq = longest->plan.seq_len;

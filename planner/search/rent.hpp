@@ -30,6 +30,7 @@ struct RentShapes {
 
 struct RentOption {
   std::string gpu;        // preset name
+  std::string measured_as;  // the preset whose measured accuracy holds for it (GpuSpec::measured_as)
   int64_t nodes = 0;
   int64_t gpus = 0;       // nodes x the preset's gpus_per_node
   std::optional<RankedPlan> best;  // at base.seq_len; empty when nothing fits

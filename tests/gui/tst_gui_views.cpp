@@ -8,6 +8,7 @@
 #include <QImage>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLogValueAxis>
 #include <QProcess>
 #include <QPushButton>
 #include <QSettings>
@@ -17,14 +18,16 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "gui/charts.hpp"
 #include "gui/export_bar.hpp"
 #include "gui/image_export.hpp"
 #include "gui/main_window.hpp"
+#include "gui/optimizer_inputs.hpp"
 #include "gui/plan_table_model.hpp"
 #include "gui/plan_tabs.hpp"
-#include "gui/optimizer_inputs.hpp"
 #include "gui/rent_chart_view.hpp"
 #include "gui/rent_model.hpp"
+#include "gui/seq_sweep_model.hpp"
 #include "gui/session.hpp"
 #include "gui/sp_scaling_chart_view.hpp"
 #include "gui/sp_scaling_model.hpp"
@@ -90,6 +93,14 @@ class TestGuiViews : public QObject {
                qPrintable(view.peakLabel()));
     }
     QVERIFY(view.exposedText().endsWith(view.peakWhere()));
+    // Durations and axis labels people read (issue 45 item 5: "28149.939 s", "1e+04 s").
+    QVERIFY2(view.exposedText().startsWith(
+                 QStringLiteral("step %1 simulated").arg(QString::fromStdString(spplan::duration_text(expected.step_time_s)))),
+             qPrintable(view.exposedText()));
+    QCOMPARE(StepTimelineView::tickText(15000, 5000), QStringLiteral("15,000 s"));
+    QCOMPARE(StepTimelineView::tickText(0.25, 0.05), QStringLiteral("0.25 s"));
+    QCOMPARE(StepTimelineView::tickText(0.004, 0.002), QStringLiteral("0.004 s"));
+    QCOMPARE(StepTimelineView::tickText(2, 1), QStringLiteral("2 s"));
     // Zoom: the span halves around the middle, keys and reset; never past the step.
     QCOMPARE(view.viewSpanS(), expected.step_time_s);
     view.zoomBy(4);
@@ -145,6 +156,20 @@ class TestGuiViews : public QObject {
     QFile trace(dir.filePath("step.json"));
     QVERIFY(trace.open(QIODevice::ReadOnly));
     QCOMPARE(trace.readAll().toStdString(), spplan::sim::chrome_trace_json(*view.result()));
+  }
+
+  // Issue 45 item 5: the peak-vs-sequence axis counts M past 4M tokens ("16M", not "16384k").
+  void seqChartCountsMillionsPastFourM() {
+    auto plan = bestPlan().plan;
+    SeqSweepModel model;
+    SeqChartView chart(&model);
+    model.setPlan(plan);  // 128K: k
+    QCOMPARE(chart.seqAxis()->labelFormat(), QStringLiteral("%gk"));
+    plan.seq_len = int64_t{16} << 20;
+    model.setPlan(plan);
+    QCOMPARE(chart.seqAxis()->labelFormat(), QStringLiteral("%gM"));
+    QVERIFY(chart.seqAxis()->max() < 100);  // in M: 64M x 1.3 at most
+    QCOMPARE(model.index(0, SeqSweepModel::SeqMegaColumn).data().toDouble(), 2.0);  // 16M / 8
   }
 
   void timelineLanes() {
@@ -233,7 +258,17 @@ class TestGuiViews : public QObject {
     model.setTrust(&*trust);
     const double margin = trust->forGpu("h100-80gb").memory.mean_abs_pct;
     QVERIFY(trust->forGpu("h100-80gb").memory.count > 0);
-    QVERIFY(model.index(own, RentModel::MaxSeqColumn).data().toString().endsWith(QStringLiteral("k ±%1%").arg(margin, 0, 'f', 0)));
+    const qlonglong ownMaxSeq = model.index(own, RentModel::MaxSeqColumn).data(RentModel::ValueRole).toLongLong();
+    QCOMPARE(model.index(own, RentModel::MaxSeqColumn).data().toString(),
+             QString::fromStdString(spplan::seq_text(ownMaxSeq)) + QStringLiteral(" ±%1%").arg(margin, 0, 'f', 0));
+    // Durations as people read them (issue 45 item 5), and a preset extending another (a800-80gb
+    // on a100-80gb) shows the measured error of the one it is measured as.
+    const double step = model.index(own, RentModel::StepSecondsColumn).data(RentModel::ValueRole).toDouble();
+    QCOMPARE(model.index(own, RentModel::StepSecondsColumn).data().toString(), QString::fromStdString(spplan::duration_text(step)));
+    for (int r = 0; r < model.rowCount(); ++r) {
+      if (model.index(r, RentModel::GpuColumn).data().toString() != QStringLiteral("a800-80gb")) continue;
+      QCOMPARE(model.index(r, RentModel::TrustColumn).data().toString(), trust->shortText("a100-80gb"));
+    }
   }
 
   // $/Mtok and other small numbers keep three significant digits, never "0.000".
@@ -304,6 +339,8 @@ class TestGuiViews : public QObject {
     // One number format per column: tokens/s whole, GiB to 0.1.
     QVERIFY(!model.index(0, SpScalingModel::TokensPerSecondColumn).data().toString().contains('.'));
     QCOMPARE(model.index(0, SpScalingModel::PeakGibColumn).data().toString().section('.', 1).size(), 1);
+    const double step = model.index(0, SpScalingModel::StepSecondsColumn).data(SpScalingModel::ValueRole).toDouble();
+    QCOMPARE(model.index(0, SpScalingModel::StepSecondsColumn).data().toString(), QString::fromStdString(spplan::duration_text(step)));
   }
 
   void exportButtonsWriteEveryFormat() {
