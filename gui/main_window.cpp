@@ -123,6 +123,7 @@ QWidget* MainWindow::buildInputs() {
   auto* box = new QWidget(this);
   auto* row = new QHBoxLayout(box);
   row->setContentsMargins(0, 0, 0, 0);
+  row->setSpacing(4);  // twenty widgets in one row, within a 1280-pixel window
   auto addLabeled = [&](const QString& label, QWidget* w) {
     auto* l = new QLabel(label, box);
     l->setBuddy(w);  // Alt + the underlined letter moves here
@@ -151,7 +152,7 @@ QWidget* MainWindow::buildInputs() {
   m_seqEdit->setPlaceholderText(tr("128k, 1.5M, 1.5e7, 131072"));
   m_seqEdit->setMaximumWidth(120);
   // "15000000" whole: ALST's 15M typed as digits was clipped to "5000000".
-  m_seqEdit->setMinimumWidth(m_seqEdit->fontMetrics().horizontalAdvance(QStringLiteral("150000000")) + 16);
+  m_seqEdit->setMinimumWidth(m_seqEdit->fontMetrics().horizontalAdvance(QStringLiteral("15000000")) + 8);
   addLabeled(tr("Se&quence"), m_seqEdit);
   m_trainerCombo = new QComboBox(box);  // the loop around DeepSpeed (--trainer)
   for (const auto& name : trainer_names()) m_trainerCombo->addItem(stringOf(name));
@@ -311,6 +312,10 @@ void MainWindow::recomputeNow() {
                              .arg(english.toString(base->cluster.gpu.price_per_gpu_hour, 'f', 2))
                              .arg(m_planModel->fitCount())
                              .arg(m_planModel->evaluated()));
+  // What `spplan plan` prints under its table: why the leading layout won (issue 45 item 8).
+  if (!m_planModel->layoutReason().isEmpty()) {
+    m_statusLabel->setText(m_statusLabel->text() + tr("\nwhy this layout: %1").arg(m_planModel->layoutReason()));
+  }
   const std::string gpu = m_gpuCombo->currentText().trimmed().toStdString();
   m_trustLabel->setText(m_trust ? m_trust->windowText(gpu, m_trainerCombo->currentText().toStdString())
                                 : tr("measured accuracy unknown: %1").arg(m_trustError));

@@ -4,9 +4,11 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QLocale>
 #include <algorithm>
 
 #include "planner/config/plan_rules.hpp"
+#include "planner/search/explain.hpp"
 #include "planner/search/knob_constraints.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
@@ -92,8 +94,8 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
       return text ? QVariant(e.time.step_time_s < 60 ? QString::number(e.time.step_time_s, 'f', 3) + " s"
                                                     : QString::fromStdString(duration_text(e.time.step_time_s)))
                   : QVariant(e.time.step_time_s);
-    case TokensPerSecondColumn:
-      return text ? QVariant(QString::number(e.tokens_per_s, 'f', 0)) : QVariant(e.tokens_per_s);
+    case TokensPerSecondColumn:  // 6,332: the status line's format (issue 45 item 5)
+      return text ? QVariant(QLocale(QLocale::English).toString(e.tokens_per_s, 'f', 0)) : QVariant(e.tokens_per_s);
     case MfuColumn: return text ? QVariant(QString::number(100 * e.mfu, 'f', 1) + "%") : QVariant(e.mfu);
     case UsdPerMtokColumn:
       return text ? QVariant(significantText(e.usd_per_million_tokens, 3)) : QVariant(e.usd_per_million_tokens);
@@ -104,7 +106,8 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
 
 QString PlanTableModel::headerToolTip(int section) {
   switch (section) {
-    case RankColumn: return tr("Rank by predicted tokens/s among the plans that fit");
+    case RankColumn:  // the rule `spplan plan` states under its table
+      return tr("Rank among the plans that fit, by %1").arg(QString::fromLatin1(search::kRankingRule));
     case SpColumn: return tr("Ulysses sequence-parallel degree: GPUs that split each sequence");
     case CpColumn: return tr("Ring-attention (context-parallel) degree: GPUs that pass K/V chunks around a ring; "
                              "GPUs = data parallel × sp × cp");
@@ -144,6 +147,7 @@ QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, in
 void PlanTableModel::setBase(const PlanSpec& base, const search::KnobConstraints& constraints) {
   search::SearchResult result = search::search_plans(base, true, constraints);
   m_whyNone = result.evaluated == 0 ? QString::fromStdString(search::no_candidate_status(result, base).message()) : QString();
+  m_layoutReason = QString::fromStdString(search::layout_reason(result));
   beginResetModel();
   m_evaluated = static_cast<int>(result.evaluated);
   m_fitCount = static_cast<int>(result.feasible.size());
@@ -169,6 +173,7 @@ void PlanTableModel::clear() {
   m_fitCount = 0;
   m_evaluated = 0;
   m_whyNone.clear();
+  m_layoutReason.clear();
   endResetModel();
 }
 

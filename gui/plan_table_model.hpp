@@ -46,6 +46,9 @@ class PlanTableModel : public QAbstractTableModel {
   // Why the last search priced no knob set (evaluated() == 0): the CLI's message
   // (search::no_candidate_status); "" otherwise.
   const QString& whyNone() const { return m_whyNone; }
+  // Why the leading plan's layout won, against the best of each other layout (search::layout_reason);
+  // "" when nothing fits.
+  const QString& layoutReason() const { return m_layoutReason; }
   void clear();
 
   bool anyFits() const { return m_fitCount > 0; }
@@ -58,6 +61,7 @@ class PlanTableModel : public QAbstractTableModel {
   int m_fitCount = 0;
   int m_evaluated = 0;
   QString m_whyNone;
+  QString m_layoutReason;
 };
 
 }  // namespace spplan::gui

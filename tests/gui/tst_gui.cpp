@@ -25,6 +25,7 @@
 #include "planner/config/knobs_json.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/search/explain.hpp"
 #include "planner/search/knob_constraints.hpp"
 #include "planner/search/search.hpp"
 
@@ -319,6 +320,20 @@ class TestGui : public QObject {
     window.knobPins()->clearPins();
     window.recomputeNow();
     QVERIFY(window.planModel()->fitCount() > 0);
+  }
+
+  // Issue 45 item 8: the ranking rule (rank column's tooltip) and why the layout won (the status
+  // line), as spplan plan prints them.
+  void rankingRuleAndWhyThisLayoutAreShown() {
+    spplan::gui::MainWindow window;
+    window.setInputs(knownOptions());
+    window.recomputeNow();
+    const auto result = spplan::search::search_plans(window.planModel()->planAt(0).plan, false);
+    QVERIFY2(window.statusLabel()->text().endsWith(
+                 QStringLiteral("\nwhy this layout: ") + QString::fromStdString(spplan::search::layout_reason(result))),
+             qPrintable(window.statusLabel()->text()));
+    QVERIFY(window.planModel()->headerData(PlanTableModel::RankColumn, Qt::Horizontal, Qt::ToolTipRole).toString()
+                .endsWith(QString::fromLatin1(spplan::search::kRankingRule)));
   }
 
   void badModelShowsLoaderMessage() {
