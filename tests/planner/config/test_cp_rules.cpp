@@ -93,7 +93,7 @@ TEST(CheckCp, TrainersThatRunTheRing) {
 TEST(CheckCp, EngineRunsTheRingButNotTheAllGatherVariant) {
   PlanSpec p = plan(16, 8, 2, 1 << 20);
   p.stack = trainer_stack("engine");
-  EXPECT_TRUE(check_trainer_runs(p, flag_where).ok());
+  EXPECT_TRUE(check_trainer_runs(p, flag_where).is_ok()) << check_trainer_runs(p, flag_where).message();
   p.knobs.cp_comm = CpComm::kAllGather;
   EXPECT_EQ(check_trainer_runs(p, flag_where).message(),
             "--cp-comm: value \"allgather\" is not run by trainer \"engine\" under layout ulysses_ring (allowed: ring)");
