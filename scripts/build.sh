@@ -8,7 +8,7 @@
 #   --print-torch   print which Python's torch the build would use, and exit (0 found, 1 none,
 #                   2 SPPLAN_TORCH_PYTHON cannot import torch)
 # Env: SPPLAN_ENGINE_ONLY=1   only the planner libraries, spplan and spplan-engine; needs only
-#                             LibTorch, toml++ and nlohmann-json (a GPU node: README "On a GPU node")
+#                             LibTorch, toml++ and nlohmann-json (a GPU node: docs/gpu-node.md)
 #      SPPLAN_BUILD_ENGINE=OFF  skip the engine
 #      SPPLAN_TORCH_PYTHON, SPPLAN_VENV   where to look for torch (above)
 #      SPPLAN_BUILD_DIR (default build), SPPLAN_JOBS (default 2), SPPLAN_CMAKE_ARGS (passed to cmake)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Wheels of the peers bench/engine/compare_gpu.py runs beside the engine, for a GPU node that has
-# no package index (README "On a GPU node"): Liger-Kernel, DeepSpeed, and what DeepSpeed needs that
+# no package index (docs/gpu-node.md): Liger-Kernel, DeepSpeed, and what DeepSpeed needs that
 # such a node's image lacks. scripts/gpu-measure.sh installs whatever lies in DIR before its stages.
 #
 # - Liger-Kernel is a pure-Python wheel on PyPI (it needs torch and triton: the node has both).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Renders one GPU lease's measurements (validation/gpu/<gpu>-<date>/) as the README's tables.
+"""Renders one GPU lease's measurements (validation/gpu/<gpu>-<date>/) as the tables of docs/accuracy.md.
 
 Usage: scripts/gpu-table.py DIR [--spplan BIN]
 
@@ -15,7 +15,7 @@ software, the commit measured). Prints, in Markdown:
     (`spplan estimate --json`, the run's own knobs, --trainer engine), memory as the allocator
     counts it (the estimate's allocated peak against torch's max_memory_allocated), and each run's
     fit verdict (the planner's `fits` against whether it ran or ran out of memory).
-The predictions are recomputed on every call, so after a costmodel change the README's GPU tables
+The predictions are recomputed on every call, so after a costmodel change the GPU tables of docs/accuracy.md
 are regenerated from the same measurements, never copied by hand. Bad input: one line, exit 2.
 """
 import argparse
@@ -218,7 +218,7 @@ def longest_peers_lines(d):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="Render a GPU lease's measurements as the README's tables.")
+    ap = argparse.ArgumentParser(description="Render a GPU lease's measurements as the tables of docs/accuracy.md.")
     ap.add_argument("dir")
     ap.add_argument("--spplan", default=os.path.join(REPO, "build", "spplan"))
     args = ap.parse_args()

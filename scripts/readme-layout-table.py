@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Prints README.md's "Past the head count" table from today's spplan: Llama-3.1-8B on H100s (8 per
+"""Prints docs/costmodel.md's "Past the head count" table from today's spplan: Llama-3.1-8B on H100s (8 per
 node), priced for spplan's engine (`--trainer engine`, which runs all three layouts and launches on
 any node count), each layout family fixed by one flag (Ulysses only `--cp 1`, ring only `--sp 1`,
 Ulysses x ring `--sp 8`) and every other knob searched.

@@ -6,7 +6,7 @@
 # (scripts/test.sh calls this). libFuzzer's coverage feedback can still steer two runs to slightly
 # different inputs (fuzz/README.md). Open-ended fuzzing, with a corpus kept
 # between runs, is scripts/fuzz.sh. The engine is left out (LibTorch is not built with ASan, and its
-# tests take most of CI's hour already: README "Reliability").
+# tests take most of CI's hour already: docs/performance.md "Reliability").
 #
 # Usage: scripts/sanitize.sh [--no-fuzz]
 # Env: SPPLAN_SANITIZE_DIR (default build-asan), SPPLAN_FUZZ_RUNS (mutated inputs per target after

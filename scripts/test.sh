@@ -17,5 +17,5 @@ ctest --test-dir build --output-on-failure -j 2 --timeout 900
 if [ "${SPPLAN_SANITIZE:-1}" != 0 ]; then
   scripts/sanitize.sh
 fi
-# The validation report is informative here: its misses are listed in the README, not hidden.
+# The validation report is informative here: its misses are listed in docs/accuracy.md, not hidden.
 build/spplan validate published validation/published_visible.csv || true

@@ -1,7 +1,7 @@
 // Activation, Ulysses and loss memory of one rank (bytes). Per-token terms follow the tensors the
 // Hugging Face Llama/Qwen layer keeps for backward (MEMORY-FACTS 8.2, 8.3, 8.4, 7.1, 7.2).
 //
-// The ALST stack at its longest sequences (issue 22; README "Per-token memory of the ALST stack"
+// The ALST stack at its longest sequences (issue 22; docs/accuracy.md "Per-token memory of the ALST stack"
 // has the term-by-term table): the peak is the backward of a layer, not the loss. With checkpoint
 // offload one layer input is on the device (ArcticTraining's CheckpointFunctionWithCPUOffload);
 // the reentrant checkpoint recomputes the layer and holds its output and incoming gradient

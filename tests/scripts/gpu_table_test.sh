@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/gpu-table.py: every kept GPU lease (validation/gpu/*/) renders with today's costmodel,
-# and README.md holds each rendered table row as it is (its GPU tables come from the raw files,
+# and docs/accuracy.md holds each rendered table row as it is (its GPU tables come from the raw files,
 # priced again by spplan, never from hand edits: a costmodel change that moves a GPU number fails
-# here until the README is regenerated); bad input is one line and exit 2.
+# here until docs/accuracy.md is regenerated); bad input is one line and exit 2.
 # Usage: gpu_table_test.sh REPO_ROOT SPPLAN
 set -euo pipefail
 root=$1
@@ -22,7 +22,7 @@ for lease in "${leases[@]}"; do
   grep '^|' "$tmp/out.md" | grep -v '^|---' > "$tmp/rows.md"
   grep -v '^|' "$tmp/out.md" | grep . >> "$tmp/rows.md"
   while IFS= read -r row; do
-    grep -qxF -- "$row" "$root/README.md" || fail "README.md lacks the rendered line: $row"
+    grep -qxF -- "$row" "$root/docs/accuracy.md" || fail "docs/accuracy.md lacks the rendered line: $row"
   done < "$tmp/rows.md"
 done
 
@@ -52,4 +52,4 @@ for bad in "$tmp/missing" "$tmp/empty" "$tmp/broken"; do
   expect_bad_input "$bad" python3 "$script" "$bad" --spplan "$spplan"
 done
 expect_bad_input "$tmp/no-spplan" python3 "$script" "${leases[0]}" --spplan "$tmp/no-spplan"
-echo "gpu_table_test: ${#leases[@]} lease(s) render and match README.md"
+echo "gpu_table_test: ${#leases[@]} lease(s) render and match docs/accuracy.md"
