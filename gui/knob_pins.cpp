@@ -94,4 +94,21 @@ void KnobPins::clearPins() {
   for (auto& [flag, combo] : m_combos) combo->setCurrentIndex(0);
 }
 
+std::map<QString, QString> KnobPins::texts() const {
+  std::map<QString, QString> pinned;
+  for (const auto& [flag, combo] : m_combos) {
+    if (combo->currentText() != kAny) pinned[QString::fromStdString(flag)] = combo->currentText();
+  }
+  return pinned;
+}
+
+void KnobPins::setTexts(const std::map<QString, QString>& texts) {
+  clearPins();
+  for (const auto& [flag, text] : texts) {
+    QComboBox* box = combo(flag.toStdString());
+    if (box == nullptr) continue;
+    if (const int i = box->findText(text); i >= 0) box->setCurrentIndex(i);
+  }
+}
+
 }  // namespace spplan::gui

@@ -33,6 +33,10 @@ class KnobPins : public QWidget {
   QComboBox* combo(const std::string& flag) const;
   // Every pin back to "any".
   void clearPins();
+  // The pinned knobs by flag ("zero": "3"; none for "any"), and back (a saved session: a flag or a
+  // value no combo has is ignored).
+  std::map<QString, QString> texts() const;
+  void setTexts(const std::map<QString, QString>& texts);
 
  Q_SIGNALS:
   void changed();

@@ -230,6 +230,7 @@ bool MainWindow::restoreSession() {
   m_priceEdit->setText(s.price);
   m_headroomEdit->setText(s.headroom);
   m_optimizer->setTexts(s.optimizer);
+  m_pins->setTexts(s.pins);
   scheduleRecompute();
   return true;
 }
@@ -237,7 +238,8 @@ bool MainWindow::restoreSession() {
 SessionState MainWindow::sessionState() const {
   return {m_modelCombo->currentText().trimmed(), m_gpuCombo->currentText().trimmed(), m_gpusSpin->value(),
           m_perNodeSpin->value(), m_seqEdit->text().trimmed(), m_trainerCombo->currentText(),
-          m_priceEdit->text().trimmed(), m_headroomEdit->text().trimmed(), m_optimizer->texts()};
+          m_priceEdit->text().trimmed(), m_headroomEdit->text().trimmed(), m_optimizer->texts(),
+          m_pins->texts()};
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -18,6 +18,10 @@ void saveSession(QSettings& settings, const SessionState& state) {
   settings.remove("");  // a field no longer shown is not kept
   for (const auto& [flag, text] : state.optimizer) settings.setValue(flag, text);
   settings.endGroup();
+  settings.beginGroup("pins");
+  settings.remove("");  // a pin set back to "any" is not kept
+  for (const auto& [flag, text] : state.pins) settings.setValue(flag, text);
+  settings.endGroup();
   settings.endGroup();
 }
 
@@ -34,6 +38,9 @@ SessionState loadSession(QSettings& settings) {
   state.headroom = settings.value("headroom").toString();
   settings.beginGroup("optimizer");
   for (const QString& flag : settings.childKeys()) state.optimizer[flag] = settings.value(flag).toString();
+  settings.endGroup();
+  settings.beginGroup("pins");
+  for (const QString& flag : settings.childKeys()) state.pins[flag] = settings.value(flag).toString();
   settings.endGroup();
   settings.endGroup();
   return state;

@@ -21,6 +21,7 @@
 #include "gui/charts.hpp"
 #include "gui/export_bar.hpp"
 #include "gui/image_export.hpp"
+#include "gui/knob_pins.hpp"
 #include "gui/main_window.hpp"
 #include "gui/optimizer_inputs.hpp"
 #include "gui/plan_table_model.hpp"
@@ -458,6 +459,8 @@ class TestGuiViews : public QObject {
       window.priceEdit()->setText("2.5");
       window.headroomEdit()->setText("10");
       window.optimizerInputs()->field("lr")->setText("2e-5");
+      window.knobPins()->combo("zero")->setCurrentText("3");
+      window.knobPins()->combo("tiled-mlp")->setCurrentText("off");
       window.close();  // closeEvent saves
     }
     MainWindow again;
@@ -469,6 +472,9 @@ class TestGuiViews : public QObject {
     QCOMPARE(again.priceEdit()->text(), QStringLiteral("2.5"));
     QCOMPARE(again.headroomEdit()->text(), QStringLiteral("10"));
     QCOMPARE(again.optimizerInputs()->field("lr")->text(), QStringLiteral("2e-5"));
+    QCOMPARE(again.knobPins()->combo("zero")->currentText(), QStringLiteral("3"));
+    QCOMPARE(again.knobPins()->combo("tiled-mlp")->currentText(), QStringLiteral("off"));
+    QCOMPARE(again.knobPins()->combo("sp")->currentText(), QStringLiteral("any"));
     const auto restored = again.optimizerInputs()->spec();
     QVERIFY(restored.ok());
     QCOMPARE(restored->lr, 2e-5);

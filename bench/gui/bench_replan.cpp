@@ -1,0 +1,61 @@
+// The GUI's re-plan at 256 GPUs (issue 45 item 12: 1.4 s measured, target under 100 ms to follow
+// typing): MainWindow::recomputeNow() for Llama-3.1-8B on 256 H100s at 16M tokens (the search, the
+// selected plan's sweep, SP scaling, simulated step and banner), with the Memory tab in front and
+// with What to rent in front (it re-searches every preset and node shape then), against the search
+// alone (search::search_plans, what `spplan plan` runs) in the same process.
+// Prints the medians and their ratio; nothing here passes or fails.
+// Run: QT_QPA_PLATFORM=offscreen build/bench/gui/bench_gui_replan [REPEATS]
+#include <QApplication>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#include "gui/gui_options.hpp"
+#include "gui/main_window.hpp"
+#include "gui/plan_table_model.hpp"
+#include "gui/plan_tabs.hpp"
+#include "planner/search/search.hpp"
+
+namespace {
+
+double median_ms(int repeats, const std::function<void()>& run) {
+  std::vector<double> ms;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    run();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("QT_QPA_PLATFORM", "offscreen", 0);
+  setenv("SPPLAN_CONFIG_DIR", SPPLAN_CONFIG_DIR_DEFAULT, 0);
+  const int repeats = argc > 1 ? std::max(1, std::atoi(argv[1])) : 7;
+  QApplication app(argc, argv);
+  spplan::gui::MainWindow window;
+  spplan::gui::GuiOptions options;
+  options.model = "llama-3.1-8b";
+  options.gpu = "h100-80gb";
+  options.gpus = "256";
+  options.seq = "16m";
+  window.setInputs(options);
+  window.recomputeNow();  // first: loads the presets and the measured accuracy
+  const double replan = median_ms(repeats, [&] { window.recomputeNow(); });
+  window.tabs()->setCurrentIndex(spplan::gui::PlanTabs::RentTab);
+  const double replanRent = median_ms(repeats, [&] { window.recomputeNow(); });
+  const spplan::PlanSpec base = window.planModel()->planAt(0).plan;
+  const double search = median_ms(repeats, [&] { spplan::search::search_plans(base, true); });
+  std::printf("GUI re-plan, llama-3.1-8b on 256 x h100-80gb at 16M tokens: %.1f ms (median of %d; target 100 ms)\n",
+              replan, repeats);
+  std::printf("with What to rent in front (every preset at 1, 2 and 4 nodes): %.1f ms\n", replanRent);
+  std::printf("the search alone (search_plans, %d knob sets): %.1f ms; re-plan / search = %.2f\n",
+              window.planModel()->evaluated(), search, replan / search);
+  return 0;
+}
