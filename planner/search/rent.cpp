@@ -1,5 +1,9 @@
 #include "planner/search/rent.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 #include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
 
@@ -17,6 +21,25 @@ RentOption option_for(const PlanSpec& plan, const std::string& name, const KnobC
 }
 
 void mark_cheapest_and_fastest(RentTable* t);
+
+// option_for of every plan, on this machine's cores: each option is a search and a longest-sequence
+// search of its own, written to its own slot, so the table is the same on any core count (the
+// costmodel reads only its inputs; the trainer records' cache is locked). A GUI re-plan with What
+// to rent in front took 287 ms pricing them one after another (issue 45 item 12).
+std::vector<RentOption> price_options(const std::vector<PlanSpec>& plans, const std::vector<std::string>& names,
+                                      const KnobConstraints& constraints) {
+  std::vector<RentOption> options(plans.size());
+  std::atomic<size_t> next{0};
+  const auto work = [&] {
+    for (size_t i = next++; i < plans.size(); i = next++) options[i] = option_for(plans[i], names[i], constraints);
+  };
+  const size_t threads = std::min<size_t>(plans.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();  // this thread too
+  for (std::thread& t : pool) t.join();
+  return options;
+}
 
 }  // namespace
 
@@ -36,7 +59,8 @@ RentTable rent_options_with_own(const PlanSpec& base, const KnobConstraints& con
 }
 
 RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints, const RentShapes& shapes) {
-  RentTable table;
+  std::vector<PlanSpec> plans;  // one per preset and node shape, in table order
+  std::vector<std::string> names;
   for (const std::string& name : gpu_presets()) {
     Result<GpuSpec> gpu = load_gpu(name);
     if (!gpu.ok()) continue;
@@ -50,11 +74,12 @@ RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints,
       // Each preset ranked against its own measured error; without a table the base's error holds
       // for its own GPU only.
       if (shapes.accuracy != nullptr || gpu->name != base.cluster.gpu.name) hold_against_measured(&plan, shapes.accuracy);
-      RentOption option = option_for(plan, name, constraints);
-      option.nodes = nodes;
-      table.options.push_back(std::move(option));
+      plans.push_back(std::move(plan));
+      names.push_back(name);
     }
   }
+  RentTable table;
+  table.options = price_options(plans, names, constraints);
   mark_cheapest_and_fastest(&table);
   return table;
 }
