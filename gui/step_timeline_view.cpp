@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <string_view>
 
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
@@ -39,19 +38,6 @@ QColor categoryColor(sim::OpCategory category) {
     case sim::OpCategory::kRing: return QColor(0x9c, 0x75, 0x5f);
   }
   return Qt::gray;
-}
-
-bool endsWith(std::string_view text, std::string_view tail) {
-  return text.size() >= tail.size() && text.substr(text.size() - tail.size()) == tail;
-}
-
-// "micro step 2, " for an op of the second micro step ("m1."), "" for the first or none.
-QString microStepWords(const std::string& op) {
-  if (op.size() < 3 || op[0] != 'm') return {};
-  const size_t dot = op.find('.');
-  const std::string digits = op.substr(1, dot == std::string::npos ? 0 : dot - 1);
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits == "0") return {};
-  return QStringLiteral("micro step %1, ").arg(std::stoll(digits) + 1);
 }
 
 // 1/2/5 x 10^k seconds, about `target` ticks over `span`.
@@ -90,12 +76,14 @@ const char* StepTimelineView::laneName(Lane lane) {
 
 void StepTimelineView::setPlan(const PlanSpec& plan, double capacityBytes) {
   m_result = std::make_unique<sim::SimResult>(sim::simulate_plan(plan, sim::Mode::kOverlap));
+  m_phases = sim::phase_starts(m_result->events);  // once: the paints reuse them
   m_capacityBytes = capacityBytes;
   resetZoom();
 }
 
 void StepTimelineView::clear() {
   m_result.reset();
+  m_phases.clear();
   update();
   Q_EMIT changed();
 }
@@ -189,24 +177,6 @@ QRectF StepTimelineView::lanesRect() const {
   return QRectF(area.left(), area.top(), area.width(), area.height() * 0.55);
 }
 
-std::vector<StepTimelineView::PhaseMark> StepTimelineView::phaseMarks(const sim::SimResult& result) {
-  std::vector<PhaseMark> marks;
-  bool optimizer = false;
-  for (const sim::SimEvent& e : result.events) {
-    const std::string& n = e.name;
-    if (n.rfind("m", 0) == 0 && endsWith(n, ".embed.fwd")) {
-      marks.push_back({e.start_s, microStepWords(n) + tr("forward")});
-    } else if (n.rfind("m", 0) == 0 && (endsWith(n, ".loss.bwd") || endsWith(n, ".loss.bwd.t0"))) {
-      marks.push_back({e.start_s, microStepWords(n) + tr("backward")});  // the backward starts at the loss
-    } else if (!optimizer && n.rfind("opt.", 0) == 0) {
-      optimizer = true;
-      marks.push_back({e.start_s, tr("optimizer")});
-    }
-  }
-  std::stable_sort(marks.begin(), marks.end(), [](const PhaseMark& a, const PhaseMark& b) { return a.time_s < b.time_s; });
-  return marks;
-}
-
 const sim::SimEvent* StepTimelineView::eventAt(const QPointF& pos) const {
   if (!m_result) return nullptr;
   const QRectF area = lanesRect();
@@ -294,16 +264,17 @@ void StepTimelineView::paintPhaseMarks(QPainter& p, const QRectF& area) const {
   p.setClipRect(area.adjusted(0, -1, 0, 1));
   const QFontMetricsF fm(p.font());
   double lastLabelRight = -1e9;  // labels that would overlap the previous one are left out
-  for (const PhaseMark& mark : phaseMarks(*m_result)) {
+  for (const sim::PhaseStart& mark : m_phases) {
     const double x = xOf(mark.time_s, area);
     if (x < area.left() || x > area.right()) continue;
     p.setPen(QPen(QColor(0x60, 0x60, 0x60), 1, Qt::DashLine));
     p.drawLine(QPointF(x, area.top()), QPointF(x, area.bottom()));
     if (x > lastLabelRight + 4) {
       p.setPen(QColor(0x30, 0x30, 0x30));
-      p.drawText(QRectF(x + 2, area.top(), fm.horizontalAdvance(mark.label) + 2, fm.height()),
-                 Qt::AlignLeft | Qt::AlignTop, mark.label);
-      lastLabelRight = x + 2 + fm.horizontalAdvance(mark.label);
+      const QString label = QString::fromStdString(mark.words);
+      p.drawText(QRectF(x + 2, area.top(), fm.horizontalAdvance(label) + 2, fm.height()), Qt::AlignLeft | Qt::AlignTop,
+                 label);
+      lastLabelRight = x + 2 + fm.horizontalAdvance(label);
     }
   }
   p.restore();

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "planner/core/status.hpp"
+#include "simulator/op_words.hpp"
 #include "simulator/simulate.hpp"
 
 namespace spplan::gui {
@@ -53,12 +54,8 @@ class StepTimelineView : public QWidget {
   static Lane laneOf(const sim::SimEvent& event);
   static const char* laneName(Lane lane);
 
-  // Where a phase of the step begins: "forward", "micro step 2, backward", "optimizer".
-  struct PhaseMark {
-    double time_s = 0;
-    QString label;
-  };
-  static std::vector<PhaseMark> phaseMarks(const sim::SimResult& result);
+  // Where each phase of the step begins (sim::phase_starts), drawn as dashed marks.
+  const std::vector<sim::PhaseStart>& phaseMarks() const { return m_phases; }
   // Where the lanes are drawn (widget coordinates), a lane's height each.
   QRectF lanesRect() const;
   // The event drawn under `pos` (widget coordinates), null where there is none.
@@ -90,6 +87,7 @@ class StepTimelineView : public QWidget {
   double xOf(double timeS, const QRectF& area) const;
 
   std::unique_ptr<sim::SimResult> m_result;
+  std::vector<sim::PhaseStart> m_phases;  // of m_result
   double m_capacityBytes = 0;
   double m_viewStartS = 0;
   double m_viewSpanS = 1;

@@ -1,5 +1,6 @@
 #include "simulator/op_words.hpp"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -44,6 +45,16 @@ std::string word(const std::string& part) {
   return it == words().end() ? part : it->second;
 }
 
+// "m1" -> 1; -1 when `part` names no micro step.
+long long micro_step(const std::string& part) {
+  return part.size() > 1 && part[0] == 'm' && is_number(part.substr(1)) ? std::stoll(part.substr(1)) : -1;
+}
+
+// "micro step 2" for micro step 1 (counted from 1 as people count); "" for the first.
+std::string micro_words(long long micro) { return micro > 0 ? "micro step " + std::to_string(micro + 1) : ""; }
+
+std::string joined(std::string first, const std::string& then) { return first.empty() ? then : first + ", " + then; }
+
 }  // namespace
 
 std::string op_in_words(const std::string& op_id) {
@@ -54,7 +65,8 @@ std::string op_in_words(const std::string& op_id) {
     parts.erase(parts.begin());
   }
   if (parts.size() == 2 && parts[0] == "opt") return "optimizer, " + word(parts[1]);
-  if (parts.size() < 2 || parts[0].size() < 2 || parts[0][0] != 'm' || !is_number(parts[0].substr(1))) return op_id;
+  const long long micro = micro_step(parts[0]);
+  if (parts.size() < 2 || micro < 0) return op_id;
   std::vector<std::string> out;
   for (size_t i = 1; i < parts.size(); ++i) {
     const std::string& p = parts[i];
@@ -69,10 +81,29 @@ std::string op_in_words(const std::string& op_id) {
     }
   }
   if (!transfer.empty()) out.push_back(transfer);
-  const long long micro = std::stoll(parts[0].substr(1));
-  std::string text = micro > 0 ? "micro step " + std::to_string(micro + 1) : "";
-  for (const std::string& w : out) text += (text.empty() ? "" : ", ") + w;
+  std::string text = micro_words(micro);
+  for (const std::string& w : out) text = joined(text, w);
   return text;
+}
+
+std::vector<PhaseStart> phase_starts(const std::vector<SimEvent>& events) {
+  std::vector<PhaseStart> starts;
+  bool optimizer = false;
+  for (const SimEvent& e : events) {
+    const std::vector<std::string> parts = split(e.name, ".");
+    const long long micro = micro_step(parts[0]);
+    if (micro >= 0 && parts.size() == 3 && parts[1] == "embed" && parts[2] == "fwd") {
+      starts.push_back({e.start_s, joined(micro_words(micro), "forward")});
+    } else if (micro >= 0 && parts.size() >= 3 && parts[1] == "loss" && parts[2] == "bwd" &&
+               (parts.size() == 3 || parts[3] == "t0")) {
+      starts.push_back({e.start_s, joined(micro_words(micro), "backward")});
+    } else if (!optimizer && parts.size() == 2 && parts[0] == "opt") {
+      optimizer = true;
+      starts.push_back({e.start_s, "optimizer"});
+    }
+  }
+  std::stable_sort(starts.begin(), starts.end(), [](const PhaseStart& a, const PhaseStart& b) { return a.time_s < b.time_s; });
+  return starts;
 }
 
 }  // namespace spplan::sim

@@ -7,9 +7,22 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "simulator/simulate.hpp"
 
 namespace spplan::sim {
 
 std::string op_in_words(const std::string& op_id);
+
+// Where a phase of a simulated step begins: each micro step's forward (its embedding's forward)
+// and backward (its loss's backward, the first tile), and the optimizer step (its first op).
+// `words` as op_in_words names the micro step: "forward", "micro step 2, backward", "optimizer".
+struct PhaseStart {
+  double time_s = 0;
+  std::string words;
+};
+// The phase starts among `events`, by time.
+std::vector<PhaseStart> phase_starts(const std::vector<SimEvent>& events);
 
 }  // namespace spplan::sim

@@ -1,7 +1,8 @@
 // A picture of a simulated step: one row per resource with a box per op (colored by category:
 // compute, a2a, zero, offload, optimizer, ring), a time axis, and the device-memory curve below on a
-// GiB scale with the device's capacity and its peak marked, named in words (op_words.hpp). Boxes narrower than a pixel that touch are merged, so an 80-layer step stays
-// a small file. Plain SVG 1.1: opens in any browser.
+// GiB scale with the device's capacity and its peak marked, named in words (op_words.hpp). Boxes
+// narrower than a pixel that touch are merged, so an 80-layer step stays a small file. Plain SVG
+// 1.1: opens in any browser.
 #pragma once
 
 #include <string>

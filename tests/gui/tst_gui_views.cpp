@@ -125,9 +125,9 @@ class TestGuiViews : public QObject {
              QStringLiteral("export trace: no simulated step (allowed: select a plan that fits)"));
     view.resize(900, 300);
     view.setPlan(best.plan, best.estimate.capacity_bytes);
-    const auto marks = StepTimelineView::phaseMarks(*view.result());
+    const auto& marks = view.phaseMarks();
     QStringList labels;
-    for (const auto& m : marks) labels << m.label;
+    for (const auto& m : marks) labels << QString::fromStdString(m.words);
     QCOMPARE(labels.first(), QStringLiteral("forward"));
     QVERIFY2(labels.indexOf(QStringLiteral("backward")) > 0, qPrintable(labels.join(" | ")));
     QCOMPARE(labels.last(), QStringLiteral("optimizer"));
