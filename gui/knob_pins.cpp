@@ -76,12 +76,7 @@ std::vector<std::string> KnobPins::flags() const {
 }
 
 Result<search::KnobConstraints> KnobPins::constraints(PlanSpec* base) const {
-  std::vector<std::string> words{"spplan-gui"};
-  for (std::string& w : flags()) words.push_back(std::move(w));
-  std::vector<const char*> argv;
-  for (const std::string& w : words) argv.push_back(w.c_str());
-  SPPLAN_ASSIGN_OR_RETURN(const Args args, Args::parse(static_cast<int>(argv.size()), argv.data(), 1,
-                                                       search::searched_knob_flag_specs()));
+  SPPLAN_ASSIGN_OR_RETURN(const Args args, Args::parse(flags(), search::searched_knob_flag_specs()));
   return search::read_constraints(args, base);
 }
 

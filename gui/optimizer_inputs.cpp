@@ -47,7 +47,7 @@ OptimizerInputs::OptimizerInputs(QWidget* parent) : QWidget(parent) {
 
 Result<OptimizerSpec> OptimizerInputs::spec() const {
   // The fields as the flags they stand for: "--lr 2e-5 ...", parsed by the CLI's own functions.
-  std::vector<std::string> words{"spplan-gui"};
+  std::vector<std::string> words;
   for (const auto& [flag, edit] : m_fields) {
     const QString text = edit->text().trimmed();
     if (text == m_recipeText.at(flag) && !edit->isModified()) continue;
@@ -55,10 +55,7 @@ Result<OptimizerSpec> OptimizerInputs::spec() const {
     words.push_back("--" + flag);
     words.push_back(text.toStdString());
   }
-  std::vector<const char*> argv;
-  for (const std::string& w : words) argv.push_back(w.c_str());
-  SPPLAN_ASSIGN_OR_RETURN(const Args args, Args::parse(static_cast<int>(argv.size()), argv.data(), 1,
-                                                       optimizer_flag_specs(fine_tuning_recipe())));
+  SPPLAN_ASSIGN_OR_RETURN(const Args args, Args::parse(words, optimizer_flag_specs(fine_tuning_recipe())));
   OptimizerSpec optimizer = fine_tuning_recipe();
   SPPLAN_RETURN_IF_ERROR(apply_optimizer_flags(args, &optimizer));
   SPPLAN_RETURN_IF_ERROR(check_optimizer(optimizer, optimizer_flag));

@@ -10,6 +10,12 @@ bool is_flag(std::string_view token) { return token.rfind("--", 0) == 0; }
 
 }  // namespace
 
+Result<Args> Args::parse(const std::vector<std::string>& words, const std::vector<FlagSpec>& specs) {
+  std::vector<const char*> argv;
+  for (const std::string& w : words) argv.push_back(w.c_str());
+  return parse(static_cast<int>(argv.size()), argv.data(), 0, specs);
+}
+
 Result<Args> Args::parse(int argc, const char* const* argv, int first, const std::vector<FlagSpec>& specs) {
   Args args;
   std::vector<std::string> allowed;

@@ -42,6 +42,9 @@ class Args {
  public:
   // Parses argv[first..argc). Positional arguments (not starting with "--") are kept in order.
   static Result<Args> parse(int argc, const char* const* argv, int first, const std::vector<FlagSpec>& specs);
+  // The same for flags built in code rather than typed ({"--sp", "4", "--no-tiled-mlp"}): the GUI's
+  // fields and pins read as the CLI reads their flags.
+  static Result<Args> parse(const std::vector<std::string>& words, const std::vector<FlagSpec>& specs);
 
   bool has(const std::string& name) const { return values_.count(name) > 0; }
   std::optional<std::string> get(const std::string& name) const;

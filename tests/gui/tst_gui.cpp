@@ -291,11 +291,7 @@ class TestGui : public QObject {
     // The CLI's search with the same flags: the same best plan.
     spplan::PlanSpec base = window.planModel()->planAt(0).plan;
     base.knobs = spplan::Knobs{};
-    const std::vector<std::string> words{"spplan", "--zero", "3", "--no-tiled-mlp"};
-    std::vector<const char*> argv;
-    for (const auto& w : words) argv.push_back(w.c_str());
-    const auto args = spplan::Args::parse(static_cast<int>(argv.size()), argv.data(), 1,
-                                          spplan::search::searched_knob_flag_specs());
+    const auto args = spplan::Args::parse({"--zero", "3", "--no-tiled-mlp"}, spplan::search::searched_knob_flag_specs());
     QVERIFY(args.ok());
     const auto constraints = spplan::search::read_constraints(*args, &base);
     QVERIFY(constraints.ok());

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 namespace spplan {
 namespace {
 
@@ -14,6 +17,20 @@ TEST(Args, ParsesValuesBooleansAndPositionals) {
   EXPECT_EQ(*args->get("seq"), "128k");
   EXPECT_TRUE(args->has("json"));
   EXPECT_EQ(args->positional(), std::vector<std::string>{"extra"});
+}
+
+// Flags built in code (the GUI's fields and pins) read as typed ones: every word is a flag or a
+// value, and the same words give the same errors.
+TEST(Args, WordsParseAsTheCommandLine) {
+  auto args = Args::parse(std::vector<std::string>{"--seq", "128k", "--json"}, kSpecs);
+  ASSERT_TRUE(args.ok());
+  EXPECT_EQ(*args->get("seq"), "128k");
+  EXPECT_TRUE(args->has("json"));
+  EXPECT_TRUE(args->positional().empty());
+  EXPECT_TRUE(Args::parse(std::vector<std::string>{}, kSpecs).ok());
+  const char* argv[] = {"x", "--sq", "1"};
+  EXPECT_EQ(Args::parse(std::vector<std::string>{"--sq", "1"}, kSpecs).status().message(),
+            Args::parse(3, argv, 1, kSpecs).status().message());
 }
 
 TEST(Args, AcceptsEqualsForm) {
