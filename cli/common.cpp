@@ -36,7 +36,7 @@ std::vector<FlagSpec> cluster_flag_specs(bool with_seq) {
       {"attention", true, "the attention kernel, overriding the trainer's", join(attention_kernel_names()),
        "the trainer's (sdpa with --precision fp32)"},
       {"headroom", true, "GPU memory a plan must leave free, % of the device, beyond the planner's own margins",
-       "a number from 0 to 50", "0"},
+       "a number from 0 to " + format_number(kMaxHeadroomPct), "0"},
       {"price-per-gpu-hour", true, "what one GPU costs per hour, in $, overriding the GPU file's price_per_gpu_hour",
        "a number > 0", "the GPU file's"},
       {"price-per-node-hour", true, "what one node costs per hour, in $ (divided over its GPUs)", "a number > 0",

@@ -138,7 +138,7 @@ std::string megatron_script(const PlanSpec& plan) {
     << " --optimizer adam --lr " << format_number(opt.lr) << " --min-lr " << format_number(opt.min_lr)
     << " --lr-decay-style " << lr_decay_style(opt.lr_schedule) << " --lr-warmup-iters " << opt.warmup_steps
     << " --weight-decay " << format_number(opt.weight_decay) << " --clip-grad " << format_number(opt.grad_clip)
-    << " " << adam_args_megatron(plan.optimizer) << " --train-iters \"${TRAIN_ITERS}\""
+    << " " << adam_dash_flags(plan.optimizer) << " --train-iters \"${TRAIN_ITERS}\""
     << " --mock-data --tokenizer-type NullTokenizer --vocab-size " << plan.model.vocab_size << "\n";
   return o.str();
 }

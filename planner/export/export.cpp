@@ -48,10 +48,6 @@ Json zero_json(const Knobs& k) {
   return z;
 }
 
-// AdamW's betas and eps are the plan's (OptimizerSpec, the LLaMA recipe unless asked otherwise), so
-// every stack steps alike. ArcticTraining and the HF Trainer default beta2 to 0.999: every export
-// states them.
-
 // DeepSpeed's scheduler for the plan's schedule (deepspeed/runtime/lr_schedules.py): WarmupLR
 // (warm-up, then constant), WarmupDecayLR (linear), WarmupCosineLR (cosine, in ratios of the
 // optimizer's lr). Their warm-ups start at warmup_min_lr = 0 and run linearly, as the engine's;
@@ -337,9 +333,8 @@ std::string engine_flags(const OptimizerSpec& o) {
   return "--lr " + format_number(o.lr) + " --warmup-steps " + std::to_string(o.warmup_steps) + " --lr-schedule " +
          to_string(o.lr_schedule) + " --min-lr " + format_number(o.min_lr) + " --weight-decay " +
          format_number(o.weight_decay) + " --grad-clip " + format_number(o.grad_clip) +
-         (o.train_steps > 0 ? " --train-steps " + std::to_string(o.train_steps) : std::string()) + " --adam-beta1 " +
-         format_number(o.adam_beta1) + " --adam-beta2 " + format_number(o.adam_beta2) + " --adam-eps " +
-         format_number(o.adam_eps);
+         (o.train_steps > 0 ? " --train-steps " + std::to_string(o.train_steps) : std::string()) + " " +
+         export_internal::adam_dash_flags(o);
 }
 
 // `text` in single quotes for bash ('it'\''s').
@@ -479,7 +474,9 @@ const char* attn_implementation_name(const PlanSpec& plan) { return attn_impleme
 std::string engine_optimizer_flags(const OptimizerSpec& o) { return engine_flags(o); }
 std::string hf_trainer_fsdp_flags(const PlanSpec& plan) { return hf_trainer_flags(plan, true); }
 int rdzv_port() { return kRdzvPort; }
-std::string adam_args_megatron(const OptimizerSpec& o) {
+// The plan's betas and eps: every export states them, where ArcticTraining and the HF Trainer would
+// default beta2 to 0.999.
+std::string adam_dash_flags(const OptimizerSpec& o) {
   return "--adam-beta1 " + format_number(o.adam_beta1) + " --adam-beta2 " + format_number(o.adam_beta2) +
          " --adam-eps " + format_number(o.adam_eps);
 }

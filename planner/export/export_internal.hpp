@@ -20,7 +20,8 @@ std::string engine_optimizer_flags(const OptimizerSpec& optimizer);  // --lr ...
 // The HF Trainer's flags for a run on FSDP2, whose YAML checkpoints (no --gradient_checkpointing).
 std::string hf_trainer_fsdp_flags(const PlanSpec& plan);
 int rdzv_port();
-std::string adam_args_megatron(const OptimizerSpec& o);  // "--adam-beta1 B1 --adam-beta2 B2 --adam-eps E": the plan's AdamW
+// "--adam-beta1 B1 --adam-beta2 B2 --adam-eps E": the plan's AdamW as Megatron-LM's and the engine's flags name it.
+std::string adam_dash_flags(const OptimizerSpec& o);
 const char* main_process_ip_placeholder();
 
 // From context_parallel.cpp. Accelerate on FSDP2 with parallelism_config cp_size (REQUIRES: cp > 1, sp == 1).
