@@ -212,13 +212,6 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   return o.str();
 }
 
-std::string count_text(double count) {
-  std::string digits = format_number("%.0f", count);
-  const int first = digits[0] == '-' ? 1 : 0;
-  for (int at = static_cast<int>(digits.size()) - 3; at > first; at -= 3) digits.insert(static_cast<size_t>(at), ",");
-  return digits;
-}
-
 std::string dollars_text(double usd) { return usd < 100 ? format_number("$%.2f", usd) : "$" + count_text(usd); }
 
 }  // namespace spplan::cli

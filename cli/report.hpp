@@ -20,7 +20,5 @@ std::string estimate_text(const PlanSpec& plan, const costmodel::Estimate& estim
 std::string knobs_text(const Knobs& knobs);
 // "$7.25", "$1,438": cents while they matter.
 std::string dollars_text(double usd);
-// "3,577": a count with thousands separators, rounded.
-std::string count_text(double count);
 
 }  // namespace spplan::cli

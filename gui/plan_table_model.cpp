@@ -4,7 +4,6 @@
 
 #include <QBrush>
 #include <QColor>
-#include <QLocale>
 #include <algorithm>
 
 #include "planner/config/plan_rules.hpp"
@@ -95,7 +94,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
                                                     : QString::fromStdString(duration_text(e.time.step_time_s)))
                   : QVariant(e.time.step_time_s);
     case TokensPerSecondColumn:  // 6,332: the status line's format (issue 45 item 5)
-      return text ? QVariant(QLocale(QLocale::English).toString(e.tokens_per_s, 'f', 0)) : QVariant(e.tokens_per_s);
+      return text ? QVariant(QString::fromStdString(count_text(e.tokens_per_s))) : QVariant(e.tokens_per_s);
     case MfuColumn: return text ? QVariant(QString::number(100 * e.mfu, 'f', 1) + "%") : QVariant(e.mfu);
     case UsdPerMtokColumn:
       return text ? QVariant(significantText(e.usd_per_million_tokens, 3)) : QVariant(e.usd_per_million_tokens);

@@ -2,7 +2,6 @@
 
 #include <QBrush>
 #include <QColor>
-#include <QLocale>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -72,7 +71,7 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
       if (e && text) return QString::fromStdString(duration_text(e->time.step_time_s));
       return number(e ? e->time.step_time_s : 0, 3);
     case TokensPerSecondColumn:  // 12,716: separators as on the rest of the screen
-      if (e && text) return QLocale(QLocale::English).toString(e->tokens_per_s, 'f', 0);
+      if (e && text) return QString::fromStdString(count_text(e->tokens_per_s));
       return number(e ? e->tokens_per_s : 0, 0);
     case HostGibColumn:  // per node, of what the plan may use of its RAM
       if (e && text) {

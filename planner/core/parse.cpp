@@ -131,6 +131,13 @@ std::string join_ints(const std::vector<int64_t>& items, std::string_view sep) {
   return join(strings, sep);
 }
 
+std::string count_text(double count) {
+  std::string digits = format_number("%.0f", count);
+  const int first = digits[0] == '-' ? 1 : 0;
+  for (int at = static_cast<int>(digits.size()) - 3; at > first; at -= 3) digits.insert(static_cast<size_t>(at), ",");
+  return digits;
+}
+
 std::string seq_text(int64_t tokens) {
   const double t = static_cast<double>(tokens);
   if (t >= 1024.0 * 1024) return format_number("%.3gM", t / (1024.0 * 1024));

@@ -39,6 +39,8 @@ std::string format_number(const char* format, double value);
 // "0.42 s", "28.1 s", "12 min 5 s", "7 h 49 min", "3 d 4 h": a duration as a person reads it; "-"
 // for a negative or non-finite one.
 std::string duration_text(double seconds);
+// "3,577": a count with thousands separators, rounded; the CLI's tables and the GUI's alike.
+std::string count_text(double count);
 // "685K", "5.09M": a sequence length in the --seq forms (K = 1024, M = 1024^2), 3 significant
 // digits; the CLI's tables and the GUI's both print lengths so.
 std::string seq_text(int64_t tokens);

@@ -50,6 +50,17 @@ TEST(DurationText, ReadsAsAPersonReadsIt) {
   EXPECT_EQ(duration_text(-1), "-");
 }
 
+// The counts and lengths the CLI's tables and the GUI's print alike.
+TEST(CountAndSeqText, SeparatorsAndTheSeqSuffixes) {
+  EXPECT_EQ(count_text(6332.4), "6,332");
+  EXPECT_EQ(count_text(1234567), "1,234,567");
+  EXPECT_EQ(count_text(999), "999");
+  EXPECT_EQ(count_text(-12716), "-12,716");
+  EXPECT_EQ(seq_text(18723840), "17.9M");
+  EXPECT_EQ(seq_text(131072), "128K");
+  EXPECT_EQ(seq_text(1000), "1000");
+}
+
 TEST(ParseInt, EnforcesRange) {
   EXPECT_EQ(*parse_int("--zero", "3", 0, 3), 3);
   EXPECT_EQ(parse_int("--zero", "4", 0, 3).status().message(),
