@@ -94,6 +94,9 @@ MainWindow::MainWindow(QWidget* parent)
 
   m_table = newTable(m_planModel, PlanTableModel::VisibleColumnCount, central);
   m_table->setAccessibleName(tr("Ranked plans"));
+  // A header click sorts (PlanTableModel::sort); the search's ranking first.
+  m_table->horizontalHeader()->setSortIndicator(PlanTableModel::RankColumn, Qt::AscendingOrder);
+  m_table->setSortingEnabled(true);
   connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { selectRow(current.isValid() ? current.row() : -1); });
   m_exportBar = new ExportBar(central);

@@ -17,13 +17,6 @@ namespace {
 
 constexpr size_t kClosestShown = 10;  // failing plans listed when none fits
 
-// How far over its limit a failing plan is (1.0 = exactly at capacity): GPU or host, the worse.
-double overshoot(const costmodel::Estimate& e) {
-  const double device = e.memory.total_bytes() / std::max(e.capacity_bytes, 1.0);
-  const double host = e.host.total_bytes() / std::max(e.host_capacity_bytes, 1.0);
-  return std::max(device, host);
-}
-
 QString tiledText(const Knobs& k) {
   if (k.tiled_mlp && k.tiled_loss) return QStringLiteral("mlp+loss");
   if (k.tiled_mlp) return QStringLiteral("mlp");
@@ -72,7 +65,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
   switch (column) {
     case RankColumn:
       if (!e.fits) return text ? QVariant(QStringLiteral("no fit")) : QVariant(0);
-      return index.row() + 1;
+      return static_cast<qlonglong>(m_places[static_cast<size_t>(index.row())] + 1);
     case SpColumn: return static_cast<qlonglong>(k.sp);
     case CpColumn:  // the ring degree, with its variant when it is not the ring
       if (text && k.cp > 1 && k.cp_comm == CpComm::kAllGather) return QString::number(k.cp) + QStringLiteral(" ag");
@@ -160,10 +153,57 @@ void PlanTableModel::setBase(const PlanSpec& base, const search::KnobConstraints
       m_rows.push_back({plan, costmodel::estimate(plan)});
     }
     std::sort(m_rows.begin(), m_rows.end(),
-              [](const auto& a, const auto& b) { return overshoot(a.estimate) < overshoot(b.estimate); });
+              [](const auto& a, const auto& b) { return a.estimate.over_limit() < b.estimate.over_limit(); });
     if (m_rows.size() > kClosestShown) m_rows.resize(kClosestShown);
   }
+  m_places.resize(m_rows.size());
+  for (size_t r = 0; r < m_rows.size(); ++r) m_places[r] = r;
+  applySort();
   endResetModel();
+}
+
+void PlanTableModel::sort(int column, Qt::SortOrder order) {
+  if (column < 0 || column >= VisibleColumnCount) return;
+  m_sortColumn = column;
+  m_sortOrder = order;
+  Q_EMIT layoutAboutToBeChanged({}, QAbstractItemModel::VerticalSortHint);
+  const std::vector<size_t> placesBefore = m_places;
+  const QModelIndexList persistent = persistentIndexList();
+  applySort();
+  // Each persistent index (the view's selection) follows its plan to its new row.
+  std::vector<int> rowOfPlace(m_places.size());
+  for (size_t r = 0; r < m_places.size(); ++r) rowOfPlace[m_places[r]] = static_cast<int>(r);
+  QModelIndexList moved;
+  for (const QModelIndex& index : persistent) {
+    moved.push_back(this->index(rowOfPlace[placesBefore[static_cast<size_t>(index.row())]], index.column()));
+  }
+  changePersistentIndexList(persistent, moved);
+  Q_EMIT layoutChanged({}, QAbstractItemModel::VerticalSortHint);
+}
+
+void PlanTableModel::applySort() {
+  std::vector<size_t> order(m_rows.size());
+  for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+  // The search's order first, so equal keys keep it in either direction.
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return m_places[a] < m_places[b]; });
+  // The key of a row in the sort column: its number, or for text columns (offloads, tiling) its words.
+  const auto key = [&](size_t r) { return data(index(static_cast<int>(r), m_sortColumn), ValueRole); };
+  const auto less = [&](size_t a, size_t b) {
+    const QVariant ka = key(a), kb = key(b);
+    const bool numeric = ka.canConvert<double>() && ka.typeId() != QMetaType::QString;
+    if (numeric) return ka.toDouble() < kb.toDouble();
+    return ka.toString() < kb.toString();
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return m_sortOrder == Qt::AscendingOrder ? less(a, b) : less(b, a); });
+  std::vector<search::RankedPlan> rows;
+  std::vector<size_t> places;
+  for (size_t r : order) {
+    rows.push_back(std::move(m_rows[r]));
+    places.push_back(m_places[r]);
+  }
+  m_rows = std::move(rows);
+  m_places = std::move(places);
 }
 
 void PlanTableModel::clear() {

@@ -41,6 +41,11 @@ class PlanTableModel : public QAbstractTableModel {
   // What each column means (the header's tooltip); "" for the chart's hidden columns without one.
   static QString headerToolTip(int section);
 
+  // Orders the rows by a column (the view's header click): numbers by their value, text by its
+  // words; equal keys keep the ranking's order, and the rank column keeps each plan's rank. The
+  // order holds across setBase until another column is chosen; selections follow their plan.
+  void sort(int column, Qt::SortOrder order = Qt::AscendingOrder) override;
+
   // Runs search_plans(base) and replaces every row.
   void setBase(const PlanSpec& base, const search::KnobConstraints& constraints = {});
   // Why the last search priced no knob set (evaluated() == 0): the CLI's message
@@ -57,7 +62,15 @@ class PlanTableModel : public QAbstractTableModel {
   const search::RankedPlan& planAt(int row) const { return m_rows.at(static_cast<size_t>(row)); }
 
  private:
+  // The rows in m_sortColumn's order (ties in the search's order).
+  void applySort();
+
   std::vector<search::RankedPlan> m_rows;  // feasible (ranked), or the closest failing ones
+  // Each row's place in the search's order (0 = best; among failing plans, the closest first): its
+  // rank is that plus one, and what a selection follows through a sort.
+  std::vector<size_t> m_places;
+  int m_sortColumn = RankColumn;
+  Qt::SortOrder m_sortOrder = Qt::AscendingOrder;
   int m_fitCount = 0;
   int m_evaluated = 0;
   QString m_whyNone;

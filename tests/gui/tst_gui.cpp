@@ -80,6 +80,34 @@ class TestGui : public QObject {
     QCOMPARE(model.data(model.index(0, PlanTableModel::RankColumn)).toString(), QStringLiteral("no fit"));
   }
 
+  // A header click sorts by the column's value; the rank stays each plan's, a selection follows
+  // its plan, and the order holds through the next search.
+  void planTableSortsByAColumnAndKeepsRanks() {
+    PlanTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setBase(knownBase());
+    QVERIFY(model.rowCount() > 2);
+    QPersistentModelIndex best(model.index(0, PlanTableModel::SpColumn));
+    const auto peak = [&](int r) {
+      return model.data(model.index(r, PlanTableModel::PeakGibColumn), PlanTableModel::ValueRole).toDouble();
+    };
+    model.sort(PlanTableModel::PeakGibColumn, Qt::AscendingOrder);
+    for (int r = 1; r < model.rowCount(); ++r) QVERIFY(peak(r - 1) <= peak(r));
+    QCOMPARE(model.data(model.index(best.row(), PlanTableModel::RankColumn)).toInt(), 1);
+    QVERIFY(model.data(model.index(0, PlanTableModel::RankColumn)).toInt() >= 1);
+    model.sort(PlanTableModel::PeakGibColumn, Qt::DescendingOrder);
+    for (int r = 1; r < model.rowCount(); ++r) QVERIFY(peak(r - 1) >= peak(r));
+    model.setBase(knownBase());
+    for (int r = 1; r < model.rowCount(); ++r) QVERIFY(peak(r - 1) >= peak(r));
+    model.sort(PlanTableModel::RankColumn, Qt::AscendingOrder);
+    for (int r = 0; r < model.rowCount(); ++r) QCOMPARE(model.data(model.index(r, PlanTableModel::RankColumn)).toInt(), r + 1);
+    model.sort(PlanTableModel::TiledColumn, Qt::AscendingOrder);  // a text column: by its words
+    for (int r = 1; r < model.rowCount(); ++r) {
+      QVERIFY(model.data(model.index(r - 1, PlanTableModel::TiledColumn)).toString() <=
+              model.data(model.index(r, PlanTableModel::TiledColumn)).toString());
+    }
+  }
+
   void sweepModelPassesModelTester() {
     SeqSweepModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
