@@ -8,7 +8,9 @@
 #include "cli/constraints.hpp"
 #include "cli/report.hpp"
 #include "planner/config/knob_flags.hpp"
+#include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/plan_rules.hpp"
+#include "planner/core/parse.hpp"
 #include "planner/search/explain.hpp"
 #include "planner/search/search.hpp"
 
@@ -49,7 +51,7 @@ std::string count_bound(const PlanSpec& plan, int64_t max_gpus, const search::Kn
 }  // namespace
 
 std::vector<FlagSpec> fit_flag_specs() {
-  return with(with(cluster_flag_specs(true), search::searched_knob_flag_specs()), {json_flag_spec()});
+  return with(with(cluster_flag_specs(true), search::searched_knob_flag_specs()), {conservative_flag_spec(), json_flag_spec()});
 }
 
 int cmd_fit(int argc, const char* const* argv) {
@@ -59,6 +61,13 @@ int cmd_fit(int argc, const char* const* argv) {
   if (!base.ok()) return fail(base.status());
   const auto constraints = search::read_constraints(*args, &*base);
   if (!constraints.ok()) return fail(constraints.status());
+  // The measured band: the smallest count that fits when the memory the planner has
+  // under-predicted for this trainer and GPU is booked as headroom; --conservative answers it.
+  const MemoryBand band = memory_band(*base, measured_accuracy());
+  PlanSpec at_edge = *base;
+  at_edge.memory_headroom = band.conservative_headroom(base->memory_headroom);
+  const std::optional<int64_t> edge_needed = search::smallest_fitting_gpus(at_edge, kMaxSuggestedGpus, *constraints);
+  if (args->has("conservative")) base->memory_headroom = at_edge.memory_headroom;
   const search::SearchResult result = search::search_plans(*base, false, *constraints);
   const bool fits = !result.feasible.empty();
   // Fitting or not, the answer names the smallest count: on fewer GPUs the same run costs less.
@@ -72,6 +81,9 @@ int cmd_fit(int argc, const char* const* argv) {
     }
     j["smallest_gpus_that_fit"] = needed ? nlohmann::json(*needed) : nlohmann::json(nullptr);
     if (!needed) j["why_no_count_fits"] = count_bound(*base, kMaxSuggestedGpus, *constraints);
+    j["conservative"] = args->has("conservative");
+    j["band"] = band_json(band, at_edge.memory_headroom);
+    j["smallest_gpus_at_band_edge"] = edge_needed ? nlohmann::json(*edge_needed) : nlohmann::json(nullptr);
     std::cout << j.dump(2) << "\n";
   } else if (fits) {
     const auto& best = result.feasible.front();
@@ -89,6 +101,16 @@ int cmd_fit(int argc, const char* const* argv) {
       std::cout << "nothing up to " << kMaxSuggestedGpus << " GPUs fits: " << count_bound(*base, kMaxSuggestedGpus, *constraints)
                 << "\n";
     }
+  }
+  if (!args->has("json")) {
+    std::cout << "band: " << band.words();
+    if (band.error.max_under_pct > 0) {
+      std::cout << "; at its edge (--conservative, " << format_number("%.1f", 100 * at_edge.memory_headroom)
+                << "% of GPU memory left free) "
+                << (edge_needed ? "the smallest count is " + std::to_string(*edge_needed) + " GPUs"
+                                : "nothing up to " + std::to_string(kMaxSuggestedGpus) + " GPUs fits");
+    }
+    std::cout << "\n";
   }
   return fits ? kExitOk : kExitNoFit;
 }

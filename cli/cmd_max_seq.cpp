@@ -8,6 +8,7 @@
 #include "cli/constraints.hpp"
 #include "cli/report.hpp"
 #include "planner/config/knob_flags.hpp"
+#include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/search/explain.hpp"
@@ -27,7 +28,8 @@ costmodel::Estimate next_step(PlanSpec plan, int64_t granularity) {
 
 std::vector<FlagSpec> max_seq_flag_specs() {
   return with(with(cluster_flag_specs(false), search::searched_knob_flag_specs()),
-              {{"granularity", true, "the step of the answer, in tokens", kSeqAllowed, "1k"}, json_flag_spec()});
+              {{"granularity", true, "the step of the answer, in tokens", kSeqAllowed, "1k"}, conservative_flag_spec(),
+               json_flag_spec()});
 }
 
 int cmd_max_seq(int argc, const char* const* argv) {
@@ -48,10 +50,18 @@ int cmd_max_seq(int argc, const char* const* argv) {
   }
   const auto constraints = search::read_constraints(*args, &*base);
   if (!constraints.ok()) return fail(constraints.status());
+  // The measured band: the same search booking the memory the planner has under-predicted for
+  // this trainer and GPU as headroom is the answer at its edge (--conservative answers it).
+  const MemoryBand band = memory_band(*base, measured_accuracy());
+  PlanSpec at_edge = *base;
+  at_edge.memory_headroom = band.conservative_headroom(base->memory_headroom);
+  const std::optional<search::RankedPlan> edge = search::max_seq_searched(at_edge, granularity, *constraints);
+  const bool conservative = args->has("conservative");
   // The answer keeps the allocator slack allowance (the safe side); the same search without it is
   // the most that could run when the allocator leaves nothing stranded: the margin, stated.
-  const std::optional<search::RankedPlan> best = search::max_seq_searched(*base, granularity, *constraints);
-  PlanSpec no_slack = *base;
+  const std::optional<search::RankedPlan> best =
+      conservative ? edge : search::max_seq_searched(*base, granularity, *constraints);
+  PlanSpec no_slack = conservative ? at_edge : *base;
   no_slack.cluster.gpu.allocator_fragmentation = 0.0;
   const std::optional<search::RankedPlan> upper = search::max_seq_searched(no_slack, granularity, *constraints);
   if (!best) {  // nothing fits, or nothing was priced: the trainer runs or launches no knob set here
@@ -63,17 +73,22 @@ int cmd_max_seq(int argc, const char* const* argv) {
     }
   }
   const int64_t max_seq = best ? best->plan.seq_len : 0, upper_seq = upper ? upper->plan.seq_len : 0;
+  const int64_t edge_seq = edge ? edge->plan.seq_len : 0;
   const double slack_pct = 100.0 * base->cluster.gpu.allocator_fragmentation;
   // The answer's step: granularity, or with a ring its multiple the zigzag split needs.
   const int64_t unit = best ? search::sequence_unit(best->plan, granularity) : granularity;
   const bool capped = search::at_search_cap(max_seq, unit);
   const costmodel::Estimate next = best && !capped ? next_step(best->plan, unit) : costmodel::Estimate{};
-  const bool host_bound = next.limit == costmodel::Estimate::Limit::kHostMemory;
+  // Host memory and the attention kernel's index range stop a sequence whatever the GPU's margins.
+  const bool gpu_bound = next.limit == costmodel::Estimate::Limit::kGpuMemory;
   if (args->has("json")) {
     nlohmann::json j{{"max_seq", max_seq}, {"max_seq_without_allocator_slack", upper_seq},
                      {"allocator_fragmentation", base->cluster.gpu.allocator_fragmentation},
                      {"max_seq_is_lower_bound", capped},
-                     {"limit", capped ? "the longest sequence searched" : search::limit_name(next.limit)}};
+                     {"limit", capped ? "the longest sequence searched" : search::limit_name(next.limit)},
+                     {"conservative", conservative},
+                     {"band", band_json(band, at_edge.memory_headroom)},
+                     {"max_seq_at_band_edge", edge_seq}};
     if (best) {
       j["plan"] = estimate_json(best->plan, best->estimate);
       j["layout"] = search::layout_text(*best);
@@ -81,19 +96,26 @@ int cmd_max_seq(int argc, const char* const* argv) {
     std::cout << j.dump(2) << "\n";
   } else if (best) {
     if (capped) {
-      std::cout << "max_seq: at least " << max_seq << " tokens (" << max_seq / 1024
-                << "k): the longest sequence searched fits; longer ones were not tried\n";
+      std::cout << "max_seq: at least " << max_seq << " tokens (" << seq_text(max_seq)
+                << "): the longest sequence searched fits; longer ones were not tried\n";
     } else {
-      std::cout << "max_seq: " << max_seq << " tokens (" << max_seq / 1024 << "k)\n";
+      std::cout << "max_seq: " << max_seq << " tokens (" << seq_text(max_seq) << ")"
+                << (conservative ? ", at the measured band's edge" : "") << "\n";
     }
-    if (host_bound) {
+    if (!capped && !gpu_bound) {
       std::cout << "limit: " << next.reason() << " at " << max_seq + unit
-                << " tokens; the GPU allocator slack does not bind here\n";
+                << " tokens; the GPU memory margins do not bind here\n";
     } else if (!capped) {
       std::cout << "limit: GPU memory; margin: counts " << format_number(slack_pct)
                 << "% allocator slack on the memory freed within a step; without it " << upper_seq << " tokens ("
-                << upper_seq / 1024 << "k) is the most that can run\n";
+                << seq_text(upper_seq) << ") is the most that can run\n";
     }
+    std::cout << "band: " << band.words();
+    if (band.error.max_under_pct > 0) {
+      std::cout << "; at its edge (--conservative, " << format_number("%.1f", 100 * at_edge.memory_headroom)
+                << "% of GPU memory left free) " << edge_seq << " tokens (" << seq_text(edge_seq) << ")";
+    }
+    std::cout << "\n";
     std::cout << "layout: " << search::layout_text(*best) << "\n";
     std::cout << estimate_text(best->plan, best->estimate);
   } else {

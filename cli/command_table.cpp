@@ -81,6 +81,12 @@ bool takes_flag(const Command& command, const std::string& name) {
 
 FlagSpec json_flag_spec() { return {"json", false, "print one JSON object (the Python package's dict) instead of text"}; }
 
+FlagSpec conservative_flag_spec() {
+  return {"conservative", false,
+          "answer at the measured band's edge: leave free the most GPU memory runs of this trainer and GPU needed "
+          "beyond the prediction (with --headroom, the larger of the two)"};
+}
+
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = build_commands();
   return kCommands;

@@ -39,6 +39,8 @@ std::string command_help(const Command& command);
 
 // --json: shared by the commands that print one JSON object.
 FlagSpec json_flag_spec();
+// --conservative: max-seq and fit answer at the measured band's edge (MemoryBand).
+FlagSpec conservative_flag_spec();
 
 // The flag lists of the commands (each defined beside its command, in cmd_*.cpp).
 std::vector<FlagSpec> estimate_flag_specs();

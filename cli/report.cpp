@@ -92,6 +92,20 @@ static std::string optimizer_text(const OptimizerSpec& o) {
          (o.train_steps > 0 ? ", " + std::to_string(o.train_steps) + " steps" : std::string(", steps not set"));
 }
 
+nlohmann::json band_json(const MemoryBand& band, double edge_headroom) {
+  nlohmann::json j{{"scope", band.scope},
+                   {"memory_runs", band.error.count},
+                   {"memory_under_pct_max", band.error.max_under_pct},
+                   {"memory_over_pct_max", band.error.max_over_pct},
+                   {"edge_headroom", edge_headroom},
+                   {"words", band.words()}};
+  if (band.longest_runs.count > 0) {
+    j["published_longest_runs"] = {
+        {"count", band.longest_runs.count}, {"ratio_min", band.longest_runs.min}, {"ratio_max", band.longest_runs.max}};
+  }
+  return j;
+}
+
 nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
   const auto& m = e.memory;
   nlohmann::json memory = {

@@ -19,12 +19,20 @@ void add(ErrorStats* stats, double delta_pct) {
   const double a = std::fabs(delta_pct);
   stats->mean_abs_pct = (stats->mean_abs_pct * stats->count + a) / (stats->count + 1);
   stats->max_abs_pct = std::max(stats->max_abs_pct, a);
+  stats->max_under_pct = std::max(stats->max_under_pct, -delta_pct);
+  stats->max_over_pct = std::max(stats->max_over_pct, delta_pct);
   ++stats->count;
+}
+
+void add(RatioRange* range, double ratio) {
+  range->min = range->count == 0 ? ratio : std::min(range->min, ratio);
+  range->max = range->count == 0 ? ratio : std::max(range->max, ratio);
+  ++range->count;
 }
 
 // The errors of one row: memory, and speed unless the row's throughput is marked inconsistent.
 struct RowDeltas {
-  std::vector<double> memory, speed;
+  std::vector<double> memory, speed, longest_run_ratio;
 };
 
 // `key` of `row` ("rows[i]." + key in messages): absent, or an object whose delta_pct is a number.
@@ -43,6 +51,13 @@ Status read_delta(const std::string& path, const std::string& row_key, const nlo
 Result<RowDeltas> read_row(const std::string& path, const std::string& row_key, const nlohmann::json& row) {
   RowDeltas deltas;
   SPPLAN_RETURN_IF_ERROR(read_delta(path, row_key, row, "memory", &deltas.memory));
+  if (row.contains("max_seq_ratio")) {
+    if (!row["max_seq_ratio"].is_number() || !(row["max_seq_ratio"].get<double>() > 0)) {
+      return Status::invalid(path + ": key \"" + row_key + ".max_seq_ratio\": not a positive number (allowed: " +
+                             "a positive number; " + kRegenerate + ")");
+    }
+    deltas.longest_run_ratio.push_back(row["max_seq_ratio"].get<double>());
+  }
   bool consistent = true;
   if (row.contains("throughput_consistent")) {
     if (!row["throughput_consistent"].is_boolean()) {
@@ -62,6 +77,7 @@ Result<RowDeltas> read_row(const std::string& path, const std::string& row_key, 
 void add_row(Accuracy* acc, const RowDeltas& deltas) {
   for (double d : deltas.memory) add(&acc->memory, d);
   for (double d : deltas.speed) add(&acc->speed, d);
+  for (double r : deltas.longest_run_ratio) add(&acc->longest_runs, r);
 }
 
 }  // namespace

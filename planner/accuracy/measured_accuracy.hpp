@@ -5,7 +5,8 @@
 //
 // A results file's "rows" each carry "gpu", usually "trainer", and where the run measured them
 // "memory" {"delta_pct"} and one of "tokens_per_s", "tflops_per_gpu" or "step_time_s"
-// {"delta_pct"} (prediction minus measurement, percent). Accuracy is the mean and the largest
+// {"delta_pct"} (prediction minus measurement, percent), and on a published longest run
+// "max_seq_ratio". Accuracy is the mean and the largest
 // |delta_pct| over the rows. Speed counts all three, except on rows marked
 // "throughput_consistent": false (the publication's throughput contradicts itself), which the
 // validation summary leaves out too; their memory still counts.
@@ -24,11 +25,24 @@ struct ErrorStats {
   int count = 0;
   double mean_abs_pct = 0;
   double max_abs_pct = 0;
+  // The signed extremes: how far a prediction fell below its measurement (memory: what a run
+  // needed beyond the prediction) and rose above it; 0 when no row did.
+  double max_under_pct = 0;
+  double max_over_pct = 0;
+};
+
+// max-seq's answer for a published longest run's knobs over that run's length (a row's
+// "max_seq_ratio"): those runs are lengths that ran, not edges, so they bound an answer from below.
+struct RatioRange {
+  int count = 0;
+  double min = 0;
+  double max = 0;
 };
 
 struct Accuracy {
-  ErrorStats memory;  // peak memory
-  ErrorStats speed;   // tokens/s, TFLOPS per GPU or step time
+  ErrorStats memory;        // peak memory
+  ErrorStats speed;         // tokens/s, TFLOPS per GPU or step time
+  RatioRange longest_runs;  // max-seq against published longest runs
 };
 
 class MeasuredAccuracy {

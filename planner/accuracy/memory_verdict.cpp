@@ -1,5 +1,7 @@
 #include "planner/accuracy/memory_verdict.hpp"
 
+#include <algorithm>
+
 #include "planner/core/parse.hpp"
 
 namespace spplan {
@@ -53,6 +55,33 @@ MemoryVerdict plan_verdict(const PlanSpec& plan, const costmodel::Estimate& esti
   std::string scope;
   const ErrorStats error = measured_memory_error(plan, accuracy, &scope);
   return memory_verdict(estimate, error, scope);
+}
+
+double MemoryBand::conservative_headroom(double asked) const {
+  return std::max(asked, error.max_under_pct / 100.0);
+}
+
+std::string MemoryBand::words() const {
+  if (error.count == 0) return "not validated: no run measured the peak memory of " + scope;
+  std::string text = "peak memory predicted from " + format_number("%.1f", error.max_under_pct) + "% under to " +
+                     format_number("%.1f", error.max_over_pct) + "% over the measured (" + std::to_string(error.count) +
+                     " runs of " + scope + "): ";
+  text += error.max_under_pct > 0
+              ? "the answer may be long by up to " + format_number("%.1f", error.max_under_pct) + "% of GPU memory"
+              : "the answer errs on the short side";
+  if (longest_runs.count > 0) {
+    text += "; max-seq answers " + format_number("%.2f", longest_runs.min) + "-" + format_number("%.2f", longest_runs.max) +
+            "x the lengths of " + std::to_string(longest_runs.count) +
+            " published longest runs here, for their knobs (lengths that ran, not edges)";
+  }
+  return text;
+}
+
+MemoryBand memory_band(const PlanSpec& plan, const MeasuredAccuracy* accuracy) {
+  MemoryBand band;
+  band.error = measured_memory_error(plan, accuracy, &band.scope);
+  if (accuracy) band.longest_runs = accuracy->for_trainer(plan.cluster.gpu.measured_as(), plan.stack.trainer).longest_runs;
+  return band;
 }
 
 void hold_against_measured(PlanSpec* plan, const MeasuredAccuracy* accuracy) {

@@ -32,6 +32,24 @@ MemoryVerdict memory_verdict(const costmodel::Estimate& estimate, const ErrorSta
 ErrorStats measured_memory_error(const PlanSpec& plan, const MeasuredAccuracy* accuracy, std::string* scope);
 // The plan's verdict against that error.
 MemoryVerdict plan_verdict(const PlanSpec& plan, const costmodel::Estimate& estimate, const MeasuredAccuracy* accuracy);
+// The measured band of a longest-sequence or smallest-count answer (max-seq, fit): the signed
+// memory error of the plan's scope (as the verdict's) and the published longest runs of its trainer
+// on its GPU. Its unsafe edge is the memory runs needed beyond the prediction: --conservative
+// books that share of the device as headroom.
+struct MemoryBand {
+  ErrorStats error;
+  std::string scope;
+  RatioRange longest_runs;
+  // The headroom (share of the device) at the band's edge: `asked`, or the largest measured
+  // under-prediction when that is larger.
+  double conservative_headroom(double asked) const;
+  // "peak memory predicted from 14.8% under to 3.1% over the measured (26 runs of h100-80gb): the
+  // answer may be long by up to 14.8% of GPU memory", and the longest runs' ratios when there are
+  // any; "not validated: ..." when nothing measured the scope.
+  std::string words() const;
+};
+MemoryBand memory_band(const PlanSpec& plan, const MeasuredAccuracy* accuracy);
+
 // Its largest value into plan->memory_error_pct (0: nothing measured), which the searches' ranking
 // holds each plan's free memory against. Set it after the plan's GPU and trainer.
 void hold_against_measured(PlanSpec* plan, const MeasuredAccuracy* accuracy);

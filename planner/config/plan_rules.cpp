@@ -115,9 +115,10 @@ Status check_cluster_shape(const ClusterSpec& cluster, const WhereFn& where) {
 }
 
 Status check_attention_precision(const PlanSpec& plan, const WhereFn& where) {
-  if (plan.knobs.precision == Precision::kFp32 && plan.stack.attention == AttentionKernel::kFlash2) {
-    return Status::invalid(where("attention") + ": value \"flash2\" has no fp32 kernels (FlashAttention 2 runs "
-                           "fp16 and bf16 only; allowed with precision fp32: sdpa)");
+  // FlashAttention 2 runs fp16 and bf16, FlashAttention 3 those and fp8: neither has fp32 kernels.
+  if (plan.knobs.precision == Precision::kFp32 && plan.stack.attention != AttentionKernel::kSdpa) {
+    return Status::invalid(where("attention") + ": value \"" + to_string(plan.stack.attention) +
+                           "\" has no fp32 kernels (FlashAttention runs fp16 and bf16 only; allowed with precision fp32: sdpa)");
   }
   return Status::ok();
 }

@@ -5,7 +5,7 @@
 namespace spplan {
 
 const std::vector<std::string>& attention_kernel_names() {
-  static const std::vector<std::string> kNames{"flash2", "sdpa"};
+  static const std::vector<std::string> kNames{"flash2", "sdpa", "flash3"};
   return kNames;
 }
 std::string to_string(AttentionKernel kernel) { return attention_kernel_names()[static_cast<size_t>(kernel)]; }

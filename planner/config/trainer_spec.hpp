@@ -26,10 +26,12 @@ namespace spplan {
 
 // Which causal attention kernel the stack runs. Its rate is a fact about the kernel on the GPU
 // (GpuSpec), the choice a fact about the software: FlashAttention 2.x as a library (ALST's
-// FlashAttention 2.7.4, transformers' attn_implementation="flash_attention_2"), or PyTorch's
-// scaled_dot_product_attention, which picks cuDNN's kernel on Hopper in bf16 (LibTorch 2.5+).
-enum class AttentionKernel { kFlash2, kSdpa };
-const std::vector<std::string>& attention_kernel_names();  // "flash2", "sdpa"
+// FlashAttention 2.7.4, transformers' attn_implementation="flash_attention_2"), PyTorch's
+// scaled_dot_product_attention, which picks cuDNN's kernel on Hopper in bf16 (LibTorch 2.5+), or
+// FlashAttention 3 (flash_attention_3: Hopper; ArcticTraining's H200 recipes). FlashAttention 2
+// indexes in 32 bits, the other two in 64 (software_facts.hpp kFlash2MaxTensorElements).
+enum class AttentionKernel { kFlash2, kSdpa, kFlash3 };
+const std::vector<std::string>& attention_kernel_names();  // "flash2", "sdpa", "flash3"
 std::string to_string(AttentionKernel kernel);
 
 // How a plan splits each sequence: not at all, over heads (Ulysses, sp > 1), in ring blocks (cp >

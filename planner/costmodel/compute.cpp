@@ -59,6 +59,8 @@ double elementwise_time_s(const GpuSpec& g, double bytes, double elem_bytes, dou
   return bytes / elementwise_bytes_per_s(g, elem_bytes) + kernels * g.kernel_launch_s;
 }
 
+// FlashAttention 3 runs at the flash rates: no GPU file measures its own (its paper, arXiv
+// 2407.08608, reports 1.5-2x FlashAttention 2's forward on the H100), so its steps err slow.
 double attention_fwd_time_s(const GpuSpec& g, AttentionKernel kernel, double fwd_flops, double elem_bytes) {
   const double efficiency =
       in_dtype(g, elem_bytes, kernel == AttentionKernel::kSdpa ? g.sdpa_attention_efficiency : g.attention_efficiency,

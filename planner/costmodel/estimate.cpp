@@ -134,14 +134,27 @@ Estimate estimate(const PlanSpec& p) {
   const double usd_per_s = gpus * p.cluster.gpu.price_per_gpu_hour / kSecondsPerHour;
   e.usd_per_million_tokens = usd_per_s / e.tokens_per_s * 1e6;
 
+  e.attention_tensor_elements = local_tokens(p) * static_cast<double>(p.model.q_dim());
   const double need = e.memory.total_bytes();
   if (need > e.usable_bytes) {
     e.limit = Estimate::Limit::kGpuMemory;
   } else if (e.host.total_bytes() > e.host_capacity_bytes) {
     e.limit = Estimate::Limit::kHostMemory;
+  } else if (p.stack.attention == AttentionKernel::kFlash2 && e.attention_tensor_elements > facts::kFlash2MaxTensorElements) {
+    e.limit = Estimate::Limit::kKernelIndexRange;
   }
   e.fits = e.limit == Estimate::Limit::kNone;
   return e;
+}
+
+double Estimate::over_limit() const {
+  switch (limit) {
+    case Limit::kNone: return 0;
+    case Limit::kGpuMemory: return memory.total_bytes() / capacity_bytes;
+    case Limit::kHostMemory: return host.total_bytes() / host_capacity_bytes;
+    case Limit::kKernelIndexRange: return attention_tensor_elements / facts::kFlash2MaxTensorElements;
+  }
+  return 0;
 }
 
 std::string Estimate::reason() const {
@@ -156,6 +169,9 @@ std::string Estimate::reason() const {
     case Limit::kHostMemory:
       return shortfall("host memory per node", host.total_bytes(), "", host_capacity_bytes) +
              " usable (the rest is left to the OS, page cache and pinned-memory limits)";
+    case Limit::kKernelIndexRange:
+      return "FlashAttention 2 indexes in 32 bits: its q tensor holds " + format_number("%.3g", attention_tensor_elements) +
+             " elements per GPU, more than 2^31 (more sp or cp shortens it; flash3 and sdpa index in 64 bits)";
   }
   return "";
 }

@@ -39,13 +39,21 @@ struct Estimate {
   double mfu = 0;                  // model FLOPs (no recompute) / (peak * time)
   double usd_per_million_tokens = 0;
   bool fits = false;
-  enum class Limit { kNone, kGpuMemory, kHostMemory };
+  // kKernelIndexRange: the attention kernel cannot address a tensor this large (FlashAttention 2's
+  // 32-bit offsets, software_facts.hpp), whatever memory is free.
+  enum class Limit { kNone, kGpuMemory, kHostMemory, kKernelIndexRange };
   Limit limit = Limit::kNone;      // what it does not fit in
+  // Elements of the attention kernel's largest per-GPU tensor (q, its output, dq's accumulator):
+  // micro batch x local tokens x the query width, the same count before and after the all-to-all.
+  double attention_tensor_elements = 0;
 
   // Device memory left free at the peak, % of the device (negative: short of it).
   double free_memory_pct() const {
     return capacity_bytes > 0 ? 100.0 * (capacity_bytes - memory.total_bytes()) / capacity_bytes : 0;
   }
+
+  // Need over have at the limit hit (1.25: 25% more than there is); 0 when it fits.
+  double over_limit() const;
 
   // Why it does not fit ("" when it fits), e.g. "GPU memory: needs 81.2 GiB at loss backward,
   // has 79.6 GiB" (with a headroom: "has 71.6 GiB of 79.6 less the 10% headroom asked"). Formatted on demand: the search evaluates far more plans than it reports.

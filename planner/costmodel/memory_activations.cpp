@@ -6,9 +6,10 @@
 // offload one layer input is on the device (ArcticTraining's CheckpointFunctionWithCPUOffload);
 // the reentrant checkpoint recomputes the layer and holds its output and incoming gradient
 // through the layer's backward; by the attention backward, autograd has released the MLP's and
-// the second RMSNorm's saved tensors; FlashAttention's backward then allocates dq, dk, dv (GQA:
-// dk, dv for every query head first), its fp32 dq accumulator and softmax_d. Per local token of
-// Llama-3.1-8B at sp 1 with TiledMLP and the tiled loss that is 14 [tokens x hidden] bf16
+// the second RMSNorm's saved tensors; FlashAttention's backward then allocates dq, dk, dv and its
+// buffers (flash_backward_buffers_per_token: FlashAttention 2 expands GQA's dk, dv for every query
+// head, FlashAttention 3 accumulates them per kv head in fp32). Per local token of Llama-3.1-8B at
+// sp 1 with TiledMLP, the tiled loss and FlashAttention 2 that is 14 [tokens x hidden] bf16
 // tensors (115 KB per token) besides the weights.
 #include <algorithm>
 #include <cmath>
@@ -64,9 +65,28 @@ double norms_saved_per_token(const PlanSpec& p) {
   return norm_saved_per_token(p, input_is_checkpoint) + norm_saved_per_token(p, false);
 }
 
+// What a FlashAttention backward allocates per token besides the output gradient and dq, dk, dv.
+// FlashAttention 2 (MEMORY-FACTS 6.5, flash_api.cpp mha_bwd): with GQA dk and dv first computed for
+// every query head (dk_expanded, dv_expanded), the fp32 dq accumulator and softmax_d.
+// FlashAttention 3 (hopper/flash_api.cpp mha_bwd): with GQA dk and dv accumulated per kv head in
+// fp32 (dk_accum, dv_accum), the fp32 dq accumulator, softmax_d and the log2 log-sum-exp.
+// LibTorch's CPU kernel (TrainingStack::cpu_flash_attention) allocates only dq, dk, dv.
+double flash_backward_buffers_per_token(const PlanSpec& p) {
+  if (p.stack.cpu_flash_attention) return 0.0;
+  const ModelSpec& m = p.model;
+  // Widths per local token: q, and k (or v) after the exchange (kv heads replicated up to sp).
+  const double a = act_bytes(p), q = static_cast<double>(m.q_dim()), kv = kv_width_after_a2a(p);
+  const double heads = static_cast<double>(m.num_attention_heads);
+  const bool gqa = kv < q;
+  if (p.stack.attention == AttentionKernel::kFlash3) {
+    return (gqa ? 2 * kFp32Bytes * kv : 0.0) + kFp32Bytes * q + 2 * kFp32Bytes * heads;
+  }
+  return (gqa ? 2 * a * q : 0.0) + kFp32Bytes * q + kFp32Bytes * heads;
+}
+
 bool o_proj_input_is_a_copy(const PlanSpec& p) {
   if (p.stack.cpu_flash_attention) return p.knobs.sp > 1;
-  return p.knobs.sp > 1 || p.stack.attention != AttentionKernel::kFlash2;
+  return p.knobs.sp > 1 || p.stack.attention == AttentionKernel::kSdpa;
 }
 
 // What the reentrant checkpoint's backward holds through the whole layer backward besides the
@@ -228,13 +248,7 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   out.freed_before_attention = (p.knobs.tiled_mlp ? 0.0 : mlp_saved_per_token(p) * s) +
                                (norm_saved_per_token(p, false) + o_proj_input_per_token(p)) * s;
   const double residual_grad = a * h * s;
-  // FlashAttention backward (MEMORY-FACTS 6.5, FA flash_api.cpp mha_bwd): the output gradient
-  // (o_proj's input gradient, in head layout), dq, dk, dv, with GQA dk and dv first computed for
-  // every query head (dk_expanded, dv_expanded), the fp32 dq accumulator and softmax_d.
-  // LibTorch's CPU kernel (TrainingStack::cpu_flash_attention) allocates only dq, dk, dv.
-  const double expanded = kv < q && !p.stack.cpu_flash_attention ? 2 * a * q : 0.0;
-  const double accumulators = p.stack.cpu_flash_attention ? 0.0 : kFp32Bytes * q + kFp32Bytes * m.num_attention_heads;
-  const double flash = (2 * a * q + 2 * a * kv + expanded + accumulators) * s;
+  const double flash = (2 * a * q + 2 * a * kv + flash_backward_buffers_per_token(p)) * s;
   out.attention = residual_grad + flash + cpu_flash_backward_scratch_bytes(p) - out.freed_before_attention;
   // Then the mirrored all-to-all: dq, dk, dv in head layout (one block of the exchange) and its
   // copies. By then the attention's backward has run too and autograd has released what it saved

@@ -33,6 +33,17 @@ inline constexpr double kTiledMlpTokensPerShardPerHidden = 1.0;
 // paper's benchmark counts it so, arXiv 2307.08691).
 inline constexpr double kAttentionBwdFlopsFactor = 2.5;
 
+// FlashAttention 2 (the flash_attn package) computes element offsets in 32-bit integers: a q,
+// output or dq-accumulator tensor of more than 2^31 elements is addressed out of bounds ("an
+// illegal memory access"). Its maintainer: "We use 32bit indexing so when tensors get larger than
+// 2GB or 4GB the indexing might be wrong" (Dao-AILab/flash-attention issue #1311); FA2 will not be
+// changed, FlashAttention 3 indexes in 64 bits (ALST's author there, issue #767, July 2025). This,
+// not memory, stopped ALST's one-H100 run at 500K tokens of Llama-3.1-8B: [1, 500K, 4096] is just
+// under 2^31 elements, and ArcticTraining's recipe records 555K as "an illegal memory access"
+// (projects/sequence-parallelism/run-h100-sp1-llama-8b.yml; Liger-Kernel issue #803, whose RMSNorm
+// and RoPE kernels had the same limit until its PR #804).
+inline constexpr double kFlash2MaxTensorElements = 2147483648.0;  // 2^31
+
 // Host memory a plan leaves to the rest of the node: the kernel and its page cache (the data
 // loader's reads and checkpoint writes go through it), each rank's Python, PyTorch and CUDA host
 // footprint, and room under the locked-memory limit: DeepSpeed pins its offload buffers

@@ -23,7 +23,12 @@ constexpr const char* kDsConfigFile = "ds_config.json";
 constexpr const char* kNvmePath = "/local_nvme";  // placeholder: a local NVMe mount on every node
 // transformers' attn_implementation for the plan's kernel (fp32 plans run SDPA: plan_rules.hpp).
 const char* attn_implementation(const PlanSpec& plan) {
-  return plan.stack.attention == AttentionKernel::kFlash2 ? "flash_attention_2" : "sdpa";
+  switch (plan.stack.attention) {
+    case AttentionKernel::kFlash2: return "flash_attention_2";
+    case AttentionKernel::kFlash3: return "flash_attention_3";
+    case AttentionKernel::kSdpa: return "sdpa";
+  }
+  return "sdpa";
 }
 constexpr int kRdzvPort = 29500;
 constexpr const char* kMainProcessIp = "MAIN_NODE_IP";  // placeholder: the first node's address

@@ -71,6 +71,7 @@ std::string limit_name(costmodel::Estimate::Limit limit) {
     case costmodel::Estimate::Limit::kNone: return "";
     case costmodel::Estimate::Limit::kGpuMemory: return "GPU memory";
     case costmodel::Estimate::Limit::kHostMemory: return "host memory per node";
+    case costmodel::Estimate::Limit::kKernelIndexRange: return "the attention kernel's index range";
   }
   return "";
 }
@@ -223,9 +224,7 @@ SearchResult search_plans(const PlanSpec& base, bool keep_rejected, const KnobCo
     if (e.fits) {
       result.feasible.push_back({plan, std::move(e)});
     } else if (keep_rejected) {
-      const bool gpu = e.limit == costmodel::Estimate::Limit::kGpuMemory;
-      const double over = gpu ? e.memory.total_bytes() / e.capacity_bytes : e.host.total_bytes() / e.host_capacity_bytes;
-      result.rejected.push_back({k, e.reason(), e.limit, over});
+      result.rejected.push_back({k, e.reason(), e.limit, e.over_limit()});
     }
   }
   rank_plans(&result.feasible);

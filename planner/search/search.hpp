@@ -35,7 +35,8 @@ struct SearchResult {
   std::map<std::string, int64_t> excluded_by_trainer;
 };
 
-// "GPU memory", "host memory per node": the name of the limit a rejection hit.
+// "GPU memory", "host memory per node", "the attention kernel's index range": the name of the
+// limit a rejection hit.
 std::string limit_name(costmodel::Estimate::Limit limit);
 
 // The searched knobs a user fixed (`plan --zero 2 --offload-params none`): the searches keep

@@ -70,6 +70,43 @@ TEST(MeasuredAccuracy, TheTrainersRowsWhenItHasAnyElseTheGpus) {
   std::remove(path.c_str());
 }
 
+// The band max-seq and fit print: the signed extremes of the scope's memory error, the longest
+// runs' ratios, and the headroom --conservative books (the larger of the asked and the measured).
+TEST(MemoryBand, ItsEdgeIsTheLargestUnderPrediction) {
+  const std::string path = ::testing::TempDir() + "/band.json";
+  std::ofstream(path) << R"({"rows": [
+      {"gpu": "h100-80gb", "trainer": "arctic", "memory": {"delta_pct": -5.5}, "max_seq_ratio": 1.13},
+      {"gpu": "h100-80gb", "trainer": "arctic", "memory": {"delta_pct": 1.2}, "max_seq_ratio": 1.05},
+      {"gpu": "h100-80gb", "trainer": "engine", "memory": {"delta_pct": 0.4}}]})";
+  auto table = MeasuredAccuracy::load({path});
+  ASSERT_TRUE(table.ok()) << table.status().message();
+  PlanSpec plan;
+  plan.cluster.gpu = *load_gpu("h100-80gb");
+  plan.stack.trainer = "arctic";
+  const MemoryBand arctic = memory_band(plan, &*table);
+  EXPECT_EQ(arctic.error.max_under_pct, 5.5);
+  EXPECT_EQ(arctic.error.max_over_pct, 1.2);
+  EXPECT_EQ(arctic.longest_runs.count, 2);
+  EXPECT_DOUBLE_EQ(arctic.conservative_headroom(0.0), 0.055);
+  EXPECT_DOUBLE_EQ(arctic.conservative_headroom(0.10), 0.10);  // the renter asked for more
+  EXPECT_EQ(arctic.words(),
+            "peak memory predicted from 5.5% under to 1.2% over the measured (2 runs of arctic on h100-80gb): the "
+            "answer may be long by up to 5.5% of GPU memory; max-seq answers 1.05-1.13x the lengths of 2 published "
+            "longest runs here, for their knobs (lengths that ran, not edges)");
+  plan.stack.trainer = "engine";
+  const MemoryBand engine = memory_band(plan, &*table);
+  EXPECT_DOUBLE_EQ(engine.conservative_headroom(0.0), 0.0);
+  EXPECT_EQ(engine.words(), "peak memory predicted from 0.0% under to 0.4% over the measured (1 runs of engine on "
+                            "h100-80gb): the answer errs on the short side");
+  plan.cluster.gpu = *load_gpu("b200");
+  EXPECT_EQ(memory_band(plan, &*table).words(), "not validated: no run measured the peak memory of b200");
+  std::ofstream(path) << R"({"rows": [{"gpu": "h100-80gb", "max_seq_ratio": "long"}]})";
+  EXPECT_EQ(MeasuredAccuracy::load({path}).status().message(),
+            path + ": key \"rows[0].max_seq_ratio\": not a positive number (allowed: a positive number; "
+                   "regenerate with scripts/validation-results.sh)");
+  std::remove(path.c_str());
+}
+
 // --headroom: the share of the device a plan must leave free; the reason says what was asked.
 TEST(Headroom, APlanMustLeaveTheShareAskedFree) {
   PlanSpec plan;

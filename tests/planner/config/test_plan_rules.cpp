@@ -108,7 +108,7 @@ TEST(CheckPlan, Fp32RunsSdpaAndRefusesFlash2) {
   p.knobs.precision = Precision::kFp32;
   EXPECT_EQ(p.stack.attention, AttentionKernel::kFlash2);
   EXPECT_EQ(check_attention_precision(p, flag_where).message(),
-            "--attention: value \"flash2\" has no fp32 kernels (FlashAttention 2 runs fp16 and bf16 only; allowed "
+            "--attention: value \"flash2\" has no fp32 kernels (FlashAttention runs fp16 and bf16 only; allowed "
             "with precision fp32: sdpa)");
   settle_layout_attention(&p);  // the layout's kernel, SDPA in fp32
   EXPECT_EQ(p.stack.attention, AttentionKernel::kSdpa);

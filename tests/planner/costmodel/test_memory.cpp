@@ -211,6 +211,22 @@ TEST(Activations, CpuFlashAttentionHasNoFlash2BackwardBuffers) {
                    flash2_extra - a * q * s - blocks);
 }
 
+// FlashAttention 3 accumulates GQA's dk, dv per kv head in fp32 where FlashAttention 2 expands them
+// to every query head in bf16, and keeps the log2 log-sum-exp beside softmax_d (hopper/flash_api.cpp).
+TEST(Activations, Flash3AccumulatesGqaGradientsPerKvHead) {
+  PlanSpec flash2 = llama8b(1, 1, 32768);
+  flash2.knobs.act_ckpt = ActCkpt::kFull;
+  PlanSpec flash3 = flash2;
+  flash3.stack.attention = AttentionKernel::kFlash3;
+  const double s = 32768, q = 4096, kv = 1024, nh = 32, a = 2;
+  const double flash2_buffers = 2 * a * q + 4.0 * q + 4.0 * nh;  // dk/dv expanded, dq_accum, softmax_d
+  const double flash3_buffers = 2 * 4.0 * kv + 4.0 * q + 2 * 4.0 * nh;
+  EXPECT_DOUBLE_EQ(layer_backward_moments(flash2).attention - layer_backward_moments(flash3).attention,
+                   (flash2_buffers - flash3_buffers) * s);
+  // Its output is in FlashAttention 2's layout: o_proj reads it without SDPA's copy.
+  EXPECT_DOUBLE_EQ(layer_saved_bytes(flash2), layer_saved_bytes(flash3));
+}
+
 // LibTorch's fp32 rms_norm on a GPU (the engine's fp32 layers) saves the input and the reciprocal
 // RMS, not the normalised value the eager chain keeps: one h-wide fp32 tensor less per norm, two a
 // layer (an H100, 2026-11-26: the eager count was 0.89 GiB high at qwen3-0.6b fp32 4K, exactly that).

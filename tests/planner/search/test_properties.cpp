@@ -14,6 +14,7 @@
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/costmodel/estimate.hpp"
+#include "planner/costmodel/software_facts.hpp"
 #include "planner/search/search.hpp"
 
 namespace spplan {
@@ -113,8 +114,10 @@ void expect_sane(const PlanSpec& p, const costmodel::Estimate& e) {
   ASSERT_LE(t.step_time_s, t.serial_step_time_s * (1 + 1e-12)) << describe(p) << ": overlap made the step longer";
   ASSERT_TRUE(std::isfinite(e.tokens_per_s) && e.tokens_per_s > 0) << describe(p);
   ASSERT_TRUE(finite_nonnegative(e.mfu) && finite_nonnegative(e.usd_per_million_tokens)) << describe(p);
-  // "Fits" means within both capacities, and nothing else.
-  const bool within = m.total_bytes() <= e.capacity_bytes && e.host.total_bytes() <= e.host_capacity_bytes;
+  // "Fits" means within both capacities and the attention kernel's index range, and nothing else.
+  const bool in_range = p.stack.attention != AttentionKernel::kFlash2 ||
+                        e.attention_tensor_elements <= costmodel::facts::kFlash2MaxTensorElements;
+  const bool within = m.total_bytes() <= e.capacity_bytes && e.host.total_bytes() <= e.host_capacity_bytes && in_range;
   ASSERT_EQ(e.fits, within) << describe(p) << ": " << m.total_bytes() << " of " << e.capacity_bytes;
 }
 

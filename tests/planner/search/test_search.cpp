@@ -235,6 +235,8 @@ TEST(MaxSeq, SearchGoesBeyond64MAndFlagsTheCap) {
   EXPECT_FALSE(at_search_cap(kMaxSearchedSeqLen - 1024, 1024));
   PlanSpec p = base("tiny-llama", 8, 1024);
   p.cluster.gpu = *load_gpu("h200-141gb");
+  p.stack.attention = AttentionKernel::kFlash3;  // FlashAttention 2's index range stops it at 64M
+  p.attention_named = true;
   const auto best = max_seq_searched(p, 1024);  // about 98M tokens: the old search stopped at 64M
   ASSERT_TRUE(best.has_value());
   p = best->plan;
