@@ -7,10 +7,9 @@
 #include "cli/common.hpp"
 #include "cli/constraints.hpp"
 #include "cli/report.hpp"
-#include "planner/config/knob_flags.hpp"
 #include "planner/accuracy/memory_verdict.hpp"
+#include "planner/config/knob_flags.hpp"
 #include "planner/config/plan_rules.hpp"
-#include "planner/core/parse.hpp"
 #include "planner/search/explain.hpp"
 #include "planner/search/search.hpp"
 
@@ -103,14 +102,11 @@ int cmd_fit(int argc, const char* const* argv) {
     }
   }
   if (!args->has("json")) {
-    std::cout << "band: " << band.words();
-    if (band.error.max_under_pct > 0) {
-      std::cout << "; at its edge (--conservative, " << format_number("%.1f", 100 * at_edge.memory_headroom)
-                << "% of GPU memory left free) "
-                << (edge_needed ? "the smallest count is " + std::to_string(*edge_needed) + " GPUs"
-                                : "nothing up to " + std::to_string(kMaxSuggestedGpus) + " GPUs fits");
-    }
-    std::cout << "\n";
+    std::cout << "band: " << band.words()
+              << band.edge_words(at_edge.memory_headroom,
+                                 edge_needed ? "the smallest count is " + std::to_string(*edge_needed) + " GPUs"
+                                             : "nothing up to " + std::to_string(kMaxSuggestedGpus) + " GPUs fits")
+              << "\n";
   }
   return fits ? kExitOk : kExitNoFit;
 }

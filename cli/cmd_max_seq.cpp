@@ -7,8 +7,8 @@
 #include "cli/common.hpp"
 #include "cli/constraints.hpp"
 #include "cli/report.hpp"
-#include "planner/config/knob_flags.hpp"
 #include "planner/accuracy/memory_verdict.hpp"
+#include "planner/config/knob_flags.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/search/explain.hpp"
@@ -110,12 +110,9 @@ int cmd_max_seq(int argc, const char* const* argv) {
                 << "% allocator slack on the memory freed within a step; without it " << upper_seq << " tokens ("
                 << seq_text(upper_seq) << ") is the most that can run\n";
     }
-    std::cout << "band: " << band.words();
-    if (band.error.max_under_pct > 0) {
-      std::cout << "; at its edge (--conservative, " << format_number("%.1f", 100 * at_edge.memory_headroom)
-                << "% of GPU memory left free) " << edge_seq << " tokens (" << seq_text(edge_seq) << ")";
-    }
-    std::cout << "\n";
+    std::cout << "band: " << band.words()
+              << band.edge_words(at_edge.memory_headroom, std::to_string(edge_seq) + " tokens (" + seq_text(edge_seq) + ")")
+              << "\n";
     std::cout << "layout: " << search::layout_text(*best) << "\n";
     std::cout << estimate_text(best->plan, best->estimate);
   } else {

@@ -5,6 +5,14 @@
 #include "planner/core/parse.hpp"
 
 namespace spplan {
+namespace {
+
+// "12 runs of arctic on h100-80gb", "1 run of h100-80gb".
+std::string runs_of(const ErrorStats& error, const std::string& scope) {
+  return std::to_string(error.count) + (error.count == 1 ? " run of " : " runs of ") + scope;
+}
+
+}  // namespace
 
 std::string to_string(Verdict verdict) {
   switch (verdict) {
@@ -31,8 +39,7 @@ MemoryVerdict memory_verdict(const costmodel::Estimate& e, const ErrorStats& err
     v.words = spare + "; no measured memory error for " + scope + " to hold it against";
     return v;
   }
-  const std::string measured = format_number("%.1f", error.max_abs_pct) + "%, " + std::to_string(error.count) +
-                               " runs of " + scope;
+  const std::string measured = format_number("%.1f", error.max_abs_pct) + "%, " + runs_of(error, scope);
   // The largest error, not the mean: a renter loses the run on the one case the mean hides.
   if (v.margin_pct > error.max_abs_pct) {
     v.verdict = Verdict::kFits;
@@ -64,8 +71,7 @@ double MemoryBand::conservative_headroom(double asked) const {
 std::string MemoryBand::words() const {
   if (error.count == 0) return "not validated: no run measured the peak memory of " + scope;
   std::string text = "peak memory predicted from " + format_number("%.1f", error.max_under_pct) + "% under to " +
-                     format_number("%.1f", error.max_over_pct) + "% over the measured (" + std::to_string(error.count) +
-                     " runs of " + scope + "): ";
+                     format_number("%.1f", error.max_over_pct) + "% over the measured (" + runs_of(error, scope) + "): ";
   text += error.max_under_pct > 0
               ? "the answer may be long by up to " + format_number("%.1f", error.max_under_pct) + "% of GPU memory"
               : "the answer errs on the short side";
@@ -75,6 +81,12 @@ std::string MemoryBand::words() const {
             " published longest runs here, for their knobs (lengths that ran, not edges)";
   }
   return text;
+}
+
+std::string MemoryBand::edge_words(double edge_headroom, const std::string& answer) const {
+  if (error.max_under_pct <= 0) return "";
+  return "; at its edge (--conservative, " + format_number("%.1f", 100 * edge_headroom) + "% of GPU memory left free) " +
+         answer;
 }
 
 MemoryBand memory_band(const PlanSpec& plan, const MeasuredAccuracy* accuracy) {

@@ -47,6 +47,9 @@ struct MemoryBand {
   // answer may be long by up to 14.8% of GPU memory", and the longest runs' ratios when there are
   // any; "not validated: ..." when nothing measured the scope.
   std::string words() const;
+  // "; at its edge (--conservative, 5.5% of GPU memory left free) " + `answer` (the command's answer
+  // at `edge_headroom`); "" when the runs never needed more than the prediction.
+  std::string edge_words(double edge_headroom, const std::string& answer) const;
 };
 MemoryBand memory_band(const PlanSpec& plan, const MeasuredAccuracy* accuracy);
 

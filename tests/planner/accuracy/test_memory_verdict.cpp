@@ -96,8 +96,10 @@ TEST(MemoryBand, ItsEdgeIsTheLargestUnderPrediction) {
   plan.stack.trainer = "engine";
   const MemoryBand engine = memory_band(plan, &*table);
   EXPECT_DOUBLE_EQ(engine.conservative_headroom(0.0), 0.0);
-  EXPECT_EQ(engine.words(), "peak memory predicted from 0.0% under to 0.4% over the measured (1 runs of engine on "
+  EXPECT_EQ(engine.words(), "peak memory predicted from 0.0% under to 0.4% over the measured (1 run of engine on "
                             "h100-80gb): the answer errs on the short side");
+  EXPECT_EQ(engine.edge_words(0.0, "1K tokens"), "");  // nothing to book beyond the prediction
+  EXPECT_EQ(arctic.edge_words(0.055, "1K tokens"), "; at its edge (--conservative, 5.5% of GPU memory left free) 1K tokens");
   plan.cluster.gpu = *load_gpu("b200");
   EXPECT_EQ(memory_band(plan, &*table).words(), "not validated: no run measured the peak memory of b200");
   std::ofstream(path) << R"({"rows": [{"gpu": "h100-80gb", "max_seq_ratio": "long"}]})";
