@@ -23,6 +23,8 @@
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/trainer_rules.hpp"
+#include "planner/core/machine.hpp"
+#include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 
 namespace spplan::gui {
@@ -54,6 +56,7 @@ RunPanel::RunPanel(QWidget* parent)
       m_process(new QProcess(this)),
       m_steps(new RunStepModel(this)) {
   setAccessibleName(tr("Run it"));
+  m_ramBytes = machine_ram_bytes();
   connect(m_process, &QProcess::readyReadStandardError, this, &RunPanel::onStderr);
   connect(m_process, &QProcess::readyReadStandardOutput, this, [this] { m_stdout += m_process->readAllStandardOutput(); });
   connect(m_process, &QProcess::finished, this, &RunPanel::onFinished);
@@ -202,11 +205,32 @@ PlanSpec RunPanel::runPlan() const {
   return plan;
 }
 
+void RunPanel::setMachineRam(std::optional<double> bytes) {
+  m_ramBytes = bytes;
+  updateButtons();
+}
+
+std::optional<costmodel::CpuRunMemory> RunPanel::cpuRunMemory() const {
+  if (!m_plan || !m_ramBytes || nvidiaGpuCount() > 0) return std::nullopt;
+  PlanSpec plan = runPlan();
+  if (!check_plan(plan, flag_where).is_ok()) return std::nullopt;
+  bool calibrated = false;
+  plan.cluster.gpu = costmodel::this_cpu_host(plan.cluster.gpu, &calibrated);
+  plan.cluster.gpu.gpus_per_node = plan.cluster.num_gpus;  // every rank on this machine
+  return costmodel::cpu_run_memory(plan, *m_ramBytes);
+}
+
 QString RunPanel::refusal() const {
   if (!m_plan) return tr("no plan selected");
   const PlanSpec plan = runPlan();
   const WhereFn where = [](const std::string& key) { return flag_where(key); };
   if (const Status s = check_plan(plan, where); !s) return QString::fromStdString(s.message());
+  // The ranks' peaks add up in RAM on a CPU: a run the machine cannot hold would be killed by the
+  // OOM killer (or swap the machine to a halt) after its start-up; say so before it starts.
+  if (const auto memory = cpuRunMemory(); memory && !memory->fits()) {
+    return tr("this machine cannot hold it: %1 (allowed: fewer processes, or a plan that needs less)")
+        .arg(QString::fromStdString(memory->words()));
+  }
   if (!m_initEdit->text().isEmpty() && !m_resumeEdit->text().isEmpty()) {
     return tr("--init-from: not allowed with --resume (the checkpoint holds the weights; allowed: one of them)");
   }
@@ -221,11 +245,13 @@ QString RunPanel::deviceText() const {
   const QString device = gpus > 0 ? tr("this machine's %1 NVIDIA GPU(s)").arg(gpus)
                                   : tr("this machine's CPU (%1 cores, Gloo between the processes)").arg(QThread::idealThreadCount());
   QString planGpu = m_plan ? QString::fromStdString(m_plan->plan.cluster.gpu.name) : tr("the plan's GPU");
-  return tr("Runs on %1 with spplan-engine, %2 process(es). Compared with: the planner's prediction for %3 (below) and, "
+  const auto memory = cpuRunMemory();
+  const QString needs = memory ? tr(" Needs %1.").arg(QString::fromStdString(memory->words())) : QString();
+  return tr("Runs on %1 with spplan-engine, %2 process(es).%4 Compared with: the planner's prediction for %3 (below) and, "
             "after the run, the engine's prediction for the device it ran on (calibrated CPU, or the GPU's preset).")
       .arg(device)
       .arg(m_nprocSpin->value())
-      .arg(planGpu);
+      .arg(planGpu, needs);
 }
 
 QStringList RunPanel::runArguments(const QString& planPath) const {
@@ -352,10 +378,10 @@ void RunPanel::updateButtons() {
   const QString why = refusal();
   m_startButton->setEnabled(m_plan && !isRunning() && why.isEmpty());
   m_startButton->setToolTip(why.isEmpty() ? tr("spplan run --plan (the selected plan) on this machine (Ctrl+R)")
-                                          : tr("The engine refuses this plan: %1").arg(why));
+                                          : tr("Cannot start this plan here: %1").arg(why));
   m_deviceLabel->setText(deviceText());
-  if (!isRunning() && m_plan && !why.isEmpty()) setStatus(tr("spplan run would refuse this plan: %1").arg(why), true);
-  if (!isRunning() && m_plan && why.isEmpty() && m_statusLabel->text().startsWith(tr("spplan run would refuse"))) {
+  if (!isRunning() && m_plan && !why.isEmpty()) setStatus(tr("cannot start this plan here: %1").arg(why), true);
+  if (!isRunning() && m_plan && why.isEmpty() && m_statusLabel->text().startsWith(tr("cannot start this plan here"))) {
     setStatus(QString(), false);
   }
   m_stopButton->setEnabled(isRunning());

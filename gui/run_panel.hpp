@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 
+#include "planner/costmodel/host_run.hpp"
 #include "planner/search/search.hpp"
 
 class QLabel;
@@ -59,6 +60,12 @@ class RunPanel : public QWidget {
   // The plan Start would run (the selection reshaped to --nproc processes, trainer "engine"), and
   // the engine's verdict on it ("" when it runs).
   PlanSpec runPlan() const;
+  // On a CPU (no NVIDIA GPU here) every rank's memory is this machine's RAM: what the run needs of
+  // it, priced as `spplan run` prices it (costmodel/host_run.hpp); nullopt on a GPU machine or
+  // when the RAM is not known.
+  std::optional<costmodel::CpuRunMemory> cpuRunMemory() const;
+  // The RAM cpuRunMemory holds the run against: /proc/meminfo's, or what a test sets.
+  void setMachineRam(std::optional<double> bytes);
   QString refusal() const;
   QString deviceText() const;  // which device runs, and which predictions the run is compared with
   QStringList runArguments(const QString& planPath) const;
@@ -110,6 +117,7 @@ class RunPanel : public QWidget {
   QPushButton* m_stopButton;
   QLabel* m_statusLabel;
   QLabel* m_predictionLabel;
+  std::optional<double> m_ramBytes;
   QLabel* m_resultLabel;
   QPlainTextEdit* m_log;
 };

@@ -27,6 +27,7 @@
 #include "engine/parallel/comm.hpp"
 #include "engine/run/predict.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/core/machine.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 
@@ -46,18 +47,7 @@ double time_once(F&& f) {
   return seconds_since(t0);
 }
 
-double mem_total_gib() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  double kb = 0;
-  while (in >> key) {
-    if (key == "MemTotal:") {
-      in >> kb;
-      break;
-    }
-  }
-  return kb / (1024.0 * 1024.0);
-}
+double mem_total_gib() { return machine_ram_bytes().value_or(0.0) / (1024.0 * 1024.0 * 1024.0); }
 
 std::string fmt(double v) {
   char buf[64];

@@ -9,6 +9,7 @@
 #include "planner/config/loaders.hpp"
 #include "planner/core/units.hpp"
 #include "planner/costmodel/host_cpu.hpp"
+#include "planner/costmodel/host_run.hpp"
 #ifdef SPPLAN_ENGINE_HAVE_COSTMODEL
 #include "planner/costmodel/compute.hpp"
 #include "planner/costmodel/estimate.hpp"
@@ -17,28 +18,6 @@
 
 namespace spplan::engine {
 namespace {
-
-// This machine as the costmodel sees it: calibrated preset if any, else memory-only.
-GpuSpec host_machine(const GpuSpec& fallback_base, bool* calibrated) {
-  const auto presets = gpu_presets();
-  for (const auto& name : presets) {
-    if (name == "cpu-host") {
-      if (auto gpu = load_gpu(name); gpu.ok()) {
-        *calibrated = true;
-        return *gpu;
-      }
-    }
-  }
-  *calibrated = false;
-  GpuSpec g = fallback_base;
-  g.name = "cpu-host (uncalibrated)";
-  g.cuda_context_gib = 0;  // a CPU process has no CUDA context, NCCL buffers or caching allocator
-  g.nccl_gib_per_group = 0;
-  g.nccl_a2a_gib_per_peer = 0;
-  g.gemm_workspace_mib = 0;  // CPU GEMMs take their scratch outside the counting allocator
-  g.allocator_fragmentation = 0;
-  return g;
-}
 
 std::optional<double> positive(double v) {
   return (std::isfinite(v) && v > 0) ? std::optional<double>(v) : std::nullopt;
@@ -98,7 +77,7 @@ Pricing cuda_pricing(const GpuSpec* gpu_flag, const CudaDevice& device, const Gp
 Pricing cpu_pricing(const GpuSpec* gpu_flag, const GpuSpec& plan_gpu) {
   if (gpu_flag != nullptr) return {*gpu_flag, true};
   bool calibrated = false;
-  GpuSpec g = host_machine(plan_gpu, &calibrated);
+  GpuSpec g = costmodel::this_cpu_host(plan_gpu, &calibrated);
   return {g, calibrated};
 }
 

@@ -117,11 +117,7 @@ Estimate estimate(const PlanSpec& p) {
   e.capacity_bytes = p.cluster.gpu.memory_gib * kGiB;
   e.usable_bytes = e.capacity_bytes * (1.0 - p.memory_headroom);
   e.host = host_memory(p);
-  // What the plan may use of the node's RAM: the rest is the OS's, the page cache's and the
-  // pinned-memory limit's (software_facts.hpp).
-  const double host_gib = p.cluster.gpu.host_memory_gib_per_node;
-  const double reserved_gib = std::min(host_gib, std::max(facts::kHostReservedMinGiB, facts::kHostReservedFraction * host_gib));
-  e.host_capacity_bytes = (host_gib - reserved_gib) * kGiB;
+  e.host_capacity_bytes = usable_host_bytes(p.cluster.gpu.host_memory_gib_per_node);
   e.time = time_breakdown(step_costs(p));
 
   const double sequences = static_cast<double>(p.dp()) * p.knobs.micro_batch * p.knobs.grad_accum_steps;
@@ -145,6 +141,11 @@ Estimate estimate(const PlanSpec& p) {
   }
   e.fits = e.limit == Estimate::Limit::kNone;
   return e;
+}
+
+double usable_host_bytes(double ram_gib) {
+  const double reserved_gib = std::min(ram_gib, std::max(facts::kHostReservedMinGiB, facts::kHostReservedFraction * ram_gib));
+  return (ram_gib - reserved_gib) * kGiB;
 }
 
 double Estimate::over_limit() const {

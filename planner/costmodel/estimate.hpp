@@ -63,4 +63,8 @@ struct Estimate {
 // REQUIRES: check_plan(plan) is ok.
 Estimate estimate(const PlanSpec& plan);
 
+// What a plan may use of `ram_gib` of a node's RAM: the rest is the OS's, the page cache's and the
+// pinned-memory limit's (software_facts.hpp kHostReservedFraction, kHostReservedMinGiB).
+double usable_host_bytes(double ram_gib);
+
 }  // namespace spplan::costmodel

@@ -1,6 +1,7 @@
 // spplan-gui's "Run it" panel: the engine's progress line parsed, a real short CPU run of
 // tiny-llama through `spplan run` shown step by step beside the prediction, and Stop ending the
 // launcher and every rank. The runs are skipped when spplan-engine was not built.
+#include <QDir>
 #include <QFile>
 #include <QFileInfo>
 #include <QSignalSpy>
@@ -180,6 +181,32 @@ class TestGuiRun : public QObject {
     QVERIFY(!panel.start());
     QVERIFY(panel.deviceText().startsWith(QStringLiteral("Runs on this machine's")));
     QVERIFY(panel.deviceText().contains(QStringLiteral("planner's prediction for h100-80gb")));
+  }
+
+  // On a CPU the ranks' peaks add up in RAM: a run this machine cannot hold is refused with what it
+  // needs (costmodel/host_run.hpp), one it can hold says so beside the device.
+  void aRunThisMachineCannotHoldIsRefused() {
+    if (QDir(QStringLiteral("/proc/driver/nvidia/gpus")).exists()) QSKIP("a GPU machine: its runs are not held in RAM");
+    RunPanel panel;
+    if (panel.maxProcessCount() < 2) QSKIP("one core: the plan's sp 2 needs two processes");
+    const auto plan = tinyPlan();
+    panel.setPlan(&plan, QString());
+    panel.setProcessCount(2);
+    panel.setMachineRam(64.0 * 1024 * 1024 * 1024);
+    QVERIFY2(panel.refusal().isEmpty(), qPrintable(panel.refusal()));
+    const auto memory = panel.cpuRunMemory();
+    QVERIFY(memory.has_value());
+    QCOMPARE(memory->ranks, 2);
+    QVERIFY(memory->per_rank_bytes > 0);
+    QVERIFY2(panel.deviceText().contains(QStringLiteral(" Needs 2 ranks x ")), qPrintable(panel.deviceText()));
+    // Less RAM than the two ranks' peaks (the OS's reserve is at least 8 GiB, so 9 GiB leaves 1).
+    panel.setMachineRam(8.0 * 1024 * 1024 * 1024 + memory->needed_bytes() * 0.5);
+    QVERIFY2(panel.refusal().startsWith(QStringLiteral("this machine cannot hold it: 2 ranks x ")), qPrintable(panel.refusal()));
+    QVERIFY(panel.refusal().contains(QStringLiteral("GiB usable RAM (allowed: fewer processes, or a plan that needs less)")));
+    QVERIFY(!panel.start());
+    panel.setMachineRam(std::nullopt);  // RAM unknown: nothing to hold it against
+    QVERIFY(!panel.cpuRunMemory().has_value());
+    QVERIFY(panel.refusal().isEmpty());
   }
 
   // The fields pass the engine's flags; the plan file written is the run's (num_gpus = --nproc).
