@@ -1,7 +1,6 @@
 #include "gui/sp_scaling_model.hpp"
 
 #include <QColor>
-#include <QLocale>
 #include <algorithm>
 #include <optional>
 
@@ -59,8 +58,9 @@ QVariant SpScalingModel::data(const QModelIndex& index, int role) const {
   }
   if (role != Qt::DisplayRole && role != ValueRole) return {};
   const bool text = role == Qt::DisplayRole;
+  // One number format across the GUI and the CLI (planner/core parse.hpp), not the system locale's.
   const auto number = [text](double v, int decimals) {
-    return text ? QVariant(QLocale().toString(v, 'f', decimals)) : QVariant(v);
+    return text ? QVariant(QString::number(v, 'f', decimals)) : QVariant(v);
   };
   switch (index.column()) {
     case LayoutColumn: return tr(layoutName(r.layout));
@@ -68,7 +68,8 @@ QVariant SpScalingModel::data(const QModelIndex& index, int role) const {
     case SpColumn: return static_cast<qlonglong>(r.sp);
     case CpColumn: return static_cast<qlonglong>(r.cp);
     case DegreeColumn: return static_cast<qlonglong>(r.sp * r.cp);
-    case TokensPerSecondColumn: return number(e.tokens_per_s, 0);
+    case TokensPerSecondColumn:
+      return text ? QVariant(QString::fromStdString(count_text(e.tokens_per_s))) : QVariant(e.tokens_per_s);
     case PeakGibColumn: return number(gib(e.memory.total_bytes()), 1);
     case CapacityGibColumn: return number(gib(e.capacity_bytes), 1);
     case StepSecondsColumn:  // "8 h 53 min", as the plan table (issue 45 item 5)

@@ -337,8 +337,11 @@ class TestGuiViews : public QObject {
       QCOMPARE(model.index(r, SpScalingModel::TokensPerSecondColumn).data(SpScalingModel::ValueRole).toDouble(),
                spplan::costmodel::estimate(at).tokens_per_s);
     }
-    // One number format per column: tokens/s whole, GiB to 0.1.
-    QVERIFY(!model.index(0, SpScalingModel::TokensPerSecondColumn).data().toString().contains('.'));
+    // One number format per column, the CLI's whatever the system locale: tokens/s whole with
+    // separators (count_text), GiB to 0.1.
+    QCOMPARE(model.index(0, SpScalingModel::TokensPerSecondColumn).data().toString(),
+             QString::fromStdString(spplan::count_text(
+                 model.index(0, SpScalingModel::TokensPerSecondColumn).data(SpScalingModel::ValueRole).toDouble())));
     QCOMPARE(model.index(0, SpScalingModel::PeakGibColumn).data().toString().section('.', 1).size(), 1);
     const double step = model.index(0, SpScalingModel::StepSecondsColumn).data(SpScalingModel::ValueRole).toDouble();
     QCOMPARE(model.index(0, SpScalingModel::StepSecondsColumn).data().toString(), QString::fromStdString(spplan::duration_text(step)));
