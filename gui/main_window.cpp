@@ -25,6 +25,7 @@
 #include "gui/optimizer_inputs.hpp"
 #include "gui/plan_table_model.hpp"
 #include "gui/plan_tabs.hpp"
+#include "gui/rent_model.hpp"
 #include "gui/session.hpp"
 #include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
@@ -414,7 +415,8 @@ void MainWindow::showMessage(const QString& message, bool ok) {
 Status MainWindow::saveScreenshots(const QString& dir) {
   const int current = m_tabs->currentIndex();
   for (int i = 0; i < PlanTabs::TabCount; ++i) {
-    m_tabs->setCurrentIndex(i);  // the rent tab computes itself when shown
+    m_tabs->setCurrentIndex(i);  // the rent tab prices itself when shown, off the GUI thread
+    m_tabs->rentModel()->finishPricing();
     QCoreApplication::processEvents();
     const QString path = QDir(dir).filePath(QString::fromLatin1(PlanTabs::tabFileName(i)) + ".png");
     if (!grab().save(path, "PNG")) {

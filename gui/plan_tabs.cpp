@@ -158,7 +158,7 @@ void PlanTabs::setBase(const std::optional<PlanSpec>& base, const search::KnobCo
 void PlanTabs::updateRent() {
   if (!m_rentStale) return;
   m_rentStale = false;
-  if (m_base) m_rentModel->setBase(*m_base, m_rentConstraints);
+  if (m_base) m_rentModel->setBaseAsync(*m_base, m_rentConstraints);  // the re-plan does not wait for it
 }
 
 void PlanTabs::setSelected(int row, const std::string& gpu) {

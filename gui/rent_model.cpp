@@ -2,6 +2,7 @@
 
 #include <QBrush>
 #include <QColor>
+#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -29,7 +30,11 @@ QString significantText(double value, int digits) {
   return QString::number(value, 'f', decimals);
 }
 
-RentModel::RentModel(QObject* parent) : QAbstractTableModel(parent) {}
+RentModel::RentModel(QObject* parent) : QAbstractTableModel(parent) {
+  connect(&m_watcher, &QFutureWatcher<search::RentTable>::finished, this, &RentModel::onPriced);
+}
+
+RentModel::~RentModel() { m_watcher.waitForFinished(); }  // its worker reads this model's trust table
 
 int RentModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(m_rows.size()); }
 
@@ -135,18 +140,66 @@ QVariant RentModel::headerData(int section, Qt::Orientation orientation, int rol
   return QString::fromLatin1(kHeaders[section]);
 }
 
-void RentModel::setBase(const PlanSpec& base, const search::KnobConstraints& constraints) {
+search::RentTable RentModel::price(const Request& request) const {
   search::RentShapes shapes;
   shapes.accuracy = m_trust ? &m_trust->measured() : nullptr;  // each preset ranked against its own error
-  search::RentTable table = search::rent_options_with_own(base, constraints, shapes);
+  return search::rent_options_with_own(request.first, request.second, shapes);
+}
+
+void RentModel::show(search::RentTable table) {
   beginResetModel();
   m_rows = std::move(table.options);
   m_cheapest = table.cheapest;
   m_fastest = table.fastest;
   endResetModel();
+  Q_EMIT priced();
+}
+
+void RentModel::setBase(const PlanSpec& base, const search::KnobConstraints& constraints) {
+  finishPricing();  // a pricing still running would replace these rows when it ends
+  show(price({base, constraints}));
+}
+
+void RentModel::setBaseAsync(const PlanSpec& base, const search::KnobConstraints& constraints) {
+  if (isPricing()) {
+    m_next = Request{base, constraints};
+    return;
+  }
+  startPricing({base, constraints});
+}
+
+void RentModel::startPricing(Request request) {
+  m_shown = false;
+  // The worker reads its own copy of the request and the measured-accuracy table, which nothing
+  // writes after loading (MainWindow owns it and outlives the model); ~RentModel waits for it.
+  m_watcher.setFuture(QtConcurrent::run([this, request = std::move(request)] { return price(request); }));
+  Q_EMIT pricingStarted();
+}
+
+void RentModel::showPricedOrNext() {
+  if (m_next) {  // asked again meanwhile: this result is already stale
+    Request next = std::move(*m_next);
+    m_next.reset();
+    startPricing(std::move(next));
+    return;
+  }
+  m_shown = true;
+  show(m_watcher.result());
+}
+
+void RentModel::onPriced() {
+  if (!m_shown) showPricedOrNext();  // else finishPricing showed it already
+}
+
+void RentModel::finishPricing() {
+  while (!m_shown) {
+    m_watcher.waitForFinished();
+    showPricedOrNext();
+  }
 }
 
 void RentModel::clear() {
+  finishPricing();
   beginResetModel();
   m_rows.clear();
   m_cheapest = m_fastest = -1;

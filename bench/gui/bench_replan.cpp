@@ -17,6 +17,7 @@
 #include "gui/main_window.hpp"
 #include "gui/plan_table_model.hpp"
 #include "gui/plan_tabs.hpp"
+#include "gui/rent_model.hpp"
 #include "planner/search/search.hpp"
 
 namespace {
@@ -49,12 +50,28 @@ int main(int argc, char** argv) {
   window.recomputeNow();  // first: loads the presets and the measured accuracy
   const double replan = median_ms(repeats, [&] { window.recomputeNow(); });
   window.tabs()->setCurrentIndex(spplan::gui::PlanTabs::RentTab);
-  const double replanRent = median_ms(repeats, [&] { window.recomputeNow(); });
+  spplan::gui::RentModel* rent = window.tabs()->rentModel();
+  rent->finishPricing();
+  // With What to rent in front the re-plan returns while the table is priced on worker threads,
+  // and the table is shown when that ends: the time to each, per repeat.
+  std::vector<double> returned, shown;
+  for (int i = 0; i < repeats; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    window.recomputeNow();
+    returned.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    rent->finishPricing();
+    shown.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(returned.begin(), returned.end());
+  std::sort(shown.begin(), shown.end());
+  const double replanRent = returned[returned.size() / 2], rentShown = shown[shown.size() / 2];
   const spplan::PlanSpec base = window.planModel()->planAt(0).plan;
   const double search = median_ms(repeats, [&] { spplan::search::search_plans(base, true); });
   std::printf("GUI re-plan, llama-3.1-8b on 256 x h100-80gb at 16M tokens: %.1f ms (median of %d; target 100 ms)\n",
               replan, repeats);
-  std::printf("with What to rent in front (every preset at 1, 2 and 4 nodes): %.1f ms\n", replanRent);
+  std::printf("with What to rent in front (every preset at 1, 2 and 4 nodes): the re-plan returns in %.1f ms, the "
+              "table is shown %.1f ms after the input\n",
+              replanRent, rentShown);
   std::printf("the search alone (search_plans, %d knob sets): %.1f ms; re-plan / search = %.2f\n",
               window.planModel()->evaluated(), search, replan / search);
   return 0;

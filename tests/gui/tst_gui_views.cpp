@@ -16,6 +16,7 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QSignalSpy>
 #include <QtTest>
 
 #include "gui/charts.hpp"
@@ -191,6 +192,39 @@ class TestGuiViews : public QObject {
       e.category = c.category;
       QCOMPARE(StepTimelineView::laneOf(e), c.lane);
     }
+  }
+
+  // The rent table is priced off the GUI thread: the call returns at once, a later call
+  // supersedes one still running, and the rows end as the last call's, equal to pricing it there.
+  void rentPricedOffTheGuiThreadEndsAsTheLastCall() {
+    RentModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy priced(&model, &RentModel::priced);
+    spplan::PlanSpec base = knownBase();
+    base.model = *spplan::load_model("qwen3-0.6b");
+    base.seq_len = 32 * 1024;
+    spplan::PlanSpec last = base;
+    last.seq_len = 64 * 1024;
+    model.setBaseAsync(base);
+    QVERIFY(model.isPricing());
+    model.setBaseAsync(last);  // while the first runs: asked next, the first's result dropped
+    QTRY_VERIFY_WITH_TIMEOUT(!model.isPricing(), 60000);
+    QCOMPARE(priced.count(), 1);
+    RentModel direct;
+    direct.setBase(last);
+    QCOMPARE(model.rowCount(), direct.rowCount());
+    for (int r = 0; r < model.rowCount(); ++r) {
+      for (int c : {RentModel::UsdPerMtokColumn, RentModel::MaxSeqColumn, RentModel::TokensPerSecondColumn}) {
+        QCOMPARE(model.index(r, c).data(RentModel::ValueRole), direct.index(r, c).data(RentModel::ValueRole));
+      }
+    }
+    model.setBaseAsync(base);
+    model.finishPricing();  // waits and shows, as the screenshots do
+    QVERIFY(!model.isPricing());
+    QCOMPARE(priced.count(), 2);
+    QCOMPARE(model.index(0, RentModel::MaxSeqColumn).data(RentModel::ValueRole),
+             [&] { RentModel at; at.setBase(base); return at.index(0, RentModel::MaxSeqColumn).data(RentModel::ValueRole); }());
+    model.setBaseAsync(last);  // destroyed while pricing: ~RentModel waits for its worker
   }
 
   void rentRowsAreTheSearchesPerGpuAndShape() {
