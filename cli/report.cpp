@@ -145,7 +145,8 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"host_memory", {{"optimizer_gib", gib(e.host.optimizer_bytes)},
                            {"params_gib", gib(e.host.params_bytes)},
                            {"activations_gib", gib(e.host.activations_bytes)},
-                           {"capacity_gib", gib(e.host_capacity_bytes)}}},
+                           {"capacity_gib", gib(e.host_capacity_bytes)},
+                           {"nvme_gib", gib(e.host.nvme_bytes)}}},
           {"step_time_s", t.step_time_s},
           {"serial_step_time_s", t.serial_step_time_s},
           {"time", {{"compute_s", t.compute_s}, {"a2a_s", t.a2a_s}, {"cp_comm_s", t.cp_comm_s},
@@ -209,6 +210,10 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   for (const auto& t : terms) o << "    " << format_number("%8.2f GiB", gib(t.bytes)) << "  " << t.name << "\n";
   o << "  host memory per node: " << format_number("%.1f", gib(e.host.total_bytes())) << " of "
     << format_number("%.0f", gib(e.host_capacity_bytes)) << " GiB\n";
+  if (e.host.nvme_bytes > 0) {
+    o << "  NVMe per node: " << format_number("%.1f", gib(e.host.nvme_bytes))
+      << " GiB (what ZeRO-Infinity swaps to the drives: optimizer state, parameter partitions)\n";
+  }
   o << "  step time: " << format_number("%.3f s", e.time.step_time_s)
     << (e.time.step_time_s >= 60 ? " = " + duration_text(e.time.step_time_s) : std::string()) << " (serial "
     << format_number("%.3f s", e.time.serial_step_time_s) << "; exposed a2a "

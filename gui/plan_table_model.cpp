@@ -41,6 +41,24 @@ double memoryGib(const costmodel::Estimate& e, int column) {
 
 }  // namespace
 
+QString hostMemoryText(const costmodel::Estimate& e) {
+  QString text = QString::number(gib(e.host.total_bytes()), 'f', 0) + " / " + QString::number(gib(e.host_capacity_bytes), 'f', 0);
+  if (e.host.nvme_bytes > 0) text += " + " + QString::fromStdString(count_text(gib(e.host.nvme_bytes))) + " NVMe";
+  return text;
+}
+
+QString hostMemoryDetail(const costmodel::Estimate& e) {
+  const auto gb = [](double bytes) { return QString::number(gib(bytes), 'f', 1); };
+  QString text = QObject::tr("Host memory per node: %1 of %2 GiB usable (optimizer state %3, parameters %4, "
+                             "checkpoints %5)")
+                     .arg(gb(e.host.total_bytes()), QString::number(gib(e.host_capacity_bytes), 'f', 0),
+                          gb(e.host.optimizer_bytes), gb(e.host.params_bytes), gb(e.host.activations_bytes));
+  if (e.host.nvme_bytes > 0) {
+    text += QObject::tr("; NVMe per node: %1 GiB (what ZeRO-Infinity swaps to the drives)").arg(gb(e.host.nvme_bytes));
+  }
+  return text;
+}
+
 PlanTableModel::PlanTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
 int PlanTableModel::rowCount(const QModelIndex& parent) const {
@@ -79,9 +97,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     case PeakGibColumn:
       return text ? QVariant(QString::number(gib(e.memory.total_bytes()), 'f', 1)) : QVariant(gib(e.memory.total_bytes()));
     case HostGibColumn:  // per node: what renting decides as often as the GPUs' own memory
-      return text ? QVariant(QString::number(gib(e.host.total_bytes()), 'f', 0) + " / " +
-                             QString::number(gib(e.host_capacity_bytes), 'f', 0))
-                  : QVariant(gib(e.host.total_bytes()));
+      return text ? QVariant(hostMemoryText(e)) : QVariant(gib(e.host.total_bytes()));
     case StepSecondsColumn:  // "5.058 s", "8 min 38 s": read as a person reads a duration
       return text ? QVariant(e.time.step_time_s < 60 ? QString::number(e.time.step_time_s, 'f', 3) + " s"
                                                     : QString::fromStdString(duration_text(e.time.step_time_s)))
@@ -113,7 +129,8 @@ QString PlanTableModel::headerToolTip(int section) {
     case MicroBatchColumn: return tr("Sequences per GPU group per micro step");
     case PeakGibColumn: return tr("Predicted peak GPU memory per GPU, overheads included, against the capacity");
     case HostGibColumn: return tr("Predicted host (CPU) memory per node, of what the plan may use of its RAM (the rest "
-                                  "is the OS's): offloaded states, pinned buffers, checkpoints");
+                                  "is the OS's): offloaded states, pinned buffers, checkpoints; + the NVMe per node "
+                                  "when ZeRO-Infinity swaps there");
     case StepSecondsColumn: return tr("Predicted seconds per optimizer step, with communication overlap");
     case TokensPerSecondColumn: return tr("Predicted trained tokens per second, whole cluster");
     case MfuColumn: return tr("Model FLOPs utilisation: model FLOPs (no recompute) / (GPUs × bf16 peak × step time)");

@@ -11,6 +11,12 @@
 
 namespace spplan::gui {
 
+// A plan's host memory per node against what it may use of the RAM, and the NVMe it fills when it
+// swaps there: "412 / 1710", "96 / 1710 + 1,530 NVMe" (GiB). The plan table's and What to rent's.
+QString hostMemoryText(const costmodel::Estimate& e);
+// The Memory tab's line: host memory per node by what holds it, and the NVMe per node.
+QString hostMemoryDetail(const costmodel::Estimate& e);
+
 class PlanTableModel : public QAbstractTableModel {
   Q_OBJECT
 

@@ -64,10 +64,18 @@ PlanTabs::PlanTabs(PlanTableModel* plans, const TrustTable* trust, QWidget* pare
 QWidget* PlanTabs::buildMemoryTab() {
   const auto report = [this](const QString& text, bool ok) { Q_EMIT message(text, ok); };
   m_memoryChart = new MemoryChartView(m_plans, this);
-  auto* charts = new QSplitter(Qt::Horizontal, this);
+  auto* tab = new QWidget(this);
+  auto* layout = new QVBoxLayout(tab);
+  layout->setContentsMargins(0, 0, 0, 0);
+  auto* charts = new QSplitter(Qt::Horizontal, tab);
   charts->addWidget(withImageExport(m_memoryChart, "memory", report));
   charts->addWidget(withImageExport(new SeqChartView(m_sweepModel, this), "peak-vs-seq", report));
-  return charts;
+  layout->addWidget(charts, 1);
+  m_hostLabel = new QLabel(tab);  // renting decides on the node's RAM as often as on the GPUs'
+  m_hostLabel->setStyleSheet("color: #404080;");
+  m_hostLabel->setAccessibleName(tr("Host memory"));
+  layout->addWidget(m_hostLabel);
+  return tab;
 }
 
 QWidget* PlanTabs::buildTimelineTab() {
@@ -161,6 +169,8 @@ void PlanTabs::updateRent() {
   if (m_base) m_rentModel->setBaseAsync(*m_base, m_rentConstraints);  // the re-plan does not wait for it
 }
 
+QString PlanTabs::hostMemoryLine() const { return m_hostLabel->text(); }
+
 void PlanTabs::setSelected(int row, const std::string& gpu) {
   m_memoryChart->setRow(row);
   if (row < 0) {
@@ -169,9 +179,11 @@ void PlanTabs::setSelected(int row, const std::string& gpu) {
     m_timeline->clear();
     m_runPanel->setPlan(nullptr, {});
     m_scalingTrustLabel->clear();
+    m_hostLabel->clear();
     return;
   }
   const search::RankedPlan& selected = m_plans->planAt(row);
+  m_hostLabel->setText(hostMemoryDetail(selected.estimate));
   const QString gpuName = QString::fromStdString(gpu);
   const QString trust = m_trust ? m_trust->shortText(gpu) : tr("accuracy unknown");
   m_sweepModel->setPlan(selected.plan);

@@ -42,6 +42,7 @@ class PlanTabs : public QTabWidget {
 
   SeqSweepModel* sweepModel() const { return m_sweepModel; }
   RentModel* rentModel() const { return m_rentModel; }
+  QString hostMemoryLine() const;  // the Memory tab's host and NVMe line for the selected plan
   SpScalingModel* scalingModel() const { return m_scalingModel; }
   StepTimelineView* timeline() const { return m_timeline; }
   RunPanel* runPanel() const { return m_runPanel; }
@@ -68,6 +69,7 @@ class PlanTabs : public QTabWidget {
   StepTimelineView* m_timeline = nullptr;
   RentChartView* m_rentChart = nullptr;
   QLabel* m_scalingTrustLabel = nullptr;
+  QLabel* m_hostLabel = nullptr;  // the Memory tab's host and NVMe line
   RunPanel* m_runPanel = nullptr;
 };
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "gui/plan_table_model.hpp"  // hostMemoryText
 #include "gui/trust.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
@@ -79,9 +80,7 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
       if (e && text) return QString::fromStdString(count_text(e->tokens_per_s));
       return number(e ? e->tokens_per_s : 0, 0);
     case HostGibColumn:  // per node, of what the plan may use of its RAM
-      if (e && text) {
-        return QString::number(gib(e->host.total_bytes()), 'f', 0) + " / " + QString::number(gib(e->host_capacity_bytes), 'f', 0);
-      }
+      if (e && text) return hostMemoryText(*e);
       return number(e ? gib(e->host.total_bytes()) : 0, 0);
     case MaxSeqColumn:
       if (text) return r.max_seq > 0 ? QString::fromStdString(seq_text(r.max_seq)) + maxSeqMargin(r.measured_as) : tr("none");

@@ -49,6 +49,8 @@ struct HostMemory {  // per node, bytes
   double params_bytes = 0;       // offloaded bf16 parameter partitions
   double activations_bytes = 0;  // offloaded activation checkpoints
   double total_bytes() const { return optimizer_bytes + params_bytes + activations_bytes; }
+  // On the node's NVMe drives, not in RAM (not in total_bytes): what ZeRO-Infinity swaps there.
+  double nvme_bytes = 0;
 };
 
 // ---- Parameter counts (elements) ----

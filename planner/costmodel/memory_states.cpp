@@ -82,12 +82,16 @@ HostMemory host_memory(const PlanSpec& p) {
     // 4 buffers of one sub-group, fp32 (MEMORY-FACTS 3.3).
     const double swap = 4 * kFp32Bytes * std::min(partition, facts::kSubGroupElems);
     host.optimizer_bytes = (act_bytes(p) * partition + swap) * ranks_on_node;
+    // On the drives: each partition element's fp32 master and Adam moments, the tensors the
+    // optimizer swapper moves (MEMORY-FACTS 3.3: param, m, v).
+    host.nvme_bytes += (kFp32Bytes + kAdamStateBytes) * partition * ranks_on_node;
   }
   if (p.knobs.offload_params == OffloadDevice::kCpu) {
     host.params_bytes = act_bytes(p) * partition * ranks_on_node;
   } else if (p.knobs.offload_params == OffloadDevice::kNvme) {
     // Partitions live on NVMe; host RAM holds each rank's pinned swap buffer.
     host.params_bytes = act_bytes(p) * std::min(partition, facts::kNvmeParamSwapBufferElems) * ranks_on_node;
+    host.nvme_bytes += act_bytes(p) * partition * ranks_on_node;  // every partition, in the param dtype
   }
   if (p.knobs.act_ckpt == ActCkpt::kOffload) {
     host.activations_bytes = checkpoint_bytes_per_layer(p) * p.model.num_hidden_layers * ranks_on_node;

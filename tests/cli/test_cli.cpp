@@ -203,6 +203,19 @@ TEST(Cli, MaxSeqCarriesTheMeasuredBandAndAnswersAtItsEdge) {
   EXPECT_GE(at_edge["plan"]["verdict"]["margin_pct"].get<double>(), under) << at_edge.dump();
 }
 
+// What ZeRO-Infinity swaps to the drives is a node's NVMe need, said apart from its RAM.
+TEST(Cli, EstimateSaysTheNvmePerNode) {
+  const std::string args = "estimate --model llama-3.1-8b --gpu h100-80gb --gpus 8 --seq 32k --sp 8 --zero 3 "
+                           "--offload-optimizer nvme --offload-params nvme";
+  const CliRun r = run_spplan(args), j = run_spplan(args + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\n  NVMe per node: 104.7 GiB (what ZeRO-Infinity swaps to the drives"), std::string::npos) << r.out;
+  // 8.03e9 parameters x (12 B of fp32 master and moments + 2 B of bf16 partition), in GiB.
+  EXPECT_NEAR(nlohmann::json::parse(j.out)["host_memory"]["nvme_gib"].get<double>(), 8030261248.0 * 14 / (1 << 30), 1e-6);
+  const CliRun none = run_spplan("estimate --model llama-3.1-8b --gpu h100-80gb --gpus 8 --seq 32k --sp 8");
+  EXPECT_EQ(none.out.find("NVMe per node"), std::string::npos);
+}
+
 // FlashAttention 2's 32-bit offsets, not memory, stop ALST's one-H100 recipe at 512K (2^31 / 4096).
 TEST(Cli, MaxSeqNamesTheAttentionKernelsIndexRange) {
   const std::string alst = "max-seq --model llama-3.1-8b --gpu h100-80gb --gpus 1 --trainer arctic --zero 3 "

@@ -108,6 +108,20 @@ class TestGui : public QObject {
     }
   }
 
+  // Host memory per node beside what the plan may use, and the NVMe it fills when it swaps there
+  // (issue 45 item 3): the plan table, What to rent and the Memory tab's line.
+  void hostMemoryShowsNvmeWhenThePlanSwapsThere() {
+    spplan::costmodel::Estimate e;
+    e.host.optimizer_bytes = 96.0 * 1024 * 1024 * 1024;
+    e.host_capacity_bytes = 1710.0 * 1024 * 1024 * 1024;
+    QCOMPARE(spplan::gui::hostMemoryText(e), QStringLiteral("96 / 1710"));
+    e.host.nvme_bytes = 1530.0 * 1024 * 1024 * 1024;
+    QCOMPARE(spplan::gui::hostMemoryText(e), QStringLiteral("96 / 1710 + 1,530 NVMe"));
+    QCOMPARE(spplan::gui::hostMemoryDetail(e),
+             QStringLiteral("Host memory per node: 96.0 of 1710 GiB usable (optimizer state 96.0, parameters 0.0, "
+                            "checkpoints 0.0); NVMe per node: 1530.0 GiB (what ZeRO-Infinity swaps to the drives)"));
+  }
+
   void sweepModelPassesModelTester() {
     SeqSweepModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);

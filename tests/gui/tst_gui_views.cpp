@@ -520,6 +520,17 @@ class TestGuiViews : public QObject {
     QVERIFY(!fresh.restoreSession());
   }
 
+  // The Memory tab says the selected plan's host memory per node beside the GPU's (issue 45 item 3).
+  void memoryTabShowsTheSelectedPlansHostMemory() {
+    MainWindow window;
+    window.setInputs(knownOptions());
+    window.recomputeNow();
+    QVERIFY(window.planModel()->anyFits());
+    const spplan::costmodel::Estimate& e = window.planModel()->planAt(0).estimate;
+    QCOMPARE(window.tabs()->hostMemoryLine(), spplan::gui::hostMemoryDetail(e));
+    QVERIFY(window.tabs()->hostMemoryLine().startsWith(QStringLiteral("Host memory per node: ")));
+  }
+
   void keyboardReachesTabsAndInputs() {
     MainWindow window;
     window.setInputs(knownOptions());

@@ -211,6 +211,22 @@ TEST(Activations, CpuFlashAttentionHasNoFlash2BackwardBuffers) {
                    flash2_extra - a * q * s - blocks);
 }
 
+// ZeRO-Infinity: what lives on the node's drives is counted apart from RAM (MEMORY-FACTS 3.3): the
+// fp32 master and Adam moments of every partition element with the optimizer there, each bf16
+// partition with the parameters there.
+TEST(HostMemory, NvmeHoldsWhatZeroInfinitySwapsThere) {
+  PlanSpec p = llama8b(8, 8, 32768);
+  p.knobs.zero_stage = 3;
+  const double psi = param_counts(p.model).total;  // 8 ranks, ZeRO-3: each owns psi / 8
+  EXPECT_EQ(host_memory(p).nvme_bytes, 0);
+  p.knobs.offload_optimizer = OffloadDevice::kNvme;
+  EXPECT_DOUBLE_EQ(host_memory(p).nvme_bytes, 12.0 * psi);
+  p.knobs.offload_params = OffloadDevice::kNvme;
+  EXPECT_DOUBLE_EQ(host_memory(p).nvme_bytes, 12.0 * psi + 2.0 * psi);
+  const HostMemory host = host_memory(p);
+  EXPECT_DOUBLE_EQ(host.total_bytes(), host.optimizer_bytes + host.params_bytes + host.activations_bytes);  // RAM only
+}
+
 // FlashAttention 3 accumulates GQA's dk, dv per kv head in fp32 where FlashAttention 2 expands them
 // to every query head in bf16, and keeps the log2 log-sum-exp beside softmax_d (hopper/flash_api.cpp).
 TEST(Activations, Flash3AccumulatesGqaGradientsPerKvHead) {
