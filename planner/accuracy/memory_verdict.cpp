@@ -77,8 +77,8 @@ std::string MemoryBand::words() const {
               : "the answer errs on the short side";
   if (longest_runs.count > 0) {
     text += "; max-seq answers " + format_number("%.2f", longest_runs.min) + "-" + format_number("%.2f", longest_runs.max) +
-            "x the lengths of " + std::to_string(longest_runs.count) +
-            " published longest runs here, for their knobs (lengths that ran, not edges)";
+            "x the lengths of " + std::to_string(longest_runs.count) + " published longest runs of " + longest_runs_scope +
+            ", for their models and knobs (lengths that ran, not edges)";
   }
   return text;
 }
@@ -92,7 +92,9 @@ std::string MemoryBand::edge_words(double edge_headroom, const std::string& answ
 MemoryBand memory_band(const PlanSpec& plan, const MeasuredAccuracy* accuracy) {
   MemoryBand band;
   band.error = measured_memory_error(plan, accuracy, &band.scope);
-  if (accuracy) band.longest_runs = accuracy->for_trainer(plan.cluster.gpu.measured_as(), plan.stack.trainer).longest_runs;
+  const std::string& gpu = plan.cluster.gpu.measured_as();
+  band.longest_runs_scope = plan.stack.trainer + " on " + gpu;
+  if (accuracy) band.longest_runs = accuracy->for_trainer(gpu, plan.stack.trainer).longest_runs;
   return band;
 }
 

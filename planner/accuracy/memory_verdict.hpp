@@ -40,6 +40,7 @@ struct MemoryBand {
   ErrorStats error;
   std::string scope;
   RatioRange longest_runs;
+  std::string longest_runs_scope;  // "arctic on h100-80gb": the trainer's runs on the GPU, any model
   // The headroom (share of the device) at the band's edge: `asked`, or the largest measured
   // under-prediction when that is larger.
   double conservative_headroom(double asked) const;

@@ -54,6 +54,9 @@ std::vector<std::string> trainer_presets();
 // A plan file: seq_len, [model], [gpu], [cluster], [knobs]. [model] and [gpu] are either
 // `preset = "name"` or the full set of keys. Checked with check_plan().
 Result<PlanSpec> load_plan(const std::string& path);
+// The key of a plan file a check_plan key names: `key "knobs.sp"`, `key "seq_len"`,
+// `key "cluster.num_gpus"`, `key "model"` (its [model] table). load_plan's and the exports' messages.
+std::string plan_file_key(const std::string& key);
 
 // Self-contained TOML (model and GPU written in full) that load_plan() reads back unchanged.
 std::string plan_to_toml(const PlanSpec& plan);

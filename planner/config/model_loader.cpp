@@ -24,6 +24,7 @@ namespace {
 constexpr int64_t kMaxDim = int64_t{1} << 40;
 constexpr int64_t kMaxLayers = 10000;  // Llama-3.1-405B has 126; a simulated step walks every layer
 constexpr int64_t kMaxHeads = int64_t{1} << 20;
+constexpr int64_t kMaxExperts = int64_t{1} << 20;  // the costmodel prices one GEMM launch per expert
 
 // model_type values whose attention normalises q and k per head (HF Qwen3 modeling).
 bool has_qk_norm(const std::string& model_type) { return model_type == "qwen3" || model_type == "qwen3_moe"; }
@@ -75,6 +76,9 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_bool("attention_bias", &m.attention_bias, false));
   SPPLAN_RETURN_IF_ERROR(r.read_int("sliding_window", &m.sliding_window, false, 0, kMaxDim));
   SPPLAN_RETURN_IF_ERROR(r.read_int("max_position_embeddings", &m.max_position_embeddings, false, 0, kMaxDim));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("num_experts", &m.num_experts, false, 0, kMaxExperts));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("num_experts_per_tok", &m.experts_per_token, false, 0, kMaxExperts));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("moe_intermediate_size", &m.moe_intermediate_size, false, 0, kMaxDim));
   r.mark_read("rope_scaling");
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   if (const toml::node* node = table.get("rope_scaling")) {
@@ -178,15 +182,23 @@ Result<nlohmann::json> read_json_object(const std::string& path) {
 // answer (a Mixtral 8x7B read as a 7B has about 6.6x too few parameters), so each refuses the file.
 Status check_priceable(const std::string& path, const nlohmann::json& j) {
   const auto present = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
-  // Mixture of experts: Mixtral (num_local_experts), Qwen2/3-MoE and OLMoE (num_experts), DeepSeek
-  // (n_routed_experts), DBRX-style (moe_num_experts). 0 or 1 expert is a dense MLP.
-  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}) {
+  // Mixtures of experts spplan prices: every layer routed over one set of SwiGLU experts (Mixtral's
+  // num_local_experts, Qwen3-MoE's num_experts: read_moe). Not priced: DeepSeek's and GLM-4.5's
+  // (n_routed_experts: shared experts, dense first layers), DBRX's (moe_num_experts), Qwen2-MoE's
+  // shared expert. 0 or 1 expert is a dense MLP.
+  for (const char* key : {"n_routed_experts", "moe_num_experts"}) {
     // Compared unsigned: 2^64 - 1 experts read as int64_t wraps to -1, which passed as dense.
     if (present(key) && !(j[key].is_number_unsigned() && j[key].get<uint64_t>() <= 1)) {
       return Status::invalid(path + ": key \"" + key + "\": value " + short_dump(j[key]) +
-                             " is a mixture of experts, which spplan cannot price (allowed: absent, null, 0 or 1; "
-                             "dense decoders only)");
+                             " is a mixture of experts spplan cannot price yet (allowed: absent, null, 0 or 1; "
+                             "experts as Mixtral's num_local_experts or Qwen3-MoE's num_experts)");
     }
+  }
+  if (present("shared_expert_intermediate_size") &&
+      !(j["shared_expert_intermediate_size"].is_number_unsigned() && j["shared_expert_intermediate_size"].get<uint64_t>() == 0)) {
+    return Status::invalid(path + ": key \"shared_expert_intermediate_size\": value " +
+                           short_dump(j["shared_expert_intermediate_size"]) +
+                           " is a shared expert, which spplan cannot price yet (allowed: absent, null or 0)");
   }
   // DeepSeek's multi-head latent attention: K and V come from a low-rank latent, not n_kv heads.
   if (present("kv_lora_rank")) {
@@ -221,6 +233,44 @@ Status check_priceable(const std::string& path, const nlohmann::json& j) {
       return Status::invalid(path + ": key \"" + key + "\": value " + short_dump(j[key]) +
                              " is an MLP spplan cannot price (allowed: \"silu\", or a gelu in a Gemma config)");
     }
+  }
+  return Status::ok();
+}
+
+// The experts of a mixture (ModelSpec::num_experts): Mixtral's num_local_experts, whose experts are
+// intermediate_size wide, or Qwen3-MoE's num_experts with moe_intermediate_size. What the
+// costmodel does not price is refused: dense layers between MoE ones (decoder_sparse_step other
+// than 1, mlp_only_layers), the router logits every layer keeps for the load-balancing loss
+// (output_router_logits), the router's input noise (router_jitter_noise).
+Status read_moe(const std::string& path, const nlohmann::json& j, ModelSpec* m) {
+  const auto present = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
+  const char* experts_key = present("num_local_experts") ? "num_local_experts" : "num_experts";
+  if (!present(experts_key)) return Status::ok();
+  if (present("num_local_experts") && present("num_experts")) {
+    return Status::invalid(path + ": key \"num_experts\": given beside num_local_experts (allowed: one of them)");
+  }
+  if (j[experts_key] == 0) return Status::ok();  // no experts: the dense MLP
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, experts_key, -1, kMaxExperts, &m->num_experts));
+  if (!m->is_moe()) return Status::ok();  // one expert is a dense MLP
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_experts_per_tok", -1, kMaxExperts, &m->experts_per_token));
+  const bool mixtral = std::string(experts_key) == "num_local_experts";
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "moe_intermediate_size", mixtral ? m->intermediate_size : -1, kMaxDim,
+                                  &m->moe_intermediate_size));
+  if (present("decoder_sparse_step") && j["decoder_sparse_step"] != 1) {
+    return json_bad_value(path, "decoder_sparse_step", j["decoder_sparse_step"],
+                          "1: every layer a mixture; dense layers between them are not priced yet");
+  }
+  if (present("mlp_only_layers") && !(j["mlp_only_layers"].is_array() && j["mlp_only_layers"].empty())) {
+    return json_bad_value(path, "mlp_only_layers", j["mlp_only_layers"],
+                          "[]: every layer a mixture; dense layers between them are not priced yet");
+  }
+  if (present("output_router_logits") && j["output_router_logits"] == true) {
+    return json_bad_value(path, "output_router_logits", j["output_router_logits"],
+                          "false: the router logits every layer keeps for the load-balancing loss are not priced yet");
+  }
+  if (present("router_jitter_noise") && !(j["router_jitter_noise"].is_number() && j["router_jitter_noise"] == 0)) {
+    return json_bad_value(path, "router_jitter_noise", j["router_jitter_noise"],
+                          "0: the router's noisy copy of its input is not priced");
   }
   return Status::ok();
 }
@@ -287,6 +337,7 @@ Result<ModelSpec> model_from_json(const std::string& path) {
   // Qwen2's attention has q/k/v biases by construction (Qwen2Attention: bias=True), no key says so.
   m.attention_bias = type == "qwen2";
   SPPLAN_RETURN_IF_ERROR(read_sliding_window(path, j, type, &m.sliding_window));
+  SPPLAN_RETURN_IF_ERROR(read_moe(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(read_rope_config(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "rms_norm_eps", &m.rms_norm_eps));
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));

@@ -45,9 +45,20 @@ struct ModelSpec {
   bool attention_bias = false;      // biases on q, k and v (Qwen2, Qwen2.5)
   int64_t sliding_window = 0;       // Mistral's window; 0: none. A plan's seq must fit inside it
   double rms_norm_eps = 1e-6;       // RMSNorm epsilon; only the engine uses it
+  // Mixture of experts (Qwen3-MoE, Mixtral): every layer's MLP is num_experts SwiGLU experts of
+  // moe_intermediate_size, and a linear router (no bias) sends each token to experts_per_token of
+  // them. 0 experts: the dense MLP of intermediate_size. config.json: num_experts (Qwen) or
+  // num_local_experts (Mixtral, whose experts are intermediate_size wide), num_experts_per_tok,
+  // moe_intermediate_size.
+  int64_t num_experts = 0;
+  int64_t experts_per_token = 0;
+  int64_t moe_intermediate_size = 0;
 
   int64_t q_dim() const { return num_attention_heads * head_dim; }   // width of Q (and of attention output)
   int64_t kv_dim() const { return num_key_value_heads * head_dim; }  // width of K and of V
+  bool is_moe() const { return num_experts > 1; }
+  // The SwiGLU width one token runs through: its experts' together, or the dense MLP's.
+  int64_t routed_width() const { return is_moe() ? experts_per_token * moe_intermediate_size : intermediate_size; }
   bool operator==(const ModelSpec&) const = default;
 };
 

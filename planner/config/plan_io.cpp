@@ -96,12 +96,7 @@ Status read_optimizer(const std::string& path, const toml::table& table, Optimiz
 
 // Where a plan-file value came from, for check_plan messages.
 WhereFn file_where(const std::string& path) {
-  return [path](const std::string& key) {
-    if (key == "seq_len") return path + ": key \"seq_len\"";
-    if (key == "num_gpus") return path + ": key \"cluster.num_gpus\"";
-    if (key == "attention" || key == "trainer") return path + ": key \"" + key + "\"";
-    return path + ": key \"knobs." + key + "\"";
-  };
+  return [path](const std::string& key) { return path + ": " + plan_file_key(key); };
 }
 
 // A TOML basic string that reads back as `text`: a name may hold quotes or newlines (a
@@ -319,6 +314,13 @@ Status write_file_atomically(const std::string& path, const std::string& text) {
     return Status::io_error(path + ": cannot write (" + std::strerror(errno) + ")");
   }
   return Status::ok();
+}
+
+std::string plan_file_key(const std::string& key) {
+  if (key == "seq_len") return "key \"seq_len\"";
+  if (key == "num_gpus") return "key \"cluster.num_gpus\"";
+  if (key == "attention" || key == "trainer" || key == "model") return "key \"" + key + "\"";
+  return "key \"knobs." + key + "\"";
 }
 
 }  // namespace spplan

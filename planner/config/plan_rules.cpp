@@ -32,6 +32,17 @@ Status check_model(const ModelSpec& m, const std::string& source) {
                            " / num_attention_heads " + std::to_string(m.num_attention_heads) +
                            " is below 1 (allowed: a head_dim of at least 1)");
   }
+  if (m.is_moe()) {  // config.json or a TOML file: the experts' keys must describe a mixture
+    if (m.experts_per_token < 1 || m.experts_per_token > m.num_experts) {
+      return Status::invalid(source + ": key \"num_experts_per_tok\": value " + std::to_string(m.experts_per_token) +
+                             (m.experts_per_token < 1 ? " (missing)" : "") + " with " + std::to_string(m.num_experts) +
+                             " experts (allowed: 1 to " + std::to_string(m.num_experts) + ")");
+    }
+    if (m.moe_intermediate_size < 1) {
+      return Status::invalid(source + ": key \"moe_intermediate_size\": missing for " + std::to_string(m.num_experts) +
+                             " experts (allowed: each expert's SwiGLU width, at least 1)");
+    }
+  }
   if (m.num_attention_heads % m.num_key_value_heads != 0) {
     return Status::invalid(source + ": key \"num_key_value_heads\": value " + std::to_string(m.num_key_value_heads) +
                            " does not divide num_attention_heads " + std::to_string(m.num_attention_heads) +
@@ -94,6 +105,13 @@ Status check_plan_shape(const PlanSpec& plan, const WhereFn& where) {
       return Status::invalid(where(key) + ": value \"nvme\" needs NVMe drives, but " + plan.cluster.gpu.name +
                              " has nvme_GBps_per_node 0 (allowed here: none, cpu)");
     }
+  }
+  // TiledMLP over a mixture: each shard would route its own tokens and, under ZeRO-3, gather the
+  // layer's experts again; neither is priced.
+  if (k.tiled_mlp && m.is_moe()) {
+    return Status::invalid(where("tiled_mlp") + ": value true with " + m.name + "'s " + std::to_string(m.num_experts) +
+                           " experts is not priced (allowed: false; TiledMLP over a mixture-of-experts block is not "
+                           "priced yet)");
   }
   SPPLAN_RETURN_IF_ERROR(check_cluster_shape(plan.cluster, where));
   if (k.micro_batch < 1 || k.grad_accum_steps < 1) {

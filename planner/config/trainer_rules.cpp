@@ -28,6 +28,7 @@ int64_t value_of(RuleKey key, const PlanSpec& plan) {
     case RuleKey::kPrecision: return static_cast<int64_t>(k.precision);
     case RuleKey::kNodes: return plan.cluster.num_nodes();
     case RuleKey::kAttention: return static_cast<int64_t>(plan.stack.attention);
+    case RuleKey::kExperts: return plan.model.num_experts;
   }
   return 0;
 }
@@ -115,6 +116,7 @@ std::string plan_key(RuleKey key, const PlanSpec& plan) {
   switch (key) {
     case RuleKey::kLayout: return plan.knobs.cp > 1 ? "cp" : "sp";
     case RuleKey::kNodes: return "num_gpus";
+    case RuleKey::kExperts: return "model";
     default: return rule_key_names()[static_cast<size_t>(key)];
   }
 }
@@ -124,7 +126,7 @@ std::string plan_key(RuleKey key, const PlanSpec& plan) {
 size_t reported_test(const Refusal& r) {
   for (size_t i = 0; i < r.when.size(); ++i) {
     const RuleKey k = r.when[i].key;
-    if (k != RuleKey::kLayout && k != RuleKey::kNodes && k != RuleKey::kAttention) return i;
+    if (k != RuleKey::kLayout && k != RuleKey::kNodes && k != RuleKey::kAttention && k != RuleKey::kExperts) return i;
   }
   return 0;
 }
@@ -152,6 +154,7 @@ bool set_value(PlanSpec* plan, RuleKey key, int64_t v) {
 std::string allowed_text(const Refusal& r, const PlanSpec& plan, const std::function<bool(const PlanSpec&)>& passes,
                          const RuleSets& rules) {
   const RuleTest& t = r.when[reported_test(r)];
+  if (t.key == RuleKey::kExperts) return "a dense model, or a trainer that runs experts";
   if (t.key == RuleKey::kNodes && t.op == RuleTest::Op::kGreater) {  // a GPU count on that many whole nodes
     return "at most " + std::to_string(t.values[0] * plan.cluster.gpus_per_node()) + " GPUs (" +
            std::to_string(t.values[0]) + " node" + (t.values[0] == 1 ? "" : "s") + ")";
@@ -206,6 +209,8 @@ std::string matched_text(const Refusal& r, const PlanSpec& plan, const WhereFn& 
     value = std::to_string(plan.cluster.num_gpus) + " (" + std::to_string(plan.cluster.num_nodes()) + " nodes)";
   } else if (key == RuleKey::kLayout) {
     value = std::to_string(plan.knobs.cp > 1 ? plan.knobs.cp : plan.knobs.sp) + " (layout " + to_string(layout_of(plan.knobs)) + ")";
+  } else if (key == RuleKey::kExperts) {
+    value = "\"" + plan.model.name + "\" (" + std::to_string(plan.model.num_experts) + " experts)";
   }
   std::string text = where(plan_key(key, plan)) + ": value " + value;
   std::string others;

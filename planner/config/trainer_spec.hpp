@@ -113,7 +113,8 @@ struct TrainingStack {
 // The knobs a rule reads, with the plan facts that are not knobs (the node count, the attention).
 enum class RuleKey {
   kLayout, kSp, kCp, kCpComm, kZeroStage, kOffloadOptimizer, kOffloadParams, kActCkpt, kTiledMlp, kTiledLoss,
-  kMicroBatch, kGradAccumSteps, kPrecision, kNodes, kAttention
+  kMicroBatch, kGradAccumSteps, kPrecision, kNodes, kAttention,
+  kExperts  // the model's: num_experts (0 for a dense model), so a record can refuse mixtures
 };
 const std::vector<std::string>& rule_key_names();  // "layout", "sp", ..., the plan keys' names
 

@@ -62,17 +62,28 @@ KernelTraffic over(const KernelTraffic& per_element, double width) {
 }
 
 struct Widths {
-  double a, h, qk, i;  // activation bytes; hidden, q + k, intermediate widths per token
+  double a, h, qk, i;  // activation bytes; hidden, q + k, SwiGLU widths per token (a mixture's k experts)
   bool qk_norm, fused;
   bool fused_norms;  // the norms alone are one kernel a pass (LibTorch's fp32 rms_norm on a GPU)
+  double experts = 0, k = 0;  // a mixture's experts and experts per token (0: dense)
 };
 
 Widths widths_of(const PlanSpec& p) {
   const ModelSpec& m = p.model;
   return {act_bytes(p), static_cast<double>(m.hidden_size), static_cast<double>(m.q_dim() + m.kv_dim()),
-          static_cast<double>(m.intermediate_size), m.qk_norm,
+          static_cast<double>(m.routed_width()), m.qk_norm,
           p.stack.fused_layer_kernels || (p.stack.fused_layer_kernels_with_tiled_loss && p.knobs.tiled_loss),
-          fp32_norms_fused(p)};
+          fp32_norms_fused(p), m.is_moe() ? static_cast<double>(m.num_experts) : 0.0,
+          m.is_moe() ? static_cast<double>(m.experts_per_token) : 0.0};
+}
+
+// A mixture's routing, a pass (transformers' expert loop, forward or its backward): the router's
+// softmax and top-k over E (fp32 logits read and probabilities written), each expert's gather of
+// its tokens' inputs (read and write k x h per token in all) and index_add of its weighted output
+// into the block's (read and write again): two kernels an expert, three for the router.
+KernelTraffic moe_routing(const Widths& w) {
+  if (w.experts == 0) return {};
+  return {4 * w.k * w.a * w.h + 2 * kFp32Bytes * w.experts, 2 * w.experts + 3};
 }
 
 // The residual adds (x + attention output, x + MLP output: r 2a, w a each) are unfused in both
@@ -97,7 +108,9 @@ KernelTraffic layer_pass(const Widths& w, const OpTraffic& op) {
   t += over(op.rope, w.qk);
   t.kernels += op.rope.kernels;
   t += over(op.swiglu, w.i);
+  if (w.experts > 0) t.kernels += (w.experts - 1) * op.swiglu.kernels;  // the expert loop: each its own
   t += residual_adds(w);
+  t += moe_routing(w);
   return t;
 }
 

@@ -57,7 +57,8 @@ struct HostMemory {  // per node, bytes
 struct ParamCounts {
   double per_layer = 0;      // one decoder layer: attention + MLP + norms
   double attention = 0;      // q, k, v, o projections (+ q/k norms)
-  double mlp = 0;            // gate, up, down
+  double mlp = 0;            // gate, up, down; a mixture's every expert and its router
+  double mlp_active = 0;     // what one token runs through: its k experts and the router (FLOPs)
   double embedding = 0;      // V x h
   double lm_head = 0;        // V x h, 0 when tied
   double total = 0;          // Psi

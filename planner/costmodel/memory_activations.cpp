@@ -36,10 +36,23 @@ double mlp_tile_tokens(const PlanSpec& p) {
 // layer saves (MEMORY-FACTS 8.2, "with Liger").
 bool fused_layer_kernels(const PlanSpec& p) { return p.knobs.tiled_loss; }
 
+// What a mixture's routing saves per token besides its experts' SwiGLU (transformers'
+// Qwen3MoeSparseMoeBlock and MixtralSparseMoeBlock, the expert loop of issue 42's research): for each
+// of the k (token, expert) slots the gathered input the expert's gate and up keep, and the
+// expert's output the routing-weight multiply keeps; the router's fp32 softmax over the E experts;
+// the top-k's int64 indices and fp32 weights.
+double moe_routing_saved_per_token(const PlanSpec& p) {
+  const ModelSpec& m = p.model;
+  if (!m.is_moe()) return 0.0;
+  const double k = static_cast<double>(m.experts_per_token);
+  return 2 * k * act_bytes(p) * m.hidden_size + kFp32Bytes * m.num_experts + (sizeof(int64_t) + kFp32Bytes) * k;
+}
+
 // Saved MLP tensors per token: eager SwiGLU keeps gate out, SiLU out, up out and their product
-// (4 i-wide tensors); Liger's SwiGLU recomputes SiLU and keeps gate, up and the product (3).
+// (4 i-wide tensors); Liger's SwiGLU recomputes SiLU and keeps gate, up and the product (3). A
+// mixture runs the SwiGLU over its k experts' widths (ModelSpec::routed_width), and its routing.
 double mlp_saved_per_token(const PlanSpec& p) {
-  return (fused_layer_kernels(p) ? 3 : 4) * act_bytes(p) * p.model.intermediate_size;
+  return (fused_layer_kernels(p) ? 3 : 4) * act_bytes(p) * p.model.routed_width() + moe_routing_saved_per_token(p);
 }
 
 // Bytes one RMSNorm saves per token, its output included (the next linear saves it). Eager HF: the
@@ -215,7 +228,8 @@ double ulysses_exchange_moment_bytes(const PlanSpec& p) {
 
 LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   const ModelSpec& m = p.model;
-  const double a = act_bytes(p), h = m.hidden_size, q = m.q_dim(), i = m.intermediate_size, s = local_tokens(p);
+  // i: the SwiGLU width a token runs through (a mixture's k experts together).
+  const double a = act_bytes(p), h = m.hidden_size, q = m.q_dim(), i = m.routed_width(), s = local_tokens(p);
   const double kv = kv_width_after_a2a(p);
   LayerBackwardMoments out;
   // Gradient flowing into the layer (the last layer's: the loss's), and under a reentrant
@@ -234,12 +248,16 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   const double mlp_grads = (fused_swiglu ? 1.0 : 3.0) * a * i;
   const double tile_saved = (fused_swiglu ? 3.0 : 4.0) * a * i;  // the SwiGLU inside the shard
   out.mlp = p.knobs.tiled_mlp ? (tile_saved + mlp_grads) * mlp_tile_tokens(p) + a * h * s : mlp_grads * s;
+  // A mixture's input gradient is gathered back from its experts' into one tensor of all tokens
+  // (the backward of the expert loop's indexing: index_add into zeros of the input's shape).
+  if (m.is_moe()) out.mlp += a * h * s;
   // Below ZeRO 2 (from stage 2 on layer_grad_transient_bytes counts the layer's gradients):
   // down_proj's backward node makes its weight gradient beside its input gradient, and
   // AccumulateGrad adds it into .grad only after the node returns (torch/csrc/autograd/functions/
   // accumulate_grad.h: `variable_grad += new_grad` when .grad exists), so one h x i gradient is
-  // alive at this moment (measured in the engine's MLP backward, issue 28).
-  if (p.knobs.zero_stage < 2) out.mlp += a * h * i;
+  // alive at this moment (measured in the engine's MLP backward, issue 28); a mixture's experts run
+  // one after another, so one expert's.
+  if (p.knobs.zero_stage < 2) out.mlp += a * h * (m.is_moe() ? static_cast<double>(m.moe_intermediate_size) : i);
   // By the attention backward the MLP's and the second RMSNorm's saved tensors (its input, the
   // post-attention residual, and its output, the MLP input) and o_proj's input have been
   // released: autograd frees a node's saved tensors right after its backward runs, and o_proj's

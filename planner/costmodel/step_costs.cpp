@@ -21,6 +21,7 @@ struct Shape {
   double s, S, b, h, q, kv, kv_a2a, i, v, a;  // tokens, widths, batch, bytes per element
   int64_t sp;
   int64_t cp = 1;
+  double experts = 0, k = 0;  // a mixture's experts and experts per token (0: dense); i is one expert's width
 };
 
 Shape shape_of(const PlanSpec& p) {
@@ -33,7 +34,11 @@ Shape shape_of(const PlanSpec& p) {
   x.q = m.q_dim();
   x.kv = m.kv_dim();
   x.kv_a2a = kv_width_after_a2a(p);
-  x.i = m.intermediate_size;
+  x.i = m.is_moe() ? m.moe_intermediate_size : m.intermediate_size;
+  if (m.is_moe()) {
+    x.experts = static_cast<double>(m.num_experts);
+    x.k = static_cast<double>(m.experts_per_token);
+  }
   x.v = m.vocab_size;
   x.a = act_bytes(p);
   x.sp = p.knobs.sp;
@@ -58,11 +63,29 @@ double attention_block_flops(const PlanSpec& p, const Shape& x) {
   return causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b) / (cp * cp);
 }
 
+// A mixture runs its experts one after another (transformers' expert loop), each on its share of
+// the k x s routed tokens: the router balanced, s k / E each (imbalance moves tokens between GEMMs
+// of one GPU, so it changes only their efficiency); the router's h x E GEMM over all tokens first.
+// transformers 5's grouped_mm reads the same weights and does the same FLOPs in one launch per
+// projection instead of E: priced as the loop, its E - 1 launches a projection too many are
+// microseconds against a long sequence's GEMMs.
+double experts_tokens(const Shape& x) { return x.s * x.k / x.experts; }
+
 double mlp_fwd_s(const GpuSpec& g, const Shape& x) {
+  if (x.experts > 0) {
+    const double m = experts_tokens(x);
+    return x.experts * (2 * gemm_time_s(g, m, x.i, x.h, x.a) + gemm_time_s(g, m, x.h, x.i, x.a)) +
+           gemm_time_s(g, x.s, x.experts, x.h, x.a);
+  }
   return 2 * gemm_time_s(g, x.s, x.i, x.h, x.a) + gemm_time_s(g, x.s, x.h, x.i, x.a);  // gate, up; down
 }
 
 double mlp_bwd_s(const GpuSpec& g, const Shape& x) {
+  if (x.experts > 0) {
+    const double m = experts_tokens(x);
+    return x.experts * (2 * gemm_bwd_time_s(g, m, x.i, x.h, x.a) + gemm_bwd_time_s(g, m, x.h, x.i, x.a)) +
+           gemm_bwd_time_s(g, x.s, x.experts, x.h, x.a);
+  }
   return 2 * gemm_bwd_time_s(g, x.s, x.i, x.h, x.a) + gemm_bwd_time_s(g, x.s, x.h, x.i, x.a);
 }
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/export/export_internal.hpp"
@@ -441,12 +442,7 @@ Result<ExportFormat> parse_export_format(std::string_view name, const std::strin
 }
 
 Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format, const std::string& plan_path) {
-  const WhereFn where = [](const std::string& key) {
-    if (key == "seq_len") return std::string("key \"seq_len\"");
-    if (key == "num_gpus") return std::string("key \"cluster.num_gpus\"");
-    if (key == "attention" || key == "trainer") return "key \"" + key + "\"";
-    return "key \"knobs." + key + "\"";
-  };
+  const WhereFn where = plan_file_key;
   SPPLAN_RETURN_IF_ERROR(check_plan(plan, where));
   // Whether the format launches the plan's trainer and expresses its knobs: the trainer's record.
   SPPLAN_RETURN_IF_ERROR(check_format_expresses(plan, to_string(format), where));

@@ -92,7 +92,7 @@ TEST(MemoryBand, ItsEdgeIsTheLargestUnderPrediction) {
   EXPECT_EQ(arctic.words(),
             "peak memory predicted from 5.5% under to 1.2% over the measured (2 runs of arctic on h100-80gb): the "
             "answer may be long by up to 5.5% of GPU memory; max-seq answers 1.05-1.13x the lengths of 2 published "
-            "longest runs here, for their knobs (lengths that ran, not edges)");
+            "longest runs of arctic on h100-80gb, for their models and knobs (lengths that ran, not edges)");
   plan.stack.trainer = "engine";
   const MemoryBand engine = memory_band(plan, &*table);
   EXPECT_DOUBLE_EQ(engine.conservative_headroom(0.0), 0.0);

@@ -70,7 +70,7 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
     std::string file, expected;
   } cases[] = {
       {"bad_heads.toml", "bad_heads.toml: key \"num_key_value_heads\": value 4 does not divide num_attention_heads 6 (allowed: a divisor of num_attention_heads)"},
-      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, rope_theta, rms_norm_eps, attention_bias, sliding_window, max_position_embeddings, rope_scaling; closest: \"hidden_size\")"},
+      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, rope_theta, rms_norm_eps, attention_bias, sliding_window, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, rope_scaling; closest: \"hidden_size\")"},
       {"misspelt_required.toml", "misspelt_required.toml: key \"num_hiden_layers\": unknown key (closest allowed: \"num_hidden_layers\", which is required and missing)"},
       {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 10000)"},
       {"missing_vocab.toml", "missing_vocab.toml: key \"vocab_size\": missing (required)"},
@@ -104,9 +104,7 @@ TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
   const struct {
     std::string file, expected;
   } cases[] = {
-      {"mixtral.json", "mixtral.json: key \"num_local_experts\": value 8 is a mixture of experts, which spplan cannot price (allowed: absent, null, 0 or 1; dense decoders only)"},
-      {"qwen3_moe.json", "qwen3_moe.json: key \"num_experts\": value 128 is a mixture of experts"},
-      {"deepseek_v3.json", "deepseek_v3.json: key \"n_routed_experts\": value 256 is a mixture of experts"},
+      {"deepseek_v3.json", "deepseek_v3.json: key \"n_routed_experts\": value 256 is a mixture of experts spplan cannot price yet (allowed: absent, null, 0 or 1; experts as Mixtral's num_local_experts or Qwen3-MoE's num_experts)"},
       {"gemma2.json", "gemma2.json: key \"attn_logit_softcapping\": value 50.0 is logit soft-capping, which spplan cannot price (allowed: absent or null)"},
       {"gelu_mlp.json", "gelu_mlp.json: key \"hidden_act\": value \"gelu\" is an MLP spplan cannot price (allowed: \"silu\", or a gelu in a Gemma config)"},
   };
@@ -123,6 +121,59 @@ TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
   const auto mistral = load_model(kData + "/mistral_v01.json");
   ASSERT_TRUE(mistral.ok()) << mistral.status().message();
   EXPECT_EQ(mistral->sliding_window, 4096);
+}
+
+// Mixtures of experts every layer of which routes over one set of SwiGLU experts are read (issue 42):
+// Mixtral's num_local_experts (experts intermediate_size wide), Qwen3-MoE's num_experts with
+// moe_intermediate_size; what the costmodel does not price, and keys that contradict, are one line.
+TEST(LoadModel, MixturesOfExpertsAreReadAndTheirBadKeysRefused) {
+  const auto mixtral = load_model(kData + "/mixtral.json");
+  ASSERT_TRUE(mixtral.ok()) << mixtral.status().message();
+  EXPECT_EQ(mixtral->num_experts, 8);
+  EXPECT_EQ(mixtral->experts_per_token, 2);
+  EXPECT_EQ(mixtral->moe_intermediate_size, 14336);
+  EXPECT_EQ(mixtral->routed_width(), 2 * 14336);
+  const auto qwen = load_model(kData + "/qwen3_moe.json");
+  ASSERT_TRUE(qwen.ok()) << qwen.status().message();
+  EXPECT_EQ(qwen->num_experts, 128);
+  EXPECT_EQ(qwen->experts_per_token, 8);
+  EXPECT_EQ(qwen->moe_intermediate_size, 768);
+  EXPECT_TRUE(qwen->qk_norm);
+  const std::string base = R"("num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+      "intermediate_size": 128, "vocab_size": 100, "model_type": "qwen3_moe", )";
+  const struct {
+    std::string keys, expected;
+  } cases[] = {
+      {R"("num_experts": 8, "num_experts_per_tok": 9, "moe_intermediate_size": 32)",
+       "config.json: key \"num_experts_per_tok\": value 9 with 8 experts (allowed: 1 to 8)"},
+      {R"("num_experts": 8, "moe_intermediate_size": 32)", "config.json: key \"num_experts_per_tok\": missing (required)"},
+      {R"("num_experts": 8, "num_experts_per_tok": 2)", "config.json: key \"moe_intermediate_size\": missing (required)"},
+      {R"("num_experts": 8, "num_local_experts": 8, "num_experts_per_tok": 2)",
+       "config.json: key \"num_experts\": given beside num_local_experts (allowed: one of them)"},
+      {R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "decoder_sparse_step": 2)",
+       "config.json: key \"decoder_sparse_step\": value 2 is not allowed (allowed: 1: every layer a mixture; dense "
+       "layers between them are not priced yet)"},
+      {R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "mlp_only_layers": [0])",
+       "config.json: key \"mlp_only_layers\": value [0] is not allowed"},
+      {R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "output_router_logits": true)",
+       "config.json: key \"output_router_logits\": value true is not allowed (allowed: false: the router logits every "
+       "layer keeps for the load-balancing loss are not priced yet)"},
+      {R"("num_local_experts": 8, "num_experts_per_tok": 2, "router_jitter_noise": 0.01)",
+       "config.json: key \"router_jitter_noise\": value 0.01 is not allowed"},
+      {R"("num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 64)",
+       "config.json: key \"shared_expert_intermediate_size\": value 64 is a shared expert, which spplan cannot price yet "
+       "(allowed: absent, null or 0)"},
+  };
+  const std::string dir = ::testing::TempDir() + "/moe";
+  std::filesystem::create_directories(dir);
+  for (const auto& c : cases) {
+    std::ofstream(dir + "/config.json") << "{" << base << c.keys << "}";
+    const auto m = load_model(dir + "/config.json");
+    ASSERT_FALSE(m.ok()) << c.keys;
+    EXPECT_EQ(m.status().message().find('\n'), std::string::npos);
+    EXPECT_NE(m.status().message().find(c.expected), std::string::npos) << m.status().message();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // A key the file omits takes the default of the family's transformers config class: GemmaConfig

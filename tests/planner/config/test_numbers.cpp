@@ -123,15 +123,15 @@ TEST(JsonWholeNumbers, FloatsAndValuesBeyondInt64AreRefused) {
   }
 }
 
-// The expert count of a mixture of experts, beyond int64_t: refused as one, not wrapped to -1 and
-// priced as a dense model.
-TEST(JsonWholeNumbers, ExpertCountBeyondInt64IsStillAMixtureOfExperts) {
+// The expert count of a mixture of experts, beyond int64_t: refused as out of range, not wrapped to
+// -1 and priced as a dense model.
+TEST(JsonWholeNumbers, ExpertCountBeyondInt64IsRefused) {
   const auto m = load_model(write("config.json", R"({"num_hidden_layers": 2, "hidden_size": 64,
     "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100,
     "num_local_experts": 18446744073709551615})"));
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("config.json: key \"num_local_experts\": value 18446744073709551615 is a "
-                                      "mixture of experts"),
+  EXPECT_NE(m.status().message().find("config.json: key \"num_local_experts\": value 18446744073709551615 is not "
+                                      "allowed (allowed: a whole number from 1 to 1048576)"),
             std::string::npos)
       << m.status().message();
 }

@@ -11,6 +11,33 @@ namespace {
 
 using testing::llama8b;
 
+// Qwen's model card: 30.5B parameters, 3.3B activated; a token runs through 8 of the 128 experts.
+TEST(ParamCounts, AMixtureCountsEveryExpertAndATokenRunsK) {
+  const ParamCounts c = param_counts(testing::qwen3_30b_a3b());
+  EXPECT_NEAR(c.total / 30.5e9, 1.0, 0.005);
+  EXPECT_DOUBLE_EQ(c.mlp, 128 * 3 * 2048.0 * 768 + 2048.0 * 128);  // experts + router
+  EXPECT_DOUBLE_EQ(c.mlp_active, 8 * 3 * 2048.0 * 768 + 2048.0 * 128);
+  const double active = 48 * (c.attention + c.mlp_active + 2 * 2048.0) + c.embedding + c.lm_head + 2048;
+  EXPECT_NEAR(active / 3.3e9, 1.0, 0.02);
+  const ParamCounts dense = param_counts(load_model("llama-3.1-8b").value());
+  EXPECT_EQ(dense.mlp, dense.mlp_active);
+}
+
+// What a mixture's layer saves per token: its k experts' SwiGLU (4 tensors of the expert width
+// each) and routing: the gathered input and the expert output of each slot, the router's fp32
+// softmax over E, the top-k's int64 indices and fp32 weights.
+TEST(Activations, AMixtureSavesItsExpertsSwiGluAndItsRouting) {
+  PlanSpec p = llama8b(8, 8, 32768);
+  p.model = testing::qwen3_30b_a3b();
+  const double a = 2, h = 2048, k = 8, ie = 768, experts = 128;
+  const double swiglu = 4 * a * k * ie, routing = 2 * k * a * h + 4 * experts + 12 * k;
+  PlanSpec dense_twin = p;  // the same layer with a dense MLP as wide as the k experts together
+  dense_twin.model.num_experts = dense_twin.model.experts_per_token = dense_twin.model.moe_intermediate_size = 0;
+  dense_twin.model.intermediate_size = static_cast<int64_t>(k * ie);
+  EXPECT_DOUBLE_EQ(layer_saved_bytes(p) - layer_saved_bytes(dense_twin), routing * local_tokens(p));
+  EXPECT_DOUBLE_EQ(swiglu, 4 * a * dense_twin.model.intermediate_size);
+}
+
 TEST(ParamCounts, Llama31_8bMatchesPublishedCount) {
   // Per layer: q 4096*4096 + k,v 2*4096*1024 + o 4096*4096 = 41,943,040; MLP 3*4096*14336 =
   // 176,160,768; norms 2*4096 -> 218,112,000. x32 + embedding and lm_head 2*128256*4096 + final

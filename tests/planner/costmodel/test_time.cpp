@@ -17,6 +17,24 @@ PlanSpec plan(int64_t gpus, int64_t sp, int64_t seq) {
   return p;
 }
 
+// A mixture runs each of its E experts on its share of the k x s routed tokens, after the router's
+// h x E GEMM over all of them; its FLOPs count the k experts a token runs through, not all E.
+TEST(Compute, AMixtureRunsEachExpertOnItsShareOfTheTokens) {
+  PlanSpec p = plan(8, 8, 131072);
+  p.model = testing::qwen3_30b_a3b();
+  const GpuSpec& g = p.cluster.gpu;
+  const double s = 131072 / 8, per_expert = s * 8 / 128, a = 2;
+  const double expected = 128 * (2 * gemm_time_s(g, per_expert, 768, 2048, a) + gemm_time_s(g, per_expert, 2048, 768, a)) +
+                          gemm_time_s(g, s, 128, 2048, a);
+  EXPECT_DOUBLE_EQ(step_costs(p).forward.mlp_s, expected);
+  PlanSpec dense_twin = p;
+  dense_twin.model.num_experts = dense_twin.model.experts_per_token = dense_twin.model.moe_intermediate_size = 0;
+  dense_twin.model.intermediate_size = 8 * 768;
+  const double router_flops = 2.0 * 2048 * 128 * 48 * 131072;  // per forward pass of the sequence
+  const double passes = 4;  // forward, backward (2x), recompute: full checkpointing by default
+  EXPECT_NEAR(estimate(p).model_flops_per_step - estimate(dense_twin).model_flops_per_step, passes * router_flops, 1e4);
+}
+
 TEST(Comm, AllToAllWorkedByHand) {
   ClusterSpec c;
   c.gpu = *load_gpu("h100-80gb");

@@ -76,12 +76,23 @@ TEST(ExportMegatron, Qwen25CarriesItsQkvBiasesAndItsContext) {
 TEST(ExportMegatron, EveryPresetCarriesItsNormEpsilon) {
   for (const std::string& name : model_presets()) {
     const PlanSpec p = plan_of(name, 4096);
+    if (p.model.is_moe()) continue;  // Megatron-LM's record refuses mixtures (configs/trainers/megatron.toml)
     const std::string sh = megatron(p);
     const std::string eps = value_of(sh, "--norm-epsilon");
     ASSERT_FALSE(eps.empty()) << name;
     EXPECT_EQ(std::stod(eps), p.model.rms_norm_eps) << name << ": " << eps;
     EXPECT_EQ(std::stod(value_of(sh, "--rotary-base")), p.model.rope_theta) << name;
   }
+}
+
+// A mixture is refused by Megatron-LM's record, naming the model and its experts (issue 42).
+TEST(ExportMegatron, AMixtureOfExpertsIsRefusedWithOneLine) {
+  const PlanSpec p = plan_of("mixtral-8x7b", 4096);
+  const auto text = export_plan(p, ExportFormat::kMegatron);
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().message().rfind("key \"model\": value \"mixtral-8x7b\" (8 experts) is not run by trainer \"megatron\"", 0), 0u)
+      << text.status().message();
+  EXPECT_NE(text.status().message().find("allowed: a dense model, or a trainer that runs experts"), std::string::npos);
 }
 
 TEST(ExportMegatron, RotaryBaseIsWrittenAsTheWholeNumberArgparseTakes) {
