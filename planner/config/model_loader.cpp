@@ -286,6 +286,19 @@ Status read_sliding_window(const std::string& path, const nlohmann::json& j, con
   constexpr int64_t kMistralDefaultWindow = 4096;  // transformers MistralConfig.sliding_window
   const int64_t fallback = type == "mistral" && !j.contains("sliding_window") ? kMistralDefaultWindow : 0;
   if (fallback == 0 && !(j.contains("sliding_window") && !j["sliding_window"].is_null())) return Status::ok();
+  // Qwen2-style configs window only the layers from max_window_layers on (transformers Qwen2Config's
+  // layer_types: "sliding_attention" when i >= max_window_layers): none past the last layer, all
+  // from 0; windowed and full layers in one model are not priced.
+  if (j.contains("max_window_layers") && !j["max_window_layers"].is_null() && j.contains("num_hidden_layers")) {
+    const auto& first = j["max_window_layers"];
+    if (!first.is_number_unsigned()) return json_bad_value(path, "max_window_layers", first, "a whole number from 0");
+    if (first.get<uint64_t>() >= j["num_hidden_layers"].get<uint64_t>()) return Status::ok();  // no windowed layer
+    if (first.get<uint64_t>() > 0) {
+      return json_bad_value(path, "max_window_layers", first,
+                            "0 or at least num_hidden_layers: windowed and full-attention layers in one model are "
+                            "not priced yet");
+    }
+  }
   return json_int(path, j, "sliding_window", fallback, kMaxDim, window);
 }
 

@@ -64,6 +64,33 @@ Status check_plan(const PlanSpec& plan, const WhereFn& where) {
   return check_trainer_runs(plan, where);
 }
 
+// A window shorter than the sequence changes which keys a query sees. It is priced (each query
+// attends to its last w keys: costmodel/compute.hpp causal_attention_fwd_flops) where the stack
+// hands the window to a FlashAttention kernel; a stack that runs full causal attention (the
+// engine) would train another model, SDPA would get the window as a dense [q, kv] mask
+// (transformers masking_utils: no flash kernel, O(s^2) memory), and a ring would need only the
+// blocks the window reaches; none of those is priced, each is refused.
+static Status check_sliding_window(const PlanSpec& plan, const WhereFn& where) {
+  const ModelSpec& m = plan.model;
+  if (m.sliding_window <= 0 || plan.seq_len <= m.sliding_window) return Status::ok();
+  const std::string longer = where("seq_len") + ": value " + std::to_string(plan.seq_len) + " is longer than " + m.name +
+                             "'s sliding_window " + std::to_string(m.sliding_window);
+  const std::string inside = "at most " + std::to_string(m.sliding_window) + " tokens";
+  if (!plan.stack.sliding_window_attention) {
+    return Status::invalid(longer + ", and trainer \"" + plan.stack.trainer + "\" runs full causal attention (allowed: " +
+                           inside + ", or a trainer that runs the window)");
+  }
+  if (plan.stack.attention == AttentionKernel::kSdpa) {
+    return Status::invalid(longer + ", which SDPA runs through a dense [q, kv] mask, not priced (allowed: " + inside +
+                           ", or --attention flash2 or flash3)");
+  }
+  if (plan.knobs.cp > 1) {
+    return Status::invalid(longer + ", and ring attention over a sliding window is not priced (allowed: " + inside +
+                           ", or cp 1)");
+  }
+  return Status::ok();
+}
+
 Status check_plan_shape(const PlanSpec& plan, const WhereFn& where) {
   const Knobs& k = plan.knobs;
   const ModelSpec& m = plan.model;
@@ -71,14 +98,7 @@ Status check_plan_shape(const PlanSpec& plan, const WhereFn& where) {
     return Status::invalid(where("seq_len") + ": value " + std::to_string(plan.seq_len) +
                            " is not allowed (allowed: a positive token count)");
   }
-  // A window shorter than the sequence changes which keys a query sees; spplan prices and the
-  // engine runs full causal attention, which equals the windowed one only up to the window.
-  if (m.sliding_window > 0 && plan.seq_len > m.sliding_window) {
-    return Status::invalid(where("seq_len") + ": value " + std::to_string(plan.seq_len) + " is longer than " + m.name +
-                           "'s sliding_window " + std::to_string(m.sliding_window) + " (allowed: at most " +
-                           std::to_string(m.sliding_window) +
-                           " tokens; sliding-window attention is neither priced nor run)");
-  }
+  SPPLAN_RETURN_IF_ERROR(check_sliding_window(plan, where));
   if (k.sp < 1 || k.sp > plan.cluster.num_gpus || plan.cluster.num_gpus % k.sp != 0 || !sp_fits_heads(m, k.sp)) {
     return Status::invalid(where("sp") + ": value " + std::to_string(k.sp) + " is not valid for " + m.name + " (" +
                            std::to_string(m.num_attention_heads) + " heads, " + std::to_string(m.num_key_value_heads) +

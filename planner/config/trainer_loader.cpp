@@ -37,6 +37,7 @@ constexpr StackFlag kStackFlags[] = {
     {"tiled_mlp_fused_swiglu", &TrainingStack::tiled_mlp_fused_swiglu},
     {"ulysses_one_exchange", &TrainingStack::ulysses_one_exchange},
     {"rope_half_tables", &TrainingStack::rope_half_tables},
+    {"sliding_window_attention", &TrainingStack::sliding_window_attention},
     {"reduces_after_backward", &TrainingStack::reduces_after_backward}};
 
 const StackFlag* stack_flag(const std::string& key) {

@@ -102,6 +102,9 @@ struct TrainingStack {
   bool ulysses_one_exchange = false;
   // RoPE's cos and sin as [s, d/2] tables (else repeated to [s, d]).
   bool rope_half_tables = false;
+  // A model's sliding window reaches the FlashAttention kernel (window_size), so a sequence longer
+  // than the window runs windowed attention; without it only sequences inside the window are run.
+  bool sliding_window_attention = false;
   // Below ZeRO 2, gradients reduced after the backward bucket by bucket through converted copies
   // freed at once, where DeepSpeed keeps its IPG bucket allocated and reduces during the backward.
   bool reduces_after_backward = false;

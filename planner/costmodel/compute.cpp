@@ -76,9 +76,13 @@ double attention_bwd_time_s(const GpuSpec& g, AttentionKernel kernel, double fwd
          g.attention_fixed_s;
 }
 
-double causal_attention_fwd_flops(double seq, double heads, double head_dim, double batch) {
-  // 2 matmuls (QK^T, PV) of 2*s*s*d FLOPs per head; causal masking skips half.
-  return batch * heads * 2.0 * (2.0 * seq * seq * head_dim) / 2.0;
+double causal_attention_fwd_flops(double seq, double heads, double head_dim, double batch, double window) {
+  // 2 matmuls (QK^T, PV) of 2 d FLOPs per (query, key) pair and head. Causal: s^2 / 2 pairs. A
+  // window of w keys (each query sees its last w, itself included: transformers'
+  // sliding_window_overlay, FlashAttention's window_size (w - 1, 0)): s w - w^2 / 2 pairs once s > w,
+  // the same s^2 / 2 at s = w (FlashAttention skips the key blocks wholly outside the window).
+  const double pairs = window > 0 && seq > window ? seq * window - window * window / 2.0 : seq * seq / 2.0;
+  return batch * heads * 2.0 * 2.0 * head_dim * pairs;
 }
 
 }  // namespace spplan::costmodel

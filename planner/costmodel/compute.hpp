@@ -29,7 +29,8 @@ double attention_fwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double f
 double attention_bwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double fwd_flops, double elem_bytes);
 
 // Causal attention forward FLOPs of one rank: QK^T and PV over `seq` tokens for `heads` heads of
-// `head_dim`, half of the s x s square (causal), `batch` sequences.
-double causal_attention_fwd_flops(double seq, double heads, double head_dim, double batch);
+// `head_dim`, half of the s x s square (causal), `batch` sequences; with a sliding `window` (> 0)
+// each query's last `window` keys only.
+double causal_attention_fwd_flops(double seq, double heads, double head_dim, double batch, double window = 0);
 
 }  // namespace spplan::costmodel

@@ -60,7 +60,8 @@ double fused_loss_chunks(const Shape& x) { return std::ceil(x.s / liger_chunk_to
 double attention_block_flops(const PlanSpec& p, const Shape& x) {
   const double heads = static_cast<double>(p.model.num_attention_heads) / x.sp;
   const double cp = static_cast<double>(x.cp);
-  return causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b) / (cp * cp);
+  return causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b, static_cast<double>(p.model.sliding_window)) /
+         (cp * cp);  // a window with a ring is refused (plan_rules.cpp check_sliding_window)
 }
 
 // A mixture runs its experts one after another (transformers' expert loop), each on its share of

@@ -139,7 +139,8 @@ TEST(EngineHfWeights, BrokenFoldersAreBadInputNamingFileAndTensor) {
       {folder("o_bias", {}, with(R"("attention_bias": true)")), {},
        "config.json: key \"attention_bias\": value true is not implemented in the engine (allowed: false)"},
       {folder("window", {}, with(R"("sliding_window": 128)")), {},
-       "'s sliding_window 128 (allowed: at most 128 tokens; sliding-window attention is neither priced nor run)"},
+       "'s sliding_window 128, and trainer \"engine\" runs full causal attention (allowed: at most 128 tokens, or a "
+       "trainer that runs the window)"},
       {good, {"--resume", good}, "--init-from: not allowed with --resume"},
   };
   for (const Case& c : cases) {

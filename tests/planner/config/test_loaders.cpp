@@ -118,6 +118,21 @@ TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
   EXPECT_TRUE(load_model(kData + "/qwen2_window_off.json").ok());
   // A window is full attention up to its length: the model loads, and check_plan refuses a longer
   // sequence (test_rope_scaling.cpp).
+  // Qwen2 windows the layers from max_window_layers on: none past the last, all from 0, mixed refused.
+  const std::string qwen2 = R"({"model_type": "qwen2", "num_hidden_layers": 28, "hidden_size": 64,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "use_sliding_window": true,
+      "sliding_window": 4096, "max_window_layers": )";
+  const std::string dir = ::testing::TempDir() + "/qwen2_window";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/config.json") << qwen2 << "28}";
+  EXPECT_EQ(load_model(dir + "/config.json")->sliding_window, 0);
+  std::ofstream(dir + "/config.json") << qwen2 << "0}";
+  EXPECT_EQ(load_model(dir + "/config.json")->sliding_window, 4096);
+  std::ofstream(dir + "/config.json") << qwen2 << "21}";
+  EXPECT_EQ(load_model(dir + "/config.json").status().message(),
+            dir + "/config.json: key \"max_window_layers\": value 21 is not allowed (allowed: 0 or at least "
+                  "num_hidden_layers: windowed and full-attention layers in one model are not priced yet)");
+  std::filesystem::remove_all(dir);
   const auto mistral = load_model(kData + "/mistral_v01.json");
   ASSERT_TRUE(mistral.ok()) << mistral.status().message();
   EXPECT_EQ(mistral->sliding_window, 4096);

@@ -9,6 +9,7 @@
 
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 
 namespace spplan {
 namespace {
@@ -151,8 +152,10 @@ TEST(LoadModel, Qwen2BiasesAndMistralWindows) {
   EXPECT_EQ(llama31->rope_scaling.original_max_position_embeddings, 8192);
 }
 
-// A window at least as long as the sequence is full causal attention; a shorter one is refused.
-TEST(PlanRules, SlidingWindowMustCoverTheSequence) {
+// A window at least as long as the sequence is full causal attention. A shorter one runs where the
+// stack hands it to a FlashAttention kernel (issue 42); the engine's full causal attention, SDPA's
+// dense mask and a ring over a window are refused, each with one line.
+TEST(PlanRules, ASequenceLongerThanTheWindowRunsWhereTheWindowIsRun) {
   PlanSpec plan;
   plan.model = *load_model("mistral-7b");
   plan.model.sliding_window = 4096;
@@ -160,13 +163,25 @@ TEST(PlanRules, SlidingWindowMustCoverTheSequence) {
   plan.cluster.num_gpus = 8;
   plan.knobs.sp = 8;
   plan.seq_len = 4096;
+  plan.stack = trainer_stack("engine");
   EXPECT_TRUE(check_plan(plan, flag_where).is_ok());
   plan.seq_len = 8192;
-  const Status s = check_plan(plan, flag_where);
-  ASSERT_FALSE(s.is_ok());
-  EXPECT_EQ(s.message(),
-            "--seq: value 8192 is longer than mistral-7b's sliding_window 4096 (allowed: at most 4096 tokens; "
-            "sliding-window attention is neither priced nor run)");
+  EXPECT_EQ(check_plan(plan, flag_where).message(),
+            "--seq: value 8192 is longer than mistral-7b's sliding_window 4096, and trainer \"engine\" runs full causal "
+            "attention (allowed: at most 4096 tokens, or a trainer that runs the window)");
+  plan.stack = trainer_stack("arctic");  // FlashAttention 2 with window_size
+  EXPECT_TRUE(check_plan(plan, flag_where).is_ok()) << check_plan(plan, flag_where).message();
+  plan.stack.attention = AttentionKernel::kSdpa;
+  EXPECT_EQ(check_plan_shape(plan, flag_where).message(),
+            "--seq: value 8192 is longer than mistral-7b's sliding_window 4096, which SDPA runs through a dense [q, kv] "
+            "mask, not priced (allowed: at most 4096 tokens, or --attention flash2 or flash3)");
+  plan.stack = trainer_stack("hf");
+  plan.knobs.sp = 1;
+  plan.knobs.cp = 8;
+  plan.stack.attention = AttentionKernel::kFlash2;
+  EXPECT_EQ(check_plan_shape(plan, flag_where).message(),
+            "--seq: value 8192 is longer than mistral-7b's sliding_window 4096, and ring attention over a sliding "
+            "window is not priced (allowed: at most 4096 tokens, or cp 1)");
 }
 
 // A plan file carries the scaling, the biases and the window: `spplan run --plan` trains the model

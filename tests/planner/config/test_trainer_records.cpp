@@ -126,7 +126,7 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
       "loop_holds_logits = true\noffloaded_checkpoints_on_device = 1\noffloaded_checkpoints_only_while_running = true\n"
       "reentrant_checkpoint = true\nfused_layer_kernels = false\nfused_layer_kernels_with_tiled_loss = false\n"
       "step_upcasts_whole_partition = false\nfp32_norms_fused_on_gpu = false\ntiled_mlp_fused_swiglu = false\n"
-      "ulysses_one_exchange = false\nrope_half_tables = false\nreduces_after_backward = false\n";
+      "ulysses_one_exchange = false\nrope_half_tables = false\nreduces_after_backward = false\nsliding_window_attention = false\n";
   const std::string one_format = "[layouts.none]\nattention = \"flash2\"\n[[formats]]\nname = \"arctic\"\n";
   const struct {
     const char* file;

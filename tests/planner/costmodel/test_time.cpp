@@ -35,6 +35,18 @@ TEST(Compute, AMixtureRunsEachExpertOnItsShareOfTheTokens) {
   EXPECT_NEAR(estimate(p).model_flops_per_step - estimate(dense_twin).model_flops_per_step, passes * router_flops, 1e4);
 }
 
+// A sliding window of w keys: s w - w^2 / 2 (query, key) pairs once s > w, the causal s^2 / 2 up to
+// it; the step prices the windowed attention (each query sees its last w keys).
+TEST(Compute, ASlidingWindowAttendsToTheLastWKeys) {
+  EXPECT_DOUBLE_EQ(causal_attention_fwd_flops(4096, 32, 128, 1, 4096), causal_attention_fwd_flops(4096, 32, 128, 1));
+  EXPECT_DOUBLE_EQ(causal_attention_fwd_flops(65536, 32, 128, 1, 4096), 32 * 4.0 * 128 * (65536.0 * 4096 - 4096.0 * 4096 / 2));
+  PlanSpec p = plan(8, 8, 65536);
+  p.model = load_model("mistral-7b").value();
+  const double full = step_costs(p).forward.attention_s;
+  p.model.sliding_window = 4096;
+  EXPECT_LT(step_costs(p).forward.attention_s, full / 5);  // 8.3x fewer pairs, and the kernel's fixed cost
+}
+
 TEST(Comm, AllToAllWorkedByHand) {
   ClusterSpec c;
   c.gpu = *load_gpu("h100-80gb");
