@@ -45,7 +45,11 @@ def importable(module):
 
 
 # name: (plan TOML body after seq_len, GPUs, micro batch, grad accumulation, sp, zero, bf16)
-PRESETS = '[model]\npreset = "llama-3.1-8b"\n[gpu]\npreset = "h100-80gb"\n'
+def presets(model):
+    return f'[model]\npreset = "{model}"\n[gpu]\npreset = "h100-80gb"\n'
+
+
+PRESETS = presets("llama-3.1-8b")
 PLANS = {
     "one_node_alst": (PRESETS + "[cluster]\nnum_gpus = 8\n[knobs]\nsp = 8\nzero_stage = 3\n"
                       'offload_optimizer = "cpu"\nact_ckpt = "full"\ntiled_mlp = true\ntiled_loss = true\n',
@@ -54,6 +58,23 @@ PLANS = {
                       'act_ckpt = "full"\nmicro_batch = 2\ngrad_accum_steps = 4\n', 16, 2, 4, 4, 2, True),
     "fp32_sp2": (PRESETS + "[cluster]\nnum_gpus = 2\n[knobs]\nsp = 2\nzero_stage = 1\nprecision = \"fp32\"\n",
                  2, 1, 1, 2, 1, False),
+    # A mixture of experts (issue 42): the same formats, the model's own config.json for ArcticTraining.
+    "moe_qwen3_30b": (presets("qwen3-30b-a3b") + "[cluster]\nnum_gpus = 8\n[knobs]\nsp = 8\nzero_stage = 3\n"
+                      'offload_optimizer = "cpu"\nact_ckpt = "full"\ntiled_loss = true\n', 8, 1, 1, 8, 3, True),
+}
+
+# The config.json each plan's model is read from by ArcticTraining's validators (its Hub file's keys).
+MODEL_CONFIGS = {
+    "llama-3.1-8b": {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+                     "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+                     "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
+                     "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "tie_word_embeddings": False},
+    "qwen3-30b-a3b": {"architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 2048,
+                      "intermediate_size": 6144, "moe_intermediate_size": 768, "num_hidden_layers": 48,
+                      "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936,
+                      "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": True,
+                      "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 40960,
+                      "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": False},
 }
 
 
@@ -99,14 +120,12 @@ def check_arctic(name, plan_path, gpus, sp, mb, bf16):
     dscomm.get_rank = lambda *a, **k: 0
     dscomm.get_local_rank = lambda *a, **k: 0
     from arctic_training.config.trainer import get_config
-    model_dir = os.path.join(work, "llama-3.1-8b")
+    model = next(m for m in MODEL_CONFIGS if f'preset = "{m}"' in open(plan_path).read())
+    model_dir = os.path.join(work, model)
     os.makedirs(model_dir, exist_ok=True)
     with open(os.path.join(model_dir, "config.json"), "w") as f:
-        json.dump({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
-                   "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
-                   "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072,
-                   "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "tie_word_embeddings": False}, f)
-    text = export(plan_path, "arctic").replace("name_or_path: llama-3.1-8b", "name_or_path: " + model_dir)
+        json.dump(MODEL_CONFIGS[model], f)
+    text = export(plan_path, "arctic").replace("name_or_path: " + model, "name_or_path: " + model_dir)
     arctic_path = os.path.join(work, name + ".arctic.yml")
     with open(arctic_path, "w") as f:
         f.write(text)
@@ -207,6 +226,17 @@ for name, (body, gpus, mb, ga, sp, zero, bf16) in PLANS.items():
                   "cannot be expressed for --format arctic" in r.stderr, r.stderr.strip())
         else:
             check_arctic(name, plan_path, gpus, sp, mb, bf16)
+
+# The costmodel gathers a mixture's whole expert set per layer under ZeRO-3, as DeepSpeed does for a
+# leaf module: the pinned DeepSpeed makes both priced families' MoE blocks leaves by default.
+if have_ds:
+    try:
+        from deepspeed.runtime.zero.leaf_module_config import DEFAULT_LEAF_MODULE_CLASSES as leaves
+        for block in ("transformers.models.qwen3_moe.modeling_qwen3_moe.Qwen3MoeSparseMoeBlock",
+                      "transformers.models.mixtral.modeling_mixtral.MixtralSparseMoeBlock"):
+            check(f"DeepSpeed's default ZeRO-3 leaf modules hold {block.rsplit('.', 1)[1]}", block in leaves, str(leaves))
+    except ImportError as e:
+        check("DeepSpeed's default ZeRO-3 leaf modules", False, f"{type(e).__name__}: {e}")
 
 # Ring attention: a ring-only plan goes to Accelerate's FSDP2 + context parallel, read back by
 # accelerate's own config loader and validated by its ParallelismConfig and
