@@ -35,7 +35,7 @@ RentModel::RentModel(QObject* parent) : QAbstractTableModel(parent) {
   connect(&m_watcher, &QFutureWatcher<search::RentTable>::finished, this, &RentModel::onPriced);
 }
 
-RentModel::~RentModel() { m_watcher.waitForFinished(); }  // its worker reads this model's trust table
+RentModel::~RentModel() { m_watcher.waitForFinished(); }  // no worker outlives the model
 
 int RentModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : static_cast<int>(m_rows.size()); }
 
@@ -139,10 +139,14 @@ QVariant RentModel::headerData(int section, Qt::Orientation orientation, int rol
   return QString::fromLatin1(kHeaders[section]);
 }
 
-search::RentTable RentModel::price(const Request& request) const {
+RentModel::Request RentModel::request(const PlanSpec& base, const search::KnobConstraints& constraints) const {
+  return {base, constraints, m_trust ? std::optional<MeasuredAccuracy>(m_trust->measured()) : std::nullopt};
+}
+
+search::RentTable RentModel::price(const Request& request) {
   search::RentShapes shapes;
-  shapes.accuracy = m_trust ? &m_trust->measured() : nullptr;  // each preset ranked against its own error
-  return search::rent_options_with_own(request.first, request.second, shapes);
+  shapes.accuracy = request.accuracy ? &*request.accuracy : nullptr;  // each preset ranked against its own error
+  return search::rent_options_with_own(request.base, request.constraints, shapes);
 }
 
 void RentModel::show(search::RentTable table) {
@@ -156,22 +160,20 @@ void RentModel::show(search::RentTable table) {
 
 void RentModel::setBase(const PlanSpec& base, const search::KnobConstraints& constraints) {
   finishPricing();  // a pricing still running would replace these rows when it ends
-  show(price({base, constraints}));
+  show(price(request(base, constraints)));
 }
 
 void RentModel::setBaseAsync(const PlanSpec& base, const search::KnobConstraints& constraints) {
   if (isPricing()) {
-    m_next = Request{base, constraints};
+    m_next = request(base, constraints);
     return;
   }
-  startPricing({base, constraints});
+  startPricing(request(base, constraints));
 }
 
 void RentModel::startPricing(Request request) {
   m_shown = false;
-  // The worker reads its own copy of the request and the measured-accuracy table, which nothing
-  // writes after loading (MainWindow owns it and outlives the model); ~RentModel waits for it.
-  m_watcher.setFuture(QtConcurrent::run([this, request = std::move(request)] { return price(request); }));
+  m_watcher.setFuture(QtConcurrent::run([request = std::move(request)] { return price(request); }));
   Q_EMIT pricingStarted();
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "planner/accuracy/measured_accuracy.hpp"
 #include "planner/search/rent.hpp"
 
 namespace spplan::gui {
@@ -73,8 +74,15 @@ class RentModel : public QAbstractTableModel {
 
  private:
   using Row = search::RentOption;
-  using Request = std::pair<PlanSpec, search::KnobConstraints>;
-  search::RentTable price(const Request& request) const;
+  // What one pricing reads: its own copies, the measured accuracy included (a worker may still run
+  // while the window that owns the trust table is torn down; ~RentModel waits for it).
+  struct Request {
+    PlanSpec base;
+    search::KnobConstraints constraints;
+    std::optional<MeasuredAccuracy> accuracy;
+  };
+  Request request(const PlanSpec& base, const search::KnobConstraints& constraints) const;
+  static search::RentTable price(const Request& request);
   void show(search::RentTable table);
   void startPricing(Request request);
   void showPricedOrNext();  // the finished pricing's rows, or the pricing asked meanwhile

@@ -3,6 +3,7 @@
 // --screenshots mode (the measured accuracy beside the predictions: tst_gui_trust). Numbers are
 // checked against the library calls the CLI makes.
 #include <QAbstractItemModelTester>
+#include <memory>
 #include <QComboBox>
 #include <QFontMetricsF>
 #include <QImage>
@@ -225,6 +226,17 @@ class TestGuiViews : public QObject {
     QCOMPARE(model.index(0, RentModel::MaxSeqColumn).data(RentModel::ValueRole),
              [&] { RentModel at; at.setBase(base); return at.index(0, RentModel::MaxSeqColumn).data(RentModel::ValueRole); }());
     model.setBaseAsync(last);  // destroyed while pricing: ~RentModel waits for its worker
+  }
+
+  // Closing the window while What to rent prices: the worker reads its own copies (the trust table
+  // the window owns dies first), and the model waits for it.
+  void closingTheWindowWhileRentPricesIsSafe() {
+    auto window = std::make_unique<MainWindow>();
+    window->setInputs(knownOptions());
+    window->tabs()->setCurrentIndex(PlanTabs::RentTab);
+    window->recomputeNow();
+    QVERIFY(window->tabs()->rentModel()->isPricing());
+    window.reset();
   }
 
   void rentRowsAreTheSearchesPerGpuAndShape() {
