@@ -98,6 +98,13 @@ MainWindow::MainWindow(QWidget* parent)
   // A header click sorts (PlanTableModel::sort); the search's ranking first.
   m_table->horizontalHeader()->setSortIndicator(PlanTableModel::RankColumn, Qt::AscendingOrder);
   m_table->setSortingEnabled(true);
+  // A sort moves the rows under the views: they follow the selected plan to its new row (the
+  // memory chart maps a row number, the banner reads one).
+  connect(m_planModel, &QAbstractItemModel::layoutChanged, this, [this] {
+    const QModelIndex current = m_table->currentIndex();
+    m_selectedRow = -1;  // the same row number may now hold another plan
+    selectRow(current.isValid() ? current.row() : -1);
+  });
   connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
           [this](const QModelIndex& current) { selectRow(current.isValid() ? current.row() : -1); });
   m_exportBar = new ExportBar(central);

@@ -71,6 +71,7 @@ class MainWindow : public QMainWindow {
   QLabel* bannerLabel() const { return m_bannerLabel; }
   QLabel* trustLabel() const { return m_trustLabel; }
   QTableView* planTable() const { return m_table; }
+  int selectedRow() const { return m_selectedRow; }  // the row the tabs and the banner show
 
  protected:
   void closeEvent(QCloseEvent* event) override;

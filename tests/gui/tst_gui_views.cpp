@@ -13,6 +13,7 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QSettings>
+#include <QTableView>
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTabWidget>
@@ -541,6 +542,22 @@ class TestGuiViews : public QObject {
     const spplan::costmodel::Estimate& e = window.planModel()->planAt(0).estimate;
     QCOMPARE(window.tabs()->hostMemoryLine(), spplan::gui::hostMemoryDetail(e));
     QVERIFY(window.tabs()->hostMemoryLine().startsWith(QStringLiteral("Host memory per node: ")));
+  }
+
+  // Sorting the plan table moves the selected plan's row: the tabs and the banner follow it.
+  void sortingKeepsTheViewsOnTheSelectedPlan() {
+    MainWindow window;
+    window.setInputs(knownOptions());
+    window.recomputeNow();
+    QVERIFY(window.planModel()->rowCount() > 2);
+    const std::string best = spplan::plan_to_toml(window.planModel()->planAt(0).plan);
+    QCOMPARE(window.selectedRow(), 0);
+    window.planTable()->sortByColumn(PlanTableModel::RankColumn, Qt::DescendingOrder);  // the best goes last
+    const int row = window.planTable()->currentIndex().row();
+    QCOMPARE(row, window.planModel()->rowCount() - 1);
+    QCOMPARE(spplan::plan_to_toml(window.planModel()->planAt(row).plan), best);  // the selection followed its plan
+    QCOMPARE(window.selectedRow(), row);                                         // and so did the views
+    QCOMPARE(window.tabs()->hostMemoryLine(), spplan::gui::hostMemoryDetail(window.planModel()->planAt(row).estimate));
   }
 
   void keyboardReachesTabsAndInputs() {
