@@ -203,13 +203,13 @@ void PlanTableModel::applySort() {
   for (size_t r = 0; r < order.size(); ++r) order[r] = r;
   // The search's order first, so equal keys keep it in either direction.
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return m_places[a] < m_places[b]; });
-  // The key of a row in the sort column: its number, or for text columns (offloads, tiling) its words.
-  const auto key = [&](size_t r) { return data(index(static_cast<int>(r), m_sortColumn), ValueRole); };
+  // Each row's key in the sort column, read once (a re-plan sorts thousands of rows): its number,
+  // or for text columns (offloads, tiling) its words.
+  std::vector<QVariant> keys(m_rows.size());
+  for (size_t r = 0; r < keys.size(); ++r) keys[r] = data(index(static_cast<int>(r), m_sortColumn), ValueRole);
+  const bool numeric = !keys.empty() && keys[0].canConvert<double>() && keys[0].typeId() != QMetaType::QString;
   const auto less = [&](size_t a, size_t b) {
-    const QVariant ka = key(a), kb = key(b);
-    const bool numeric = ka.canConvert<double>() && ka.typeId() != QMetaType::QString;
-    if (numeric) return ka.toDouble() < kb.toDouble();
-    return ka.toString() < kb.toString();
+    return numeric ? keys[a].toDouble() < keys[b].toDouble() : keys[a].toString() < keys[b].toString();
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return m_sortOrder == Qt::AscendingOrder ? less(a, b) : less(b, a); });
