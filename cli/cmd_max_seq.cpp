@@ -55,15 +55,17 @@ int cmd_max_seq(int argc, const char* const* argv) {
   const MemoryBand band = memory_band(*base, measured_accuracy());
   PlanSpec at_edge = *base;
   at_edge.memory_headroom = band.conservative_headroom(base->memory_headroom);
-  const std::optional<search::RankedPlan> edge = search::max_seq_searched(at_edge, granularity, *constraints);
+  const auto longest = [&](const PlanSpec& plan) { return search::max_seq_searched(plan, granularity, *constraints); };
+  const std::optional<search::RankedPlan> edge = longest(at_edge);
   const bool conservative = args->has("conservative");
   // The answer keeps the allocator slack allowance (the safe side); the same search without it is
-  // the most that could run when the allocator leaves nothing stranded: the margin, stated.
-  const std::optional<search::RankedPlan> best =
-      conservative ? edge : search::max_seq_searched(*base, granularity, *constraints);
+  // the most that could run when the allocator leaves nothing stranded: the margin, stated. With
+  // nothing measured beyond the headroom asked, the edge is the answer: searched once.
+  const bool edge_is_answer = conservative || at_edge.memory_headroom == base->memory_headroom;
+  const std::optional<search::RankedPlan> best = edge_is_answer ? edge : longest(*base);
   PlanSpec no_slack = conservative ? at_edge : *base;
   no_slack.cluster.gpu.allocator_fragmentation = 0.0;
-  const std::optional<search::RankedPlan> upper = search::max_seq_searched(no_slack, granularity, *constraints);
+  const std::optional<search::RankedPlan> upper = longest(no_slack);
   if (!best) {  // nothing fits, or nothing was priced: the trainer runs or launches no knob set here
     search::SearchResult excluded;
     PlanSpec probe = *base;
