@@ -35,10 +35,12 @@ Result<nlohmann::json> scalar_table_json(const KeyReader& r, const std::string& 
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [key, value] : *node.as_table()) {
     const std::string k(key.str());
-    if (auto v = value.value<int64_t>(); v && value.is_integer()) {
-      j[k] = *v;
-    } else if (auto f = value.value<double>(); f && value.is_floating_point()) {
-      j[k] = *f;
+    // By the node's type first: toml++'s value<int64_t>() converts a float, and a float beyond
+    // int64's range is undefined behaviour there (as KeyReader::read_int, toml_reader.cpp).
+    if (const auto* integer = value.as_integer()) {
+      j[k] = integer->get();
+    } else if (const auto* real = value.as_floating_point()) {
+      j[k] = real->get();
     } else if (auto b = value.value<bool>()) {
       j[k] = *b;
     } else if (auto str = value.value<std::string>()) {

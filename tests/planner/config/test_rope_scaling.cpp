@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -129,6 +130,21 @@ Json dense(const std::string& type) {
 
 // Qwen2's q/k/v biases come from the model type (no key says so) and are counted; Mistral's
 // window is 4096 when config.json omits it (transformers' MistralConfig default), none when null.
+// A model TOML's [rope_scaling] is read by the node's type: a float beyond int64's range where a
+// whole number belongs is one line, not toml++'s undefined float-to-integer conversion (found by
+// scripts/fuzz.sh on model_toml; fuzz/regressions/model_toml/rope_scaling_float_beyond_int64_cast).
+TEST(LoadModel, ATomlRopeTableKeepsEachValuesType) {
+  const std::string path = std::filesystem::temp_directory_path() / "spplan_rope_float.toml";
+  std::ofstream(path) << "name = \"t\"\nnum_hidden_layers = 2\nhidden_size = 64\nnum_attention_heads = 4\n"
+                         "intermediate_size = 128\nvocab_size = 100\nmax_position_embeddings = 4096\n[rope_scaling]\n"
+                         "rope_type = \"llama3\"\nfactor = 8.0\nlow_freq_factor = 1.0\nhigh_freq_factor = 4.0\n"
+                         "original_max_position_embeddings = 1e56\n";
+  EXPECT_EQ(load_model(path).status().message(),
+            path + ": key \"rope_scaling.original_max_position_embeddings\": value 1e+56 is not allowed (allowed: a "
+                   "whole number from 1 to 1099511627776)");
+  std::remove(path.c_str());
+}
+
 TEST(LoadModel, Qwen2BiasesAndMistralWindows) {
   const auto qwen2 = load_model(write_json("qwen2", dense("qwen2")));
   ASSERT_TRUE(qwen2.ok()) << qwen2.status().message();
