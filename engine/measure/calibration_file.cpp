@@ -47,6 +47,10 @@ GpuSpec calibrated_spec(const Calibration& c) {
   g.fp32_attention_bwd_efficiency = c.attention_bwd_fp32.fit.efficiency(g.fp32_tflops * kTera);
   // The intercept of the dtype the engine runs in (bf16 on a GPU, fp32 on a CPU), as matmul_fixed_s.
   g.attention_fixed_s = (c.cuda ? c.attention_fwd : c.attention_fwd_fp32).fit.fixed_s;
+  g.attention_bwd_fixed_s = (c.cuda ? c.attention_bwd : c.attention_bwd_fp32).fit.fixed_s;
+  // The engine's kernel is the one measured; the written file has no SDPA keys, which read as these.
+  g.sdpa_attention_fixed_s = g.attention_fixed_s;
+  g.sdpa_attention_bwd_fixed_s = g.attention_bwd_fixed_s;
   g.elementwise_efficiency = c.elementwise_pooled.fit.efficiency(g.hbm_GBps * kGiga);
   if (c.elementwise_fp32) g.fp32_elementwise_efficiency = c.elementwise_fp32->fit.efficiency(g.hbm_GBps * kGiga);
   g.kernel_launch_s = c.launch_s;
@@ -125,6 +129,8 @@ std::string calibration_toml(const Calibration& c) {
   attention("fp32_attention_bwd_efficiency", g.fp32_attention_bwd_efficiency, c.attention_bwd_fp32);
   line(t, "attention_fixed_s", g.attention_fixed_s,
        std::string("the intercept of the ") + (c.cuda ? "bf16" : "fp32") + " forward attention fit");
+  line(t, "attention_bwd_fixed_s", g.attention_bwd_fixed_s,
+       std::string("the intercept of the ") + (c.cuda ? "bf16" : "fp32") + " backward attention fit");
   for (const FittedKernel& k : c.elementwise) {
     t << "# elementwise: " << k.what << ": " << num(k.fit.rate_per_s / kGiga) << " GB/s, " << fit_words(k.fit) << "\n";
   }

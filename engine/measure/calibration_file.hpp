@@ -15,7 +15,8 @@
 //   attention_efficiency     bf16 causal SDPA forward FLOP rate / bf16_tflops
 //   attention_bwd_efficiency the backward's, its FLOPs counted at 2.5x the forward's
 //   fp32_attention_efficiency, fp32_attention_bwd_efficiency   the same in fp32, / fp32_tflops
-//   attention_fixed_s        the forward fit's intercept
+//   attention_fixed_s        the forward fit's intercept (the engine's dtype)
+//   attention_bwd_fixed_s    the backward fit's intercept: what each ring block pays again
 //   elementwise_efficiency   the pooled fit of the large elementwise kernels' bytes / hbm_GBps
 //                            (on a CPU: the engine's bf16 layer's elementwise class)
 //   fp32_elementwise_efficiency   CPU only: the same class of the engine's fp32 layer

@@ -61,8 +61,16 @@ struct GpuSpec {
   // Fixed cost of one GEMM / one attention call beyond its FLOPs at the rates above: launch, the
   // tile ramp and the last partial wave. `spplan calibrate` fits it as the intercept of time
   // against work; a preset without a measurement uses the launch cost.
+  // Attention's fixed cost is per kernel and direction: a backward call also runs its
+  // preprocessing (dO . O) and the fp32 dQ accumulator's zeroing and cast, and cuDNN's kernel
+  // schedules its tiles otherwise than FlashAttention 2's. It is what a ring pays once per block
+  // (cp blocks a pass where Ulysses makes one call). A file without the backward or SDPA keys:
+  // attention_fixed_s (with a base: the base's).
   double matmul_fixed_s = 5e-6;
   double attention_fixed_s = 5e-6;
+  double attention_bwd_fixed_s = 5e-6;
+  double sdpa_attention_fixed_s = 5e-6;
+  double sdpa_attention_bwd_fixed_s = 5e-6;
   double collective_latency_s = 2e-5;   // fixed cost per collective call
 
   // Memory the framework does not see (calibrate with nvidia-smi minus torch's reserved).

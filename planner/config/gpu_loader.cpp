@@ -75,6 +75,14 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
   SPPLAN_RETURN_IF_ERROR(r.read_positive("fp32_elementwise_efficiency", &g.fp32_elementwise_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("matmul_fixed_s", &g.matmul_fixed_s, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("attention_fixed_s", &g.attention_fixed_s, false));
+  if (need) g.attention_bwd_fixed_s = g.attention_fixed_s;  // absent: the forward's (with a base: the base's)
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("attention_bwd_fixed_s", &g.attention_bwd_fixed_s, false));
+  if (need) {  // absent: the flash kernel's, as for the SDPA rates
+    g.sdpa_attention_fixed_s = g.attention_fixed_s;
+    g.sdpa_attention_bwd_fixed_s = g.attention_bwd_fixed_s;
+  }
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("sdpa_attention_fixed_s", &g.sdpa_attention_fixed_s, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("sdpa_attention_bwd_fixed_s", &g.sdpa_attention_bwd_fixed_s, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("collective_latency_s", &g.collective_latency_s, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("cuda_context_gib", &g.cuda_context_gib, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("nccl_gib_per_group", &g.nccl_gib_per_group, false));

@@ -241,6 +241,8 @@ std::string plan_to_toml(const PlanSpec& plan) {
   o << "\ncomm_efficiency = " << g.comm_efficiency
     << "\nkernel_launch_s = " << g.kernel_launch_s << "\nelementwise_efficiency = " << g.elementwise_efficiency
     << "\nmatmul_fixed_s = " << g.matmul_fixed_s << "\nattention_fixed_s = " << g.attention_fixed_s
+    << "\nattention_bwd_fixed_s = " << g.attention_bwd_fixed_s << "\nsdpa_attention_fixed_s = " << g.sdpa_attention_fixed_s
+    << "\nsdpa_attention_bwd_fixed_s = " << g.sdpa_attention_bwd_fixed_s
     << "\ncollective_latency_s = " << g.collective_latency_s
     << "\ncuda_context_gib = " << g.cuda_context_gib << "\nnccl_gib_per_group = " << g.nccl_gib_per_group
     << "\nallocator_fragmentation = " << g.allocator_fragmentation

@@ -65,15 +65,16 @@ double attention_fwd_time_s(const GpuSpec& g, AttentionKernel kernel, double fwd
   const double efficiency =
       in_dtype(g, elem_bytes, kernel == AttentionKernel::kSdpa ? g.sdpa_attention_efficiency : g.attention_efficiency,
                g.fp32_attention_efficiency);
-  return fwd_flops / (peak_flops(g, elem_bytes) * efficiency) + g.attention_fixed_s;
+  const double fixed_s = kernel == AttentionKernel::kSdpa ? g.sdpa_attention_fixed_s : g.attention_fixed_s;
+  return fwd_flops / (peak_flops(g, elem_bytes) * efficiency) + fixed_s;
 }
 
 double attention_bwd_time_s(const GpuSpec& g, AttentionKernel kernel, double fwd_flops, double elem_bytes) {
   const double efficiency = in_dtype(
       g, elem_bytes, kernel == AttentionKernel::kSdpa ? g.sdpa_attention_bwd_efficiency : g.attention_bwd_efficiency,
       g.fp32_attention_bwd_efficiency);
-  return facts::kAttentionBwdFlopsFactor * fwd_flops / (peak_flops(g, elem_bytes) * efficiency) +
-         g.attention_fixed_s;
+  const double fixed_s = kernel == AttentionKernel::kSdpa ? g.sdpa_attention_bwd_fixed_s : g.attention_bwd_fixed_s;
+  return facts::kAttentionBwdFlopsFactor * fwd_flops / (peak_flops(g, elem_bytes) * efficiency) + fixed_s;
 }
 
 double causal_attention_fwd_flops(double seq, double heads, double head_dim, double batch, double window) {

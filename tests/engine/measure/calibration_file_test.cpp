@@ -65,6 +65,8 @@ TEST(CalibrationFile, EfficienciesAreFittedRatesOverThePresetPeaks) {
   EXPECT_NEAR(g.attention_efficiency, 500.0 / 989.4, 1e-12);
   EXPECT_NEAR(g.attention_bwd_efficiency, 400.0 / 989.4, 1e-12);
   EXPECT_DOUBLE_EQ(g.attention_fixed_s, 20e-6);  // bf16's on a GPU
+  EXPECT_DOUBLE_EQ(g.attention_bwd_fixed_s, 40e-6);  // the backward fit's own intercept
+  EXPECT_DOUBLE_EQ(g.sdpa_attention_bwd_fixed_s, 40e-6);  // the engine's kernel is SDPA
   // Each dtype its own fraction of its own peak (fp32_tflops 67).
   EXPECT_NEAR(g.fp32_matmul_efficiency, 50.0 / 67.0, 1e-12);
   EXPECT_NEAR(g.matmul_bwd_efficiency, 600.0 / 989.4, 1e-12);
@@ -98,6 +100,8 @@ TEST(CalibrationFile, LoadGpuReadsBackWhatWasWritten) {
                                std::pair{g->fp32_matmul_bwd_efficiency, want.fp32_matmul_bwd_efficiency},
                                std::pair{g->elementwise_efficiency, want.elementwise_efficiency},
                                std::pair{g->matmul_fixed_s, want.matmul_fixed_s},
+                               std::pair{g->attention_bwd_fixed_s, want.attention_bwd_fixed_s},
+                               std::pair{g->sdpa_attention_bwd_fixed_s, want.attention_bwd_fixed_s},
                                std::pair{g->pcie_GBps, want.pcie_GBps},
                                std::pair{g->memory_gib, want.memory_gib},
                                std::pair{g->nccl_a2a_gib_per_peer, want.nccl_a2a_gib_per_peer},
@@ -113,7 +117,7 @@ TEST(CalibrationFile, LoadGpuReadsBackWhatWasWritten) {
     ++keys;
     EXPECT_NE(l.find("  # "), std::string::npos) << l;
   }
-  EXPECT_EQ(keys, 31);
+  EXPECT_EQ(keys, 32);
   EXPECT_NE(text.find("matmul_efficiency = 0.707499  # bf16 GEMM: 700 TFLOP/s, fit of 6 points, residual 2.0 %"),
             std::string::npos)
       << text;

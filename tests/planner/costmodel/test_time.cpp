@@ -87,10 +87,10 @@ TEST(Compute, Fp32RatesHaveTheirOwnEfficiency) {
   g.fp32_attention_bwd_efficiency = 0.2;
   EXPECT_NEAR(gemm_time_s(g, 8192, 8192, 8192, 4), flops / (67e12 * 0.5) + 5e-6, 1e-12);
   EXPECT_NEAR(gemm_time_s(g, 8192, 8192, 8192, 2), flops / (989.4e12 * 0.70) + 5e-6, 1e-12);
-  EXPECT_NEAR(attention_fwd_time_s(g, AttentionKernel::kSdpa, attn, 4), attn / (67e12 * 0.25) + g.attention_fixed_s,
-              1e-12);
+  EXPECT_NEAR(attention_fwd_time_s(g, AttentionKernel::kSdpa, attn, 4),
+              attn / (67e12 * 0.25) + g.sdpa_attention_fixed_s, 1e-12);
   EXPECT_NEAR(attention_bwd_time_s(g, AttentionKernel::kFlash2, attn, 4),
-              2.5 * attn / (67e12 * 0.2) + g.attention_fixed_s, 1e-12);
+              2.5 * attn / (67e12 * 0.2) + g.attention_bwd_fixed_s, 1e-12);
   EXPECT_DOUBLE_EQ(attention_fwd_time_s(g, AttentionKernel::kFlash2, attn, 2), bf16_attn);
 }
 
@@ -191,6 +191,27 @@ TEST(Estimate, PriceFollowsThroughput) {
   const PlanSpec p = plan(8, 8, 131072);
   const Estimate e = estimate(p);
   EXPECT_NEAR(e.usd_per_million_tokens, 8 * 3.00 / 3600.0 / e.tokens_per_s * 1e6, 1e-9);
+}
+
+}  // namespace
+}  // namespace spplan::costmodel
+
+namespace spplan::costmodel {
+namespace {
+
+// Each kernel and direction pays its own fixed cost per call (a ring pays it once per block): the
+// H100's are the 4K-token calls of gpu_h100_kernels.jsonl less their FLOPs at the preset's rates.
+TEST(Compute, AttentionCallsPayTheirKernelsAndDirectionsFixedCost) {
+  const GpuSpec g = *load_gpu("h100-80gb");
+  const double attn = causal_attention_fwd_flops(4096, 16, 128, 1);
+  EXPECT_NEAR(attention_fwd_time_s(g, AttentionKernel::kFlash2, attn, 2), 323e-6, 3e-6);  // measured 322.99 us
+  EXPECT_NEAR(attention_bwd_time_s(g, AttentionKernel::kFlash2, attn, 2), 871e-6, 3e-6);  // 870.74
+  EXPECT_NEAR(attention_fwd_time_s(g, AttentionKernel::kSdpa, attn, 2), 150e-6, 3e-6);    // 149.91
+  EXPECT_NEAR(attention_bwd_time_s(g, AttentionKernel::kSdpa, attn, 2), 547e-6, 3e-6);    // 546.74
+  // A GPU without the measurement: the launch cost for every call.
+  const GpuSpec a100 = *load_gpu("a100-80gb");
+  EXPECT_EQ(a100.attention_bwd_fixed_s, a100.attention_fixed_s);
+  EXPECT_EQ(a100.sdpa_attention_bwd_fixed_s, a100.attention_fixed_s);
 }
 
 }  // namespace
