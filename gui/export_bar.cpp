@@ -63,6 +63,7 @@ QString ExportBar::suggestedFileName(const std::string& formatName) {
   if (formatName == "accelerate") return QStringLiteral("accelerate.yaml");
   if (formatName == "arctic") return QStringLiteral("arctic.yml");
   if (formatName == "megatron") return QStringLiteral("megatron.sh");
+  if (formatName == "torchtitan") return QStringLiteral("torchtitan.toml");
   return QStringLiteral("torchrun.sh");
 }
 

@@ -204,6 +204,34 @@ PY
   fi
 fi
 
+# The ring stacks' own config readers (issue 41; tests/scripts/export_check_tools.sh): each tool in a
+# venv of its own under SPPLAN_TOOLS_DIR, whose .pth file puts the main venv's packages (torch,
+# transformers) behind its own, so nothing large is installed twice and the main venv is not
+# touched. The tools pin other releases of what the main venv holds (TorchTitan 0.2.2 nothing that
+# its config reader imports), so each goes in without its dependencies, with the few small ones its
+# reader imports. TorchTitan 0.2.2 is the last release whose job config is a TOML file (0.3 reads
+# Python registries). Measured on a 2-core machine: about 2 s and 7 MB (pip's cache warm).
+SPPLAN_TOOLS_DIR=${SPPLAN_TOOLS_DIR:-$HOME/.cache/spplan/tools}
+tool_venv() {  # tool_venv NAME IMPORT PACKAGE...
+  local dir="$SPPLAN_TOOLS_DIR/$1" module=$2
+  shift 2
+  if [ -x "$dir/bin/python" ] && "$dir/bin/python" -c "import $module" 2>/dev/null; then
+    say "$module: present in $dir"
+    return
+  fi
+  say "installing $* into $dir (its export check)"
+  "$SPPLAN_VENV/bin/python" -m venv --clear --without-pip "$dir"
+  local site
+  site=$("$SPPLAN_VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  "$dir/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' |
+    { read -r own; echo "$site" > "$own/_spplan_main_venv.pth"; }
+  "$SPPLAN_VENV/bin/pip" --python "$dir/bin/python" install -q --no-deps "$@"
+}
+if [ "${SPPLAN_SKIP_TORCH:-0}" != 1 ] && [ -x "$SPPLAN_VENV/bin/python" ] && [ "$engine_only" != 1 ]; then
+  tool_venv torchtitan torchtitan torchtitan==0.2.2 torchdata==0.11.0 tyro==1.0.17 docstring-parser==0.18.0 \
+    typeguard==4.6.1
+fi
+
 # The Python package (pyproject.toml; `pip install .`): scripts/test.sh builds it into the venv
 # without build isolation, so its build tools (scikit-build-core, nanobind) live there, with
 # pytest for its tests (tests/python) and PyYAML, its one dependency. About 10 MB.

@@ -15,7 +15,7 @@
 namespace spplan {
 
 // The training loops spplan knows by name: the records under configs/trainers (trainer_spec.hpp),
-// sorted: "arctic" (ArcticTraining, the default), "engine", "hf", "liger", "megatron".
+// sorted: "arctic" (ArcticTraining, the default), "engine", "hf", "liger", "megatron", "torchtitan".
 std::vector<std::string> trainer_names();
 // The stack of a preset record, for code that names one it ships ("engine": the engine's own run).
 // REQUIRES: name is one of trainer_names() (a missing configs folder is an installation error:

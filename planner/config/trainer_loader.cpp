@@ -268,6 +268,39 @@ Result<FormatRecord> read_format(const std::string& path, const std::string& whe
   return f;
 }
 
+// One [[models]] entry: the name the trainer knows the model by and the shapes it builds.
+Result<ModelFlavor> read_model_flavor(const std::string& path, const std::string& where, const toml::node& node) {
+  const toml::table* table = node.as_table();
+  if (table == nullptr) return bad(path, where, "value " + describe(node) + " is not allowed (allowed: a table)");
+  KeyReader r(path, *table, where + ".");
+  ModelFlavor m;
+  constexpr int64_t kMaxShape = int64_t{1} << 24;
+  SPPLAN_RETURN_IF_ERROR(r.read_string("name", &m.name, true));
+  SPPLAN_RETURN_IF_ERROR(r.read_string("flavor", &m.flavor, true));
+  for (auto [key, out] : {std::pair{"num_hidden_layers", &m.num_hidden_layers}, std::pair{"hidden_size", &m.hidden_size},
+                          std::pair{"num_attention_heads", &m.num_attention_heads},
+                          std::pair{"num_key_value_heads", &m.num_key_value_heads}, std::pair{"head_dim", &m.head_dim},
+                          std::pair{"intermediate_size", &m.intermediate_size}, std::pair{"vocab_size", &m.vocab_size}}) {
+    SPPLAN_RETURN_IF_ERROR(r.read_int(key, out, true, 1, kMaxShape));
+  }
+  SPPLAN_RETURN_IF_ERROR(r.read_bool("tie_word_embeddings", &m.tie_word_embeddings, true));
+  SPPLAN_RETURN_IF_ERROR(r.read_bool("qk_norm", &m.qk_norm, true));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("rope_theta", &m.rope_theta, true));
+  SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
+  return m;
+}
+
+Status read_model_flavors(const std::string& path, const toml::node& node, std::vector<ModelFlavor>* models) {
+  const toml::array* array = node.as_array();
+  if (array == nullptr) return bad(path, "models", "value " + describe(node) + " is not allowed (allowed: [[models]] tables)");
+  models->clear();  // a child that names models names all it builds
+  for (size_t i = 0; i < array->size(); ++i) {
+    SPPLAN_ASSIGN_OR_RETURN(ModelFlavor m, read_model_flavor(path, "models[" + std::to_string(i + 1) + "]", *array->get(i)));
+    models->push_back(std::move(m));
+  }
+  return Status::ok();
+}
+
 // Only the formats the child names are replaced (or added); the rest stay the base's.
 void merge_format(std::vector<FormatRecord>* formats, FormatRecord f) {
   for (FormatRecord& existing : *formats) {
@@ -363,7 +396,7 @@ Result<TrainerRecord> read_record(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_string("name", &t.name, true));
   SPPLAN_RETURN_IF_ERROR(r.read_string("description", &t.description, false));
   t.source = path;
-  for (const char* key : {"versions", "stack", "layouts", "refuse", "formats"}) r.mark_read(key);
+  for (const char* key : {"versions", "stack", "layouts", "refuse", "formats", "models"}) r.mark_read(key);
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   if (const toml::node* v = table.get("versions")) SPPLAN_RETURN_IF_ERROR(read_versions(path, *v, &t.versions));
   const toml::node* stack = table.get("stack");
@@ -388,6 +421,7 @@ Result<TrainerRecord> read_record(const std::string& path, const toml::table& ta
       merge_format(&t.formats, std::move(f));
     }
   }
+  if (const toml::node* models = table.get("models")) SPPLAN_RETURN_IF_ERROR(read_model_flavors(path, *models, &t.models));
   t.facts.trainer = t.name;
   SPPLAN_RETURN_IF_ERROR(check_record(path, &t));
   return t;

@@ -240,6 +240,26 @@ std::string trainers_running(Layout layout) {
   return names.empty() ? "none bundled" : join(names, ", ");
 }
 
+bool flavor_matches(const ModelFlavor& f, const ModelSpec& m) {
+  return f.num_hidden_layers == m.num_hidden_layers && f.hidden_size == m.hidden_size &&
+         f.num_attention_heads == m.num_attention_heads && f.num_key_value_heads == m.num_key_value_heads &&
+         f.head_dim == m.head_dim && f.intermediate_size == m.intermediate_size && f.vocab_size == m.vocab_size &&
+         f.tie_word_embeddings == m.tie_word_embeddings && f.qk_norm == m.qk_norm && f.rope_theta == m.rope_theta &&
+         !m.attention_bias && !m.is_moe() && m.sliding_window == 0;
+}
+
+// A trainer that builds its models by name runs only those.
+bool model_built(const PlanSpec& plan) { return record_of(plan).models.empty() || model_flavor(plan) != nullptr; }
+
+Status check_model_built(const PlanSpec& plan, const WhereFn& where) {
+  if (model_built(plan)) return Status::ok();
+  std::vector<std::string> names;
+  for (const ModelFlavor& f : record_of(plan).models) names.push_back(f.name + " " + f.flavor);
+  return Status::invalid(where("model") + ": value \"" + plan.model.name + "\" is not a model " + trainer_quoted(plan) +
+                         " builds (it builds its models by name, and none has this one's shape; allowed: " +
+                         join(names, ", ") + ")");
+}
+
 // The layout, its ring variant and Ulysses' split: what every trainer's record states.
 Status check_layout(const PlanSpec& plan, const WhereFn& where) {
   const Knobs& k = plan.knobs;
@@ -299,7 +319,15 @@ std::string layouts_run(const TrainerRecord& record) {
   return join(names, ", ");
 }
 
+const ModelFlavor* model_flavor(const PlanSpec& plan) {
+  for (const ModelFlavor& f : record_of(plan).models) {
+    if (flavor_matches(f, plan.model)) return &f;
+  }
+  return nullptr;
+}
+
 Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where) {
+  SPPLAN_RETURN_IF_ERROR(check_model_built(plan, where));
   SPPLAN_RETURN_IF_ERROR(check_layout(plan, where));
   if (const Refusal* r = first_holding(record_of(plan).refuses, plan)) {
     return Status::invalid(refusal_text(*r, plan, where, "is not run by " + trainer_quoted(plan), trainer_runs,
@@ -309,12 +337,13 @@ Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where) {
 }
 
 bool trainer_runs(const PlanSpec& plan) {
-  return layout_runs(plan) && first_holding(record_of(plan).refuses, plan) == nullptr;
+  return model_built(plan) && layout_runs(plan) && first_holding(record_of(plan).refuses, plan) == nullptr;
 }
 
 const void* first_refusal(const PlanSpec& plan) {
   const Knobs& k = plan.knobs;
   const LayoutRecord& l = layout_record(plan);
+  if (!model_built(plan)) return &record_of(plan).models;
   if (!l.runs) return &l.runs;
   if (k.cp > 1 && std::find(l.cp_comm.begin(), l.cp_comm.end(), k.cp_comm) == l.cp_comm.end()) return &l.cp_comm;
   if (k.sp > 1 && !l.pads && plan.seq_len % k.sp != 0) return &l.pads;

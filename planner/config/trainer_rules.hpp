@@ -54,6 +54,10 @@ bool sequence_padded(const PlanSpec& plan);
 // has no torchrun format.
 std::string torchrun_program(const PlanSpec& plan);
 
+// The record's model that is the plan's, for a trainer that builds its models by name
+// (TrainerRecord::models); nullptr when it has none of that shape, or builds any model.
+const ModelFlavor* model_flavor(const PlanSpec& plan);
+
 // The layouts a trainer runs, for messages and the GUI: "none, ulysses, ring".
 std::string layouts_run(const TrainerRecord& record);
 

@@ -8,6 +8,7 @@
 //                ring variants (cp_comm) it has
 //   [[refuse]]   knob sets it does not run, each with why, optionally only before a library version
 //   [[formats]]  the export formats that launch it, each with the knob sets it cannot express
+//   [[models]]   the models it builds itself by name, when it builds no other (TorchTitan)
 // The search, the prices, the plan rules, the exports, the GUI and Python all read this record
 // (trainer_rules.hpp), so a plan is one its stack runs and one of its formats launches.
 // Configuration file reading: trainer_loader.cpp; the schema's manual: configs/trainers/README.md.
@@ -160,6 +161,18 @@ struct FormatRecord {
   std::vector<Refusal> refuses;
 };
 
+// A model a trainer builds itself by name, where others read any model's config.json (TorchTitan's
+// flavours: models/llama3, models/qwen3): its name, and every shape the costmodel prices, in the
+// model file's key names ([[models]]).
+struct ModelFlavor {
+  std::string name;    // TorchTitan's model.name: "llama3"
+  std::string flavor;  // its model.flavor: "8B"
+  int64_t num_hidden_layers = 0, hidden_size = 0, num_attention_heads = 0, num_key_value_heads = 0, head_dim = 0,
+          intermediate_size = 0, vocab_size = 0;
+  bool tie_word_embeddings = false, qk_norm = false;
+  double rope_theta = 0;
+};
+
 struct TrainerRecord {
   std::string name;               // "hf"; a user's file: its name key
   std::string source;             // the file read, for messages
@@ -169,10 +182,11 @@ struct TrainerRecord {
   std::array<LayoutRecord, 4> layouts;  // by Layout
   std::vector<Refusal> refuses;
   std::vector<FormatRecord> formats;
+  std::vector<ModelFlavor> models;  // empty: the trainer runs any model it is given
 };
 
 // The export formats a record may name (planner/export implements each).
-const std::vector<std::string>& launch_format_names();  // deepspeed, accelerate, arctic, torchrun, megatron
+const std::vector<std::string>& launch_format_names();  // deepspeed, accelerate, arctic, torchrun, megatron, torchtitan
 // The programs a torchrun format may run.
 const std::vector<std::string>& torchrun_program_names();  // hf-trainer, spplan-run
 

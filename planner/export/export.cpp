@@ -426,7 +426,8 @@ Status check_arctic_optimizer(const OptimizerSpec& o) {
 }  // namespace
 
 const std::vector<std::string>& export_format_names() {
-  static const std::vector<std::string> kNames{"deepspeed", "accelerate", "arctic", "torchrun", "megatron"};
+  static const std::vector<std::string> kNames{"deepspeed", "accelerate", "arctic", "torchrun", "megatron",
+                                               "torchtitan"};
   return kNames;
 }
 
@@ -462,6 +463,7 @@ Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format, const
     case ExportFormat::kArctic: return arctic_yaml(plan);
     case ExportFormat::kTorchrun: return torchrun_script(plan, plan_path);
     case ExportFormat::kMegatron: return export_internal::megatron_script(plan);
+    case ExportFormat::kTorchtitan: return export_internal::torchtitan_toml(plan);
   }
   return Status::internal("export: unknown format");
 }

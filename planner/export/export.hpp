@@ -21,6 +21,8 @@
 //               parallel arguments (Ulysses a2a, ring p2p / all_gather, or the hybrid a2a+p2p with
 //               --hierarchical-context-parallel-sizes sp cp), ZeRO as Megatron's distributed
 //               optimizer / Megatron-FSDP, recompute and the optimizer (context_parallel.cpp).
+//   torchtitan  TorchTitan 0.2.2's TOML job config: its model flavour, FSDP2 over dp x cp, context
+//               parallel, activation checkpointing, AdamW and its schedule (torchtitan.cpp).
 // Ring attention (cp > 1): Accelerate takes ring-only plans (parallelism_config cp_size on FSDP2);
 // DeepSpeed, ArcticTraining and the HF Trainer have no ring attention and refuse them.
 // YAML is written by hand (flat, two-space indent, strings quoted when needed).
@@ -35,9 +37,9 @@
 
 namespace spplan {
 
-enum class ExportFormat { kDeepSpeed, kAccelerate, kArctic, kTorchrun, kMegatron };
+enum class ExportFormat { kDeepSpeed, kAccelerate, kArctic, kTorchrun, kMegatron, kTorchtitan };
 
-const std::vector<std::string>& export_format_names();  // deepspeed, accelerate, arctic, torchrun, megatron
+const std::vector<std::string>& export_format_names();  // deepspeed, accelerate, arctic, torchrun, megatron, torchtitan
 std::string to_string(ExportFormat format);
 
 // The format named `name`; unknown names are an error naming `where` (e.g. "--format"), the value

@@ -29,6 +29,9 @@ std::string accelerate_cp_yaml(const PlanSpec& plan);
 // Megatron-LM's pretrain_gpt.py under torchrun.
 std::string megatron_script(const PlanSpec& plan);
 
+// From torchtitan.cpp. REQUIRES: the plan passes check_plan (its model is one TorchTitan builds).
+std::string torchtitan_toml(const PlanSpec& plan);
+
 // From megatron_model.cpp. What pretrain_gpt.py's arguments cannot say about the model (a
 // fractional rope_theta; dynamic RoPE scaling; llama3 scaling other than Llama 3.1's; a fractional
 // linear factor; a YaRN attention_factor of its own), as one line naming the plan-file key.

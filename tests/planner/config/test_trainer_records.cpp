@@ -39,7 +39,7 @@ PlanSpec plan_on(const std::string& trainer, int64_t sp, int64_t cp) {
 }
 
 TEST(TrainerRecords, PresetsSayWhatEachStackRunsAndLaunches) {
-  EXPECT_EQ(trainer_names(), (std::vector<std::string>{"arctic", "engine", "hf", "liger", "megatron"}));
+  EXPECT_EQ(trainer_names(), (std::vector<std::string>{"arctic", "engine", "hf", "liger", "megatron", "torchtitan"}));
   for (const std::string& name : trainer_names()) {
     const auto stack = load_trainer(name);
     ASSERT_TRUE(stack.ok()) << stack.status().message();
@@ -149,9 +149,9 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
        "empty_when.toml: key \"refuse[1].when\": missing or empty (required: the knobs this refuses"},
       {"unpinned.toml", "name = \"x\"\nbase = \"hf\"\n[[refuse]]\nwhen = { tiled_loss = true }\nbefore = { liger = \"1.0\" }\nwhy = \"w\"\n",
        "unpinned.toml: key \"refuse[1].before.liger\": \"liger\" is not in [versions]"},
-      {"format.toml", "name = \"x\"\nbase = \"hf\"\n[[formats]]\nname = \"axolotl\"\n",
-       "format.toml: key \"formats[1].name\": value \"axolotl\" is not allowed (allowed: deepspeed, accelerate, arctic, "
-       "torchrun, megatron)"},
+      {"format.toml", "name = \"x\"\nbase = \"hf\"\n[[formats]]\nname = \"nemo\"\n",
+       "format.toml: key \"formats[1].name\": value \"nemo\" is not allowed (allowed: deepspeed, accelerate, arctic, "
+       "torchrun, megatron, torchtitan)"},
       {"program.toml", "name = \"x\"\nbase = \"hf\"\n[[formats]]\nname = \"torchrun\"\n",
        "program.toml: key \"formats[1].program\": missing"},
       {"components.toml", "name = \"x\"\n" + complete_stack +
@@ -166,6 +166,10 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
       {"no_comm.toml", "name = \"x\"\nbase = \"hf\"\n[layouts.none]\nattention = \"flash2\"\n[layouts.ring]\nattention = \"sdpa\"\n",
        "no_comm.toml: key \"layouts.ring.cp_comm\": missing (required under a ring layout"},
       {"loop.toml", "name = \"x\"\nbase = \"LOOP\"\n", "makes a chain of more than 8 bases (a loop?)"},
+      {"models_key.toml", "name = \"x\"\nbase = \"torchtitan\"\n[[models]]\nname = \"llama3\"\nflavor = \"8B\"\n",
+       "models_key.toml: key \"models[1].num_hidden_layers\": missing"},
+      {"models_table.toml", "name = \"x\"\nbase = \"torchtitan\"\nmodels = 3\n",
+       "models_table.toml: key \"models\": value 3 is not allowed (allowed: [[models]] tables)"},
   };
   for (const auto& c : cases) {
     std::string text = c.text;
@@ -178,6 +182,31 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
     EXPECT_NE(m.find(c.expected), std::string::npos) << c.file << "\n got: " << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
   }
+}
+
+// Issue 41: TorchTitan builds its models by name ([[models]]): a plan of another model is refused
+// with the flavours it builds, and the search never returns one.
+TEST(TrainerRecords, TorchtitanRunsOnlyTheModelsItBuilds) {
+  PlanSpec p = plan_on("torchtitan", 1, 4);
+  p.knobs.cp_comm = CpComm::kAllGather;
+  ASSERT_TRUE(check_trainer_runs(p, flag_where).is_ok()) << check_trainer_runs(p, flag_where).message();
+  ASSERT_NE(model_flavor(p), nullptr);
+  EXPECT_EQ(model_flavor(p)->name + " " + model_flavor(p)->flavor, "llama3 8B");
+  p.model = *load_model("mistral-7b");
+  EXPECT_FALSE(trainer_runs(p));
+  EXPECT_NE(first_refusal(p), nullptr);
+  const Status s = check_trainer_runs(p, flag_where);
+  EXPECT_EQ(s.message(), "--model: value \"mistral-7b\" is not a model trainer \"torchtitan\" builds (it builds its "
+                         "models by name, and none has this one's shape; allowed: llama3 8B, llama3 70B, llama3 405B, "
+                         "qwen3 0.6B, qwen3 1.7B, qwen3 4B, qwen3 8B, qwen3 14B, qwen3 32B)");
+  p.model = *load_model("qwen3-4b");  // each Qwen3 size, with its tied head and q/k norms
+  EXPECT_EQ(model_flavor(p)->flavor, "4B");
+  p.model.tie_word_embeddings = false;  // a shape TorchTitan does not build
+  EXPECT_EQ(model_flavor(p), nullptr);
+  // A trainer without [[models]] runs any model.
+  PlanSpec hf = plan_on("hf", 1, 1);
+  hf.model = *load_model("mistral-7b");
+  EXPECT_TRUE(trainer_runs(hf));
 }
 
 }  // namespace

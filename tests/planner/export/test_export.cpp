@@ -61,6 +61,7 @@ PlanSpec launched_by(PlanSpec plan, ExportFormat format) {
   switch (format) {
     case ExportFormat::kArctic: plan.stack = trainer_stack("arctic"); break;
     case ExportFormat::kMegatron: plan.stack = trainer_stack("megatron"); break;
+    case ExportFormat::kTorchtitan: plan.stack = trainer_stack("torchtitan"); break;
     default: plan.stack = trainer_stack(plan.knobs.tiled_loss ? "liger" : "hf");
   }
   return plan;
@@ -217,9 +218,13 @@ TEST(ExportTorchrun, NamesWithNewlinesStayInsideTheComment) {
   megatron.knobs.offload_optimizer = OffloadDevice::kNone;
   megatron.knobs.act_ckpt = ActCkpt::kFull;
   megatron.knobs.tiled_mlp = megatron.knobs.tiled_loss = false;
+  PlanSpec torchtitan = megatron;  // and TorchTitan, which has no Ulysses: its data-parallel FSDP2
+  torchtitan.knobs.sp = 1;
+  torchtitan.knobs.zero_stage = 3;
   for (const std::string& name : export_format_names()) {
     const ExportFormat format = *parse_export_format(name);
-    const std::string text = exported(format == ExportFormat::kMegatron ? megatron : p, format);
+    const PlanSpec& plan = format == ExportFormat::kMegatron ? megatron : format == ExportFormat::kTorchtitan ? torchtitan : p;
+    const std::string text = exported(plan, format);
     EXPECT_THAT(text, Not(HasSubstr("\ntouch"))) << name;
   }
   EXPECT_THAT(exported(p, ExportFormat::kTorchrun), HasSubstr("# spplan export (torchrun): x\\x0atouch /tmp/pwned # on 8 x "));
@@ -329,7 +334,8 @@ TEST(ExportFormatNames, RoundTripAndUnknownIsAClearError) {
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), Status::Code::kInvalidInput);
   EXPECT_EQ(bad.status().message(),
-            "--format: value \"nemo\" is not a known format (allowed: deepspeed, accelerate, arctic, torchrun, megatron)");
+            "--format: value \"nemo\" is not a known format (allowed: deepspeed, accelerate, arctic, torchrun, megatron, "
+            "torchtitan)");
 }
 
 TEST(ExportPlan, BadPlansAreErrorsNamingTheKey) {
