@@ -395,6 +395,12 @@ void settle_layout_attention(PlanSpec* plan) {
   if (!plan->attention_named) plan->stack.attention = layout_attention(*plan);
 }
 
+CpComm searched_cp_comm(const PlanSpec& plan) {
+  const std::vector<CpComm>& runs = layout_record(plan).cp_comm;
+  if (runs.empty() || std::find(runs.begin(), runs.end(), CpComm::kRing) != runs.end()) return CpComm::kRing;
+  return runs.front();
+}
+
 bool sequence_padded(const PlanSpec& plan) { return layout_record(plan).pads; }
 
 std::string torchrun_program(const PlanSpec& plan) {

@@ -47,6 +47,11 @@ AttentionKernel layout_attention(const PlanSpec& plan);
 // (plan->attention_named).
 void settle_layout_attention(PlanSpec* plan);
 
+// The ring variant the search tries for the plan's layout when none is asked for: the ring where
+// the trainer runs it (at least as fast and as small as the all-gather: its K/V hide behind the
+// blocks and are not gathered whole), else the first variant it runs (TorchTitan: the all-gather).
+CpComm searched_cp_comm(const PlanSpec& plan);
+
 // Whether the trainer pads a sequence its Ulysses degree does not divide (else it must divide).
 bool sequence_padded(const PlanSpec& plan);
 

@@ -113,12 +113,13 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& 
   std::vector<Knobs> out;
   const bool has_nvme = base.cluster.gpu.nvme_GBps_per_node > 0;
   const std::vector<std::pair<int64_t, int64_t>> batches = batch_pairs(base, constraints);
-  // The all-gather variant is priced but not searched unless asked for: its K/V traffic is never
-  // hidden and its gathered K/V grow with cp, so the ring variant is at least as fast and as small.
-  const CpComm cp_comm = constraints.cp_comm.value_or(CpComm::kRing);
   Exclusions excluded;
   PlanSpec plan = base;  // each candidate's knobs in turn: no copy of the plan per candidate
   for (const auto& [sp, cp] : sp_cp_pairs(base, constraints)) {
+    // One ring variant a layout: the one asked for, else the trainer's (trainer_rules.hpp).
+    plan.knobs.sp = sp;
+    plan.knobs.cp = cp;
+    const CpComm cp_comm = constraints.cp_comm.value_or(searched_cp_comm(plan));
     for (int64_t zero = 0; zero <= 3; ++zero) {
       for (OffloadDevice opt : {OffloadDevice::kNone, OffloadDevice::kCpu, OffloadDevice::kNvme}) {
         if (opt == OffloadDevice::kNvme && !has_nvme) continue;
