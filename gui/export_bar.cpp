@@ -64,6 +64,7 @@ QString ExportBar::suggestedFileName(const std::string& formatName) {
   if (formatName == "arctic") return QStringLiteral("arctic.yml");
   if (formatName == "megatron") return QStringLiteral("megatron.sh");
   if (formatName == "torchtitan") return QStringLiteral("torchtitan.toml");
+  if (formatName == "swift") return QStringLiteral("swift.sh");
   return QStringLiteral("torchrun.sh");
 }
 

@@ -210,7 +210,9 @@ fi
 # touched. The tools pin other releases of what the main venv holds (TorchTitan 0.2.2 nothing that
 # its config reader imports), so each goes in without its dependencies, with the few small ones its
 # reader imports. TorchTitan 0.2.2 is the last release whose job config is a TOML file (0.3 reads
-# Python registries). Measured on a 2-core machine: about 2 s and 7 MB (pip's cache warm).
+# Python registries); ms-swift 4.6.0 declares transformers<5.20, which its argument parser does not
+# need. Measured on a 2-core machine with pip's cache warm: TorchTitan 2 s and 7 MB, ms-swift 7 s and
+# 140 MB (modelscope is half of it).
 SPPLAN_TOOLS_DIR=${SPPLAN_TOOLS_DIR:-$HOME/.cache/spplan/tools}
 tool_venv() {  # tool_venv NAME IMPORT PACKAGE...
   local dir="$SPPLAN_TOOLS_DIR/$1" module=$2
@@ -230,6 +232,9 @@ tool_venv() {  # tool_venv NAME IMPORT PACKAGE...
 if [ "${SPPLAN_SKIP_TORCH:-0}" != 1 ] && [ -x "$SPPLAN_VENV/bin/python" ] && [ "$engine_only" != 1 ]; then
   tool_venv torchtitan torchtitan torchtitan==0.2.2 torchdata==0.11.0 tyro==1.0.17 docstring-parser==0.18.0 \
     typeguard==4.6.1
+  tool_venv ms-swift swift.arguments ms-swift==4.6.0 pillow==13.0.0 modelscope==1.40.2 modelscope_hub==0.5.1 \
+    cryptography==50.0.2 cffi==2.1.1 pycparser==3.12 json_repair==0.64.6 aiohttp==3.14.5 multidict==7.2.1 \
+    yarl==1.25.1 propcache==0.5.4 aiohappyeyeballs==2.7.1 aiosignal==1.4.0 frozenlist==1.8.0
 fi
 
 # The Python package (pyproject.toml; `pip install .`): scripts/test.sh builds it into the venv

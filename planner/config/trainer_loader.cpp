@@ -257,6 +257,10 @@ Result<FormatRecord> read_format(const std::string& path, const std::string& whe
   SPPLAN_RETURN_IF_ERROR(r.read_choice("name", &name, true, launch_format_names()));
   f.name = launch_format_names()[name];
   SPPLAN_RETURN_IF_ERROR(r.read_bool("component", &f.component, false));
+  static const std::vector<std::string> kUlyssesDegrees{"any", "gcd_kv_heads"};
+  size_t ulysses = 0;
+  SPPLAN_RETURN_IF_ERROR(r.read_choice("ulysses_degree", &ulysses, false, kUlyssesDegrees));
+  f.ulysses_from_kv_heads = ulysses == 1;
   if (f.name == "torchrun") {
     size_t program = 0;
     SPPLAN_RETURN_IF_ERROR(r.read_choice("program", &program, true, torchrun_program_names()));

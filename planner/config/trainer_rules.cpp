@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
@@ -296,6 +297,25 @@ bool layout_runs(const PlanSpec& plan) {
   return !(k.sp > 1 && !l.pads && plan.seq_len % k.sp != 0);
 }
 
+// The Ulysses degree a format's tool picks for the plan's sequence-parallel ranks (sp x cp).
+int64_t tool_ulysses_degree(const FormatRecord& f, const PlanSpec& plan) {
+  const int64_t ranks = plan.knobs.sp * plan.knobs.cp;
+  return f.ulysses_from_kv_heads ? std::gcd(plan.model.num_key_value_heads, ranks) : plan.knobs.sp;
+}
+
+bool split_expressed(const FormatRecord& f, const PlanSpec& plan) { return tool_ulysses_degree(f, plan) == plan.knobs.sp; }
+
+Status check_split_expressed(const FormatRecord& f, const PlanSpec& plan, const WhereFn& where) {
+  if (split_expressed(f, plan)) return Status::ok();
+  const int64_t ranks = plan.knobs.sp * plan.knobs.cp, ulysses = tool_ulysses_degree(f, plan);
+  return Status::invalid(where("sp") + ": value " + std::to_string(plan.knobs.sp) + " with cp " +
+                         std::to_string(plan.knobs.cp) + " cannot be expressed for --format " + f.name +
+                         " (it takes " + std::to_string(ranks) + " sequence-parallel ranks and runs Ulysses over gcd(" +
+                         std::to_string(plan.model.num_key_value_heads) + " key-value heads, " + std::to_string(ranks) +
+                         ") = " + std::to_string(ulysses) + " of them, a ring over the rest; allowed: sp " +
+                         std::to_string(ulysses) + ", cp " + std::to_string(ranks / ulysses) + ")");
+}
+
 const FormatRecord* format_record(const PlanSpec& plan, const std::string& format) {
   for (const FormatRecord& f : record_of(plan).formats) {
     if (f.name == format) return &f;
@@ -352,7 +372,10 @@ const void* first_refusal(const PlanSpec& plan) {
 
 std::vector<const void*> format_refusals(const PlanSpec& plan) {
   std::vector<const void*> out;
-  for (const FormatRecord& f : record_of(plan).formats) out.push_back(first_holding(f.refuses, plan));
+  for (const FormatRecord& f : record_of(plan).formats) {
+    out.push_back(split_expressed(f, plan) ? static_cast<const void*>(first_holding(f.refuses, plan))
+                                           : &f.ulysses_from_kv_heads);
+  }
   return out;
 }
 
@@ -362,8 +385,11 @@ Status check_format_expresses(const PlanSpec& plan, const std::string& format, c
     return Status::invalid(where("trainer") + ": value \"" + plan.stack.trainer + "\" is not launched by --format " +
                            format + " (its formats: " + format_names(record_of(plan)) + ")");
   }
+  SPPLAN_RETURN_IF_ERROR(check_split_expressed(*f, plan, where));
   if (const Refusal* r = first_holding(f->refuses, plan)) {
-    const auto expresses = [f](const PlanSpec& p) { return trainer_runs(p) && first_holding(f->refuses, p) == nullptr; };
+    const auto expresses = [f](const PlanSpec& p) {
+      return trainer_runs(p) && split_expressed(*f, p) && first_holding(f->refuses, p) == nullptr;
+    };
     return Status::invalid(refusal_text(*r, plan, where, "cannot be expressed for --format " + format, expresses,
                                         {&record_of(plan).refuses, &f->refuses}));
   }
@@ -372,7 +398,7 @@ Status check_format_expresses(const PlanSpec& plan, const std::string& format, c
 
 bool some_format_launches(const PlanSpec& plan) {
   for (const FormatRecord& f : record_of(plan).formats) {
-    if (!f.component && first_holding(f.refuses, plan) == nullptr) return true;
+    if (!f.component && split_expressed(f, plan) && first_holding(f.refuses, plan) == nullptr) return true;
   }
   return false;
 }
@@ -381,7 +407,8 @@ std::vector<std::pair<std::string, std::string>> format_verdicts(const PlanSpec&
   std::vector<std::pair<std::string, std::string>> out;
   for (const FormatRecord& f : record_of(plan).formats) {
     const Refusal* r = first_holding(f.refuses, plan);
-    out.emplace_back(f.name, r == nullptr ? std::string() : r->why);
+    const Status split = check_split_expressed(f, plan, [](const std::string& key) { return key; });
+    out.emplace_back(f.name, !split.is_ok() ? split.message() : r == nullptr ? std::string() : r->why);
   }
   return out;
 }

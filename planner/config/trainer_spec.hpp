@@ -158,6 +158,10 @@ struct FormatRecord {
   std::string name;               // one of launch_format_names()
   std::string program;            // torchrun: what each rank runs ("hf-trainer", "spplan-run")
   bool component = false;
+  // `ulysses_degree = "gcd_kv_heads"`: the launched tool takes one sequence-parallel size and
+  // splits it itself, Ulysses over gcd(key-value heads, sp x cp) ranks and a ring over the rest
+  // (ms-swift's SequenceParallel._init_device_mesh): it expresses only plans split that way.
+  bool ulysses_from_kv_heads = false;
   std::vector<Refusal> refuses;
 };
 
@@ -186,7 +190,7 @@ struct TrainerRecord {
 };
 
 // The export formats a record may name (planner/export implements each).
-const std::vector<std::string>& launch_format_names();  // deepspeed, accelerate, arctic, torchrun, megatron, torchtitan
+const std::vector<std::string>& launch_format_names();  // deepspeed, accelerate, arctic, torchrun, megatron, torchtitan, swift
 // The programs a torchrun format may run.
 const std::vector<std::string>& torchrun_program_names();  // hf-trainer, spplan-run
 

@@ -59,7 +59,7 @@ std::string accelerate_cp_yaml(const PlanSpec& plan) {
   }
   head += "# Launch: accelerate launch --config_file THIS.yaml train.py FLAGS (on each node), FLAGS these\n"
           "# HF Trainer script flags (no --deepspeed: the optimizer is the Trainer's, sharded by FSDP2):\n#  " +
-          hf_trainer_fsdp_flags(plan) + "\n";
+          hf_trainer_flags_without_checkpointing(plan) + "\n";
   head += "# train.py trains sequences of " + std::to_string(plan.seq_len) + " tokens (TRL: max_length).\n";
   return yaml_text(head, j);
 }

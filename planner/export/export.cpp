@@ -427,7 +427,7 @@ Status check_arctic_optimizer(const OptimizerSpec& o) {
 
 const std::vector<std::string>& export_format_names() {
   static const std::vector<std::string> kNames{"deepspeed", "accelerate", "arctic", "torchrun", "megatron",
-                                               "torchtitan"};
+                                               "torchtitan", "swift"};
   return kNames;
 }
 
@@ -464,6 +464,7 @@ Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format, const
     case ExportFormat::kTorchrun: return torchrun_script(plan, plan_path);
     case ExportFormat::kMegatron: return export_internal::megatron_script(plan);
     case ExportFormat::kTorchtitan: return export_internal::torchtitan_toml(plan);
+    case ExportFormat::kSwift: return export_internal::swift_script(plan);
   }
   return Status::internal("export: unknown format");
 }
@@ -475,7 +476,7 @@ std::string summary_text(const PlanSpec& plan, ExportFormat format) { return sum
 std::string yaml_text(const std::string& head, const nlohmann::ordered_json& body) { return with_yaml(head, body); }
 const char* attn_implementation_name(const PlanSpec& plan) { return attn_implementation(plan); }
 std::string engine_optimizer_flags(const OptimizerSpec& o) { return engine_flags(o); }
-std::string hf_trainer_fsdp_flags(const PlanSpec& plan) { return hf_trainer_flags(plan, true); }
+std::string hf_trainer_flags_without_checkpointing(const PlanSpec& plan) { return hf_trainer_flags(plan, true); }
 int rdzv_port() { return kRdzvPort; }
 // The plan's betas and eps: every export states them, where ArcticTraining and the HF Trainer would
 // default beta2 to 0.999.

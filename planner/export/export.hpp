@@ -23,6 +23,8 @@
 //               optimizer / Megatron-FSDP, recompute and the optimizer (context_parallel.cpp).
 //   torchtitan  TorchTitan 0.2.2's TOML job config: its model flavour, FSDP2 over dp x cp, context
 //               parallel, activation checkpointing, AdamW and its schedule (torchtitan.cpp).
+//   swift       a bash script of ms-swift's `swift sft` with its sequence-parallel size, its named
+//               DeepSpeed config and the Trainer's flags (swift.cpp).
 // Ring attention (cp > 1): Accelerate takes ring-only plans (parallelism_config cp_size on FSDP2);
 // DeepSpeed, ArcticTraining and the HF Trainer have no ring attention and refuse them.
 // YAML is written by hand (flat, two-space indent, strings quoted when needed).
@@ -37,9 +39,9 @@
 
 namespace spplan {
 
-enum class ExportFormat { kDeepSpeed, kAccelerate, kArctic, kTorchrun, kMegatron, kTorchtitan };
+enum class ExportFormat { kDeepSpeed, kAccelerate, kArctic, kTorchrun, kMegatron, kTorchtitan, kSwift };
 
-const std::vector<std::string>& export_format_names();  // deepspeed, accelerate, arctic, torchrun, megatron, torchtitan
+const std::vector<std::string>& export_format_names();  // deepspeed, accelerate, arctic, torchrun, megatron, torchtitan, swift
 std::string to_string(ExportFormat format);
 
 // The format named `name`; unknown names are an error naming `where` (e.g. "--format"), the value

@@ -17,8 +17,9 @@ std::string summary_text(const PlanSpec& plan, ExportFormat format);  // the "# 
 std::string yaml_text(const std::string& head, const nlohmann::ordered_json& body);
 const char* attn_implementation_name(const PlanSpec& plan);  // transformers' attn_implementation
 std::string engine_optimizer_flags(const OptimizerSpec& optimizer);  // --lr ... for spplan run
-// The HF Trainer's flags for a run on FSDP2, whose YAML checkpoints (no --gradient_checkpointing).
-std::string hf_trainer_fsdp_flags(const PlanSpec& plan);
+// The HF Trainer's flags without --gradient_checkpointing: for a run on FSDP2, whose YAML checkpoints,
+// and for ms-swift, which checkpoints unless told false.
+std::string hf_trainer_flags_without_checkpointing(const PlanSpec& plan);
 int rdzv_port();
 // "--adam-beta1 B1 --adam-beta2 B2 --adam-eps E": the plan's AdamW as Megatron-LM's and the engine's flags name it.
 std::string adam_dash_flags(const OptimizerSpec& o);
@@ -28,6 +29,9 @@ const char* main_process_ip_placeholder();
 std::string accelerate_cp_yaml(const PlanSpec& plan);
 // Megatron-LM's pretrain_gpt.py under torchrun.
 std::string megatron_script(const PlanSpec& plan);
+
+// From swift.cpp: ms-swift's `swift sft` script. REQUIRES: the plan passes check_plan.
+std::string swift_script(const PlanSpec& plan);
 
 // From torchtitan.cpp. REQUIRES: the plan passes check_plan (its model is one TorchTitan builds).
 std::string torchtitan_toml(const PlanSpec& plan);

@@ -7,7 +7,7 @@ set -u
 tool=$1 module=$2
 py=${SPPLAN_TOOL_PYTHON:-${SPPLAN_TOOLS_DIR:-$HOME/.cache/spplan/tools}/$tool/bin/python}
 if [ -x "$py" ] && "$py" -c "import $module" 2>/dev/null; then
-  HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 exec "$py" "$(dirname "$0")/export_check_$tool.py" "$3" "$4"
+  HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 exec "$py" "$(dirname "$0")/export_check_${tool//-/_}.py" "$3" "$4"
 fi
 echo "no Python that imports $module ($py; scripts/install-deps.sh installs it): skipped"
 exit 77

@@ -76,10 +76,10 @@ TEST(CheckCp, TrainersThatRunTheRing) {
   const Case cases[] = {
       {on(plan(16, 1, 16, 1 << 20), "arctic"),
        "--cp: value 16 makes the layout ring (sp 1, cp 16), which trainer \"arctic\" does not run (its layouts: none, "
-       "ulysses; trainers that run ring: engine, hf, liger, megatron, torchtitan)"},
+       "ulysses; trainers that run ring: engine, hf, liger, megatron, torchtitan, usp)"},
       {on(plan(16, 8, 2, 1 << 20), "hf"),
        "--cp: value 2 makes the layout ulysses_ring (sp 8, cp 2), which trainer \"hf\" does not run (its layouts: none, "
-       "ulysses, ring; trainers that run ulysses_ring: engine, megatron)"},
+       "ulysses, ring; trainers that run ulysses_ring: engine, megatron, usp)"},
       {zero1,
        "--zero: value 1 with layout ring is not run by trainer \"hf\" (Accelerate's context parallel runs on FSDP2, which "
        "shards gradients and optimizer state at least (accelerate parallelism_config.py: cp needs FSDP2); allowed: 2, 3)"},

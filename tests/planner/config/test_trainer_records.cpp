@@ -39,7 +39,7 @@ PlanSpec plan_on(const std::string& trainer, int64_t sp, int64_t cp) {
 }
 
 TEST(TrainerRecords, PresetsSayWhatEachStackRunsAndLaunches) {
-  EXPECT_EQ(trainer_names(), (std::vector<std::string>{"arctic", "engine", "hf", "liger", "megatron", "torchtitan"}));
+  EXPECT_EQ(trainer_names(), (std::vector<std::string>{"arctic", "engine", "hf", "liger", "megatron", "torchtitan", "usp"}));
   for (const std::string& name : trainer_names()) {
     const auto stack = load_trainer(name);
     ASSERT_TRUE(stack.ok()) << stack.status().message();
@@ -151,7 +151,7 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
        "unpinned.toml: key \"refuse[1].before.liger\": \"liger\" is not in [versions]"},
       {"format.toml", "name = \"x\"\nbase = \"hf\"\n[[formats]]\nname = \"nemo\"\n",
        "format.toml: key \"formats[1].name\": value \"nemo\" is not allowed (allowed: deepspeed, accelerate, arctic, "
-       "torchrun, megatron, torchtitan)"},
+       "torchrun, megatron, torchtitan, swift)"},
       {"program.toml", "name = \"x\"\nbase = \"hf\"\n[[formats]]\nname = \"torchrun\"\n",
        "program.toml: key \"formats[1].program\": missing"},
       {"components.toml", "name = \"x\"\n" + complete_stack +
@@ -168,6 +168,8 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
       {"loop.toml", "name = \"x\"\nbase = \"LOOP\"\n", "makes a chain of more than 8 bases (a loop?)"},
       {"models_key.toml", "name = \"x\"\nbase = \"torchtitan\"\n[[models]]\nname = \"llama3\"\nflavor = \"8B\"\n",
        "models_key.toml: key \"models[1].num_hidden_layers\": missing"},
+      {"ulysses_degree.toml", "name = \"x\"\nbase = \"usp\"\n[[formats]]\nname = \"swift\"\nulysses_degree = \"kv\"\n",
+       "ulysses_degree.toml: key \"formats[1].ulysses_degree\": value \"kv\" is not allowed (allowed: any, gcd_kv_heads)"},
       {"models_table.toml", "name = \"x\"\nbase = \"torchtitan\"\nmodels = 3\n",
        "models_table.toml: key \"models\": value 3 is not allowed (allowed: [[models]] tables)"},
   };

@@ -113,7 +113,7 @@ TEST(ExportCp, RefusalsTable) {
   const Case cases[] = {
       {hf_hybrid, ExportFormat::kAccelerate,
        "key \"knobs.cp\": value 4 makes the layout ulysses_ring (sp 8, cp 4), which trainer \"hf\" does not run (its "
-       "layouts: none, ulysses, ring; trainers that run ulysses_ring: engine, megatron)"},
+       "layouts: none, ulysses, ring; trainers that run ulysses_ring: engine, megatron, usp)"},
       {ring, ExportFormat::kDeepSpeed,
        "key \"knobs.cp\": value 8 (layout ring) cannot be expressed for --format deepspeed (DeepSpeed has no ring "
        "attention (a ring plan's accelerate YAML runs FSDP2, without a ds_config); allowed: the layouts none, ulysses)"},
@@ -125,7 +125,7 @@ TEST(ExportCp, RefusalsTable) {
        "key \"trainer\": value \"hf\" is not launched by --format arctic (its formats: torchrun, accelerate, deepspeed)"},
       {arctic_ring, ExportFormat::kArctic,
        "key \"knobs.cp\": value 8 makes the layout ring (sp 1, cp 8), which trainer \"arctic\" does not run (its "
-       "layouts: none, ulysses; trainers that run ring: engine, hf, liger, megatron, torchtitan)"},
+       "layouts: none, ulysses; trainers that run ring: engine, hf, liger, megatron, torchtitan, usp)"},
       {ring_zero1, ExportFormat::kAccelerate,
        "key \"knobs.zero_stage\": value 1 with layout ring is not run by trainer \"hf\" (Accelerate's context parallel "
        "runs on FSDP2, which shards gradients and optimizer state at least (accelerate parallelism_config.py: cp needs "
