@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 
@@ -69,6 +70,15 @@ void gpu_toml(std::string_view bytes) { require_one_line(load_gpu(write_input(by
 
 void plan_toml(std::string_view bytes) { require_one_line(load_plan(write_input(bytes, "plan.toml")).status()); }
 
+// Records are loaded once per file (trainer_loader.cpp caches them by path), so each input gets a
+// file named by its content: the same bytes read the same record, other bytes are read afresh.
+// The name has a fixed length (see scratch_dir).
+void trainer_toml(std::string_view bytes) {
+  char name[40];
+  std::snprintf(name, sizeof name, "trainer-%016zx.toml", std::hash<std::string_view>{}(bytes));
+  require_one_line(load_trainer(write_input(bytes, name)).status());
+}
+
 void config_json(std::string_view bytes) {
   std::filesystem::create_directories(scratch_dir() + "/model");
   require_one_line(load_model(write_input(bytes, "model/config.json")).status());
@@ -117,6 +127,7 @@ const std::vector<Target>& targets() {
       {"model_toml", model_toml, {"configs/models", "tests/planner/config/data"}, ".toml"},
       {"gpu_toml", gpu_toml, {"configs/gpus", "tests/planner/config/data"}, ".toml"},
       {"plan_toml", plan_toml, {"configs/plans", "tests/planner/config/data"}, ".toml"},
+      {"trainer_toml", trainer_toml, {"configs/trainers"}, ".toml"},
       {"config_json", config_json, {"tests/planner/config/data", "tests/planner/config/data/transformers5"}, ".json"},
       {"validation_csv", validation_csv, {"validation", "tests/cli/data"}, ".csv"},
       {"seq_len", seq_len, {"fuzz/seeds/seq_len"}, ""},

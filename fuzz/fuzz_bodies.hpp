@@ -27,6 +27,7 @@ const Target* find_target(std::string_view name);
 void model_toml(std::string_view bytes);      // load_model on a .toml file
 void gpu_toml(std::string_view bytes);        // load_gpu on a .toml file
 void plan_toml(std::string_view bytes);       // load_plan
+void trainer_toml(std::string_view bytes);    // load_trainer on a record file (configs/trainers)
 void config_json(std::string_view bytes);     // load_model on a Hugging Face config.json
 void validation_csv(std::string_view bytes);  // validate_published
 void seq_len(std::string_view bytes);         // parse_seq_len, parse_int, parse_double
