@@ -2,6 +2,7 @@
 // with its record. Strict as every config file: an unknown key, a value outside its names, or a
 // record that contradicts itself is one line naming the file and the key.
 #include <algorithm>
+#include <cctype>
 #include <mutex>
 #include <set>
 
@@ -281,6 +282,17 @@ Result<ModelFlavor> read_model_flavor(const std::string& path, const std::string
   constexpr int64_t kMaxShape = int64_t{1} << 24;
   SPPLAN_RETURN_IF_ERROR(r.read_string("name", &m.name, true));
   SPPLAN_RETURN_IF_ERROR(r.read_string("flavor", &m.flavor, true));
+  // Both are written into the trainer's config file as quoted strings (TorchTitan's model.name and
+  // model.flavor): the characters of its names, nothing that could end the string.
+  for (const auto& [key, value] : {std::pair{"name", &m.name}, std::pair{"flavor", &m.flavor}}) {
+    const bool plain = !value->empty() && std::all_of(value->begin(), value->end(), [](unsigned char c) {
+      return std::isalnum(c) != 0 || c == '.' || c == '_' || c == '-';
+    });
+    if (!plain) {
+      return bad(path, where + "." + key, "value \"" + printable(*value) +
+                                              "\" is not allowed (allowed: letters, digits, '.', '_' and '-')");
+    }
+  }
   for (auto [key, out] : {std::pair{"num_hidden_layers", &m.num_hidden_layers}, std::pair{"hidden_size", &m.hidden_size},
                           std::pair{"num_attention_heads", &m.num_attention_heads},
                           std::pair{"num_key_value_heads", &m.num_key_value_heads}, std::pair{"head_dim", &m.head_dim},

@@ -211,7 +211,7 @@ std::string matched_text(const Refusal& r, const PlanSpec& plan, const WhereFn& 
   } else if (key == RuleKey::kLayout) {
     value = std::to_string(plan.knobs.cp > 1 ? plan.knobs.cp : plan.knobs.sp) + " (layout " + to_string(layout_of(plan.knobs)) + ")";
   } else if (key == RuleKey::kExperts) {
-    value = "\"" + plan.model.name + "\" (" + std::to_string(plan.model.num_experts) + " experts)";
+    value = "\"" + printable(plan.model.name) + "\" (" + std::to_string(plan.model.num_experts) + " experts)";
   }
   std::string text = where(plan_key(key, plan)) + ": value " + value;
   std::string others;
@@ -256,7 +256,9 @@ Status check_model_built(const PlanSpec& plan, const WhereFn& where) {
   if (model_built(plan)) return Status::ok();
   std::vector<std::string> names;
   for (const ModelFlavor& f : record_of(plan).models) names.push_back(f.name + " " + f.flavor);
-  return Status::invalid(where("model") + ": value \"" + plan.model.name + "\" is not a model " + trainer_quoted(plan) +
+  // printable(): a config.json's "name" is the user's text, newlines and all (one line, STYLE.md).
+  return Status::invalid(where("model") + ": value \"" + printable(plan.model.name) + "\" is not a model " +
+                         trainer_quoted(plan) +
                          " builds (it builds its models by name, and none has this one's shape; allowed: " +
                          join(names, ", ") + ")");
 }

@@ -170,6 +170,9 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
        "models_key.toml: key \"models[1].num_hidden_layers\": missing"},
       {"ulysses_degree.toml", "name = \"x\"\nbase = \"usp\"\n[[formats]]\nname = \"swift\"\nulysses_degree = \"kv\"\n",
        "ulysses_degree.toml: key \"formats[1].ulysses_degree\": value \"kv\" is not allowed (allowed: any, gcd_kv_heads)"},
+      {"models_name.toml", "name = \"x\"\nbase = \"torchtitan\"\n[[models]]\nname = \"llama3\\\"\\n\"\nflavor = \"8B\"\n",
+       "models_name.toml: key \"models[1].name\": value \"llama3\"\\x0a\" is not allowed (allowed: letters, digits, '.', "
+       "'_' and '-')"},
       {"models_table.toml", "name = \"x\"\nbase = \"torchtitan\"\nmodels = 3\n",
        "models_table.toml: key \"models\": value 3 is not allowed (allowed: [[models]] tables)"},
   };
@@ -201,6 +204,8 @@ TEST(TrainerRecords, TorchtitanRunsOnlyTheModelsItBuilds) {
   EXPECT_EQ(s.message(), "--model: value \"mistral-7b\" is not a model trainer \"torchtitan\" builds (it builds its "
                          "models by name, and none has this one's shape; allowed: llama3 8B, llama3 70B, llama3 405B, "
                          "qwen3 0.6B, qwen3 1.7B, qwen3 4B, qwen3 8B, qwen3 14B, qwen3 32B)");
+  p.model.name = "x\nmodel";  // a config.json's own name: the message stays one line
+  EXPECT_EQ(check_trainer_runs(p, flag_where).message().find('\n'), std::string::npos);
   p.model = *load_model("qwen3-4b");  // each Qwen3 size, with its tied head and q/k norms
   EXPECT_EQ(model_flavor(p)->flavor, "4B");
   p.model.tie_word_embeddings = false;  // a shape TorchTitan does not build
