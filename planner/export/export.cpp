@@ -162,7 +162,9 @@ int64_t exported_warmup_steps(const OptimizerSpec& o) {
 // the fused RMSNorm, RoPE and SwiGLU with the fused linear cross-entropy (the "liger" record,
 // whose plans tile the loss); the flag picks no subset (liger_kernel_config is a dict no flag
 // fills), so "hf" plans, without Liger, have none. "" when the stack has no Liger.
-std::string liger_flags(const PlanSpec& plan) { return plan.stack.fused_layer_kernels ? " --use_liger_kernel" : ""; }
+std::string liger_flags(const PlanSpec& plan, const std::string& on) {
+  return plan.stack.fused_layer_kernels ? " --use_liger_kernel" + on : "";
+}
 
 // The HF Trainer flags that match the DeepSpeed config: with --deepspeed, transformers fills the
 // config's "auto" values from TrainingArguments and refuses a value that differs from its own
@@ -171,7 +173,10 @@ std::string liger_flags(const PlanSpec& plan) { return plan.stack.fused_layer_ke
 // Checkpointing: --gradient_checkpointing (non-reentrant in transformers 5.x), its offload through
 // gradient_checkpointing_kwargs (transformers 5.17+: save_on_cpu around each checkpoint). Under
 // FSDP2 (`fsdp_checkpointing`) the YAML's fsdp_activation_checkpointing checkpoints instead.
-std::string hf_trainer_flags(const PlanSpec& plan, bool fsdp_checkpointing = false) {
+// `valued_bools`: a true flag is written with its value (" --bf16 true"), for a parser that
+// declares it Optional[bool] (ms-swift's), where transformers' parser takes the flag alone.
+std::string hf_trainer_flags(const PlanSpec& plan, bool fsdp_checkpointing = false, bool valued_bools = false) {
+  const std::string on = valued_bools ? " true" : "";
   const OptimizerSpec& o = plan.optimizer;
   const Knobs& k = plan.knobs;
   const std::string schedule = o.lr_schedule == LrSchedule::kConstant ? "constant_with_warmup" : to_string(o.lr_schedule);
@@ -183,10 +188,10 @@ std::string hf_trainer_flags(const PlanSpec& plan, bool fsdp_checkpointing = fal
                       std::to_string(exported_warmup_steps(o)) + " --max_grad_norm " + format_number(o.grad_clip);
   // The run's length: transformers fills total_num_steps from it and refuses a written one that differs.
   if (o.train_steps > 0) flags += " --max_steps " + std::to_string(o.train_steps);
-  if (k.precision == Precision::kBf16) flags += " --bf16";
-  if (k.act_ckpt != ActCkpt::kNone && !fsdp_checkpointing) flags += " --gradient_checkpointing";
+  if (k.precision == Precision::kBf16) flags += " --bf16" + on;
+  if (k.act_ckpt != ActCkpt::kNone && !fsdp_checkpointing) flags += " --gradient_checkpointing" + on;
   if (k.act_ckpt == ActCkpt::kOffload) flags += " --gradient_checkpointing_kwargs '{\"offload\": true}'";
-  return flags + liger_flags(plan);
+  return flags + liger_flags(plan, on);
 }
 
 // transformers registers Ulysses only through Accelerate's ParallelismConfig; under torchrun (no
@@ -476,7 +481,9 @@ std::string summary_text(const PlanSpec& plan, ExportFormat format) { return sum
 std::string yaml_text(const std::string& head, const nlohmann::ordered_json& body) { return with_yaml(head, body); }
 const char* attn_implementation_name(const PlanSpec& plan) { return attn_implementation(plan); }
 std::string engine_optimizer_flags(const OptimizerSpec& o) { return engine_flags(o); }
-std::string hf_trainer_flags_without_checkpointing(const PlanSpec& plan) { return hf_trainer_flags(plan, true); }
+std::string hf_trainer_flags_without_checkpointing(const PlanSpec& plan, bool valued_bools) {
+  return hf_trainer_flags(plan, true, valued_bools);
+}
 int rdzv_port() { return kRdzvPort; }
 // The plan's betas and eps: every export states them, where ArcticTraining and the HF Trainer would
 // default beta2 to 0.999.

@@ -18,8 +18,9 @@ std::string yaml_text(const std::string& head, const nlohmann::ordered_json& bod
 const char* attn_implementation_name(const PlanSpec& plan);  // transformers' attn_implementation
 std::string engine_optimizer_flags(const OptimizerSpec& optimizer);  // --lr ... for spplan run
 // The HF Trainer's flags without --gradient_checkpointing: for a run on FSDP2, whose YAML checkpoints,
-// and for ms-swift, which checkpoints unless told false.
-std::string hf_trainer_flags_without_checkpointing(const PlanSpec& plan);
+// and for ms-swift, which checkpoints unless told false. `valued_bools`: " --bf16 true" where
+// transformers writes " --bf16" (ms-swift declares its bool flags Optional[bool]).
+std::string hf_trainer_flags_without_checkpointing(const PlanSpec& plan, bool valued_bools = false);
 int rdzv_port();
 // "--adam-beta1 B1 --adam-beta2 B2 --adam-eps E": the plan's AdamW as Megatron-LM's and the engine's flags name it.
 std::string adam_dash_flags(const OptimizerSpec& o);

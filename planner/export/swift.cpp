@@ -3,7 +3,6 @@
 // --sequence_parallel_size (sp x cp) and puts Ulysses over gcd(key-value heads, that size) ranks,
 // a zigzag ring over the rest (the record's ulysses_degree rule keeps plans to that split). ZeRO
 // comes as one of its named DeepSpeed configs (swift/config/zero*.json).
-#include <numeric>
 #include <sstream>
 
 #include "planner/core/parse.hpp"
@@ -19,15 +18,6 @@ std::string deepspeed_name(const Knobs& k) {
 }
 
 }  // namespace
-
-// The Trainer's flags as ms-swift parses them: it declares bf16 Optional[bool] (None: from
-// --torch_dtype), so the flag takes its value where transformers' stands alone.
-std::string trainer_flags(const PlanSpec& plan) {
-  std::string flags = hf_trainer_flags_without_checkpointing(plan);
-  const std::string bare = " --bf16";
-  if (flags.size() >= bare.size() && flags.compare(flags.size() - bare.size(), bare.size(), bare) == 0) flags += " true";
-  return flags;
-}
 
 std::string swift_script(const PlanSpec& plan) {
   const Knobs& k = plan.knobs;
@@ -54,7 +44,7 @@ std::string swift_script(const PlanSpec& plan) {
   o << "  --attn_impl flash_attn \\\n  --deepspeed " << deepspeed_name(k) << " \\\n  --torch_dtype bfloat16 \\\n"
     // ms-swift checkpoints unless told not to (its gradient_checkpointing defaults to true).
     << "  --gradient_checkpointing " << (k.act_ckpt == ActCkpt::kFull ? "true" : "false") << " \\\n"
-    << "  " << trainer_flags(plan) << "\n";
+    << "  " << hf_trainer_flags_without_checkpointing(plan, /*valued_bools=*/true) << "\n";
   return o.str();
 }
 
