@@ -214,10 +214,17 @@ fi
 # need. Measured on a 2-core machine with pip's cache warm: TorchTitan 2 s and 7 MB, ms-swift 7 s and
 # 140 MB (modelscope is half of it).
 SPPLAN_TOOLS_DIR=${SPPLAN_TOOLS_DIR:-$HOME/.cache/spplan/tools}
-tool_venv() {  # tool_venv NAME IMPORT PACKAGE...
+tool_venv() {  # tool_venv NAME IMPORT PACKAGE==PIN...
   local dir="$SPPLAN_TOOLS_DIR/$1" module=$2
   shift 2
-  if [ -x "$dir/bin/python" ] && "$dir/bin/python" -c "import $module" 2>/dev/null; then
+  # Present when the reader imports and the tool is the pinned release (a new pin reinstalls).
+  if [ -x "$dir/bin/python" ] && "$dir/bin/python" - "$module" "$1" <<'PY' 2>/dev/null
+import importlib, importlib.metadata as m, sys
+importlib.import_module(sys.argv[1])
+name, pin = sys.argv[2].split("==")
+sys.exit(m.version(name) != pin)
+PY
+  then
     say "$module: present in $dir"
     return
   fi
