@@ -7,6 +7,7 @@
 #include "planner/config/loaders.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/export/export.hpp"
+#include "tests/planner/export/fixtures.hpp"
 
 namespace spplan {
 namespace {
@@ -16,17 +17,12 @@ using ::testing::Not;
 
 // Llama 3.1 8B (8 key-value heads) on four nodes: Ulysses 8 x zigzag ring 2, ZeRO-3 offloaded.
 PlanSpec usp_plan() {
-  PlanSpec p;
-  p.model = *load_model("llama-3.1-8b");
-  p.cluster.gpu = *load_gpu("h100-80gb");
-  p.cluster.num_gpus = 32;
-  p.seq_len = 131072;
+  PlanSpec p = testing_export::llama8b_on("usp", 32, 131072);
   p.knobs.sp = 8;
   p.knobs.cp = 2;
   p.knobs.zero_stage = 3;
   p.knobs.offload_optimizer = p.knobs.offload_params = OffloadDevice::kCpu;
   p.knobs.act_ckpt = ActCkpt::kFull;
-  p.stack = *load_trainer("usp");
   settle_layout_attention(&p);
   return p;
 }

@@ -7,6 +7,7 @@
 #include "planner/config/loaders.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/export/export.hpp"
+#include "tests/planner/export/fixtures.hpp"
 
 namespace spplan {
 namespace {
@@ -16,18 +17,13 @@ using ::testing::Not;
 
 // Llama 3.1 8B on two nodes of 8 H100s: FSDP2 over 4 x ring 4, checkpointed.
 PlanSpec torchtitan_plan() {
-  PlanSpec p;
-  p.model = *load_model("llama-3.1-8b");
-  p.cluster.gpu = *load_gpu("h100-80gb");
-  p.cluster.num_gpus = 16;
-  p.seq_len = 131072;
+  PlanSpec p = testing_export::llama8b_on("torchtitan", 16, 131072);
   p.knobs.sp = 1;
   p.knobs.cp = 4;
   p.knobs.cp_comm = CpComm::kAllGather;
   p.knobs.zero_stage = 3;
   p.knobs.act_ckpt = ActCkpt::kFull;
   p.knobs.grad_accum_steps = 2;
-  p.stack = *load_trainer("torchtitan");
   settle_layout_attention(&p);
   return p;
 }
