@@ -35,6 +35,7 @@ inline CliRun run_spplan(const std::string& args, const std::string& env = "") {
     while ((n = fread(buf.data(), 1, buf.size(), f)) > 0) err.append(buf.data(), n);
     fclose(f);
   }
+  std::remove(err_path.c_str());
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out, err};
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "planner/config/loaders.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace spplan {
 namespace {
@@ -25,10 +26,9 @@ const std::string kPlan =
 
 // Writes `text` under a per-process scratch folder and returns its path.
 std::string write(const std::string& name, const std::string& text) {
-  const std::string dir = testing::TempDir() + "/numbers." + std::to_string(getpid());
-  fs::create_directories(dir);
-  std::ofstream(dir + "/" + name) << text;
-  return dir + "/" + name;
+  static const testing_scratch::ScratchDir dir("numbers");
+  std::ofstream(dir.path() + "/" + name) << text;
+  return dir.path() + "/" + name;
 }
 
 // `text` with the line starting `key =` replaced by `key = value`.
