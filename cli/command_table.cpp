@@ -38,7 +38,7 @@ std::vector<Command> build_commands() {
        "0 answered, 2 bad input", sweep_flag_specs()},
       {"export", "--plan FILE.toml --format " + join(export_format_names(), "|") + " [--out FILE]",
        "Writes a plan as the configuration its trainer reads (DeepSpeed JSON, Accelerate YAML, "
-       "ArcticTraining recipe, torchrun, Megatron-LM or ms-swift script, TorchTitan job config); a format of "
+       "ArcticTraining recipe, torchrun, Megatron-LM or ms-swift script, TorchTitan job config, Axolotl YAML); a format of "
        "another trainer, or one that "
        "cannot express the plan, is refused.",
        "0 written, 2 bad input or a plan the target cannot express", export_flag_specs()}};

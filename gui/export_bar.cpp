@@ -65,6 +65,7 @@ QString ExportBar::suggestedFileName(const std::string& formatName) {
   if (formatName == "megatron") return QStringLiteral("megatron.sh");
   if (formatName == "torchtitan") return QStringLiteral("torchtitan.toml");
   if (formatName == "swift") return QStringLiteral("swift.sh");
+  if (formatName == "axolotl") return QStringLiteral("axolotl.yaml");
   return QStringLiteral("torchrun.sh");
 }
 

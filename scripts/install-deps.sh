@@ -211,8 +211,10 @@ fi
 # its config reader imports), so each goes in without its dependencies, with the few small ones its
 # reader imports. TorchTitan 0.2.2 is the last release whose job config is a TOML file (0.3 reads
 # Python registries); ms-swift 4.6.0 declares transformers<5.20, which its argument parser does not
+# need; Axolotl 0.19.0 pins torch<=2.13 and transformers==5.16.1, which its config validator does not
 # need. Measured on a 2-core machine with pip's cache warm: TorchTitan 2 s and 7 MB, ms-swift 7 s and
-# 140 MB (modelscope is half of it).
+# 140 MB (modelscope is half of it), Axolotl 265 MB (numba and llvmlite, which its Trainer builder
+# imports, are 200 MB of it).
 SPPLAN_TOOLS_DIR=${SPPLAN_TOOLS_DIR:-$HOME/.cache/spplan/tools}
 tool_venv() {  # tool_venv NAME IMPORT PACKAGE==PIN...
   local dir="$SPPLAN_TOOLS_DIR/$1" module=$2
@@ -242,6 +244,8 @@ if [ "${SPPLAN_SKIP_TORCH:-0}" != 1 ] && [ -x "$SPPLAN_VENV/bin/python" ] && [ "
   tool_venv ms-swift swift.arguments ms-swift==4.6.0 pillow==13.0.0 modelscope==1.40.2 modelscope_hub==0.5.1 \
     cryptography==50.0.2 cffi==2.1.1 pycparser==3.12 json_repair==0.64.6 aiohttp==3.14.5 multidict==7.2.1 \
     yarl==1.25.1 propcache==0.5.4 aiohappyeyeballs==2.7.1 aiosignal==1.4.0 frozenlist==1.8.0
+  tool_venv axolotl axolotl.core.builders.causal axolotl==0.19.0 pillow==13.0.0 addict==2.4.0 trl==1.9.0 \
+    posthog==7.91.1 evaluate==0.4.6 numba==0.68.1 llvmlite==0.50.0 colorama==0.4.6
 fi
 
 # The Python package (pyproject.toml; `pip install .`): scripts/test.sh builds it into the venv

@@ -26,12 +26,25 @@ Status check_context_parallel(const PlanSpec& plan, const WhereFn& where) {
   if (k.cp == 1) return Status::ok();
   // The zigzag split cuts each sequence into 2 x cp chunks after Ulysses' sp-way split of every
   // chunk's tokens; rank r of the ring takes chunks r and 2cp-1-r, so every ring rank gets the same
-  // causal work (ring-flash-attention zigzag_ring_flash_attn; Megatron-LM's load-balanced CP).
-  const int64_t unit = 2 * k.sp * k.cp;
+  // causal work (ring-flash-attention zigzag_ring_flash_attn; Megatron-LM's load-balanced CP). A
+  // stack that cuts contiguous shards needs sp x cp equal ones (ring-flash-attn's llama3 variant
+  // asserts the length divides by the ring's size).
+  const bool contiguous = plan.stack.ring_contiguous_shards;
+  const int64_t unit = (contiguous ? 1 : 2) * k.sp * k.cp;
   if (plan.seq_len % unit != 0) {
-    return Status::invalid(where("seq_len") + ": value " + std::to_string(plan.seq_len) +
-                           " is not divisible by 2 x sp x cp = " + std::to_string(unit) +
-                           " (the zigzag split of ring attention; allowed: a multiple of " + std::to_string(unit) + ")");
+    return Status::invalid(where("seq_len") + ": value " + std::to_string(plan.seq_len) + " is not divisible by " +
+                           (contiguous ? "" : "2 x ") + "sp x cp = " + std::to_string(unit) + " (the " +
+                           (contiguous ? "contiguous" : "zigzag") + " split of ring attention; allowed: a multiple of " +
+                           std::to_string(unit) + ")");
+  }
+  // ring-flash-attn's llama3 variant asserts its heads_k_stride divides the rank's key-value heads.
+  const int64_t per_call = plan.stack.allgather_kv_heads_per_call;
+  const int64_t kv_heads = plan.model.kv_heads_per_rank(k.sp);
+  if (k.cp_comm == CpComm::kAllGather && per_call > 0 && kv_heads % per_call != 0) {
+    return Status::invalid(where("cp_comm") + ": value \"allgather\" runs " + std::to_string(per_call) +
+                           " key-value heads per call (trainer " + printable(plan.stack.trainer) +
+                           "), which does not divide the " + std::to_string(kv_heads) +
+                           " key-value heads of a rank (allowed: cp_comm \"ring\", or a trainer whose group divides them)");
   }
   return Status::ok();
 }

@@ -56,6 +56,9 @@ struct ModelSpec {
 
   int64_t q_dim() const { return num_attention_heads * head_dim; }   // width of Q (and of attention output)
   int64_t kv_dim() const { return num_key_value_heads * head_dim; }  // width of K and of V
+  // Key-value heads a rank holds after Ulysses' all-to-all over sp ranks: split, or replicated to one
+  // head per rank when there are fewer than sp (MEMORY-FACTS 8.3).
+  int64_t kv_heads_per_rank(int64_t sp) const { return (num_key_value_heads > sp ? num_key_value_heads : sp) / sp; }
   bool is_moe() const { return num_experts > 1; }
   // The SwiGLU width one token runs through: its experts' together, or the dense MLP's.
   int64_t routed_width() const { return is_moe() ? experts_per_token * moe_intermediate_size : intermediate_size; }

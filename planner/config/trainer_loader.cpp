@@ -39,7 +39,9 @@ constexpr StackFlag kStackFlags[] = {
     {"ulysses_one_exchange", &TrainingStack::ulysses_one_exchange},
     {"rope_half_tables", &TrainingStack::rope_half_tables},
     {"sliding_window_attention", &TrainingStack::sliding_window_attention},
-    {"reduces_after_backward", &TrainingStack::reduces_after_backward}};
+    {"reduces_after_backward", &TrainingStack::reduces_after_backward},
+    {"ring_contiguous_shards", &TrainingStack::ring_contiguous_shards},
+    {"sp_loss_in_logits_dtype", &TrainingStack::sp_loss_in_logits_dtype}};
 
 const StackFlag* stack_flag(const std::string& key) {
   for (const StackFlag& f : kStackFlags) {
@@ -65,6 +67,7 @@ Status read_stack(const std::string& path, const toml::table& table, bool comple
                  {"zero3_persistence_threshold_elems", &s->zero3_persistence_threshold_elems}};
   for (const auto& n : numbers) SPPLAN_RETURN_IF_ERROR(r.read_nonnegative(n.key, n.value, complete));
   SPPLAN_RETURN_IF_ERROR(r.read_int("offloaded_checkpoints_on_device", &s->offloaded_checkpoints_on_device, complete, 1, 1000));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("allgather_kv_heads_per_call", &s->allgather_kv_heads_per_call, complete, 0, 1024));
   for (const StackFlag& f : kStackFlags) SPPLAN_RETURN_IF_ERROR(r.read_bool(f.key, &(s->*f.value), complete));
   return r.check_no_unknown_keys();
 }

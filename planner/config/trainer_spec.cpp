@@ -32,7 +32,7 @@ const std::vector<std::string>& rule_key_names() {
 
 const std::vector<std::string>& launch_format_names() {
   static const std::vector<std::string> kNames{"deepspeed", "accelerate", "arctic", "torchrun", "megatron",
-                                               "torchtitan", "swift"};
+                                               "torchtitan", "swift", "axolotl"};
   return kNames;
 }
 

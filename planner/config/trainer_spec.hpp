@@ -109,6 +109,19 @@ struct TrainingStack {
   // Below ZeRO 2, gradients reduced after the backward bucket by bucket through converted copies
   // freed at once, where DeepSpeed keeps its IPG bucket allocated and reduces during the backward.
   bool reduces_after_backward = false;
+  // The ring's ranks hold contiguous shards of a sequence (rank r the r-th cp-th), not the zigzag's
+  // chunk pairs: causal attention is unbalanced, and the last rank, which every other waits for at
+  // the next collective, computes (2 cp - 1) / cp of a balanced rank's (ring.hpp).
+  bool ring_contiguous_shards = false;
+  // The all-gather ring variant runs per group of this many key-value heads: gather the group's K/V,
+  // one attention call over the whole gathered key range, the next group's gather behind it
+  // (ring-flash-attn's llama3 variant, heads_k_stride). 0: all heads at once, the attention in cp
+  // blocks (torch's context parallel).
+  int64_t allgather_kv_heads_per_call = 0;
+  // Under sequence parallel (sp x cp > 1) the loss runs its cross-entropy on the logits in their own
+  // dtype (ms-swift's per_token_loss_func_sp: CrossEntropyLoss on the model's bf16 logits), where
+  // transformers' ForCausalLMLoss upcasts them to fp32 first (costmodel/dtype.hpp).
+  bool sp_loss_in_logits_dtype = false;
   // The record this stack came from: its layouts, refusals and formats (trainer_rules.hpp). Shared:
   // the search copies plans by the thousand.
   std::shared_ptr<const TrainerRecord> record;

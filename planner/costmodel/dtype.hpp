@@ -20,5 +20,13 @@ inline double grad_comm_bytes(const PlanSpec& p) {
 }
 // Extra fp32 copy a bf16 op makes when it upcasts (RMSNorm, loss); none when already fp32.
 inline double upcast_bytes(const PlanSpec& p) { return p.knobs.precision == Precision::kBf16 ? kFp32Bytes : 0.0; }
+// The untiled loss's cross-entropy: on fp32 logits after transformers' upcast (ForCausalLMLoss:
+// logits.float()), or on the logits in their own dtype where the stack's loss under sequence
+// parallel skips it (TrainingStack::sp_loss_in_logits_dtype). Its element bytes, and the upcast's.
+inline bool loss_in_logits_dtype(const PlanSpec& p) {
+  return p.stack.sp_loss_in_logits_dtype && p.knobs.sp * p.knobs.cp > 1;
+}
+inline double cross_entropy_bytes(const PlanSpec& p) { return loss_in_logits_dtype(p) ? act_bytes(p) : kFp32Bytes; }
+inline double loss_upcast_bytes(const PlanSpec& p) { return loss_in_logits_dtype(p) ? 0.0 : upcast_bytes(p); }
 
 }  // namespace spplan::costmodel

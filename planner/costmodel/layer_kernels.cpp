@@ -132,21 +132,23 @@ KernelTraffic layer_elementwise_bwd(const PlanSpec& p) {
 
 // cross_entropy(logits.float(), labels): the upcast (r a, w f); log_softmax over the vocabulary
 // (PyTorch's softmax kernel reads each row for its max, again for the sum of exponentials and a
-// third time to write the result: r 3f, w f); the nll gather reads one value per token.
+// third time to write the result: r 3f, w f); the nll gather reads one value per token. A loss
+// without the upcast (dtype.hpp cross_entropy_bytes) runs the same passes on the logits' dtype.
 KernelTraffic unfused_loss_fwd(const PlanSpec& p) {
-  const double a = act_bytes(p), v = static_cast<double>(p.model.vocab_size);
-  KernelTraffic t = over(cast(a), v);
-  t += {4 * f * v, 1};
+  const double a = act_bytes(p), v = static_cast<double>(p.model.vocab_size), e = cross_entropy_bytes(p);
+  KernelTraffic t = loss_upcast_bytes(p) > 0 ? over(cast(a), v) : KernelTraffic{};
+  t += {4 * e * v, 1};
   return t;
 }
 
-// Backward: nll's gradient (a zero-filled [s, V] tensor with one entry per token set: w f);
-// log_softmax's backward (the row sum of the incoming gradient, r f; then r 2f, w f); the
-// upcast's backward (r f, w a).
+// Backward: nll's gradient (a zero-filled [s, V] tensor with one entry per token set: w e);
+// log_softmax's backward (the row sum of the incoming gradient, r e; then r 2e, w e); the
+// upcast's backward (r f, w a) when there was one. e: the cross-entropy's element bytes (fp32
+// after the upcast).
 KernelTraffic unfused_loss_bwd(const PlanSpec& p) {
-  const double a = act_bytes(p), v = static_cast<double>(p.model.vocab_size);
-  KernelTraffic t{(f + f + 3 * f) * v, 2};
-  t += over(cast(a), v);
+  const double a = act_bytes(p), v = static_cast<double>(p.model.vocab_size), e = cross_entropy_bytes(p);
+  KernelTraffic t{(e + e + 3 * e) * v, 2};
+  if (loss_upcast_bytes(p) > 0) t += over(cast(a), v);
   return t;
 }
 

@@ -82,6 +82,9 @@ double token_ids_bytes(const PlanSpec& plan);             // input ids + labels,
 double rope_tables_bytes(const PlanSpec& plan);           // RoPE cos and sin, forward to last backward
 double step_inputs_bytes(const PlanSpec& plan);           // the three above: embedding forward to its backward
 double kv_width_after_a2a(const PlanSpec& plan);          // K (or V) width per local token after the all-to-all
+// TiledMLP's shards of one rank's rows: DeepSpeed slices each sequence into ceil(s / h) shards along
+// the sequence dimension (MEMORY-FACTS 8.4); an export that sets the count writes this one.
+int64_t tiled_mlp_shards(const PlanSpec& plan);
 double checkpoint_bytes_per_layer(const PlanSpec& plan);  // hidden state a checkpoint keeps
 double checkpoints_on_device_bytes(const PlanSpec& plan); // all kept checkpoints on the device, a layer running
 // act_ckpt offload: how many of `layers_done` checkpoints are still on the device (stack rule),

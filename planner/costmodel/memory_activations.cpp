@@ -23,12 +23,10 @@
 namespace spplan::costmodel {
 namespace {
 
-// Tokens of one TiledMLP shard: DeepSpeed slices each sequence into ceil(s / h) shards along the
-// sequence dimension, every micro-batch row at once (MEMORY-FACTS 8.4).
+// Tokens of one TiledMLP shard, every micro-batch row at once (tiled_mlp_shards).
 double mlp_tile_tokens(const PlanSpec& p) {
-  const double b = p.knobs.micro_batch, s = local_tokens(p) / b, h = p.model.hidden_size;
-  const double shards = std::ceil(s / (facts::kTiledMlpTokensPerShardPerHidden * h));
-  return b * std::ceil(s / std::max(1.0, shards));
+  const double b = p.knobs.micro_batch, s = local_tokens(p) / b;
+  return b * std::ceil(s / static_cast<double>(tiled_mlp_shards(p)));
 }
 
 // Tiled loss is Liger-Kernel's fused linear cross-entropy, which ALST and Hugging Face enable
@@ -112,6 +110,12 @@ double reentrant_held_per_token(const PlanSpec& p) {
 }
 
 }  // namespace
+
+int64_t tiled_mlp_shards(const PlanSpec& p) {
+  const double s = local_tokens(p) / static_cast<double>(p.knobs.micro_batch);
+  const double h = static_cast<double>(p.model.hidden_size);
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(s / (facts::kTiledMlpTokensPerShardPerHidden * h))));
+}
 
 double kv_width_after_a2a(const PlanSpec& p) {
   // kv heads are split over P, or replicated to one head per rank when n_kv < P (MEMORY-FACTS 8.3).
@@ -337,8 +341,9 @@ double loss_forward_peak_bytes(const PlanSpec& p) {
     // fp32 in registers and writes the gradient back into the bf16 chunk (MEMORY-FACTS 7.2).
     return a * liger_chunk_tokens(s, h, v) * v + loss_saved_bytes(p) + head_input_bytes(p);
   }
-  // lm_head logits (a), .float() copy (upcast), log_softmax output (fp32) (MEMORY-FACTS 7.1).
-  return (a + upcast_bytes(p) + kFp32Bytes) * v * s + final_norm_saved_bytes(p) + head_input_bytes(p);
+  // lm_head logits (a), .float() copy (upcast), log_softmax output (fp32) (MEMORY-FACTS 7.1); no
+  // copy and the output in the logits' dtype where the loss skips the upcast (dtype.hpp).
+  return (a + loss_upcast_bytes(p) + cross_entropy_bytes(p)) * v * s + final_norm_saved_bytes(p) + head_input_bytes(p);
 }
 
 double loss_saved_bytes(const PlanSpec& p) {
@@ -349,16 +354,17 @@ double loss_saved_bytes(const PlanSpec& p) {
   }
   const double held_logits = p.stack.loop_holds_logits ? act_bytes(p) : 0.0;
   // log_softmax output saved for backward (+ held logits), lm_head's input.
-  return (kFp32Bytes + held_logits) * v * s + final_norm_saved_bytes(p) + head_input_bytes(p);
+  return (cross_entropy_bytes(p) + held_logits) * v * s + final_norm_saved_bytes(p) + head_input_bytes(p);
 }
 
 double loss_backward_peak_bytes(const PlanSpec& p) {
   const double s = local_tokens(p), v = p.model.vocab_size;
   if (p.knobs.tiled_loss) return loss_saved_bytes(p);  // gradients were computed in the forward
-  // Saved log_softmax output + gradient w.r.t. it + gradient w.r.t. the logits, all fp32, and the
-  // logits themselves when the training loop still holds the outputs.
+  // Saved log_softmax output + gradient w.r.t. it + gradient w.r.t. the logits, all fp32 (or all in
+  // the logits' dtype without the upcast), and the logits themselves when the training loop still
+  // holds the outputs.
   const double held_logits = p.stack.loop_holds_logits ? act_bytes(p) : 0.0;
-  return (3 * kFp32Bytes + held_logits) * v * s + final_norm_saved_bytes(p) + head_input_bytes(p);
+  return (3 * cross_entropy_bytes(p) + held_logits) * v * s + final_norm_saved_bytes(p) + head_input_bytes(p);
 }
 
 LossBackwardMoment loss_backward_moment(const PlanSpec& p) {

@@ -6,6 +6,9 @@
 //   backward, ring     : cp-1 hops of K/V + dK/dV (fp32), then the last dK/dV hop home, exposed
 //   forward, allgather : one all-gather of cp K/V chunks before attention, exposed
 //   backward, allgather: the same all-gather again, then a reduce-scatter of dK/dV, exposed
+//   allgather per kv-head group (ring-flash-attn's llama3 variant, G groups): each group's gather
+//   behind the previous group's attention call, the first exposed; in the backward each group's
+//   dK/dV reduce-scatter waits on the compute stream (dist.reduce_scatter_tensor, not async)
 #include "planner/costmodel/ring.hpp"
 
 #include <algorithm>
@@ -37,7 +40,52 @@ double merge_buffer_bytes(const PlanSpec& p) {
 double q_elems(const PlanSpec& p) { return p.model.q_dim() * local_tokens(p); }
 double kv_elems(const PlanSpec& p) { return ring_kv_chunk_bytes(p) / act_bytes(p); }
 
+// The all-gather variant run per group of key-value heads (TrainingStack::allgather_kv_heads_per_call).
+bool gathers_per_head_group(const PlanSpec& p) {
+  return p.knobs.cp > 1 && p.knobs.cp_comm == CpComm::kAllGather && p.stack.allgather_kv_heads_per_call > 0;
+}
+
+// Bytes of one head group's gathered K and V: the whole sequence's keys for its heads.
+double gathered_group_bytes(const PlanSpec& p) {
+  return static_cast<double>(p.knobs.cp) * ring_kv_chunk_bytes(p) / static_cast<double>(ring_kv_head_groups(p));
+}
+
+// ring-flash-attn 0.1.8 llama3_flash_attn_varlen_forward: per group, when there is more than one,
+// the rank's K and V heads of the group copied contiguous for the gather (read and write each
+// element once); the groups' outputs concatenated at the end (torch.cat: read and write every
+// output element; the log-sum-exp's cat is heads x tokens in fp32, 1/d of it, left out).
+RingMergeTraffic head_group_forward_merge(const PlanSpec& p) {
+  const double groups = static_cast<double>(ring_kv_head_groups(p)), a = act_bytes(p);
+  const double kv_copies = groups > 1 ? 2 * ring_kv_chunk_bytes(p) : 0.0;
+  return {kv_copies + 2 * a * q_elems(p), (groups > 1 ? 2 * groups : 0.0) + 1};
+}
+
+// llama3_flash_attn_varlen_backward: per group the gathered dK/dV buffer zeroed (written once), and
+// with more than one group the K, V slices copied into a contiguous buffer and dK, dV copied back
+// out of it (read and write each, twice).
+RingMergeTraffic head_group_backward_merge(const PlanSpec& p) {
+  const double groups = static_cast<double>(ring_kv_head_groups(p));
+  const double copies = groups > 1 ? 4 * ring_kv_chunk_bytes(p) : 0.0;
+  return {groups * gathered_group_bytes(p) + copies, groups * (groups > 1 ? 5 : 1)};
+}
+
 }  // namespace
+
+int64_t ring_local_kv_heads(const PlanSpec& p) {
+  return p.model.kv_heads_per_rank(p.knobs.sp);
+}
+
+int64_t ring_kv_head_groups(const PlanSpec& p) {
+  if (!gathers_per_head_group(p)) return 1;
+  return std::max<int64_t>(1, ring_local_kv_heads(p) / p.stack.allgather_kv_heads_per_call);
+}
+
+RingAttentionCalls ring_attention_calls(const PlanSpec& p) {
+  const int64_t cp = p.knobs.cp;
+  if (cp == 1) return {};
+  const double work = p.stack.ring_contiguous_shards ? (2.0 * static_cast<double>(cp) - 1) / static_cast<double>(cp) : 1.0;
+  return {gathers_per_head_group(p) ? ring_kv_head_groups(p) : cp, work};
+}
 
 // Forward, read from the engine's merge_attention_block (engine/parallel/ring_attention.cpp); the
 // same exp-weighted update runs in ring-flash-attention's update_out_and_lse (utils.py) and torch's
@@ -49,6 +97,7 @@ double kv_elems(const PlanSpec& p) { return ring_kv_chunk_bytes(p) / act_bytes(p
 // half of them at some), and the hops keep the ranks in step, so whole rows are priced.
 RingMergeTraffic ring_forward_merge(const PlanSpec& p) {
   if (p.knobs.cp == 1) return {};
+  if (gathers_per_head_group(p)) return head_group_forward_merge(p);
   const double a = act_bytes(p), hops = static_cast<double>(p.knobs.cp - 1);
   constexpr double kKernelsPerMerge = 10;
   return {q_elems(p) * (hops * (4 * kFp32Bytes + 4 * kFp32Bytes + a) + 2 * (a + kFp32Bytes)),
@@ -62,6 +111,7 @@ RingMergeTraffic ring_forward_merge(const PlanSpec& p) {
 // backward keeps the same three fp32 accumulators (zigzag_ring_flash_attn.py).
 RingMergeTraffic ring_backward_merge(const PlanSpec& p) {
   if (p.knobs.cp == 1) return {};
+  if (gathers_per_head_group(p)) return head_group_backward_merge(p);
   const double a = act_bytes(p), blocks = static_cast<double>(p.knobs.cp);
   const double elems = q_elems(p) + kv_elems(p);
   constexpr double kKernelsPerBlock = 3;  // dQ, dK and dV additions
@@ -74,6 +124,12 @@ RingPassComm ring_forward_comm(const PlanSpec& p) {
   RingPassComm c;
   const int64_t cp = p.knobs.cp, sp = p.knobs.sp;
   if (cp == 1) return c;
+  if (gathers_per_head_group(p)) {
+    c.pre_s = collective_time_s(p.cluster, Collective::kAllGather, gathered_group_bytes(p), cp, sp);
+    c.hops = ring_kv_head_groups(p) - 1;
+    c.hop_s = c.pre_s;
+    return c;
+  }
   if (p.knobs.cp_comm == CpComm::kAllGather) {
     c.pre_s = collective_time_s(p.cluster, Collective::kAllGather, cp * ring_kv_chunk_bytes(p), cp, sp);
     return c;
@@ -87,6 +143,15 @@ RingPassComm ring_backward_comm(const PlanSpec& p) {
   RingPassComm c;
   const int64_t cp = p.knobs.cp, sp = p.knobs.sp;
   if (cp == 1) return c;
+  if (gathers_per_head_group(p)) {
+    const double group = gathered_group_bytes(p);
+    c.pre_s = collective_time_s(p.cluster, Collective::kAllGather, group, cp, sp);
+    c.hops = ring_kv_head_groups(p) - 1;
+    c.hop_s = c.pre_s;
+    c.post_s = static_cast<double>(ring_kv_head_groups(p)) *
+               collective_time_s(p.cluster, Collective::kReduceScatter, group, cp, sp);
+    return c;
+  }
   if (p.knobs.cp_comm == CpComm::kAllGather) {
     // The backward gathers K/V again (the forward keeps only the rank's own chunk) and returns
     // each chunk's dK/dV to its owner with a reduce-scatter.
@@ -104,6 +169,10 @@ RingPassComm ring_backward_comm(const PlanSpec& p) {
 double ring_forward_buffer_bytes(const PlanSpec& p) {
   if (p.knobs.cp == 1) return 0.0;
   const double kv = ring_kv_chunk_bytes(p);
+  // Per head group: the group's gathered K/V and the next group's being gathered (kv_buffer and
+  // kv_buffer_copy), and the groups' outputs listed before their concatenation; no merge buffers
+  // (each call covers the whole key range).
+  if (gathers_per_head_group(p)) return 2 * gathered_group_bytes(p) + act_bytes(p) * q_elems(p);
   // ring: the chunk being computed on and the next one being received (double buffering; the
   // rank's own chunk is saved by the layer already). allgather: the cp gathered chunks.
   const double kv_buffers = p.knobs.cp_comm == CpComm::kRing ? 2 * kv : p.knobs.cp * kv;
@@ -113,6 +182,16 @@ double ring_forward_buffer_bytes(const PlanSpec& p) {
 double ring_backward_buffer_bytes(const PlanSpec& p) {
   if (p.knobs.cp == 1) return 0.0;
   const double kv = ring_kv_chunk_bytes(p), dkv = ring_dkv_chunk_bytes(p);
+  // Per head group: K/V double-buffered as in the forward, the group's dK/dV over the whole key
+  // range (activation dtype), and with more than one group the contiguous K/V slice the gather
+  // sends. dq, dk and dv are written in place into the gradients returned (one call per group
+  // covers the whole key range: nothing accumulates). The flash kernel's own backward scratch is
+  // priced as for one local call (memory_activations.cpp): a group's call has cp times the keys
+  // and 1/G of the heads, the same at G == cp.
+  if (gathers_per_head_group(p)) {
+    const double groups = static_cast<double>(ring_kv_head_groups(p));
+    return 3 * gathered_group_bytes(p) + (groups > 1 ? kv / groups : 0.0);
+  }
   const double dq_accumulator = kFp32Bytes * p.model.q_dim() * local_tokens(p);  // dq summed over the steps
   if (p.knobs.cp_comm == CpComm::kAllGather) {
     // The gathered K/V and their gradient, written chunk by chunk in the activation dtype.

@@ -21,6 +21,27 @@ namespace spplan::costmodel {
 // ring hop carries in the forward.
 double ring_kv_chunk_bytes(const PlanSpec& plan);
 
+// How one rank's ring attention runs in a layer pass: `calls` kernel calls that together do `work`
+// times a balanced rank's share (1 / cp) of the sequence's causal attention FLOPs.
+//   zigzag shards                : cp blocks, work 1 (every rank the same, above)
+//   contiguous shards            : the last rank, which the others wait for, attends its queries to
+//                                  all earlier keys: cp - 1 whole blocks and the causal half of one,
+//                                  (2 cp - 1) / cp of a balanced rank's work
+//   all-gather per kv-head group : one call per group over the whole gathered key range
+//                                  (TrainingStack::allgather_kv_heads_per_call)
+// cp == 1: one call, work 1.
+struct RingAttentionCalls {
+  int64_t calls = 1;
+  double work = 1.0;
+};
+RingAttentionCalls ring_attention_calls(const PlanSpec& plan);
+
+// Key-value heads of one rank after the Ulysses all-to-all, and the groups the all-gather variant
+// runs them in (1 unless the stack gathers per head group; REQUIRES the group size divides them:
+// plan_rules.cpp).
+int64_t ring_local_kv_heads(const PlanSpec& plan);
+int64_t ring_kv_head_groups(const PlanSpec& plan);
+
 // The ring's communication in one layer pass, seconds: `pre_s` before attention and `post_s`
 // after it, neither hidden; `hops` transfers of `hop_s` each, hop i overlapping attention block i.
 struct RingPassComm {

@@ -56,12 +56,14 @@ double traffic_time_s(const GpuSpec& g, const KernelTraffic& t, const Shape& x, 
 double fused_loss_chunks(const Shape& x) { return std::ceil(x.s / liger_chunk_tokens(x.s, x.h, x.v)); }
 
 // Forward FLOPs of one attention call: the rank's nh/sp heads over the whole causal sequence,
-// shared by the cp ring ranks in cp equal blocks each (zigzag, ring.hpp); one call when cp == 1.
+// a balanced ring rank's 1/cp of it times the work its shards give the slowest rank, in the calls
+// its ring makes (ring.hpp ring_attention_calls); one call when cp == 1.
 double attention_block_flops(const PlanSpec& p, const Shape& x) {
   const double heads = static_cast<double>(p.model.num_attention_heads) / x.sp;
-  const double cp = static_cast<double>(x.cp);
+  const RingAttentionCalls calls = ring_attention_calls(p);
   return causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b, static_cast<double>(p.model.sliding_window)) /
-         (cp * cp);  // a window with a ring is refused (plan_rules.cpp check_sliding_window)
+         static_cast<double>(x.cp) * calls.work /
+         static_cast<double>(calls.calls);  // a window with a ring is refused (plan_rules.cpp check_sliding_window)
 }
 
 // A mixture runs its experts one after another (transformers' expert loop), each on its share of
@@ -90,8 +92,7 @@ double mlp_bwd_s(const GpuSpec& g, const Shape& x) {
   return 2 * gemm_bwd_time_s(g, x.s, x.i, x.h, x.a) + gemm_bwd_time_s(g, x.s, x.h, x.i, x.a);
 }
 
-// The MLP's shards under TiledMLP (all rows of each sequence shard at once), and one shard's shape.
-int64_t mlp_tiles(const Shape& x) { return static_cast<int64_t>(std::ceil(x.s / x.b / x.h)); }
+// One TiledMLP shard's shape (all rows of each sequence shard at once; tiled_mlp_shards).
 Shape mlp_tile(const Shape& x, int64_t tiles) {
   Shape t = x;
   t.s = x.s / static_cast<double>(tiles);
@@ -117,15 +118,15 @@ LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   c.norm_s = traffic_time_s(g, layer_elementwise_fwd(p), x, x.a);
   c.qkv_s = gemm_time_s(g, x.s, x.q + 2 * x.kv, x.h, x.a);
   c.a2a_qkv_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * (x.q + 2 * x.kv_a2a), x.sp);
-  c.attention_blocks = x.cp;
-  c.attention_s = x.cp * attention_fwd_time_s(g, p.stack.attention, attention_block_flops(p, x), x.a);
+  c.attention_blocks = ring_attention_calls(p).calls;
+  c.attention_s = c.attention_blocks * attention_fwd_time_s(g, p.stack.attention, attention_block_flops(p, x), x.a);
   set_ring_comm(ring_forward_comm(p), &c);
   set_ring_merge(g, ring_forward_merge(p), x, &c);
   c.a2a_out_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * x.q, x.sp);
   c.out_proj_s = gemm_time_s(g, x.s, x.h, x.q, x.a);
   c.mlp_s = mlp_fwd_s(g, x);
   if (p.knobs.tiled_mlp) {
-    c.mlp_tiles = mlp_tiles(x);
+    c.mlp_tiles = tiled_mlp_shards(p);
     c.mlp_s = c.mlp_tiles * mlp_fwd_s(g, mlp_tile(x, c.mlp_tiles));
   }
   return c;
@@ -140,7 +141,7 @@ LayerPassCosts backward_pass(const PlanSpec& p, const Shape& x, const LayerPassC
   c.norm_s = traffic_time_s(g, layer_elementwise_bwd(p), x, x.a);
   c.qkv_s = gemm_bwd_time_s(g, x.s, x.q + 2 * x.kv, x.h, x.a);
   c.out_proj_s = gemm_bwd_time_s(g, x.s, x.h, x.q, x.a);
-  c.attention_s = x.cp * attention_bwd_time_s(g, p.stack.attention, attention_block_flops(p, x), x.a);
+  c.attention_s = c.attention_blocks * attention_bwd_time_s(g, p.stack.attention, attention_block_flops(p, x), x.a);
   set_ring_comm(ring_backward_comm(p), &c);
   set_ring_merge(g, ring_backward_merge(p), x, &c);
   c.mlp_s = p.knobs.tiled_mlp ? fwd.mlp_s + fwd.mlp_tiles * mlp_bwd_s(g, mlp_tile(x, fwd.mlp_tiles)) : mlp_bwd_s(g, x);
@@ -170,14 +171,14 @@ double fused_loss_bwd_s(const PlanSpec& p, const Shape& x) {
 double loss_fwd_s(const PlanSpec& p, const Shape& x) {
   if (p.knobs.tiled_loss) return fused_loss_fwd_s(p, x);
   const GpuSpec& g = p.cluster.gpu;
-  // Past the upcast, the cross-entropy's passes run on fp32 logits.
-  return gemm_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_fwd(p), x, kFp32Bytes);
+  // Past the upcast, the cross-entropy's passes run on fp32 logits (dtype.hpp cross_entropy_bytes).
+  return gemm_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_fwd(p), x, cross_entropy_bytes(p));
 }
 
 double loss_bwd_s(const PlanSpec& p, const Shape& x) {
   if (p.knobs.tiled_loss) return fused_loss_bwd_s(p, x);
   const GpuSpec& g = p.cluster.gpu;
-  return gemm_bwd_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_bwd(p), x, kFp32Bytes);
+  return gemm_bwd_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_bwd(p), x, cross_entropy_bytes(p));
 }
 
 }  // namespace

@@ -141,7 +141,17 @@ void emit_yaml(std::ostringstream& o, const Json& j, int indent) {
       emit_yaml(o, v, indent + 2);
     } else if (v.is_array()) {
       o << "\n";
-      for (const Json& e : v) o << pad << "  - " << yaml_scalar(e) << "\n";
+      for (const Json& e : v) {
+        if (!e.is_object()) {
+          o << pad << "  - " << yaml_scalar(e) << "\n";
+          continue;
+        }
+        // A mapping in a list: its first key after the dash, the others under it.
+        std::ostringstream item;
+        emit_yaml(item, e, indent + 4);
+        const std::string text = item.str();
+        o << pad << "  - " << (text.size() > static_cast<size_t>(indent + 4) ? text.substr(indent + 4) : text);
+      }
     } else {
       o << " " << yaml_scalar(v) << "\n";
     }
@@ -179,7 +189,7 @@ std::string hf_trainer_flags(const PlanSpec& plan, bool fsdp_checkpointing = fal
   const std::string on = valued_bools ? " true" : "";
   const OptimizerSpec& o = plan.optimizer;
   const Knobs& k = plan.knobs;
-  const std::string schedule = o.lr_schedule == LrSchedule::kConstant ? "constant_with_warmup" : to_string(o.lr_schedule);
+  const std::string schedule = export_internal::hf_lr_scheduler_name(o);
   std::string flags = "--per_device_train_batch_size " + std::to_string(k.micro_batch) +
                       " --gradient_accumulation_steps " + std::to_string(k.grad_accum_steps) + " --learning_rate " +
                       format_number(o.lr) + " --adam_beta1 " + format_number(o.adam_beta1) + " --adam_beta2 " +
@@ -432,7 +442,7 @@ Status check_arctic_optimizer(const OptimizerSpec& o) {
 
 const std::vector<std::string>& export_format_names() {
   static const std::vector<std::string> kNames{"deepspeed", "accelerate", "arctic", "torchrun", "megatron",
-                                               "torchtitan", "swift"};
+                                               "torchtitan", "swift", "axolotl"};
   return kNames;
 }
 
@@ -470,6 +480,7 @@ Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format, const
     case ExportFormat::kMegatron: return export_internal::megatron_script(plan);
     case ExportFormat::kTorchtitan: return export_internal::torchtitan_toml(plan);
     case ExportFormat::kSwift: return export_internal::swift_script(plan);
+    case ExportFormat::kAxolotl: return export_internal::axolotl_yaml(plan);
   }
   return Status::internal("export: unknown format");
 }
@@ -479,6 +490,11 @@ namespace export_internal {
 
 std::string summary_text(const PlanSpec& plan, ExportFormat format) { return summary(plan, format); }
 std::string yaml_text(const std::string& head, const nlohmann::ordered_json& body) { return with_yaml(head, body); }
+nlohmann::ordered_json deepspeed_config(const PlanSpec& plan) { return deepspeed_json(plan); }
+std::string hf_lr_scheduler_name(const OptimizerSpec& o) {
+  return o.lr_schedule == LrSchedule::kConstant ? "constant_with_warmup" : to_string(o.lr_schedule);
+}
+int64_t hf_warmup_steps(const OptimizerSpec& o) { return exported_warmup_steps(o); }
 const char* attn_implementation_name(const PlanSpec& plan) { return attn_implementation(plan); }
 std::string engine_optimizer_flags(const OptimizerSpec& o) { return engine_flags(o); }
 std::string hf_trainer_flags_without_checkpointing(const PlanSpec& plan, bool valued_bools) {

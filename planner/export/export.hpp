@@ -25,6 +25,9 @@
 //               parallel, activation checkpointing, AdamW and its schedule (torchtitan.cpp).
 //   swift       a bash script of ms-swift's `swift sft` with its sequence-parallel size, its named
 //               DeepSpeed config and the Trainer's flags (swift.cpp).
+//   axolotl     an Axolotl YAML: its ring (context_parallel_size, varlen_llama3, heads_k_stride),
+//               the deepspeed export's config inline, TiledMLP's shard count, the Liger plugin for
+//               the tiled loss and the Trainer's optimizer settings (axolotl.cpp).
 // Ring attention (cp > 1): Accelerate takes ring-only plans (parallelism_config cp_size on FSDP2);
 // DeepSpeed, ArcticTraining and the HF Trainer have no ring attention and refuse them.
 // YAML is written by hand (flat, two-space indent, strings quoted when needed).
@@ -39,9 +42,9 @@
 
 namespace spplan {
 
-enum class ExportFormat { kDeepSpeed, kAccelerate, kArctic, kTorchrun, kMegatron, kTorchtitan, kSwift };
+enum class ExportFormat { kDeepSpeed, kAccelerate, kArctic, kTorchrun, kMegatron, kTorchtitan, kSwift, kAxolotl };
 
-const std::vector<std::string>& export_format_names();  // deepspeed, accelerate, arctic, torchrun, megatron, torchtitan, swift
+const std::vector<std::string>& export_format_names();  // deepspeed, accelerate, arctic, torchrun, megatron, torchtitan, swift, axolotl
 std::string to_string(ExportFormat format);
 
 // The format named `name`; unknown names are an error naming `where` (e.g. "--format"), the value

@@ -15,6 +15,10 @@ namespace spplan::export_internal {
 // From export.cpp.
 std::string summary_text(const PlanSpec& plan, ExportFormat format);  // the "# spplan export" line
 std::string yaml_text(const std::string& head, const nlohmann::ordered_json& body);
+nlohmann::ordered_json deepspeed_config(const PlanSpec& plan);  // what --format deepspeed writes
+// transformers' lr_scheduler_type for the plan's schedule, and the warm-up steps the exports write.
+std::string hf_lr_scheduler_name(const OptimizerSpec& optimizer);
+int64_t hf_warmup_steps(const OptimizerSpec& optimizer);
 const char* attn_implementation_name(const PlanSpec& plan);  // transformers' attn_implementation
 std::string engine_optimizer_flags(const OptimizerSpec& optimizer);  // --lr ... for spplan run
 // The HF Trainer's flags without --gradient_checkpointing: for a run on FSDP2, whose YAML checkpoints,
@@ -33,6 +37,9 @@ std::string megatron_script(const PlanSpec& plan);
 
 // From swift.cpp: ms-swift's `swift sft` script. REQUIRES: the plan passes check_plan.
 std::string swift_script(const PlanSpec& plan);
+
+// From axolotl.cpp: Axolotl's YAML. REQUIRES: the plan passes check_plan.
+std::string axolotl_yaml(const PlanSpec& plan);
 
 // From torchtitan.cpp. REQUIRES: the plan passes check_plan (its model is one TorchTitan builds).
 std::string torchtitan_toml(const PlanSpec& plan);

@@ -383,7 +383,7 @@ TEST(Plan, BadPlansNameFileAndKey) {
       {"bad_plan_model_value.toml", "bad_plan_model_value.toml: key \"model\": value 5 is not allowed (allowed: a table with preset = \"name\" or all model keys)"},
       {"bad_plan_preset.toml", "bad_plan_preset.toml: key \"model.preset\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
       {"bad_plan_trainer.toml", "bad_plan_trainer.toml: key \"trainer\": value \"deepspeed\" is not a preset or a file "
-                                "(allowed presets: arctic, engine, hf, liger, megatron, torchtitan, usp; or a trainer TOML file)"},
+                                "(allowed presets: arctic, axolotl, engine, hf, liger, megatron, torchtitan, usp; or a trainer TOML file)"},
       {"bad_plan_attention.toml", "bad_plan_attention.toml: key \"attention\": value \"flash4\" is not allowed (allowed: flash2, sdpa, flash3)"},
       {"bad_plan_optimizer_key.toml", "bad_plan_optimizer_key.toml: key \"optimizer.warmpu_steps\": unknown key (allowed: lr, warmup_steps, lr_schedule, min_lr, weight_decay, grad_clip, train_steps, adam_beta1, adam_beta2, adam_eps; closest: \"warmup_steps\")"},
       {"bad_plan_min_lr.toml", "bad_plan_min_lr.toml: key \"optimizer.min_lr\": value 0.001 is above the learning rate 0.0001 (allowed: 0 to lr)"},

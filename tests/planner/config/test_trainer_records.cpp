@@ -11,14 +11,14 @@
 
 #include "planner/config/loaders.hpp"
 #include "planner/config/trainer_rules.hpp"
+#include "tests/scratch_dir.hpp"
 
 namespace spplan {
 namespace {
 
 std::string write_record(const std::string& name, const std::string& text) {
-  const std::string dir = testing::TempDir() + "/trainer_records." + std::to_string(getpid());
-  std::filesystem::create_directories(dir);
-  const std::string path = dir + "/" + name;
+  static const testing_scratch::ScratchDir dir("trainer_records");
+  const std::string path = dir.path() + "/" + name;
   std::ofstream(path) << text;
   return path;
 }
@@ -39,7 +39,7 @@ PlanSpec plan_on(const std::string& trainer, int64_t sp, int64_t cp) {
 }
 
 TEST(TrainerRecords, PresetsSayWhatEachStackRunsAndLaunches) {
-  EXPECT_EQ(trainer_names(), (std::vector<std::string>{"arctic", "engine", "hf", "liger", "megatron", "torchtitan", "usp"}));
+  EXPECT_EQ(trainer_names(), (std::vector<std::string>{"arctic", "axolotl", "engine", "hf", "liger", "megatron", "torchtitan", "usp"}));
   for (const std::string& name : trainer_names()) {
     const auto stack = load_trainer(name);
     ASSERT_TRUE(stack.ok()) << stack.status().message();
@@ -126,7 +126,8 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
       "loop_holds_logits = true\noffloaded_checkpoints_on_device = 1\noffloaded_checkpoints_only_while_running = true\n"
       "reentrant_checkpoint = true\nfused_layer_kernels = false\nfused_layer_kernels_with_tiled_loss = false\n"
       "step_upcasts_whole_partition = false\nfp32_norms_fused_on_gpu = false\ntiled_mlp_fused_swiglu = false\n"
-      "ulysses_one_exchange = false\nrope_half_tables = false\nreduces_after_backward = false\nsliding_window_attention = false\n";
+      "ulysses_one_exchange = false\nrope_half_tables = false\nreduces_after_backward = false\nsliding_window_attention = false\n"
+      "ring_contiguous_shards = false\nallgather_kv_heads_per_call = 0\nsp_loss_in_logits_dtype = false\n";
   const std::string one_format = "[layouts.none]\nattention = \"flash2\"\n[[formats]]\nname = \"arctic\"\n";
   const struct {
     const char* file;
@@ -151,7 +152,7 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
        "unpinned.toml: key \"refuse[1].before.liger\": \"liger\" is not in [versions]"},
       {"format.toml", "name = \"x\"\nbase = \"hf\"\n[[formats]]\nname = \"nemo\"\n",
        "format.toml: key \"formats[1].name\": value \"nemo\" is not allowed (allowed: deepspeed, accelerate, arctic, "
-       "torchrun, megatron, torchtitan, swift)"},
+       "torchrun, megatron, torchtitan, swift, axolotl)"},
       {"program.toml", "name = \"x\"\nbase = \"hf\"\n[[formats]]\nname = \"torchrun\"\n",
        "program.toml: key \"formats[1].program\": missing"},
       {"components.toml", "name = \"x\"\n" + complete_stack +

@@ -144,6 +144,25 @@ TEST(Loss, UntiledLossKeepsFp32LogitsAndTiledDoesNot) {
   EXPECT_DOUBLE_EQ(loss_forward_peak_bytes(p), 2.0 * 1024 * v + saved + head_input);
 }
 
+// ms-swift's loss under sequence parallel runs the cross-entropy on the bf16 logits
+// (TrainingStack::sp_loss_in_logits_dtype): no fp32 copy, and the log_softmax output and the
+// gradients in bf16. Without sequence parallel its loss is the model's own, upcast.
+TEST(Loss, ALossOnTheLogitsDtypeKeepsTwoBytesALogit) {
+  PlanSpec p = llama8b(8, 8, 8 * 32768);
+  p.stack.loop_holds_logits = false;
+  p.stack.sp_loss_in_logits_dtype = true;
+  const double s = 32768, v = 128256, h = 4096;
+  const double final_norm = (4.0 + 2.0) * h * s + 4.0 * s, head_input = 2.0 * h * s;
+  EXPECT_DOUBLE_EQ(loss_forward_peak_bytes(p), (2.0 + 2.0) * v * s + final_norm + head_input);
+  EXPECT_DOUBLE_EQ(loss_saved_bytes(p), 2.0 * v * s + final_norm + head_input);
+  EXPECT_DOUBLE_EQ(loss_backward_peak_bytes(p), 3 * 2.0 * v * s + final_norm + head_input);
+  PlanSpec alone = p;
+  alone.knobs.sp = 1;
+  alone.cluster.num_gpus = 1;
+  alone.seq_len = 32768;
+  EXPECT_DOUBLE_EQ(loss_forward_peak_bytes(alone), 10.0 * v * s + final_norm + head_input);
+}
+
 // The lm_head's weight gradient (ZeRO >= 2: a full transient) is allocated by the head's backward,
 // after the cross-entropy's backward has freed its [s, V] tensors: the loss backward's moment is the
 // larger of the two, not their sum (issue 28: the sum priced the engine's ZeRO 2/3 rows 2-4 % high).

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "planner/config/loaders.hpp"
+#include "planner/config/plan_rules.hpp"
 #include "planner/costmodel/comm.hpp"
 #include "planner/costmodel/compute.hpp"
 #include "planner/costmodel/estimate.hpp"
@@ -222,6 +223,95 @@ TEST(Ring, EachBlockPaysTheKernelsFixedCost) {
   const double ring_bwd = step_costs(ring).backward.attention_s, uly_bwd = step_costs(uly).backward.attention_s;
   EXPECT_NEAR(ring_bwd - uly_bwd, 7 * bwd_fixed, 1e-9);
   EXPECT_GT(ring_bwd / uly_bwd, 1.2);  // at 32K the fixed costs are a fifth of the ring's attention
+}
+
+// Axolotl's ring (ring-flash-attn's llama3 all-gather over contiguous shards), set on the stack
+// by hand so a record's change does not move these numbers.
+PlanSpec contiguous_allgather_plan(int64_t cp, int64_t kv_heads_per_call) {
+  PlanSpec p = ring_plan(8, 1, cp, 1 << 20);
+  p.knobs.cp_comm = CpComm::kAllGather;
+  p.stack.ring_contiguous_shards = true;
+  p.stack.allgather_kv_heads_per_call = kv_heads_per_call;
+  return p;
+}
+
+TEST(Ring, ContiguousShardsMakeTheLastRankDoTwoCpMinusOneOverCpOfABalancedRank) {
+  // cp 8: the last rank attends its 1/8 of the queries to all keys, 7 whole blocks and the causal
+  // half of one: 7.5 blocks of (S/8)^2 pairs, where a balanced rank does 4; 15/8 of it.
+  PlanSpec p = contiguous_allgather_plan(8, 0);
+  p.knobs.cp_comm = CpComm::kRing;
+  const RingAttentionCalls calls = ring_attention_calls(p);
+  EXPECT_EQ(calls.calls, 8);
+  EXPECT_DOUBLE_EQ(calls.work, 15.0 / 8.0);
+  p.stack.ring_contiguous_shards = false;
+  EXPECT_DOUBLE_EQ(ring_attention_calls(p).work, 1.0);
+  p.knobs.cp = 1;
+  EXPECT_EQ(ring_attention_calls(p).calls, 1);
+  EXPECT_DOUBLE_EQ(ring_attention_calls(p).work, 1.0);
+}
+
+TEST(Ring, ContiguousShardsCostTheLastRanksAttention) {
+  // The same block count, each block 15/8 of the zigzag's FLOPs: the step's attention follows.
+  PlanSpec zigzag = contiguous_allgather_plan(8, 0);
+  zigzag.knobs.cp_comm = CpComm::kRing;
+  zigzag.stack.ring_contiguous_shards = false;
+  PlanSpec contiguous = zigzag;
+  contiguous.stack.ring_contiguous_shards = true;
+  const double block_flops = 32.0 * 2 * 1099511627776.0 * 128 / 64;  // 32 heads, 1/64 of the causal FLOPs
+  const GpuSpec& g = zigzag.cluster.gpu;
+  EXPECT_NEAR(step_costs(zigzag).forward.attention_s, 8 * attention_fwd_time_s(g, zigzag.stack.attention, block_flops, 2),
+              1e-9);
+  EXPECT_NEAR(step_costs(contiguous).forward.attention_s,
+              8 * attention_fwd_time_s(g, contiguous.stack.attention, block_flops * 15 / 8, 2), 1e-9);
+  EXPECT_NEAR(step_costs(contiguous).backward.attention_s,
+              8 * attention_bwd_time_s(g, contiguous.stack.attention, block_flops * 15 / 8, 2), 1e-9);
+}
+
+TEST(Ring, AllGatherPerKvHeadGroupHidesAllButTheFirstGather) {
+  // One key-value head per call, 8 kv heads: 8 calls, each over the whole gathered key range. A
+  // group's K and V over the sequence: 2 x 2 B x 2^20 x 128 = 536870912 B, all-gathered inside the
+  // node at 450 x 0.8 GB/s.
+  const PlanSpec p = contiguous_allgather_plan(8, 1);
+  EXPECT_EQ(ring_local_kv_heads(p), 8);
+  EXPECT_EQ(ring_kv_head_groups(p), 8);
+  EXPECT_EQ(ring_attention_calls(p).calls, 8);
+  const double group = 536870912.0;
+  EXPECT_DOUBLE_EQ(8 * ring_kv_chunk_bytes(p) / 8, group);
+  const double gather = collective_time_s(p.cluster, Collective::kAllGather, group, 8, 1);
+  const RingPassComm fwd = ring_forward_comm(p);
+  EXPECT_NEAR(fwd.pre_s, gather, 1e-15);  // the first group's gather waits
+  EXPECT_EQ(fwd.hops, 7);                 // the others run behind the previous group's call
+  EXPECT_NEAR(fwd.hop_s, gather, 1e-15);
+  EXPECT_EQ(fwd.post_s, 0.0);
+  // Backward: the same gathers, and each group's dK/dV reduce-scatter waits on the compute stream.
+  const RingPassComm bwd = ring_backward_comm(p);
+  EXPECT_EQ(bwd.hops, 7);
+  EXPECT_NEAR(bwd.post_s, 8 * collective_time_s(p.cluster, Collective::kReduceScatter, group, 8, 1), 1e-15);
+  // Memory: two group buffers and the listed outputs (forward); two K/V buffers, the dK/dV buffer
+  // and the contiguous slice (backward). q: 4096 x 2^17 local tokens in bf16.
+  const double q_bytes = 2.0 * 4096 * 131072;
+  EXPECT_DOUBLE_EQ(ring_forward_buffer_bytes(p), 2 * group + q_bytes);
+  EXPECT_DOUBLE_EQ(ring_backward_buffer_bytes(p), 3 * group + ring_kv_chunk_bytes(p) / 8);
+  // All heads at once (the torch variant) keeps the single exposed gather.
+  const PlanSpec all = contiguous_allgather_plan(8, 0);
+  EXPECT_EQ(ring_forward_comm(all).hops, 0);
+  EXPECT_NEAR(ring_forward_comm(all).pre_s, collective_time_s(all.cluster, Collective::kAllGather, 8 * group, 8, 1),
+              1e-15);
+}
+
+TEST(Ring, AllGatherGroupMustDivideTheRanksKvHeads) {
+  PlanSpec p = contiguous_allgather_plan(8, 3);
+  p.stack.trainer = "axolotl";
+  const Status s = check_plan(p, plan_file_key);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("key \"knobs.cp_comm\": value \"allgather\" runs 3 key-value heads per call (trainer axolotl), "
+                             "which does not divide the 8 key-value heads of a rank"),
+            std::string::npos)
+      << s.message();
+  // The contiguous split needs sp x cp equal shards only, not the zigzag's 2 x sp x cp.
+  p.stack.allgather_kv_heads_per_call = 1;
+  p.seq_len = 8 * 1001;
+  EXPECT_TRUE(check_plan(p, plan_file_key).is_ok()) << check_plan(p, plan_file_key).message();
 }
 
 }  // namespace

@@ -63,6 +63,7 @@ PlanSpec launched_by(PlanSpec plan, ExportFormat format) {
     case ExportFormat::kMegatron: plan.stack = trainer_stack("megatron"); break;
     case ExportFormat::kTorchtitan: plan.stack = trainer_stack("torchtitan"); break;
     case ExportFormat::kSwift: plan.stack = trainer_stack("usp"); break;
+    case ExportFormat::kAxolotl: plan.stack = trainer_stack("axolotl"); break;
     default: plan.stack = trainer_stack(plan.knobs.tiled_loss ? "liger" : "hf");
   }
   return plan;
@@ -219,14 +220,15 @@ TEST(ExportTorchrun, NamesWithNewlinesStayInsideTheComment) {
   megatron.knobs.offload_optimizer = OffloadDevice::kNone;
   megatron.knobs.act_ckpt = ActCkpt::kFull;
   megatron.knobs.tiled_mlp = megatron.knobs.tiled_loss = false;
-  PlanSpec torchtitan = megatron;  // and TorchTitan, which has no Ulysses: its data-parallel FSDP2
+  PlanSpec torchtitan = megatron;  // and TorchTitan and Axolotl, which have no Ulysses: data parallel
   torchtitan.knobs.sp = 1;
   torchtitan.knobs.zero_stage = 3;
   for (const std::string& name : export_format_names()) {
     const ExportFormat format = *parse_export_format(name);
     // ms-swift's stack runs Megatron's knob set (Ulysses 8 over Llama's 8 key-value heads) too.
     const bool no_offload = format == ExportFormat::kMegatron || format == ExportFormat::kSwift;
-    const PlanSpec& plan = no_offload ? megatron : format == ExportFormat::kTorchtitan ? torchtitan : p;
+    const bool no_ulysses = format == ExportFormat::kTorchtitan || format == ExportFormat::kAxolotl;
+    const PlanSpec& plan = no_offload ? megatron : no_ulysses ? torchtitan : p;
     const std::string text = exported(plan, format);
     EXPECT_THAT(text, Not(HasSubstr("\ntouch"))) << name;
   }
@@ -338,7 +340,7 @@ TEST(ExportFormatNames, RoundTripAndUnknownIsAClearError) {
   EXPECT_EQ(bad.status().code(), Status::Code::kInvalidInput);
   EXPECT_EQ(bad.status().message(),
             "--format: value \"nemo\" is not a known format (allowed: deepspeed, accelerate, arctic, torchrun, megatron, "
-            "torchtitan, swift)");
+            "torchtitan, swift, axolotl)");
 }
 
 TEST(ExportPlan, BadPlansAreErrorsNamingTheKey) {

@@ -125,7 +125,7 @@ TEST(ExportCp, RefusalsTable) {
        "key \"trainer\": value \"hf\" is not launched by --format arctic (its formats: torchrun, accelerate, deepspeed)"},
       {arctic_ring, ExportFormat::kArctic,
        "key \"knobs.cp\": value 8 makes the layout ring (sp 1, cp 8), which trainer \"arctic\" does not run (its "
-       "layouts: none, ulysses; trainers that run ring: engine, hf, liger, megatron, torchtitan, usp)"},
+       "layouts: none, ulysses; trainers that run ring: axolotl, engine, hf, liger, megatron, torchtitan, usp)"},
       {ring_zero1, ExportFormat::kAccelerate,
        "key \"knobs.zero_stage\": value 1 with layout ring is not run by trainer \"hf\" (Accelerate's context parallel "
        "runs on FSDP2, which shards gradients and optimizer state at least (accelerate parallelism_config.py: cp needs "
