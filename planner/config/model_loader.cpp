@@ -27,7 +27,14 @@ constexpr int64_t kMaxHeads = int64_t{1} << 20;
 constexpr int64_t kMaxExperts = int64_t{1} << 20;  // the costmodel prices one GEMM launch per expert
 
 // model_type values whose attention normalises q and k per head (HF Qwen3 modeling).
-bool has_qk_norm(const std::string& model_type) { return model_type == "qwen3" || model_type == "qwen3_moe"; }
+bool has_qk_norm(const std::string& model_type) {
+  return model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3" || model_type == "gemma3_text";
+}
+// Gemma 2's and 3's decoder layers (Gemma3DecoderLayer: pre_feedforward_layernorm and
+// post_feedforward_layernorm beside Llama's two; Gemma 2's likewise).
+bool has_sandwich_norms(const std::string& model_type) {
+  return model_type == "gemma2" || model_type == "gemma3" || model_type == "gemma3_text";
+}
 
 // A TOML table of scalars as a JSON object, for the readers written for config.json.
 Result<nlohmann::json> scalar_table_json(const KeyReader& r, const std::string& name, const toml::node& node) {
@@ -72,11 +79,14 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_bool("tie_word_embeddings", &m.tie_word_embeddings, false));
   m.qk_norm = has_qk_norm(model_type);
   SPPLAN_RETURN_IF_ERROR(r.read_bool("qk_norm", &m.qk_norm, false));
+  m.sandwich_norms = has_sandwich_norms(model_type);
+  SPPLAN_RETURN_IF_ERROR(r.read_bool("sandwich_norms", &m.sandwich_norms, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("rope_theta", &m.rope_theta, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("rms_norm_eps", &m.rms_norm_eps, false));
   m.attention_bias = model_type == "qwen2";
   SPPLAN_RETURN_IF_ERROR(r.read_bool("attention_bias", &m.attention_bias, false));
   SPPLAN_RETURN_IF_ERROR(r.read_int("sliding_window", &m.sliding_window, false, 0, kMaxDim));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("full_attention_layers", &m.full_attention_layers, false, 0, kMaxLayers));
   SPPLAN_RETURN_IF_ERROR(r.read_int("max_position_embeddings", &m.max_position_embeddings, false, 0, kMaxDim));
   SPPLAN_RETURN_IF_ERROR(r.read_int("num_experts", &m.num_experts, false, 0, kMaxExperts));
   SPPLAN_RETURN_IF_ERROR(r.read_int("num_experts_per_tok", &m.experts_per_token, false, 0, kMaxExperts));
@@ -215,13 +225,13 @@ Status check_priceable(const std::string& path, const nlohmann::json& j) {
                              " is logit soft-capping, which spplan cannot price (allowed: absent or null)");
     }
   }
-  if (present("layer_types") && j["layer_types"].is_array()) {
-    for (const auto& type : j["layer_types"]) {
-      if (type != "full_attention") {
-        return Status::invalid(path + ": key \"layer_types\": value " + short_dump(type) +
-                               " is not full attention, which spplan cannot price (allowed: \"full_attention\")");
-      }
-    }
+  // gpt-oss: a learned sink logit per head that transformers passes only to the Hub's FlashAttention
+  // 3 build and FA4 (modeling_flash_attention_utils.py: flash_attention_2 drops it without a word,
+  // training another model), SwiGLU clamped at swiglu_limit and biased experts: none is priced.
+  if (present("swiglu_limit") || (j.contains("model_type") && j["model_type"] == "gpt_oss")) {
+    return Status::invalid(path + ": key \"model_type\": value " + short_dump(j.value("model_type", nlohmann::json())) +
+                           " (gpt-oss: attention sinks, a clamped SwiGLU and biased experts) is not priced yet "
+                           "(allowed: a model without attention sinks)");
   }
   // The MLP priced is gated (gate, up, down: SwiGLU). Gemma's gated GeLU (GeGLU) has the same
   // matrices and the same tensors alive, so it prices alike; a GeLU elsewhere may be ungated.
@@ -281,7 +291,7 @@ Status read_moe(const std::string& path, const nlohmann::json& j, ModelSpec* m) 
 // nothing while the sequence fits inside it, which check_plan (plan_rules.hpp) checks against seq.
 // Qwen2 configs carry a window that use_sliding_window switches off; MistralConfig's window is 4096
 // when config.json omits the key (transformers' default), null when it says null.
-Status read_sliding_window(const std::string& path, const nlohmann::json& j, const std::string& type, int64_t* window) {
+Status read_sliding_window(const std::string& path, const nlohmann::json& j, const std::string& type, ModelSpec* m) {
   const bool window_off = j.contains("use_sliding_window") && j["use_sliding_window"].is_boolean() &&
                           !j["use_sliding_window"].get<bool>();
   if (window_off) return Status::ok();
@@ -290,18 +300,55 @@ Status read_sliding_window(const std::string& path, const nlohmann::json& j, con
   if (fallback == 0 && !(j.contains("sliding_window") && !j["sliding_window"].is_null())) return Status::ok();
   // Qwen2-style configs window only the layers from max_window_layers on (transformers Qwen2Config's
   // layer_types: "sliding_attention" when i >= max_window_layers): none past the last layer, all
-  // from 0; windowed and full layers in one model are not priced.
-  if (j.contains("max_window_layers") && !j["max_window_layers"].is_null() && j.contains("num_hidden_layers")) {
+  // from 0, the first ones full between.
+  if (j.contains("max_window_layers") && !j["max_window_layers"].is_null()) {
     const auto& first = j["max_window_layers"];
     if (!first.is_number_unsigned()) return json_bad_value(path, "max_window_layers", first, "a whole number from 0");
-    if (first.get<uint64_t>() >= j["num_hidden_layers"].get<uint64_t>()) return Status::ok();  // no windowed layer
-    if (first.get<uint64_t>() > 0) {
-      return json_bad_value(path, "max_window_layers", first,
-                            "0 or at least num_hidden_layers: windowed and full-attention layers in one model are "
-                            "not priced yet");
-    }
+    if (first.get<uint64_t>() >= static_cast<uint64_t>(m->num_hidden_layers)) return Status::ok();  // no windowed layer
+    SPPLAN_RETURN_IF_ERROR(json_int(path, j, "sliding_window", fallback, kMaxDim, &m->sliding_window));
+    if (m->sliding_window > 0) m->full_attention_layers = static_cast<int64_t>(first.get<uint64_t>());
+    return Status::ok();
   }
-  return json_int(path, j, "sliding_window", fallback, kMaxDim, window);
+  return json_int(path, j, "sliding_window", fallback, kMaxDim, &m->sliding_window);
+}
+
+// Which layers attend over the window: transformers' layer_types ("sliding_attention" or
+// "full_attention", one a layer: Gemma 3, gpt-oss, Qwen2 saved by transformers 5), or Gemma 3's
+// older sliding_window_pattern p (every p-th layer full: Gemma3TextConfig's layer_types rule). A
+// window with neither: every layer (Mistral). Layer types without a window are one line.
+Status read_layer_types(const std::string& path, const nlohmann::json& j, ModelSpec* m) {
+  const bool has_types = j.contains("layer_types") && !j["layer_types"].is_null();
+  if (!has_types && j.contains("sliding_window_pattern") && !j["sliding_window_pattern"].is_null()) {
+    int64_t pattern = 0;
+    SPPLAN_RETURN_IF_ERROR(json_int(path, j, "sliding_window_pattern", -1, kMaxLayers, &pattern));
+    m->full_attention_layers = m->num_hidden_layers / pattern;
+    return Status::ok();
+  }
+  if (!has_types) return Status::ok();
+  const nlohmann::json& types = j["layer_types"];
+  if (!types.is_array() || static_cast<int64_t>(types.size()) != m->num_hidden_layers) {
+    return json_bad_value(path, "layer_types", types,
+                          "a list of num_hidden_layers (" + std::to_string(m->num_hidden_layers) +
+                              ") \"sliding_attention\" or \"full_attention\"");
+  }
+  int64_t full = 0;
+  for (const auto& type : types) {
+    if (type != "full_attention" && type != "sliding_attention") {
+      return Status::invalid(path + ": key \"layer_types\": value " + short_dump(type) +
+                             " is an attention spplan cannot price (allowed: \"full_attention\", \"sliding_attention\")");
+    }
+    full += type == "full_attention" ? 1 : 0;
+  }
+  if (full == m->num_hidden_layers) {
+    m->sliding_window = 0;  // no layer reads the window
+    return Status::ok();
+  }
+  if (m->sliding_window == 0) {
+    return json_bad_value(path, "layer_types", types,
+                          "\"full_attention\" only, or a sliding_window for its \"sliding_attention\" layers");
+  }
+  m->full_attention_layers = full;
+  return Status::ok();
 }
 
 // tie_word_embeddings when a config.json omits it: the default of the family's transformers
@@ -349,9 +396,11 @@ Result<ModelSpec> model_from_json(const std::string& path) {
   SPPLAN_RETURN_IF_ERROR(json_bool(path, j, "tie_word_embeddings", &m.tie_word_embeddings));
   const std::string type = j.contains("model_type") && j["model_type"].is_string() ? j["model_type"].get<std::string>() : "";
   m.qk_norm = has_qk_norm(type);
+  m.sandwich_norms = has_sandwich_norms(type);
   // Qwen2's attention has q/k/v biases by construction (Qwen2Attention: bias=True), no key says so.
   m.attention_bias = type == "qwen2";
-  SPPLAN_RETURN_IF_ERROR(read_sliding_window(path, j, type, &m.sliding_window));
+  SPPLAN_RETURN_IF_ERROR(read_sliding_window(path, j, type, &m));
+  SPPLAN_RETURN_IF_ERROR(read_layer_types(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(read_moe(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(read_rope_config(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "rms_norm_eps", &m.rms_norm_eps));

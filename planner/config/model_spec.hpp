@@ -38,12 +38,18 @@ struct ModelSpec {
   int64_t intermediate_size = 0;    // i (SwiGLU MLP width)
   int64_t vocab_size = 0;           // V
   bool tie_word_embeddings = false; // lm_head shares the embedding matrix
-  bool qk_norm = false;             // per-head RMSNorm on q and k (Qwen3)
+  bool qk_norm = false;             // per-head RMSNorm on q and k (Qwen3, Gemma 3)
+  // Gemma 2 and 3: RMSNorm also on the attention's and the MLP's outputs before each residual add
+  // (post_attention_layernorm, post_feedforward_layernorm): four a layer, where Llama has two.
+  bool sandwich_norms = false;
   double rope_theta = 10000.0;      // RoPE base; only the engine uses it
   RopeScaling rope_scaling;         // RoPE scaling; only the engine uses it (the report names it)
   int64_t max_position_embeddings = 0;  // dynamic RoPE's reference length; 0: not given
   bool attention_bias = false;      // biases on q, k and v (Qwen2, Qwen2.5)
   int64_t sliding_window = 0;       // Mistral's window; 0: none. A plan's seq must fit inside it
+  // With a window, the layers that keep full causal attention (layer_types' "full_attention": Gemma
+  // 3's every sixth, gpt-oss's every other); 0: every layer windowed (Mistral).
+  int64_t full_attention_layers = 0;
   double rms_norm_eps = 1e-6;       // RMSNorm epsilon; only the engine uses it
   // Mixture of experts (Qwen3-MoE, Mixtral): every layer's MLP is num_experts SwiGLU experts of
   // moe_intermediate_size, and a linear router (no bias) sends each token to experts_per_token of
@@ -60,6 +66,8 @@ struct ModelSpec {
   // head per rank when there are fewer than sp (MEMORY-FACTS 8.3).
   int64_t kv_heads_per_rank(int64_t sp) const { return (num_key_value_heads > sp ? num_key_value_heads : sp) / sp; }
   bool is_moe() const { return num_experts > 1; }
+  // Layers that attend over the window (all of them without full_attention_layers; none without a window).
+  int64_t windowed_layers() const { return sliding_window > 0 ? num_hidden_layers - full_attention_layers : 0; }
   // The SwiGLU width one token runs through: its experts' together, or the dense MLP's.
   int64_t routed_width() const { return is_moe() ? experts_per_token * moe_intermediate_size : intermediate_size; }
   bool operator==(const ModelSpec&) const = default;

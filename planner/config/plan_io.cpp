@@ -126,6 +126,8 @@ std::string model_extras_toml(const ModelSpec& m) {
   o.precision(17);
   if (m.attention_bias) o << "attention_bias = true\n";
   if (m.sliding_window > 0) o << "sliding_window = " << m.sliding_window << "\n";
+  if (m.full_attention_layers > 0) o << "full_attention_layers = " << m.full_attention_layers << "\n";
+  if (m.sandwich_norms) o << "sandwich_norms = true\n";
   if (m.max_position_embeddings > 0) o << "max_position_embeddings = " << m.max_position_embeddings << "\n";
   const nlohmann::json scaling = rope_scaling_json(m.rope_scaling);
   if (scaling.is_null()) return o.str();

@@ -48,6 +48,13 @@ Status check_model(const ModelSpec& m, const std::string& source) {
                            " does not divide num_attention_heads " + std::to_string(m.num_attention_heads) +
                            " (allowed: a divisor of num_attention_heads)");
   }
+  // A model file's layers of full attention beside windowed ones: fewer than all layers, and only
+  // with a window.
+  if (m.full_attention_layers > 0 && (m.sliding_window == 0 || m.full_attention_layers >= m.num_hidden_layers)) {
+    return Status::invalid(source + ": key \"full_attention_layers\": value " + std::to_string(m.full_attention_layers) +
+                           (m.sliding_window == 0 ? " without a sliding_window" : " of " + std::to_string(m.num_hidden_layers) + " layers") +
+                           " (allowed: 1 to num_hidden_layers - 1 beside a sliding_window, or 0)");
+  }
   return Status::ok();
 }
 

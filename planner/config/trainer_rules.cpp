@@ -30,6 +30,7 @@ int64_t value_of(RuleKey key, const PlanSpec& plan) {
     case RuleKey::kNodes: return plan.cluster.num_nodes();
     case RuleKey::kAttention: return static_cast<int64_t>(plan.stack.attention);
     case RuleKey::kExperts: return plan.model.num_experts;
+    case RuleKey::kSandwichNorms: return plan.model.sandwich_norms ? 1 : 0;
   }
   return 0;
 }
@@ -98,7 +99,8 @@ const std::vector<std::string>& names_of(RuleKey key) {
     case RuleKey::kOffloadParams: return offload_device_names();
     case RuleKey::kActCkpt: return act_ckpt_names();
     case RuleKey::kTiledMlp:
-    case RuleKey::kTiledLoss: return kBool;
+    case RuleKey::kTiledLoss:
+    case RuleKey::kSandwichNorms: return kBool;
     case RuleKey::kPrecision: return precision_names();
     case RuleKey::kAttention: return attention_kernel_names();
     default: return kNone;
@@ -108,7 +110,7 @@ const std::vector<std::string>& names_of(RuleKey key) {
 std::string value_text(RuleKey key, int64_t v) {
   const auto& names = names_of(key);
   if (names.empty()) return std::to_string(v);
-  const bool quoted = key != RuleKey::kTiledMlp && key != RuleKey::kTiledLoss;
+  const bool quoted = key != RuleKey::kTiledMlp && key != RuleKey::kTiledLoss && key != RuleKey::kSandwichNorms;
   return quoted ? "\"" + names.at(static_cast<size_t>(v)) + "\"" : names.at(static_cast<size_t>(v));
 }
 
@@ -117,7 +119,8 @@ std::string plan_key(RuleKey key, const PlanSpec& plan) {
   switch (key) {
     case RuleKey::kLayout: return plan.knobs.cp > 1 ? "cp" : "sp";
     case RuleKey::kNodes: return "num_gpus";
-    case RuleKey::kExperts: return "model";
+    case RuleKey::kExperts:
+    case RuleKey::kSandwichNorms: return "model";
     default: return rule_key_names()[static_cast<size_t>(key)];
   }
 }
@@ -127,7 +130,8 @@ std::string plan_key(RuleKey key, const PlanSpec& plan) {
 size_t reported_test(const Refusal& r) {
   for (size_t i = 0; i < r.when.size(); ++i) {
     const RuleKey k = r.when[i].key;
-    if (k != RuleKey::kLayout && k != RuleKey::kNodes && k != RuleKey::kAttention && k != RuleKey::kExperts) return i;
+    const bool model_key = k == RuleKey::kExperts || k == RuleKey::kSandwichNorms;
+    if (k != RuleKey::kLayout && k != RuleKey::kNodes && k != RuleKey::kAttention && !model_key) return i;
   }
   return 0;
 }
@@ -156,6 +160,7 @@ std::string allowed_text(const Refusal& r, const PlanSpec& plan, const std::func
                          const RuleSets& rules) {
   const RuleTest& t = r.when[reported_test(r)];
   if (t.key == RuleKey::kExperts) return "a dense model, or a trainer that runs experts";
+  if (t.key == RuleKey::kSandwichNorms) return "a model with two norms a layer, or a trainer that runs Gemma's four";
   if (t.key == RuleKey::kNodes && t.op == RuleTest::Op::kGreater) {  // a GPU count on that many whole nodes
     return "at most " + std::to_string(t.values[0] * plan.cluster.gpus_per_node()) + " GPUs (" +
            std::to_string(t.values[0]) + " node" + (t.values[0] == 1 ? "" : "s") + ")";
@@ -212,6 +217,8 @@ std::string matched_text(const Refusal& r, const PlanSpec& plan, const WhereFn& 
     value = std::to_string(plan.knobs.cp > 1 ? plan.knobs.cp : plan.knobs.sp) + " (layout " + to_string(layout_of(plan.knobs)) + ")";
   } else if (key == RuleKey::kExperts) {
     value = "\"" + printable(plan.model.name) + "\" (" + std::to_string(plan.model.num_experts) + " experts)";
+  } else if (key == RuleKey::kSandwichNorms) {
+    value = "\"" + printable(plan.model.name) + "\" (four norms a layer: sandwich_norms)";
   }
   std::string text = where(plan_key(key, plan)) + ": value " + value;
   std::string others;
@@ -246,7 +253,7 @@ bool flavor_matches(const ModelFlavor& f, const ModelSpec& m) {
          f.num_attention_heads == m.num_attention_heads && f.num_key_value_heads == m.num_key_value_heads &&
          f.head_dim == m.head_dim && f.intermediate_size == m.intermediate_size && f.vocab_size == m.vocab_size &&
          f.tie_word_embeddings == m.tie_word_embeddings && f.qk_norm == m.qk_norm && f.rope_theta == m.rope_theta &&
-         !m.attention_bias && !m.is_moe() && m.sliding_window == 0;
+         !m.attention_bias && !m.is_moe() && m.sliding_window == 0 && !m.sandwich_norms;
 }
 
 // A trainer that builds its models by name runs only those.

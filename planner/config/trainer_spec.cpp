@@ -26,7 +26,7 @@ const std::vector<std::string>& rule_key_names() {
   static const std::vector<std::string> kNames{
       "layout",      "sp",         "cp",          "cp_comm",          "zero_stage", "offload_optimizer",
       "offload_params", "act_ckpt", "tiled_mlp",  "tiled_loss",       "micro_batch", "grad_accum_steps",
-      "precision",   "nodes",      "attention",   "experts"};
+      "precision",   "nodes",      "attention",   "experts",    "sandwich_norms"};
   return kNames;
 }
 

@@ -131,7 +131,8 @@ struct TrainingStack {
 enum class RuleKey {
   kLayout, kSp, kCp, kCpComm, kZeroStage, kOffloadOptimizer, kOffloadParams, kActCkpt, kTiledMlp, kTiledLoss,
   kMicroBatch, kGradAccumSteps, kPrecision, kNodes, kAttention,
-  kExperts  // the model's: num_experts (0 for a dense model), so a record can refuse mixtures
+  kExperts,  // the model's: num_experts (0 for a dense model), so a record can refuse mixtures
+  kSandwichNorms  // the model's: Gemma 2's and 3's four norms a layer (ModelSpec::sandwich_norms)
 };
 const std::vector<std::string>& rule_key_names();  // "layout", "sp", ..., the plan keys' names
 

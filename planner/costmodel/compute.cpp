@@ -86,4 +86,12 @@ double causal_attention_fwd_flops(double seq, double heads, double head_dim, dou
   return batch * heads * 2.0 * 2.0 * head_dim * pairs;
 }
 
+double layer_attention_fwd_flops(const ModelSpec& m, double seq, double heads, double batch) {
+  const double layers = static_cast<double>(m.num_hidden_layers), windowed = static_cast<double>(m.windowed_layers());
+  const double d = static_cast<double>(m.head_dim), window = static_cast<double>(m.sliding_window);
+  return (windowed * causal_attention_fwd_flops(seq, heads, d, batch, window) +
+          (layers - windowed) * causal_attention_fwd_flops(seq, heads, d, batch, 0.0)) /
+         layers;
+}
+
 }  // namespace spplan::costmodel

@@ -32,5 +32,9 @@ double attention_bwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double f
 // `head_dim`, half of the s x s square (causal), `batch` sequences; with a sliding `window` (> 0)
 // each query's last `window` keys only.
 double causal_attention_fwd_flops(double seq, double heads, double head_dim, double batch, double window = 0);
+// One layer's attention forward FLOPs averaged over the model's layers: its windowed layers
+// (ModelSpec::windowed_layers) over the window, the others full causal (Gemma 3, gpt-oss). The
+// costmodel prices every layer alike, so a step's attention is this times the layer count.
+double layer_attention_fwd_flops(const ModelSpec& model, double seq, double heads, double batch);
 
 }  // namespace spplan::costmodel

@@ -94,9 +94,8 @@ double model_flops_per_step(const PlanSpec& p, bool with_recompute) {
   // A mixture's token runs through its k experts and the router only (ParamCounts::mlp_active).
   const double matmul_params = p.model.num_hidden_layers * (c.attention + c.mlp_active) + c.embedding;  // + lm_head
   const double dense_fwd = 2.0 * matmul_params * s;
-  const double attention_fwd = p.model.num_hidden_layers *
-                               causal_attention_fwd_flops(s, p.model.num_attention_heads, p.model.head_dim, 1.0,
-                                                          static_cast<double>(p.model.sliding_window));
+  const double attention_fwd =
+      p.model.num_hidden_layers * layer_attention_fwd_flops(p.model, s, p.model.num_attention_heads, 1.0);
   const bool recompute = with_recompute && p.knobs.act_ckpt != ActCkpt::kNone;
   const double passes = 3.0 + (recompute ? 1.0 : 0.0);  // fwd + bwd (2x) + recompute
   return sequences * passes * (dense_fwd + attention_fwd);

@@ -64,6 +64,7 @@ KernelTraffic over(const KernelTraffic& per_element, double width) {
 struct Widths {
   double a, h, qk, i;  // activation bytes; hidden, q + k, SwiGLU widths per token (a mixture's k experts)
   bool qk_norm, fused;
+  bool sandwich_norms;  // four RMSNorms a layer (Gemma 2, 3), not two
   bool fused_norms;  // the norms alone are one kernel a pass (LibTorch's fp32 rms_norm on a GPU)
   double experts = 0, k = 0;  // a mixture's experts and experts per token (0: dense)
 };
@@ -73,7 +74,7 @@ Widths widths_of(const PlanSpec& p) {
   return {act_bytes(p), static_cast<double>(m.hidden_size), static_cast<double>(m.q_dim() + m.kv_dim()),
           static_cast<double>(m.routed_width()), m.qk_norm,
           p.stack.fused_layer_kernels || (p.stack.fused_layer_kernels_with_tiled_loss && p.knobs.tiled_loss),
-          fp32_norms_fused(p), m.is_moe() ? static_cast<double>(m.num_experts) : 0.0,
+          m.sandwich_norms, fp32_norms_fused(p), m.is_moe() ? static_cast<double>(m.num_experts) : 0.0,
           m.is_moe() ? static_cast<double>(m.experts_per_token) : 0.0};
 }
 
@@ -95,12 +96,17 @@ struct OpTraffic {
   KernelTraffic norm, rope, swiglu;
 };
 
-// One pass over a layer: the input and post-attention norms over h, Qwen3's per-head q and k norms
+// One pass over a layer: the input and post-attention norms over h (with sandwich norms also the
+// attention's and the MLP's outputs: Gemma3DecoderLayer), Qwen3's and Gemma 3's per-head q and k norms
 // (the same op over q + k, two tensors), RoPE on q and k (two tensors), SwiGLU over i, and the
 // residual adds.
 KernelTraffic layer_pass(const Widths& w, const OpTraffic& op) {
   KernelTraffic t = over(op.norm, w.h);
   t += over(op.norm, w.h);
+  if (w.sandwich_norms) {
+    t += over(op.norm, w.h);
+    t += over(op.norm, w.h);
+  }
   if (w.qk_norm) {
     t += over(op.norm, w.qk);
     t.kernels += op.norm.kernels;

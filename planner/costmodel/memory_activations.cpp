@@ -70,10 +70,12 @@ double norm_saved_per_token(const PlanSpec& p, bool input_kept) {
 }
 
 // The two RMSNorms of a layer: the first normalises the layer input (kept as the checkpoint when
-// checkpointing), the second the post-attention residual (kept by nothing else).
+// checkpointing), the second the post-attention residual (kept by nothing else). Sandwich norms
+// (Gemma 2, 3) add one on the attention output and one on the MLP output, each input its own.
 double norms_saved_per_token(const PlanSpec& p) {
   const bool input_is_checkpoint = p.knobs.act_ckpt != ActCkpt::kNone;
-  return norm_saved_per_token(p, input_is_checkpoint) + norm_saved_per_token(p, false);
+  const double sandwich = p.model.sandwich_norms ? 2 * norm_saved_per_token(p, false) : 0.0;
+  return norm_saved_per_token(p, input_is_checkpoint) + norm_saved_per_token(p, false) + sandwich;
 }
 
 // What a FlashAttention backward allocates per token besides the output gradient and dq, dk, dv.
@@ -197,7 +199,7 @@ double o_proj_input_per_token(const PlanSpec& p) {
   return o_proj_input_is_a_copy(p) ? act_bytes(p) * p.model.q_dim() : 0.0;
 }
 
-// Qwen3's per-head q/k RMSNorms keep an fp32 copy and the normalised output of q and k.
+// Qwen3's and Gemma 3's per-head q/k RMSNorms keep an fp32 copy and the normalised output of q and k.
 // And one fp32 reciprocal RMS per head and token (norm_saved_per_token).
 double qk_norm_saved_per_token(const PlanSpec& p) {
   const ModelSpec& m = p.model;

@@ -61,7 +61,7 @@ double fused_loss_chunks(const Shape& x) { return std::ceil(x.s / liger_chunk_to
 double attention_block_flops(const PlanSpec& p, const Shape& x) {
   const double heads = static_cast<double>(p.model.num_attention_heads) / x.sp;
   const RingAttentionCalls calls = ring_attention_calls(p);
-  return causal_attention_fwd_flops(x.S, heads, p.model.head_dim, x.b, static_cast<double>(p.model.sliding_window)) /
+  return layer_attention_fwd_flops(p.model, x.S, heads, x.b) /
          static_cast<double>(x.cp) * calls.work /
          static_cast<double>(calls.calls);  // a window with a ring is refused (plan_rules.cpp check_sliding_window)
 }

@@ -1,5 +1,7 @@
 #include "planner/config/loaders.hpp"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -70,7 +72,7 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
     std::string file, expected;
   } cases[] = {
       {"bad_heads.toml", "bad_heads.toml: key \"num_key_value_heads\": value 4 does not divide num_attention_heads 6 (allowed: a divisor of num_attention_heads)"},
-      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, rope_theta, rms_norm_eps, attention_bias, sliding_window, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, rope_scaling; closest: \"hidden_size\")"},
+      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, rope_scaling; closest: \"hidden_size\")"},
       {"misspelt_required.toml", "misspelt_required.toml: key \"num_hiden_layers\": unknown key (closest allowed: \"num_hidden_layers\", which is required and missing)"},
       {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 10000)"},
       {"missing_vocab.toml", "missing_vocab.toml: key \"vocab_size\": missing (required)"},
@@ -128,14 +130,66 @@ TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
   EXPECT_EQ(load_model(dir + "/config.json")->sliding_window, 0);
   std::ofstream(dir + "/config.json") << qwen2 << "0}";
   EXPECT_EQ(load_model(dir + "/config.json")->sliding_window, 4096);
-  std::ofstream(dir + "/config.json") << qwen2 << "21}";
-  EXPECT_EQ(load_model(dir + "/config.json").status().message(),
-            dir + "/config.json: key \"max_window_layers\": value 21 is not allowed (allowed: 0 or at least "
-                  "num_hidden_layers: windowed and full-attention layers in one model are not priced yet)");
+  std::ofstream(dir + "/config.json") << qwen2 << "21}";  // the first 21 layers full, the other 7 windowed
+  EXPECT_EQ(load_model(dir + "/config.json")->full_attention_layers, 21);
+  EXPECT_EQ(load_model(dir + "/config.json")->windowed_layers(), 7);
   std::filesystem::remove_all(dir);
   const auto mistral = load_model(kData + "/mistral_v01.json");
   ASSERT_TRUE(mistral.ok()) << mistral.status().message();
   EXPECT_EQ(mistral->sliding_window, 4096);
+}
+
+// Windowed and full-attention layers in one model (issue 42): transformers' layer_types (Gemma 3's
+// five windowed layers to one full), Gemma 3's older sliding_window_pattern; its four norms a layer
+// and q/k norms. gpt-oss, whose sinks transformers drops under FlashAttention 2, is one line; so are
+// layer types that contradict the model.
+TEST(LoadModel, LayerTypesMixWindowedAndFullLayers) {
+  const auto gemma3 = load_model(kData + "/gemma3_4b_text.json");
+  ASSERT_TRUE(gemma3.ok()) << gemma3.status().message();
+  EXPECT_EQ(gemma3->sliding_window, 1024);
+  EXPECT_EQ(gemma3->full_attention_layers, 5);
+  EXPECT_EQ(gemma3->windowed_layers(), 29);
+  EXPECT_TRUE(gemma3->sandwich_norms);
+  EXPECT_TRUE(gemma3->qk_norm);
+  const auto oss = load_model(kData + "/gpt_oss_20b.json");
+  ASSERT_FALSE(oss.ok());
+  EXPECT_EQ(oss.status().message(), kData + "/gpt_oss_20b.json: key \"model_type\": value \"gpt_oss\" (gpt-oss: attention "
+                                            "sinks, a clamped SwiGLU and biased experts) is not priced yet (allowed: a "
+                                            "model without attention sinks)");
+  const std::string dir = ::testing::TempDir() + "/layer_types." + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const std::string head = R"({"model_type": "gemma3_text", "num_hidden_layers": 3, "hidden_size": 64,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100)";
+  const struct {
+    std::string tail;
+    int64_t window, full;  // -1: refused with `expected`
+    std::string expected;
+  } cases[] = {
+      {R"(, "sliding_window": 8, "sliding_window_pattern": 3})", 8, 1, ""},
+      {R"(, "sliding_window": 8, "layer_types": ["full_attention", "full_attention", "full_attention"]})", 0, 0, ""},
+      {R"(, "sliding_window": 8, "layer_types": ["sliding_attention", "full_attention"]})", -1, -1,
+       "key \"layer_types\": value [\"sliding_attention\",\"full_attention\"] is not allowed (allowed: a list of "
+       "num_hidden_layers (3) \"sliding_attention\" or \"full_attention\")"},
+      {R"(, "layer_types": ["sliding_attention", "full_attention", "full_attention"]})", -1, -1,
+       "(allowed: \"full_attention\" only, or a sliding_window for its \"sliding_attention\" layers)"},
+      {R"(, "sliding_window": 8, "layer_types": ["chunked_attention", "full_attention", "full_attention"]})", -1, -1,
+       "key \"layer_types\": value \"chunked_attention\" is an attention spplan cannot price (allowed: "
+       "\"full_attention\", \"sliding_attention\")"},
+  };
+  for (const auto& c : cases) {
+    std::ofstream(dir + "/config.json") << head << c.tail;
+    const auto m = load_model(dir + "/config.json");
+    if (c.window < 0) {
+      ASSERT_FALSE(m.ok()) << c.tail;
+      EXPECT_NE(m.status().message().find(c.expected), std::string::npos) << m.status().message();
+      EXPECT_EQ(m.status().message().find('\n'), std::string::npos);
+      continue;
+    }
+    ASSERT_TRUE(m.ok()) << c.tail << ": " << m.status().message();
+    EXPECT_EQ(m->sliding_window, c.window) << c.tail;
+    EXPECT_EQ(m->full_attention_layers, c.full) << c.tail;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 // Mixtures of experts every layer of which routes over one set of SwiGLU experts are read (issue 42):

@@ -123,6 +123,16 @@ TEST(Activations, KvHeadsAreReplicatedBeyondKvHeadCount) {
   EXPECT_DOUBLE_EQ(at16 - at8, 2048.0 * 2 * 2 * 128 * (16 - 8));
 }
 
+// Gemma 2's and 3's sandwich norms: two more RMSNorms a layer, each keeping what a norm of a
+// tensor no one else keeps does (its input, or its fp32 copy, its output and the rsqrt).
+TEST(Activations, SandwichNormsSaveTwoMoreNorms) {
+  PlanSpec p = llama8b(8, 8, 8 * 32768);
+  const double two = layer_saved_bytes(p);
+  p.model.sandwich_norms = true;
+  const double a = 2, h = 4096;
+  EXPECT_DOUBLE_EQ(layer_saved_bytes(p) - two, 2 * ((4 + 2 * a) * h + 4) * local_tokens(p));
+}
+
 TEST(Loss, UntiledLossKeepsFp32LogitsAndTiledDoesNot) {
   PlanSpec p = llama8b(8, 8, 8 * 32768);
   const double s = 32768, v = 128256, h = 4096;

@@ -47,6 +47,21 @@ TEST(Compute, ASlidingWindowAttendsToTheLastWKeys) {
   EXPECT_LT(step_costs(p).forward.attention_s, full / 5);  // 8.3x fewer pairs, and the kernel's fixed cost
 }
 
+// A model of windowed and full layers (Gemma 3: 29 windowed, 5 full) prices each layer's attention
+// as the layers' average, a step's as that times the layer count.
+TEST(Compute, WindowedAndFullLayersAverageTheirAttention) {
+  ModelSpec m = load_model("llama-3.1-8b").value();
+  m.sliding_window = 4096;
+  m.full_attention_layers = 8;  // of 32
+  const double windowed = causal_attention_fwd_flops(65536, 32, 128, 1, 4096);
+  const double full = causal_attention_fwd_flops(65536, 32, 128, 1);
+  EXPECT_DOUBLE_EQ(layer_attention_fwd_flops(m, 65536, 32, 1), (24 * windowed + 8 * full) / 32);
+  m.full_attention_layers = 0;
+  EXPECT_DOUBLE_EQ(layer_attention_fwd_flops(m, 65536, 32, 1), windowed);
+  m.sliding_window = 0;
+  EXPECT_DOUBLE_EQ(layer_attention_fwd_flops(m, 65536, 32, 1), full);
+}
+
 TEST(Comm, AllToAllWorkedByHand) {
   ClusterSpec c;
   c.gpu = *load_gpu("h100-80gb");
