@@ -28,6 +28,7 @@ MemoryTerms memory_terms(const PlanSpec& p) {
   t.slack = cm::allocator_slack(p);
   const bool no_ckpt = p.knobs.act_ckpt == ActCkpt::kNone;
   t.stored_bytes_per_layer = no_ckpt ? cm::layer_saved_bytes(p) : cm::checkpoint_bytes_per_layer(p);
+  t.router_logits_bytes_per_layer = cm::router_logits_bytes_per_layer(p);
   t.checkpoints_offloaded = p.knobs.act_ckpt == ActCkpt::kOffload;
   t.checkpoints_kept_on_device = static_cast<int>(p.stack.offloaded_checkpoints_on_device);
   t.checkpoints_reload_ahead = p.stack.offloaded_checkpoints_on_device > 1;

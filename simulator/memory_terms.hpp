@@ -16,6 +16,9 @@ struct MemoryTerms {
 
   // Activations.
   double stored_bytes_per_layer = 0;   // what a layer leaves for its backward: checkpoint, or all saves
+  // A mixture layer's router logits for the load-balancing loss (costmodel
+  // router_logits_bytes_per_layer; memory_phases.cpp add_router_logits says who holds them when).
+  double router_logits_bytes_per_layer = 0;
   bool checkpoints_offloaded = false;  // act_ckpt = offload: stored copies go to the host ...
   int checkpoints_kept_on_device = 3;  // ... except the last few (DeepSpeed stash + keep_last)
   // Offloaded checkpoints come back one layer ahead (DeepSpeed's offload context, which stashes

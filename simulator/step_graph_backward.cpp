@@ -57,7 +57,8 @@ void StepGraphBuilder::emit_backward_layer(int micro, int layer) {
   alloc_at_start(bwd.first, MemCategory::kGrads, t_.layer_grad_transient_bytes);
   alloc_at_start(bwd.first, MemCategory::kBuffers, t_.reduce_copy_bytes);
   free_at_end(bwd.last, MemCategory::kActivations, t_.layer_backward_extra_bytes + t_.stored_bytes_per_layer +
-                                                       (has_recompute_ ? t_.layer_saved_bytes : 0.0));
+                                                       (has_recompute_ ? t_.layer_saved_bytes : 0.0) +
+                                                       t_.router_logits_bytes_per_layer);  // its logits' gradient
   free_at_end(bwd.last, MemCategory::kGrads, t_.layer_grad_transient_bytes);
   if (layer + 1 == c_.layers) free_at_end(bwd.last, MemCategory::kParams, t_.reuse_kept_bytes);
   end_use(bwd.last);

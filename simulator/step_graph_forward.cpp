@@ -117,6 +117,7 @@ void StepGraphBuilder::emit_forward_layer(int micro, int layer) {
   hold_pass_activations(pass);
   free_at_end(pass.last, MemCategory::kActivations, t_.layer_saved_bytes);
   alloc_at_end(pass.last, MemCategory::kActivations, t_.stored_bytes_per_layer);
+  alloc_at_end(pass.last, MemCategory::kActivations, t_.router_logits_bytes_per_layer);  // freed after the loss forward
   end_use(pass.last);
   if (layer + 1 == c_.layers) alloc_at_end(pass.last, MemCategory::kParams, t_.reuse_kept_bytes);
 
@@ -153,6 +154,13 @@ void StepGraphBuilder::emit_loss(int micro) {
   alloc_at_start(bwd_first, MemCategory::kGrads, t_.loss_backward_grads_bytes);
   free_at_end(bwd_last, MemCategory::kLogits, t_.loss_backward_peak_bytes);
   free_at_end(bwd_last, MemCategory::kGrads, t_.loss_backward_grads_bytes);
+  // The load-balancing loss: every layer's softmax kept over the loss (its logits freed after the
+  // forward), the logits' gradients from its backward on, each freed by its layer's backward.
+  const double router_logits = static_cast<double>(c_.layers) * t_.router_logits_bytes_per_layer;
+  alloc_at_start(fwd_first, MemCategory::kActivations, router_logits);
+  free_at_end(fwd_last, MemCategory::kActivations, router_logits);
+  alloc_at_start(bwd_first, MemCategory::kActivations, router_logits);
+  free_at_end(bwd_last, MemCategory::kActivations, router_logits);
   end_use(bwd_last);
 }
 

@@ -91,6 +91,7 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_int("num_experts", &m.num_experts, false, 0, kMaxExperts));
   SPPLAN_RETURN_IF_ERROR(r.read_int("num_experts_per_tok", &m.experts_per_token, false, 0, kMaxExperts));
   SPPLAN_RETURN_IF_ERROR(r.read_int("moe_intermediate_size", &m.moe_intermediate_size, false, 0, kMaxDim));
+  SPPLAN_RETURN_IF_ERROR(r.read_bool("output_router_logits", &m.output_router_logits, false));
   r.mark_read("rope_scaling");
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   if (const toml::node* node = table.get("rope_scaling")) {
@@ -252,8 +253,8 @@ Status check_priceable(const std::string& path, const nlohmann::json& j) {
 // The experts of a mixture (ModelSpec::num_experts): Mixtral's num_local_experts, whose experts are
 // intermediate_size wide, or Qwen3-MoE's num_experts with moe_intermediate_size. What the
 // costmodel does not price is refused: dense layers between MoE ones (decoder_sparse_step other
-// than 1, mlp_only_layers), the router logits every layer keeps for the load-balancing loss
-// (output_router_logits), the router's input noise (router_jitter_noise).
+// than 1, mlp_only_layers), the router's input noise (router_jitter_noise). output_router_logits,
+// the load-balancing loss's input, is read (memory_phases.cpp prices what it keeps).
 Status read_moe(const std::string& path, const nlohmann::json& j, ModelSpec* m) {
   const auto present = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
   const char* experts_key = present("num_local_experts") ? "num_local_experts" : "num_experts";
@@ -276,10 +277,7 @@ Status read_moe(const std::string& path, const nlohmann::json& j, ModelSpec* m) 
     return json_bad_value(path, "mlp_only_layers", j["mlp_only_layers"],
                           "[]: every layer a mixture; dense layers between them are not priced yet");
   }
-  if (present("output_router_logits") && j["output_router_logits"] == true) {
-    return json_bad_value(path, "output_router_logits", j["output_router_logits"],
-                          "false: the router logits every layer keeps for the load-balancing loss are not priced yet");
-  }
+  SPPLAN_RETURN_IF_ERROR(json_bool(path, j, "output_router_logits", &m->output_router_logits));
   if (present("router_jitter_noise") && !(j["router_jitter_noise"].is_number() && j["router_jitter_noise"] == 0)) {
     return json_bad_value(path, "router_jitter_noise", j["router_jitter_noise"],
                           "0: the router's noisy copy of its input is not priced");

@@ -59,6 +59,9 @@ struct ModelSpec {
   int64_t num_experts = 0;
   int64_t experts_per_token = 0;
   int64_t moe_intermediate_size = 0;
+  // The router logits every mixture layer returns for the load-balancing loss (config.json
+  // output_router_logits; transformers adds router_aux_loss_coef x that loss to the step's loss).
+  bool output_router_logits = false;
 
   int64_t q_dim() const { return num_attention_heads * head_dim; }   // width of Q (and of attention output)
   int64_t kv_dim() const { return num_key_value_heads * head_dim; }  // width of K and of V

@@ -120,7 +120,8 @@ std::string toml_string(const std::string& text) {
 }
 
 // The model keys that older plans lack, written only when they are not the default so that a plan
-// of a Llama or Qwen3 reads as before: q/k/v biases, the window, the context and RoPE scaling.
+// of a Llama or Qwen3 reads as before: q/k/v biases, the window and its full layers, Gemma's norms,
+// a mixture's experts, the context and RoPE scaling.
 std::string model_extras_toml(const ModelSpec& m) {
   std::ostringstream o;
   o.precision(17);
@@ -128,6 +129,11 @@ std::string model_extras_toml(const ModelSpec& m) {
   if (m.sliding_window > 0) o << "sliding_window = " << m.sliding_window << "\n";
   if (m.full_attention_layers > 0) o << "full_attention_layers = " << m.full_attention_layers << "\n";
   if (m.sandwich_norms) o << "sandwich_norms = true\n";
+  if (m.is_moe()) {  // without them a plan file of a mixture read back as a dense model
+    o << "num_experts = " << m.num_experts << "\nnum_experts_per_tok = " << m.experts_per_token
+      << "\nmoe_intermediate_size = " << m.moe_intermediate_size << "\n";
+    if (m.output_router_logits) o << "output_router_logits = true\n";
+  }
   if (m.max_position_embeddings > 0) o << "max_position_embeddings = " << m.max_position_embeddings << "\n";
   const nlohmann::json scaling = rope_scaling_json(m.rope_scaling);
   if (scaling.is_null()) return o.str();

@@ -91,6 +91,10 @@ double checkpoints_on_device_bytes(const PlanSpec& plan); // all kept checkpoint
 // while a layer runs (its forward or backward) or not (the loss).
 double offloaded_checkpoints_kept(const PlanSpec& plan, double layers_done, bool layer_running);
 double layer_saved_bytes(const PlanSpec& plan);           // what one layer saves for its backward
+// One mixture layer's router logits [tokens, E] in the activation dtype, which the model returns for
+// the load-balancing loss when output_router_logits is set (memory_phases.cpp: who holds them when);
+// 0 otherwise.
+double router_logits_bytes_per_layer(const PlanSpec& plan);
 double layer_backward_extra_bytes(const PlanSpec& plan);  // transients during one layer's backward (incl. a2a)
 // The moments of one layer's backward (bytes above the stored checkpoints and the recomputed
 // saved tensors); layer_backward_extra_bytes is upstream + reentrant_output + the largest moment.

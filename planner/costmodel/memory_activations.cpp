@@ -119,6 +119,12 @@ int64_t tiled_mlp_shards(const PlanSpec& p) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(s / (facts::kTiledMlpTokensPerShardPerHidden * h))));
 }
 
+double router_logits_bytes_per_layer(const PlanSpec& p) {
+  const ModelSpec& m = p.model;
+  if (!m.is_moe() || !m.output_router_logits) return 0.0;
+  return act_bytes(p) * static_cast<double>(m.num_experts) * local_tokens(p);
+}
+
 double kv_width_after_a2a(const PlanSpec& p) {
   // kv heads are split over P, or replicated to one head per rank when n_kv < P (MEMORY-FACTS 8.3).
   return static_cast<double>(p.model.head_dim) * std::max(p.model.num_key_value_heads, p.knobs.sp);

@@ -26,6 +26,19 @@ void add_stored_activations(const PlanSpec& p, double layers_done, bool layer_ru
   }
 }
 
+// The load-balancing loss's inputs and what it keeps (output_router_logits; transformers 5.24
+// modeling_qwen3_moe.py / modeling_mixtral.py): the model returns every mixture layer's router
+// logits (OutputRecorder of the router's F.linear output, activation dtype), held from that layer's
+// forward to the loss; load_balancing_loss_func softmaxes each layer's in its dtype and keeps that
+// output for its backward (the fp32 copy it sums is freed at once); its backward writes the logits'
+// gradients, which wait until each layer's backward takes its own. In layers' worth of one layer's
+// logits: the forward's last layer has all of them, the loss forward the logits and the softmax
+// outputs, the loss backward the outputs and the gradients, the last layer's backward the gradients.
+void add_router_logits(const PlanSpec& p, double layers_worth, const char* what, B* m) {
+  const double bytes = router_logits_bytes_per_layer(p);
+  if (bytes > 0) m->add(&B::activations_bytes, what, layers_worth * bytes);
+}
+
 // Allocator slack (reserved - allocated) comes from what is allocated and freed within a step:
 // activations, logits, gathered parameters, transient gradients and buffers. The states allocated
 // once at start-up (weights, gradients, optimizer state, the reduce bucket) are packed and never
@@ -108,6 +121,7 @@ MemoryPhases memory_phases(const PlanSpec& p) {
     fwd.add(&B::activations_bytes, "this layer's saved tensors", saved);
     fwd.add(&B::buffers_bytes, "ring attention K/V buffers + output/LSE merge", ring);
   }
+  add_router_logits(p, layers, "router logits kept for the load-balancing loss", &fwd);
   add_fragmentation(slack, &fwd, "forward", last);
 
   for (B* loss : {&out.loss_forward, &out.loss_backward}) {
@@ -117,6 +131,8 @@ MemoryPhases memory_phases(const PlanSpec& p) {
     add_stored_activations(p, layers, false, loss);
   }
   out.loss_forward.add(&B::logits_bytes, "logits + loss forward", loss_forward_peak_bytes(p));
+  add_router_logits(p, 2 * layers, "router logits and their softmax (load-balancing loss)", &out.loss_forward);
+  add_router_logits(p, 2 * layers, "router softmax saves and logit gradients (load-balancing loss)", &out.loss_backward);
   add_fragmentation(slack, &out.loss_forward, "loss forward", -1);
   const LossBackwardMoment loss_bwd = loss_backward_moment(p);
   if (loss_bwd.grads_bytes > 0) {
@@ -132,6 +148,7 @@ MemoryPhases memory_phases(const PlanSpec& p) {
   bwd.add(&B::params_bytes, "gathered layer + prefetch (ZeRO-3)", gathered_params_bytes(p));
   bwd.add(&B::params_bytes, "layers kept gathered for reuse (ZeRO-3)", reuse_kept_params_bytes(p));
   add_stored_activations(p, layers, true, &bwd);
+  add_router_logits(p, layers, "router logit gradients waiting for their layers", &bwd);
   add_layer_backward(p, &bwd);
   add_fragmentation(slack, &bwd, "layer backward", last);
 

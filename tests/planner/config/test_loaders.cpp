@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
 
 namespace spplan {
@@ -72,7 +73,7 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
     std::string file, expected;
   } cases[] = {
       {"bad_heads.toml", "bad_heads.toml: key \"num_key_value_heads\": value 4 does not divide num_attention_heads 6 (allowed: a divisor of num_attention_heads)"},
-      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, rope_scaling; closest: \"hidden_size\")"},
+      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, output_router_logits, rope_scaling; closest: \"hidden_size\")"},
       {"misspelt_required.toml", "misspelt_required.toml: key \"num_hiden_layers\": unknown key (closest allowed: \"num_hidden_layers\", which is required and missing)"},
       {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 10000)"},
       {"missing_vocab.toml", "missing_vocab.toml: key \"vocab_size\": missing (required)"},
@@ -224,9 +225,8 @@ TEST(LoadModel, MixturesOfExpertsAreReadAndTheirBadKeysRefused) {
        "layers between them are not priced yet)"},
       {R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "mlp_only_layers": [0])",
        "config.json: key \"mlp_only_layers\": value [0] is not allowed"},
-      {R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "output_router_logits": true)",
-       "config.json: key \"output_router_logits\": value true is not allowed (allowed: false: the router logits every "
-       "layer keeps for the load-balancing loss are not priced yet)"},
+      {R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "output_router_logits": "yes")",
+       "config.json: key \"output_router_logits\": value \"yes\" is not allowed (allowed: true, false)"},
       {R"("num_local_experts": 8, "num_experts_per_tok": 2, "router_jitter_noise": 0.01)",
        "config.json: key \"router_jitter_noise\": value 0.01 is not allowed"},
       {R"("num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 64)",
@@ -340,6 +340,32 @@ TEST(Plan, RoundTripsThroughToml) {
   EXPECT_EQ(back->cluster.gpu.matmul_bwd_efficiency, 0.125);
   EXPECT_EQ(back->cluster.gpu.fp32_matmul_bwd_efficiency, 0.875);
   EXPECT_EQ(back->cluster.gpu.fp32_elementwise_efficiency, 0.5);
+}
+
+// A plan file keeps everything the costmodel prices: a mixture's experts (written since issue 42's
+// plans read back as dense models without them), its load-balancing logits, a model's windowed and
+// full layers and Gemma's norms.
+TEST(Plan, ModelArchitectureRoundTrips) {
+  PlanSpec p;
+  p.model = *load_model("qwen3-30b-a3b");
+  p.model.output_router_logits = true;
+  p.cluster.gpu = *load_gpu("h100-80gb");
+  p.cluster.num_gpus = 8;
+  p.seq_len = 65536;
+  p.knobs.sp = 4;
+  p.stack = trainer_stack("hf");
+  settle_layout_attention(&p);
+  const std::string path = testing::TempDir() + "/plan_architecture." + std::to_string(getpid()) + ".toml";
+  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
+  auto back = load_plan(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->model, p.model);
+  p.model = *load_model(kData + "/gemma3_4b_text.json");
+  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
+  back = load_plan(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->model, p.model);
+  std::remove(path.c_str());
 }
 
 // `--trainer engine` prices the plan as spplan run runs it; the attention kernel can be overridden,

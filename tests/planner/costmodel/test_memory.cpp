@@ -123,6 +123,27 @@ TEST(Activations, KvHeadsAreReplicatedBeyondKvHeadCount) {
   EXPECT_DOUBLE_EQ(at16 - at8, 2048.0 * 2 * 2 * 128 * (16 - 8));
 }
 
+// output_router_logits: every mixture layer's router logits [s, E] (bf16) from its forward to the
+// loss; the load-balancing loss keeps their softmax and then writes their gradients, which wait for
+// each layer's backward (memory_phases.cpp add_router_logits).
+TEST(Activations, RouterLogitsForTheLoadBalancingLossAreHeldUntilTheirLayersBackward) {
+  PlanSpec p = llama8b(8, 4, 4 * 32768);
+  p.model = testing::qwen3_30b_a3b();
+  const MemoryPhases without = memory_phases(p);
+  p.model.output_router_logits = true;
+  const MemoryPhases with = memory_phases(p);
+  const double layer = 2.0 * 128 * local_tokens(p), layers = 48;
+  EXPECT_DOUBLE_EQ(router_logits_bytes_per_layer(p), layer);
+  const auto activations = [](const MemoryBreakdown& m) { return m.activations_bytes; };
+  EXPECT_DOUBLE_EQ(activations(with.forward) - activations(without.forward), layers * layer);
+  EXPECT_DOUBLE_EQ(activations(with.loss_forward) - activations(without.loss_forward), 2 * layers * layer);
+  EXPECT_DOUBLE_EQ(activations(with.loss_backward) - activations(without.loss_backward), 2 * layers * layer);
+  EXPECT_DOUBLE_EQ(activations(with.layer_backward) - activations(without.layer_backward), layers * layer);
+  p.model = load_model("llama-3.1-8b").value();  // a dense model has no router
+  p.model.output_router_logits = true;
+  EXPECT_EQ(router_logits_bytes_per_layer(p), 0.0);
+}
+
 // Gemma 2's and 3's sandwich norms: two more RMSNorms a layer, each keeping what a norm of a
 // tensor no one else keeps does (its input, or its fp32 copy, its output and the rsqrt).
 TEST(Activations, SandwichNormsSaveTwoMoreNorms) {
