@@ -68,6 +68,9 @@ std::vector<FlagSpec> searched_knob_flag_specs() {
 Status no_candidate_status(const SearchResult& result, const PlanSpec& base) {
   const std::string what = base.model.name + " on " + std::to_string(base.cluster.num_gpus) + " GPUs";
   if (result.excluded_by_trainer.empty()) {
+    // A rule no knob set passes may hold whatever the knobs are (the model's window against the
+    // sequence, say): the base plan says which, where "fewer fixed knobs" would send the user off.
+    if (base.seq_len > 0) SPPLAN_RETURN_IF_ERROR(check_plan(base, flag_where));
     return Status::invalid("knobs: the flags given leave no knob set that the plan rules allow for " + what +
                            " (allowed: fewer fixed knobs)");
   }

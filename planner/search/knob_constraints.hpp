@@ -21,7 +21,8 @@ Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base);
 std::vector<FlagSpec> searched_knob_flag_specs();
 
 // Why a search priced nothing, one line: the trainer's most frequent exclusion (its key, value
-// and what is allowed), or, with none, that the fixed knobs leave no knob set.
+// and what is allowed), or, with none, a plan rule the base plan breaks whatever its knobs, or
+// that the fixed knobs leave no knob set.
 Status no_candidate_status(const SearchResult& result, const PlanSpec& base);
 
 }  // namespace spplan::search

@@ -339,6 +339,12 @@ TEST(Cli, BadInputTable) {
            "/tests/planner/config/data/deep_key.toml --gpu h100-80gb --gpus 4 --seq 1k --sp 1",
        std::string("spplan: ") + SPPLAN_SOURCE_DIR +
            "/tests/planner/config/data/deep_key.toml:2: more than 256 dots outside strings (allowed: "},
+      // A search no knob set passes for a reason no knob changes (the model's window against the
+      // sequence on a trainer that runs full attention) names that reason, not the knobs.
+      {std::string("plan --model ") + SPPLAN_SOURCE_DIR +
+           "/tests/planner/config/data/gemma3_4b_text.json --gpu h100-80gb --gpus 8 --seq 8k --trainer engine",
+       "spplan: --seq: value 8192 is longer than data's sliding_window 1024, and trainer \"engine\" runs full causal "
+       "attention (allowed: at most 1024 tokens, or a trainer that runs the window)"},
       {std::string("simulate --plan ") + SPPLAN_SOURCE_DIR + "/configs/plans/qwen3-4b-128k-4xh100.toml --trace \"\"",
        "spplan: \"\": cannot write (an empty file name; allowed: a path to a file)"},
       // Ring attention (cp): a degree that does not divide the GPUs with sp, the zigzag rule, the
