@@ -316,34 +316,38 @@ Status read_sliding_window(const std::string& path, const nlohmann::json& j, con
 // window with neither: every layer (Mistral). Layer types without a window are one line.
 Status read_layer_types(const std::string& path, const nlohmann::json& j, ModelSpec* m) {
   const bool has_types = j.contains("layer_types") && !j["layer_types"].is_null();
-  if (!has_types && j.contains("sliding_window_pattern") && !j["sliding_window_pattern"].is_null()) {
-    int64_t pattern = 0;
-    SPPLAN_RETURN_IF_ERROR(json_int(path, j, "sliding_window_pattern", -1, kMaxLayers, &pattern));
-    m->full_attention_layers = m->num_hidden_layers / pattern;
-    return Status::ok();
-  }
-  if (!has_types) return Status::ok();
-  const nlohmann::json& types = j["layer_types"];
-  if (!types.is_array() || static_cast<int64_t>(types.size()) != m->num_hidden_layers) {
-    return json_bad_value(path, "layer_types", types,
-                          "a list of num_hidden_layers (" + std::to_string(m->num_hidden_layers) +
-                              ") \"sliding_attention\" or \"full_attention\"");
-  }
+  const bool has_pattern = j.contains("sliding_window_pattern") && !j["sliding_window_pattern"].is_null();
+  if (!has_types && !has_pattern) return Status::ok();
+  const char* key = has_types ? "layer_types" : "sliding_window_pattern";
   int64_t full = 0;
-  for (const auto& type : types) {
-    if (type != "full_attention" && type != "sliding_attention") {
-      return Status::invalid(path + ": key \"layer_types\": value " + short_dump(type) +
-                             " is an attention spplan cannot price (allowed: \"full_attention\", \"sliding_attention\")");
+  if (has_types) {
+    const nlohmann::json& types = j["layer_types"];
+    if (!types.is_array() || static_cast<int64_t>(types.size()) != m->num_hidden_layers) {
+      return json_bad_value(path, key, types,
+                            "a list of num_hidden_layers (" + std::to_string(m->num_hidden_layers) +
+                                ") \"sliding_attention\" or \"full_attention\"");
     }
-    full += type == "full_attention" ? 1 : 0;
+    for (const auto& type : types) {
+      if (type != "full_attention" && type != "sliding_attention") {
+        return Status::invalid(path + ": key \"layer_types\": value " + short_dump(type) +
+                               " is an attention spplan cannot price (allowed: \"full_attention\", \"sliding_attention\")");
+      }
+      full += type == "full_attention" ? 1 : 0;
+    }
+  } else {
+    int64_t pattern = 0;
+    SPPLAN_RETURN_IF_ERROR(json_int(path, j, key, -1, kMaxLayers, &pattern));
+    full = m->num_hidden_layers / pattern;
   }
   if (full == m->num_hidden_layers) {
     m->sliding_window = 0;  // no layer reads the window
     return Status::ok();
   }
-  if (m->sliding_window == 0) {
-    return json_bad_value(path, "layer_types", types,
-                          "\"full_attention\" only, or a sliding_window for its \"sliding_attention\" layers");
+  // Windowed layers without a window: layer types naming any, or a pattern leaving full layers among them.
+  if (m->sliding_window == 0 && (has_types || full > 0)) {
+    return json_bad_value(path, key, j[key],
+                          has_types ? "\"full_attention\" only, or a sliding_window for its \"sliding_attention\" layers"
+                                    : "absent, or a sliding_window for the layers it windows");
   }
   m->full_attention_layers = full;
   return Status::ok();

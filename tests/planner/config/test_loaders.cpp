@@ -167,6 +167,9 @@ TEST(LoadModel, LayerTypesMixWindowedAndFullLayers) {
     std::string expected;
   } cases[] = {
       {R"(, "sliding_window": 8, "sliding_window_pattern": 3})", 8, 1, ""},
+      {R"(, "sliding_window": 8, "sliding_window_pattern": 1})", 0, 0, ""},  // every layer full (Gemma3TextConfig)
+      {R"(, "sliding_window_pattern": 2})", -1, -1,
+       "key \"sliding_window_pattern\": value 2 is not allowed (allowed: absent, or a sliding_window for the layers it windows)"},
       {R"(, "sliding_window": 8, "layer_types": ["full_attention", "full_attention", "full_attention"]})", 0, 0, ""},
       {R"(, "sliding_window": 8, "layer_types": ["sliding_attention", "full_attention"]})", -1, -1,
        "key \"layer_types\": value [\"sliding_attention\",\"full_attention\"] is not allowed (allowed: a list of "
