@@ -126,8 +126,10 @@ double router_logits_bytes_per_layer(const PlanSpec& p) {
 }
 
 double kv_width_after_a2a(const PlanSpec& p) {
-  // kv heads are split over P, or replicated to one head per rank when n_kv < P (MEMORY-FACTS 8.3).
-  return static_cast<double>(p.model.head_dim) * std::max(p.model.num_key_value_heads, p.knobs.sp);
+  // The rank's kv heads (ModelSpec::kv_heads_per_rank: split over P, or replicated to one a rank)
+  // for the sp times longer sequence it holds after the all-to-all.
+  const int64_t sp = p.knobs.sp;
+  return static_cast<double>(p.model.head_dim * p.model.kv_heads_per_rank(sp) * sp);
 }
 
 double local_tokens(const PlanSpec& p) {

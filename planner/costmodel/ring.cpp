@@ -71,13 +71,9 @@ RingMergeTraffic head_group_backward_merge(const PlanSpec& p) {
 
 }  // namespace
 
-int64_t ring_local_kv_heads(const PlanSpec& p) {
-  return p.model.kv_heads_per_rank(p.knobs.sp);
-}
-
 int64_t ring_kv_head_groups(const PlanSpec& p) {
   if (!gathers_per_head_group(p)) return 1;
-  return std::max<int64_t>(1, ring_local_kv_heads(p) / p.stack.allgather_kv_heads_per_call);
+  return std::max<int64_t>(1, p.model.kv_heads_per_rank(p.knobs.sp) / p.stack.allgather_kv_heads_per_call);
 }
 
 RingAttentionCalls ring_attention_calls(const PlanSpec& p) {

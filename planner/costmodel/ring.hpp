@@ -36,10 +36,9 @@ struct RingAttentionCalls {
 };
 RingAttentionCalls ring_attention_calls(const PlanSpec& plan);
 
-// Key-value heads of one rank after the Ulysses all-to-all, and the groups the all-gather variant
-// runs them in (1 unless the stack gathers per head group; REQUIRES the group size divides them:
-// plan_rules.cpp).
-int64_t ring_local_kv_heads(const PlanSpec& plan);
+// The groups the all-gather variant runs a rank's key-value heads in (ModelSpec::kv_heads_per_rank
+// after the Ulysses all-to-all; 1 unless the stack gathers per head group; REQUIRES the group size
+// divides them: cp_rules.cpp).
 int64_t ring_kv_head_groups(const PlanSpec& plan);
 
 // The ring's communication in one layer pass, seconds: `pre_s` before attention and `post_s`

@@ -272,7 +272,7 @@ TEST(Ring, AllGatherPerKvHeadGroupHidesAllButTheFirstGather) {
   // group's K and V over the sequence: 2 x 2 B x 2^20 x 128 = 536870912 B, all-gathered inside the
   // node at 450 x 0.8 GB/s.
   const PlanSpec p = contiguous_allgather_plan(8, 1);
-  EXPECT_EQ(ring_local_kv_heads(p), 8);
+  EXPECT_EQ(p.model.kv_heads_per_rank(p.knobs.sp), 8);
   EXPECT_EQ(ring_kv_head_groups(p), 8);
   EXPECT_EQ(ring_attention_calls(p).calls, 8);
   const double group = 536870912.0;
