@@ -53,13 +53,13 @@ void tiled_keys(const PlanSpec& plan, Json* j) {
   }
 }
 
-// The warm-up Axolotl runs: it turns a 1-step warm-up into 2 (core/builders/base.py
+// The plan with the warm-up Axolotl runs: it turns a 1-step warm-up into 2 (core/builders/base.py
 // _configure_warmup_and_logging), so the DeepSpeed scheduler must say 2 as well or transformers
 // refuses the config (found by tests/scripts/export_check_axolotl.py). DeepSpeed's schedules hold a
 // warm-up of 2 steps at least anyway (export.cpp exported_warmup_steps): nothing trains differently.
-int64_t axolotl_warmup_steps(const OptimizerSpec& o) {
-  const int64_t warmup = hf_warmup_steps(o);
-  return warmup == 1 ? 2 : warmup;
+PlanSpec with_axolotl_warmup(PlanSpec plan) {
+  if (hf_warmup_steps(plan.optimizer) == 1) plan.optimizer.warmup_steps = 2;
+  return plan;
 }
 
 // The Trainer's optimizer settings, equal to the inline DeepSpeed config's (transformers refuses a
@@ -72,14 +72,15 @@ void optimizer_keys(const PlanSpec& plan, Json* j) {
   (*j)["adam_epsilon"] = o.adam_eps;
   (*j)["weight_decay"] = o.weight_decay;
   (*j)["lr_scheduler"] = hf_lr_scheduler_name(o);
-  (*j)["warmup_steps"] = axolotl_warmup_steps(o);
+  (*j)["warmup_steps"] = hf_warmup_steps(o);
   (*j)["max_grad_norm"] = o.grad_clip;
   if (o.train_steps > 0) (*j)["max_steps"] = o.train_steps;
 }
 
 }  // namespace
 
-std::string axolotl_yaml(const PlanSpec& plan) {
+std::string axolotl_yaml(const PlanSpec& priced) {
+  const PlanSpec plan = with_axolotl_warmup(priced);
   const Knobs& k = plan.knobs;
   Json j;
   j["base_model"] = plan.model.name;
@@ -96,9 +97,6 @@ std::string axolotl_yaml(const PlanSpec& plan) {
   tiled_keys(plan, &j);
   optimizer_keys(plan, &j);
   j["deepspeed"] = deepspeed_config(plan);
-  if (j["deepspeed"].contains("scheduler")) {
-    j["deepspeed"]["scheduler"]["params"]["warmup_num_steps"] = axolotl_warmup_steps(plan.optimizer);
-  }
 
   std::string head = summary_text(plan, ExportFormat::kAxolotl);
   head += "# Placeholders: base_model (the model's folder or Hub id; the plan was priced for " +
