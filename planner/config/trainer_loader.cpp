@@ -117,7 +117,7 @@ Result<RuleTest> rule_test(const std::string& path, const std::string& where, co
   const int64_t k = index_in(rule_key_names(), key);
   if (k < 0) return bad(path, where, "unknown key (allowed: " + join(rule_key_names()) + ")");
   t.key = static_cast<RuleKey>(k);
-  const bool boolean = t.key == RuleKey::kTiledMlp || t.key == RuleKey::kTiledLoss || t.key == RuleKey::kSandwichNorms;
+  const bool boolean = rule_key_is_boolean(t.key);
   static const std::vector<std::string> kBool{"false", "true"};
   const std::vector<std::string>* names =
       boolean                                  ? nullptr

@@ -92,15 +92,13 @@ std::string trainer_quoted(const PlanSpec& plan) {
 // The names a named key's values go by; empty for numbers.
 const std::vector<std::string>& names_of(RuleKey key) {
   static const std::vector<std::string> kBool{"false", "true"}, kNone;
+  if (rule_key_is_boolean(key)) return kBool;
   switch (key) {
     case RuleKey::kLayout: return layout_names();
     case RuleKey::kCpComm: return cp_comm_names();
     case RuleKey::kOffloadOptimizer:
     case RuleKey::kOffloadParams: return offload_device_names();
     case RuleKey::kActCkpt: return act_ckpt_names();
-    case RuleKey::kTiledMlp:
-    case RuleKey::kTiledLoss:
-    case RuleKey::kSandwichNorms: return kBool;
     case RuleKey::kPrecision: return precision_names();
     case RuleKey::kAttention: return attention_kernel_names();
     default: return kNone;
@@ -110,7 +108,7 @@ const std::vector<std::string>& names_of(RuleKey key) {
 std::string value_text(RuleKey key, int64_t v) {
   const auto& names = names_of(key);
   if (names.empty()) return std::to_string(v);
-  const bool quoted = key != RuleKey::kTiledMlp && key != RuleKey::kTiledLoss && key != RuleKey::kSandwichNorms;
+  const bool quoted = !rule_key_is_boolean(key);
   return quoted ? "\"" + names.at(static_cast<size_t>(v)) + "\"" : names.at(static_cast<size_t>(v));
 }
 
@@ -119,9 +117,7 @@ std::string plan_key(RuleKey key, const PlanSpec& plan) {
   switch (key) {
     case RuleKey::kLayout: return plan.knobs.cp > 1 ? "cp" : "sp";
     case RuleKey::kNodes: return "num_gpus";
-    case RuleKey::kExperts:
-    case RuleKey::kSandwichNorms: return "model";
-    default: return rule_key_names()[static_cast<size_t>(key)];
+    default: return rule_key_is_model(key) ? "model" : rule_key_names()[static_cast<size_t>(key)];
   }
 }
 
@@ -130,8 +126,7 @@ std::string plan_key(RuleKey key, const PlanSpec& plan) {
 size_t reported_test(const Refusal& r) {
   for (size_t i = 0; i < r.when.size(); ++i) {
     const RuleKey k = r.when[i].key;
-    const bool model_key = k == RuleKey::kExperts || k == RuleKey::kSandwichNorms;
-    if (k != RuleKey::kLayout && k != RuleKey::kNodes && k != RuleKey::kAttention && !model_key) return i;
+    if (k != RuleKey::kLayout && k != RuleKey::kNodes && k != RuleKey::kAttention && !rule_key_is_model(k)) return i;
   }
   return 0;
 }

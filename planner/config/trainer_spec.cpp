@@ -21,6 +21,12 @@ Layout layout_of(const Knobs& k) {
   return k.sp > 1 ? Layout::kUlysses : Layout::kNone;
 }
 
+bool rule_key_is_boolean(RuleKey key) {
+  return key == RuleKey::kTiledMlp || key == RuleKey::kTiledLoss || key == RuleKey::kSandwichNorms;
+}
+
+bool rule_key_is_model(RuleKey key) { return key == RuleKey::kExperts || key == RuleKey::kSandwichNorms; }
+
 const std::vector<std::string>& rule_key_names() {
   // In RuleKey's order; the plan keys (plan files' [knobs], flags without "--") where there is one.
   static const std::vector<std::string> kNames{

@@ -135,6 +135,8 @@ enum class RuleKey {
   kSandwichNorms  // the model's: Gemma 2's and 3's four norms a layer (ModelSpec::sandwich_norms)
 };
 const std::vector<std::string>& rule_key_names();  // "layout", "sp", ..., the plan keys' names
+bool rule_key_is_boolean(RuleKey key);  // tiled_mlp, tiled_loss, sandwich_norms: true or false
+bool rule_key_is_model(RuleKey key);    // experts, sandwich_norms: the model's, no knob
 
 // One condition of a rule: a key and the values that match it. Named values (layouts, devices,
 // modes, kernels) and booleans are kept as their index (false 0, true 1); numbers as numbers.
