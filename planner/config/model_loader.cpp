@@ -229,8 +229,10 @@ Status check_priceable(const std::string& path, const nlohmann::json& j) {
   // gpt-oss: a learned sink logit per head that transformers passes only to the Hub's FlashAttention
   // 3 build and FA4 (modeling_flash_attention_utils.py: flash_attention_2 drops it without a word,
   // training another model), SwiGLU clamped at swiglu_limit and biased experts: none is priced.
-  if (present("swiglu_limit") || (j.contains("model_type") && j["model_type"] == "gpt_oss")) {
-    return Status::invalid(path + ": key \"model_type\": value " + short_dump(j.value("model_type", nlohmann::json())) +
+  const bool gpt_oss = j.contains("model_type") && j["model_type"] == "gpt_oss";
+  if (gpt_oss || present("swiglu_limit")) {
+    const char* key = gpt_oss ? "model_type" : "swiglu_limit";
+    return Status::invalid(path + ": key \"" + key + "\": value " + short_dump(j[key]) +
                            " (gpt-oss: attention sinks, a clamped SwiGLU and biased experts) is not priced yet "
                            "(allowed: a model without attention sinks)");
   }

@@ -168,6 +168,8 @@ TEST(LoadModel, LayerTypesMixWindowedAndFullLayers) {
   } cases[] = {
       {R"(, "sliding_window": 8, "sliding_window_pattern": 3})", 8, 1, ""},
       {R"(, "sliding_window": 8, "sliding_window_pattern": 1})", 0, 0, ""},  // every layer full (Gemma3TextConfig)
+      {R"(, "swiglu_limit": 7.0})", -1, -1,  // gpt-oss's clamp under another model_type: named by its own key
+       "key \"swiglu_limit\": value 7.0 (gpt-oss: attention sinks, a clamped SwiGLU and biased experts) is not priced yet"},
       {R"(, "sliding_window_pattern": 2})", -1, -1,
        "key \"sliding_window_pattern\": value 2 is not allowed (allowed: absent, or a sliding_window for the layers it windows)"},
       {R"(, "sliding_window": 8, "layer_types": ["full_attention", "full_attention", "full_attention"]})", 0, 0, ""},
