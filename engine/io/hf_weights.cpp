@@ -69,7 +69,36 @@ Result<std::vector<std::string>> weight_files(const std::string& dir) {
                          " (allowed: a Hugging Face model folder saved with safetensors)");
 }
 
+// A mixture's tensors under the names the Hub's checkpoints have and transformers 5 still saves
+// (its conversion_mapping stacks them into Qwen3MoeExperts' 3-D parameters on load and splits them
+// again on save): Qwen3-MoE's mlp.gate and mlp.experts.E.{gate,up,down}_proj, Mixtral's
+// block_sparse_moe.gate and block_sparse_moe.experts.E.{w1,w3,w2}. In the engine's order: the
+// router [E, h], each expert's gate then up rows ([i, h] each: the engine's [E, 2 i, h]), each
+// expert's down [h, i].
+template <class Add>
+void add_experts(const ModelSpec& spec, const std::string& layer, Add& add) {
+  const int64_t h = spec.hidden_size, i = spec.moe_intermediate_size;
+  const bool mixtral = hf_moe_is_mixtral(spec);
+  const std::string block = layer + (mixtral ? "block_sparse_moe." : "mlp.");
+  add(block + "gate.weight", {spec.num_experts, h});
+  for (int64_t e = 0; e < spec.num_experts; ++e) {
+    const std::string expert = block + "experts." + std::to_string(e) + ".";
+    add(expert + (mixtral ? "w1.weight" : "gate_proj.weight"), {i, h});
+    add(expert + (mixtral ? "w3.weight" : "up_proj.weight"), {i, h});
+  }
+  for (int64_t e = 0; e < spec.num_experts; ++e) {
+    add(block + "experts." + std::to_string(e) + (mixtral ? ".w2.weight" : ".down_proj.weight"), {h, i});
+  }
+}
+
 }  // namespace
+
+bool hf_moe_is_mixtral(const ModelSpec& spec) { return spec.is_moe() && !spec.qk_norm; }
+
+std::string hf_model_type(const ModelSpec& spec) {
+  if (spec.is_moe()) return spec.qk_norm ? "qwen3_moe" : "mixtral";
+  return spec.qk_norm ? "qwen3" : spec.attention_bias ? "qwen2" : "llama";
+}
 
 int64_t HfTensorPlace::numel() const {
   int64_t n = 1;
@@ -105,9 +134,13 @@ std::vector<HfTensorPlace> hf_tensor_places(const ModelSpec& spec) {
     }
     add(p + "self_attn.o_proj.weight", {h, spec.q_dim()});
     add(p + "post_attention_layernorm.weight", {h});
-    add(p + "mlp.gate_proj.weight", {i, h});
-    add(p + "mlp.up_proj.weight", {i, h});
-    add(p + "mlp.down_proj.weight", {h, i});
+    if (spec.is_moe()) {
+      add_experts(spec, p, add);
+    } else {
+      add(p + "mlp.gate_proj.weight", {i, h});
+      add(p + "mlp.up_proj.weight", {i, h});
+      add(p + "mlp.down_proj.weight", {h, i});
+    }
   }
   add("model.norm.weight", {h});
   if (!spec.tie_word_embeddings) add("lm_head.weight", {V, h});
@@ -122,9 +155,15 @@ Result<ModelSpec> read_hf_config(const std::string& dir) {
   if (j.contains("text_config") && j["text_config"].is_object()) j = j["text_config"];
   const nlohmann::json type = j.value("model_type", nlohmann::json());
   // The families whose transformers modeling is the engine's decoder: Llama, Mistral (Llama's
-  // layout), Qwen2 (q/k/v biases), Qwen3 (q/k norms).
-  if (type != "llama" && type != "mistral" && type != "qwen2" && type != "qwen3") {
-    return bad_key(path, "model_type", type, "\"llama\", \"mistral\", \"qwen2\", \"qwen3\"");
+  // layout), Qwen2 (q/k/v biases), Qwen3 (q/k norms), and the mixtures Qwen3-MoE (Qwen3's
+  // attention) and Mixtral (Mistral's).
+  static const char* const kTypes[] = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral"};
+  if (std::none_of(std::begin(kTypes), std::end(kTypes), [&](const char* t) { return type == t; })) {
+    return bad_key(path, "model_type", type, "\"llama\", \"mistral\", \"qwen2\", \"qwen3\", \"qwen3_moe\", \"mixtral\"");
+  }
+  if ((type == "qwen3_moe" || type == "mixtral") && !spec.is_moe()) {  // 0 or 1 expert: not the layer's tensors
+    return bad_key(path, type == "mixtral" ? "num_local_experts" : "num_experts",
+                   j.value(type == "mixtral" ? "num_local_experts" : "num_experts", nlohmann::json()), "2 or more");
   }
   if (j.contains("hidden_act") && j["hidden_act"] != "silu") return bad_key(path, "hidden_act", j["hidden_act"], "\"silu\"");
   // Llama's attention_bias puts a bias on o_proj too, which the engine has not (Qwen2's q/k/v
@@ -172,6 +211,22 @@ Status check_same_model(const ModelSpec& run, const std::string& run_source, con
     return differs("model_type", hf.attention_bias ? "qwen2 (q/k/v biases)" : "without q/k/v biases",
                    run.attention_bias ? "q/k/v biases" : "no q/k/v biases");
   }
+  const std::pair<const char*, std::pair<int64_t, int64_t>> experts[] = {
+      {"num_experts", {hf.num_experts, run.num_experts}},
+      {"num_experts_per_tok", {hf.experts_per_token, run.experts_per_token}},
+      {"moe_intermediate_size", {hf.moe_intermediate_size, run.moe_intermediate_size}}};
+  for (const auto& [key, v] : experts) {
+    if (v.first != v.second) return differs(key, std::to_string(v.first), std::to_string(v.second));
+  }
+  if (hf.is_moe() && hf.norm_topk_prob != run.norm_topk_prob) {
+    return differs("norm_topk_prob", flag(hf.norm_topk_prob), flag(run.norm_topk_prob));
+  }
+  if (hf.is_moe() && hf.output_router_logits != run.output_router_logits) {
+    return differs("output_router_logits", flag(hf.output_router_logits), flag(run.output_router_logits));
+  }
+  if (hf.is_moe() && hf.output_router_logits && hf.router_aux_loss_coef != run.router_aux_loss_coef) {
+    return differs("router_aux_loss_coef", format_number(hf.router_aux_loss_coef), format_number(run.router_aux_loss_coef));
+  }
   if (hf.rms_norm_eps != run.rms_norm_eps) {
     return differs("rms_norm_eps", format_number(hf.rms_norm_eps), format_number(run.rms_norm_eps));
   }
@@ -197,7 +252,7 @@ Result<HfWeights> HfWeights::open(const std::string& dir, const ModelSpec& spec)
       if (it == wanted.end()) {
         if (t.name == "lm_head.weight" && spec.tie_word_embeddings) continue;  // tied: the embedding is the head
         return Status::invalid(where + ": not a parameter of the model in config.json (allowed: the " +
-                               std::to_string(w.places_.size()) + " tensors of a " + (spec.qk_norm ? "qwen3" : spec.attention_bias ? "qwen2" : "llama") +
+                               std::to_string(w.places_.size()) + " tensors of a " + hf_model_type(spec) +
                                " model with these sizes)");
       }
       const HfTensorPlace& place = w.places_[it->second];
@@ -237,9 +292,12 @@ namespace {
 // A config.json transformers builds the same model from: the architecture keys, the RoPE scaling,
 // the explicit defaults the engine assumes (silu, no o_proj or MLP biases) and float32 weights.
 nlohmann::json config_from_spec(const ModelSpec& spec, int64_t seq_len) {
-  // The family transformers builds the same decoder with: q/k norms Qwen3, q/k/v biases Qwen2.
-  const char* type = spec.qk_norm ? "qwen3" : spec.attention_bias ? "qwen2" : "llama";
-  const char* architecture = spec.qk_norm ? "Qwen3ForCausalLM" : spec.attention_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
+  const bool moe = spec.is_moe();
+  const std::string type = hf_model_type(spec);
+  static const std::map<std::string, const char*> kArchitecture = {
+      {"llama", "LlamaForCausalLM"}, {"qwen2", "Qwen2ForCausalLM"}, {"qwen3", "Qwen3ForCausalLM"},
+      {"qwen3_moe", "Qwen3MoeForCausalLM"}, {"mixtral", "MixtralForCausalLM"}};
+  const char* architecture = kArchitecture.at(type);
   const int64_t context = spec.max_position_embeddings > 0 ? spec.max_position_embeddings : std::max<int64_t>(seq_len, 2048);
   nlohmann::json j{{"architectures", {architecture}},
                    {"model_type", type},
@@ -248,7 +306,8 @@ nlohmann::json config_from_spec(const ModelSpec& spec, int64_t seq_len) {
                    {"num_attention_heads", spec.num_attention_heads},
                    {"num_key_value_heads", spec.num_key_value_heads},
                    {"head_dim", spec.head_dim},
-                   {"intermediate_size", spec.intermediate_size},
+                   // Mixtral's experts are intermediate_size wide: its config has no moe_intermediate_size
+                   {"intermediate_size", hf_moe_is_mixtral(spec) ? spec.moe_intermediate_size : spec.intermediate_size},
                    {"vocab_size", spec.vocab_size},
                    {"tie_word_embeddings", spec.tie_word_embeddings},
                    {"rope_theta", spec.rope_theta},
@@ -256,6 +315,18 @@ nlohmann::json config_from_spec(const ModelSpec& spec, int64_t seq_len) {
                    {"max_position_embeddings", context},
                    {"hidden_act", "silu"},
                    {"rope_scaling", rope_scaling_json(spec.rope_scaling)}};
+  if (moe) {
+    j[spec.qk_norm ? "num_experts" : "num_local_experts"] = spec.num_experts;
+    j["num_experts_per_tok"] = spec.experts_per_token;
+    if (spec.qk_norm) {
+      j["moe_intermediate_size"] = spec.moe_intermediate_size;
+      j["norm_topk_prob"] = spec.norm_topk_prob;
+      j["decoder_sparse_step"] = 1;
+      j["mlp_only_layers"] = nlohmann::json::array();
+    }
+    j["output_router_logits"] = spec.output_router_logits;
+    j["router_aux_loss_coef"] = spec.router_aux_loss_coef;
+  }
   if (!spec.attention_bias) j["attention_bias"] = false;
   if (spec.attention_bias || spec.qk_norm) j["use_sliding_window"] = false;
   return j;

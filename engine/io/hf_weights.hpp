@@ -12,6 +12,8 @@
 //           mlp_norm        post_attention_layernorm.weight                 [h]
 //           w_gate_up       mlp.gate_proj / up_proj .weight                 [i, h] x 2
 //           w_down          mlp.down_proj.weight                            [h, i]
+//   (a mixture, instead of the three MLP tensors: the router, each expert's gate and up, each
+//   expert's down, under Qwen3-MoE's or Mixtral's names: hf_weights.cpp add_experts)
 //   final norm              model.norm.weight                               [h]
 //   head (untied)           lm_head.weight                                  [V, h]
 // Both use rotate-half RoPE on the same q/k row order, so no permutation is needed. Each HF tensor
@@ -37,13 +39,19 @@ struct HfTensorPlace {
   int64_t numel() const;
 };
 
+// A mixture without q/k norms is Mixtral (its tensors' names, config.json's keys); with them Qwen3-MoE.
+bool hf_moe_is_mixtral(const ModelSpec& spec);
+// The transformers family whose modeling builds `spec`'s decoder: q/k norms Qwen3, q/k/v biases
+// Qwen2, else Llama; a mixture Qwen3-MoE or Mixtral (config.json's model_type of an export).
+std::string hf_model_type(const ModelSpec& spec);
+
 // Every HF tensor of `spec`'s model, in declaration order (no lm_head when tied). Their numels add
 // up to the engine's parameter count.
 std::vector<HfTensorPlace> hf_tensor_places(const ModelSpec& spec);
 
 // DIR/config.json as a ModelSpec (planner's loader: RoPE scaling, Qwen2's biases, the sliding
 // window), plus what the engine must refuse that the planner need not: a model_type other than
-// llama, mistral, qwen2 or qwen3, hidden_act other than silu, o_proj or MLP biases. Errors name the
+// llama, mistral, qwen2, qwen3, qwen3_moe or mixtral, hidden_act other than silu, o_proj or MLP biases. Errors name the
 // file and key.
 Result<ModelSpec> read_hf_config(const std::string& dir);
 

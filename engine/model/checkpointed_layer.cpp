@@ -23,7 +23,7 @@ struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
     keep.insert(keep.end(), params.begin(), params.end());
     ctx->save_for_backward(keep);
     at::NoGradGuard no_grad;
-    return {(*fn)(x)};
+    return (*fn)(x);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grad) {
     const auto* fn = reinterpret_cast<const LayerFn*>(ctx->saved_data["fn"].toInt());
@@ -31,12 +31,12 @@ struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
     const at::Tensor x = ctx->saved_data["offload"].toBool() ? copy_to_device(saved[0], grad[0].device()) : saved[0];
     variable_list inputs{x.detach().requires_grad_(true)};
     inputs.insert(inputs.end(), saved.begin() + 1, saved.end());
-    at::Tensor y;
+    variable_list outputs;
     {
       at::AutoGradMode enable(true);
-      y = (*fn)(inputs[0]);
+      outputs = (*fn)(inputs[0]);
     }
-    variable_list g = torch::autograd::grad({y}, inputs, {grad[0]}, false, false, /*allow_unused=*/true);
+    variable_list g = torch::autograd::grad(outputs, inputs, grad, false, false, /*allow_unused=*/true);
     g.insert(g.begin(), {at::Tensor(), at::Tensor()});  // no gradient for `fn`, `offload`
     return g;
   }
@@ -44,8 +44,9 @@ struct CheckpointedLayer : torch::autograd::Function<CheckpointedLayer> {
 
 }  // namespace
 
-at::Tensor checkpoint_layer(const LayerFn* fn, bool offload, const at::Tensor& x, const std::vector<at::Tensor>& params) {
-  return CheckpointedLayer::apply(fn, offload, x, at::TensorList(params))[0];
+std::vector<at::Tensor> checkpoint_layer(const LayerFn* fn, bool offload, const at::Tensor& x,
+                                         const std::vector<at::Tensor>& params) {
+  return CheckpointedLayer::apply(fn, offload, x, at::TensorList(params));
 }
 
 }  // namespace spplan::engine

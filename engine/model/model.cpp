@@ -44,9 +44,14 @@ at::Tensor shard_buffer(int64_t numel, MemCategory category, const at::TensorOpt
 }  // namespace
 
 std::vector<at::Tensor> LayerParams::all() const {
-  std::vector<at::Tensor> out{attn_norm, wqkv, wo, mlp_norm, w_gate_up, w_down};
+  std::vector<at::Tensor> out{attn_norm, wqkv, wo, mlp_norm};
   if (bqkv.defined()) out.push_back(bqkv);
   if (q_norm.defined()) out.insert(out.end(), {q_norm, k_norm});
+  if (experts.router.defined()) {
+    out.insert(out.end(), {experts.router, experts.gate_up, experts.down});
+  } else {
+    out.insert(out.end(), {w_gate_up, w_down});
+  }
   return out;
 }
 
@@ -134,8 +139,14 @@ void Model::bind_unit(size_t unit, const std::vector<at::Tensor>& params) {
     }
     L.wo = take();
     L.mlp_norm = take();
-    L.w_gate_up = take();
-    L.w_down = take();
+    if (spec_.is_moe()) {
+      L.experts.router = take();
+      L.experts.gate_up = take();
+      L.experts.down = take();
+    } else {
+      L.w_gate_up = take();
+      L.w_down = take();
+    }
   } else {
     final_norm_ = take();
     if (!tied) lm_head_ = take();
@@ -217,10 +228,18 @@ at::Tensor Model::attention(const LayerParams& L, const at::Tensor& normed, cons
   return sp_causal_attention(comm_, q, k, v, docs);
 }
 
-at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                        const DocStarts& docs) const {
+at::Tensor Model::mlp(const LayerParams& L, const at::Tensor& normed, std::vector<at::Tensor>* router_logits) const {
+  const MlpOptions o = mlp_options(knobs_, normed.size(1), spec_.hidden_size);
+  if (!spec_.is_moe()) return swiglu_mlp(normed, L.w_gate_up, L.w_down, o);
+  MoeOutput moe = moe_mlp(normed, L.experts, spec_, o.fused_swiglu);
+  if (keeps_router_logits()) router_logits->push_back(std::move(moe.router_logits));
+  return moe.out;
+}
+
+std::vector<at::Tensor> Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                                     const DocStarts& docs) const {
   const LayerParams& L = layers_[index];
-  const int64_t b = x.size(0), n = x.size(1), h = spec_.hidden_size, d = spec_.head_dim;
+  const int64_t b = x.size(0), n = x.size(1), d = spec_.head_dim;
   const int64_t nh = spec_.num_attention_heads;
   const double eps = spec_.rms_norm_eps;
   // --tiled-loss brings Liger's fused RMSNorm, q/k norm + RoPE and SwiGLU with it (fused_kernels.hpp),
@@ -229,13 +248,15 @@ at::Tensor Model::layer(size_t index, const at::Tensor& x, const at::Tensor& cos
   const at::Tensor attn = attention(L, rms_normalize(x, L.attn_norm, eps, fused), cos, sin, docs);  // [b, n, nh, d]
   // The projection is a temporary: it must not outlive the residual add (it would stay alive,
   // [tokens, h], through the MLP).
-  const MlpOptions mlp = mlp_options(knobs_, n, h);
+  std::vector<at::Tensor> out(1);
   if (fused) {
     const auto [x1, normed] = fused_add_rms_norm(x, at::linear(attn.reshape({b, n, nh * d}), L.wo), L.mlp_norm, eps);
-    return x1 + swiglu_mlp(normed, L.w_gate_up, L.w_down, mlp);
+    out[0] = x1 + mlp(L, normed, &out);
+    return out;
   }
   const at::Tensor x1 = x + at::linear(attn.reshape({b, n, nh * d}), L.wo);
-  return x1 + swiglu_mlp(rms_normalize(x1, L.mlp_norm, eps, false), L.w_gate_up, L.w_down, mlp);
+  out[0] = x1 + mlp(L, rms_normalize(x1, L.mlp_norm, eps, false), &out);
+  return out;
 }
 
 at::Tensor Model::head_loss(const at::Tensor& x, const at::Tensor& labels) const {
@@ -252,8 +273,8 @@ at::Tensor Model::head_loss(const at::Tensor& x, const at::Tensor& labels) const
 // act_ckpt full or offload. Stages 2, 3: the checkpoint's only parameter input is the layer's
 // shard leaf and the layer function gathers the parameters itself, in the forward and again in the recompute, so
 // at stage 3 a layer's parameters are gathered only while it runs.
-at::Tensor Model::checkpointed_layer(size_t l, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                                     const DocStarts& docs) {
+std::vector<at::Tensor> Model::checkpointed_layer(size_t l, const at::Tensor& x, const at::Tensor& cos,
+                                                  const at::Tensor& sin, const DocStarts& docs) {
   layer_fns_[l] = [this, l, cos, sin, docs](const at::Tensor& in) {
     UnitUse use(*this, l + 1);
     return layer(l, in, cos, sin, docs);
@@ -279,15 +300,27 @@ at::Tensor Model::forward_layers(const at::Tensor& inputs, int64_t first_positio
     x = at::embedding(embed_, inputs);  // [b, n, h]
   }
   layer_fns_.assign(layers_.size(), LayerFn());
+  router_logits_.clear();
   for (size_t l = 0; l < layers_.size(); ++l) {
+    std::vector<at::Tensor> out;
     if (knobs_.act_ckpt != ActCkpt::kNone) {
-      x = checkpointed_layer(l, x, cos, sin, doc_starts);
+      out = checkpointed_layer(l, x, cos, sin, doc_starts);
     } else {
       UnitUse use(*this, l + 1);
-      x = layer(l, x, cos, sin, doc_starts);
+      out = layer(l, x, cos, sin, doc_starts);
     }
+    x = out[0];
+    if (out.size() > 1) router_logits_.push_back(out[1]);
   }
   return TagOnBackward::apply(x);
+}
+
+at::Tensor Model::load_balancing_share() {
+  if (!keeps_router_logits()) return {};
+  MemoryScope tag(MemCategory::kActivations);  // as the costmodel counts the router logits (memory_phases.cpp)
+  const at::Tensor share = engine::load_balancing_share(router_logits_, spec_, comm_);
+  router_logits_.clear();  // the graph keeps what the loss's backward needs
+  return share;
 }
 
 at::Tensor Model::loss_sum(const at::Tensor& hidden, const at::Tensor& labels) {

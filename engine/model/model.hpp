@@ -22,6 +22,8 @@
 #include <ATen/core/Tensor.h>
 
 #include "engine/model/attention.hpp"
+#include "engine/model/checkpointed_layer.hpp"
+#include "engine/model/moe.hpp"
 #include "engine/model/rope.hpp"
 #include "engine/parallel/comm.hpp"
 #include "engine/parallel/zero.hpp"
@@ -38,8 +40,9 @@ struct LayerParams {
   at::Tensor k_norm;      // [d] (qk_norm only)
   at::Tensor wo;          // [h, nh d]
   at::Tensor mlp_norm;    // [h]
-  at::Tensor w_gate_up;   // [2 i, h]: gate and up stacked
+  at::Tensor w_gate_up;   // [2 i, h]: gate and up stacked (a dense layer)
   at::Tensor w_down;      // [h, i]
+  MoeWeights experts;     // a mixture's router and experts instead (moe.hpp)
   std::vector<at::Tensor> all() const;
 };
 
@@ -62,6 +65,11 @@ class Model {
   // hidden states forward_layers returned: final norm, head and loss. labels: [b, s/P] int64.
   at::Tensor loss_sum(const at::Tensor& hidden, const at::Tensor& labels);
 
+  // A mixture whose config sets output_router_logits: this rank's share of the load-balancing loss
+  // of the last forward_layers (moe.hpp load_balancing_share; its router logits are released);
+  // undefined for other models.
+  at::Tensor load_balancing_share();
+
   // Stage < 3: the full parameters (padded layout); stage 3: this rank's shard.
   at::Tensor& params_flat() { return params_flat_; }
   // What autograd accumulates into. Stage < 2: the full gradients; stage 2, 3: this rank's shard.
@@ -78,11 +86,15 @@ class Model {
  private:
   class UnitUse;
   void bind_unit(size_t unit, const std::vector<at::Tensor>& params);
-  at::Tensor checkpointed_layer(size_t l, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                                const DocStarts& docs);
+  std::vector<at::Tensor> checkpointed_layer(size_t l, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                                             const DocStarts& docs);
 
-  at::Tensor layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
-                   const DocStarts& docs) const;
+  // The layer's output, then its router logits when the load-balancing loss needs them.
+  std::vector<at::Tensor> layer(size_t index, const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
+                                const DocStarts& docs) const;
+  // The layer's MLP (dense, or the mixture) on the post-attention norm's output; a mixture's router
+  // logits go to *router_logits when keeps_router_logits.
+  at::Tensor mlp(const LayerParams& L, const at::Tensor& normed, std::vector<at::Tensor>* router_logits) const;
   // The attention of a layer from its normalised input: [b, n, heads, d], o_proj's input. Its q,
   // k and v are freed when it returns, before the MLP runs, as they are when HF's attention
   // module returns (held to the end of the layer they cost a block of [tokens, q + 2 kv] through
@@ -93,6 +105,7 @@ class Model {
   std::pair<at::Tensor, at::Tensor> rotated_qk(const LayerParams& L, const at::Tensor& normed, const at::Tensor& cos,
                                                const at::Tensor& sin) const;
   at::Tensor head_loss(const at::Tensor& x, const at::Tensor& labels) const;
+  bool keeps_router_logits() const { return spec_.is_moe() && spec_.output_router_logits; }
 
   ModelSpec spec_;
   Comm& comm_;
@@ -107,8 +120,11 @@ class Model {
   std::vector<ZeroUnitContext> unit_contexts_;
   at::Tensor embed_, final_norm_, lm_head_;
   std::vector<LayerParams> layers_;
+  // keeps_router_logits: each layer's router logits from its forward to the load-balancing loss,
+  // as transformers' OutputRecorder keeps them until the loss.
+  std::vector<at::Tensor> router_logits_;
   // act_ckpt full: the recompute closures of the last forward; they must outlive its backward.
-  std::vector<std::function<at::Tensor(const at::Tensor&)>> layer_fns_;
+  std::vector<LayerFn> layer_fns_;
 };
 
 }  // namespace spplan::engine

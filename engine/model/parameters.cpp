@@ -15,7 +15,13 @@ std::vector<std::vector<ParamDecl>> param_units(const ModelSpec& spec) {
     std::vector<ParamDecl> layer{{{h}, true}, {{qkv, h}, false}};
     if (spec.attention_bias) layer.push_back({{qkv}, false, true});
     if (spec.qk_norm) layer.insert(layer.end(), {{{d}, true}, {{d}, true}});
-    layer.insert(layer.end(), {{{h, spec.q_dim()}, false}, {{h}, true}, {{2 * i, h}, false}, {{h, i}, false}});
+    layer.insert(layer.end(), {{{h, spec.q_dim()}, false}, {{h}, true}});
+    if (spec.is_moe()) {  // the router, then every expert's gate|up and down stacked (moe.hpp)
+      const int64_t E = spec.num_experts, ie = spec.moe_intermediate_size;
+      layer.insert(layer.end(), {{{E, h}, false}, {{E, 2 * ie, h}, false}, {{E, h, ie}, false}});
+    } else {
+      layer.insert(layer.end(), {{{2 * i, h}, false}, {{h, i}, false}});
+    }
     units.push_back(layer);
   }
   units.push_back({{{h}, true}});

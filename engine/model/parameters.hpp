@@ -20,7 +20,8 @@ struct ParamDecl {
 };
 
 // The parameters in declaration order, grouped in ZeRO units (zero.hpp): the embedding; each layer
-// (attn_norm, wqkv, [bqkv], [q_norm, k_norm], wo, mlp_norm, w_gate_up, w_down); the final norm and the
+// (attn_norm, wqkv, [bqkv], [q_norm, k_norm], wo, mlp_norm, then w_gate_up, w_down, or a
+// mixture's router, experts_gate_up, experts_down); the final norm and the
 // untied head. Unpadded, this order is the flat layout at ZeRO 0 and the checkpoint format.
 std::vector<std::vector<ParamDecl>> param_units(const ModelSpec& spec);
 

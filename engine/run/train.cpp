@@ -133,7 +133,7 @@ StepStats Trainer::step() {
   st.tokens = count_valid_tokens();
   model_->grads_flat().zero_();
   ph.data_s += clock.lap();
-  double local_loss = 0;
+  double local_loss = 0, local_balance = 0;
   for (int64_t m = 0; m < options_.plan.knobs.grad_accum_steps; ++m) {
     at::Tensor inputs, labels;
     int64_t first = 0;
@@ -149,16 +149,27 @@ StepStats Trainer::step() {
     // states: held here it would stay alive through every layer's backward (issue 28).
     hidden.reset();
     local_loss += loss_sum.item<double>();
+    at::Tensor objective = loss_sum / static_cast<double>(st.tokens);
+    // A mixture with output_router_logits: transformers adds router_aux_loss_coef times each forward
+    // pass's load-balancing loss; the step takes the mean over its dp x grad_accum passes (each
+    // pass's loss is the sum of its ranks' shares: moe.hpp).
+    const at::Tensor balance = model_->load_balancing_share();
+    if (balance.defined()) {
+      const double weight = options_.plan.model.router_aux_loss_coef /
+                            static_cast<double>(comm_.dp() * options_.plan.knobs.grad_accum_steps);
+      objective = objective + weight * balance;
+      local_balance += weight * balance.item<double>();
+    }
     ph.loss_s += clock.lap();
     const MemCategory outer = memory_category();
     set_memory_category(MemCategory::kLogits);  // the head's backward runs first; layers retag it
-    (loss_sum / static_cast<double>(st.tokens)).backward();
+    objective.backward();
     set_memory_category(outer);
     ph.backward_s += clock.lap();
   }
   if (stage < 2) all_reduce_grads();  // ZeRO 2, 3: reduce-scattered during the backward
   st.grad_norm = global_grad_norm();  // a reduction: part of this phase
-  at::Tensor loss = at::tensor({local_loss}, at::kDouble);
+  at::Tensor loss = at::tensor({local_loss, local_balance}, at::kDouble);
   comm_.all_reduce_sum(loss);
   ph.grad_all_reduce_s = clock.lap();
   // Clipping as torch.nn.utils.clip_grad_norm_ (and DeepSpeed's gradient_clipping): scale by
@@ -178,7 +189,7 @@ StepStats Trainer::step() {
   ph.all_to_all_s = comm_.times().all_to_all_s - a2a_before;
   ph.grad_reduce_scatter_s = comm_.times().reduce_scatter_s - reduce_scatter_before;
   ph.ring_s = comm_.times().ring_s - ring_before;
-  st.loss = loss.item<double>() / static_cast<double>(st.tokens);
+  st.loss = loss[0].item<double>() / static_cast<double>(st.tokens) + loss[1].item<double>();
   st.step_time_s = ph.total_s();
   ++steps_done_;
   next_sequence_ += sequences_per_step(options_.plan.knobs, comm_.dp());

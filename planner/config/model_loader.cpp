@@ -92,6 +92,8 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_int("num_experts_per_tok", &m.experts_per_token, false, 0, kMaxExperts));
   SPPLAN_RETURN_IF_ERROR(r.read_int("moe_intermediate_size", &m.moe_intermediate_size, false, 0, kMaxDim));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("output_router_logits", &m.output_router_logits, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_bool("norm_topk_prob", &m.norm_topk_prob, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("router_aux_loss_coef", &m.router_aux_loss_coef, false));
   r.mark_read("rope_scaling");
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   if (const toml::node* node = table.get("rope_scaling")) {
@@ -140,6 +142,17 @@ Status json_bool(const std::string& path, const nlohmann::json& j, const char* k
   if (!j.contains(key) || j[key].is_null()) return Status::ok();
   if (!j[key].is_boolean()) return json_bad_value(path, key, j[key], "true, false");
   *out = j[key].get<bool>();
+  return Status::ok();
+}
+
+// The load-balancing loss's weight: 0 (no such loss) up to kMaxNumber.
+Status json_nonnegative(const std::string& path, const nlohmann::json& j, const char* key, double* out) {
+  if (!j.contains(key) || j[key].is_null()) return Status::ok();
+  const auto& v = j[key];
+  if (!v.is_number() || !(v.get<double>() >= 0 && v.get<double>() <= kMaxNumber)) {
+    return json_bad_value(path, key, v, "a number from 0 to " + format_number(kMaxNumber));
+  }
+  *out = v.get<double>();
   return Status::ok();
 }
 
@@ -253,11 +266,12 @@ Status check_priceable(const std::string& path, const nlohmann::json& j) {
 }
 
 // The experts of a mixture (ModelSpec::num_experts): Mixtral's num_local_experts, whose experts are
-// intermediate_size wide, or Qwen3-MoE's num_experts with moe_intermediate_size. What the
+// intermediate_size wide, or Qwen3-MoE's num_experts (num_local_experts as transformers 5 saves it)
+// with moe_intermediate_size. What the
 // costmodel does not price is refused: dense layers between MoE ones (decoder_sparse_step other
 // than 1, mlp_only_layers), the router's input noise (router_jitter_noise). output_router_logits,
 // the load-balancing loss's input, is read (memory_phases.cpp prices what it keeps).
-Status read_moe(const std::string& path, const nlohmann::json& j, ModelSpec* m) {
+Status read_moe(const std::string& path, const nlohmann::json& j, const std::string& type, ModelSpec* m) {
   const auto present = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
   const char* experts_key = present("num_local_experts") ? "num_local_experts" : "num_experts";
   if (!present(experts_key)) return Status::ok();
@@ -268,7 +282,10 @@ Status read_moe(const std::string& path, const nlohmann::json& j, ModelSpec* m) 
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, experts_key, -1, kMaxExperts, &m->num_experts));
   if (!m->is_moe()) return Status::ok();  // one expert is a dense MLP
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_experts_per_tok", -1, kMaxExperts, &m->experts_per_token));
-  const bool mixtral = std::string(experts_key) == "num_local_experts";
+  // Mixtral's experts are intermediate_size wide and its router always divides by the top-k's sum.
+  // transformers 5 saves Qwen3-MoE's count as num_local_experts too (with moe_intermediate_size),
+  // so the key alone does not say Mixtral.
+  const bool mixtral = type == "mixtral" || (type != "qwen3_moe" && std::string(experts_key) == "num_local_experts");
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, "moe_intermediate_size", mixtral ? m->intermediate_size : -1, kMaxDim,
                                   &m->moe_intermediate_size));
   if (present("decoder_sparse_step") && j["decoder_sparse_step"] != 1) {
@@ -280,6 +297,10 @@ Status read_moe(const std::string& path, const nlohmann::json& j, ModelSpec* m) 
                           "[]: every layer a mixture; dense layers between them are not priced yet");
   }
   SPPLAN_RETURN_IF_ERROR(json_bool(path, j, "output_router_logits", &m->output_router_logits));
+  // Qwen3MoeConfig reads norm_topk_prob (default false); MixtralTopKRouter always divides by the sum.
+  m->norm_topk_prob = mixtral;
+  if (!mixtral) SPPLAN_RETURN_IF_ERROR(json_bool(path, j, "norm_topk_prob", &m->norm_topk_prob));
+  SPPLAN_RETURN_IF_ERROR(json_nonnegative(path, j, "router_aux_loss_coef", &m->router_aux_loss_coef));
   if (present("router_jitter_noise") && !(j["router_jitter_noise"].is_number() && j["router_jitter_noise"] == 0)) {
     return json_bad_value(path, "router_jitter_noise", j["router_jitter_noise"],
                           "0: the router's noisy copy of its input is not priced");
@@ -405,7 +426,7 @@ Result<ModelSpec> model_from_json(const std::string& path) {
   m.attention_bias = type == "qwen2";
   SPPLAN_RETURN_IF_ERROR(read_sliding_window(path, j, type, &m));
   SPPLAN_RETURN_IF_ERROR(read_layer_types(path, j, &m));
-  SPPLAN_RETURN_IF_ERROR(read_moe(path, j, &m));
+  SPPLAN_RETURN_IF_ERROR(read_moe(path, j, type, &m));
   SPPLAN_RETURN_IF_ERROR(read_rope_config(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "rms_norm_eps", &m.rms_norm_eps));
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));

@@ -62,6 +62,12 @@ struct ModelSpec {
   // The router logits every mixture layer returns for the load-balancing loss (config.json
   // output_router_logits; transformers adds router_aux_loss_coef x that loss to the step's loss).
   bool output_router_logits = false;
+  // How the router weighs a token's k experts: the top-k of the softmax over all E, divided by their
+  // sum when norm_topk_prob (Qwen3-MoE reads the key, its class default false; Mixtral always
+  // divides: MixtralTopKRouter). The load-balancing loss enters the loss times router_aux_loss_coef
+  // (both configs' class default 0.001). Neither changes what a step costs; the engine computes with them.
+  bool norm_topk_prob = true;
+  double router_aux_loss_coef = 0.001;
 
   int64_t q_dim() const { return num_attention_heads * head_dim; }   // width of Q (and of attention output)
   int64_t kv_dim() const { return num_key_value_heads * head_dim; }  // width of K and of V

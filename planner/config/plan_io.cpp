@@ -133,6 +133,8 @@ std::string model_extras_toml(const ModelSpec& m) {
     o << "num_experts = " << m.num_experts << "\nnum_experts_per_tok = " << m.experts_per_token
       << "\nmoe_intermediate_size = " << m.moe_intermediate_size << "\n";
     if (m.output_router_logits) o << "output_router_logits = true\n";
+    if (!m.norm_topk_prob) o << "norm_topk_prob = false\n";
+    if (m.router_aux_loss_coef != ModelSpec{}.router_aux_loss_coef) o << "router_aux_loss_coef = " << m.router_aux_loss_coef << "\n";
   }
   if (m.max_position_embeddings > 0) o << "max_position_embeddings = " << m.max_position_embeddings << "\n";
   const nlohmann::json scaling = rope_scaling_json(m.rope_scaling);

@@ -1,9 +1,11 @@
 """Reference numbers from Hugging Face transformers for tests/engine/io/hf_weights_test.cpp.
 
-  hf_reference.py make DIR --arch llama|qwen3|qwen2|mistral [--rope TYPE] [--layout v4|v5]
-                    --seq S --sequences N
+  hf_reference.py make DIR --arch llama|qwen3|qwen2|mistral|qwen3_moe|mixtral [--router-logits]
+                    [--rope TYPE] [--layout v4|v5] --seq S --sequences N
       Builds a small random LlamaForCausalLM (untied head), Qwen3ForCausalLM (tied, q/k norms),
-      Qwen2ForCausalLM (q/k/v biases) or MistralForCausalLM (a sliding window longer than S),
+      Qwen2ForCausalLM (q/k/v biases), MistralForCausalLM (a sliding window longer than S),
+      Qwen3MoeForCausalLM or MixtralForCausalLM (4 experts, 2 a token; --router-logits adds the
+      load-balancing loss, which the loss printed then includes as transformers adds it),
       with RoPE scaling TYPE (default, linear, dynamic, yarn, llama3: ROPE below, sized so that
       each changes the frequencies at S), saves it with save_pretrained (safetensors) to
       DIR/model, writes N sequences of random tokens to DIR/tokens.u16.bin, and prints the loss
@@ -51,7 +53,7 @@ ROPE = {
 }
 
 
-def small_config(arch, seq, rope):
+def small_config(arch, seq, rope, router_logits=False):
     theta = 1000000.0 if rope == "default" else 10000.0
     scaling, context = ROPE.get(rope, ({"rope_type": "default"}, max(seq, 2048)))
     common = dict(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
@@ -64,6 +66,17 @@ def small_config(arch, seq, rope):
         return transformers.Qwen2Config(tie_word_embeddings=False, use_sliding_window=False, **common)
     if arch == "mistral":
         return transformers.MistralConfig(tie_word_embeddings=False, sliding_window=4 * seq, **common)
+    # Mixtures: 4 experts, 2 a token, with the load-balancing loss at a weight that moves the loss by
+    # about 1e-2 (router_logits); Qwen3-MoE with norm_topk_prob off (its class default: the top-k
+    # weights as the softmax gave them), Mixtral always dividing by their sum.
+    moe = dict(num_experts_per_tok=2, output_router_logits=router_logits, router_aux_loss_coef=0.01)
+    if arch == "qwen3_moe":
+        return transformers.Qwen3MoeConfig(tie_word_embeddings=False, num_experts=4, moe_intermediate_size=32,
+                                           norm_topk_prob=False, use_sliding_window=False, **moe, **common)
+    if arch == "mixtral":
+        common = dict(common, intermediate_size=32)  # Mixtral's experts are intermediate_size wide
+        return transformers.MixtralConfig(tie_word_embeddings=False, num_local_experts=4, sliding_window=None,
+                                          **moe, **common)
     return transformers.Qwen3Config(tie_word_embeddings=True, attention_bias=False, use_sliding_window=False, **common)
 
 
@@ -85,11 +98,16 @@ def sequence(tokens, seq, index):
     return window[:-1].unsqueeze(0), window[1:]
 
 
+def aux_term(model, out):
+    # What *ForCausalLM adds to the loss when config.output_router_logits (its aux_loss, weighted).
+    return model.config.router_aux_loss_coef * out.aux_loss if getattr(out, "aux_loss", None) is not None else 0.0
+
+
 def loss_and_grad_norm(model, tokens, seq, index):
     model.zero_grad()
     inputs, labels = sequence(tokens, seq, index)
-    logits = model(input_ids=inputs).logits[0].float()
-    loss = F.cross_entropy(logits, labels, reduction="mean")
+    out = model(input_ids=inputs)
+    loss = F.cross_entropy(out.logits[0].float(), labels, reduction="mean") + aux_term(model, out)
     loss.backward()
     squares = sum(p.grad.double().pow(2).sum() for p in model.parameters() if p.grad is not None)
     return {"loss": loss.item(), "grad_norm": squares.sqrt().item()}
@@ -115,18 +133,22 @@ def documents_alone(model, tokens, seq, eos):
 
 
 def load(model_dir):
+    # Eager experts: the loop the engine runs (grouped_mm, transformers 5's default where it can
+    # dispatch, computes the same numbers in another summation order).
     return transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32,
-                                                             attn_implementation="eager")
+                                                             attn_implementation="eager", experts_implementation="eager")
 
 
 def make(args):
     torch.manual_seed(args.seed)
-    model = transformers.AutoModelForCausalLM.from_config(small_config(args.arch, args.seq, args.rope),
+    model = transformers.AutoModelForCausalLM.from_config(small_config(args.arch, args.seq, args.rope, args.router_logits),
                                                           attn_implementation="eager").float()
     with torch.no_grad():  # norms away from 1 and biases away from 0, so a misplaced one shows in the loss
         for name, p in model.named_parameters():
             if name.endswith(("q_proj.weight", "k_proj.weight")):
                 p.normal_(0.0, 0.5)  # sharp attention: RoPE's frequencies move the loss by ~1e-3
+            elif name.endswith("gate.weight"):
+                p.normal_(0.0, 0.5)  # a router far from uniform: no near-ties in the top k
             elif name.endswith(".bias"):
                 p.normal_(0.0, 0.1)
             elif p.dim() == 1:
@@ -169,7 +191,8 @@ def train(args):
     for step in range(args.steps):
         opt.zero_grad()
         inputs, labels = sequence(tokens, args.seq, step)
-        loss = F.cross_entropy(model(input_ids=inputs).logits[0].float(), labels, reduction="mean")
+        out = model(input_ids=inputs)
+        loss = F.cross_entropy(out.logits[0].float(), labels, reduction="mean") + aux_term(model, out)
         loss.backward()
         opt.step()
         losses.append(loss.item())
@@ -187,7 +210,8 @@ def main():
     sub = p.add_subparsers(dest="mode", required=True)
     m = sub.add_parser("make")
     m.add_argument("dir")
-    m.add_argument("--arch", choices=["llama", "qwen3", "qwen2", "mistral"], required=True)
+    m.add_argument("--arch", choices=["llama", "qwen3", "qwen2", "mistral", "qwen3_moe", "mixtral"], required=True)
+    m.add_argument("--router-logits", action="store_true", help="a mixture's load-balancing loss (output_router_logits)")
     m.add_argument("--rope", choices=["default"] + list(ROPE), default="default")
     m.add_argument("--layout", choices=["v4", "v5"], default="v5")
     m.add_argument("--seq", type=int, required=True)

@@ -73,7 +73,7 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
     std::string file, expected;
   } cases[] = {
       {"bad_heads.toml", "bad_heads.toml: key \"num_key_value_heads\": value 4 does not divide num_attention_heads 6 (allowed: a divisor of num_attention_heads)"},
-      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, output_router_logits, rope_scaling; closest: \"hidden_size\")"},
+      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, output_router_logits, norm_topk_prob, router_aux_loss_coef, rope_scaling; closest: \"hidden_size\")"},
       {"misspelt_required.toml", "misspelt_required.toml: key \"num_hiden_layers\": unknown key (closest allowed: \"num_hidden_layers\", which is required and missing)"},
       {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 10000)"},
       {"missing_vocab.toml", "missing_vocab.toml: key \"vocab_size\": missing (required)"},
@@ -208,14 +208,30 @@ TEST(LoadModel, MixturesOfExpertsAreReadAndTheirBadKeysRefused) {
   EXPECT_EQ(mixtral->experts_per_token, 2);
   EXPECT_EQ(mixtral->moe_intermediate_size, 14336);
   EXPECT_EQ(mixtral->routed_width(), 2 * 14336);
+  EXPECT_TRUE(mixtral->norm_topk_prob);  // MixtralTopKRouter always divides by the top-k's sum
+  EXPECT_DOUBLE_EQ(mixtral->router_aux_loss_coef, 0.02);
   const auto qwen = load_model(kData + "/qwen3_moe.json");
   ASSERT_TRUE(qwen.ok()) << qwen.status().message();
   EXPECT_EQ(qwen->num_experts, 128);
   EXPECT_EQ(qwen->experts_per_token, 8);
   EXPECT_EQ(qwen->moe_intermediate_size, 768);
   EXPECT_TRUE(qwen->qk_norm);
+  EXPECT_TRUE(qwen->norm_topk_prob);
+  EXPECT_DOUBLE_EQ(qwen->router_aux_loss_coef, 0.001);
   const std::string base = R"("num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
       "intermediate_size": 128, "vocab_size": 100, "model_type": "qwen3_moe", )";
+  {  // transformers 5 saves Qwen3-MoE's expert count as num_local_experts: still Qwen3-MoE's experts
+    const std::string dir = ::testing::TempDir() + "/moe_v5";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir + "/config.json") << "{" << base
+                                        << R"("num_local_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 32})";
+    const auto v5 = load_model(dir + "/config.json");
+    ASSERT_TRUE(v5.ok()) << v5.status().message();
+    EXPECT_EQ(v5->num_experts, 4);
+    EXPECT_EQ(v5->moe_intermediate_size, 32);
+    EXPECT_FALSE(v5->norm_topk_prob);  // Qwen3MoeConfig's default
+    std::filesystem::remove_all(dir);
+  }
   const struct {
     std::string keys, expected;
   } cases[] = {
@@ -232,6 +248,10 @@ TEST(LoadModel, MixturesOfExpertsAreReadAndTheirBadKeysRefused) {
        "config.json: key \"mlp_only_layers\": value [0] is not allowed"},
       {R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "output_router_logits": "yes")",
        "config.json: key \"output_router_logits\": value \"yes\" is not allowed (allowed: true, false)"},
+      {R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "router_aux_loss_coef": -1)",
+       "config.json: key \"router_aux_loss_coef\": value -1 is not allowed (allowed: a number from 0 to"},
+      {R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "norm_topk_prob": 1)",
+       "config.json: key \"norm_topk_prob\": value 1 is not allowed (allowed: true, false)"},
       {R"("num_local_experts": 8, "num_experts_per_tok": 2, "router_jitter_noise": 0.01)",
        "config.json: key \"router_jitter_noise\": value 0.01 is not allowed"},
       {R"("num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 64)",
@@ -354,6 +374,8 @@ TEST(Plan, ModelArchitectureRoundTrips) {
   PlanSpec p;
   p.model = *load_model("qwen3-30b-a3b");
   p.model.output_router_logits = true;
+  p.model.norm_topk_prob = false;
+  p.model.router_aux_loss_coef = 0.02;
   p.cluster.gpu = *load_gpu("h100-80gb");
   p.cluster.num_gpus = 8;
   p.seq_len = 65536;
