@@ -13,6 +13,11 @@ ValidateCase tiny(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
   return {"tiny-llama", seq, sp, world, std::move(knobs), ValidateCase::Expect::kRuns};
 }
 
+// The mixture of experts (issue 42): tiny-llama's attention with q/k norms and 8 experts, 2 a token.
+ValidateCase tiny_moe(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
+  return {"tiny-qwen3-moe", seq, sp, world, std::move(knobs), ValidateCase::Expect::kRuns};
+}
+
 // ZeRO 2/3 cases reduce in buckets of 256K elements, below tiny-llama's largest unit (the
 // 1M-element embedding and head): DeepSpeed allocates its reduce bucket whole (what the costmodel
 // prices), the engine one slab at a time, and the two agree when the bucket is the smaller.
@@ -70,7 +75,8 @@ std::vector<ValidateCase> cpu_cases(bool quick) {
           tiny(8192, 2, 2, off + Knobs{"--zero", "1"} + offload_opt),
           tiny(16384, 2, 4, off + kZ3 + offload_opt + offload_params), tiny(8192, 2, 2, full + bf16),
           tiny(8192, 2, 4, full + kZ3 + bf16),
-          tiny(8192, 2, 2, full + Knobs{"--tiled-loss"} + bf16 + Knobs{"--sp-comm-dtype", "bf16"})};
+          tiny(8192, 2, 2, full + Knobs{"--tiled-loss"} + bf16 + Knobs{"--sp-comm-dtype", "bf16"}),
+          tiny_moe(4096, 1, 1, none), tiny_moe(8192, 2, 2, full), tiny_moe(8192, 2, 4, full + kZ3 + Knobs{"--tiled-loss"})};
   const std::vector<ValidateCase> ring = cpu_ring_cases();
   cases.insert(cases.end(), ring.begin(), ring.end());
   return cases;

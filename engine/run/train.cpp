@@ -149,6 +149,8 @@ StepStats Trainer::step() {
     // states: held here it would stay alive through every layer's backward (issue 28).
     hidden.reset();
     local_loss += loss_sum.item<double>();
+    const MemCategory outer = memory_category();
+    set_memory_category(MemCategory::kLogits);  // the head's backward runs first; layers retag it
     at::Tensor objective = loss_sum / static_cast<double>(st.tokens);
     // A mixture with output_router_logits: transformers adds router_aux_loss_coef times each forward
     // pass's load-balancing loss; the step takes the mean over its dp x grad_accum passes (each
@@ -161,8 +163,6 @@ StepStats Trainer::step() {
       local_balance += weight * balance.item<double>();
     }
     ph.loss_s += clock.lap();
-    const MemCategory outer = memory_category();
-    set_memory_category(MemCategory::kLogits);  // the head's backward runs first; layers retag it
     objective.backward();
     set_memory_category(outer);
     ph.backward_s += clock.lap();

@@ -36,14 +36,16 @@ bool fused_layer_kernels(const PlanSpec& p) { return p.knobs.tiled_loss; }
 
 // What a mixture's routing saves per token besides its experts' SwiGLU (transformers'
 // Qwen3MoeSparseMoeBlock and MixtralSparseMoeBlock, the expert loop of issue 42's research): for each
-// of the k (token, expert) slots the gathered input the expert's gate and up keep, and the
-// expert's output the routing-weight multiply keeps; the router's fp32 softmax over the E experts;
-// the top-k's int64 indices and fp32 weights.
+// of the k (token, expert) slots the gathered input the expert's gate and up keep, the expert's
+// output the routing-weight multiply keeps, and the weighted output index_add_ keeps (its source's
+// gradient is grad.index_select(...).expand_as(source) in PyTorch's derivatives.yaml, so autograd
+// saves the source: measured in the engine, k h floats a token a layer that were missing); the
+// router's fp32 softmax over the E experts; the top-k's int64 indices and fp32 weights.
 double moe_routing_saved_per_token(const PlanSpec& p) {
   const ModelSpec& m = p.model;
   if (!m.is_moe()) return 0.0;
   const double k = static_cast<double>(m.experts_per_token);
-  return 2 * k * act_bytes(p) * m.hidden_size + kFp32Bytes * m.num_experts + (sizeof(int64_t) + kFp32Bytes) * k;
+  return 3 * k * act_bytes(p) * m.hidden_size + kFp32Bytes * m.num_experts + (sizeof(int64_t) + kFp32Bytes) * k;
 }
 
 // Saved MLP tensors per token: eager SwiGLU keeps gate out, SiLU out, up out and their product
@@ -212,8 +214,15 @@ double o_proj_input_per_token(const PlanSpec& p) {
 double qk_norm_saved_per_token(const PlanSpec& p) {
   const ModelSpec& m = p.model;
   if (!m.qk_norm) return 0.0;
-  return (upcast_bytes(p) + act_bytes(p)) * (m.q_dim() + m.kv_dim()) +
-         kFp32Bytes * (m.num_attention_heads + m.num_key_value_heads);
+  // An eager norm keeps its input for its backward (in bf16 its fp32 copy instead) and the
+  // normalised product the weight multiply keeps; RoPE after it keeps neither q nor k (cos and sin
+  // need no gradient). In fp32 the input is the q|k projection's output itself, kept alive by the
+  // norm: measured in the engine on a CPU (fp32, at::rms_norm), 1.5 KB a token a layer of
+  // tiny-llama's widths that were missing when only one tensor was counted. LibTorch's fused fp32
+  // norm keeps its input only; Liger's fused q/k norm + RoPE as before.
+  const double a = act_bytes(p), upcast = upcast_bytes(p);
+  const double per_element = fp32_norms_fused(p) || fused_layer_kernels(p) ? upcast + a : (upcast > 0 ? upcast : a) + a;
+  return per_element * (m.q_dim() + m.kv_dim()) + kFp32Bytes * (m.num_attention_heads + m.num_key_value_heads);
 }
 
 }  // namespace

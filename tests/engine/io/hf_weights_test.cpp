@@ -135,7 +135,7 @@ TEST(EngineHfWeights, BrokenFoldersAreBadInputNamingFileAndTensor) {
        "config.json: key \"rope_parameters.partial_rotary_factor\": value 0.5 is not allowed (allowed: 1"},
       {folder("gemma", {}, std::string(kConfig).replace(16, 5, "gemma")), {},
        "config.json: key \"model_type\": value \"gemma\" is not implemented in the engine (allowed: \"llama\", "
-       "\"mistral\", \"qwen2\", \"qwen3\")"},
+       "\"mistral\", \"qwen2\", \"qwen3\", \"qwen3_moe\", \"mixtral\")"},
       {folder("o_bias", {}, with(R"("attention_bias": true)")), {},
        "config.json: key \"attention_bias\": value true is not implemented in the engine (allowed: false)"},
       {folder("window", {}, with(R"("sliding_window": 128)")), {},

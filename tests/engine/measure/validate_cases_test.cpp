@@ -90,6 +90,16 @@ TEST(ValidateCases, RingAndUlyssesTimesRingHaveACaseEach) {
   EXPECT_EQ(case_name(on8.back()), "qwen3-1.7b s32k sp4 w8 act-ckpt-full precision-bf16 cp-2");
 }
 
+// A mixture of experts (issue 42) runs untiled and sharded by ZeRO 3, at sp 1 and 2.
+TEST(ValidateCases, MixturesOfExpertsHaveCases) {
+  std::set<std::string> moe;
+  for (const ValidateCase& c : cpu_cases(false)) {
+    if (c.model == "tiny-qwen3-moe") moe.insert(case_name(c));
+  }
+  EXPECT_EQ(moe, (std::set<std::string>{"tiny-qwen3-moe s4k sp1 act-ckpt-none", "tiny-qwen3-moe s8k sp2 act-ckpt-full",
+                                        "tiny-qwen3-moe s8k sp2 w4 act-ckpt-full zero-3 reduce-bucket-262144 tiled-loss"}));
+}
+
 TEST(ValidateCases, EveryCaseIsARunTheEngineAccepts) {
   for (int64_t gpus : {1, 8}) {
     for (const auto& list : {gpu_cases(gpus, false), gpu_boundary_plans(gpus, false), cpu_cases(false), cpu_cases(true),

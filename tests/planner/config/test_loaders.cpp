@@ -252,7 +252,7 @@ TEST(LoadModel, MixturesOfExpertsAreReadAndTheirBadKeysRefused) {
        "config.json: key \"router_aux_loss_coef\": value -1 is not allowed (allowed: a number from 0 to"},
       {R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "norm_topk_prob": 1)",
        "config.json: key \"norm_topk_prob\": value 1 is not allowed (allowed: true, false)"},
-      {R"("num_local_experts": 8, "num_experts_per_tok": 2, "router_jitter_noise": 0.01)",
+      {R"("num_local_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "router_jitter_noise": 0.01)",
        "config.json: key \"router_jitter_noise\": value 0.01 is not allowed"},
       {R"("num_experts": 60, "num_experts_per_tok": 4, "moe_intermediate_size": 32, "shared_expert_intermediate_size": 64)",
        "config.json: key \"shared_expert_intermediate_size\": value 64 is a shared expert, which spplan cannot price yet "

@@ -24,13 +24,13 @@ TEST(ParamCounts, AMixtureCountsEveryExpertAndATokenRunsK) {
 }
 
 // What a mixture's layer saves per token: its k experts' SwiGLU (4 tensors of the expert width
-// each) and routing: the gathered input and the expert output of each slot, the router's fp32
-// softmax over E, the top-k's int64 indices and fp32 weights.
+// each) and routing: the gathered input, the expert output and the weighted output (index_add_'s
+// source) of each slot, the router's fp32 softmax over E, the top-k's int64 indices and fp32 weights.
 TEST(Activations, AMixtureSavesItsExpertsSwiGluAndItsRouting) {
   PlanSpec p = llama8b(8, 8, 32768);
   p.model = testing::qwen3_30b_a3b();
   const double a = 2, h = 2048, k = 8, ie = 768, experts = 128;
-  const double swiglu = 4 * a * k * ie, routing = 2 * k * a * h + 4 * experts + 12 * k;
+  const double swiglu = 4 * a * k * ie, routing = 3 * k * a * h + 4 * experts + 12 * k;
   PlanSpec dense_twin = p;  // the same layer with a dense MLP as wide as the k experts together
   dense_twin.model.num_experts = dense_twin.model.experts_per_token = dense_twin.model.moe_intermediate_size = 0;
   dense_twin.model.intermediate_size = static_cast<int64_t>(k * ie);
