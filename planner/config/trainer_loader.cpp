@@ -41,7 +41,8 @@ constexpr StackFlag kStackFlags[] = {
     {"sliding_window_attention", &TrainingStack::sliding_window_attention},
     {"reduces_after_backward", &TrainingStack::reduces_after_backward},
     {"ring_contiguous_shards", &TrainingStack::ring_contiguous_shards},
-    {"sp_loss_in_logits_dtype", &TrainingStack::sp_loss_in_logits_dtype}};
+    {"sp_loss_in_logits_dtype", &TrainingStack::sp_loss_in_logits_dtype},
+    {"moe_expert_loop", &TrainingStack::moe_expert_loop}};
 
 const StackFlag* stack_flag(const std::string& key) {
   for (const StackFlag& f : kStackFlags) {

@@ -122,6 +122,12 @@ struct TrainingStack {
   // dtype (ms-swift's per_token_loss_func_sp: CrossEntropyLoss on the model's bf16 logits), where
   // transformers' ForCausalLMLoss upcasts them to fp32 first (costmodel/dtype.hpp).
   bool sp_loss_in_logits_dtype = false;
+  // A mixture's experts run one after another (an index into each expert's tokens, its SwiGLU, and
+  // index_add_ of the weighted output: transformers' eager experts, the engine's moe.cpp), where
+  // transformers 5 defaults to one grouped GEMM over the tokens sorted by expert (grouped_mm,
+  // integrations/moe.py): the loop's index_add_ keeps each slot's weighted output besides
+  // (memory_activations.cpp moe_routing_saved_per_token).
+  bool moe_expert_loop = false;
   // The record this stack came from: its layouts, refusals and formats (trainer_rules.hpp). Shared:
   // the search copies plans by the thousand.
   std::shared_ptr<const TrainerRecord> record;

@@ -35,17 +35,25 @@ double mlp_tile_tokens(const PlanSpec& p) {
 bool fused_layer_kernels(const PlanSpec& p) { return p.knobs.tiled_loss; }
 
 // What a mixture's routing saves per token besides its experts' SwiGLU (transformers'
-// Qwen3MoeSparseMoeBlock and MixtralSparseMoeBlock, the expert loop of issue 42's research): for each
-// of the k (token, expert) slots the gathered input the expert's gate and up keep, the expert's
-// output the routing-weight multiply keeps, and the weighted output index_add_ keeps (its source's
-// gradient is grad.index_select(...).expand_as(source) in PyTorch's derivatives.yaml, so autograd
-// saves the source: measured in the engine, k h floats a token a layer that were missing); the
-// router's fp32 softmax over the E experts; the top-k's int64 indices and fp32 weights.
+// Qwen3MoeSparseMoeBlock and MixtralSparseMoeBlock, issue 42's research): for each of the k (token,
+// expert) slots the gathered input the expert's gate and up keep and the expert's output the
+// routing-weight multiply keeps; the router's fp32 softmax over the E experts; the top-k's int64
+// indices and fp32 weights. Run as a loop over the experts (TrainingStack::moe_expert_loop), each
+// slot's weighted output too: index_add_ keeps its source (its gradient is
+// grad.index_select(...).expand_as(source) in PyTorch's derivatives.yaml), and two int64 indices
+// (the slot's token, and its place in the top-k). As one grouped GEMM (transformers 5's
+// grouped_mm), three int64 indices a slot (the sort's permutation, its inverse, the slot's token).
+// Both measured with saved-tensor hooks on transformers 5.24's Qwen3MoeSparseMoeBlock (h 256, k 2:
+// 6,144 and 4,096 bytes a token of the h-wide slots), the loop also in the engine (tiny-qwen3-moe:
+// its peak -7.1% with two h-wide tensors a slot, -0.1% with three).
 double moe_routing_saved_per_token(const PlanSpec& p) {
   const ModelSpec& m = p.model;
   if (!m.is_moe()) return 0.0;
   const double k = static_cast<double>(m.experts_per_token);
-  return 3 * k * act_bytes(p) * m.hidden_size + kFp32Bytes * m.num_experts + (sizeof(int64_t) + kFp32Bytes) * k;
+  const double h_wide = p.stack.moe_expert_loop ? 3.0 : 2.0;
+  const double slot_indices = p.stack.moe_expert_loop ? 2.0 : 3.0;
+  return k * (h_wide * act_bytes(p) * m.hidden_size + slot_indices * sizeof(int64_t)) + kFp32Bytes * m.num_experts +
+         (sizeof(int64_t) + kFp32Bytes) * k;
 }
 
 // Saved MLP tensors per token: eager SwiGLU keeps gate out, SiLU out, up out and their product

@@ -24,18 +24,23 @@ TEST(ParamCounts, AMixtureCountsEveryExpertAndATokenRunsK) {
 }
 
 // What a mixture's layer saves per token: its k experts' SwiGLU (4 tensors of the expert width
-// each) and routing: the gathered input, the expert output and the weighted output (index_add_'s
-// source) of each slot, the router's fp32 softmax over E, the top-k's int64 indices and fp32 weights.
+// each) and routing: the gathered input and the expert output of each slot, the router's fp32
+// softmax over E, the top-k's int64 indices and fp32 weights; run as grouped GEMMs (transformers 5)
+// three int64 slot indices, run as a loop over the experts (the engine) the weighted output
+// index_add_ keeps and two int64 slot indices instead.
 TEST(Activations, AMixtureSavesItsExpertsSwiGluAndItsRouting) {
   PlanSpec p = llama8b(8, 8, 32768);
   p.model = testing::qwen3_30b_a3b();
   const double a = 2, h = 2048, k = 8, ie = 768, experts = 128;
-  const double swiglu = 4 * a * k * ie, routing = 3 * k * a * h + 4 * experts + 12 * k;
+  const double swiglu = 4 * a * k * ie, routing = 2 * k * a * h + 4 * experts + 12 * k;
   PlanSpec dense_twin = p;  // the same layer with a dense MLP as wide as the k experts together
   dense_twin.model.num_experts = dense_twin.model.experts_per_token = dense_twin.model.moe_intermediate_size = 0;
   dense_twin.model.intermediate_size = static_cast<int64_t>(k * ie);
-  EXPECT_DOUBLE_EQ(layer_saved_bytes(p) - layer_saved_bytes(dense_twin), routing * local_tokens(p));
+  EXPECT_DOUBLE_EQ(layer_saved_bytes(p) - layer_saved_bytes(dense_twin), (routing + 3 * 8 * k) * local_tokens(p));
   EXPECT_DOUBLE_EQ(swiglu, 4 * a * dense_twin.model.intermediate_size);
+  p.stack.moe_expert_loop = true;
+  dense_twin.stack.moe_expert_loop = true;
+  EXPECT_DOUBLE_EQ(layer_saved_bytes(p) - layer_saved_bytes(dense_twin), (routing + k * a * h + 2 * 8 * k) * local_tokens(p));
 }
 
 TEST(ParamCounts, Llama31_8bMatchesPublishedCount) {
