@@ -24,6 +24,7 @@ namespace {
 constexpr int64_t kMaxDim = int64_t{1} << 40;
 constexpr int64_t kMaxLayers = 10000;  // Llama-3.1-405B has 126; a simulated step walks every layer
 constexpr int64_t kMaxHeads = int64_t{1} << 20;
+constexpr double kGptOssSwigluLimit = 7.0;  // transformers' GptOssConfig default swiglu_limit
 constexpr int64_t kMaxExperts = int64_t{1} << 20;  // the costmodel prices one GEMM launch per expert
 
 // model_type values whose attention normalises q and k per head (HF Qwen3 modeling).
@@ -83,7 +84,7 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_bool("sandwich_norms", &m.sandwich_norms, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("rope_theta", &m.rope_theta, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("rms_norm_eps", &m.rms_norm_eps, false));
-  m.attention_bias = model_type == "qwen2";
+  m.attention_bias = model_type == "qwen2" || model_type == "gpt_oss";
   SPPLAN_RETURN_IF_ERROR(r.read_bool("attention_bias", &m.attention_bias, false));
   SPPLAN_RETURN_IF_ERROR(r.read_int("sliding_window", &m.sliding_window, false, 0, kMaxDim));
   SPPLAN_RETURN_IF_ERROR(r.read_int("full_attention_layers", &m.full_attention_layers, false, 0, kMaxLayers));
@@ -94,6 +95,14 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_bool("output_router_logits", &m.output_router_logits, false));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("norm_topk_prob", &m.norm_topk_prob, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("router_aux_loss_coef", &m.router_aux_loss_coef, false));
+  // gpt-oss's model type brings its sinks, clamp and biased, softmax-after-top-k router (read_gpt_oss).
+  const bool gpt_oss = model_type == "gpt_oss";
+  m.attention_sinks = m.expert_biases = m.router_softmax_after_topk = gpt_oss;
+  m.swiglu_limit = gpt_oss ? kGptOssSwigluLimit : 0.0;
+  SPPLAN_RETURN_IF_ERROR(r.read_bool("attention_sinks", &m.attention_sinks, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("swiglu_limit", &m.swiglu_limit, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_bool("expert_biases", &m.expert_biases, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_bool("router_softmax_after_topk", &m.router_softmax_after_topk, false));
   r.mark_read("rope_scaling");
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   if (const toml::node* node = table.get("rope_scaling")) {
@@ -239,15 +248,13 @@ Status check_priceable(const std::string& path, const nlohmann::json& j) {
                              " is logit soft-capping, which spplan cannot price (allowed: absent or null)");
     }
   }
-  // gpt-oss: a learned sink logit per head that transformers passes only to the Hub's FlashAttention
-  // 3 build and FA4 (modeling_flash_attention_utils.py: flash_attention_2 drops it without a word,
-  // training another model), SwiGLU clamped at swiglu_limit and biased experts: none is priced.
+  // gpt-oss's clamped SwiGLU is read with its model (read_gpt_oss); under another model type it
+  // would come without the sinks and biases that go with it.
   const bool gpt_oss = j.contains("model_type") && j["model_type"] == "gpt_oss";
-  if (gpt_oss || present("swiglu_limit")) {
-    const char* key = gpt_oss ? "model_type" : "swiglu_limit";
-    return Status::invalid(path + ": key \"" + key + "\": value " + short_dump(j[key]) +
-                           " (gpt-oss: attention sinks, a clamped SwiGLU and biased experts) is not priced yet "
-                           "(allowed: a model without attention sinks)");
+  if (!gpt_oss && present("swiglu_limit")) {
+    return Status::invalid(path + ": key \"swiglu_limit\": value " + short_dump(j["swiglu_limit"]) +
+                           " is gpt-oss's clamped SwiGLU under another model_type (allowed: absent, or model_type "
+                           "\"gpt_oss\")");
   }
   // The MLP priced is gated (gate, up, down: SwiGLU). Gemma's gated GeLU (GeGLU) has the same
   // matrices and the same tensors alive, so it prices alike; a GeLU elsewhere may be ungated.
@@ -306,6 +313,22 @@ Status read_moe(const std::string& path, const nlohmann::json& j, const std::str
                           "0: the router's noisy copy of its input is not priced");
   }
   return Status::ok();
+}
+
+// gpt-oss (transformers 5.24 modeling_gpt_oss.py): a sink logit per head (GptOssAttention.sinks),
+// q/k/v/o biases (attention_bias: the o_proj's h a layer is not counted), every expert's SwiGLU
+// clamped at swiglu_limit (GptOssExperts._apply_gate; 7.0 by GptOssConfig's default), biases on the
+// router and the experts, and the router's softmax over its top k logits (GptOssTopKRouter). The
+// MXFP4 weights of the Hub's checkpoints train dequantized to bf16 (Mxfp4Config(dequantize=True),
+// OpenAI's fine-tuning cookbook): priced as bf16 parameters.
+Status read_gpt_oss(const std::string& path, const nlohmann::json& j, ModelSpec* m) {
+  if (!m->is_moe()) return json_bad_value(path, "num_local_experts", j.value("num_local_experts", nlohmann::json()), "2 or more");
+  m->attention_sinks = true;
+  m->expert_biases = true;
+  m->router_softmax_after_topk = true;
+  m->attention_bias = true;
+  m->swiglu_limit = kGptOssSwigluLimit;
+  return json_positive(path, j, "swiglu_limit", &m->swiglu_limit);
 }
 
 // A sliding window attends to fewer keys than the causal attention priced and run; it changes
@@ -427,6 +450,7 @@ Result<ModelSpec> model_from_json(const std::string& path) {
   SPPLAN_RETURN_IF_ERROR(read_sliding_window(path, j, type, &m));
   SPPLAN_RETURN_IF_ERROR(read_layer_types(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(read_moe(path, j, type, &m));
+  if (type == "gpt_oss") SPPLAN_RETURN_IF_ERROR(read_gpt_oss(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(read_rope_config(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "rms_norm_eps", &m.rms_norm_eps));
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));

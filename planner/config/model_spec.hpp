@@ -68,6 +68,15 @@ struct ModelSpec {
   // (both configs' class default 0.001). Neither changes what a step costs; the engine computes with them.
   bool norm_topk_prob = true;
   double router_aux_loss_coef = 0.001;
+  // gpt-oss (config.json model_type "gpt_oss"): a learned sink logit per head, which only some
+  // attention kernels train (plan_rules.cpp check_attention_sinks); its experts' SwiGLU clamped at
+  // swiglu_limit ((up + 1) * gate * sigmoid(1.702 gate), 0: the plain SwiGLU); biases on the
+  // router and on every expert's gate|up and down (expert_biases); its router's softmax over the
+  // top k logits only (router_softmax_after_topk: no softmax over all E experts is kept).
+  bool attention_sinks = false;
+  double swiglu_limit = 0.0;
+  bool expert_biases = false;
+  bool router_softmax_after_topk = false;
 
   int64_t q_dim() const { return num_attention_heads * head_dim; }   // width of Q (and of attention output)
   int64_t kv_dim() const { return num_key_value_heads * head_dim; }  // width of K and of V

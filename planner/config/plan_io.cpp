@@ -135,7 +135,11 @@ std::string model_extras_toml(const ModelSpec& m) {
     if (m.output_router_logits) o << "output_router_logits = true\n";
     if (!m.norm_topk_prob) o << "norm_topk_prob = false\n";
     if (m.router_aux_loss_coef != ModelSpec{}.router_aux_loss_coef) o << "router_aux_loss_coef = " << m.router_aux_loss_coef << "\n";
+    if (m.expert_biases) o << "expert_biases = true\n";
+    if (m.router_softmax_after_topk) o << "router_softmax_after_topk = true\n";
   }
+  if (m.attention_sinks) o << "attention_sinks = true\n";
+  if (m.swiglu_limit > 0) o << "swiglu_limit = " << m.swiglu_limit << "\n";
   if (m.max_position_embeddings > 0) o << "max_position_embeddings = " << m.max_position_embeddings << "\n";
   const nlohmann::json scaling = rope_scaling_json(m.rope_scaling);
   if (scaling.is_null()) return o.str();

@@ -89,11 +89,34 @@ static Status check_sliding_window(const PlanSpec& plan, const WhereFn& where) {
   }
   if (plan.stack.attention == AttentionKernel::kSdpa) {
     return Status::invalid(longer + ", which SDPA runs through a dense [q, kv] mask, not priced (allowed: " + inside +
-                           ", or --attention flash2 or flash3)");
+                           ", or --attention flash2, flash3 or flex)");
   }
   if (plan.knobs.cp > 1) {
     return Status::invalid(longer + ", and ring attention over a sliding window is not priced (allowed: " + inside +
                            ", or cp 1)");
+  }
+  return Status::ok();
+}
+
+// gpt-oss's sink logit per head (docs/research/issue42-moe.md 7): of transformers 5.24's kernels
+// only flex_attention trains it at long context (FlashAttention 4 from 4.0.0b26 too, not priced):
+// flash_attention_2 and 3 run the Hub's vllm-flash-attn3, whose backward leaves the sinks frozen,
+// and sdpa is refused for gpt-oss. Neither sequence split runs them: DeepSpeed's Ulysses hands
+// every head's sinks to each rank's heads (and accelerate refuses flex under sequence parallel),
+// torch's context parallel runs SDPA only.
+static Status check_attention_sinks(const PlanSpec& plan, const WhereFn& where) {
+  const ModelSpec& m = plan.model;
+  if (!m.attention_sinks) return Status::ok();
+  if (plan.stack.attention != AttentionKernel::kFlex) {
+    return Status::invalid(where("attention") + ": value \"" + to_string(plan.stack.attention) + "\" with " + m.name +
+                           "'s attention sinks, which it does not train (allowed: flex; flash2 and flash3 run the Hub's "
+                           "vllm-flash-attn3, whose backward leaves the sinks frozen, and sdpa has none)");
+  }
+  if (plan.knobs.sp > 1 || plan.knobs.cp > 1) {
+    const bool ring = plan.knobs.cp > 1;
+    return Status::invalid(where(ring ? "cp" : "sp") + ": value " + std::to_string(ring ? plan.knobs.cp : plan.knobs.sp) +
+                           " with " + m.name + "'s attention sinks (allowed: 1; Ulysses hands every head's sinks to "
+                           "each rank's heads, and torch's context parallel runs SDPA only)");
   }
   return Status::ok();
 }
@@ -106,6 +129,7 @@ Status check_plan_shape(const PlanSpec& plan, const WhereFn& where) {
                            " is not allowed (allowed: a positive token count)");
   }
   SPPLAN_RETURN_IF_ERROR(check_sliding_window(plan, where));
+  SPPLAN_RETURN_IF_ERROR(check_attention_sinks(plan, where));
   if (k.sp < 1 || k.sp > plan.cluster.num_gpus || plan.cluster.num_gpus % k.sp != 0 || !sp_fits_heads(m, k.sp)) {
     return Status::invalid(where("sp") + ": value " + std::to_string(k.sp) + " is not valid for " + m.name + " (" +
                            std::to_string(m.num_attention_heads) + " heads, " + std::to_string(m.num_key_value_heads) +
@@ -161,9 +185,11 @@ Status check_cluster_shape(const ClusterSpec& cluster, const WhereFn& where) {
 
 Status check_attention_precision(const PlanSpec& plan, const WhereFn& where) {
   // FlashAttention 2 runs fp16 and bf16, FlashAttention 3 those and fp8: neither has fp32 kernels.
-  if (plan.knobs.precision == Precision::kFp32 && plan.stack.attention != AttentionKernel::kSdpa) {
-    return Status::invalid(where("attention") + ": value \"" + to_string(plan.stack.attention) +
-                           "\" has no fp32 kernels (FlashAttention runs fp16 and bf16 only; allowed with precision fp32: sdpa)");
+  // SDPA and flex_attention (Triton, any float dtype) do.
+  const AttentionKernel a = plan.stack.attention;
+  if (plan.knobs.precision == Precision::kFp32 && (a == AttentionKernel::kFlash2 || a == AttentionKernel::kFlash3)) {
+    return Status::invalid(where("attention") + ": value \"" + to_string(a) +
+                           "\" has no fp32 kernels (FlashAttention runs fp16 and bf16 only; allowed with precision fp32: sdpa, flex)");
   }
   return Status::ok();
 }

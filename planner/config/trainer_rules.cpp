@@ -31,6 +31,7 @@ int64_t value_of(RuleKey key, const PlanSpec& plan) {
     case RuleKey::kAttention: return static_cast<int64_t>(plan.stack.attention);
     case RuleKey::kExperts: return plan.model.num_experts;
     case RuleKey::kSandwichNorms: return plan.model.sandwich_norms ? 1 : 0;
+    case RuleKey::kAttentionSinks: return plan.model.attention_sinks ? 1 : 0;
   }
   return 0;
 }
@@ -156,6 +157,7 @@ std::string allowed_text(const Refusal& r, const PlanSpec& plan, const std::func
   const RuleTest& t = r.when[reported_test(r)];
   if (t.key == RuleKey::kExperts) return "a dense model, or a trainer that runs experts";
   if (t.key == RuleKey::kSandwichNorms) return "a model with two norms a layer, or a trainer that runs Gemma's four";
+  if (t.key == RuleKey::kAttentionSinks) return "a model without attention sinks, or the trainer hf at sp 1 with flex";
   if (t.key == RuleKey::kNodes && t.op == RuleTest::Op::kGreater) {  // a GPU count on that many whole nodes
     return "at most " + std::to_string(t.values[0] * plan.cluster.gpus_per_node()) + " GPUs (" +
            std::to_string(t.values[0]) + " node" + (t.values[0] == 1 ? "" : "s") + ")";
@@ -214,6 +216,8 @@ std::string matched_text(const Refusal& r, const PlanSpec& plan, const WhereFn& 
     value = "\"" + printable(plan.model.name) + "\" (" + std::to_string(plan.model.num_experts) + " experts)";
   } else if (key == RuleKey::kSandwichNorms) {
     value = "\"" + printable(plan.model.name) + "\" (four norms a layer: sandwich_norms)";
+  } else if (key == RuleKey::kAttentionSinks) {
+    value = "\"" + printable(plan.model.name) + "\" (a sink logit per head: attention_sinks)";
   }
   std::string text = where(plan_key(key, plan)) + ": value " + value;
   std::string others;
@@ -422,8 +426,11 @@ AttentionKernel layout_attention(const PlanSpec& plan) {
   return layout_record(plan).attention;
 }
 
+// A model with attention sinks runs flex_attention, the one priced kernel that trains them
+// (plan_rules.cpp check_attention_sinks); a trainer that cannot run it refuses the model.
 void settle_layout_attention(PlanSpec* plan) {
-  if (!plan->attention_named) plan->stack.attention = layout_attention(*plan);
+  if (plan->attention_named) return;
+  plan->stack.attention = plan->model.attention_sinks ? AttentionKernel::kFlex : layout_attention(*plan);
 }
 
 CpComm searched_cp_comm(const PlanSpec& plan) {

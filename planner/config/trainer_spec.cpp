@@ -5,7 +5,7 @@
 namespace spplan {
 
 const std::vector<std::string>& attention_kernel_names() {
-  static const std::vector<std::string> kNames{"flash2", "sdpa", "flash3"};
+  static const std::vector<std::string> kNames{"flash2", "sdpa", "flash3", "flex"};
   return kNames;
 }
 std::string to_string(AttentionKernel kernel) { return attention_kernel_names()[static_cast<size_t>(kernel)]; }
@@ -22,17 +22,20 @@ Layout layout_of(const Knobs& k) {
 }
 
 bool rule_key_is_boolean(RuleKey key) {
-  return key == RuleKey::kTiledMlp || key == RuleKey::kTiledLoss || key == RuleKey::kSandwichNorms;
+  return key == RuleKey::kTiledMlp || key == RuleKey::kTiledLoss || key == RuleKey::kSandwichNorms ||
+         key == RuleKey::kAttentionSinks;
 }
 
-bool rule_key_is_model(RuleKey key) { return key == RuleKey::kExperts || key == RuleKey::kSandwichNorms; }
+bool rule_key_is_model(RuleKey key) {
+  return key == RuleKey::kExperts || key == RuleKey::kSandwichNorms || key == RuleKey::kAttentionSinks;
+}
 
 const std::vector<std::string>& rule_key_names() {
   // In RuleKey's order; the plan keys (plan files' [knobs], flags without "--") where there is one.
   static const std::vector<std::string> kNames{
       "layout",      "sp",         "cp",          "cp_comm",          "zero_stage", "offload_optimizer",
       "offload_params", "act_ckpt", "tiled_mlp",  "tiled_loss",       "micro_batch", "grad_accum_steps",
-      "precision",   "nodes",      "attention",   "experts",    "sandwich_norms"};
+      "precision",   "nodes",      "attention",   "experts",    "sandwich_norms", "attention_sinks"};
   return kNames;
 }
 

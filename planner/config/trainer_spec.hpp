@@ -31,8 +31,10 @@ namespace spplan {
 // scaled_dot_product_attention, which picks cuDNN's kernel on Hopper in bf16 (LibTorch 2.5+), or
 // FlashAttention 3 (flash_attention_3: Hopper; ArcticTraining's H200 recipes). FlashAttention 2
 // indexes in 32 bits, the other two in 64 (software_facts.hpp kFlash2MaxTensorElements).
-enum class AttentionKernel { kFlash2, kSdpa, kFlash3 };
-const std::vector<std::string>& attention_kernel_names();  // "flash2", "sdpa", "flash3"
+// kFlex: torch's flex_attention (transformers' attn_implementation "flex_attention"), the one
+// long-context kernel of transformers 5.24 that trains gpt-oss's attention sinks.
+enum class AttentionKernel { kFlash2, kSdpa, kFlash3, kFlex };
+const std::vector<std::string>& attention_kernel_names();  // "flash2", "sdpa", "flash3", "flex"
 std::string to_string(AttentionKernel kernel);
 
 // How a plan splits each sequence: not at all, over heads (Ulysses, sp > 1), in ring blocks (cp >
@@ -138,11 +140,12 @@ enum class RuleKey {
   kLayout, kSp, kCp, kCpComm, kZeroStage, kOffloadOptimizer, kOffloadParams, kActCkpt, kTiledMlp, kTiledLoss,
   kMicroBatch, kGradAccumSteps, kPrecision, kNodes, kAttention,
   kExperts,  // the model's: num_experts (0 for a dense model), so a record can refuse mixtures
-  kSandwichNorms  // the model's: Gemma 2's and 3's four norms a layer (ModelSpec::sandwich_norms)
+  kSandwichNorms,  // the model's: Gemma 2's and 3's four norms a layer (ModelSpec::sandwich_norms)
+  kAttentionSinks  // the model's: gpt-oss's learned sink logit per head (ModelSpec::attention_sinks)
 };
 const std::vector<std::string>& rule_key_names();  // "layout", "sp", ..., the plan keys' names
-bool rule_key_is_boolean(RuleKey key);  // tiled_mlp, tiled_loss, sandwich_norms: true or false
-bool rule_key_is_model(RuleKey key);    // experts, sandwich_norms: the model's, no knob
+bool rule_key_is_boolean(RuleKey key);  // tiled_mlp, tiled_loss, sandwich_norms, attention_sinks: true or false
+bool rule_key_is_model(RuleKey key);    // experts, sandwich_norms, attention_sinks: the model's, no knob
 
 // One condition of a rule: a key and the values that match it. Named values (layouts, devices,
 // modes, kernels) and booleans are kept as their index (false 0, true 1); numbers as numbers.

@@ -61,16 +61,19 @@ double elementwise_time_s(const GpuSpec& g, double bytes, double elem_bytes, dou
 
 // FlashAttention 3 runs at the flash rates: no GPU file measures its own (its paper, arXiv
 // 2407.08608, reports 1.5-2x FlashAttention 2's forward on the H100), so its steps err slow.
+// flex_attention runs at its published share of FlashAttention 2's (software_facts.hpp).
 double attention_fwd_time_s(const GpuSpec& g, AttentionKernel kernel, double fwd_flops, double elem_bytes) {
+  const double share = kernel == AttentionKernel::kFlex ? facts::kFlexFwdShareOfFlash2 : 1.0;
   const double efficiency =
-      in_dtype(g, elem_bytes, kernel == AttentionKernel::kSdpa ? g.sdpa_attention_efficiency : g.attention_efficiency,
-               g.fp32_attention_efficiency);
+      share * in_dtype(g, elem_bytes, kernel == AttentionKernel::kSdpa ? g.sdpa_attention_efficiency : g.attention_efficiency,
+                       g.fp32_attention_efficiency);
   const double fixed_s = kernel == AttentionKernel::kSdpa ? g.sdpa_attention_fixed_s : g.attention_fixed_s;
   return fwd_flops / (peak_flops(g, elem_bytes) * efficiency) + fixed_s;
 }
 
 double attention_bwd_time_s(const GpuSpec& g, AttentionKernel kernel, double fwd_flops, double elem_bytes) {
-  const double efficiency = in_dtype(
+  const double share = kernel == AttentionKernel::kFlex ? facts::kFlexBwdShareOfFlash2 : 1.0;
+  const double efficiency = share * in_dtype(
       g, elem_bytes, kernel == AttentionKernel::kSdpa ? g.sdpa_attention_bwd_efficiency : g.attention_bwd_efficiency,
       g.fp32_attention_bwd_efficiency);
   const double fixed_s = kernel == AttentionKernel::kSdpa ? g.sdpa_attention_bwd_fixed_s : g.attention_bwd_fixed_s;

@@ -56,6 +56,15 @@ KernelTraffic eager_swiglu_bwd(double a) { return {9 * a, 3}; }
 KernelTraffic fused_swiglu_fwd(double a) { return {3 * a, 1}; }
 KernelTraffic fused_swiglu_bwd(double a) { return {5 * a, 1}; }
 
+// gpt-oss's clamped SwiGLU (transformers GptOssExperts._apply_gate), eager either way (Liger has no
+// kernel for it): gate and up clamped (r a, w a each), alpha gate and its sigmoid (r a, w a each),
+// gate times it (r 2a, w a), up + 1 (r a, w a), the product (r 2a, w a): 16a over 7 kernels. Its
+// backward, the mirror: the product's two gradients, the up clamp's mask, the two gate factors',
+// the sigmoid's, alpha's, their sum and the gate clamp's mask (r 2a, w a each but alpha's, r a, w
+// a), then gate's and up's into the gate|up gradient (r 2a, w 2a): 30a over 10 kernels.
+KernelTraffic clamped_swiglu_fwd(double a) { return {16 * a, 7}; }
+KernelTraffic clamped_swiglu_bwd(double a) { return {30 * a, 10}; }
+
 // `per_element` over `width` elements per token.
 KernelTraffic over(const KernelTraffic& per_element, double width) {
   return {per_element.bytes_per_token * width, per_element.kernels};
@@ -67,6 +76,7 @@ struct Widths {
   bool sandwich_norms;  // four RMSNorms a layer (Gemma 2, 3), not two
   bool fused_norms;  // the norms alone are one kernel a pass (LibTorch's fp32 rms_norm on a GPU)
   double experts = 0, k = 0;  // a mixture's experts and experts per token (0: dense)
+  bool clamped_swiglu = false;  // gpt-oss's (ModelSpec::swiglu_limit)
 };
 
 Widths widths_of(const PlanSpec& p) {
@@ -75,7 +85,7 @@ Widths widths_of(const PlanSpec& p) {
           static_cast<double>(m.routed_width()), m.qk_norm,
           p.stack.fused_layer_kernels || (p.stack.fused_layer_kernels_with_tiled_loss && p.knobs.tiled_loss),
           m.sandwich_norms, fp32_norms_fused(p), m.is_moe() ? static_cast<double>(m.num_experts) : 0.0,
-          m.is_moe() ? static_cast<double>(m.experts_per_token) : 0.0};
+          m.is_moe() ? static_cast<double>(m.experts_per_token) : 0.0, m.swiglu_limit > 0};
 }
 
 // A mixture's routing, a pass (transformers' expert loop, forward or its backward): the router's
@@ -124,16 +134,18 @@ KernelTraffic layer_pass(const Widths& w, const OpTraffic& op) {
 
 KernelTraffic layer_elementwise_fwd(const PlanSpec& p) {
   const Widths w = widths_of(p);
-  if (w.fused) return layer_pass(w, {fused_rms_norm_fwd(w.a), fused_rope(w.a), fused_swiglu_fwd(w.a)});
+  const KernelTraffic swiglu = w.clamped_swiglu ? clamped_swiglu_fwd(w.a) : w.fused ? fused_swiglu_fwd(w.a) : eager_swiglu_fwd(w.a);
+  if (w.fused) return layer_pass(w, {fused_rms_norm_fwd(w.a), fused_rope(w.a), swiglu});
   const KernelTraffic norm = w.fused_norms ? fused_rms_norm_fwd(w.a) : eager_rms_norm_fwd(w.a);
-  return layer_pass(w, {norm, eager_rope(w.a), eager_swiglu_fwd(w.a)});
+  return layer_pass(w, {norm, eager_rope(w.a), swiglu});
 }
 
 KernelTraffic layer_elementwise_bwd(const PlanSpec& p) {
   const Widths w = widths_of(p);
-  if (w.fused) return layer_pass(w, {fused_rms_norm_bwd(w.a), fused_rope(w.a), fused_swiglu_bwd(w.a)});
+  const KernelTraffic swiglu = w.clamped_swiglu ? clamped_swiglu_bwd(w.a) : w.fused ? fused_swiglu_bwd(w.a) : eager_swiglu_bwd(w.a);
+  if (w.fused) return layer_pass(w, {fused_rms_norm_bwd(w.a), fused_rope(w.a), swiglu});
   const KernelTraffic norm = w.fused_norms ? fused_rms_norm_bwd(w.a) : eager_rms_norm_bwd(w.a);
-  return layer_pass(w, {norm, eager_rope(w.a), eager_swiglu_bwd(w.a)});
+  return layer_pass(w, {norm, eager_rope(w.a), swiglu});
 }
 
 // cross_entropy(logits.float(), labels): the upcast (r a, w f); log_softmax over the vocabulary

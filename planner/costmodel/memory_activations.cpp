@@ -52,15 +52,25 @@ double moe_routing_saved_per_token(const PlanSpec& p) {
   const double k = static_cast<double>(m.experts_per_token);
   const double h_wide = p.stack.moe_expert_loop ? 3.0 : 2.0;
   const double slot_indices = p.stack.moe_expert_loop ? 2.0 : 3.0;
-  return k * (h_wide * act_bytes(p) * m.hidden_size + slot_indices * sizeof(int64_t)) + kFp32Bytes * m.num_experts +
+  // gpt-oss's router softmaxes its top k logits only (GptOssTopKRouter): k values, not E.
+  const double router_softmax = m.router_softmax_after_topk ? act_bytes(p) * k : kFp32Bytes * m.num_experts;
+  return k * (h_wide * act_bytes(p) * m.hidden_size + slot_indices * sizeof(int64_t)) + router_softmax +
          (sizeof(int64_t) + kFp32Bytes) * k;
 }
 
-// Saved MLP tensors per token: eager SwiGLU keeps gate out, SiLU out, up out and their product
-// (4 i-wide tensors); Liger's SwiGLU recomputes SiLU and keeps gate, up and the product (3). A
-// mixture runs the SwiGLU over its k experts' widths (ModelSpec::routed_width), and its routing.
+// The i-wide tensors a SwiGLU saves: eager gate out, SiLU out, up out and their product (4); Liger's
+// recomputes SiLU (3); gpt-oss's clamped one (GptOssExperts._apply_gate, eager under every stack)
+// its gate|up (2), the clamped gate, the sigmoid, up + 1, the product and the down projection's
+// input (1 each): 7, measured with saved-tensor hooks on transformers 5.24 (issue42-moe.md 7).
+double swiglu_saved_widths(const PlanSpec& p) {
+  if (p.model.swiglu_limit > 0) return 7.0;
+  return fused_layer_kernels(p) ? 3.0 : 4.0;
+}
+
+// Saved MLP tensors per token: the SwiGLU's (swiglu_saved_widths) over the width a token runs
+// through (a mixture's k experts' together: ModelSpec::routed_width), and a mixture's routing.
 double mlp_saved_per_token(const PlanSpec& p) {
-  return (fused_layer_kernels(p) ? 3 : 4) * act_bytes(p) * p.model.routed_width() + moe_routing_saved_per_token(p);
+  return swiglu_saved_widths(p) * act_bytes(p) * p.model.routed_width() + moe_routing_saved_per_token(p);
 }
 
 // Bytes one RMSNorm saves per token, its output included (the next linear saves it). Eager HF: the
@@ -94,12 +104,15 @@ double norms_saved_per_token(const PlanSpec& p) {
 // FlashAttention 3 (hopper/flash_api.cpp mha_bwd): with GQA dk and dv accumulated per kv head in
 // fp32 (dk_accum, dv_accum), the fp32 dq accumulator, softmax_d and the log2 log-sum-exp.
 // LibTorch's CPU kernel (TrainingStack::cpu_flash_attention) allocates only dq, dk, dv.
+// flex_attention's backward (torch/_inductor/kernel/flex) writes dq per query block and dk, dv per
+// key-value head directly, besides its fp32 delta (rowsum of dO O) per head.
 double flash_backward_buffers_per_token(const PlanSpec& p) {
   if (p.stack.cpu_flash_attention) return 0.0;
   const ModelSpec& m = p.model;
   // Widths per local token: q, and k (or v) after the exchange (kv heads replicated up to sp).
   const double a = act_bytes(p), q = static_cast<double>(m.q_dim()), kv = kv_width_after_a2a(p);
   const double heads = static_cast<double>(m.num_attention_heads);
+  if (p.stack.attention == AttentionKernel::kFlex) return kFp32Bytes * heads;
   const bool gqa = kv < q;
   if (p.stack.attention == AttentionKernel::kFlash3) {
     return (gqa ? 2 * kFp32Bytes * kv : 0.0) + kFp32Bytes * q + 2 * kFp32Bytes * heads;
@@ -109,7 +122,7 @@ double flash_backward_buffers_per_token(const PlanSpec& p) {
 
 bool o_proj_input_is_a_copy(const PlanSpec& p) {
   if (p.stack.cpu_flash_attention) return p.knobs.sp > 1;
-  return p.knobs.sp > 1 || p.stack.attention == AttentionKernel::kSdpa;
+  return p.knobs.sp > 1 || p.stack.attention == AttentionKernel::kSdpa || p.stack.attention == AttentionKernel::kFlex;
 }
 
 // What the reentrant checkpoint's backward holds through the whole layer backward besides the
@@ -204,15 +217,21 @@ namespace {
 
 // What the attention itself saves, after the all-to-all: q, k, v (kv possibly replicated), its
 // output and the output's fp32 log-sum-exp.
+// q, its output, k and v, and the fp32 log-sum-exp per head. With attention sinks, transformers'
+// flex path renormalises the output by the sink (integrations/flex_attention.py: out times
+// exp(lse - logsumexp([lse, sink]))), keeping a few values per head and token: the bf16
+// log-sum-exp beside the sink (2), their log-sum-exp, the exp and the factor (1 each).
 double attention_saved_per_token(const PlanSpec& p) {
-  const double a = act_bytes(p);
-  return 2 * a * p.model.q_dim() + 2 * a * kv_width_after_a2a(p) + kFp32Bytes * p.model.num_attention_heads;
+  const double a = act_bytes(p), heads = static_cast<double>(p.model.num_attention_heads);
+  const double sinks = p.model.attention_sinks ? 5 * a * heads : 0.0;
+  return 2 * a * p.model.q_dim() + 2 * a * kv_width_after_a2a(p) + kFp32Bytes * heads + sinks;
 }
 
 // o_proj's saved input, when it is a tensor of its own: the output moved back to sequence layout
 // (sp > 1, UlyssesSPAttentionHF._partition_global_sequence) or transposed to [b, s, heads, d]
-// with a copy (HF sdpa_attention_forward's .contiguous()); at sp 1 under FlashAttention the
-// output already is [b, s, heads, d] and HF's reshape is a view of what attention keeps.
+// with a copy (HF sdpa_attention_forward's and flex_attention_forward's .contiguous()); at sp 1
+// under FlashAttention the output already is [b, s, heads, d] and HF's reshape is a view of what
+// attention keeps.
 double o_proj_input_per_token(const PlanSpec& p) {
   return o_proj_input_is_a_copy(p) ? act_bytes(p) * p.model.q_dim() : 0.0;
 }
@@ -276,7 +295,9 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   // 3 saved, gate|up and the product down_proj keeps, and 1 gradient; issue 28 measured the
   // eager count 2 MiB over the engine's peak at 16K tokens, sp 4).
   const bool fused_swiglu = fused_layer_kernels(p) && (!p.knobs.tiled_mlp || p.stack.tiled_mlp_fused_swiglu);
-  const double mlp_grads = (fused_swiglu ? 1.0 : 3.0) * a * i;
+  // gpt-oss's clamped SwiGLU: the down input's, the product's two factors', the sigmoid's and the
+  // clamped gate's gradients (counted from its graph, not measured).
+  const double mlp_grads = (m.swiglu_limit > 0 ? 5.0 : fused_swiglu ? 1.0 : 3.0) * a * i;
   const double tile_saved = (fused_swiglu ? 3.0 : 4.0) * a * i;  // the SwiGLU inside the shard
   out.mlp = p.knobs.tiled_mlp ? (tile_saved + mlp_grads) * mlp_tile_tokens(p) + a * h * s : mlp_grads * s;
   // A mixture's input gradient is gathered back from its experts' into one tensor of all tokens

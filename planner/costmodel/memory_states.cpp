@@ -15,14 +15,19 @@ ParamCounts param_counts(const ModelSpec& m) {
                 + 2 * h * kv // W_k, W_v
                 + q * h      // W_o
                 + (m.qk_norm ? 2.0 * m.head_dim : 0.0)    // Qwen3 q_norm, k_norm
-                + (m.attention_bias ? q + 2 * kv : 0.0);  // Qwen2 q/k/v biases (Qwen2Attention, bias=True)
+                + (m.attention_bias ? q + 2 * kv : 0.0)   // Qwen2 q/k/v biases (Qwen2Attention, bias=True)
+                + (m.attention_sinks ? static_cast<double>(m.num_attention_heads) : 0.0);  // gpt-oss: a sink per head
   c.mlp = c.mlp_active = 3 * h * i;  // W_gate, W_up, W_down
   if (m.is_moe()) {
     // Every expert's gate, up and down, and the router's h x E weight (no bias: transformers'
     // Qwen3MoeTopKRouter, MixtralTopKRouter); a token runs through its k experts and the router.
+    // gpt-oss (expert_biases): the router's bias [E] and each expert's gate|up [2 i] and down [h]
+    // biases (GptOssTopKRouter, GptOssExperts).
     const double experts = static_cast<double>(m.num_experts), ie = static_cast<double>(m.moe_intermediate_size);
-    c.mlp = experts * 3 * h * ie + h * experts;
-    c.mlp_active = static_cast<double>(m.experts_per_token) * 3 * h * ie + h * experts;
+    const double expert = 3 * h * ie + (m.expert_biases ? 2 * ie + h : 0.0);
+    const double router = h * experts + (m.expert_biases ? experts : 0.0);
+    c.mlp = experts * expert + router;
+    c.mlp_active = static_cast<double>(m.experts_per_token) * expert + router;
   }
   c.per_layer = c.attention + c.mlp + 2 * h;  // + input and post-attention RMSNorm
   c.embedding = static_cast<double>(m.vocab_size) * h;

@@ -29,6 +29,15 @@ inline constexpr double kUlyssesTransientCopies = 2.0;
 // DeepSpeed TiledMLP runs ceil(s / h) shards (DeepSpeed ulysses_sp.py, MEMORY-FACTS 8.4).
 inline constexpr double kTiledMlpTokensPerShardPerHidden = 1.0;
 
+// torch's flex_attention against FlashAttention 2 on causal attention, A100: "90% of
+// FlashAttention2's performance in the forward pass and 85% in the backward pass" (PyTorch blog
+// "FlexAttention: The Flexibility of PyTorch with the Performance of FlashAttention", 2024-08-07;
+// its backward recomputes more intermediates). The FlexAttention paper (arXiv 2412.05496) measures
+// it on the H100 at 85% / 76% of FlashAttention 3, about 25% / 3% faster than FlashAttention 2:
+// priced at the A100 shares of the flash rate, its H100 steps err slow, as FlashAttention 3's do.
+inline constexpr double kFlexFwdShareOfFlash2 = 0.90;
+inline constexpr double kFlexBwdShareOfFlash2 = 0.85;
+
 // FlashAttention backward executes 2.5x the forward FLOPs (5 matmuls of s*s*d against 2; the FA2
 // paper's benchmark counts it so, arXiv 2307.08691).
 inline constexpr double kAttentionBwdFlopsFactor = 2.5;

@@ -28,6 +28,7 @@ const char* attn_implementation(const PlanSpec& plan) {
     case AttentionKernel::kFlash2: return "flash_attention_2";
     case AttentionKernel::kFlash3: return "flash_attention_3";
     case AttentionKernel::kSdpa: return "sdpa";
+    case AttentionKernel::kFlex: return "flex_attention";
   }
   return "sdpa";
 }
@@ -224,6 +225,15 @@ std::string ulysses_environment(const PlanSpec& plan) {
   return o.str();
 }
 
+// The kernel the plan is priced with, for the user's train.py, which loads the model (under Ulysses
+// the environment above also names it).
+std::string attention_note(const PlanSpec& plan) {
+  std::string note = std::string("# train.py loads the model with attn_implementation=\"") + attn_implementation(plan) +
+                     "\" (the kernel this plan is priced with";
+  if (plan.model.attention_sinks) note += "; the one that trains its attention sinks";
+  return note + ").\n";
+}
+
 // The /local_nvme placeholder, said where a comment can say it (JSON has none: `spplan export`
 // warns on stderr for the deepspeed format).
 std::string nvme_note(const Knobs& k) {
@@ -293,6 +303,7 @@ std::string accelerate_yaml(const PlanSpec& plan) {
           "# HF Trainer script flags (transformers refuses a DeepSpeed value that differs from its own argument):\n#  " +
           hf_trainer_flags(plan) + "\n";
   head += "# train.py trains sequences of " + std::to_string(plan.seq_len) + " tokens (TRL: max_length).\n";
+  head += attention_note(plan);
   return with_yaml(head, j);
 }
 
@@ -417,6 +428,7 @@ std::string torchrun_script(const PlanSpec& plan, const std::string& plan_path) 
   o << "# The same optimizer on spplan's engine: spplan run --plan " << (plan_path.empty() ? "PLAN.toml" : plan_path) << " "
     << engine_flags(plan.optimizer) << "\n";
   o << "# train.py trains sequences of " << plan.seq_len << " tokens (TRL: max_length); arguments after THIS.sh go to it.\n";
+  o << attention_note(plan);
   o << "set -euo pipefail\n";
   o << (nodes > 1 ? ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n"
                   : "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n");

@@ -289,7 +289,14 @@ TEST(Cli, BadInputTable) {
       {"plan --model qwen3-4b --gpu h100-80gb --gpus 8 --gpus-per-node 3 --seq 1k",
        "spplan: --gpus: value 8 is not a whole number of nodes of 3 GPUs"},
       {std::string("estimate ") + kBase + "--seq 1k --sp 4 --precision fp32 --attention flash2",
-       "spplan: --attention: value \"flash2\" has no fp32 kernels (FlashAttention runs fp16 and bf16 only; allowed with precision fp32: sdpa)"},
+       "spplan: --attention: value \"flash2\" has no fp32 kernels (FlashAttention runs fp16 and bf16 only; allowed with precision fp32: sdpa, flex)"},
+      // gpt-oss's attention sinks (issue 42): flex only, and no sequence split.
+      {"estimate --model gpt-oss-20b --gpu h100-80gb --gpus 8 --seq 16k --sp 1 --trainer hf --attention flash2",
+       "spplan: --attention: value \"flash2\" with gpt-oss-20b's attention sinks, which it does not train (allowed: flex; "
+       "flash2 and flash3 run the Hub's vllm-flash-attn3, whose backward leaves the sinks frozen, and sdpa has none)"},
+      {"estimate --model gpt-oss-20b --gpu h100-80gb --gpus 8 --seq 16k --sp 2 --trainer hf",
+       "spplan: --sp: value 2 with gpt-oss-20b's attention sinks (allowed: 1; Ulysses hands every head's sinks to each "
+       "rank's heads, and torch's context parallel runs SDPA only)"},
       {std::string("plan ") + kBase + "--seq 1k --sp 3",
        "spplan: --sp: value 3 is not valid for qwen3-4b (32 heads, 8 kv heads) on 4 GPUs (allowed sp: 1, 2, 4)"},
       // The optimizer flags of plan and estimate (issue 23): typos in a recipe are refused, not trained.
@@ -325,7 +332,7 @@ TEST(Cli, BadInputTable) {
       {"max-seq --model llama-3.1-8b --gpu h100-80gb --trainer megatron --gpus 8 --act-ckpt offload",
        "spplan: trainer \"megatron\" runs and launches none of the "},
       {std::string("estimate ") + kBase + "--seq 1k --sp 4 --attention flash4",
-       "spplan: --attention: value \"flash4\" is not allowed (allowed: flash2, sdpa, flash3)"},
+       "spplan: --attention: value \"flash4\" is not allowed (allowed: flash2, sdpa, flash3, flex)"},
       {std::string("max-seq ") + kBase + "--granularity 2048M",
        "spplan: --granularity: value 2147483648 is above the longest sequence searched (allowed: at most 1073741824 tokens)"},
       // A device never ends (validate read /dev/zero until std::bad_alloc); a directory is no file.

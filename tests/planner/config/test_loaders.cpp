@@ -73,7 +73,7 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
     std::string file, expected;
   } cases[] = {
       {"bad_heads.toml", "bad_heads.toml: key \"num_key_value_heads\": value 4 does not divide num_attention_heads 6 (allowed: a divisor of num_attention_heads)"},
-      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, output_router_logits, norm_topk_prob, router_aux_loss_coef, rope_scaling; closest: \"hidden_size\")"},
+      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, output_router_logits, norm_topk_prob, router_aux_loss_coef, attention_sinks, swiglu_limit, expert_biases, router_softmax_after_topk, rope_scaling; closest: \"hidden_size\")"},
       {"misspelt_required.toml", "misspelt_required.toml: key \"num_hiden_layers\": unknown key (closest allowed: \"num_hidden_layers\", which is required and missing)"},
       {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 10000)"},
       {"missing_vocab.toml", "missing_vocab.toml: key \"vocab_size\": missing (required)"},
@@ -142,8 +142,8 @@ TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
 
 // Windowed and full-attention layers in one model (issue 42): transformers' layer_types (Gemma 3's
 // five windowed layers to one full), Gemma 3's older sliding_window_pattern; its four norms a layer
-// and q/k norms. gpt-oss, whose sinks transformers drops under FlashAttention 2, is one line; so are
-// layer types that contradict the model.
+// and q/k norms; gpt-oss's alternating layers, sinks and biased experts. Layer types that
+// contradict the model are one line.
 TEST(LoadModel, LayerTypesMixWindowedAndFullLayers) {
   const auto gemma3 = load_model(kData + "/gemma3_4b_text.json");
   ASSERT_TRUE(gemma3.ok()) << gemma3.status().message();
@@ -152,11 +152,23 @@ TEST(LoadModel, LayerTypesMixWindowedAndFullLayers) {
   EXPECT_EQ(gemma3->windowed_layers(), 29);
   EXPECT_TRUE(gemma3->sandwich_norms);
   EXPECT_TRUE(gemma3->qk_norm);
+  // gpt-oss (issue 42): every other layer windowed at 128 (the first), a sink per head, 32 experts
+  // as wide as intermediate_size with biases, 4 a token, the SwiGLU clamped at swiglu_limit; the
+  // preset is the same model.
   const auto oss = load_model(kData + "/gpt_oss_20b.json");
-  ASSERT_FALSE(oss.ok());
-  EXPECT_EQ(oss.status().message(), kData + "/gpt_oss_20b.json: key \"model_type\": value \"gpt_oss\" (gpt-oss: attention "
-                                            "sinks, a clamped SwiGLU and biased experts) is not priced yet (allowed: a "
-                                            "model without attention sinks)");
+  ASSERT_TRUE(oss.ok()) << oss.status().message();
+  EXPECT_EQ(oss->sliding_window, 128);
+  EXPECT_EQ(oss->full_attention_layers, 12);
+  EXPECT_TRUE(oss->attention_sinks && oss->expert_biases && oss->router_softmax_after_topk && oss->attention_bias);
+  EXPECT_DOUBLE_EQ(oss->swiglu_limit, 7.0);
+  EXPECT_EQ(oss->num_experts, 32);
+  EXPECT_EQ(oss->experts_per_token, 4);
+  EXPECT_EQ(oss->moe_intermediate_size, 2880);
+  EXPECT_DOUBLE_EQ(oss->router_aux_loss_coef, 0.9);
+  EXPECT_EQ(oss->rope_scaling.type, RopeType::kYarn);
+  ModelSpec preset = *load_model("gpt-oss-20b");
+  preset.name = oss->name;
+  EXPECT_EQ(preset, *oss);
   const std::string dir = ::testing::TempDir() + "/layer_types." + std::to_string(getpid());
   std::filesystem::create_directories(dir);
   const std::string head = R"({"model_type": "gemma3_text", "num_hidden_layers": 3, "hidden_size": 64,
@@ -169,7 +181,8 @@ TEST(LoadModel, LayerTypesMixWindowedAndFullLayers) {
       {R"(, "sliding_window": 8, "sliding_window_pattern": 3})", 8, 1, ""},
       {R"(, "sliding_window": 8, "sliding_window_pattern": 1})", 0, 0, ""},  // every layer full (Gemma3TextConfig)
       {R"(, "swiglu_limit": 7.0})", -1, -1,  // gpt-oss's clamp under another model_type: named by its own key
-       "key \"swiglu_limit\": value 7.0 (gpt-oss: attention sinks, a clamped SwiGLU and biased experts) is not priced yet"},
+       "key \"swiglu_limit\": value 7.0 is gpt-oss's clamped SwiGLU under another model_type (allowed: absent, or "
+       "model_type \"gpt_oss\")"},
       {R"(, "sliding_window_pattern": 2})", -1, -1,
        "key \"sliding_window_pattern\": value 2 is not allowed (allowed: absent, or a sliding_window for the layers it windows)"},
       {R"(, "sliding_window": 8, "layer_types": ["full_attention", "full_attention", "full_attention"]})", 0, 0, ""},
@@ -299,7 +312,7 @@ TEST(LoadModel, NonRegularFilesAreRefused) {
 TEST(LoadModel, UnknownPresetListsPresets) {
   const auto m = load_model("gpt-9");
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("--model: value \"gpt-9\" is not a preset or a file (allowed presets: llama-3.1-70b"),
+  EXPECT_NE(m.status().message().find("--model: value \"gpt-9\" is not a preset or a file (allowed presets: gpt-oss-120b, gpt-oss-20b, llama-3.1-70b"),
             std::string::npos)
       << m.status().message();
 }
@@ -491,7 +504,7 @@ TEST(Plan, BadPlansNameFileAndKey) {
       {"bad_plan_preset.toml", "bad_plan_preset.toml: key \"model.preset\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
       {"bad_plan_trainer.toml", "bad_plan_trainer.toml: key \"trainer\": value \"deepspeed\" is not a preset or a file "
                                 "(allowed presets: arctic, axolotl, engine, hf, liger, megatron, torchtitan, usp; or a trainer TOML file)"},
-      {"bad_plan_attention.toml", "bad_plan_attention.toml: key \"attention\": value \"flash4\" is not allowed (allowed: flash2, sdpa, flash3)"},
+      {"bad_plan_attention.toml", "bad_plan_attention.toml: key \"attention\": value \"flash4\" is not allowed (allowed: flash2, sdpa, flash3, flex)"},
       {"bad_plan_optimizer_key.toml", "bad_plan_optimizer_key.toml: key \"optimizer.warmpu_steps\": unknown key (allowed: lr, warmup_steps, lr_schedule, min_lr, weight_decay, grad_clip, train_steps, adam_beta1, adam_beta2, adam_eps; closest: \"warmup_steps\")"},
       {"bad_plan_min_lr.toml", "bad_plan_min_lr.toml: key \"optimizer.min_lr\": value 0.001 is above the learning rate 0.0001 (allowed: 0 to lr)"},
       // A beta of 1 never forgets: torch's AdamW refuses it, so does the plan.

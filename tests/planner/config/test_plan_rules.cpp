@@ -109,7 +109,7 @@ TEST(CheckPlan, Fp32RunsSdpaAndRefusesFlash2) {
   EXPECT_EQ(p.stack.attention, AttentionKernel::kFlash2);
   EXPECT_EQ(check_attention_precision(p, flag_where).message(),
             "--attention: value \"flash2\" has no fp32 kernels (FlashAttention runs fp16 and bf16 only; allowed "
-            "with precision fp32: sdpa)");
+            "with precision fp32: sdpa, flex)");
   settle_layout_attention(&p);  // the layout's kernel, SDPA in fp32
   EXPECT_EQ(p.stack.attention, AttentionKernel::kSdpa);
   EXPECT_TRUE(check_attention_precision(p, flag_where).is_ok());

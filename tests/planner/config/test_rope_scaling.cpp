@@ -190,7 +190,7 @@ TEST(PlanRules, ASequenceLongerThanTheWindowRunsWhereTheWindowIsRun) {
   plan.stack.attention = AttentionKernel::kSdpa;
   EXPECT_EQ(check_plan_shape(plan, flag_where).message(),
             "--seq: value 8192 is longer than mistral-7b's sliding_window 4096, which SDPA runs through a dense [q, kv] "
-            "mask, not priced (allowed: at most 4096 tokens, or --attention flash2 or flash3)");
+            "mask, not priced (allowed: at most 4096 tokens, or --attention flash2, flash3 or flex)");
   plan.stack = trainer_stack("hf");
   plan.knobs.sp = 1;
   plan.knobs.cp = 8;

@@ -43,6 +43,29 @@ TEST(Activations, AMixtureSavesItsExpertsSwiGluAndItsRouting) {
   EXPECT_DOUBLE_EQ(layer_saved_bytes(p) - layer_saved_bytes(dense_twin), (routing + k * a * h + 2 * 8 * k) * local_tokens(p));
 }
 
+// OpenAI's gpt-oss model card: 116.83B parameters (gpt-oss-120b) and 20.91B (gpt-oss-20b), the
+// experts' and router's biases and a sink per head among them.
+TEST(ParamCounts, GptOssMatchesItsModelCard) {
+  EXPECT_NEAR(param_counts(load_model("gpt-oss-120b").value()).total / 116.83e9, 1.0, 0.005);
+  const ModelSpec m = load_model("gpt-oss-20b").value();
+  const ParamCounts c = param_counts(m);
+  EXPECT_NEAR(c.total / 20.91e9, 1.0, 0.005);
+  EXPECT_DOUBLE_EQ(c.mlp, 32 * (3 * 2880.0 * 2880 + 2 * 2880 + 2880) + 2880.0 * 32 + 32);
+}
+
+// gpt-oss's experts keep 7 i-wide tensors a slot for their clamped SwiGLU (the eager SwiGLU's 4),
+// and its router softmaxes the top k logits only: k bf16 values a token, not E fp32 ones.
+TEST(Activations, GptOssClampedSwiGluAndRouterAfterTopK) {
+  PlanSpec p = llama8b(8, 1, 16384);
+  p.model = load_model("gpt-oss-20b").value();
+  p.stack.attention = AttentionKernel::kFlex;
+  PlanSpec plain = p;
+  plain.model.swiglu_limit = 0;
+  plain.model.router_softmax_after_topk = false;
+  const double a = 2, k = 4, i = 2880, experts = 32;
+  EXPECT_DOUBLE_EQ(layer_saved_bytes(p) - layer_saved_bytes(plain), (3 * a * k * i + a * k - 4 * experts) * local_tokens(p));
+}
+
 TEST(ParamCounts, Llama31_8bMatchesPublishedCount) {
   // Per layer: q 4096*4096 + k,v 2*4096*1024 + o 4096*4096 = 41,943,040; MLP 3*4096*14336 =
   // 176,160,768; norms 2*4096 -> 218,112,000. x32 + embedding and lm_head 2*128256*4096 + final

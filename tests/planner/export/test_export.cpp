@@ -185,6 +185,25 @@ TEST(ExportTorchrun, ProcessCountsPerNode) {
   EXPECT_THAT(exported(small, ExportFormat::kTorchrun), HasSubstr("--nnodes 1 --nproc-per-node 4 "));
 }
 
+// The user's train.py loads the model: the export names the kernel the plan was priced with, and for
+// gpt-oss that it is the one that trains the sinks.
+TEST(ExportTorchrun, NamesTheAttentionKernelItIsPricedWith) {
+  EXPECT_THAT(exported(two_node_plan(), ExportFormat::kTorchrun),
+              HasSubstr("\n# train.py loads the model with attn_implementation=\"flash_attention_2\" (the kernel this plan "
+                        "is priced with).\n"));
+  PlanSpec p = base_plan(8);
+  p.model = load_model("gpt-oss-20b").value();
+  p.seq_len = 16384;
+  p.knobs.zero_stage = 3;
+  p.knobs.act_ckpt = ActCkpt::kFull;
+  p.stack = trainer_stack("hf");
+  settle_layout_attention(&p);
+  for (ExportFormat format : {ExportFormat::kTorchrun, ExportFormat::kAccelerate}) {
+    EXPECT_THAT(exported(p, format), HasSubstr("# train.py loads the model with attn_implementation=\"flex_attention\" (the "
+                                               "kernel this plan is priced with; the one that trains its attention sinks).\n"));
+  }
+}
+
 // A plan priced for the engine exports the `spplan run` line that runs it, on one machine only.
 TEST(ExportTorchrun, EnginePlansLaunchSpplanRun) {
   PlanSpec p = base_plan(4);

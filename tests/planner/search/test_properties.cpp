@@ -13,6 +13,7 @@
 
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/costmodel/estimate.hpp"
 #include "planner/costmodel/software_facts.hpp"
 #include "planner/search/search.hpp"
@@ -76,6 +77,10 @@ PlanSpec random_plan(std::mt19937_64& rng) {
   if (p.cluster.num_gpus > per_node && p.cluster.num_gpus % per_node != 0) p.cluster.num_gpus = per_node * uniform(rng, 1, 2);
   p.seq_len = int64_t{1024} << uniform(rng, 0, 12);             // 1K to 4M tokens
   p.seq_len += uniform(rng, 0, 1023);                           // not only powers of two
+  // A window or attention sinks (Mistral, gpt-oss) on a stack that runs them: the HF Trainer's,
+  // with the kernel it runs for the model (flex for sinks).
+  if (p.model.sliding_window > 0 || p.model.attention_sinks) p.stack = trainer_stack("hf");
+  settle_layout_attention(&p);
   const std::vector<Knobs> knobs = search::candidate_knobs(p);
   EXPECT_FALSE(knobs.empty()) << p.cluster.num_gpus << " x " << p.cluster.gpu.name;  // pick() needs one
   if (knobs.empty()) return p;

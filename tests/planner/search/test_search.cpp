@@ -250,5 +250,22 @@ TEST(MaxSeq, SearchGoesBeyond64MAndFlagsTheCap) {
   }
 }
 
+// gpt-oss (issue 42): its attention sinks train under flex_attention only, and at sp 1 and cp 1
+// (plan_rules.cpp check_attention_sinks), so the HF Trainer's plans are data parallel with flex;
+// the engine, which has no sinks, refuses the model.
+TEST(Search, GptOssPlansOnTheHfTrainerWithFlexWithoutASequenceSplit) {
+  PlanSpec p = base("gpt-oss-20b", 8, 16384);
+  p.stack = trainer_stack("hf");
+  const SearchResult r = search_plans(p, false);
+  ASSERT_FALSE(r.feasible.empty());
+  for (const auto& plan : r.feasible) {
+    EXPECT_EQ(plan.plan.stack.attention, AttentionKernel::kFlex);
+    EXPECT_EQ(plan.plan.knobs.sp, 1);
+    EXPECT_EQ(plan.plan.knobs.cp, 1);
+  }
+  p.stack = trainer_stack("engine");
+  EXPECT_TRUE(search_plans(p, false).feasible.empty());
+}
+
 }  // namespace
 }  // namespace spplan::search
