@@ -1,5 +1,7 @@
 #include "planner/search/explain.hpp"
 
+#include <algorithm>
+
 #include "planner/costmodel/comm.hpp"
 #include "planner/core/parse.hpp"
 
@@ -71,7 +73,11 @@ std::string layout_reason(const SearchResult& result) {
     out += "; ";
     out += family_name(f);
     if (rival == nullptr) {
-      out += ": none fits among the plans searched";
+      // Priced and over a limit, or never priced: the plan rules allow none of the family (gpt-oss's
+      // attention sinks run without a sequence split).
+      const bool priced = std::any_of(result.rejected.begin(), result.rejected.end(),
+                                      [&](const Rejected& r) { return family_of(r.knobs) == f; });
+      out += priced ? ": none fits among the plans searched" : ": none the trainer and the plan rules allow";
     } else {
       out += ": best " + format_number("%.0f", rival->estimate.tokens_per_s) + " tokens/s (sp " +
              std::to_string(rival->plan.knobs.sp) + ", cp " + std::to_string(rival->plan.knobs.cp) + ")";
