@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "engine/io/hf_weights.hpp"
 #include "engine/model/tiling.hpp"
 
 namespace spplan::engine {
@@ -13,8 +14,8 @@ MoeOutput moe_mlp(const at::Tensor& x, const MoeWeights& w, const ModelSpec& spe
   // Qwen3MoeTopKRouter / MixtralTopKRouter: softmax in fp32 over every expert, then the top k.
   auto [weights, experts] = at::topk(at::softmax(logits, -1, at::kFloat), k, -1);
   if (spec.norm_topk_prob) weights = weights / weights.sum(-1, /*keepdim=*/true);
-  // Qwen3 casts the weights to the logits' dtype; Mixtral (no q/k norms) multiplies in fp32.
-  if (spec.qk_norm) weights = weights.to(logits.scalar_type());
+  // Qwen3MoeTopKRouter casts the weights to the logits' dtype; MixtralExperts multiplies in fp32.
+  if (!hf_moe_is_mixtral(spec)) weights = weights.to(logits.scalar_type());
   const at::Tensor slot_weights = weights.reshape({-1, 1});  // [T k, 1]: slot t k + j is token t's j-th expert
   at::Tensor out = at::zeros_like(flat);
   // The (token, slot) pairs each expert serves, from one stable sort of the slots' expert ids: the
