@@ -104,7 +104,7 @@ static Status check_sliding_window(const PlanSpec& plan, const WhereFn& where) {
 // and sdpa is refused for gpt-oss. Neither sequence split runs them: DeepSpeed's Ulysses hands
 // every head's sinks to each rank's heads (and accelerate refuses flex under sequence parallel),
 // torch's context parallel runs SDPA only.
-static Status check_attention_sinks(const PlanSpec& plan, const WhereFn& where) {
+Status check_attention_sinks(const PlanSpec& plan, const WhereFn& where) {
   const ModelSpec& m = plan.model;
   if (!m.attention_sinks) return Status::ok();
   if (plan.stack.attention != AttentionKernel::kFlex) {

@@ -32,6 +32,9 @@ std::vector<int64_t> valid_cp_degrees(int64_t num_gpus, int64_t sp);
 // 2 x sp x cp (the zigzag split). Part of check_plan.
 Status check_context_parallel(const PlanSpec& plan, const WhereFn& where);
 
+// A model with attention sinks (gpt-oss) runs flex_attention without a sequence split (sp 1, cp 1).
+Status check_attention_sinks(const PlanSpec& plan, const WhereFn& where);
+
 // The constraints of DESIGN.md that hold for every trainer: heads % sp, kv rule, sp <= world,
 // world % sp, the ring's zigzag split, ZeRO stage and offload combinations (param offload needs
 // ZeRO-3; optimizer offload needs ZeRO >= 1), NVMe offload needs drives, whole nodes.

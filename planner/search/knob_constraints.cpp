@@ -37,6 +37,14 @@ Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base) {
     SPPLAN_RETURN_IF_ERROR(check_context_parallel(probe, flag_where));
     c.cp = k.cp;
   }
+  // A split the model runs with no other knobs (gpt-oss's sinks): said as the split's own line, not
+  // as "no knob set left" after the search.
+  if (c.sp.value_or(1) > 1 || c.cp.value_or(1) > 1) {
+    PlanSpec probe = *base;
+    probe.knobs.sp = c.sp.value_or(1);
+    probe.knobs.cp = c.cp.value_or(1);
+    SPPLAN_RETURN_IF_ERROR(check_attention_sinks(probe, flag_where));
+  }
   if (args.has("cp-comm")) c.cp_comm = k.cp_comm;
   if (args.has("zero")) c.zero_stage = k.zero_stage;
   if (args.has("micro-batch")) c.micro_batch = k.micro_batch;

@@ -294,6 +294,8 @@ TEST(Cli, BadInputTable) {
       {"estimate --model gpt-oss-20b --gpu h100-80gb --gpus 8 --seq 16k --sp 1 --trainer hf --attention flash2",
        "spplan: --attention: value \"flash2\" with gpt-oss-20b's attention sinks, which it does not train (allowed: flex; "
        "flash2 and flash3 run the Hub's vllm-flash-attn3, whose backward leaves the sinks frozen, and sdpa has none)"},
+      {"plan --model gpt-oss-20b --gpu h100-80gb --gpus 8 --seq 16k --sp 2 --trainer hf",
+       "spplan: --sp: value 2 with gpt-oss-20b's attention sinks (allowed: 1; "},
       {"estimate --model gpt-oss-20b --gpu h100-80gb --gpus 8 --seq 16k --sp 2 --trainer hf",
        "spplan: --sp: value 2 with gpt-oss-20b's attention sinks (allowed: 1; Ulysses hands every head's sinks to each "
        "rank's heads, and torch's context parallel runs SDPA only)"},
