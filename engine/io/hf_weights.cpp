@@ -93,12 +93,12 @@ void add_experts(const ModelSpec& spec, const std::string& layer, Add& add) {
 
 }  // namespace
 
-bool hf_moe_is_mixtral(const ModelSpec& spec) { return spec.is_moe() && !spec.qk_norm; }
-
 std::string hf_model_type(const ModelSpec& spec) {
   if (spec.is_moe()) return spec.qk_norm ? "qwen3_moe" : "mixtral";
   return spec.qk_norm ? "qwen3" : spec.attention_bias ? "qwen2" : "llama";
 }
+
+bool hf_moe_is_mixtral(const ModelSpec& spec) { return hf_model_type(spec) == "mixtral"; }
 
 int64_t HfTensorPlace::numel() const {
   int64_t n = 1;
@@ -316,9 +316,10 @@ nlohmann::json config_from_spec(const ModelSpec& spec, int64_t seq_len) {
                    {"hidden_act", "silu"},
                    {"rope_scaling", rope_scaling_json(spec.rope_scaling)}};
   if (moe) {
-    j[spec.qk_norm ? "num_experts" : "num_local_experts"] = spec.num_experts;
+    const bool mixtral = hf_moe_is_mixtral(spec);
+    j[mixtral ? "num_local_experts" : "num_experts"] = spec.num_experts;
     j["num_experts_per_tok"] = spec.experts_per_token;
-    if (spec.qk_norm) {
+    if (!mixtral) {
       j["moe_intermediate_size"] = spec.moe_intermediate_size;
       j["norm_topk_prob"] = spec.norm_topk_prob;
       j["decoder_sparse_step"] = 1;
