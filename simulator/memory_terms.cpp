@@ -20,7 +20,25 @@ MemBytes persistent_bytes(const PlanSpec& p) {
   return bytes;
 }
 
+MemoryTerms::LayerBytes layer_bytes(const PlanSpec& p) {
+  MemoryTerms::LayerBytes b;
+  b.stored = p.knobs.act_ckpt == ActCkpt::kNone ? cm::layer_saved_bytes(p) : cm::checkpoint_bytes_per_layer(p);
+  b.saved = cm::layer_saved_bytes(p);
+  b.backward_extra = cm::layer_backward_extra_bytes(p);
+  b.upstream = cm::layer_backward_moments(p).upstream;
+  b.gathered = cm::layer_gathered_bytes(p);
+  b.grad_transient = cm::layer_grad_transient_bytes(p);
+  b.router_logits = cm::router_logits_bytes_per_layer(p);
+  return b;
+}
+
 }  // namespace
+
+MemoryTerms::LayerBytes MemoryTerms::layer(int index) const {
+  if (index < dense_layers) return dense_layer;
+  return {stored_bytes_per_layer, layer_saved_bytes, layer_backward_extra_bytes, layer_upstream_bytes,
+          layer_gathered_bytes, layer_grad_transient_bytes, router_logits_bytes_per_layer};
+}
 
 MemoryTerms memory_terms(const PlanSpec& p) {
   MemoryTerms t;
@@ -54,6 +72,10 @@ MemoryTerms memory_terms(const PlanSpec& p) {
   t.reduce_copy_bytes = cm::reduce_copy_bytes(p);
   t.optimizer_transient_bytes = cm::optimizer_step_transient_bytes(p);
   t.reduce_after_backward_bytes = cm::reduce_after_backward_bytes(p);
+  if (p.model.is_moe() && p.model.first_dense_layers > 0) {
+    t.dense_layers = static_cast<int>(p.model.first_dense_layers);
+    t.dense_layer = layer_bytes(cm::dense_layer_plan(p));
+  }
   return t;
 }
 

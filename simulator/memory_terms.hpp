@@ -58,6 +58,16 @@ struct MemoryTerms {
   double reduce_copy_bytes = 0;        // the flattened copy a reduction makes of the bucket
   double optimizer_transient_bytes = 0;
   double reduce_after_backward_bytes = 0;  // a converted bucket, reduced after the backward (engine)
+
+  // The per-layer terms of one decoder layer. A mixture with dense first layers (GLM-4.5) has two
+  // kinds: the fields above are its mixture layers', `dense_layer` its first `dense_layers` layers'
+  // (costmodel dense_layer_plan); with no dense layers every layer has the fields above.
+  struct LayerBytes {
+    double stored = 0, saved = 0, backward_extra = 0, upstream = 0, gathered = 0, grad_transient = 0, router_logits = 0;
+  };
+  int dense_layers = 0;
+  LayerBytes dense_layer;
+  LayerBytes layer(int index) const;
 };
 
 // REQUIRES: check_plan(plan) is ok.

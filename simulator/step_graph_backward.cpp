@@ -17,7 +17,7 @@ void StepGraphBuilder::emit_ckpt_h2d(int micro, int layer) {
   g_.add_dep(ckpt_d2h_[layer], copy);
   g_.add_dep(prev_compute_, copy);
   ckpt_h2d_[layer] = copy;
-  if (!checkpoint_stays_on_device(layer)) alloc_at_start(copy, MemCategory::kActivations, t_.stored_bytes_per_layer);
+  if (!checkpoint_stays_on_device(layer)) alloc_at_start(copy, MemCategory::kActivations, t_.layer(layer).stored);
 }
 
 // Recompute (when checkpointed) then backward. The backward holds its transients, the layer's
@@ -25,6 +25,7 @@ void StepGraphBuilder::emit_ckpt_h2d(int micro, int layer) {
 // reduction starts on the comm stream, overlapping the next layers' backward.
 void StepGraphBuilder::emit_backward_layer(int micro, int layer) {
   const std::string mp = micro_prefix(micro), li = std::to_string(layer);
+  const MemoryTerms::LayerBytes own = t_.layer(layer);
   // Only a checkpoint that left the device is waited for; the costmodel still prices a copy for
   // the kept ones, which then runs on the copy engine without holding anything up.
   const bool lost_checkpoint = !checkpoint_stays_on_device(layer);
@@ -38,12 +39,12 @@ void StepGraphBuilder::emit_backward_layer(int micro, int layer) {
     attach_first(rec.first);
     g_.add_dep(brought_back, rec.first);
     if (lost_checkpoint && brought_back == kNoOp) {  // no copy priced: it simply is back
-      alloc_at_start(rec.first, MemCategory::kActivations, t_.stored_bytes_per_layer);
+      alloc_at_start(rec.first, MemCategory::kActivations, own.stored);
     }
     // The incoming gradient is here before the recompute starts; the recompute's saved tensors
     // stay to the end of the layer's backward.
-    alloc_at_start(rec.first, MemCategory::kActivations, t_.layer_upstream_bytes);
-    hold_pass_activations(rec);
+    alloc_at_start(rec.first, MemCategory::kActivations, own.upstream);
+    hold_pass_activations(rec, own);
     end_use(rec.last);
   }
   begin_use();
@@ -52,14 +53,12 @@ void StepGraphBuilder::emit_backward_layer(int micro, int layer) {
   attach_first(bwd.first);
   g_.add_dep(brought_back, bwd.first);
   g_.add_dep(reduction_two_layers_above(layer), bwd.first);
-  alloc_at_start(bwd.first, MemCategory::kActivations,
-                 t_.layer_backward_extra_bytes - (has_recompute_ ? t_.layer_upstream_bytes : 0.0));
-  alloc_at_start(bwd.first, MemCategory::kGrads, t_.layer_grad_transient_bytes);
+  alloc_at_start(bwd.first, MemCategory::kActivations, own.backward_extra - (has_recompute_ ? own.upstream : 0.0));
+  alloc_at_start(bwd.first, MemCategory::kGrads, own.grad_transient);
   alloc_at_start(bwd.first, MemCategory::kBuffers, t_.reduce_copy_bytes);
-  free_at_end(bwd.last, MemCategory::kActivations, t_.layer_backward_extra_bytes + t_.stored_bytes_per_layer +
-                                                       (has_recompute_ ? t_.layer_saved_bytes : 0.0) +
-                                                       t_.router_logits_bytes_per_layer);  // its logits' gradient
-  free_at_end(bwd.last, MemCategory::kGrads, t_.layer_grad_transient_bytes);
+  free_at_end(bwd.last, MemCategory::kActivations, own.backward_extra + own.stored + (has_recompute_ ? own.saved : 0.0) +
+                                                       own.router_logits);  // its logits' gradient
+  free_at_end(bwd.last, MemCategory::kGrads, own.grad_transient);
   if (layer + 1 == c_.layers) free_at_end(bwd.last, MemCategory::kParams, t_.reuse_kept_bytes);
   end_use(bwd.last);
 

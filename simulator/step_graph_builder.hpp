@@ -49,7 +49,8 @@ class StepGraphBuilder {
 
   // Passes (step_graph_forward.cpp, step_graph_backward.cpp).
   PassOps emit_pass(const costmodel::LayerPassCosts& pass, bool backward, const std::string& prefix);
-  void hold_pass_activations(const PassOps& pass);  // exchange moment, saved tensors, ring buffers
+  // The exchange moment, the layer's saved tensors (`own`: its kind's terms), ring buffers.
+  void hold_pass_activations(const PassOps& pass, const MemoryTerms::LayerBytes& own);
   // Attention, as one op or as ring attention's blocks and hops; sets the pass's attention ops.
   void emit_attention(const costmodel::LayerPassCosts& pass, const std::string& prefix, PassOps* ops);
   OpId emit_tiles(const std::string& prefix, double total_s, int64_t tiles, OpId* first);

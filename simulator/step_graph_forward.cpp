@@ -84,15 +84,15 @@ void StepGraphBuilder::emit_attention(const costmodel::LayerPassCosts& pass, con
 // (the pass's first op without one) until the caller frees them; ring attention's receive and
 // merge buffers through its blocks. In the backward the costmodel counts the all-to-all copies
 // inside layer_backward_extra_bytes.
-void StepGraphBuilder::hold_pass_activations(const PassOps& pass) {
+void StepGraphBuilder::hold_pass_activations(const PassOps& pass, const MemoryTerms::LayerBytes& own) {
   if (pass.a2a_first != kNoOp) {
     alloc_at_start(pass.a2a_first, MemCategory::kActivations, t_.ulysses_exchange_held_bytes);
     alloc_at_start(pass.a2a_first, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
     free_at_end(pass.a2a_first, MemCategory::kActivations, t_.ulysses_exchange_held_bytes);
     free_at_end(pass.a2a_first, MemCategory::kBuffers, t_.ulysses_buffer_bytes);
-    alloc_at_end(pass.a2a_first, MemCategory::kActivations, t_.layer_saved_bytes);
+    alloc_at_end(pass.a2a_first, MemCategory::kActivations, own.saved);
   } else {
-    alloc_at_start(pass.first, MemCategory::kActivations, t_.layer_saved_bytes);
+    alloc_at_start(pass.first, MemCategory::kActivations, own.saved);
   }
   alloc_at_start(pass.attention_first, MemCategory::kBuffers, t_.ring_buffer_bytes);
   free_at_end(pass.attention_last, MemCategory::kBuffers, t_.ring_buffer_bytes);
@@ -112,19 +112,20 @@ void StepGraphBuilder::emit_embedding_forward(int micro) {
 void StepGraphBuilder::emit_forward_layer(int micro, int layer) {
   const std::string prefix = micro_prefix(micro) + "fwd.L" + std::to_string(layer) + ".";
   begin_use();
+  const MemoryTerms::LayerBytes own = t_.layer(layer);
   const PassOps pass = emit_pass(c_.forward, false, prefix);
   attach_first(pass.first);
-  hold_pass_activations(pass);
-  free_at_end(pass.last, MemCategory::kActivations, t_.layer_saved_bytes);
-  alloc_at_end(pass.last, MemCategory::kActivations, t_.stored_bytes_per_layer);
-  alloc_at_end(pass.last, MemCategory::kActivations, t_.router_logits_bytes_per_layer);  // freed after the loss forward
+  hold_pass_activations(pass, own);
+  free_at_end(pass.last, MemCategory::kActivations, own.saved);
+  alloc_at_end(pass.last, MemCategory::kActivations, own.stored);
+  alloc_at_end(pass.last, MemCategory::kActivations, own.router_logits);  // freed after the loss forward
   end_use(pass.last);
   if (layer + 1 == c_.layers) alloc_at_end(pass.last, MemCategory::kParams, t_.reuse_kept_bytes);
 
   const int released = layer - t_.checkpoints_kept_on_device;
   if (t_.checkpoints_offloaded && released >= 0) {
     g_.add_dep(ckpt_d2h_[released], pass.last);  // DeepSpeed waits for the copy before reusing memory
-    free_at_end(pass.last, MemCategory::kActivations, t_.stored_bytes_per_layer);
+    free_at_end(pass.last, MemCategory::kActivations, t_.layer(released).stored);
   }
   ckpt_d2h_[layer] = add_optional(micro_prefix(micro) + "ckpt_d2h.L" + std::to_string(layer), Resource::kD2H,
                                   OpCategory::kOffload, c_.ckpt_d2h_s);
@@ -132,7 +133,7 @@ void StepGraphBuilder::emit_forward_layer(int micro, int layer) {
   // Kept only while a layer runs: these stacks copy synchronously inside the layer, so the last
   // layer's checkpoint has left when its forward returns, before the loss.
   if (t_.checkpoints_offloaded && t_.checkpoints_only_while_running && layer + 1 == c_.layers) {
-    free_at_end(pass.last, MemCategory::kActivations, t_.stored_bytes_per_layer);
+    free_at_end(pass.last, MemCategory::kActivations, own.stored);
   }
 }
 

@@ -44,8 +44,8 @@ void StepGraphBuilder::alloc_at_end(OpId id, MemCategory category, double bytes)
 
 // The order in which one step uses gathered parameters; gathers follow it one use ahead.
 void StepGraphBuilder::plan_uses() {
-  const auto layer_use = [&](const std::string& name) {
-    return ParamUse{name, c_.param_gather_s, c_.param_fetch_h2d_s, t_.layer_gathered_bytes};
+  const auto layer_use = [&](const std::string& name, int layer) {
+    return ParamUse{name, c_.param_gather_s, c_.param_fetch_h2d_s, t_.layer(layer).gathered};
   };
   const auto embed_use = [&](const std::string& name) {
     return ParamUse{name, c_.embed_gather_s, 0.0, t_.embedding_gathered_bytes};
@@ -53,12 +53,12 @@ void StepGraphBuilder::plan_uses() {
   for (int m = 0; m < c_.micro_steps; ++m) {
     const std::string mp = micro_prefix(m);
     uses_.push_back(embed_use(mp + "embed.fwd"));
-    for (int i = 0; i < c_.layers; ++i) uses_.push_back(layer_use(mp + "fwd.L" + std::to_string(i)));
+    for (int i = 0; i < c_.layers; ++i) uses_.push_back(layer_use(mp + "fwd.L" + std::to_string(i), i));
     uses_.push_back(embed_use(mp + "head"));
     uses_.back().is_turn = true;
     for (int i = static_cast<int>(c_.layers) - 1; i >= 0; --i) {
-      if (has_recompute_) uses_.push_back(layer_use(mp + "rec.L" + std::to_string(i)));
-      uses_.push_back(layer_use(mp + "bwd.L" + std::to_string(i)));
+      if (has_recompute_) uses_.push_back(layer_use(mp + "rec.L" + std::to_string(i), i));
+      uses_.push_back(layer_use(mp + "bwd.L" + std::to_string(i), i));
     }
     uses_.push_back(embed_use(mp + "embed.bwd"));
   }

@@ -26,6 +26,11 @@ constexpr int64_t kMaxLayers = 10000;  // Llama-3.1-405B has 126; a simulated st
 constexpr int64_t kMaxHeads = int64_t{1} << 20;
 constexpr double kGptOssSwigluLimit = 7.0;  // transformers' GptOssConfig default swiglu_limit
 constexpr int64_t kMaxExperts = int64_t{1} << 20;  // the costmodel prices one GEMM launch per expert
+// transformers 5.24's Glm4MoeConfig defaults, for a config.json (or a TOML of model_type "glm4_moe")
+// that leaves a key out.
+constexpr int64_t kGlmSharedExperts = 1;        // n_shared_experts
+constexpr int64_t kGlmFirstDenseLayers = 1;     // first_k_dense_replace
+constexpr double kGlmPartialRotaryFactor = 0.5; // partial_rotary_factor
 
 // model_type values whose attention normalises q and k per head (HF Qwen3 modeling).
 bool has_qk_norm(const std::string& model_type) {
@@ -103,6 +108,18 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("swiglu_limit", &m.swiglu_limit, false));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("expert_biases", &m.expert_biases, false));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("router_softmax_after_topk", &m.router_softmax_after_topk, false));
+  // GLM-4.5's model type brings its mixture's defaults (Glm4MoeConfig: one shared expert, the first
+  // layer dense, the sigmoid router, half the head RoPE-rotated: read_glm_moe).
+  const bool glm = model_type == "glm4_moe";
+  int64_t shared_experts = glm ? kGlmSharedExperts : 0;
+  m.first_dense_layers = glm ? kGlmFirstDenseLayers : 0;
+  m.router_sigmoid = glm;
+  m.partial_rotary_factor = glm ? kGlmPartialRotaryFactor : 1.0;
+  SPPLAN_RETURN_IF_ERROR(r.read_int("n_shared_experts", &shared_experts, false, 0, kMaxExperts));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("first_k_dense_replace", &m.first_dense_layers, false, 0, kMaxLayers));
+  SPPLAN_RETURN_IF_ERROR(r.read_bool("router_sigmoid", &m.router_sigmoid, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("partial_rotary_factor", &m.partial_rotary_factor, false));
+  m.shared_expert_intermediate_size = shared_experts * m.moe_intermediate_size;
   r.mark_read("rope_scaling");
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   if (const toml::node* node = table.get("rope_scaling")) {
@@ -218,15 +235,18 @@ Result<nlohmann::json> read_json_object(const std::string& path) {
 Status check_priceable(const std::string& path, const nlohmann::json& j) {
   const auto present = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
   // Mixtures of experts spplan prices: every layer routed over one set of SwiGLU experts (Mixtral's
-  // num_local_experts, Qwen3-MoE's num_experts: read_moe). Not priced: DeepSeek's and GLM-4.5's
-  // (n_routed_experts: shared experts, dense first layers), DBRX's (moe_num_experts), Qwen2-MoE's
-  // shared expert. 0 or 1 expert is a dense MLP.
+  // num_local_experts, Qwen3-MoE's num_experts: read_moe), and GLM-4.5's (read_glm_moe). Not
+  // priced: DeepSeek's (n_routed_experts beside its softmax router and latent attention), DBRX's
+  // (moe_num_experts), Qwen2-MoE's gated shared expert. 0 or 1 expert is a dense MLP.
+  const bool glm_moe = j.contains("model_type") && j["model_type"] == "glm4_moe";
   for (const char* key : {"n_routed_experts", "moe_num_experts"}) {
+    if (glm_moe && std::string(key) == "n_routed_experts") continue;  // read_glm_moe
     // Compared unsigned: 2^64 - 1 experts read as int64_t wraps to -1, which passed as dense.
     if (present(key) && !(j[key].is_number_unsigned() && j[key].get<uint64_t>() <= 1)) {
       return Status::invalid(path + ": key \"" + key + "\": value " + short_dump(j[key]) +
                              " is a mixture of experts spplan cannot price yet (allowed: absent, null, 0 or 1; "
-                             "experts as Mixtral's num_local_experts or Qwen3-MoE's num_experts)");
+                             "experts as Mixtral's num_local_experts, Qwen3-MoE's num_experts or GLM-4.5's "
+                             "n_routed_experts with model_type \"glm4_moe\")");
     }
   }
   if (present("shared_expert_intermediate_size") &&
@@ -329,6 +349,56 @@ Status read_gpt_oss(const std::string& path, const nlohmann::json& j, ModelSpec*
   m->attention_bias = true;
   m->swiglu_limit = kGptOssSwigluLimit;
   return json_positive(path, j, "swiglu_limit", &m->swiglu_limit);
+}
+
+// An optional count that may be 0 (absent or null: `fallback`), up to `max`.
+Status json_count(const std::string& path, const nlohmann::json& j, const char* key, int64_t fallback, int64_t max,
+                  int64_t* out) {
+  if (j.contains(key) && !j[key].is_null() && j[key].is_number_unsigned() && j[key].get<uint64_t>() == 0) {
+    *out = 0;
+    return Status::ok();
+  }
+  return json_int(path, j, key, fallback, max, out);
+}
+
+// GLM-4.5 and GLM-4.5-Air (transformers 5.24 modeling_glm4_moe.py, Glm4MoeConfig; docs/research/
+// issue42-moe.md 1.4, 2.1): n_routed_experts experts of moe_intermediate_size, num_experts_per_tok
+// of them a token; n_shared_experts more as one shared SwiGLU every token runs through; the first
+// first_k_dense_replace layers dense (intermediate_size); a sigmoid router in fp32 that picks by
+// score plus e_score_correction_bias (n_group and topk_group limit which experts it may pick, not
+// what a step costs), divides by the top k's sum when norm_topk_prob and scales by
+// routed_scaling_factor; no load-balancing loss (Glm4MoeForCausalLM computes none: the router
+// logits it returns are not kept); partial_rotary_factor of each head rotated; use_qk_norm (GLM-4.5,
+// not Air). The multi-token-prediction layers (num_nextn_predict_layers) are not built by
+// transformers, so not trained or priced.
+Status read_glm_moe(const std::string& path, const nlohmann::json& j, ModelSpec* m) {
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "n_routed_experts", -1, kMaxExperts, &m->num_experts));
+  if (!m->is_moe()) return json_bad_value(path, "n_routed_experts", j["n_routed_experts"], "2 or more");
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_experts_per_tok", -1, kMaxExperts, &m->experts_per_token));
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "moe_intermediate_size", -1, kMaxDim, &m->moe_intermediate_size));
+  int64_t shared = kGlmSharedExperts;
+  SPPLAN_RETURN_IF_ERROR(json_count(path, j, "n_shared_experts", kGlmSharedExperts, kMaxExperts, &shared));
+  m->shared_expert_intermediate_size = shared * m->moe_intermediate_size;
+  SPPLAN_RETURN_IF_ERROR(json_count(path, j, "first_k_dense_replace", kGlmFirstDenseLayers, kMaxLayers,
+                                    &m->first_dense_layers));
+  m->router_sigmoid = true;
+  m->norm_topk_prob = true;  // Glm4MoeConfig's default
+  SPPLAN_RETURN_IF_ERROR(json_bool(path, j, "norm_topk_prob", &m->norm_topk_prob));
+  SPPLAN_RETURN_IF_ERROR(json_bool(path, j, "use_qk_norm", &m->qk_norm));
+  SPPLAN_RETURN_IF_ERROR(json_bool(path, j, "attention_bias", &m->attention_bias));
+  m->partial_rotary_factor = kGlmPartialRotaryFactor;
+  return Status::ok();
+}
+
+// The share of each head RoPE rotates (GLM's, Phi's, StableLM's partial_rotary_factor): (0, 1].
+Status read_partial_rotary(const std::string& path, const nlohmann::json& j, ModelSpec* m) {
+  const char* key = "partial_rotary_factor";
+  if (!j.contains(key) || j[key].is_null()) return Status::ok();
+  if (!j[key].is_number() || !(j[key].get<double>() > 0 && j[key].get<double>() <= 1)) {
+    return json_bad_value(path, key, j[key], "a number above 0, at most 1");
+  }
+  m->partial_rotary_factor = j[key].get<double>();
+  return Status::ok();
 }
 
 // A sliding window attends to fewer keys than the causal attention priced and run; it changes
@@ -449,8 +519,13 @@ Result<ModelSpec> model_from_json(const std::string& path) {
   m.attention_bias = type == "qwen2";
   SPPLAN_RETURN_IF_ERROR(read_sliding_window(path, j, type, &m));
   SPPLAN_RETURN_IF_ERROR(read_layer_types(path, j, &m));
-  SPPLAN_RETURN_IF_ERROR(read_moe(path, j, type, &m));
+  if (type == "glm4_moe") {
+    SPPLAN_RETURN_IF_ERROR(read_glm_moe(path, j, &m));
+  } else {
+    SPPLAN_RETURN_IF_ERROR(read_moe(path, j, type, &m));
+  }
   if (type == "gpt_oss") SPPLAN_RETURN_IF_ERROR(read_gpt_oss(path, j, &m));
+  SPPLAN_RETURN_IF_ERROR(read_partial_rotary(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(read_rope_config(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "rms_norm_eps", &m.rms_norm_eps));
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));

@@ -77,6 +77,19 @@ struct ModelSpec {
   double swiglu_limit = 0.0;
   bool expert_biases = false;
   bool router_softmax_after_topk = false;
+  // GLM-4.5 (config.json model_type "glm4_moe", transformers' Glm4MoeForCausalLM): its first
+  // first_dense_layers layers (first_k_dense_replace) run the dense MLP of intermediate_size, the
+  // rest the mixture; each mixture layer also runs a shared expert, one SwiGLU of
+  // shared_expert_intermediate_size (n_shared_experts x moe_intermediate_size), on every token,
+  // ungated (Glm4MoeMoE.forward); its router scores each expert with a sigmoid in fp32 and picks by
+  // score plus a fixed correction bias (router_sigmoid: Glm4MoeTopkRouter), and it has no
+  // load-balancing loss. Together they are its mixture (glm_mixture()).
+  int64_t first_dense_layers = 0;
+  int64_t shared_expert_intermediate_size = 0;
+  bool router_sigmoid = false;
+  // The share of each head's dimensions RoPE rotates (GLM-4.5's 0.5: Glm4MoeConfig
+  // partial_rotary_factor); the rest pass through. 1: all of them.
+  double partial_rotary_factor = 1.0;
 
   int64_t q_dim() const { return num_attention_heads * head_dim; }   // width of Q (and of attention output)
   int64_t kv_dim() const { return num_key_value_heads * head_dim; }  // width of K and of V
@@ -84,10 +97,19 @@ struct ModelSpec {
   // head per rank when there are fewer than sp (MEMORY-FACTS 8.3).
   int64_t kv_heads_per_rank(int64_t sp) const { return (num_key_value_heads > sp ? num_key_value_heads : sp) / sp; }
   bool is_moe() const { return num_experts > 1; }
+  // The layers that run the mixture (all but the dense first ones), and those that run the dense MLP.
+  int64_t mixture_layers() const { return is_moe() ? num_hidden_layers - first_dense_layers : 0; }
+  int64_t dense_layers() const { return num_hidden_layers - mixture_layers(); }
+  // GLM-4.5's mixture: a shared expert, dense first layers or a sigmoid router, none of which the
+  // Qwen3-MoE / Mixtral layer has (a trainer record can refuse it: RuleKey::kGlmMixture).
+  bool glm_mixture() const { return shared_expert_intermediate_size > 0 || first_dense_layers > 0 || router_sigmoid; }
   // Layers that attend over the window (all of them without full_attention_layers; none without a window).
   int64_t windowed_layers() const { return sliding_window > 0 ? num_hidden_layers - full_attention_layers : 0; }
-  // The SwiGLU width one token runs through: its experts' together, or the dense MLP's.
-  int64_t routed_width() const { return is_moe() ? experts_per_token * moe_intermediate_size : intermediate_size; }
+  // The SwiGLU width one token runs through in a mixture layer: its experts' together and the
+  // shared expert's; in a dense model, the dense MLP's.
+  int64_t routed_width() const {
+    return is_moe() ? experts_per_token * moe_intermediate_size + shared_expert_intermediate_size : intermediate_size;
+  }
   bool operator==(const ModelSpec&) const = default;
 };
 

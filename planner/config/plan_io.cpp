@@ -137,7 +137,13 @@ std::string model_extras_toml(const ModelSpec& m) {
     if (m.router_aux_loss_coef != ModelSpec{}.router_aux_loss_coef) o << "router_aux_loss_coef = " << m.router_aux_loss_coef << "\n";
     if (m.expert_biases) o << "expert_biases = true\n";
     if (m.router_softmax_after_topk) o << "router_softmax_after_topk = true\n";
+    if (m.shared_expert_intermediate_size > 0) {  // a multiple of the experts' width, as both loaders make it
+      o << "n_shared_experts = " << m.shared_expert_intermediate_size / m.moe_intermediate_size << "\n";
+    }
+    if (m.first_dense_layers > 0) o << "first_k_dense_replace = " << m.first_dense_layers << "\n";
+    if (m.router_sigmoid) o << "router_sigmoid = true\n";
   }
+  if (m.partial_rotary_factor != 1.0) o << "partial_rotary_factor = " << m.partial_rotary_factor << "\n";
   if (m.attention_sinks) o << "attention_sinks = true\n";
   if (m.swiglu_limit > 0) o << "swiglu_limit = " << m.swiglu_limit << "\n";
   if (m.max_position_embeddings > 0) o << "max_position_embeddings = " << m.max_position_embeddings << "\n";

@@ -42,6 +42,27 @@ Status check_model(const ModelSpec& m, const std::string& source) {
       return Status::invalid(source + ": key \"moe_intermediate_size\": missing for " + std::to_string(m.num_experts) +
                              " experts (allowed: each expert's SwiGLU width, at least 1)");
     }
+    if (m.first_dense_layers >= m.num_hidden_layers) {
+      return Status::invalid(source + ": key \"first_k_dense_replace\": value " + std::to_string(m.first_dense_layers) +
+                             " leaves no mixture layer of " + std::to_string(m.num_hidden_layers) +
+                             " (allowed: 0 to num_hidden_layers - 1)");
+    }
+  } else {
+    // A mixture's parts without its experts: a TOML file of model_type "glm4_moe" or "gpt_oss"
+    // that gives no experts would price a dense MLP with a router's or experts' extras.
+    const char* part = m.first_dense_layers > 0 ? "first_k_dense_replace"
+                       : m.shared_expert_intermediate_size > 0 ? "n_shared_experts"
+                       : m.router_sigmoid ? "router_sigmoid"
+                       : m.expert_biases ? "expert_biases"
+                       : m.router_softmax_after_topk ? "router_softmax_after_topk" : nullptr;
+    if (part != nullptr) {
+      return Status::invalid(source + ": key \"" + part + "\": a mixture's, given without experts (allowed: with "
+                             "num_experts of 2 or more, or absent)");
+    }
+  }
+  if (!(m.partial_rotary_factor > 0 && m.partial_rotary_factor <= 1)) {
+    return Status::invalid(source + ": key \"partial_rotary_factor\": value " + format_number(m.partial_rotary_factor) +
+                           " is not allowed (allowed: a number above 0, at most 1)");
   }
   if (m.num_attention_heads % m.num_key_value_heads != 0) {
     return Status::invalid(source + ": key \"num_key_value_heads\": value " + std::to_string(m.num_key_value_heads) +

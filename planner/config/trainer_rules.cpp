@@ -32,6 +32,8 @@ int64_t value_of(RuleKey key, const PlanSpec& plan) {
     case RuleKey::kExperts: return plan.model.num_experts;
     case RuleKey::kSandwichNorms: return plan.model.sandwich_norms ? 1 : 0;
     case RuleKey::kAttentionSinks: return plan.model.attention_sinks ? 1 : 0;
+    case RuleKey::kGlmMixture: return plan.model.glm_mixture() ? 1 : 0;
+    case RuleKey::kPartialRope: return plan.model.partial_rotary_factor < 1.0 ? 1 : 0;
   }
   return 0;
 }
@@ -158,6 +160,8 @@ std::string allowed_text(const Refusal& r, const PlanSpec& plan, const std::func
   if (t.key == RuleKey::kExperts) return "a dense model, or a trainer that runs experts";
   if (t.key == RuleKey::kSandwichNorms) return "a model with two norms a layer, or a trainer that runs Gemma's four";
   if (t.key == RuleKey::kAttentionSinks) return "a model without attention sinks, or the trainer hf at sp 1 with flex";
+  if (t.key == RuleKey::kGlmMixture) return "a Qwen3-MoE or Mixtral mixture, or a trainer that runs GLM-4.5's";
+  if (t.key == RuleKey::kPartialRope) return "a model that rotates whole heads, or a trainer that runs partial RoPE";
   if (t.key == RuleKey::kNodes && t.op == RuleTest::Op::kGreater) {  // a GPU count on that many whole nodes
     return "at most " + std::to_string(t.values[0] * plan.cluster.gpus_per_node()) + " GPUs (" +
            std::to_string(t.values[0]) + " node" + (t.values[0] == 1 ? "" : "s") + ")";
@@ -218,6 +222,11 @@ std::string matched_text(const Refusal& r, const PlanSpec& plan, const WhereFn& 
     value = "\"" + printable(plan.model.name) + "\" (four norms a layer: sandwich_norms)";
   } else if (key == RuleKey::kAttentionSinks) {
     value = "\"" + printable(plan.model.name) + "\" (a sink logit per head: attention_sinks)";
+  } else if (key == RuleKey::kGlmMixture) {
+    value = "\"" + printable(plan.model.name) + "\" (GLM-4.5's mixture: a shared expert, dense first layers, a sigmoid router)";
+  } else if (key == RuleKey::kPartialRope) {
+    value = "\"" + printable(plan.model.name) + "\" (RoPE on " + format_number(plan.model.partial_rotary_factor) +
+            " of each head: partial_rotary_factor)";
   }
   std::string text = where(plan_key(key, plan)) + ": value " + value;
   std::string others;

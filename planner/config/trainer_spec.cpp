@@ -23,11 +23,12 @@ Layout layout_of(const Knobs& k) {
 
 bool rule_key_is_boolean(RuleKey key) {
   return key == RuleKey::kTiledMlp || key == RuleKey::kTiledLoss || key == RuleKey::kSandwichNorms ||
-         key == RuleKey::kAttentionSinks;
+         key == RuleKey::kAttentionSinks || key == RuleKey::kGlmMixture || key == RuleKey::kPartialRope;
 }
 
 bool rule_key_is_model(RuleKey key) {
-  return key == RuleKey::kExperts || key == RuleKey::kSandwichNorms || key == RuleKey::kAttentionSinks;
+  return key == RuleKey::kExperts || key == RuleKey::kSandwichNorms || key == RuleKey::kAttentionSinks ||
+         key == RuleKey::kGlmMixture || key == RuleKey::kPartialRope;
 }
 
 const std::vector<std::string>& rule_key_names() {
@@ -35,7 +36,8 @@ const std::vector<std::string>& rule_key_names() {
   static const std::vector<std::string> kNames{
       "layout",      "sp",         "cp",          "cp_comm",          "zero_stage", "offload_optimizer",
       "offload_params", "act_ckpt", "tiled_mlp",  "tiled_loss",       "micro_batch", "grad_accum_steps",
-      "precision",   "nodes",      "attention",   "experts",    "sandwich_norms", "attention_sinks"};
+      "precision",   "nodes",      "attention",   "experts",    "sandwich_norms", "attention_sinks",
+      "glm_mixture", "partial_rope"};
   return kNames;
 }
 

@@ -141,11 +141,13 @@ enum class RuleKey {
   kMicroBatch, kGradAccumSteps, kPrecision, kNodes, kAttention,
   kExperts,  // the model's: num_experts (0 for a dense model), so a record can refuse mixtures
   kSandwichNorms,  // the model's: Gemma 2's and 3's four norms a layer (ModelSpec::sandwich_norms)
-  kAttentionSinks  // the model's: gpt-oss's learned sink logit per head (ModelSpec::attention_sinks)
+  kAttentionSinks,  // the model's: gpt-oss's learned sink logit per head (ModelSpec::attention_sinks)
+  kGlmMixture,      // the model's: GLM-4.5's mixture (a shared expert, dense first layers, a sigmoid router)
+  kPartialRope      // the model's: RoPE on part of each head (ModelSpec::partial_rotary_factor below 1)
 };
 const std::vector<std::string>& rule_key_names();  // "layout", "sp", ..., the plan keys' names
-bool rule_key_is_boolean(RuleKey key);  // tiled_mlp, tiled_loss, sandwich_norms, attention_sinks: true or false
-bool rule_key_is_model(RuleKey key);    // experts, sandwich_norms, attention_sinks: the model's, no knob
+bool rule_key_is_boolean(RuleKey key);  // tiled_mlp, tiled_loss and the model's but experts: true or false
+bool rule_key_is_model(RuleKey key);    // experts, sandwich_norms, attention_sinks, glm_mixture, partial_rope: no knob
 
 // One condition of a rule: a key and the values that match it. Named values (layouts, devices,
 // modes, kernels) and booleans are kept as their index (false 0, true 1); numbers as numbers.

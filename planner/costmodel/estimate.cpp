@@ -92,7 +92,7 @@ double model_flops_per_step(const PlanSpec& p, bool with_recompute) {
   const double sequences = static_cast<double>(p.dp()) * p.knobs.micro_batch * p.knobs.grad_accum_steps;
   const double s = static_cast<double>(p.seq_len);
   // A mixture's token runs through its k experts and the router only (ParamCounts::mlp_active).
-  const double matmul_params = p.model.num_hidden_layers * (c.attention + c.mlp_active) + c.embedding;  // + lm_head
+  const double matmul_params = c.layers_active + c.embedding;  // + lm_head
   const double dense_fwd = 2.0 * matmul_params * s;
   const double attention_fwd =
       p.model.num_hidden_layers * layer_attention_fwd_flops(p.model, s, p.model.num_attention_heads, 1.0);

@@ -77,6 +77,9 @@ struct Widths {
   bool fused_norms;  // the norms alone are one kernel a pass (LibTorch's fp32 rms_norm on a GPU)
   double experts = 0, k = 0;  // a mixture's experts and experts per token (0: dense)
   bool clamped_swiglu = false;  // gpt-oss's (ModelSpec::swiglu_limit)
+  bool shared_expert = false;   // GLM-4.5's, a SwiGLU of its own beside the experts'
+  bool fp32_router = false;     // GLM-4.5's router runs on an fp32 copy of its input
+  double rotated = 1.0;         // the share of q and k RoPE rotates (ModelSpec::partial_rotary_factor)
 };
 
 Widths widths_of(const PlanSpec& p) {
@@ -85,16 +88,21 @@ Widths widths_of(const PlanSpec& p) {
           static_cast<double>(m.routed_width()), m.qk_norm,
           p.stack.fused_layer_kernels || (p.stack.fused_layer_kernels_with_tiled_loss && p.knobs.tiled_loss),
           m.sandwich_norms, fp32_norms_fused(p), m.is_moe() ? static_cast<double>(m.num_experts) : 0.0,
-          m.is_moe() ? static_cast<double>(m.experts_per_token) : 0.0, m.swiglu_limit > 0};
+          m.is_moe() ? static_cast<double>(m.experts_per_token) : 0.0, m.swiglu_limit > 0,
+          m.is_moe() && m.shared_expert_intermediate_size > 0, m.is_moe() && m.router_sigmoid,
+          m.partial_rotary_factor};
 }
 
 // A mixture's routing, a pass (transformers' expert loop, forward or its backward): the router's
 // softmax and top-k over E (fp32 logits read and probabilities written), each expert's gather of
 // its tokens' inputs (read and write k x h per token in all) and index_add of its weighted output
 // into the block's (read and write again): two kernels an expert, three for the router.
+// GLM-4.5's fp32 router first casts the layer's MLP input (r a, w f; its backward the reverse).
 KernelTraffic moe_routing(const Widths& w) {
   if (w.experts == 0) return {};
-  return {4 * w.k * w.a * w.h + 2 * kFp32Bytes * w.experts, 2 * w.experts + 3};
+  KernelTraffic t{4 * w.k * w.a * w.h + 2 * kFp32Bytes * w.experts, 2 * w.experts + 3};
+  if (w.fp32_router) t += over(cast(w.a), w.h);
+  return t;
 }
 
 // The residual adds (x + attention output, x + MLP output: r 2a, w a each) are unfused in both
@@ -121,10 +129,11 @@ KernelTraffic layer_pass(const Widths& w, const OpTraffic& op) {
     t += over(op.norm, w.qk);
     t.kernels += op.norm.kernels;
   }
-  t += over(op.rope, w.qk);
+  t += over(op.rope, w.qk * w.rotated);  // a partial RoPE slices and concatenates too: left out
   t.kernels += op.rope.kernels;
   t += over(op.swiglu, w.i);
   if (w.experts > 0) t.kernels += (w.experts - 1) * op.swiglu.kernels;  // the expert loop: each its own
+  if (w.shared_expert) t.kernels += op.swiglu.kernels;
   t += residual_adds(w);
   t += moe_routing(w);
   return t;

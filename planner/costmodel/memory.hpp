@@ -54,11 +54,17 @@ struct HostMemory {  // per node, bytes
 };
 
 // ---- Parameter counts (elements) ----
+// A mixture with dense first layers (GLM-4.5) has two kinds of decoder layer: per_layer and mlp are
+// its mixture layer's, the largest (what ZeRO-3 gathers at once); `layers` sums every layer.
 struct ParamCounts {
-  double per_layer = 0;      // one decoder layer: attention + MLP + norms
+  double per_layer = 0;      // one decoder layer (a mixture's: a mixture layer): attention + MLP + norms
   double attention = 0;      // q, k, v, o projections (+ q/k norms)
-  double mlp = 0;            // gate, up, down; a mixture's every expert and its router
-  double mlp_active = 0;     // what one token runs through: its k experts and the router (FLOPs)
+  double mlp = 0;            // gate, up, down; a mixture's every expert, its shared expert and its router
+  double mlp_active = 0;     // what one token runs through: its k experts, the shared one and the router
+  double dense_layer = 0;    // one dense decoder layer (a dense model's: per_layer)
+  double layers = 0;         // every decoder layer together
+  double mean_layer = 0;     // layers / L: what a layer moves on average (ZeRO's traffic, summed over layers)
+  double layers_active = 0;  // what one token runs through in all of them (FLOPs)
   double embedding = 0;      // V x h
   double lm_head = 0;        // V x h, 0 when tied
   double total = 0;          // Psi
@@ -91,6 +97,13 @@ double checkpoints_on_device_bytes(const PlanSpec& plan); // all kept checkpoint
 // while a layer runs (its forward or backward) or not (the loss).
 double offloaded_checkpoints_kept(const PlanSpec& plan, double layers_done, bool layer_running);
 double layer_saved_bytes(const PlanSpec& plan);           // what one layer saves for its backward
+// A mixture with dense first layers (ModelSpec::first_dense_layers: GLM-4.5) has two kinds of
+// decoder layer. The per-layer terms here are its mixture layers' (the last layers, where the
+// phases below are taken); they give a dense layer's for the plan this returns, whose model is
+// that dense layer (the dense MLP, no routing). A model of one kind: the plan itself.
+PlanSpec dense_layer_plan(const PlanSpec& plan);
+// What the first `layers` layers save for their backward together, the dense ones first.
+double layers_saved_bytes(const PlanSpec& plan, double layers);
 // One mixture layer's router logits [tokens, E] in the activation dtype, which the model returns for
 // the load-balancing loss when output_router_logits is set (memory_phases.cpp: who holds them when);
 // 0 otherwise.

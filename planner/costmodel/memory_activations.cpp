@@ -54,8 +54,12 @@ double moe_routing_saved_per_token(const PlanSpec& p) {
   const double slot_indices = p.stack.moe_expert_loop ? 2.0 : 3.0;
   // gpt-oss's router softmaxes its top k logits only (GptOssTopKRouter): k values, not E.
   const double router_softmax = m.router_softmax_after_topk ? act_bytes(p) * k : kFp32Bytes * m.num_experts;
+  // GLM-4.5's router runs in fp32 (Glm4MoeTopkRouter: F.linear of hidden_states.type(torch.float32)),
+  // so its linear keeps an fp32 copy of the layer's MLP input; its sigmoid's fp32 output is the [T, E]
+  // counted as the softmax's.
+  const double router_input = m.router_sigmoid ? kFp32Bytes * m.hidden_size : 0.0;
   return k * (h_wide * act_bytes(p) * m.hidden_size + slot_indices * sizeof(int64_t)) + router_softmax +
-         (sizeof(int64_t) + kFp32Bytes) * k;
+         (sizeof(int64_t) + kFp32Bytes) * k + router_input;
 }
 
 // The i-wide tensors a SwiGLU saves: eager gate out, SiLU out, up out and their product (4); Liger's
@@ -185,7 +189,10 @@ double rope_tables_bytes(const PlanSpec& p) {
   // to every layer: each layer's RoPE multiplication saves them, and a checkpoint keeps them for
   // the recompute, so they live until the first layer's backward. The engine keeps [b, s, d/2]
   // tables (TrainingStack::rope_half_tables), half of this.
-  const double width = p.stack.rope_half_tables ? p.model.head_dim / 2.0 : p.model.head_dim;
+  // A partial rotary embedding's tables cover the rotated dimensions only (Glm4MoeRotaryEmbedding:
+  // dim = head_dim x partial_rotary_factor).
+  const double rotated = p.model.head_dim * p.model.partial_rotary_factor;
+  const double width = p.stack.rope_half_tables ? rotated / 2.0 : rotated;
   return 2.0 * act_bytes(p) * width * local_tokens(p);
 }
 
@@ -254,6 +261,22 @@ double qk_norm_saved_per_token(const PlanSpec& p) {
 
 }  // namespace
 
+PlanSpec dense_layer_plan(const PlanSpec& p) {
+  PlanSpec dense = p;
+  ModelSpec& m = dense.model;
+  if (!m.is_moe() || m.first_dense_layers == 0) return dense;
+  m.num_experts = m.experts_per_token = m.moe_intermediate_size = m.shared_expert_intermediate_size = 0;
+  m.first_dense_layers = 0;
+  m.router_sigmoid = m.output_router_logits = m.expert_biases = m.router_softmax_after_topk = false;
+  return dense;
+}
+
+double layers_saved_bytes(const PlanSpec& p, double layers) {
+  const double dense = p.model.is_moe() ? std::min(layers, static_cast<double>(p.model.first_dense_layers)) : 0.0;
+  const double dense_saved = dense > 0 ? dense * layer_saved_bytes(dense_layer_plan(p)) : 0.0;
+  return dense_saved + (layers - dense) * layer_saved_bytes(p);
+}
+
 double layer_saved_bytes(const PlanSpec& p) {
   const double s = local_tokens(p);
   const double norms = norms_saved_per_token(p);
@@ -309,7 +332,9 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   // accumulate_grad.h: `variable_grad += new_grad` when .grad exists), so one h x i gradient is
   // alive at this moment (measured in the engine's MLP backward, issue 28); a mixture's experts run
   // one after another, so one expert's.
-  if (p.knobs.zero_stage < 2) out.mlp += a * h * (m.is_moe() ? static_cast<double>(m.moe_intermediate_size) : i);
+  // (GLM-4.5's shared expert is one more, of its own width.)
+  const double expert_width = std::max(m.moe_intermediate_size, m.shared_expert_intermediate_size);
+  if (p.knobs.zero_stage < 2) out.mlp += a * h * (m.is_moe() ? static_cast<double>(expert_width) : i);
   // By the attention backward the MLP's and the second RMSNorm's saved tensors (its input, the
   // post-attention residual, and its output, the MLP input) and o_proj's input have been
   // released: autograd frees a node's saved tensors right after its backward runs, and o_proj's

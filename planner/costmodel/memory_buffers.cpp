@@ -31,7 +31,7 @@ double reuse_kept_params_bytes(const PlanSpec& p) {
   // distance and each kept layer is counted twice in the trace (forward, then recompute).
   const double head = c.lm_head > 0 ? c.lm_head : c.embedding;
   const double window = std::max(0.0, p.stack.zero3_reuse_window_elems - head) / 2.0;
-  return act_bytes(p) * std::min(window, p.model.num_hidden_layers * c.per_layer);
+  return act_bytes(p) * std::min(window, c.layers);
 }
 
 double gathered_embedding_bytes(const PlanSpec& p) {

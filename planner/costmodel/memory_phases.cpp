@@ -17,7 +17,7 @@ void add_stored_activations(const PlanSpec& p, double layers_done, bool layer_ru
   m->add(&B::activations_bytes, "input ids + labels", token_ids_bytes(p));
   m->add(&B::activations_bytes, "RoPE cos/sin tables", rope_tables_bytes(p));
   if (p.knobs.act_ckpt == ActCkpt::kNone) {
-    m->add(&B::activations_bytes, "saved activations of the earlier layers", layers_done * layer_saved_bytes(p));
+    m->add(&B::activations_bytes, "saved activations of the earlier layers", layers_saved_bytes(p, layers_done));
   } else if (p.knobs.act_ckpt == ActCkpt::kFull) {
     m->add(&B::activations_bytes, "checkpoints (layer inputs)", layers_done * checkpoint_bytes_per_layer(p));
   } else {

@@ -17,22 +17,31 @@ ParamCounts param_counts(const ModelSpec& m) {
                 + (m.qk_norm ? 2.0 * m.head_dim : 0.0)    // Qwen3 q_norm, k_norm
                 + (m.attention_bias ? q + 2 * kv : 0.0)   // Qwen2 q/k/v biases (Qwen2Attention, bias=True)
                 + (m.attention_sinks ? static_cast<double>(m.num_attention_heads) : 0.0);  // gpt-oss: a sink per head
-  c.mlp = c.mlp_active = 3 * h * i;  // W_gate, W_up, W_down
+  const double dense_mlp = 3 * h * i;  // W_gate, W_up, W_down
+  c.mlp = c.mlp_active = dense_mlp;
   if (m.is_moe()) {
     // Every expert's gate, up and down, and the router's h x E weight (no bias: transformers'
     // Qwen3MoeTopKRouter, MixtralTopKRouter); a token runs through its k experts and the router.
     // gpt-oss (expert_biases): the router's bias [E] and each expert's gate|up [2 i] and down [h]
-    // biases (GptOssTopKRouter, GptOssExperts).
+    // biases (GptOssTopKRouter, GptOssExperts). GLM-4.5: a shared expert every token runs through
+    // (Glm4MoeMoE.shared_experts); its router's correction bias is a buffer, not a parameter.
     const double experts = static_cast<double>(m.num_experts), ie = static_cast<double>(m.moe_intermediate_size);
     const double expert = 3 * h * ie + (m.expert_biases ? 2 * ie + h : 0.0);
     const double router = h * experts + (m.expert_biases ? experts : 0.0);
-    c.mlp = experts * expert + router;
-    c.mlp_active = static_cast<double>(m.experts_per_token) * expert + router;
+    const double shared = 3 * h * static_cast<double>(m.shared_expert_intermediate_size);
+    c.mlp = experts * expert + router + shared;
+    c.mlp_active = static_cast<double>(m.experts_per_token) * expert + router + shared;
   }
-  c.per_layer = c.attention + c.mlp + 2 * h;  // + input and post-attention RMSNorm
+  const double norms = 2 * h;  // input and post-attention RMSNorm
+  c.per_layer = c.attention + c.mlp + norms;
+  c.dense_layer = c.attention + dense_mlp + norms;
+  const double mixture = static_cast<double>(m.mixture_layers()), dense = static_cast<double>(m.dense_layers());
+  c.layers = mixture * c.per_layer + dense * c.dense_layer;
+  c.mean_layer = c.layers / static_cast<double>(m.num_hidden_layers);
+  c.layers_active = mixture * (c.attention + c.mlp_active) + dense * (c.attention + dense_mlp);
   c.embedding = static_cast<double>(m.vocab_size) * h;
   c.lm_head = m.tie_word_embeddings ? 0.0 : c.embedding;
-  c.total = m.num_hidden_layers * c.per_layer + c.embedding + c.lm_head + h;  // + final norm
+  c.total = c.layers + c.embedding + c.lm_head + h;  // + final norm
   c.largest_tensor = c.embedding;
   return c;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "planner/costmodel/comm.hpp"
 #include "planner/costmodel/compute.hpp"
@@ -22,6 +23,7 @@ struct Shape {
   int64_t sp;
   int64_t cp = 1;
   double experts = 0, k = 0;  // a mixture's experts and experts per token (0: dense); i is one expert's width
+  double shared_i = 0;        // a mixture's shared expert's width (GLM-4.5), run on every token
 };
 
 Shape shape_of(const PlanSpec& p) {
@@ -38,6 +40,7 @@ Shape shape_of(const PlanSpec& p) {
   if (m.is_moe()) {
     x.experts = static_cast<double>(m.num_experts);
     x.k = static_cast<double>(m.experts_per_token);
+    x.shared_i = static_cast<double>(m.shared_expert_intermediate_size);
   }
   x.v = m.vocab_size;
   x.a = act_bytes(p);
@@ -74,22 +77,30 @@ double attention_block_flops(const PlanSpec& p, const Shape& x) {
 // microseconds against a long sequence's GEMMs.
 double experts_tokens(const Shape& x) { return x.s * x.k / x.experts; }
 
+// A SwiGLU of width `i` over `tokens` tokens: gate, up; down.
+double swiglu_fwd_s(const GpuSpec& g, const Shape& x, double tokens, double i) {
+  return 2 * gemm_time_s(g, tokens, i, x.h, x.a) + gemm_time_s(g, tokens, x.h, i, x.a);
+}
+double swiglu_bwd_s(const GpuSpec& g, const Shape& x, double tokens, double i) {
+  return 2 * gemm_bwd_time_s(g, tokens, i, x.h, x.a) + gemm_bwd_time_s(g, tokens, x.h, i, x.a);
+}
+
+// A mixture: its experts, the router over all tokens, and a shared expert over all tokens (GLM-4.5).
 double mlp_fwd_s(const GpuSpec& g, const Shape& x) {
   if (x.experts > 0) {
-    const double m = experts_tokens(x);
-    return x.experts * (2 * gemm_time_s(g, m, x.i, x.h, x.a) + gemm_time_s(g, m, x.h, x.i, x.a)) +
-           gemm_time_s(g, x.s, x.experts, x.h, x.a);
+    const double shared = x.shared_i > 0 ? swiglu_fwd_s(g, x, x.s, x.shared_i) : 0.0;
+    return x.experts * swiglu_fwd_s(g, x, experts_tokens(x), x.i) + gemm_time_s(g, x.s, x.experts, x.h, x.a) + shared;
   }
-  return 2 * gemm_time_s(g, x.s, x.i, x.h, x.a) + gemm_time_s(g, x.s, x.h, x.i, x.a);  // gate, up; down
+  return swiglu_fwd_s(g, x, x.s, x.i);
 }
 
 double mlp_bwd_s(const GpuSpec& g, const Shape& x) {
   if (x.experts > 0) {
-    const double m = experts_tokens(x);
-    return x.experts * (2 * gemm_bwd_time_s(g, m, x.i, x.h, x.a) + gemm_bwd_time_s(g, m, x.h, x.i, x.a)) +
-           gemm_bwd_time_s(g, x.s, x.experts, x.h, x.a);
+    const double shared = x.shared_i > 0 ? swiglu_bwd_s(g, x, x.s, x.shared_i) : 0.0;
+    return x.experts * swiglu_bwd_s(g, x, experts_tokens(x), x.i) + gemm_bwd_time_s(g, x.s, x.experts, x.h, x.a) +
+           shared;
   }
-  return 2 * gemm_bwd_time_s(g, x.s, x.i, x.h, x.a) + gemm_bwd_time_s(g, x.s, x.h, x.i, x.a);
+  return swiglu_bwd_s(g, x, x.s, x.i);
 }
 
 // One TiledMLP shard's shape (all rows of each sequence shard at once; tiled_mlp_shards).
@@ -181,6 +192,22 @@ double loss_bwd_s(const PlanSpec& p, const Shape& x) {
   return gemm_bwd_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_bwd(p), x, cross_entropy_bytes(p));
 }
 
+// A mixture with dense first layers (GLM-4.5's first_k_dense_replace): a layer's MLP and
+// elementwise passes priced at their mean over the L layers, so the step's sums count each kind
+// once per layer of it; attention and communication do not depend on the MLP. A simulated
+// timeline draws every layer at that mean.
+void mix_in_dense_layers(const PlanSpec& p, LayerPassCosts* fwd, LayerPassCosts* bwd) {
+  const PlanSpec dense = dense_layer_plan(p);
+  const Shape x = shape_of(dense);
+  const LayerPassCosts dense_fwd = forward_pass(dense, x);
+  const LayerPassCosts dense_bwd = backward_pass(dense, x, dense_fwd);
+  const double share = static_cast<double>(p.model.first_dense_layers) / static_cast<double>(p.model.num_hidden_layers);
+  for (auto [mixed, own] : {std::pair{fwd, &dense_fwd}, std::pair{bwd, &dense_bwd}}) {
+    mixed->norm_s += share * (own->norm_s - mixed->norm_s);
+    mixed->mlp_s += share * (own->mlp_s - mixed->mlp_s);
+  }
+}
+
 }  // namespace
 
 StepCosts step_costs(const PlanSpec& p) {
@@ -195,8 +222,9 @@ StepCosts step_costs(const PlanSpec& p) {
   c.micro_steps = p.knobs.grad_accum_steps;
   c.reducing_micro_steps = p.knobs.zero_stage >= 2 ? c.micro_steps : 1;
   c.forward = forward_pass(p, x);
-  if (p.knobs.act_ckpt != ActCkpt::kNone) c.recompute = c.forward;
   c.backward = backward_pass(p, x, c.forward);
+  if (p.model.is_moe() && p.model.first_dense_layers > 0) mix_in_dense_layers(p, &c.forward, &c.backward);
+  if (p.knobs.act_ckpt != ActCkpt::kNone) c.recompute = c.forward;
   c.embed_fwd_s = elementwise_time_s(g, 2 * x.a * x.h * x.s, x.a);  // gather rows, write hidden
   c.embed_bwd_s = elementwise_time_s(g, 3 * x.a * x.h * x.s, x.a);  // scatter-add into the table grad
   c.loss_fwd_s = loss_fwd_s(p, x);
@@ -205,9 +233,9 @@ StepCosts step_costs(const PlanSpec& p) {
 
   const bool zero3 = p.knobs.zero_stage == 3;
   if (zero3) {
-    c.param_gather_s = collective_time_s(p.cluster, Collective::kAllGather, x.a * params.per_layer, world);
+    c.param_gather_s = collective_time_s(p.cluster, Collective::kAllGather, x.a * params.mean_layer, world);
     c.embed_gather_s = collective_time_s(p.cluster, Collective::kAllGather, x.a * params.embedding, world);
-    const double layer_partition_bytes = x.a * params.per_layer / n;
+    const double layer_partition_bytes = x.a * params.mean_layer / n;
     if (p.knobs.offload_params != OffloadDevice::kNone) {
       c.param_fetch_h2d_s = pcie_copy_time_s(g, layer_partition_bytes, false);
     }
@@ -220,7 +248,7 @@ StepCosts step_costs(const PlanSpec& p) {
   // Gradients: reduce-scatter per layer at stage 2/3; all-reduce at stage 0/1 (reducing_micro_steps).
   const double comm = grad_comm_bytes(p);
   const Collective grad_kind = p.knobs.zero_stage >= 2 ? Collective::kReduceScatter : Collective::kAllReduce;
-  c.grad_reduce_s = collective_time_s(p.cluster, grad_kind, comm * params.per_layer, world);
+  c.grad_reduce_s = collective_time_s(p.cluster, grad_kind, comm * params.mean_layer, world);
   c.embed_grad_reduce_s = collective_time_s(p.cluster, grad_kind, comm * (params.embedding + params.lm_head), world);
   if (p.knobs.act_ckpt == ActCkpt::kOffload) {
     c.ckpt_d2h_s = pcie_copy_time_s(g, checkpoint_bytes_per_layer(p), true);

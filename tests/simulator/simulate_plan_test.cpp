@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/costmodel/estimate.hpp"
@@ -73,6 +74,14 @@ std::vector<Case> cases() {
   ring.plan.knobs.cp = 16;
   settle_layout_attention(&ring.plan);  // torch's context parallel runs SDPA
   out.push_back(ring);
+  // GLM-4.5-Air: a dense first layer before 45 mixture layers, each kind with its own saved
+  // tensors, backward and gathered weights; kept whole without checkpointing, checkpointed at sp 8.
+  Case glm{"glm_air_dense_first_layer_no_ckpt", make_plan(load_model("glm-4.5-air").value(), 8, 4 * 1024, 1)};
+  glm.plan.knobs.act_ckpt = ActCkpt::kNone;
+  out.push_back(glm);
+  Case glm_sp{"glm_air_sp8_64k", make_plan(load_model("glm-4.5-air").value(), 8, 64 * 1024, 8)};
+  glm_sp.plan.knobs.offload_optimizer = OffloadDevice::kCpu;
+  out.push_back(glm_sp);
   Case gather{"allgather_cp4_256k", make_plan(llama_8b(), 8, 256 * 1024, 1)};
   gather.plan.stack = trainer_stack("hf");
   gather.plan.knobs.cp = 4;

@@ -73,7 +73,7 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
     std::string file, expected;
   } cases[] = {
       {"bad_heads.toml", "bad_heads.toml: key \"num_key_value_heads\": value 4 does not divide num_attention_heads 6 (allowed: a divisor of num_attention_heads)"},
-      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, output_router_logits, norm_topk_prob, router_aux_loss_coef, attention_sinks, swiglu_limit, expert_biases, router_softmax_after_topk, rope_scaling; closest: \"hidden_size\")"},
+      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, output_router_logits, norm_topk_prob, router_aux_loss_coef, attention_sinks, swiglu_limit, expert_biases, router_softmax_after_topk, n_shared_experts, first_k_dense_replace, router_sigmoid, partial_rotary_factor, rope_scaling; closest: \"hidden_size\")"},
       {"misspelt_required.toml", "misspelt_required.toml: key \"num_hiden_layers\": unknown key (closest allowed: \"num_hidden_layers\", which is required and missing)"},
       {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 10000)"},
       {"missing_vocab.toml", "missing_vocab.toml: key \"vocab_size\": missing (required)"},
@@ -107,7 +107,7 @@ TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
   const struct {
     std::string file, expected;
   } cases[] = {
-      {"deepseek_v3.json", "deepseek_v3.json: key \"n_routed_experts\": value 256 is a mixture of experts spplan cannot price yet (allowed: absent, null, 0 or 1; experts as Mixtral's num_local_experts or Qwen3-MoE's num_experts)"},
+      {"deepseek_v3.json", "deepseek_v3.json: key \"n_routed_experts\": value 256 is a mixture of experts spplan cannot price yet (allowed: absent, null, 0 or 1; experts as Mixtral's num_local_experts, Qwen3-MoE's num_experts or GLM-4.5's n_routed_experts with model_type \"glm4_moe\")"},
       {"gemma2.json", "gemma2.json: key \"attn_logit_softcapping\": value 50.0 is logit soft-capping, which spplan cannot price (allowed: absent or null)"},
       {"gelu_mlp.json", "gelu_mlp.json: key \"hidden_act\": value \"gelu\" is an MLP spplan cannot price (allowed: \"silu\", or a gelu in a Gemma config)"},
   };
@@ -208,6 +208,69 @@ TEST(LoadModel, LayerTypesMixWindowedAndFullLayers) {
     EXPECT_EQ(m->sliding_window, c.window) << c.tail;
     EXPECT_EQ(m->full_attention_layers, c.full) << c.tail;
   }
+  std::filesystem::remove_all(dir);
+}
+
+// GLM-4.5's mixture (issue 42): n_routed_experts with a shared expert, dense first layers, a
+// sigmoid router and RoPE on half of each head, read from its config.json (the preset is the same
+// model); what contradicts the model is one line.
+TEST(LoadModel, GlmMixtureIsReadWithItsSharedExpertAndDenseFirstLayers) {
+  const auto air = load_model(kData + "/glm4_moe_air.json");
+  ASSERT_TRUE(air.ok()) << air.status().message();
+  EXPECT_EQ(air->num_experts, 128);
+  EXPECT_EQ(air->experts_per_token, 8);
+  EXPECT_EQ(air->moe_intermediate_size, 1408);
+  EXPECT_EQ(air->shared_expert_intermediate_size, 1408);
+  EXPECT_EQ(air->first_dense_layers, 1);
+  EXPECT_EQ(air->mixture_layers(), 45);
+  EXPECT_EQ(air->routed_width(), 9 * 1408);
+  EXPECT_TRUE(air->router_sigmoid && air->glm_mixture() && air->attention_bias && air->norm_topk_prob);
+  EXPECT_FALSE(air->qk_norm || air->output_router_logits);
+  EXPECT_DOUBLE_EQ(air->partial_rotary_factor, 0.5);
+  ModelSpec preset = *load_model("glm-4.5-air");
+  preset.name = air->name;
+  EXPECT_EQ(preset, *air);
+  const std::string dir = ::testing::TempDir() + "/glm_moe." + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const std::string head = R"({"model_type": "glm4_moe", "num_hidden_layers": 3, "hidden_size": 64,
+      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "moe_intermediate_size": 16)";
+  const struct {
+    std::string tail;
+    std::string expected;  // empty: read
+  } cases[] = {
+      {R"(, "n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": 0, "first_k_dense_replace": 0, "use_qk_norm": true})", ""},
+      {R"(, "n_routed_experts": 1})", "key \"n_routed_experts\": value 1 is not allowed (allowed: 2 or more)"},
+      {R"(, "n_routed_experts": 4, "num_experts_per_tok": 2, "first_k_dense_replace": 3})",
+       "key \"first_k_dense_replace\": value 3 leaves no mixture layer of 3 (allowed: 0 to num_hidden_layers - 1)"},
+      {R"(, "n_routed_experts": 4, "num_experts_per_tok": 2, "partial_rotary_factor": 1.5})",
+       "key \"partial_rotary_factor\": value 1.5 is not allowed (allowed: a number above 0, at most 1)"},
+      {R"(, "n_routed_experts": 4, "num_experts_per_tok": 5})",
+       "key \"num_experts_per_tok\": value 5 with 4 experts (allowed: 1 to 4)"},
+      {R"(, "n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": -1})",
+       "key \"n_shared_experts\": value -1 is not allowed (allowed: a whole number from 1 to"},
+  };
+  for (const auto& c : cases) {
+    std::ofstream(dir + "/config.json") << head << c.tail;
+    const auto m = load_model(dir + "/config.json");
+    if (!c.expected.empty()) {
+      ASSERT_FALSE(m.ok()) << c.tail;
+      EXPECT_NE(m.status().message().find(c.expected), std::string::npos) << m.status().message();
+      EXPECT_EQ(m.status().message().find('\n'), std::string::npos);
+      continue;
+    }
+    ASSERT_TRUE(m.ok()) << c.tail << ": " << m.status().message();
+    EXPECT_EQ(m->shared_expert_intermediate_size, 0);
+    EXPECT_EQ(m->first_dense_layers, 0);
+    EXPECT_TRUE(m->qk_norm && m->router_sigmoid);
+  }
+  // A TOML file of model_type glm4_moe without experts would put a router's parts on a dense MLP.
+  std::ofstream(dir + "/dense.toml") << "model_type = \"glm4_moe\"\nnum_hidden_layers = 2\nhidden_size = 64\n"
+                                        "num_attention_heads = 4\nintermediate_size = 128\nvocab_size = 100\n";
+  const auto dense = load_model(dir + "/dense.toml");
+  ASSERT_FALSE(dense.ok());
+  EXPECT_NE(dense.status().message().find("key \"first_k_dense_replace\": a mixture's, given without experts"),
+            std::string::npos)
+      << dense.status().message();
   std::filesystem::remove_all(dir);
 }
 
@@ -312,7 +375,7 @@ TEST(LoadModel, NonRegularFilesAreRefused) {
 TEST(LoadModel, UnknownPresetListsPresets) {
   const auto m = load_model("gpt-9");
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("--model: value \"gpt-9\" is not a preset or a file (allowed presets: gpt-oss-120b, gpt-oss-20b, llama-3.1-70b"),
+  EXPECT_NE(m.status().message().find("--model: value \"gpt-9\" is not a preset or a file (allowed presets: glm-4.5-air, gpt-oss-120b, gpt-oss-20b, llama-3.1-70b"),
             std::string::npos)
       << m.status().message();
 }
@@ -401,6 +464,11 @@ TEST(Plan, ModelArchitectureRoundTrips) {
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->model, p.model);
   p.model = *load_model(kData + "/gemma3_4b_text.json");
+  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
+  back = load_plan(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->model, p.model);
+  p.model = *load_model(kData + "/glm4_moe_air.json");  // shared expert, dense first layer, sigmoid router, partial RoPE
   ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
   back = load_plan(path);
   ASSERT_TRUE(back.ok()) << back.status().message();

@@ -116,7 +116,7 @@ TEST_F(ModelFolder, AFolderInTheWorkingDirectoryIsGivenAsAPath) {
   ASSERT_TRUE(by_slash.ok()) << by_slash.status().message();
   EXPECT_EQ(*by_slash, *by_path);
   EXPECT_EQ(by_name.status().message().rfind("--model: value \"Qwen3-8B\" is not a preset, and a folder is given as a "
-                                             "path (allowed: ./Qwen3-8B for the folder here; presets: gpt-oss-120b, gpt-oss-20b, llama-3.1-70b, ",
+                                             "path (allowed: ./Qwen3-8B for the folder here; presets: glm-4.5-air, gpt-oss-120b, gpt-oss-20b, llama-3.1-70b, ",
                                              0),
             0u)
       << by_name.status().message();

@@ -66,6 +66,40 @@ TEST(Activations, GptOssClampedSwiGluAndRouterAfterTopK) {
   EXPECT_DOUBLE_EQ(layer_saved_bytes(p) - layer_saved_bytes(plain), (3 * a * k * i + a * k - 4 * experts) * local_tokens(p));
 }
 
+// GLM-4.5-Air (Z.ai's model card: 106B parameters, 12B active besides the embeddings): 45 mixture
+// layers of 128 experts and a shared one, one dense layer of width 10944, q/k/v biases; ZeRO-3
+// gathers the mixture layer, the largest; ZeRO's traffic moves the mean layer.
+TEST(ParamCounts, GlmAirCountsItsDenseFirstLayerAndSharedExpert) {
+  const ParamCounts c = param_counts(load_model("glm-4.5-air").value());
+  const double h = 4096, attention = 2 * h * 12288 + 2 * h * 1024 + 12288 + 2 * 1024, expert = 3 * h * 1408;
+  EXPECT_DOUBLE_EQ(c.attention, attention);
+  EXPECT_DOUBLE_EQ(c.mlp, 128 * expert + h * 128 + expert);  // experts, router, shared expert
+  EXPECT_DOUBLE_EQ(c.dense_layer, attention + 3 * h * 10944 + 2 * h);
+  EXPECT_DOUBLE_EQ(c.layers, 45 * c.per_layer + c.dense_layer);
+  EXPECT_DOUBLE_EQ(c.mean_layer, c.layers / 46);
+  EXPECT_NEAR(c.total / 106e9, 1.0, 0.01);
+  EXPECT_NEAR(c.layers_active / 12e9, 1.0, 0.02);
+}
+
+// What the first layers save without checkpointing: GLM-4.5-Air's dense first layer saves its
+// dense MLP's SwiGLU and no routing, the mixture layers theirs and the shared expert's; the
+// mixture's router keeps an fp32 copy of its input; RoPE's tables cover the rotated half.
+TEST(Activations, GlmAirsDenseFirstLayerSavesItsOwnMlp) {
+  PlanSpec p = llama8b(8, 1, 16384);
+  p.model = load_model("glm-4.5-air").value();
+  p.knobs.act_ckpt = ActCkpt::kNone;
+  const PlanSpec dense = dense_layer_plan(p);
+  EXPECT_FALSE(dense.model.is_moe());
+  EXPECT_EQ(dense.model.routed_width(), 10944);
+  const double s = local_tokens(p), a = 2;
+  EXPECT_DOUBLE_EQ(layers_saved_bytes(p, 1), layer_saved_bytes(dense));
+  EXPECT_DOUBLE_EQ(layers_saved_bytes(p, 46), layer_saved_bytes(dense) + 45 * layer_saved_bytes(p));
+  // The two kinds differ by their SwiGLU widths and the mixture's routing (grouped experts).
+  const double routing = 8 * (2 * a * 4096 + 3 * 8) + 4 * 128 + 12 * 8 + 4 * 4096;
+  EXPECT_DOUBLE_EQ(layer_saved_bytes(p) - layer_saved_bytes(dense), (4 * a * (9 * 1408 - 10944) + routing) * s);
+  EXPECT_DOUBLE_EQ(rope_tables_bytes(p), 2 * a * 64 * s);
+}
+
 TEST(ParamCounts, Llama31_8bMatchesPublishedCount) {
   // Per layer: q 4096*4096 + k,v 2*4096*1024 + o 4096*4096 = 41,943,040; MLP 3*4096*14336 =
   // 176,160,768; norms 2*4096 -> 218,112,000. x32 + embedding and lm_head 2*128256*4096 + final

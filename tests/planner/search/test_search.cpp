@@ -6,6 +6,8 @@
 
 #include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 
 namespace spplan::search {
 namespace {
@@ -265,6 +267,33 @@ TEST(Search, GptOssPlansOnTheHfTrainerWithFlexWithoutASequenceSplit) {
   }
   p.stack = trainer_stack("engine");
   EXPECT_TRUE(search_plans(p, false).feasible.empty());
+}
+
+// GLM-4.5-Air (issue 42): the HF Trainer and ArcticTraining run transformers' Glm4MoeForCausalLM
+// with Ulysses; trainers whose layer is another (the engine's Qwen3-MoE / Mixtral layer) or whose
+// kernels for it spplan has not read (Liger's) refuse it in one line naming the model.
+TEST(Search, GlmAirPlansOnTheHfStacksAndTheEngineRefusesIt) {
+  PlanSpec p = base("glm-4.5-air", 8, 65536);
+  p.cluster.gpu = load_gpu("h200-141gb").value();
+  for (const char* trainer : {"hf", "arctic"}) {
+    p.stack = trainer_stack(trainer);
+    const SearchResult r = search_plans(p, false);
+    ASSERT_FALSE(r.feasible.empty()) << trainer;
+    EXPECT_TRUE(std::any_of(r.feasible.begin(), r.feasible.end(), [](const auto& f) { return f.plan.knobs.sp > 1; }))
+        << trainer;
+  }
+  for (const char* trainer : {"engine", "liger"}) {
+    p.stack = trainer_stack(trainer);
+    p.knobs.tiled_loss = true;  // Liger's loss: so that the model is what its rules refuse
+    EXPECT_TRUE(search_plans(p, false).feasible.empty()) << trainer;
+    const Status refused = check_plan(p, flag_where);
+    ASSERT_FALSE(refused.is_ok()) << trainer;
+    EXPECT_NE(refused.message().find("--model: value \"glm-4.5-air\" (GLM-4.5's mixture: a shared expert, dense "
+                                     "first layers, a sigmoid router)"),
+              std::string::npos)
+        << refused.message();
+    EXPECT_EQ(refused.message().find('\n'), std::string::npos);
+  }
 }
 
 }  // namespace
