@@ -182,13 +182,32 @@ std::string exports_text(const PlanSpec& p) {
   return text;
 }
 
+// What a mixture of experts is priced as: its experts, a shared expert, the dense layers, the router.
+std::string mixture_text(const ModelSpec& m) {
+  if (!m.is_moe()) return "";
+  std::string text = "  mixture: " + std::to_string(m.num_experts) + " experts " + std::to_string(m.moe_intermediate_size) +
+                     " wide, " + std::to_string(m.experts_per_token) + " a token";
+  if (m.shared_expert_intermediate_size > 0) {
+    text += ", a shared expert " + std::to_string(m.shared_expert_intermediate_size) + " wide";
+  }
+  if (m.first_dense_layers > 0) {
+    const std::string layers = m.first_dense_layers == 1 ? "layer 0" : "layers 0-" + std::to_string(m.first_dense_layers - 1);
+    text += "; " + layers + " dense (" + std::to_string(m.intermediate_size) + " wide)";
+  }
+  text += m.router_sigmoid ? "; sigmoid router" : m.router_softmax_after_topk ? "; softmax over the top k" : "";
+  if (m.output_router_logits) text += "; load-balancing loss";
+  return text + "\n";
+}
+
 std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   const auto& m = e.memory;
   std::ostringstream o;
   o << p.model.name << " on " << p.cluster.num_gpus << "x " << p.cluster.gpu.name << ", seq " << p.seq_len
     << " tokens, " << p.stack.trainer << ", dp=" << p.dp() << " " << knobs_text(p.knobs) << "\n";
   o << "  RoPE: " << rope_text(p.model.rope_scaling) << " (theta " << format_number(p.model.rope_theta) << ")"
+    << (p.model.partial_rotary_factor < 1 ? " on " + format_number(p.model.partial_rotary_factor) + " of each head" : "")
     << (p.model.attention_bias ? "; q/k/v biases" : "") << "\n";
+  o << mixture_text(p.model);
   o << "  optimizer: " << optimizer_text(p.optimizer) << "\n";
   o << exports_text(p);
   o << "  fits: " << (e.fits ? "yes" : "NO (" + e.reason() + ")") << "\n";
