@@ -61,6 +61,9 @@ PLANS = {
     # A mixture of experts (issue 42): the same formats, the model's own config.json for ArcticTraining.
     "moe_qwen3_30b": (presets("qwen3-30b-a3b") + "[cluster]\nnum_gpus = 8\n[knobs]\nsp = 8\nzero_stage = 3\n"
                       'offload_optimizer = "cpu"\nact_ckpt = "full"\ntiled_loss = true\n', 8, 1, 1, 8, 3, True),
+    # GLM-4.5's mixture (a shared expert, a dense first layer): the HF Trainer's untiled loss (Liger refuses it).
+    "moe_glm_air": (presets("glm-4.5-air") + "[cluster]\nnum_gpus = 8\n[knobs]\nsp = 8\nzero_stage = 3\n"
+                    'offload_optimizer = "cpu"\nact_ckpt = "full"\n', 8, 1, 1, 8, 3, True),
 }
 
 # The config.json each plan's model is read from by ArcticTraining's validators (its Hub file's keys).
@@ -75,6 +78,13 @@ MODEL_CONFIGS = {
                       "num_experts": 128, "num_experts_per_tok": 8, "norm_topk_prob": True,
                       "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 40960,
                       "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": False},
+    "glm-4.5-air": {"architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "hidden_size": 4096,
+                    "intermediate_size": 10944, "moe_intermediate_size": 1408, "num_hidden_layers": 46,
+                    "num_attention_heads": 96, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151552,
+                    "n_routed_experts": 128, "n_shared_experts": 1, "num_experts_per_tok": 8,
+                    "first_k_dense_replace": 1, "norm_topk_prob": True, "partial_rotary_factor": 0.5,
+                    "attention_bias": True, "use_qk_norm": False, "max_position_embeddings": 131072,
+                    "rms_norm_eps": 1e-05, "rope_theta": 1000000, "tie_word_embeddings": False},
 }
 
 

@@ -27,6 +27,8 @@ records its shards). A case fails with what the ranks saw and the launch's last 
   arctic/sp2           arctic_training RECIPE.yml --num_gpus 2 with a local model, tokenizer and
                        data set made here (the recipe's placeholders) and the CPU-only data
                        settings below; skipped without arctic_training, datasets or tokenizers
+  torchrun/glm-sp2     a tiny GLM-4.5 (shared expert, dense first layer, sigmoid router, partial
+                       RoPE) under the same script: transformers' Glm4MoeForCausalLM at sp 2
   torchrun/engine-sp2   a --trainer engine plan's script (torchrun of `spplan run`), world, sp and
                        Ulysses' exchanges read from the run's --json report
   torchrun/engine-2nodes the same plan on two nodes of one GPU: the script started twice, meeting
@@ -93,9 +95,16 @@ MODEL = {"name": "launch-tiny", "num_hidden_layers": 2, "hidden_size": 64, "num_
          "tie_word_embeddings": False, "rope_theta": 10000.0, "rms_norm_eps": 1e-5}
 
 
-def plan_toml(knobs, optimizer="", precision="fp32", trainer="hf", gpus_per_node=None):
+# A tiny GLM-4.5 (issue 42): its mixture (4 experts, 2 a token, a shared expert, layer 0 dense),
+# sigmoid router and partial RoPE come with model_type glm4_moe in the plan; train.py builds
+# transformers' Glm4MoeForCausalLM from the config.json write_model writes beside.
+MODEL_GLM = dict(MODEL, name="launch-tiny-glm", model_type="glm4_moe", attention_bias=True, num_experts=4,
+                 num_experts_per_tok=2, moe_intermediate_size=32)
+
+
+def plan_toml(knobs, optimizer="", precision="fp32", trainer="hf", gpus_per_node=None, spec=None):
     model = "".join(f"{k} = {json.dumps(v) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else v}\n"
-                    for k, v in MODEL.items())
+                    for k, v in (spec or MODEL).items())
     node = f"gpus_per_node = {gpus_per_node}\n" if gpus_per_node else ""
     return (f'seq_len = {SEQ}\ntrainer = "{trainer}"\n[model]\n{model}[gpu]\npreset = "h100-80gb"\n'
             f'[cluster]\nnum_gpus = {GPUS}\n{node}[knobs]\n{knobs}precision = "{precision}"\n'
@@ -108,6 +117,7 @@ PLANS = {  # name: (TOML, sp, cp)
     "cp2": (plan_toml('sp = 1\ncp = 2\ncp_comm = "ring"\nzero_stage = 3\nact_ckpt = "none"\n'), 1, 2),
     "dp2": (plan_toml('sp = 1\nzero_stage = 2\nact_ckpt = "none"\n', 'lr_schedule = "cosine"\nwarmup_steps = 0\n'), 1, 1),
     "sp2-offload": (plan_toml('sp = 2\nzero_stage = 3\nact_ckpt = "offload"\n', precision="bf16"), 2, 1),
+    "glm-sp2": (plan_toml('sp = 2\nzero_stage = 3\nact_ckpt = "none"\n', spec=MODEL_GLM), 2, 1),
     "engine-sp2": (plan_toml('sp = 2\nzero_stage = 3\nact_ckpt = "full"\n', trainer="engine"), 2, 1),
     "engine-sp2-2nodes": (plan_toml('sp = 2\nzero_stage = 3\nact_ckpt = "full"\n', trainer="engine", gpus_per_node=1),
                           2, 1),
@@ -246,6 +256,16 @@ def write_model():
     cfg.update(architectures=["LlamaForCausalLM"], model_type="llama", max_position_embeddings=4096)
     with open(os.path.join(d, "config.json"), "w") as f:
         json.dump(cfg, f)
+    d = os.path.join(work, "model-glm")
+    os.makedirs(d, exist_ok=True)
+    glm = {k: v for k, v in MODEL.items() if k != "name"}
+    glm.update(architectures=["Glm4MoeForCausalLM"], model_type="glm4_moe", max_position_embeddings=4096,
+               n_routed_experts=MODEL_GLM["num_experts"], num_experts_per_tok=MODEL_GLM["num_experts_per_tok"],
+               moe_intermediate_size=MODEL_GLM["moe_intermediate_size"], n_shared_experts=1, first_k_dense_replace=1,
+               n_group=1, topk_group=1, norm_topk_prob=True, partial_rotary_factor=0.5, attention_bias=True,
+               use_qk_norm=False)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(glm, f)
 
 
 # --- the HF Trainer formats -------------------------------------------------------------------
@@ -578,6 +598,7 @@ if prebuild_ops(base_env()):
     # transformers refuses --bf16 without a bf16 GPU unless --use_cpu (given through "$@").
     run_case("torchrun/sp2-offload", torchrun_case, "sp2-offload", {"PARALLELISM_CONFIG_SP_ATTN_IMPLEMENTATION": "sdpa"},
              ["--use_cpu"])
+    run_case("torchrun/glm-sp2", torchrun_case, "glm-sp2", {"SPPLAN_TRAIN_MODEL": os.path.join(work, "model-glm", "config.json")})
 # The engine's export needs no DeepSpeed op: one node, then the same plan on two nodes of one GPU.
 one_node_losses = run_case("torchrun/engine-sp2", engine_case, "engine-sp2", 1)
 run_case("torchrun/engine-2nodes", engine_case, "engine-sp2-2nodes", 2, one_node_losses)
