@@ -28,6 +28,7 @@ const std::map<std::string, std::string>& words() {
       {"attention", "attention"},
       {"out_proj", "output projection"},
       {"mlp", "MLP"},
+      {"experts", "MoE MLP (router and experts)"},
       {"ckpt_d2h", "checkpoint copy to the host"},
       {"ckpt_h2d", "checkpoint copy back to the device"},
       {"reduce", "gradient reduction"},

@@ -48,7 +48,8 @@ class StepGraphBuilder {
   void end_use(OpId last);
 
   // Passes (step_graph_forward.cpp, step_graph_backward.cpp).
-  PassOps emit_pass(const costmodel::LayerPassCosts& pass, bool backward, const std::string& prefix);
+  // `layer`'s pass: its MLP op is "experts" where the layer is a mixture's (StepCosts::first_mixture_layer).
+  PassOps emit_pass(const costmodel::LayerPassCosts& pass, bool backward, const std::string& prefix, int layer);
   // The exchange moment, the layer's saved tensors (`own`: its kind's terms), ring buffers.
   void hold_pass_activations(const PassOps& pass, const MemoryTerms::LayerBytes& own);
   // Attention, as one op or as ring attention's blocks and hops; sets the pass's attention ops.

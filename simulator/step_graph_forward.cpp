@@ -18,8 +18,11 @@ OpId StepGraphBuilder::emit_tiles(const std::string& prefix, double total_s, int
 }
 
 // One layer pass on the compute stream.
-PassOps StepGraphBuilder::emit_pass(const costmodel::LayerPassCosts& pass, bool backward, const std::string& prefix) {
+PassOps StepGraphBuilder::emit_pass(const costmodel::LayerPassCosts& pass, bool backward, const std::string& prefix,
+                                    int layer) {
   PassOps ops;
+  const bool mixture = c_.first_mixture_layer >= 0 && layer >= c_.first_mixture_layer;
+  const std::string mlp = prefix + (mixture ? "experts" : "mlp");
   const auto compute = [&](const char* name, double s) { return add_compute(prefix + name, OpCategory::kCompute, s); };
   const auto a2a = [&](const char* name, double s) { return add_compute(prefix + name, OpCategory::kA2a, s); };
   if (!backward) {
@@ -29,9 +32,9 @@ PassOps StepGraphBuilder::emit_pass(const costmodel::LayerPassCosts& pass, bool 
     emit_attention(pass, prefix, &ops);
     ops.a2a_second = a2a("a2a_out", pass.a2a_out_s);
     compute("out_proj", pass.out_proj_s);
-    ops.last = emit_tiles(prefix + "mlp", pass.mlp_s, pass.mlp_tiles, nullptr);
+    ops.last = emit_tiles(mlp, pass.mlp_s, pass.mlp_tiles, nullptr);
   } else {  // the mirror image: gradients flow from the MLP back to the norm
-    ops.last = emit_tiles(prefix + "mlp", pass.mlp_s, pass.mlp_tiles, &ops.first);
+    ops.last = emit_tiles(mlp, pass.mlp_s, pass.mlp_tiles, &ops.first);
     compute("out_proj", pass.out_proj_s);
     ops.a2a_first = a2a("a2a_out", pass.a2a_out_s);
     emit_attention(pass, prefix, &ops);
@@ -113,7 +116,7 @@ void StepGraphBuilder::emit_forward_layer(int micro, int layer) {
   const std::string prefix = micro_prefix(micro) + "fwd.L" + std::to_string(layer) + ".";
   begin_use();
   const MemoryTerms::LayerBytes own = t_.layer(layer);
-  const PassOps pass = emit_pass(c_.forward, false, prefix);
+  const PassOps pass = emit_pass(c_.forward, false, prefix, layer);
   attach_first(pass.first);
   hold_pass_activations(pass, own);
   free_at_end(pass.last, MemCategory::kActivations, own.saved);

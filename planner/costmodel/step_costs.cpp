@@ -219,6 +219,7 @@ StepCosts step_costs(const PlanSpec& p) {
   const double n = static_cast<double>(world);
   StepCosts c;
   c.layers = p.model.num_hidden_layers;
+  if (p.model.is_moe()) c.first_mixture_layer = p.model.first_dense_layers;
   c.micro_steps = p.knobs.grad_accum_steps;
   c.reducing_micro_steps = p.knobs.zero_stage >= 2 ? c.micro_steps : 1;
   c.forward = forward_pass(p, x);

@@ -48,6 +48,10 @@ struct LayerPassCosts {
 
 struct StepCosts {
   int64_t layers = 0;
+  // The first layer whose MLP is a mixture of experts (-1: none; GLM-4.5's dense first layers come
+  // before it). Each layer is priced at the mean of its model's layers (step_costs.cpp
+  // mix_in_dense_layers); this names what a timeline draws.
+  int64_t first_mixture_layer = -1;
   int64_t micro_steps = 1;        // grad_accum_steps
   // Micro steps whose backward reduces gradients: every one at ZeRO 2/3 (each backward
   // reduce-scatters into the partition), only the last at ZeRO 0/1, where DeepSpeed reduces at the

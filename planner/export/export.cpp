@@ -231,7 +231,18 @@ std::string attention_note(const PlanSpec& plan) {
   std::string note = std::string("# train.py loads the model with attn_implementation=\"") + attn_implementation(plan) +
                      "\" (the kernel this plan is priced with";
   if (plan.model.attention_sinks) note += "; the one that trains its attention sinks";
-  return note + ").\n";
+  note += ").\n";
+  // A mixture's load-balancing loss is the model config's (transformers adds it when the config's
+  // output_router_logits is true), not a Trainer flag: the plan priced what its config.json said.
+  const ModelSpec& m = plan.model;
+  if (m.is_moe() && !m.router_sigmoid) {  // GLM-4.5's model computes no such loss (Glm4MoeForCausalLM)
+    note += m.output_router_logits
+                ? "# ... and output_router_logits=True, router_aux_loss_coef=" + format_number(m.router_aux_loss_coef) +
+                      " (the load-balancing loss this plan prices: every layer's router logits kept to the loss).\n"
+                : "# ... and output_router_logits=False (no load-balancing loss is priced; True keeps every layer's router "
+                  "logits to the loss: re-plan with it set in the model's config.json).\n";
+  }
+  return note;
 }
 
 // The /local_nvme placeholder, said where a comment can say it (JSON has none: `spplan export`

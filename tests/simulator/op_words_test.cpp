@@ -20,6 +20,7 @@ TEST(OpWords, EachKindOfIdInWords) {
       {"m0.fwd.L3.attention", "layer 3, forward, attention"},
       {"m0.bwd.L0.a2a_qkv", "layer 0, backward, all-to-all of q/k/v"},
       {"m0.fwd.L5.mlp.t2", "layer 5, forward, MLP, tile 3"},
+      {"m0.bwd.L7.experts", "layer 7, backward, MoE MLP (router and experts)"},
       {"m1.rec.L7.norm", "micro step 2, layer 7, recompute, RMSNorm"},
       {"m0.loss.fwd.t0", "loss, forward, tile 1"},
       {"m0.loss.bwd", "loss, backward"},

@@ -113,6 +113,19 @@ TEST_P(SimulatePlan, NoOverlapPeakEqualsTheCostmodelPeak) {
   EXPECT_NEAR(r.peak_alive.logits_bytes, peak.logits_bytes, 1e-9 * peak.total_bytes());
 }
 
+// A mixture's layers draw their MLP as experts, GLM-4.5's dense first layer as an MLP.
+TEST(SimulateMixture, ItsLayersDrawTheirExperts) {
+  const PlanSpec p = testing::make_plan(load_model("glm-4.5-air").value(), 8, 4 * 1024, 1);
+  const SimResult r = simulate_plan(p, Mode::kNoOverlap);
+  const auto named = [&](const std::string& name) {
+    return std::any_of(r.events.begin(), r.events.end(), [&](const SimEvent& e) { return e.name == name; });
+  };
+  EXPECT_TRUE(named("m0.fwd.L0.mlp"));
+  EXPECT_FALSE(named("m0.fwd.L0.experts"));
+  EXPECT_TRUE(named("m0.fwd.L1.experts"));
+  EXPECT_TRUE(named("m0.bwd.L45.experts"));
+}
+
 TEST_P(SimulatePlan, OverlapIsBoundedBySerialAndCriticalPath) {
   const PlanSpec& p = GetParam().plan;
   const SimResult r = simulate_plan(p, Mode::kOverlap);

@@ -202,6 +202,17 @@ TEST(ExportTorchrun, NamesTheAttentionKernelItIsPricedWith) {
     EXPECT_THAT(exported(p, format), HasSubstr("# train.py loads the model with attn_implementation=\"flex_attention\" (the "
                                                "kernel this plan is priced with; the one that trains its attention sinks).\n"));
   }
+  // A mixture's load-balancing loss is the model config's: the export says which the plan priced.
+  EXPECT_THAT(exported(p, ExportFormat::kTorchrun), HasSubstr("\n# ... and output_router_logits=False (no load-balancing "
+                                                              "loss is priced;"));
+  p.model.output_router_logits = true;
+  EXPECT_THAT(exported(p, ExportFormat::kTorchrun),
+              HasSubstr("\n# ... and output_router_logits=True, router_aux_loss_coef=0.9 (the load-balancing loss this plan "
+                        "prices: every layer's router logits kept to the loss).\n"));
+  p.model = load_model("glm-4.5-air").value();  // it computes no load-balancing loss
+  p.knobs.sp = 2;
+  settle_layout_attention(&p);
+  EXPECT_THAT(exported(p, ExportFormat::kTorchrun), Not(HasSubstr("output_router_logits")));
 }
 
 // A plan priced for the engine exports the `spplan run` line that runs it, on one machine only.
