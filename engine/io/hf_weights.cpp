@@ -75,12 +75,15 @@ Result<std::vector<std::string>> weight_files(const std::string& dir) {
 // block_sparse_moe.gate and block_sparse_moe.experts.E.{w1,w3,w2}. In the engine's order: the
 // router [E, h], each expert's gate then up rows ([i, h] each: the engine's [E, 2 i, h]), each
 // expert's down [h, i].
+// GLM-4.5's mlp.gate.e_score_correction_bias follows the router, and its
+// mlp.shared_experts.{gate,up,down}_proj the experts (the engine's shared gate|up, then down).
 template <class Add>
 void add_experts(const ModelSpec& spec, const std::string& layer, Add& add) {
-  const int64_t h = spec.hidden_size, i = spec.moe_intermediate_size;
+  const int64_t h = spec.hidden_size, i = spec.moe_intermediate_size, is = spec.shared_expert_intermediate_size;
   const bool mixtral = hf_moe_is_mixtral(spec);
   const std::string block = layer + (mixtral ? "block_sparse_moe." : "mlp.");
   add(block + "gate.weight", {spec.num_experts, h});
+  if (spec.router_sigmoid) add(block + "gate.e_score_correction_bias", {spec.num_experts});
   for (int64_t e = 0; e < spec.num_experts; ++e) {
     const std::string expert = block + "experts." + std::to_string(e) + ".";
     add(expert + (mixtral ? "w1.weight" : "gate_proj.weight"), {i, h});
@@ -89,11 +92,17 @@ void add_experts(const ModelSpec& spec, const std::string& layer, Add& add) {
   for (int64_t e = 0; e < spec.num_experts; ++e) {
     add(block + "experts." + std::to_string(e) + (mixtral ? ".w2.weight" : ".down_proj.weight"), {h, i});
   }
+  if (is > 0) {
+    add(block + "shared_experts.gate_proj.weight", {is, h});
+    add(block + "shared_experts.up_proj.weight", {is, h});
+    add(block + "shared_experts.down_proj.weight", {h, is});
+  }
 }
 
 }  // namespace
 
 std::string hf_model_type(const ModelSpec& spec) {
+  if (spec.is_moe() && spec.glm_mixture()) return "glm4_moe";
   if (spec.is_moe()) return spec.qk_norm ? "qwen3_moe" : "mixtral";
   return spec.qk_norm ? "qwen3" : spec.attention_bias ? "qwen2" : "llama";
 }
@@ -134,7 +143,7 @@ std::vector<HfTensorPlace> hf_tensor_places(const ModelSpec& spec) {
     }
     add(p + "self_attn.o_proj.weight", {h, spec.q_dim()});
     add(p + "post_attention_layernorm.weight", {h});
-    if (spec.is_moe()) {
+    if (spec.is_moe() && l >= spec.first_dense_layers) {
       add_experts(spec, p, add);
     } else {
       add(p + "mlp.gate_proj.weight", {i, h});
@@ -156,10 +165,12 @@ Result<ModelSpec> read_hf_config(const std::string& dir) {
   const nlohmann::json type = j.value("model_type", nlohmann::json());
   // The families whose transformers modeling is the engine's decoder: Llama, Mistral (Llama's
   // layout), Qwen2 (q/k/v biases), Qwen3 (q/k norms), and the mixtures Qwen3-MoE (Qwen3's
-  // attention) and Mixtral (Mistral's).
-  static const char* const kTypes[] = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral"};
+  // attention) and Mixtral (Mistral's), and GLM-4.5 (its shared expert, dense first layers and
+  // sigmoid router, partial RoPE, q/k/v biases).
+  static const char* const kTypes[] = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "glm4_moe"};
   if (std::none_of(std::begin(kTypes), std::end(kTypes), [&](const char* t) { return type == t; })) {
-    return bad_key(path, "model_type", type, "\"llama\", \"mistral\", \"qwen2\", \"qwen3\", \"qwen3_moe\", \"mixtral\"");
+    return bad_key(path, "model_type", type,
+                   "\"llama\", \"mistral\", \"qwen2\", \"qwen3\", \"qwen3_moe\", \"mixtral\", \"glm4_moe\"");
   }
   if ((type == "qwen3_moe" || type == "mixtral") && !spec.is_moe()) {  // 0 or 1 expert: not the layer's tensors
     return bad_key(path, type == "mixtral" ? "num_local_experts" : "num_experts",
@@ -167,9 +178,11 @@ Result<ModelSpec> read_hf_config(const std::string& dir) {
   }
   if (j.contains("hidden_act") && j["hidden_act"] != "silu") return bad_key(path, "hidden_act", j["hidden_act"], "\"silu\"");
   // Llama's attention_bias puts a bias on o_proj too, which the engine has not (Qwen2's q/k/v
-  // biases need no key: the loader sets attention_bias from the model type).
+  // biases need no key: the loader sets attention_bias from the model type; GLM-4.5's key means
+  // q, k and v only, Glm4MoeAttention).
   for (const char* key : {"attention_bias", "mlp_bias"}) {
-    if (j.contains(key) && j[key] == true) return bad_key(path, key, j[key], "false");
+    const bool qkv_only = type == "glm4_moe" && std::string(key) == "attention_bias";
+    if (!qkv_only && j.contains(key) && j[key] == true) return bad_key(path, key, j[key], "false");
   }
   return spec;
 }
@@ -226,6 +239,24 @@ Status check_same_model(const ModelSpec& run, const std::string& run_source, con
   }
   if (hf.is_moe() && hf.output_router_logits && hf.router_aux_loss_coef != run.router_aux_loss_coef) {
     return differs("router_aux_loss_coef", format_number(hf.router_aux_loss_coef), format_number(run.router_aux_loss_coef));
+  }
+  const std::pair<const char*, std::pair<int64_t, int64_t>> glm[] = {
+      {"n_shared_experts x moe_intermediate_size", {hf.shared_expert_intermediate_size, run.shared_expert_intermediate_size}},
+      {"first_k_dense_replace", {hf.first_dense_layers, run.first_dense_layers}},
+      {"n_group", {hf.router_groups, run.router_groups}},
+      {"topk_group", {hf.router_topk_groups, run.router_topk_groups}}};
+  for (const auto& [key, v] : glm) {
+    if (hf.is_moe() && v.first != v.second) return differs(key, std::to_string(v.first), std::to_string(v.second));
+  }
+  if (hf.is_moe() && hf.router_sigmoid != run.router_sigmoid) {
+    return differs("model_type", hf.router_sigmoid ? "glm4_moe (a sigmoid router)" : "a softmax router",
+                   run.router_sigmoid ? "a sigmoid router" : "a softmax router");
+  }
+  if (hf.is_moe() && hf.routed_scaling_factor != run.routed_scaling_factor) {
+    return differs("routed_scaling_factor", format_number(hf.routed_scaling_factor), format_number(run.routed_scaling_factor));
+  }
+  if (hf.partial_rotary_factor != run.partial_rotary_factor) {
+    return differs("partial_rotary_factor", format_number(hf.partial_rotary_factor), format_number(run.partial_rotary_factor));
   }
   if (hf.rms_norm_eps != run.rms_norm_eps) {
     return differs("rms_norm_eps", format_number(hf.rms_norm_eps), format_number(run.rms_norm_eps));
@@ -296,7 +327,7 @@ nlohmann::json config_from_spec(const ModelSpec& spec, int64_t seq_len) {
   const std::string type = hf_model_type(spec);
   static const std::map<std::string, const char*> kArchitecture = {
       {"llama", "LlamaForCausalLM"}, {"qwen2", "Qwen2ForCausalLM"}, {"qwen3", "Qwen3ForCausalLM"},
-      {"qwen3_moe", "Qwen3MoeForCausalLM"}, {"mixtral", "MixtralForCausalLM"}};
+      {"qwen3_moe", "Qwen3MoeForCausalLM"}, {"mixtral", "MixtralForCausalLM"}, {"glm4_moe", "Glm4MoeForCausalLM"}};
   const char* architecture = kArchitecture.at(type);
   const int64_t context = spec.max_position_embeddings > 0 ? spec.max_position_embeddings : std::max<int64_t>(seq_len, 2048);
   nlohmann::json j{{"architectures", {architecture}},
@@ -315,6 +346,21 @@ nlohmann::json config_from_spec(const ModelSpec& spec, int64_t seq_len) {
                    {"max_position_embeddings", context},
                    {"hidden_act", "silu"},
                    {"rope_scaling", rope_scaling_json(spec.rope_scaling)}};
+  if (type == "glm4_moe") {  // Glm4MoeConfig's keys; it has no load-balancing loss
+    j["n_routed_experts"] = spec.num_experts;
+    j["num_experts_per_tok"] = spec.experts_per_token;
+    j["moe_intermediate_size"] = spec.moe_intermediate_size;
+    j["n_shared_experts"] = spec.shared_expert_intermediate_size / spec.moe_intermediate_size;
+    j["first_k_dense_replace"] = spec.first_dense_layers;
+    j["norm_topk_prob"] = spec.norm_topk_prob;
+    j["n_group"] = spec.router_groups;
+    j["topk_group"] = spec.router_topk_groups;
+    j["routed_scaling_factor"] = spec.routed_scaling_factor;
+    j["partial_rotary_factor"] = spec.partial_rotary_factor;
+    j["use_qk_norm"] = spec.qk_norm;
+    j["attention_bias"] = spec.attention_bias;
+    return j;
+  }
   if (moe) {
     const bool mixtral = hf_moe_is_mixtral(spec);
     j[mixtral ? "num_local_experts" : "num_experts"] = spec.num_experts;

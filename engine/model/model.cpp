@@ -47,8 +47,11 @@ std::vector<at::Tensor> LayerParams::all() const {
   std::vector<at::Tensor> out{attn_norm, wqkv, wo, mlp_norm};
   if (bqkv.defined()) out.push_back(bqkv);
   if (q_norm.defined()) out.insert(out.end(), {q_norm, k_norm});
-  if (experts.router.defined()) {
+  if (mixture) {
     out.insert(out.end(), {experts.router, experts.gate_up, experts.down});
+    for (const at::Tensor& t : {experts.router_bias, experts.shared_gate_up, experts.shared_down}) {
+      if (t.defined()) out.push_back(t);
+    }
   } else {
     out.insert(out.end(), {w_gate_up, w_down});
   }
@@ -90,6 +93,9 @@ Model::Model(const ModelSpec& spec, uint64_t seed, Comm& comm, const Knobs& knob
   grads_flat_ = grads_on_host_ ? host_zeros(grad_numel, dtype, MemCategory::kGrads, device)
                                : shard_buffer(grad_numel, MemCategory::kGrads, options);
   layers_.resize(static_cast<size_t>(spec.num_hidden_layers));
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    layers_[l].mixture = spec.is_moe() && static_cast<int64_t>(l) >= spec.first_dense_layers;
+  }
   const std::vector<ZeroUnit>& units = layout_.units();
   if (stage < 2) {
     // Each parameter: a leaf view of the flat buffer whose .grad is the matching view of the grads.
@@ -139,10 +145,15 @@ void Model::bind_unit(size_t unit, const std::vector<at::Tensor>& params) {
     }
     L.wo = take();
     L.mlp_norm = take();
-    if (spec_.is_moe()) {
+    if (L.mixture) {
       L.experts.router = take();
+      if (spec_.router_sigmoid) L.experts.router_bias = take();
       L.experts.gate_up = take();
       L.experts.down = take();
+      if (spec_.shared_expert_intermediate_size > 0) {
+        L.experts.shared_gate_up = take();
+        L.experts.shared_down = take();
+      }
     } else {
       L.w_gate_up = take();
       L.w_down = take();
@@ -202,6 +213,19 @@ std::pair<at::Tensor, at::Tensor> Model::rotated_qk(const LayerParams& L, const 
                                    L.bqkv.defined() ? L.bqkv.narrow(0, 0, qk_rows) : at::Tensor());  // [b, n, (nh + nkv) d]
   at::Tensor q = qk.narrow(2, 0, nh * d).view({b, n, nh, d});
   at::Tensor k = qk.narrow(2, nh * d, nkv * d).view({b, n, nkv, d});
+  // RoPE on the first `rotary` dimensions of each head, the rest passed through (GLM-4.5's
+  // partial_rotary_factor: transformers' apply_rotary_pos_emb slices, rotates and concatenates).
+  const int64_t rotary = cos.size(-1) * 2;
+  if (rotary < d) {
+    if (spec_.qk_norm) {
+      q = rms_normalize(q, L.q_norm, eps, false);
+      k = rms_normalize(k, L.k_norm, eps, false);
+    }
+    const auto rotate = [&](const at::Tensor& x) {
+      return at::cat({reference::apply_rope(x.narrow(3, 0, rotary), cos, sin), x.narrow(3, rotary, d - rotary)}, 3);
+    };
+    return {rotate(q), rotate(k)};
+  }
   if (knobs_.tiled_loss && spec_.qk_norm && cos.size(0) == 1) {  // per-position tables; a batch of packed rows runs unfused
     const at::Tensor cos_rows = cos.view({n, d / 2}), sin_rows = sin.view({n, d / 2});
     return {fused_qk_norm_rope(q, L.q_norm, cos_rows, sin_rows, eps), fused_qk_norm_rope(k, L.k_norm, cos_rows, sin_rows, eps)};
@@ -230,7 +254,7 @@ at::Tensor Model::attention(const LayerParams& L, const at::Tensor& normed, cons
 
 at::Tensor Model::mlp(const LayerParams& L, const at::Tensor& normed, std::vector<at::Tensor>* router_logits) const {
   const MlpOptions o = mlp_options(knobs_, normed.size(1), spec_.hidden_size);
-  if (!spec_.is_moe()) return swiglu_mlp(normed, L.w_gate_up, L.w_down, o);
+  if (!L.mixture) return swiglu_mlp(normed, L.w_gate_up, L.w_down, o);
   MoeOutput moe = moe_mlp(normed, L.experts, spec_, o.fused_swiglu);
   if (keeps_router_logits()) router_logits->push_back(std::move(moe.router_logits));
   return moe.out;

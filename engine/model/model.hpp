@@ -42,7 +42,8 @@ struct LayerParams {
   at::Tensor mlp_norm;    // [h]
   at::Tensor w_gate_up;   // [2 i, h]: gate and up stacked (a dense layer)
   at::Tensor w_down;      // [h, i]
-  MoeWeights experts;     // a mixture's router and experts instead (moe.hpp)
+  MoeWeights experts;     // a mixture layer's router and experts instead (moe.hpp)
+  bool mixture = false;   // a mixture layer (not one of GLM-4.5's dense first layers)
   std::vector<at::Tensor> all() const;
 };
 

@@ -5,7 +5,11 @@
 //
 // Routing: logits = x W_router^T (no bias), a softmax over all E experts in fp32, the top k, divided
 // by their sum when norm_topk_prob; Qwen3 casts the weights back to the logits' dtype, Mixtral keeps
-// them fp32 until the add. Experts: each expert that receives tokens gathers their rows, runs its
+// them fp32 until the add. GLM-4.5 (Glm4MoeMoE, modeling_glm4_moe.py): fp32 logits, sigmoid scores,
+// the experts picked with a correction bias among the best groups, and a shared expert on every
+// token added to the routed ones (moe.cpp sigmoid_routing). transformers keeps GLM's router weight
+// in fp32 in a bf16 model (_keep_in_fp32_modules_strict); the engine's is in the model's dtype,
+// cast to fp32 for the product. Experts: each expert that receives tokens gathers their rows, runs its
 // SwiGLU (gate|up stacked as one GEMM, as the dense MLP) and down projection, scales each row by its
 // routing weight and index_adds it into a zero tensor of the input's shape, expert by expert in
 // order: every token's k outputs are summed in that order, as transformers sums them. Dropless: no
@@ -24,8 +28,14 @@ namespace spplan::engine {
 
 struct MoeWeights {
   at::Tensor router;   // [E, h]
+  // [E]: GLM-4.5's e_score_correction_bias, added to the scores only to pick the experts. A buffer
+  // in transformers, never trained: a parameter here whose gradient stays 0 (no decay, so AdamW
+  // leaves it as it is).
+  at::Tensor router_bias;
   at::Tensor gate_up;  // [E, 2 i, h]: each expert's gate rows, then its up rows (Qwen3MoeExperts.gate_up_proj)
   at::Tensor down;     // [E, h, i]
+  at::Tensor shared_gate_up;  // [2 i_s, h]: GLM-4.5's shared expert (Glm4MoeMoE.shared_experts)
+  at::Tensor shared_down;     // [h, i_s]
 };
 
 struct MoeOutput {

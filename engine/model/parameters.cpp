@@ -16,9 +16,14 @@ std::vector<std::vector<ParamDecl>> param_units(const ModelSpec& spec) {
     if (spec.attention_bias) layer.push_back({{qkv}, false, true});
     if (spec.qk_norm) layer.insert(layer.end(), {{{d}, true}, {{d}, true}});
     layer.insert(layer.end(), {{{h, spec.q_dim()}, false}, {{h}, true}});
-    if (spec.is_moe()) {  // the router, then every expert's gate|up and down stacked (moe.hpp)
-      const int64_t E = spec.num_experts, ie = spec.moe_intermediate_size;
-      layer.insert(layer.end(), {{{E, h}, false}, {{E, 2 * ie, h}, false}, {{E, h, ie}, false}});
+    if (spec.is_moe() && l >= spec.first_dense_layers) {
+      // The router (with GLM-4.5's correction bias), every expert's gate|up and down stacked, and
+      // GLM-4.5's shared expert (moe.hpp).
+      const int64_t E = spec.num_experts, ie = spec.moe_intermediate_size, is = spec.shared_expert_intermediate_size;
+      layer.push_back({{E, h}, false});
+      if (spec.router_sigmoid) layer.push_back({{E}, false, true, true});
+      layer.insert(layer.end(), {{{E, 2 * ie, h}, false}, {{E, h, ie}, false}});
+      if (is > 0) layer.insert(layer.end(), {{{2 * is, h}, false}, {{h, is}, false}});
     } else {
       layer.insert(layer.end(), {{{2 * i, h}, false}, {{h, i}, false}});
     }
@@ -58,7 +63,7 @@ std::vector<std::vector<DecaySpan>> decay_spans(const std::vector<std::vector<Pa
     for (const ParamDecl& p : units[u]) {
       int64_t numel = 1;
       for (const int64_t dim : p.shape) numel *= dim;
-      add(offset, offset + numel, all || !(p.is_norm || p.is_bias));
+      add(offset, offset + numel, !p.is_buffer && (all || !(p.is_norm || p.is_bias)));
       offset += numel;
     }
     add(offset, layout.world() * unit.chunk, false);  // padding

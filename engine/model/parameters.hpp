@@ -17,11 +17,15 @@ struct ParamDecl {
   Shape shape;
   bool is_norm = false;
   bool is_bias = false;
+  // transformers' buffer, not trained (GLM-4.5's e_score_correction_bias): starts at 0, gets no
+  // gradient, and never decays, not even under --weight-decay-all, so AdamW leaves it unchanged.
+  bool is_buffer = false;
 };
 
 // The parameters in declaration order, grouped in ZeRO units (zero.hpp): the embedding; each layer
 // (attn_norm, wqkv, [bqkv], [q_norm, k_norm], wo, mlp_norm, then w_gate_up, w_down, or a
-// mixture's router, experts_gate_up, experts_down); the final norm and the
+// mixture layer's router, [router_bias], experts_gate_up, experts_down, [shared_gate_up,
+// shared_down]: GLM-4.5's dense first layers have the dense pair); the final norm and the
 // untied head. Unpadded, this order is the flat layout at ZeRO 0 and the checkpoint format.
 std::vector<std::vector<ParamDecl>> param_units(const ModelSpec& spec);
 

@@ -119,6 +119,9 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_int("first_k_dense_replace", &m.first_dense_layers, false, 0, kMaxLayers));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("router_sigmoid", &m.router_sigmoid, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("partial_rotary_factor", &m.partial_rotary_factor, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("n_group", &m.router_groups, false, 1, kMaxExperts));
+  SPPLAN_RETURN_IF_ERROR(r.read_int("topk_group", &m.router_topk_groups, false, 1, kMaxExperts));
+  SPPLAN_RETURN_IF_ERROR(r.read_positive("routed_scaling_factor", &m.routed_scaling_factor, false));
   m.shared_expert_intermediate_size = shared_experts * m.moe_intermediate_size;
   r.mark_read("rope_scaling");
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
@@ -382,6 +385,9 @@ Status read_glm_moe(const std::string& path, const nlohmann::json& j, ModelSpec*
   SPPLAN_RETURN_IF_ERROR(json_count(path, j, "first_k_dense_replace", kGlmFirstDenseLayers, kMaxLayers,
                                     &m->first_dense_layers));
   m->router_sigmoid = true;
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "n_group", 1, kMaxExperts, &m->router_groups));
+  SPPLAN_RETURN_IF_ERROR(json_int(path, j, "topk_group", 1, kMaxExperts, &m->router_topk_groups));
+  SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "routed_scaling_factor", &m->routed_scaling_factor));
   m->norm_topk_prob = true;  // Glm4MoeConfig's default
   SPPLAN_RETURN_IF_ERROR(json_bool(path, j, "norm_topk_prob", &m->norm_topk_prob));
   SPPLAN_RETURN_IF_ERROR(json_bool(path, j, "use_qk_norm", &m->qk_norm));

@@ -87,6 +87,13 @@ struct ModelSpec {
   int64_t first_dense_layers = 0;
   int64_t shared_expert_intermediate_size = 0;
   bool router_sigmoid = false;
+  // How the sigmoid router picks (Glm4MoeTopkRouter; the engine computes with them, nothing a step
+  // costs changes): only among the topk_groups best of router_groups groups of experts (n_group,
+  // topk_group; a group scored by its two best experts), and the chosen scores times
+  // routed_scaling_factor.
+  int64_t router_groups = 1;
+  int64_t router_topk_groups = 1;
+  double routed_scaling_factor = 1.0;
   // The share of each head's dimensions RoPE rotates (GLM-4.5's 0.5: Glm4MoeConfig
   // partial_rotary_factor); the rest pass through. 1: all of them.
   double partial_rotary_factor = 1.0;

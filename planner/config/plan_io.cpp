@@ -142,6 +142,9 @@ std::string model_extras_toml(const ModelSpec& m) {
     }
     if (m.first_dense_layers > 0) o << "first_k_dense_replace = " << m.first_dense_layers << "\n";
     if (m.router_sigmoid) o << "router_sigmoid = true\n";
+    if (m.router_groups != 1) o << "n_group = " << m.router_groups << "\n";
+    if (m.router_topk_groups != 1) o << "topk_group = " << m.router_topk_groups << "\n";
+    if (m.routed_scaling_factor != 1.0) o << "routed_scaling_factor = " << m.routed_scaling_factor << "\n";
   }
   if (m.partial_rotary_factor != 1.0) o << "partial_rotary_factor = " << m.partial_rotary_factor << "\n";
   if (m.attention_sinks) o << "attention_sinks = true\n";

@@ -42,6 +42,17 @@ Status check_model(const ModelSpec& m, const std::string& source) {
       return Status::invalid(source + ": key \"moe_intermediate_size\": missing for " + std::to_string(m.num_experts) +
                              " experts (allowed: each expert's SwiGLU width, at least 1)");
     }
+    if (m.router_sigmoid && (m.num_experts % m.router_groups != 0 || m.router_topk_groups > m.router_groups ||
+                             m.experts_per_token > m.num_experts / m.router_groups * m.router_topk_groups)) {
+      return Status::invalid(source + ": key \"n_group\": value " + std::to_string(m.router_groups) + " with topk_group " +
+                             std::to_string(m.router_topk_groups) + ", " + std::to_string(m.num_experts) + " experts and " +
+                             std::to_string(m.experts_per_token) + " a token (allowed: a divisor of the experts, at least "
+                             "topk_group, whose chosen groups hold num_experts_per_tok experts)");
+    }
+    if (m.router_sigmoid && m.output_router_logits) {
+      return Status::invalid(source + ": key \"output_router_logits\": value true with a sigmoid router (allowed: false: "
+                             "GLM-4.5's model computes no load-balancing loss, Glm4MoeForCausalLM)");
+    }
     if (m.first_dense_layers >= m.num_hidden_layers) {
       return Status::invalid(source + ": key \"first_k_dense_replace\": value " + std::to_string(m.first_dense_layers) +
                              " leaves no mixture layer of " + std::to_string(m.num_hidden_layers) +
@@ -53,6 +64,7 @@ Status check_model(const ModelSpec& m, const std::string& source) {
     const char* part = m.first_dense_layers > 0 ? "first_k_dense_replace"
                        : m.shared_expert_intermediate_size > 0 ? "n_shared_experts"
                        : m.router_sigmoid ? "router_sigmoid"
+                       : m.router_groups != 1 || m.router_topk_groups != 1 ? "n_group"
                        : m.expert_biases ? "expert_biases"
                        : m.router_softmax_after_topk ? "router_softmax_after_topk" : nullptr;
     if (part != nullptr) {

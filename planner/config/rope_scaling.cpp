@@ -87,9 +87,14 @@ Status read_scaling(const std::string& path, const Json& object, const std::stri
   RopeReader r(path, object, prefix);
   RopeScaling& s = m->rope_scaling;
   SPPLAN_RETURN_IF_ERROR(r.type(&s.type));
-  if (r.present("partial_rotary_factor") && !(object["partial_rotary_factor"].is_number() &&
-                                              object["partial_rotary_factor"].get<double>() == 1.0)) {
-    return r.bad("partial_rotary_factor", object["partial_rotary_factor"], "1: RoPE on the whole head");
+  // transformers 5 saves GLM's partial_rotary_factor here (its rotary embedding reads it from
+  // rope_parameters); the share of each head RoPE rotates, in (0, 1].
+  if (r.present("partial_rotary_factor")) {
+    const Json& f = object["partial_rotary_factor"];
+    if (!f.is_number() || !(f.get<double>() > 0 && f.get<double>() <= 1)) {
+      return r.bad("partial_rotary_factor", f, "a number above 0, at most 1");
+    }
+    m->partial_rotary_factor = f.get<double>();
   }
   if (s.type == RopeType::kDefault) return Status::ok();
   SPPLAN_RETURN_IF_ERROR(r.number("factor", 1.0, true, &s.factor));

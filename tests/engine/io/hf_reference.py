@@ -1,11 +1,12 @@
 """Reference numbers from Hugging Face transformers for tests/engine/io/hf_weights_test.cpp.
 
-  hf_reference.py make DIR --arch llama|qwen3|qwen2|mistral|qwen3_moe|mixtral [--router-logits]
+  hf_reference.py make DIR --arch llama|qwen3|qwen2|mistral|qwen3_moe|mixtral|glm4_moe [--router-logits]
                     [--rope TYPE] [--layout v4|v5] --seq S --sequences N
       Builds a small random LlamaForCausalLM (untied head), Qwen3ForCausalLM (tied, q/k norms),
       Qwen2ForCausalLM (q/k/v biases), MistralForCausalLM (a sliding window longer than S),
       Qwen3MoeForCausalLM or MixtralForCausalLM (4 experts, 2 a token; --router-logits adds the
       load-balancing loss, which the loss printed then includes as transformers adds it),
+      Glm4MoeForCausalLM (a dense first layer, then 4 experts in 2 groups and a shared expert),
       with RoPE scaling TYPE (default, linear, dynamic, yarn, llama3: ROPE below, sized so that
       each changes the frequencies at S), saves it with save_pretrained (safetensors) to
       DIR/model, writes N sequences of random tokens to DIR/tokens.u16.bin, and prints the loss
@@ -77,6 +78,17 @@ def small_config(arch, seq, rope, router_logits=False):
         common = dict(common, intermediate_size=32)  # Mixtral's experts are intermediate_size wide
         return transformers.MixtralConfig(tie_word_embeddings=False, num_local_experts=4, sliding_window=None,
                                           **moe, **common)
+    if arch == "glm4_moe":
+        # GLM-4.5's mixture on layer 1 (layer 0 dense), a shared expert, the sigmoid router picking
+        # among the better of two groups of two experts and scaling its weights, q/k norms and q/k/v
+        # biases, RoPE on part of each head; no load-balancing loss.
+        # A quarter of each head rotated (GLM-4.5's 0.5 is Glm4MoeConfig's default: a factor lost on the way
+        # would not show with it).
+        common["rope_parameters"] = dict(common["rope_parameters"], partial_rotary_factor=0.25)
+        return transformers.Glm4MoeConfig(tie_word_embeddings=False, n_routed_experts=4, num_experts_per_tok=2,
+                                          moe_intermediate_size=32, n_shared_experts=1, first_k_dense_replace=1,
+                                          n_group=2, topk_group=1, routed_scaling_factor=2.5, norm_topk_prob=True,
+                                          use_qk_norm=True, attention_bias=True, **common)
     return transformers.Qwen3Config(tie_word_embeddings=True, attention_bias=False, use_sliding_window=False, **common)
 
 
@@ -153,6 +165,9 @@ def make(args):
                 p.normal_(0.0, 0.1)
             elif p.dim() == 1:
                 p.mul_(1 + 0.2 * torch.randn_like(p))
+        for name, b in model.named_buffers():  # GLM's correction bias: a buffer that changes which experts are chosen
+            if name.endswith("e_score_correction_bias"):
+                b.normal_(0.0, 0.5)
     model_dir = os.path.join(args.dir, "model")
     model.save_pretrained(model_dir, safe_serialization=True)
     if args.layout == "v4":
@@ -210,7 +225,8 @@ def main():
     sub = p.add_subparsers(dest="mode", required=True)
     m = sub.add_parser("make")
     m.add_argument("dir")
-    m.add_argument("--arch", choices=["llama", "qwen3", "qwen2", "mistral", "qwen3_moe", "mixtral"], required=True)
+    m.add_argument("--arch", choices=["llama", "qwen3", "qwen2", "mistral", "qwen3_moe", "mixtral", "glm4_moe"],
+                   required=True)
     m.add_argument("--router-logits", action="store_true", help="a mixture's load-balancing loss (output_router_logits)")
     m.add_argument("--rope", choices=["default"] + list(ROPE), default="default")
     m.add_argument("--layout", choices=["v4", "v5"], default="v5")

@@ -135,7 +135,7 @@ TEST(EngineHfWeights, BrokenFoldersAreBadInputNamingFileAndTensor) {
        "config.json: key \"rope_parameters.partial_rotary_factor\": value 0.5 is not allowed (allowed: 1"},
       {folder("gemma", {}, std::string(kConfig).replace(16, 5, "gemma")), {},
        "config.json: key \"model_type\": value \"gemma\" is not implemented in the engine (allowed: \"llama\", "
-       "\"mistral\", \"qwen2\", \"qwen3\", \"qwen3_moe\", \"mixtral\")"},
+       "\"mistral\", \"qwen2\", \"qwen3\", \"qwen3_moe\", \"mixtral\", \"glm4_moe\")"},
       {folder("o_bias", {}, with(R"("attention_bias": true)")), {},
        "config.json: key \"attention_bias\": value true is not implemented in the engine (allowed: false)"},
       {folder("window", {}, with(R"("sliding_window": 128)")), {},
@@ -340,6 +340,9 @@ TEST(EngineHfWeights, SmallMistralMatchesTransformers) { check_against_transform
 // load-balancing loss, whose pooled counts the engine sums over a sequence's ranks.
 TEST(EngineHfWeights, SmallQwen3MoeMatchesTransformers) { check_against_transformers({"qwen3_moe", "default", "v5", true}); }
 TEST(EngineHfWeights, SmallMixtralMatchesTransformers) { check_against_transformers({"mixtral", "default", "v5", false}); }
+// GLM-4.5 (issue 42): its dense first layer, shared expert, grouped sigmoid router with its
+// correction bias and scaling, partial RoPE after q/k norms, q/k/v biases.
+TEST(EngineHfWeights, SmallGlm4MoeMatchesTransformers) { check_against_transformers({"glm4_moe", "default", "v5", true}); }
 TEST(EngineHfWeights, LoadBalancingLossMatchesTransformers) {
   check_against_transformers({"qwen3_moe", "default", "v5", true, true});
 }

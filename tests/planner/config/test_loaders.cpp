@@ -73,7 +73,7 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
     std::string file, expected;
   } cases[] = {
       {"bad_heads.toml", "bad_heads.toml: key \"num_key_value_heads\": value 4 does not divide num_attention_heads 6 (allowed: a divisor of num_attention_heads)"},
-      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, output_router_logits, norm_topk_prob, router_aux_loss_coef, attention_sinks, swiglu_limit, expert_biases, router_softmax_after_topk, n_shared_experts, first_k_dense_replace, router_sigmoid, partial_rotary_factor, rope_scaling; closest: \"hidden_size\")"},
+      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, output_router_logits, norm_topk_prob, router_aux_loss_coef, attention_sinks, swiglu_limit, expert_biases, router_softmax_after_topk, n_shared_experts, first_k_dense_replace, router_sigmoid, partial_rotary_factor, n_group, topk_group, routed_scaling_factor, rope_scaling; closest: \"hidden_size\")"},
       {"misspelt_required.toml", "misspelt_required.toml: key \"num_hiden_layers\": unknown key (closest allowed: \"num_hidden_layers\", which is required and missing)"},
       {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 10000)"},
       {"missing_vocab.toml", "missing_vocab.toml: key \"vocab_size\": missing (required)"},
@@ -263,6 +263,12 @@ TEST(LoadModel, GlmMixtureIsReadWithItsSharedExpertAndDenseFirstLayers) {
     EXPECT_EQ(m->first_dense_layers, 0);
     EXPECT_TRUE(m->qk_norm && m->router_sigmoid);
   }
+  // transformers 5 saves the rotated share inside rope_parameters: read there too.
+  std::ofstream(dir + "/config.json") << head << R"(, "n_routed_experts": 4, "num_experts_per_tok": 2,
+      "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25}})";
+  const auto v5 = load_model(dir + "/config.json");
+  ASSERT_TRUE(v5.ok()) << v5.status().message();
+  EXPECT_DOUBLE_EQ(v5->partial_rotary_factor, 0.25);
   // A TOML file of model_type glm4_moe without experts would put a router's parts on a dense MLP.
   std::ofstream(dir + "/dense.toml") << "model_type = \"glm4_moe\"\nnum_hidden_layers = 2\nhidden_size = 64\n"
                                         "num_attention_heads = 4\nintermediate_size = 128\nvocab_size = 100\n";

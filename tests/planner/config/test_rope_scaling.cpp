@@ -102,8 +102,8 @@ TEST(RopeScaling, BadScalingsGiveOneLineNamingKeyValueAndAllowed) {
        "number from 1 to"},
       {{{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 2.0}, {"original_max_position_embeddings", 64}, {"truncate", "no"}}}},
        "c.json: key \"rope_scaling.truncate\": value \"no\" is not allowed (allowed: true, false)"},
-      {{{"rope_parameters", {{"rope_theta", 1e4}, {"partial_rotary_factor", 0.5}}}},
-       "c.json: key \"rope_parameters.partial_rotary_factor\": value 0.5 is not allowed (allowed: 1: RoPE on the whole head)"},
+      {{{"rope_parameters", {{"rope_theta", 1e4}, {"partial_rotary_factor", 1.5}}}},
+       "c.json: key \"rope_parameters.partial_rotary_factor\": value 1.5 is not allowed (allowed: a number above 0, at most 1)"},
       {{{"rope_scaling", "llama3"}}, "c.json: key \"rope_scaling\": value \"llama3\" is not allowed (allowed: an object or null)"},
       {{{"rope_theta", -1}}, "c.json: key \"rope_theta\": value -1 is not allowed (allowed: a number from 1e-15 to 1e+15)"},
   };

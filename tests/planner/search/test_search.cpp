@@ -270,28 +270,30 @@ TEST(Search, GptOssPlansOnTheHfTrainerWithFlexWithoutASequenceSplit) {
 }
 
 // GLM-4.5-Air (issue 42): the HF Trainer and ArcticTraining run transformers' Glm4MoeForCausalLM
-// with Ulysses; trainers whose layer is another (the engine's Qwen3-MoE / Mixtral layer) or whose
-// kernels for it spplan has not read (Liger's) refuse it in one line naming the model.
-TEST(Search, GlmAirPlansOnTheHfStacksAndTheEngineRefusesIt) {
+// with Ulysses, the engine its own GLM layer; trainers whose kernels for it spplan has not read
+// (Liger's) or whose models are their own (TorchTitan's) refuse it in one line naming the model.
+TEST(Search, GlmAirPlansOnTheHfStacksAndTheEngineLigerRefusesIt) {
   PlanSpec p = base("glm-4.5-air", 8, 65536);
   p.cluster.gpu = load_gpu("h200-141gb").value();
-  for (const char* trainer : {"hf", "arctic"}) {
+  for (const char* trainer : {"hf", "arctic", "engine"}) {
     p.stack = trainer_stack(trainer);
     const SearchResult r = search_plans(p, false);
     ASSERT_FALSE(r.feasible.empty()) << trainer;
     EXPECT_TRUE(std::any_of(r.feasible.begin(), r.feasible.end(), [](const auto& f) { return f.plan.knobs.sp > 1; }))
         << trainer;
   }
-  for (const char* trainer : {"engine", "liger"}) {
+  for (const char* trainer : {"liger", "torchtitan"}) {
     p.stack = trainer_stack(trainer);
-    p.knobs.tiled_loss = true;  // Liger's loss: so that the model is what its rules refuse
+    p.knobs.tiled_loss = trainer == std::string("liger");  // Liger's loss: so that the model is what its rules refuse
+    p.knobs.zero_stage = 3;  // TorchTitan's FSDP2
     EXPECT_TRUE(search_plans(p, false).feasible.empty()) << trainer;
     const Status refused = check_plan(p, flag_where);
     ASSERT_FALSE(refused.is_ok()) << trainer;
-    EXPECT_NE(refused.message().find("--model: value \"glm-4.5-air\" (GLM-4.5's mixture: a shared expert, dense "
-                                     "first layers, a sigmoid router)"),
-              std::string::npos)
-        << refused.message();
+    const std::string why = trainer == std::string("liger")
+                                ? "--model: value \"glm-4.5-air\" (GLM-4.5's mixture: a shared expert, dense first layers, "
+                                  "a sigmoid router)"
+                                : "--model: value \"glm-4.5-air\" is not a model trainer \"torchtitan\" builds";
+    EXPECT_NE(refused.message().find(why), std::string::npos) << refused.message();
     EXPECT_EQ(refused.message().find('\n'), std::string::npos);
   }
 }
