@@ -51,7 +51,9 @@ std::vector<Command> build_commands() {
   c.push_back({"run", "(--plan FILE.toml | --model M --seq S --sp P [knobs]) --nproc N [--steps K] [--json]",
                "Trains the plan with spplan's LibTorch engine (spplan-engine run; its --help lists the flags).",
                "0 trained, 1 failed, 2 bad input, 3 out of device memory", {}, true});
-  c.push_back({"validate", "published FILE.csv [--json] | engine [--quick | --long] [--json] [--calibration FILE] [--gpu G]",
+  c.push_back({"validate",
+               "published FILE.csv [--json] | engine [--quick | --long | --ring | --moe] [--json] [--calibration FILE] "
+               "[--gpu G]",
                "Predictions against published runs (published), or against the engine's own runs (engine, "
                "spplan-engine validate).",
                "0 every target met, 1 a target missed, 2 bad input", validate_flag_specs()});

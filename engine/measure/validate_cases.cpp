@@ -13,9 +13,13 @@ ValidateCase tiny(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
   return {"tiny-llama", seq, sp, world, std::move(knobs), ValidateCase::Expect::kRuns};
 }
 
-// The mixture of experts (issue 42): tiny-llama's attention with q/k norms and 8 experts, 2 a token.
+// The mixtures of experts (issue 42): tiny-llama's attention with q/k norms and 8 experts, 2 a
+// token; GLM-4.5's with a dense first layer, a shared expert and a grouped sigmoid router.
 ValidateCase tiny_moe(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
   return {"tiny-qwen3-moe", seq, sp, world, std::move(knobs), ValidateCase::Expect::kRuns};
+}
+ValidateCase tiny_glm(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
+  return {"tiny-glm-moe", seq, sp, world, std::move(knobs), ValidateCase::Expect::kRuns};
 }
 
 // ZeRO 2/3 cases reduce in buckets of 256K elements, below tiny-llama's largest unit (the
@@ -40,6 +44,15 @@ std::vector<ValidateCase> cpu_ring_cases() {
   auto cp = [](const char* degree) { return Knobs{"--cp", degree}; };
   return {tiny(8192, 1, 2, cp("2") + knobs), tiny(8192, 2, 2, knobs), tiny(8192, 1, 4, cp("4") + knobs),
           tiny(8192, 2, 4, cp("2") + knobs), tiny(8192, 4, 4, knobs)};
+}
+
+// The mixtures: Qwen3-MoE's untiled at sp 1, checkpointed at sp 2, with ZeRO 3 and the tiled loss
+// at sp 2 x dp 2; GLM-4.5's without checkpointing (every layer's saves held: its dense layer's
+// and its mixture layers' summed) and checkpointed at sp 2 with ZeRO 3.
+std::vector<ValidateCase> cpu_moe_cases() {
+  const Knobs none = {"--act-ckpt", "none"}, full = {"--act-ckpt", "full"};
+  return {tiny_moe(4096, 1, 1, none), tiny_moe(8192, 2, 2, full), tiny_moe(8192, 2, 4, full + kZ3 + Knobs{"--tiled-loss"}),
+          tiny_glm(4096, 1, 1, none), tiny_glm(8192, 2, 2, full + kZ3)};
 }
 
 namespace {
@@ -75,10 +88,10 @@ std::vector<ValidateCase> cpu_cases(bool quick) {
           tiny(8192, 2, 2, off + Knobs{"--zero", "1"} + offload_opt),
           tiny(16384, 2, 4, off + kZ3 + offload_opt + offload_params), tiny(8192, 2, 2, full + bf16),
           tiny(8192, 2, 4, full + kZ3 + bf16),
-          tiny(8192, 2, 2, full + Knobs{"--tiled-loss"} + bf16 + Knobs{"--sp-comm-dtype", "bf16"}),
-          tiny_moe(4096, 1, 1, none), tiny_moe(8192, 2, 2, full), tiny_moe(8192, 2, 4, full + kZ3 + Knobs{"--tiled-loss"})};
-  const std::vector<ValidateCase> ring = cpu_ring_cases();
-  cases.insert(cases.end(), ring.begin(), ring.end());
+          tiny(8192, 2, 2, full + Knobs{"--tiled-loss"} + bf16 + Knobs{"--sp-comm-dtype", "bf16"})};
+  for (const std::vector<ValidateCase>& more : {cpu_moe_cases(), cpu_ring_cases()}) {
+    cases.insert(cases.end(), more.begin(), more.end());
+  }
   return cases;
 }
 

@@ -32,6 +32,9 @@ std::vector<ValidateCase> cpu_cases(bool quick);
 // `validate engine --ring` (CPU), also part of the full list: ring, Ulysses x ring and Ulysses at
 // equal degree and knobs (tiny-llama 8K: cp 2 and sp 2; cp 4, sp 2 x cp 2 and sp 4).
 std::vector<ValidateCase> cpu_ring_cases();
+// `validate engine --moe` (CPU), also part of the full list: the mixtures of experts (tiny-qwen3-moe
+// at sp 1 and 2, ZeRO 3 and the tiled loss; tiny-glm-moe without checkpointing and at sp 2, ZeRO 3).
+std::vector<ValidateCase> cpu_moe_cases();
 // `validate engine --long` (CPU): memory-only cases where per-token terms dominate (issue 22):
 // micro-llama at 64K tokens with checkpoint offload, TiledMLP, the tiled loss, ZeRO 1 and 3 and
 // optimizer / parameter offload at sp 1, 2 and 4.

@@ -80,27 +80,40 @@ struct Widths {
   bool shared_expert = false;   // GLM-4.5's, a SwiGLU of its own beside the experts'
   bool fp32_router = false;     // GLM-4.5's router runs on an fp32 copy of its input
   double rotated = 1.0;         // the share of q and k RoPE rotates (ModelSpec::partial_rotary_factor)
+  bool softmax_after_topk = false;  // gpt-oss's router softmaxes its top k logits only
 };
 
+// Designated: a field added out of order does not compile (positional, it would shift the rest).
 Widths widths_of(const PlanSpec& p) {
   const ModelSpec& m = p.model;
-  return {act_bytes(p), static_cast<double>(m.hidden_size), static_cast<double>(m.q_dim() + m.kv_dim()),
-          static_cast<double>(m.routed_width()), m.qk_norm,
-          p.stack.fused_layer_kernels || (p.stack.fused_layer_kernels_with_tiled_loss && p.knobs.tiled_loss),
-          m.sandwich_norms, fp32_norms_fused(p), m.is_moe() ? static_cast<double>(m.num_experts) : 0.0,
-          m.is_moe() ? static_cast<double>(m.experts_per_token) : 0.0, m.swiglu_limit > 0,
-          m.is_moe() && m.shared_expert_intermediate_size > 0, m.is_moe() && m.router_sigmoid,
-          m.partial_rotary_factor};
+  const bool moe = m.is_moe();
+  return {.a = act_bytes(p),
+          .h = static_cast<double>(m.hidden_size),
+          .qk = static_cast<double>(m.q_dim() + m.kv_dim()),
+          .i = static_cast<double>(m.routed_width()),
+          .qk_norm = m.qk_norm,
+          .fused = p.stack.fused_layer_kernels || (p.stack.fused_layer_kernels_with_tiled_loss && p.knobs.tiled_loss),
+          .sandwich_norms = m.sandwich_norms,
+          .fused_norms = fp32_norms_fused(p),
+          .experts = moe ? static_cast<double>(m.num_experts) : 0.0,
+          .k = moe ? static_cast<double>(m.experts_per_token) : 0.0,
+          .clamped_swiglu = m.swiglu_limit > 0,
+          .shared_expert = moe && m.shared_expert_intermediate_size > 0,
+          .fp32_router = moe && m.router_sigmoid,
+          .rotated = m.partial_rotary_factor,
+          .softmax_after_topk = moe && m.router_softmax_after_topk};
 }
 
 // A mixture's routing, a pass (transformers' expert loop, forward or its backward): the router's
 // softmax and top-k over E (fp32 logits read and probabilities written), each expert's gather of
 // its tokens' inputs (read and write k x h per token in all) and index_add of its weighted output
 // into the block's (read and write again): two kernels an expert, three for the router.
-// GLM-4.5's fp32 router first casts the layer's MLP input (r a, w f; its backward the reverse).
+// GLM-4.5's fp32 router first casts the layer's MLP input (r a, w f; its backward the reverse);
+// gpt-oss's softmax reads and writes its k chosen logits, in their dtype, not E.
 KernelTraffic moe_routing(const Widths& w) {
   if (w.experts == 0) return {};
-  KernelTraffic t{4 * w.k * w.a * w.h + 2 * kFp32Bytes * w.experts, 2 * w.experts + 3};
+  const double router = w.softmax_after_topk ? 2 * w.a * w.k : 2 * kFp32Bytes * w.experts;
+  KernelTraffic t{4 * w.k * w.a * w.h + router, 2 * w.experts + 3};
   if (w.fp32_router) t += over(cast(w.a), w.h);
   return t;
 }

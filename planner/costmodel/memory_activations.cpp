@@ -55,9 +55,9 @@ double moe_routing_saved_per_token(const PlanSpec& p) {
   // gpt-oss's router softmaxes its top k logits only (GptOssTopKRouter): k values, not E.
   const double router_softmax = m.router_softmax_after_topk ? act_bytes(p) * k : kFp32Bytes * m.num_experts;
   // GLM-4.5's router runs in fp32 (Glm4MoeTopkRouter: F.linear of hidden_states.type(torch.float32)),
-  // so its linear keeps an fp32 copy of the layer's MLP input; its sigmoid's fp32 output is the [T, E]
-  // counted as the softmax's.
-  const double router_input = m.router_sigmoid ? kFp32Bytes * m.hidden_size : 0.0;
+  // so in bf16 its linear keeps an fp32 copy of the layer's MLP input (in fp32 the cast returns the
+  // input itself); its sigmoid's fp32 output is the [T, E] counted as the softmax's.
+  const double router_input = m.router_sigmoid ? upcast_bytes(p) * m.hidden_size : 0.0;
   return k * (h_wide * act_bytes(p) * m.hidden_size + slot_indices * sizeof(int64_t)) + router_softmax +
          (sizeof(int64_t) + kFp32Bytes) * k + router_input;
 }

@@ -117,5 +117,29 @@ TEST(Loss, FusedLossPricesEachChunkReadingTheWholeHead) {
   EXPECT_GT(c.loss_fwd_s, 3 * gemm_time_s(g, 16384, 128256, 4096, 2));
 }
 
+// A mixture's routing traffic follows its router: gpt-oss's softmax reads and writes its k chosen
+// logits in bf16 (2 x 2 k bytes a token), a softmax over all E in fp32 2 x 4 E; GLM-4.5's fp32 router
+// casts the MLP input (6 bytes an element in bf16, none in fp32); partial RoPE rotates its share.
+TEST(LayerKernels, RoutingAndRopeTrafficFollowTheModel) {
+  PlanSpec p = testing::llama8b(8, 1, 16384);
+  p.model = testing::qwen3_30b_a3b();
+  PlanSpec after_topk = p;
+  after_topk.model.router_softmax_after_topk = true;
+  const double k = 8, experts = 128;
+  EXPECT_DOUBLE_EQ(layer_elementwise_fwd(p).bytes_per_token - layer_elementwise_fwd(after_topk).bytes_per_token,
+                   2 * 4 * experts - 2 * 2 * k);
+  PlanSpec glm = p;
+  glm.model.router_sigmoid = true;
+  EXPECT_DOUBLE_EQ(layer_elementwise_fwd(glm).bytes_per_token - layer_elementwise_fwd(p).bytes_per_token, 6.0 * 2048);
+  glm.knobs.precision = Precision::kFp32;
+  PlanSpec fp32 = p;
+  fp32.knobs.precision = Precision::kFp32;
+  EXPECT_DOUBLE_EQ(layer_elementwise_fwd(glm).bytes_per_token, layer_elementwise_fwd(fp32).bytes_per_token);
+  PlanSpec half = p;
+  half.model.partial_rotary_factor = 0.5;
+  const double qk = 32 * 128 + 4 * 128;
+  EXPECT_DOUBLE_EQ(layer_elementwise_fwd(p).bytes_per_token - layer_elementwise_fwd(half).bytes_per_token, 20.0 * qk / 2);
+}
+
 }  // namespace
 }  // namespace spplan::costmodel
