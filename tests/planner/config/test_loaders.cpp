@@ -277,6 +277,14 @@ TEST(LoadModel, GlmMixtureIsReadWithItsSharedExpertAndDenseFirstLayers) {
   EXPECT_NE(dense.status().message().find("key \"first_k_dense_replace\": a mixture's, given without experts"),
             std::string::npos)
       << dense.status().message();
+  // So would gpt-oss's: its experts' biases on a dense MLP.
+  std::ofstream(dir + "/dense_oss.toml") << "model_type = \"gpt_oss\"\nnum_hidden_layers = 2\nhidden_size = 64\n"
+                                            "num_attention_heads = 4\nintermediate_size = 128\nvocab_size = 100\n";
+  const auto dense_oss = load_model(dir + "/dense_oss.toml");
+  ASSERT_FALSE(dense_oss.ok());
+  EXPECT_NE(dense_oss.status().message().find("key \"expert_biases\": a mixture's, given without experts"),
+            std::string::npos)
+      << dense_oss.status().message();
   std::filesystem::remove_all(dir);
 }
 
