@@ -58,7 +58,8 @@ Routing sigmoid_routing(const at::Tensor& flat, const MoeWeights& w, const Model
 MoeOutput moe_mlp(const at::Tensor& x, const MoeWeights& w, const ModelSpec& spec, bool fused_swiglu) {
   const int64_t h = x.size(-1), k = spec.experts_per_token;
   const at::Tensor flat = x.reshape({-1, h});  // [T, h]
-  const auto [logits, weights, experts] = spec.router_sigmoid ? sigmoid_routing(flat, w, spec) : softmax_routing(flat, w, spec);
+  const auto [logits, weights, experts] =
+      spec.router_sigmoid ? sigmoid_routing(flat, w, spec) : softmax_routing(flat, w, spec);
   const at::Tensor slot_weights = weights.reshape({-1, 1});  // [T k, 1]: slot t k + j is token t's j-th expert
   at::Tensor out = at::zeros_like(flat);
   // The (token, slot) pairs each expert serves, from one stable sort of the slots' expert ids: the
@@ -84,8 +85,8 @@ MoeOutput moe_mlp(const at::Tensor& x, const MoeWeights& w, const ModelSpec& spe
     out.index_add_(0, tokens, (y.squeeze(0) * slot_weights.index_select(0, slots)).to(out.scalar_type()));
   }
   // GLM-4.5's shared expert on every token, added to the routed experts' sum (Glm4MoeMoE.forward).
-  if (w.shared_gate_up.defined()) return {out.view_as(x) + swiglu_mlp(x, w.shared_gate_up, w.shared_down, {fused_swiglu, 1}), logits};
-  return {out.view_as(x), logits};
+  if (!w.shared_gate_up.defined()) return {out.view_as(x), logits};
+  return {out.view_as(x) + swiglu_mlp(x, w.shared_gate_up, w.shared_down, {fused_swiglu, 1}), logits};
 }
 
 at::Tensor load_balancing_share(const std::vector<at::Tensor>& router_logits, const ModelSpec& spec, Comm& comm) {

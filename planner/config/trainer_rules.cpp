@@ -126,10 +126,18 @@ std::string plan_key(RuleKey key, const PlanSpec& plan) {
 
 // The test a refusal is reported by: its first on a knob the user sets (not the layout, the node
 // count or the kernel, which follow from other choices), else its first.
+// A rule on the model alone is reported by what the model has (a boolean key that is true), not
+// by what it lacks (partial_rope true with glm_mixture false names the partial RoPE).
 size_t reported_test(const Refusal& r) {
   for (size_t i = 0; i < r.when.size(); ++i) {
     const RuleKey k = r.when[i].key;
     if (k != RuleKey::kLayout && k != RuleKey::kNodes && k != RuleKey::kAttention && !rule_key_is_model(k)) return i;
+  }
+  for (size_t i = 0; i < r.when.size(); ++i) {
+    const RuleTest& t = r.when[i];
+    if (rule_key_is_model(t.key) && rule_key_is_boolean(t.key) && t.op == RuleTest::Op::kIn && t.values == std::vector<int64_t>{1}) {
+      return i;
+    }
   }
   return 0;
 }

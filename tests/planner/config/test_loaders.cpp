@@ -269,22 +269,17 @@ TEST(LoadModel, GlmMixtureIsReadWithItsSharedExpertAndDenseFirstLayers) {
   const auto v5 = load_model(dir + "/config.json");
   ASSERT_TRUE(v5.ok()) << v5.status().message();
   EXPECT_DOUBLE_EQ(v5->partial_rotary_factor, 0.25);
-  // A TOML file of model_type glm4_moe without experts would put a router's parts on a dense MLP.
-  std::ofstream(dir + "/dense.toml") << "model_type = \"glm4_moe\"\nnum_hidden_layers = 2\nhidden_size = 64\n"
-                                        "num_attention_heads = 4\nintermediate_size = 128\nvocab_size = 100\n";
-  const auto dense = load_model(dir + "/dense.toml");
-  ASSERT_FALSE(dense.ok());
-  EXPECT_NE(dense.status().message().find("key \"first_k_dense_replace\": a mixture's, given without experts"),
-            std::string::npos)
-      << dense.status().message();
-  // So would gpt-oss's: its experts' biases on a dense MLP.
-  std::ofstream(dir + "/dense_oss.toml") << "model_type = \"gpt_oss\"\nnum_hidden_layers = 2\nhidden_size = 64\n"
-                                            "num_attention_heads = 4\nintermediate_size = 128\nvocab_size = 100\n";
-  const auto dense_oss = load_model(dir + "/dense_oss.toml");
-  ASSERT_FALSE(dense_oss.ok());
-  EXPECT_NE(dense_oss.status().message().find("key \"expert_biases\": a mixture's, given without experts"),
-            std::string::npos)
-      << dense_oss.status().message();
+  // A TOML file of model_type glm4_moe or gpt_oss without experts would put a router's or the
+  // experts' parts on a dense MLP.
+  for (const auto& [type, key] : {std::pair{"glm4_moe", "first_k_dense_replace"}, std::pair{"gpt_oss", "expert_biases"}}) {
+    std::ofstream(dir + "/dense.toml") << "model_type = \"" << type << "\"\nnum_hidden_layers = 2\nhidden_size = 64\n"
+                                          "num_attention_heads = 4\nintermediate_size = 128\nvocab_size = 100\n";
+    const auto dense = load_model(dir + "/dense.toml");
+    ASSERT_FALSE(dense.ok()) << type;
+    EXPECT_NE(dense.status().message().find("key \"" + std::string(key) + "\": a mixture's, given without experts"),
+              std::string::npos)
+        << dense.status().message();
+  }
   std::filesystem::remove_all(dir);
 }
 

@@ -218,5 +218,20 @@ TEST(TrainerRecords, TorchtitanRunsOnlyTheModelsItBuilds) {
   EXPECT_TRUE(trainer_runs(hf));
 }
 
+// A rule on the model alone names what the model has: the engine refuses partial RoPE outside
+// GLM-4.5 (partial_rope true, glm_mixture false), and says so by the partial RoPE.
+TEST(TrainerRecords, AModelRuleNamesWhatTheModelHas) {
+  PlanSpec p = plan_on("engine", 1, 1);
+  p.model.partial_rotary_factor = 0.5;
+  EXPECT_EQ(check_trainer_runs(p, flag_where).message(),
+            "--model: value \"" + p.model.name +
+                "\" (RoPE on 0.5 of each head: partial_rotary_factor) with glm_mixture false is not run by trainer "
+                "\"engine\" (of the Hugging Face families it reads and writes (hf_weights.cpp), only GLM-4.5 rotates "
+                "part of each head: another model's --export-hf would lose it; allowed: a model that rotates whole "
+                "heads, or a trainer that runs partial RoPE)");
+  p.model = *load_model("tiny-glm-moe");  // GLM-4.5's own partial RoPE: run
+  EXPECT_TRUE(check_trainer_runs(p, flag_where).is_ok()) << check_trainer_runs(p, flag_where).message();
+}
+
 }  // namespace
 }  // namespace spplan
