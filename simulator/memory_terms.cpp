@@ -36,8 +36,13 @@ MemoryTerms::LayerBytes layer_bytes(const PlanSpec& p) {
 
 MemoryTerms::LayerBytes MemoryTerms::layer(int index) const {
   if (index < dense_layers) return dense_layer;
-  return {stored_bytes_per_layer, layer_saved_bytes, layer_backward_extra_bytes, layer_upstream_bytes,
-          layer_gathered_bytes, layer_grad_transient_bytes, router_logits_bytes_per_layer};
+  return {.stored = stored_bytes_per_layer,
+          .saved = layer_saved_bytes,
+          .backward_extra = layer_backward_extra_bytes,
+          .upstream = layer_upstream_bytes,
+          .gathered = layer_gathered_bytes,
+          .grad_transient = layer_grad_transient_bytes,
+          .router_logits = router_logits_bytes_per_layer};
 }
 
 MemoryTerms memory_terms(const PlanSpec& p) {

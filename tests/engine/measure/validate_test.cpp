@@ -36,11 +36,23 @@ TEST(EngineCalibrate, WritesAGpuSpecThatLoadGpuAcceptsWithPositiveRates) {
   EXPECT_NE(text.str().find("the engine's elementwise class in one tiny-llama layer"), std::string::npos) << text.str();
   EXPECT_NE(text.str().find("# bf16 GEMM, the step's QKV/O/MLP/LM head GEMMs of tiny-llama"), std::string::npos)
       << "each measured value names its measurement\n" << text.str();
-  // Per dtype: the GEMM backward, the engine layer's elementwise class, each GEMM class's thread
-  // speedup (issue 28).
-  for (const char* key : {"matmul_bwd_efficiency = ", "fp32_matmul_bwd_efficiency = ", "fp32_elementwise_efficiency = ",
-                          "matmul_thread_speedup = ", "bf16_matmul_bwd_thread_speedup = "}) {
+  // Per dtype: the GEMM backward, the engine layer's elementwise class (issue 28).
+  for (const char* key : {"matmul_bwd_efficiency = ", "fp32_matmul_bwd_efficiency = ", "fp32_elementwise_efficiency = "}) {
     EXPECT_NE(text.str().find(key), std::string::npos) << key << "\n" << text.str();
+  }
+  // Each GEMM class's thread speedup, or the warning that left it out: a speedup above the thread
+  // count is no machine's, and under a loaded CI one of its two fits can be taken while another
+  // test runs (3.16 on 2 threads once), which calibrate drops by design (drop_impossible_speedup).
+  for (const auto& [key, what] : {std::pair{"matmul_thread_speedup = ", "fp32 GEMM: "},
+                                  std::pair{"bf16_matmul_bwd_thread_speedup = ", "bf16 GEMM backward: "}}) {
+    const bool measured = text.str().find(key) != std::string::npos;
+    bool left_out = false;  // a warning line of this class saying so
+    std::istringstream lines(text.str());
+    for (std::string line; std::getline(lines, line);) {
+      left_out |= line.rfind(std::string("# warning: ") + what, 0) == 0 &&
+                  line.find("the thread speedup is left out") != std::string::npos;
+    }
+    EXPECT_TRUE(measured || left_out) << key << "\n" << text.str();
   }
   // Every fit's residual is printed.
   for (const char* fit : {"bf16 GEMM", "fp32 GEMM", "bf16 GEMM backward", "fp32 GEMM backward", "causal attention forward",
