@@ -20,10 +20,13 @@ MemBytes persistent_bytes(const PlanSpec& p) {
   return bytes;
 }
 
-MemoryTerms::LayerBytes layer_bytes(const PlanSpec& p) {
-  MemoryTerms::LayerBytes b;
-  b.stored = p.knobs.act_ckpt == ActCkpt::kNone ? cm::layer_saved_bytes(p) : cm::checkpoint_bytes_per_layer(p);
+using LayerBytes = MemoryTerms::LayerBytes;
+
+// One decoder layer's terms, as the costmodel prices them for `p`'s model.
+LayerBytes layer_bytes(const PlanSpec& p) {
+  LayerBytes b;
   b.saved = cm::layer_saved_bytes(p);
+  b.stored = p.knobs.act_ckpt == ActCkpt::kNone ? b.saved : cm::checkpoint_bytes_per_layer(p);
   b.backward_extra = cm::layer_backward_extra_bytes(p);
   b.upstream = cm::layer_backward_moments(p).upstream;
   b.gathered = cm::layer_gathered_bytes(p);
@@ -49,16 +52,17 @@ MemoryTerms memory_terms(const PlanSpec& p) {
   MemoryTerms t;
   t.persistent = persistent_bytes(p);
   t.slack = cm::allocator_slack(p);
-  const bool no_ckpt = p.knobs.act_ckpt == ActCkpt::kNone;
-  t.stored_bytes_per_layer = no_ckpt ? cm::layer_saved_bytes(p) : cm::checkpoint_bytes_per_layer(p);
-  t.router_logits_bytes_per_layer = cm::router_logits_bytes_per_layer(p);
+  // The per-layer terms: the layer's (a mixture's: its mixture layers'), and below the dense first layers'.
+  const LayerBytes own = layer_bytes(p);
+  t.stored_bytes_per_layer = own.stored;
+  t.router_logits_bytes_per_layer = own.router_logits;
   t.checkpoints_offloaded = p.knobs.act_ckpt == ActCkpt::kOffload;
   t.checkpoints_kept_on_device = static_cast<int>(p.stack.offloaded_checkpoints_on_device);
   t.checkpoints_reload_ahead = p.stack.offloaded_checkpoints_on_device > 1;
   t.checkpoints_only_while_running = p.stack.offloaded_checkpoints_only_while_running;
-  t.layer_saved_bytes = cm::layer_saved_bytes(p);
-  t.layer_backward_extra_bytes = cm::layer_backward_extra_bytes(p);
-  t.layer_upstream_bytes = cm::layer_backward_moments(p).upstream;
+  t.layer_saved_bytes = own.saved;
+  t.layer_backward_extra_bytes = own.backward_extra;
+  t.layer_upstream_bytes = own.upstream;
   t.ulysses_buffer_bytes = cm::ulysses_buffer_bytes(p);
   t.ulysses_exchange_held_bytes = cm::ulysses_exchange_moment_bytes(p) - t.ulysses_buffer_bytes;
   t.ring_buffer_bytes = cm::ring_forward_buffer_bytes(p);
@@ -68,11 +72,11 @@ MemoryTerms memory_terms(const PlanSpec& p) {
   const cm::LossBackwardMoment loss_bwd = cm::loss_backward_moment(p);
   t.loss_backward_peak_bytes = loss_bwd.logits_bytes;
   t.loss_backward_grads_bytes = loss_bwd.grads_bytes;
-  t.layer_gathered_bytes = cm::layer_gathered_bytes(p);
+  t.layer_gathered_bytes = own.gathered;
   t.embedding_gathered_bytes = cm::gathered_embedding_bytes(p);
   t.prefetch_window_bytes = cm::gathered_params_bytes(p) - t.layer_gathered_bytes;
   t.reuse_kept_bytes = cm::reuse_kept_params_bytes(p);
-  t.layer_grad_transient_bytes = cm::layer_grad_transient_bytes(p);
+  t.layer_grad_transient_bytes = own.grad_transient;
   t.head_grad_transient_bytes = cm::head_grad_transient_bytes(p);
   t.reduce_copy_bytes = cm::reduce_copy_bytes(p);
   t.optimizer_transient_bytes = cm::optimizer_step_transient_bytes(p);

@@ -84,13 +84,9 @@ RopeFrequencies yarn(const ModelSpec& m, c10::Device device) {
 
 }  // namespace
 
-int64_t rotary_dim(const ModelSpec& m) {
-  return static_cast<int64_t>(static_cast<double>(m.head_dim) * m.partial_rotary_factor);
-}
-
 RopeFrequencies rope_frequencies(const ModelSpec& spec, int64_t seq_len, c10::Device device) {
   ModelSpec m = spec;  // every rule below over the rotated dimensions: the head's, or its rotated share
-  m.head_dim = rotary_dim(spec);
+  m.head_dim = spec.rotary_dim();
   switch (m.rope_scaling.type) {
     case RopeType::kDefault: return {base_inv_freq(m.rope_theta, m.head_dim, device), 1.0};
     case RopeType::kLinear:

@@ -18,11 +18,7 @@ struct RopeFrequencies {
   double attention_factor = 1.0;  // multiplies cos and sin (YaRN)
 };
 
-// The dimensions of a head RoPE rotates: int(head_dim x partial_rotary_factor), as transformers'
-// rotary embeddings compute it (Glm4MoeRotaryEmbedding); head_dim for most models.
-int64_t rotary_dim(const ModelSpec& spec);
-
-// The frequencies of the rotary_dim(spec) rotated dimensions (the tables' d below).
+// The frequencies of the spec.rotary_dim() rotated dimensions (the tables' d below).
 // `seq_len`: the longest position + 1 the model sees (the run's sequence length). Only "dynamic"
 // reads it: transformers' dynamic_rope_update rescales the base once positions pass
 // max_position_embeddings, from max(position_ids) + 1 of the whole (unsharded) sequence.

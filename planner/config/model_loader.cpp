@@ -396,17 +396,6 @@ Status read_glm_moe(const std::string& path, const nlohmann::json& j, ModelSpec*
   return Status::ok();
 }
 
-// The share of each head RoPE rotates (GLM's, Phi's, StableLM's partial_rotary_factor): (0, 1].
-Status read_partial_rotary(const std::string& path, const nlohmann::json& j, ModelSpec* m) {
-  const char* key = "partial_rotary_factor";
-  if (!j.contains(key) || j[key].is_null()) return Status::ok();
-  if (!j[key].is_number() || !(j[key].get<double>() > 0 && j[key].get<double>() <= 1)) {
-    return json_bad_value(path, key, j[key], "a number above 0, at most 1");
-  }
-  m->partial_rotary_factor = j[key].get<double>();
-  return Status::ok();
-}
-
 // A sliding window attends to fewer keys than the causal attention priced and run; it changes
 // nothing while the sequence fits inside it, which check_plan (plan_rules.hpp) checks against seq.
 // Qwen2 configs carry a window that use_sliding_window switches off; MistralConfig's window is 4096
@@ -531,7 +520,6 @@ Result<ModelSpec> model_from_json(const std::string& path) {
     SPPLAN_RETURN_IF_ERROR(read_moe(path, j, type, &m));
   }
   if (type == "gpt_oss") SPPLAN_RETURN_IF_ERROR(read_gpt_oss(path, j, &m));
-  SPPLAN_RETURN_IF_ERROR(read_partial_rotary(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(read_rope_config(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "rms_norm_eps", &m.rms_norm_eps));
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));

@@ -99,6 +99,9 @@ struct ModelSpec {
   double partial_rotary_factor = 1.0;
 
   int64_t q_dim() const { return num_attention_heads * head_dim; }   // width of Q (and of attention output)
+  // The dimensions of a head RoPE rotates: int(head_dim x partial_rotary_factor), as transformers'
+  // rotary embeddings compute it (Glm4MoeRotaryEmbedding); head_dim for most models.
+  int64_t rotary_dim() const { return static_cast<int64_t>(static_cast<double>(head_dim) * partial_rotary_factor); }
   int64_t kv_dim() const { return num_key_value_heads * head_dim; }  // width of K and of V
   // Key-value heads a rank holds after Ulysses' all-to-all over sp ranks: split, or replicated to one
   // head per rank when there are fewer than sp (MEMORY-FACTS 8.3).

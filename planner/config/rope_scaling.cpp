@@ -52,6 +52,16 @@ class RopeReader {
     *out = static_cast<int64_t>(v.get<uint64_t>());
     return Status::ok();
   }
+  // The share of each head RoPE rotates (GLM's partial_rotary_factor): in (0, 1]; absent: unchanged.
+  Status rotated_share(double* out) const {
+    if (!present("partial_rotary_factor")) return Status::ok();
+    const Json& f = object_["partial_rotary_factor"];
+    if (!f.is_number() || !(f.get<double>() > 0 && f.get<double>() <= 1)) {
+      return bad("partial_rotary_factor", f, "a number above 0, at most 1");
+    }
+    *out = f.get<double>();
+    return Status::ok();
+  }
   Status boolean(const std::string& key, bool* out) const {
     if (!present(key)) return Status::ok();
     if (!object_[key].is_boolean()) return bad(key, object_[key], "true, false");
@@ -88,14 +98,8 @@ Status read_scaling(const std::string& path, const Json& object, const std::stri
   RopeScaling& s = m->rope_scaling;
   SPPLAN_RETURN_IF_ERROR(r.type(&s.type));
   // transformers 5 saves GLM's partial_rotary_factor here (its rotary embedding reads it from
-  // rope_parameters); the share of each head RoPE rotates, in (0, 1].
-  if (r.present("partial_rotary_factor")) {
-    const Json& f = object["partial_rotary_factor"];
-    if (!f.is_number() || !(f.get<double>() > 0 && f.get<double>() <= 1)) {
-      return r.bad("partial_rotary_factor", f, "a number above 0, at most 1");
-    }
-    m->partial_rotary_factor = f.get<double>();
-  }
+  // rope_parameters); transformers 4 at the top level (read_rope_config).
+  SPPLAN_RETURN_IF_ERROR(r.rotated_share(&m->partial_rotary_factor));
   if (s.type == RopeType::kDefault) return Status::ok();
   SPPLAN_RETURN_IF_ERROR(r.number("factor", 1.0, true, &s.factor));
   if (s.type == RopeType::kDynamic && m->max_position_embeddings == 0) {
@@ -137,6 +141,7 @@ Status read_rope_config(const std::string& path, const Json& j, ModelSpec* m) {
   RopeReader top(path, j, "");
   SPPLAN_RETURN_IF_ERROR(top.number("rope_theta", kMinPositive, false, &m->rope_theta));
   SPPLAN_RETURN_IF_ERROR(top.whole("max_position_embeddings", false, &m->max_position_embeddings));
+  SPPLAN_RETURN_IF_ERROR(top.rotated_share(&m->partial_rotary_factor));
   // transformers 5 keeps rope_theta and the scaling together in "rope_parameters".
   if (j.contains("rope_parameters") && !j["rope_parameters"].is_null()) {
     if (!j["rope_parameters"].is_object()) return top.bad("rope_parameters", j["rope_parameters"], "an object or null");

@@ -8,8 +8,9 @@
 //   yarn     factor; original_max_position_embeddings (absent: max_position_embeddings),
 //            optional attention_factor, beta_fast, beta_slow, mscale, mscale_all_dim, truncate
 //   llama3   factor, low_freq_factor, high_freq_factor, original_max_position_embeddings
-// Other keys in the object are ignored, as transformers ignores them; partial_rotary_factor other
-// than 1 is refused (the engine rotates the whole head). Errors name the file, the key and the value.
+// Other keys in the object are ignored, as transformers ignores them; partial_rotary_factor (the
+// share of each head rotated, in (0, 1]) is read at the top level (transformers 4) or inside the
+// object (transformers 5). Errors name the file, the key and the value.
 #pragma once
 
 #include <string>
@@ -21,7 +22,8 @@
 
 namespace spplan {
 
-// Reads rope_theta, max_position_embeddings and the scaling of the config object `j` into `m`.
+// Reads rope_theta, max_position_embeddings, partial_rotary_factor and the scaling of the config
+// object `j` into `m`.
 Status read_rope_config(const std::string& path, const nlohmann::json& j, ModelSpec* m);
 
 // "llama3 (factor 8, low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 8192)";

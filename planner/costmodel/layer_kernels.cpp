@@ -79,7 +79,7 @@ struct Widths {
   bool clamped_swiglu = false;  // gpt-oss's (ModelSpec::swiglu_limit)
   bool shared_expert = false;   // GLM-4.5's, a SwiGLU of its own beside the experts'
   bool fp32_router = false;     // GLM-4.5's router runs on an fp32 copy of its input
-  double rotated = 1.0;         // the share of q and k RoPE rotates (ModelSpec::partial_rotary_factor)
+  double rotated = 1.0;         // the share of q and k RoPE rotates (ModelSpec::rotary_dim over head_dim)
   bool softmax_after_topk = false;  // gpt-oss's router softmaxes its top k logits only
 };
 
@@ -100,7 +100,7 @@ Widths widths_of(const PlanSpec& p) {
           .clamped_swiglu = m.swiglu_limit > 0,
           .shared_expert = moe && m.shared_expert_intermediate_size > 0,
           .fp32_router = moe && m.router_sigmoid,
-          .rotated = m.partial_rotary_factor,
+          .rotated = static_cast<double>(m.rotary_dim()) / static_cast<double>(m.head_dim),
           .softmax_after_topk = moe && m.router_softmax_after_topk};
 }
 

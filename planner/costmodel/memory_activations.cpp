@@ -189,9 +189,8 @@ double rope_tables_bytes(const PlanSpec& p) {
   // to every layer: each layer's RoPE multiplication saves them, and a checkpoint keeps them for
   // the recompute, so they live until the first layer's backward. The engine keeps [b, s, d/2]
   // tables (TrainingStack::rope_half_tables), half of this.
-  // A partial rotary embedding's tables cover the rotated dimensions only (Glm4MoeRotaryEmbedding:
-  // dim = head_dim x partial_rotary_factor).
-  const double rotated = p.model.head_dim * p.model.partial_rotary_factor;
+  // A partial rotary embedding's tables cover the rotated dimensions only (ModelSpec::rotary_dim).
+  const double rotated = static_cast<double>(p.model.rotary_dim());
   const double width = p.stack.rope_half_tables ? rotated / 2.0 : rotated;
   return 2.0 * act_bytes(p) * width * local_tokens(p);
 }

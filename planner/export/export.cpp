@@ -225,9 +225,9 @@ std::string ulysses_environment(const PlanSpec& plan) {
   return o.str();
 }
 
-// The kernel the plan is priced with, for the user's train.py, which loads the model (under Ulysses
-// the environment above also names it).
-std::string attention_note(const PlanSpec& plan) {
+// How the user's train.py must load the model for what the plan priced: the attention kernel
+// (under Ulysses the environment above also names it) and a mixture's load-balancing loss.
+std::string model_load_note(const PlanSpec& plan) {
   std::string note = std::string("# train.py loads the model with attn_implementation=\"") + attn_implementation(plan) +
                      "\" (the kernel this plan is priced with";
   if (plan.model.attention_sinks) note += "; the one that trains its attention sinks";
@@ -314,7 +314,7 @@ std::string accelerate_yaml(const PlanSpec& plan) {
           "# HF Trainer script flags (transformers refuses a DeepSpeed value that differs from its own argument):\n#  " +
           hf_trainer_flags(plan) + "\n";
   head += "# train.py trains sequences of " + std::to_string(plan.seq_len) + " tokens (TRL: max_length).\n";
-  head += attention_note(plan);
+  head += model_load_note(plan);
   return with_yaml(head, j);
 }
 
@@ -439,7 +439,7 @@ std::string torchrun_script(const PlanSpec& plan, const std::string& plan_path) 
   o << "# The same optimizer on spplan's engine: spplan run --plan " << (plan_path.empty() ? "PLAN.toml" : plan_path) << " "
     << engine_flags(plan.optimizer) << "\n";
   o << "# train.py trains sequences of " << plan.seq_len << " tokens (TRL: max_length); arguments after THIS.sh go to it.\n";
-  o << attention_note(plan);
+  o << model_load_note(plan);
   o << "set -euo pipefail\n";
   o << (nodes > 1 ? ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n"
                   : "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n");
