@@ -199,6 +199,14 @@ std::string mixture_text(const ModelSpec& m) {
   return text + "\n";
 }
 
+// A window the sequence is longer than: the layers that attend over it (the others full causal).
+std::string window_text(const PlanSpec& p) {
+  const ModelSpec& m = p.model;
+  if (m.windowed_layers() == 0 || p.seq_len <= m.sliding_window) return "";
+  return "  attention: a " + std::to_string(m.sliding_window) + "-token sliding window on " +
+         std::to_string(m.windowed_layers()) + " of " + std::to_string(m.num_hidden_layers) + " layers\n";
+}
+
 std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   const auto& m = e.memory;
   std::ostringstream o;
@@ -207,7 +215,7 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   o << "  RoPE: " << rope_text(p.model.rope_scaling) << " (theta " << format_number(p.model.rope_theta) << ")"
     << (p.model.partial_rotary_factor < 1 ? " on " + format_number(p.model.partial_rotary_factor) + " of each head" : "")
     << (p.model.attention_bias ? "; q/k/v biases" : "") << "\n";
-  o << mixture_text(p.model);
+  o << window_text(p) << mixture_text(p.model);
   o << "  optimizer: " << optimizer_text(p.optimizer) << "\n";
   o << exports_text(p);
   o << "  fits: " << (e.fits ? "yes" : "NO (" + e.reason() + ")") << "\n";

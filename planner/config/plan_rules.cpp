@@ -1,5 +1,7 @@
 #include "planner/config/plan_rules.hpp"
 
+#include <algorithm>
+
 #include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
 
@@ -105,28 +107,37 @@ Status check_plan(const PlanSpec& plan, const WhereFn& where) {
 }
 
 // A window shorter than the sequence changes which keys a query sees. It is priced (each query
-// attends to its last w keys: costmodel/compute.hpp causal_attention_fwd_flops) where the stack
-// hands the window to a FlashAttention kernel; a stack that runs full causal attention (the
-// engine) would train another model, SDPA would get the window as a dense [q, kv] mask
-// (transformers masking_utils: no flash kernel, O(s^2) memory), and a ring would need only the
-// blocks the window reaches; none of those is priced, each is refused.
-static Status check_sliding_window(const PlanSpec& plan, const WhereFn& where) {
+// attends to its last w keys: costmodel/compute.hpp causal_pairs) where the stack hands the window
+// to a FlashAttention kernel; a stack that runs full causal attention (the engine) would train
+// another model, and SDPA would get the window as a dense [q, kv] mask (transformers masking_utils:
+// no flash kernel, O(s^2) memory), not priced. A ring runs it only where it windows each query at
+// its place in the whole sequence (TrainingStack::ring_sliding_window), and, where it tests its
+// shard against the window, over shards longer than the window.
+Status check_sliding_window(const PlanSpec& plan, const WhereFn& where) {
   const ModelSpec& m = plan.model;
   if (m.sliding_window <= 0 || plan.seq_len <= m.sliding_window) return Status::ok();
   const std::string longer = where("seq_len") + ": value " + std::to_string(plan.seq_len) + " is longer than " + m.name +
                              "'s sliding_window " + std::to_string(m.sliding_window);
   const std::string inside = "at most " + std::to_string(m.sliding_window) + " tokens";
+  const std::string trainer = "trainer \"" + plan.stack.trainer + "\"";
   if (!plan.stack.sliding_window_attention) {
-    return Status::invalid(longer + ", and trainer \"" + plan.stack.trainer + "\" runs full causal attention (allowed: " +
-                           inside + ", or a trainer that runs the window)");
+    return Status::invalid(longer + ", and " + trainer + " runs full causal attention (allowed: " + inside +
+                           ", or a trainer that runs the window)");
   }
   if (plan.stack.attention == AttentionKernel::kSdpa) {
     return Status::invalid(longer + ", which SDPA runs through a dense [q, kv] mask, not priced (allowed: " + inside +
                            ", or --attention flash2, flash3 or flex)");
   }
-  if (plan.knobs.cp > 1) {
-    return Status::invalid(longer + ", and ring attention over a sliding window is not priced (allowed: " + inside +
-                           ", or cp 1)");
+  const int64_t cp = plan.knobs.cp;
+  if (cp > 1 && !plan.stack.ring_sliding_window) {
+    return Status::invalid(longer + ", and " + trainer + "'s ring does not window each query at its place in the sequence (allowed: " +
+                           inside + ", or cp 1)");
+  }
+  if (cp > 1 && plan.stack.ring_window_past_shard_only && plan.seq_len / cp <= m.sliding_window) {
+    return Status::invalid(where("cp") + ": value " + std::to_string(cp) + " leaves " + std::to_string(plan.seq_len / cp) +
+                           " tokens a rank, not more than " + m.name + "'s sliding_window " + std::to_string(m.sliding_window) +
+                           ", where " + trainer + "'s ring runs no window (allowed: cp at most " +
+                           std::to_string(std::max<int64_t>(1, (plan.seq_len - 1) / m.sliding_window)) + ")");
   }
   return Status::ok();
 }

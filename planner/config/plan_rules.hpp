@@ -35,6 +35,12 @@ Status check_context_parallel(const PlanSpec& plan, const WhereFn& where);
 // A model with attention sinks (gpt-oss) runs flex_attention without a sequence split (sp 1, cp 1).
 Status check_attention_sinks(const PlanSpec& plan, const WhereFn& where);
 
+// A sequence longer than the model's sliding window runs where the stack windows it: FlashAttention
+// with the window, and over a ring only where the ring windows each query at its place in the
+// sequence (TrainingStack::ring_sliding_window) over shards longer than the window where the stack
+// asks it. Part of check_plan.
+Status check_sliding_window(const PlanSpec& plan, const WhereFn& where);
+
 // The constraints of DESIGN.md that hold for every trainer: heads % sp, kv rule, sp <= world,
 // world % sp, the ring's zigzag split, ZeRO stage and offload combinations (param offload needs
 // ZeRO-3; optimizer offload needs ZeRO >= 1), NVMe offload needs drives, whole nodes.

@@ -39,6 +39,8 @@ constexpr StackFlag kStackFlags[] = {
     {"ulysses_one_exchange", &TrainingStack::ulysses_one_exchange},
     {"rope_half_tables", &TrainingStack::rope_half_tables},
     {"sliding_window_attention", &TrainingStack::sliding_window_attention},
+    {"ring_sliding_window", &TrainingStack::ring_sliding_window},
+    {"ring_window_past_shard_only", &TrainingStack::ring_window_past_shard_only},
     {"reduces_after_backward", &TrainingStack::reduces_after_backward},
     {"ring_contiguous_shards", &TrainingStack::ring_contiguous_shards},
     {"sp_loss_in_logits_dtype", &TrainingStack::sp_loss_in_logits_dtype},

@@ -108,6 +108,14 @@ struct TrainingStack {
   // A model's sliding window reaches the FlashAttention kernel (window_size), so a sequence longer
   // than the window runs windowed attention; without it only sequences inside the window are run.
   bool sliding_window_attention = false;
+  // Its ring hands the window to the kernel at each query's place in the whole sequence (keys
+  // gathered from the sequence's start, the causal mask aligned to the last key), so a ring runs
+  // windowed attention; without it a ring over a window is refused (plan_rules.cpp).
+  bool ring_sliding_window = false;
+  // Its ring applies the window only where a rank's shard is longer than the window (it compares the
+  // rank's own key count to it), so a sequence longer than the window over shards within it would
+  // run full causal attention: such a plan is refused.
+  bool ring_window_past_shard_only = false;
   // Below ZeRO 2, gradients reduced after the backward bucket by bucket through converted copies
   // freed at once, where DeepSpeed keeps its IPG bucket allocated and reduces during the backward.
   bool reduces_after_backward = false;

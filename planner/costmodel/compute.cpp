@@ -80,21 +80,31 @@ double attention_bwd_time_s(const GpuSpec& g, AttentionKernel kernel, double fwd
   return facts::kAttentionBwdFlopsFactor * fwd_flops / (peak_flops(g, elem_bytes) * efficiency) + fixed_s;
 }
 
+double causal_pairs(double n, double window) {
+  // Causal: query i sees keys 0..i, n^2 / 2 pairs in the continuum. A window of w keys (each query
+  // sees its last w, itself included: transformers' sliding_window_overlay, FlashAttention's
+  // window_size (w - 1, 0)): the first w queries as causal, each later one w keys, n w - w^2 / 2;
+  // FlashAttention skips the key blocks wholly outside the window (flash_fwd_kernel.h n_block_min).
+  return window > 0 && n > window ? n * window - window * window / 2.0 : n * n / 2.0;
+}
+
+double attention_pairs_fwd_flops(double pairs, double heads, double head_dim, double batch) {
+  return batch * heads * 2.0 * 2.0 * head_dim * pairs;  // 2 matmuls (QK^T, PV) of 2 d FLOPs a pair and head
+}
+
 double causal_attention_fwd_flops(double seq, double heads, double head_dim, double batch, double window) {
-  // 2 matmuls (QK^T, PV) of 2 d FLOPs per (query, key) pair and head. Causal: s^2 / 2 pairs. A
-  // window of w keys (each query sees its last w, itself included: transformers'
-  // sliding_window_overlay, FlashAttention's window_size (w - 1, 0)): s w - w^2 / 2 pairs once s > w,
-  // the same s^2 / 2 at s = w (FlashAttention skips the key blocks wholly outside the window).
-  const double pairs = window > 0 && seq > window ? seq * window - window * window / 2.0 : seq * seq / 2.0;
-  return batch * heads * 2.0 * 2.0 * head_dim * pairs;
+  return attention_pairs_fwd_flops(causal_pairs(seq, window), heads, head_dim, batch);
+}
+
+double mean_over_attention_layers(const ModelSpec& m, const std::function<double(double)>& of) {
+  const double layers = static_cast<double>(m.num_hidden_layers), windowed = static_cast<double>(m.windowed_layers());
+  const double windowed_part = windowed > 0 ? windowed * of(static_cast<double>(m.sliding_window)) : 0.0;
+  return (windowed_part + (layers - windowed) * of(0.0)) / layers;
 }
 
 double layer_attention_fwd_flops(const ModelSpec& m, double seq, double heads, double batch) {
-  const double layers = static_cast<double>(m.num_hidden_layers), windowed = static_cast<double>(m.windowed_layers());
-  const double d = static_cast<double>(m.head_dim), window = static_cast<double>(m.sliding_window);
-  return (windowed * causal_attention_fwd_flops(seq, heads, d, batch, window) +
-          (layers - windowed) * causal_attention_fwd_flops(seq, heads, d, batch, 0.0)) /
-         layers;
+  const double d = static_cast<double>(m.head_dim);
+  return mean_over_attention_layers(m, [&](double window) { return causal_attention_fwd_flops(seq, heads, d, batch, window); });
 }
 
 }  // namespace spplan::costmodel

@@ -3,6 +3,8 @@
 // efficiency than large work. Seconds.
 #pragma once
 
+#include <functional>
+
 #include "planner/config/cluster_spec.hpp"
 #include "planner/config/plan_spec.hpp"
 
@@ -28,13 +30,21 @@ double elementwise_bytes_per_s(const GpuSpec& gpu, double elem_bytes);
 double attention_fwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double fwd_flops, double elem_bytes);
 double attention_bwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double fwd_flops, double elem_bytes);
 
+// Query-key pairs of one head's causal attention over the first `n` queries of a sequence: n^2 / 2,
+// or with a sliding `window` (> 0) each query's last `window` keys only, n w - w^2 / 2 once n > w.
+// Queries [a, b) attend to causal_pairs(b) - causal_pairs(a) pairs (a ring rank's shard).
+double causal_pairs(double n, double window = 0);
+// Forward FLOPs of `pairs` query-key pairs for `heads` heads of `head_dim`, `batch` sequences.
+double attention_pairs_fwd_flops(double pairs, double heads, double head_dim, double batch);
 // Causal attention forward FLOPs of one rank: QK^T and PV over `seq` tokens for `heads` heads of
-// `head_dim`, half of the s x s square (causal), `batch` sequences; with a sliding `window` (> 0)
-// each query's last `window` keys only.
+// `head_dim`, `batch` sequences, causal_pairs(seq, window) pairs each.
 double causal_attention_fwd_flops(double seq, double heads, double head_dim, double batch, double window = 0);
 // One layer's attention forward FLOPs averaged over the model's layers: its windowed layers
 // (ModelSpec::windowed_layers) over the window, the others full causal (Gemma 3, gpt-oss). The
 // costmodel prices every layer alike, so a step's attention is this times the layer count.
 double layer_attention_fwd_flops(const ModelSpec& model, double seq, double heads, double batch);
+// `of(window)` averaged over the model's layers: of(sliding_window) for its windowed layers, of(0)
+// for the others (the one place layer_attention_fwd_flops and a ring rank's share weigh the kinds).
+double mean_over_attention_layers(const ModelSpec& model, const std::function<double(double window)>& of);
 
 }  // namespace spplan::costmodel

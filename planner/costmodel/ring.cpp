@@ -15,6 +15,7 @@
 
 #include "planner/core/units.hpp"
 #include "planner/costmodel/comm.hpp"
+#include "planner/costmodel/compute.hpp"
 #include "planner/costmodel/dtype.hpp"
 #include "planner/costmodel/memory.hpp"
 #include "planner/costmodel/software_facts.hpp"
@@ -76,11 +77,26 @@ int64_t ring_kv_head_groups(const PlanSpec& p) {
   return std::max<int64_t>(1, p.model.kv_heads_per_rank(p.knobs.sp) / p.stack.allgather_kv_heads_per_call);
 }
 
-RingAttentionCalls ring_attention_calls(const PlanSpec& p) {
+int64_t ring_attention_calls(const PlanSpec& p) {
+  if (p.knobs.cp == 1) return 1;
+  return gathers_per_head_group(p) ? ring_kv_head_groups(p) : p.knobs.cp;
+}
+
+double ring_rank_attention_pairs(const PlanSpec& p, double seq, double window) {
   const int64_t cp = p.knobs.cp;
-  if (cp == 1) return {};
-  const double work = p.stack.ring_contiguous_shards ? (2.0 * static_cast<double>(cp) - 1) / static_cast<double>(cp) : 1.0;
-  return {gathers_per_head_group(p) ? ring_kv_head_groups(p) : cp, work};
+  if (cp == 1) return causal_pairs(seq, window);
+  // Queries [a, b) of the sequence, each over its causal keys or its window.
+  const auto queries = [&](double a, double b) { return causal_pairs(b, window) - causal_pairs(a, window); };
+  const double n = static_cast<double>(cp), shard = seq / n, half = shard / 2.0;
+  double slowest = 0;
+  for (int64_t r = 0; r < cp; ++r) {
+    const double i = static_cast<double>(r);
+    const double pairs = p.stack.ring_contiguous_shards
+                             ? queries(i * shard, (i + 1) * shard)
+                             : queries(i * half, (i + 1) * half) + queries((2 * n - 1 - i) * half, (2 * n - i) * half);
+    slowest = std::max(slowest, pairs);
+  }
+  return slowest;
 }
 
 // Forward, read from the engine's merge_attention_block (engine/parallel/ring_attention.cpp); the

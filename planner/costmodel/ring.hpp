@@ -8,7 +8,8 @@
 //
 // With the zigzag split every ring step of every rank computes the same causal work (2 of the
 // 4 quarter blocks of a chunk pair), so the rank's attention is cp equal blocks of 1/cp of the
-// sequence's causal FLOPs over the ring (step_costs.cpp prices them).
+// sequence's causal FLOPs over the ring (step_costs.cpp prices them); contiguous shards and a
+// sliding window give each rank its own (ring_rank_attention_pairs).
 #pragma once
 
 #include <cstdint>
@@ -21,20 +22,20 @@ namespace spplan::costmodel {
 // ring hop carries in the forward.
 double ring_kv_chunk_bytes(const PlanSpec& plan);
 
-// How one rank's ring attention runs in a layer pass: `calls` kernel calls that together do `work`
-// times a balanced rank's share (1 / cp) of the sequence's causal attention FLOPs.
-//   zigzag shards                : cp blocks, work 1 (every rank the same, above)
-//   contiguous shards            : the last rank, which the others wait for, attends its queries to
-//                                  all earlier keys: cp - 1 whole blocks and the causal half of one,
-//                                  (2 cp - 1) / cp of a balanced rank's work
-//   all-gather per kv-head group : one call per group over the whole gathered key range
-//                                  (TrainingStack::allgather_kv_heads_per_call)
-// cp == 1: one call, work 1.
-struct RingAttentionCalls {
-  int64_t calls = 1;
-  double work = 1.0;
-};
-RingAttentionCalls ring_attention_calls(const PlanSpec& plan);
+// The kernel calls one rank's ring attention makes in a layer pass: one a ring step (cp); one a
+// key-value head group for the all-gather variant run per group (TrainingStack::
+// allgather_kv_heads_per_call), each over the whole gathered key range; 1 when cp == 1.
+int64_t ring_attention_calls(const PlanSpec& plan);
+
+// Query-key pairs of one head and one sequence of `seq` tokens that the slowest rank's queries
+// attend to, causal or over a sliding `window` (> 0; compute.hpp causal_pairs): the rank's shard
+// (contiguous: rank r the r-th cp-th; zigzag: chunks r and 2 cp - 1 - r of 2 cp), the slowest
+// being the one every other waits for at the layer's next collective.
+//   zigzag, no window     : S^2 / (2 cp) on every rank
+//   contiguous, no window : the last rank, all earlier keys: (2 cp - 1) / cp of that
+//   a window w            : about a shard's S / cp queries x w keys on every rank that starts past w
+// cp == 1: the whole sequence's causal_pairs.
+double ring_rank_attention_pairs(const PlanSpec& plan, double seq, double window);
 
 // The groups the all-gather variant runs a rank's key-value heads in (ModelSpec::kv_heads_per_rank
 // after the Ulysses all-to-all; 1 unless the stack gathers per head group; REQUIRES the group size

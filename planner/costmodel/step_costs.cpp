@@ -58,15 +58,15 @@ double traffic_time_s(const GpuSpec& g, const KernelTraffic& t, const Shape& x, 
 // Chunks of the fused linear cross-entropy (Liger's chunk size, memory_activations.cpp).
 double fused_loss_chunks(const Shape& x) { return std::ceil(x.s / liger_chunk_tokens(x.s, x.h, x.v)); }
 
-// Forward FLOPs of one attention call: the rank's nh/sp heads over the whole causal sequence,
-// a balanced ring rank's 1/cp of it times the work its shards give the slowest rank, in the calls
-// its ring makes (ring.hpp ring_attention_calls); one call when cp == 1.
+// Forward FLOPs of one attention call: the rank's nh/sp heads over the pairs its queries attend
+// to on the slowest rank (ring.hpp ring_rank_attention_pairs; the whole causal sequence when
+// cp == 1), averaged over the windowed and full layers, in the calls its ring makes.
 double attention_block_flops(const PlanSpec& p, const Shape& x) {
-  const double heads = static_cast<double>(p.model.num_attention_heads) / x.sp;
-  const RingAttentionCalls calls = ring_attention_calls(p);
-  return layer_attention_fwd_flops(p.model, x.S, heads, x.b) /
-         static_cast<double>(x.cp) * calls.work /
-         static_cast<double>(calls.calls);  // a window with a ring is refused (plan_rules.cpp check_sliding_window)
+  const ModelSpec& m = p.model;
+  const double heads = static_cast<double>(m.num_attention_heads) / x.sp;
+  const double pairs = mean_over_attention_layers(m, [&](double window) { return ring_rank_attention_pairs(p, x.S, window); });
+  return attention_pairs_fwd_flops(pairs, heads, static_cast<double>(m.head_dim), x.b) /
+         static_cast<double>(ring_attention_calls(p));
 }
 
 // A mixture runs its experts one after another (transformers' expert loop), each on its share of
@@ -129,7 +129,7 @@ LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   c.norm_s = traffic_time_s(g, layer_elementwise_fwd(p), x, x.a);
   c.qkv_s = gemm_time_s(g, x.s, x.q + 2 * x.kv, x.h, x.a);
   c.a2a_qkv_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * (x.q + 2 * x.kv_a2a), x.sp);
-  c.attention_blocks = ring_attention_calls(p).calls;
+  c.attention_blocks = ring_attention_calls(p);
   c.attention_s = c.attention_blocks * attention_fwd_time_s(g, p.stack.attention, attention_block_flops(p, x), x.a);
   set_ring_comm(ring_forward_comm(p), &c);
   set_ring_merge(g, ring_forward_merge(p), x, &c);

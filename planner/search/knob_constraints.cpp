@@ -4,6 +4,7 @@
 
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
 
 namespace spplan::search {
@@ -37,13 +38,16 @@ Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base) {
     SPPLAN_RETURN_IF_ERROR(check_context_parallel(probe, flag_where));
     c.cp = k.cp;
   }
-  // A split the model runs with no other knobs (gpt-oss's sinks): said as the split's own line, not
-  // as "no knob set left" after the search.
+  // A split the model runs with no other knobs (gpt-oss's sinks, a ring over a window): said as the
+  // split's own line, not as "no knob set left" after the search.
   if (c.sp.value_or(1) > 1 || c.cp.value_or(1) > 1) {
     PlanSpec probe = *base;
     probe.knobs.sp = c.sp.value_or(1);
     probe.knobs.cp = c.cp.value_or(1);
     SPPLAN_RETURN_IF_ERROR(check_attention_sinks(probe, flag_where));
+    settle_layout_attention(&probe);
+    const bool runs_split = record_of(probe).layouts[static_cast<size_t>(layout_of(probe.knobs))].runs;
+    if (probe.seq_len > 0 && runs_split) SPPLAN_RETURN_IF_ERROR(check_sliding_window(probe, flag_where));
   }
   if (args.has("cp-comm")) c.cp_comm = k.cp_comm;
   if (args.has("zero")) c.zero_stage = k.zero_stage;

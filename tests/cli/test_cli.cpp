@@ -765,4 +765,19 @@ TEST(Cli, RingAttentionEndToEnd) {
   EXPECT_TRUE(hop_on_comm) << sim.out.substr(0, 2000);
 }
 
+// A window shorter than the sequence is printed with the plan; Axolotl's ring runs it (issue 42),
+// over shards longer than the window, and refuses shards within it in one line.
+TEST(Cli, AxolotlsRingPlansAWindowedModel) {
+  const std::string model = std::string("--model ") + SPPLAN_SOURCE_DIR + "/tests/planner/config/data/mistral_v01.json";
+  const CliRun plan = run_spplan("plan " + model + " --gpu h100-80gb --gpus 8 --seq 128k --trainer axolotl --top 1");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("  attention: a 4096-token sliding window on 32 of 32 layers\n"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find(" cp="), std::string::npos) << plan.out;
+  const CliRun within = run_spplan("estimate " + model + " --gpu h100-80gb --gpus 8 --seq 32k --trainer axolotl --sp 1 --cp 8 --cp-comm allgather");
+  EXPECT_EQ(within.exit_code, 2);
+  EXPECT_EQ(within.err,
+            "spplan: --cp: value 8 leaves 4096 tokens a rank, not more than data's sliding_window 4096, where trainer "
+            "\"axolotl\"'s ring runs no window (allowed: cp at most 7)\n");
+}
+
 }  // namespace

@@ -172,6 +172,50 @@ for name, (model, gpus, seq, knobs, optimizer) in PLANS.items():
     except Exception as e:
         check(f"{name}: exported and read", False, f"{type(e).__name__}: {str(e)[:600]}")
 
+# A sliding window over the ring (issue 42): the planner prices Axolotl's ring as windowed where a
+# rank's shard is longer than the window (the record's ring_sliding_window and
+# ring_window_past_shard_only). Axolotl's own ring forward, handed the shard its own split gives a
+# rank, must pass the window on there, and pass none over a shard within the window, which the
+# planner refuses.
+def ring_window_passed(shard, window):
+    """window_size Axolotl's ring forward hands ring-flash-attn for a rank's shard, or None."""
+    from axolotl.monkeypatch.ring_attn.patch import create_ring_flash_attention_forward
+    seen = {}
+    hf_adapter = types.ModuleType("ring_flash_attn.adapters.hf_adapter")
+    hf_adapter.DATA_PARAMS = {k: None for k in ("cu_seqlens_q", "cu_seqlens_k", "max_seqlen_q", "max_seqlen_k",
+                                                "local_k_slice")}
+    sys.modules["ring_flash_attn"].llama3_flash_attn_varlen_func = lambda q, k, v, **kw: seen.update(kw) or q
+    sys.modules["ring_flash_attn.adapters"] = types.ModuleType("ring_flash_attn.adapters")
+    sys.modules["ring_flash_attn.adapters.hf_adapter"] = hf_adapter
+    forward = create_ring_flash_attention_forward(None, 1)[0]
+    q = torch.zeros(1, shard, 1, 8)
+    forward(q, q, q, None, shard, True, sliding_window=window)
+    return seen.get("window_size")
+
+
+mistral = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "planner", "config", "data", "mistral_v01.json")
+window = 4096  # its sliding_window
+for seq, fits in ((65536, True), (32768, False)):
+    windowed = os.path.join(work, f"window_ring8_{seq}.toml")
+    r = subprocess.run([spplan, "plan", "--model", mistral, "--gpu", "h100-80gb", "--gpus", "8", "--seq", str(seq),
+                        "--trainer", "axolotl", "--sp", "1", "--cp", "8", "--cp-comm", "allgather", "--zero", "3",
+                        "--top", "1", "--out", windowed], capture_output=True, text=True)
+    shard = shard_starts(seq, 8)[-1][1]
+    passed = ring_window_passed(shard, window)
+    if fits:
+        try:
+            cfg = validate_config(DictDefault(yaml.safe_load(export(windowed))))
+            check(f"window ring at {seq}: planned and exported as a ring of 8", cfg.context_parallel_size == 8,
+                  f"{cfg.context_parallel_size}")
+        except Exception as e:
+            check(f"window ring at {seq}: planned and exported", False, f"{type(e).__name__}: {r.stderr.strip()} {e}")
+        check(f"window ring at {seq}: Axolotl windows each rank's {shard} tokens, one key more than transformers",
+              passed == (window, window), f"{passed}")
+    else:
+        check(f"window ring at {seq}: refused in one line, exit 2",
+              r.returncode == 2 and "runs no window" in r.stderr and r.stderr.count("\n") == 1, r.stderr)
+        check(f"window ring at {seq}: Axolotl passes no window over {shard}-token shards", passed is None, f"{passed}")
+
 # A ring over two packed rows at once, which ring-flash-attn's varlen path does not run: one line, exit 2.
 odd = os.path.join(work, "two_rows.toml")
 with open(odd, "w") as f:

@@ -170,7 +170,7 @@ TEST(LoadModel, Qwen2BiasesAndMistralWindows) {
 
 // A window at least as long as the sequence is full causal attention. A shorter one runs where the
 // stack hands it to a FlashAttention kernel (issue 42); the engine's full causal attention, SDPA's
-// dense mask and a ring over a window are refused, each with one line.
+// dense mask and a ring that windows each block at its own positions are refused, each with one line.
 TEST(PlanRules, ASequenceLongerThanTheWindowRunsWhereTheWindowIsRun) {
   PlanSpec plan;
   plan.model = *load_model("mistral-7b");
@@ -191,13 +191,34 @@ TEST(PlanRules, ASequenceLongerThanTheWindowRunsWhereTheWindowIsRun) {
   EXPECT_EQ(check_plan_shape(plan, flag_where).message(),
             "--seq: value 8192 is longer than mistral-7b's sliding_window 4096, which SDPA runs through a dense [q, kv] "
             "mask, not priced (allowed: at most 4096 tokens, or --attention flash2, flash3 or flex)");
-  plan.stack = trainer_stack("hf");
+  plan.stack = trainer_stack("usp");  // ms-swift's ring hands the window to each block at its own positions
   plan.knobs.sp = 1;
   plan.knobs.cp = 8;
-  plan.stack.attention = AttentionKernel::kFlash2;
   EXPECT_EQ(check_plan_shape(plan, flag_where).message(),
-            "--seq: value 8192 is longer than mistral-7b's sliding_window 4096, and ring attention over a sliding "
-            "window is not priced (allowed: at most 4096 tokens, or cp 1)");
+            "--seq: value 8192 is longer than mistral-7b's sliding_window 4096, and trainer \"usp\"'s ring does not "
+            "window each query at its place in the sequence (allowed: at most 4096 tokens, or cp 1)");
+}
+
+// Axolotl's ring (ring-flash-attn's llama3 all-gather) windows each query at its place in the
+// sequence, but only where the rank's shard is longer than the window: a sequence longer than the
+// window over shards within it would train full causal attention.
+TEST(PlanRules, AxolotlsRingRunsTheWindowOverShardsLongerThanIt) {
+  PlanSpec plan;
+  plan.model = *load_model("mistral-7b");
+  plan.model.sliding_window = 4096;  // Mistral-7B-v0.1's (the preset is v0.3, which has none)
+  plan.cluster.gpu = *load_gpu("h100-80gb");
+  plan.cluster.num_gpus = 8;
+  plan.stack = trainer_stack("axolotl");
+  plan.knobs.cp = 8;
+  plan.knobs.cp_comm = CpComm::kAllGather;
+  plan.seq_len = 65536;  // 8192 tokens a rank, past the 4096 window
+  EXPECT_TRUE(check_plan_shape(plan, flag_where).is_ok()) << check_plan_shape(plan, flag_where).message();
+  plan.seq_len = 32768;  // 4096 a rank: no window
+  EXPECT_EQ(check_plan_shape(plan, flag_where).message(),
+            "--cp: value 8 leaves 4096 tokens a rank, not more than mistral-7b's sliding_window 4096, where trainer "
+            "\"axolotl\"'s ring runs no window (allowed: cp at most 7)");
+  plan.seq_len = 4096;  // inside the window: causal attention is the model's
+  EXPECT_TRUE(check_plan_shape(plan, flag_where).is_ok());
 }
 
 // A plan file carries the scaling, the biases and the window: `spplan run --plan` trains the model

@@ -240,14 +240,45 @@ TEST(Ring, ContiguousShardsMakeTheLastRankDoTwoCpMinusOneOverCpOfABalancedRank) 
   // half of one: 7.5 blocks of (S/8)^2 pairs, where a balanced rank does 4; 15/8 of it.
   PlanSpec p = contiguous_allgather_plan(8, 0);
   p.knobs.cp_comm = CpComm::kRing;
-  const RingAttentionCalls calls = ring_attention_calls(p);
-  EXPECT_EQ(calls.calls, 8);
-  EXPECT_DOUBLE_EQ(calls.work, 15.0 / 8.0);
+  const double S = 1 << 20, balanced = S * S / 2 / 8;
+  EXPECT_EQ(ring_attention_calls(p), 8);
+  EXPECT_NEAR(ring_rank_attention_pairs(p, S, 0) / balanced, 15.0 / 8.0, 1e-12);
   p.stack.ring_contiguous_shards = false;
-  EXPECT_DOUBLE_EQ(ring_attention_calls(p).work, 1.0);
+  EXPECT_NEAR(ring_rank_attention_pairs(p, S, 0) / balanced, 1.0, 1e-12);
   p.knobs.cp = 1;
-  EXPECT_EQ(ring_attention_calls(p).calls, 1);
-  EXPECT_DOUBLE_EQ(ring_attention_calls(p).work, 1.0);
+  EXPECT_EQ(ring_attention_calls(p), 1);
+  EXPECT_DOUBLE_EQ(ring_rank_attention_pairs(p, S, 0), S * S / 2);
+}
+
+// A sliding window of w keys: a rank whose shard starts past the window attends each of its S/cp
+// queries to w keys, whatever its place; only the first w queries of the sequence see fewer. The
+// contiguous ring's last rank then does no more than the others, and the zigzag's balance holds.
+TEST(Ring, AWindowGivesEveryRankItsShardTimesTheWindow) {
+  PlanSpec p = contiguous_allgather_plan(8, 0);
+  const double S = 1 << 20, w = 4096, shard = S / 8;
+  EXPECT_DOUBLE_EQ(ring_rank_attention_pairs(p, S, w), shard * w);
+  p.stack.ring_contiguous_shards = false;  // zigzag: chunk 2 cp - 1 (S/16 queries x w) and chunk r
+  EXPECT_DOUBLE_EQ(ring_rank_attention_pairs(p, S, w), shard * w);
+  // A window as long as the sequence is causal attention.
+  EXPECT_NEAR(ring_rank_attention_pairs(p, S, S), ring_rank_attention_pairs(p, S, 0), 1e-3);
+  // The whole sequence at cp 1: S w - w^2 / 2.
+  p.knobs.cp = 1;
+  EXPECT_DOUBLE_EQ(ring_rank_attention_pairs(p, S, w), S * w - w * w / 2);
+}
+
+// Gemma 3's and gpt-oss's layers mix windowed and full attention: a rank's attention FLOPs are the
+// layer-weighted mean of the two kinds' slowest-rank pairs.
+TEST(Ring, WindowedAndFullLayersWeighTheRanksAttention) {
+  PlanSpec p = contiguous_allgather_plan(8, 0);
+  p.knobs.cp_comm = CpComm::kRing;
+  p.model.sliding_window = 4096;
+  p.model.full_attention_layers = p.model.num_hidden_layers / 4;
+  const double S = 1 << 20, layers = static_cast<double>(p.model.num_hidden_layers);
+  const double windowed = layers - static_cast<double>(p.model.full_attention_layers);
+  const double pairs = (windowed * (S / 8 * 4096) + (layers - windowed) * ring_rank_attention_pairs(p, S, 0)) / layers;
+  const double flops = attention_pairs_fwd_flops(pairs, 32, 128, 1) / 8;  // one of 8 blocks, 32 heads
+  EXPECT_NEAR(step_costs(p).forward.attention_s, 8 * attention_fwd_time_s(p.cluster.gpu, p.stack.attention, flops, 2),
+              1e-9);
 }
 
 TEST(Ring, ContiguousShardsCostTheLastRanksAttention) {
@@ -274,7 +305,7 @@ TEST(Ring, AllGatherPerKvHeadGroupHidesAllButTheFirstGather) {
   const PlanSpec p = contiguous_allgather_plan(8, 1);
   EXPECT_EQ(p.model.kv_heads_per_rank(p.knobs.sp), 8);
   EXPECT_EQ(ring_kv_head_groups(p), 8);
-  EXPECT_EQ(ring_attention_calls(p).calls, 8);
+  EXPECT_EQ(ring_attention_calls(p), 8);
   const double group = 536870912.0;
   EXPECT_DOUBLE_EQ(8 * ring_kv_chunk_bytes(p) / 8, group);
   const double gather = collective_time_s(p.cluster, Collective::kAllGather, group, 8, 1);
