@@ -35,7 +35,7 @@ void StepGraphBuilder::emit_backward_layer(int micro, int layer) {
   if (has_recompute_) {
     begin_use();
     if (ahead) emit_ckpt_h2d(micro, layer - 1);
-    const PassOps rec = emit_pass(c_.recompute, false, mp + "rec.L" + li + ".", layer);
+    const PassOps rec = emit_pass(c_.layer_pass(costmodel::StepCosts::Pass::kRecompute, layer), false, mp + "rec.L" + li + ".", layer);
     attach_first(rec.first);
     g_.add_dep(brought_back, rec.first);
     if (lost_checkpoint && brought_back == kNoOp) {  // no copy priced: it simply is back
@@ -49,7 +49,7 @@ void StepGraphBuilder::emit_backward_layer(int micro, int layer) {
   }
   begin_use();
   if (!has_recompute_ && ahead) emit_ckpt_h2d(micro, layer - 1);
-  const PassOps bwd = emit_pass(c_.backward, true, mp + "bwd.L" + li + ".", layer);
+  const PassOps bwd = emit_pass(c_.layer_pass(costmodel::StepCosts::Pass::kBackward, layer), true, mp + "bwd.L" + li + ".", layer);
   attach_first(bwd.first);
   g_.add_dep(brought_back, bwd.first);
   g_.add_dep(reduction_two_layers_above(layer), bwd.first);

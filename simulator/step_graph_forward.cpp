@@ -116,7 +116,7 @@ void StepGraphBuilder::emit_forward_layer(int micro, int layer) {
   const std::string prefix = micro_prefix(micro) + "fwd.L" + std::to_string(layer) + ".";
   begin_use();
   const MemoryTerms::LayerBytes own = t_.layer(layer);
-  const PassOps pass = emit_pass(c_.forward, false, prefix, layer);
+  const PassOps pass = emit_pass(c_.layer_pass(costmodel::StepCosts::Pass::kForward, layer), false, prefix, layer);
   attach_first(pass.first);
   hold_pass_activations(pass, own);
   free_at_end(pass.last, MemCategory::kActivations, own.saved);

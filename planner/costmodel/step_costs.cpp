@@ -192,17 +192,23 @@ double loss_bwd_s(const PlanSpec& p, const Shape& x) {
   return gemm_bwd_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_bwd(p), x, cross_entropy_bytes(p));
 }
 
-// A mixture with dense first layers (GLM-4.5's first_k_dense_replace): a layer's MLP and
-// elementwise passes priced at their mean over the L layers, so the step's sums count each kind
-// once per layer of it; attention and communication do not depend on the MLP. A simulated
-// timeline draws every layer at that mean.
-void mix_in_dense_layers(const PlanSpec& p, LayerPassCosts* fwd, LayerPassCosts* bwd) {
+// A mixture with dense first layers (GLM-4.5's first_k_dense_replace): each kind's own passes
+// kept for a timeline, and the step's passes at their mean over the L layers, so the step's sums
+// count each kind once per layer of it. Only the MLP and the elementwise passes differ; attention
+// and communication do not depend on the MLP.
+void mix_in_dense_layers(const PlanSpec& p, StepCosts* c) {
   const PlanSpec dense = dense_layer_plan(p);
   const Shape x = shape_of(dense);
-  const LayerPassCosts dense_fwd = forward_pass(dense, x);
-  const LayerPassCosts dense_bwd = backward_pass(dense, x, dense_fwd);
+  c->dense_layer.forward = forward_pass(dense, x);
+  c->dense_layer.backward = backward_pass(dense, x, c->dense_layer.forward);
+  c->mixture_layer.forward = c->forward;
+  c->mixture_layer.backward = c->backward;
+  if (p.knobs.act_ckpt != ActCkpt::kNone) {
+    c->dense_layer.recompute = c->dense_layer.forward;
+    c->mixture_layer.recompute = c->mixture_layer.forward;
+  }
   const double share = static_cast<double>(p.model.first_dense_layers) / static_cast<double>(p.model.num_hidden_layers);
-  for (auto [mixed, own] : {std::pair{fwd, &dense_fwd}, std::pair{bwd, &dense_bwd}}) {
+  for (auto [mixed, own] : {std::pair{&c->forward, &c->dense_layer.forward}, std::pair{&c->backward, &c->dense_layer.backward}}) {
     mixed->norm_s += share * (own->norm_s - mixed->norm_s);
     mixed->mlp_s += share * (own->mlp_s - mixed->mlp_s);
   }
@@ -224,7 +230,7 @@ StepCosts step_costs(const PlanSpec& p) {
   c.reducing_micro_steps = p.knobs.zero_stage >= 2 ? c.micro_steps : 1;
   c.forward = forward_pass(p, x);
   c.backward = backward_pass(p, x, c.forward);
-  if (p.model.is_moe() && p.model.first_dense_layers > 0) mix_in_dense_layers(p, &c.forward, &c.backward);
+  if (p.model.is_moe() && p.model.first_dense_layers > 0) mix_in_dense_layers(p, &c);
   if (p.knobs.act_ckpt != ActCkpt::kNone) c.recompute = c.forward;
   c.embed_fwd_s = elementwise_time_s(g, 2 * x.a * x.h * x.s, x.a);  // gather rows, write hidden
   c.embed_bwd_s = elementwise_time_s(g, 3 * x.a * x.h * x.s, x.a);  // scatter-add into the table grad
@@ -280,6 +286,16 @@ StepCosts step_costs(const PlanSpec& p) {
     c.param_allgather_s = collective_time_s(p.cluster, Collective::kAllGather, x.a * params.total, world);
   }
   return c;
+}
+
+const LayerPassCosts& StepCosts::layer_pass(Pass pass, int64_t layer) const {
+  const LayerPasses* own = first_mixture_layer <= 0 ? nullptr : layer < first_mixture_layer ? &dense_layer : &mixture_layer;
+  switch (pass) {
+    case Pass::kForward: return own != nullptr ? own->forward : forward;
+    case Pass::kRecompute: return own != nullptr ? own->recompute : recompute;
+    case Pass::kBackward: break;
+  }
+  return own != nullptr ? own->backward : backward;
 }
 
 double StepCosts::micro_step_compute_s() const {

@@ -46,12 +46,23 @@ struct LayerPassCosts {
   double total_s() const { return compute_s() + a2a_s() + cp_exposed_s(); }
 };
 
+// A layer's three passes.
+struct LayerPasses {
+  LayerPassCosts forward, recompute, backward;
+};
+
 struct StepCosts {
   int64_t layers = 0;
   // The first layer whose MLP is a mixture of experts (-1: none; GLM-4.5's dense first layers come
-  // before it). Each layer is priced at the mean of its model's layers (step_costs.cpp
-  // mix_in_dense_layers); this names what a timeline draws.
+  // before it): a timeline names its MLP `experts`.
   int64_t first_mixture_layer = -1;
+  // A model with two kinds of layer (dense first layers before mixtures, first_mixture_layer > 0):
+  // each kind's own passes, what a timeline draws for each layer (layer_pass). The passes below are
+  // their mean over the layers, what the step's sums use (step_costs.cpp mix_in_dense_layers).
+  LayerPasses dense_layer, mixture_layer;
+  // Layer `layer`'s own pass: its kind's where the model has two, else the passes below.
+  enum class Pass { kForward, kRecompute, kBackward };
+  const LayerPassCosts& layer_pass(Pass pass, int64_t layer) const;
   int64_t micro_steps = 1;        // grad_accum_steps
   // Micro steps whose backward reduces gradients: every one at ZeRO 2/3 (each backward
   // reduce-scatters into the partition), only the last at ZeRO 0/1, where DeepSpeed reduces at the

@@ -126,6 +126,29 @@ TEST(SimulateMixture, ItsLayersDrawTheirExperts) {
   EXPECT_TRUE(named("m0.bwd.L45.experts"));
 }
 
+// GLM-4.5's dense first layer runs its own 10944-wide MLP, a mixture layer its experts: each is
+// drawn at its own time, and the layers together take what the step's mean passes sum to.
+TEST(SimulateMixture, EachKindOfLayerTakesItsOwnTime) {
+  const PlanSpec p = testing::make_plan(load_model("glm-4.5-air").value(), 8, 4 * 1024, 1);
+  const costmodel::StepCosts c = costmodel::step_costs(p);
+  const SimResult r = simulate_plan(p, Mode::kNoOverlap);
+  const auto duration = [&](const std::string& name) {
+    for (const SimEvent& e : r.events) {
+      if (e.name == name) return e.end_s - e.start_s;
+    }
+    return -1.0;
+  };
+  const double dense = c.dense_layer.forward.mlp_s, mixture = c.mixture_layer.forward.mlp_s;
+  ASSERT_GT(dense, 0.0);
+  EXPECT_GT(std::abs(dense - mixture), 0.01 * mixture);  // the kinds differ
+  EXPECT_NEAR(duration("m0.fwd.L0.mlp"), dense, 1e-12);
+  EXPECT_NEAR(duration("m0.fwd.L1.experts"), mixture, 1e-12);
+  EXPECT_NEAR(duration("m0.bwd.L0.mlp"), c.dense_layer.backward.mlp_s, 1e-12);
+  EXPECT_NEAR(duration("m0.rec.L45.experts"), c.mixture_layer.recompute.mlp_s, 1e-12);
+  const double layers = static_cast<double>(p.model.num_hidden_layers);
+  EXPECT_NEAR(dense + (layers - 1) * mixture, layers * c.forward.mlp_s, 1e-9 * layers * c.forward.mlp_s);
+}
+
 TEST_P(SimulatePlan, OverlapIsBoundedBySerialAndCriticalPath) {
   const PlanSpec& p = GetParam().plan;
   const SimResult r = simulate_plan(p, Mode::kOverlap);
