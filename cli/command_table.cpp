@@ -52,7 +52,7 @@ std::vector<Command> build_commands() {
                "Trains the plan with spplan's LibTorch engine (spplan-engine run; its --help lists the flags).",
                "0 trained, 1 failed, 2 bad input, 3 out of device memory", {}, true});
   c.push_back({"validate",
-               "published FILE.csv [--json] | engine [--quick | --long | --ring | --moe] [--json] [--calibration FILE] "
+               "published FILE.csv [--json] | engine [--quick | --long | --ring | --moe | --window] [--json] [--calibration FILE] "
                "[--gpu G]",
                "Predictions against published runs (published), or against the engine's own runs (engine, "
                "spplan-engine validate).",

@@ -65,7 +65,7 @@ int bad_input(const std::string& message) {
 }
 
 struct Flags {
-  bool json = false, quick = false, long_cases = false, ring = false, moe = false;
+  bool json = false, quick = false, long_cases = false, ring = false, moe = false, window = false;
   std::string calibration, gpu;
   int64_t shard = 0, shards = 1;  // --shard I/N: the cases whose index is I modulo N
 };
@@ -96,9 +96,11 @@ Result<Flags> parse_flags(int argc, char** argv) {
   f.long_cases = args->has("long");
   f.ring = args->has("ring");
   f.moe = args->has("moe");
+  f.window = args->has("window");
   std::string lists;  // the case lists asked for: "--long and --quick"
   for (const auto& [given, name] :
-       {std::pair{f.long_cases, "--long"}, {f.quick, "--quick"}, {f.ring, "--ring"}, {f.moe, "--moe"}}) {
+       {std::pair{f.long_cases, "--long"}, {f.quick, "--quick"}, {f.ring, "--ring"}, {f.moe, "--moe"},
+        {f.window, "--window"}}) {
     if (given) lists += (lists.empty() ? "" : " and ") + std::string(name);
   }
   if (lists.find(" and ") != std::string::npos) {
@@ -250,6 +252,7 @@ std::vector<FlagSpec> validate_flag_specs() {
            "minutes on 2 cores)"},
           {"moe", false,
            "CPU: only the mixture-of-experts cases (tiny-qwen3-moe and tiny-glm-moe; about 4 minutes on 2 cores)"},
+          {"window", false, "CPU: only the sliding-window cases (tiny-mistral; about 2 minutes on 2 cores)"},
           {"calibration", true, "price the cases on this calibrated GPU file instead of calibrating first",
            "a GPU TOML file written by spplan calibrate", "spplan calibrate runs first"},
           {"gpu", true, "on a CUDA device: the preset the \"preset d %\" columns price with",
@@ -282,8 +285,8 @@ int validate_main(int argc, char** argv, const ValidateDevice& device) {
   }
   m.calibrated = *calibrated;
 
-  if (cuda && (flags->long_cases || flags->ring || flags->moe)) {
-    const std::string flag = flags->long_cases ? "--long" : flags->ring ? "--ring" : "--moe";
+  if (cuda && (flags->long_cases || flags->ring || flags->moe || flags->window)) {
+    const std::string flag = flags->long_cases ? "--long" : flags->ring ? "--ring" : flags->moe ? "--moe" : "--window";
     return bad_input("spplan-engine validate engine: " + flag + ": these cases are the CPU's (allowed: " + flag +
                      " without a CUDA device)");
   }
@@ -291,6 +294,7 @@ int validate_main(int argc, char** argv, const ValidateDevice& device) {
                                     : flags->long_cases ? long_cpu_cases()
                                     : flags->ring       ? cpu_ring_cases()
                                     : flags->moe        ? cpu_moe_cases()
+                                    : flags->window     ? cpu_window_cases()
                                                         : cpu_cases(flags->quick);
   if (cuda) {
     for (const ValidateCase& plan : gpu_boundary_plans(device.cuda_gpus, flags->quick)) {

@@ -21,6 +21,10 @@ ValidateCase tiny_moe(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
 ValidateCase tiny_glm(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
   return {"tiny-glm-moe", seq, sp, world, std::move(knobs), ValidateCase::Expect::kRuns};
 }
+// A sliding window (issue 42): tiny-llama's shapes, every layer over its last 1024 tokens.
+ValidateCase tiny_window(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
+  return {"tiny-mistral", seq, sp, world, std::move(knobs), ValidateCase::Expect::kRuns};
+}
 
 // ZeRO 2/3 cases reduce in buckets of 256K elements, below tiny-llama's largest unit (the
 // 1M-element embedding and head): DeepSpeed allocates its reduce bucket whole (what the costmodel
@@ -53,6 +57,16 @@ std::vector<ValidateCase> cpu_moe_cases() {
   const Knobs none = {"--act-ckpt", "none"}, full = {"--act-ckpt", "full"};
   return {tiny_moe(4096, 1, 1, none), tiny_moe(8192, 2, 2, full), tiny_moe(8192, 2, 4, full + kZ3 + Knobs{"--tiled-loss"}),
           tiny_glm(4096, 1, 1, none), tiny_glm(8192, 2, 2, full + kZ3)};
+}
+
+// The sliding window's masked blocks (window_attention.hpp): untiled at sp 1 without checkpointing
+// (a backward's attention moment with the band and a block's gradients), checkpointed at sp 2
+// (each rank the whole sequence for its heads) with the tiled loss, and at 16K in bf16.
+std::vector<ValidateCase> cpu_window_cases() {
+  const Knobs none = {"--act-ckpt", "none"}, full = {"--act-ckpt", "full"};
+  return {tiny_window(4096, 1, 1, none), tiny_window(8192, 2, 2, full + Knobs{"--tiled-loss"}),
+          tiny_window(16384, 2, 2, full + Knobs{"--precision", "bf16"}),
+          tiny_window(8192, 1, 1, full + Knobs{"--tiled-mlp", "--tiled-loss"})};
 }
 
 namespace {
@@ -89,7 +103,7 @@ std::vector<ValidateCase> cpu_cases(bool quick) {
           tiny(16384, 2, 4, off + kZ3 + offload_opt + offload_params), tiny(8192, 2, 2, full + bf16),
           tiny(8192, 2, 4, full + kZ3 + bf16),
           tiny(8192, 2, 2, full + Knobs{"--tiled-loss"} + bf16 + Knobs{"--sp-comm-dtype", "bf16"})};
-  for (const std::vector<ValidateCase>& more : {cpu_moe_cases(), cpu_ring_cases()}) {
+  for (const std::vector<ValidateCase>& more : {cpu_moe_cases(), cpu_window_cases(), cpu_ring_cases()}) {
     cases.insert(cases.end(), more.begin(), more.end());
   }
   return cases;

@@ -35,6 +35,9 @@ std::vector<ValidateCase> cpu_ring_cases();
 // `validate engine --moe` (CPU), also part of the full list: the mixtures of experts (tiny-qwen3-moe
 // at sp 1 and 2, ZeRO 3 and the tiled loss; tiny-glm-moe without checkpointing and at sp 2, ZeRO 3).
 std::vector<ValidateCase> cpu_moe_cases();
+// `validate engine --window` (CPU), also part of the full list: tiny-mistral's sliding window in
+// masked blocks, untiled at sp 1, checkpointed at sp 2, and in bf16.
+std::vector<ValidateCase> cpu_window_cases();
 // `validate engine --long` (CPU): memory-only cases where per-token terms dominate (issue 22):
 // micro-llama at 64K tokens with checkpoint offload, TiledMLP, the tiled loss, ZeRO 1 and 3 and
 // optimizer / parameter offload at sp 1, 2 and 4.

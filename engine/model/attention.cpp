@@ -9,6 +9,7 @@
 #include <ATen/Context.h>
 #include <torch/csrc/autograd/autograd.h>
 
+#include "engine/model/window_attention.hpp"
 #include "engine/parallel/ring_attention.hpp"
 #include "engine/parallel/ulysses.hpp"
 
@@ -68,9 +69,13 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
   refuse_math(native);
 }
 
+at::Tensor windowed_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t window) {
+  return window > 0 && q.size(1) > window ? window_causal_attention(q, k, v, window) : causal_attention(q, k, v);
+}
+
 at::Tensor document_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                     const DocStarts& starts) {
-  if (starts.empty()) return causal_attention(q, k, v);
+                                     const DocStarts& starts, int64_t window) {
+  if (starts.empty()) return windowed_causal_attention(q, k, v, window);
   const int64_t s = q.size(1);
   std::vector<at::Tensor> rows;
   for (int64_t r = 0; r < q.size(0); ++r) {
@@ -78,8 +83,8 @@ at::Tensor document_causal_attention(const at::Tensor& q, const at::Tensor& k, c
     std::vector<at::Tensor> docs;
     for (size_t i = 0; i < row.size(); ++i) {
       const int64_t first = row[i], n = (i + 1 < row.size() ? row[i + 1] : s) - first;
-      docs.push_back(causal_attention(q.narrow(0, r, 1).narrow(1, first, n), k.narrow(0, r, 1).narrow(1, first, n),
-                                      v.narrow(0, r, 1).narrow(1, first, n)));
+      docs.push_back(windowed_causal_attention(q.narrow(0, r, 1).narrow(1, first, n), k.narrow(0, r, 1).narrow(1, first, n),
+                                               v.narrow(0, r, 1).narrow(1, first, n), window));
     }
     rows.push_back(docs.size() == 1 ? docs[0] : at::cat(docs, 1));
   }
@@ -87,17 +92,18 @@ at::Tensor document_causal_attention(const at::Tensor& q, const at::Tensor& k, c
 }
 
 at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                               const DocStarts& starts) {
+                               const DocStarts& starts, int64_t window) {
   const int64_t P = comm.sp();
-  // With a ring (cp > 1) the rank's tokens are 2 zigzag chunks; no packed documents (refused).
-  if (P == 1) return comm.cp() > 1 ? ring_causal_attention(comm, q, k, v) : document_causal_attention(q, k, v, starts);
+  // With a ring (cp > 1) the rank's tokens are 2 zigzag chunks; no packed documents and no window
+  // (both refused).
+  if (P == 1) return comm.cp() > 1 ? ring_causal_attention(comm, q, k, v) : document_causal_attention(q, k, v, starts, window);
   const int64_t hq = q.size(2) / P, hkv = std::max<int64_t>(k.size(2) / P, 1);  // heads per rank after the exchange
   const at::Tensor all_tokens = qkv_to_heads(comm, q, k, v);  // [b, s, hq + 2 hkv, d]
   const at::Tensor qh = all_tokens.narrow(2, 0, hq), kh = all_tokens.narrow(2, hq, hkv),
                    vh = all_tokens.narrow(2, hq + hkv, hkv);
   // Ulysses x ring: the SP group's exchange gave this CP rank's 2 zigzag chunks, h/P heads.
   const at::Tensor out =
-      comm.cp() > 1 ? ring_causal_attention(comm, qh, kh, vh) : document_causal_attention(qh, kh, vh, starts);
+      comm.cp() > 1 ? ring_causal_attention(comm, qh, kh, vh) : document_causal_attention(qh, kh, vh, starts, window);
   return heads_to_seq(comm, out);  // [b, s/P, h, d]
 }
 

@@ -40,10 +40,14 @@ at::Tensor expand_kv_heads(const at::Tensor& kv, int64_t heads);
 using DocStarts = std::vector<std::vector<int64_t>>;
 
 // Causal attention inside each document only (block-diagonal causal): each document's rows run
-// through causal_attention alone, so no mask and no s x s tensor exists. The outputs are
+// through causal_attention alone (windowed_causal_attention with a window), so no s x s tensor exists. The outputs are
 // concatenated: one more attention output alive while the layer's output projection reads it.
 at::Tensor document_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                     const DocStarts& starts);
+                                     const DocStarts& starts, int64_t window = 0);
+
+// Causal attention, over a sliding window of `window` keys (> 0, window_attention.hpp) where the
+// rows are more than it.
+at::Tensor windowed_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t window);
 
 // The same for one SP rank holding s/P tokens: q [b, s/P, h, d], k and v [b, s/P, h_kv, d] ->
 // [b, s/P, h, d]. One all-to-all takes q, k, v to "all tokens, h/P heads", local attention runs
@@ -51,9 +55,10 @@ at::Tensor document_causal_attention(const at::Tensor& q, const at::Tensor& k, c
 // replicated P/h_kv times when h_kv < P. With a ring (comm.cp() > 1) the rank holds its share of
 // its CP rank's 2 zigzag chunks; the exchange gathers those chunks, and ring attention
 // (parallel/ring_attention.hpp) over the CP group replaces the local attention (Ulysses x ring;
-// with sp 1, ring attention alone). REQUIRES: no `starts` when cp > 1.
+// with sp 1, ring attention alone). A `window` (> 0) windows the local attention (each rank holds
+// the whole sequence for its heads). REQUIRES: no `starts` and no window when cp > 1.
 at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                               const DocStarts& starts = {});
+                               const DocStarts& starts = {}, int64_t window = 0);
 
 // ---- which blockwise SDPA kernel runs (CUDA) --------------------------------------------------
 //

@@ -249,7 +249,9 @@ at::Tensor Model::attention(const LayerParams& L, const at::Tensor& normed, cons
   const at::Tensor v = at::linear(normed, L.wqkv.narrow(0, qk_rows, nkv * d),
                                   L.bqkv.defined() ? L.bqkv.narrow(0, qk_rows, nkv * d) : at::Tensor())
                            .view({b, n, nkv, d});
-  return sp_causal_attention(comm_, q, k, v, docs);
+  // A sliding window (Mistral's) on every layer: the plan rules refuse a model that windows some
+  // layers only (engine.toml) and a ring over a window.
+  return sp_causal_attention(comm_, q, k, v, docs, spec_.sliding_window);
 }
 
 at::Tensor Model::mlp(const LayerParams& L, const at::Tensor& normed, std::vector<at::Tensor>* router_logits) const {

@@ -6,6 +6,7 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "engine/device/attention_blocks.hpp"
 #include "engine/device/memory_meter.hpp"
 
 namespace spplan::engine {
@@ -13,54 +14,6 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-// ---- one block: a blockwise kernel that returns the log-sum-exp ------------------------------
-// Tensors in the kernels' layout [b, heads, rows, d]; the log-sum-exp [b, heads, rows] fp32.
-
-struct BlockOut {
-  at::Tensor out, lse;
-};
-struct BlockGrads {
-  at::Tensor dq, dk, dv;
-};
-
-// CUDA's memory-efficient kernel pads its log-sum-exp to a multiple of this many rows.
-constexpr int64_t kEfficientLseRows = 32;
-
-BlockOut block_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal) {
-  if (q.is_cuda()) {  // compiled, not run on the build machines (no GPU): GPU issue 26 measures it
-    if (q.scalar_type() == at::kFloat) {  // the flash kernel runs bf16/fp16 only
-      auto r = at::_scaled_dot_product_efficient_attention(q, k, v, std::nullopt, /*compute_log_sumexp=*/true, 0.0, causal);
-      return {std::get<0>(r), std::get<1>(r).narrow(2, 0, q.size(2))};
-    }
-    auto r = at::_scaled_dot_product_flash_attention(q, k, v, 0.0, causal);
-    return {std::get<0>(r), std::get<1>(r)};
-  }
-  auto [out, lse] = at::_scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal);
-  return {out, lse};
-}
-
-// The block's exact share of dq, dk, dv, given the FINAL output and log-sum-exp of its rows: the
-// kernel recomputes P = exp(S - lse) and D = rowsum(dO * O) from them, which are the whole
-// attention's.
-BlockGrads block_backward(const at::Tensor& grad, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                          const at::Tensor& out, const at::Tensor& lse, bool causal) {
-  if (q.is_cuda()) {  // unmeasured here, as block_forward
-    if (q.scalar_type() == at::kFloat) {
-      const int64_t rows = lse.size(2), padded = (rows + kEfficientLseRows - 1) / kEfficientLseRows * kEfficientLseRows;
-      const at::Tensor lse_padded = at::constant_pad_nd(lse, {0, padded - rows}, 0).contiguous();
-      auto r = at::_scaled_dot_product_efficient_attention_backward(grad, q, k, v, at::Tensor(), out, lse_padded,
-                                                                    at::Tensor(), at::Tensor(), 0.0,
-                                                                    {true, true, true, false}, causal);
-      return {std::get<0>(r), std::get<1>(r), std::get<2>(r)};
-    }
-    auto r = at::_scaled_dot_product_flash_attention_backward(grad, q, k, v, out, lse, at::Tensor(), at::Tensor(),
-                                                              q.size(2), k.size(2), 0.0, causal, at::Tensor(), at::Tensor());
-    return {std::get<0>(r), std::get<1>(r), std::get<2>(r)};
-  }
-  auto [dq, dk, dv] = at::_scaled_dot_product_flash_attention_for_cpu_backward(grad, q, k, v, out, lse, 0.0, causal);
-  return {dq, dk, dv};
-}
 
 // ---- which rows meet which keys at a step (the zigzag, ring_attention.hpp) -------------------
 
@@ -75,21 +28,10 @@ Span span_at(int64_t step, int64_t cp_rank, int64_t src, int64_t n) {
   return {n / 2, n / 2, 0, n, false};                 // our second chunk follows both of src's
 }
 
-// Whether the block kernel takes K/V with fewer heads than q (grouped-query): LibTorch's CPU flash
-// kernel and CUDA's flash kernel do; CUDA's memory-efficient one (fp32) does not.
-bool kernel_takes_gqa(const at::Tensor& q) { return !(q.is_cuda() && q.scalar_type() == at::kFloat); }
-
 // K or V (`which` 0 or 1) of the K/V buffer [2, b, n, h_kv, d], the span's keys, in the kernel's
 // layout; expanded to the query heads (a copy per block) only for a kernel without GQA.
 at::Tensor keys_of(const at::Tensor& kv, int64_t which, const Span& s, int64_t heads, bool gqa) {
-  const at::Tensor x = kv[which].narrow(1, s.key0, s.keys).transpose(1, 2);  // [b, h_kv, keys, d]
-  return gqa || x.size(1) == heads ? x : x.repeat_interleave(heads / x.size(1), 1);
-}
-
-// [b, h or h_kv, keys, d] -> [b, keys, h_kv, d]: expanded heads' gradients summed back to their K/V head.
-at::Tensor kv_grad(const at::Tensor& g, int64_t kv_heads) {
-  const at::Tensor summed = g.size(1) == kv_heads ? g : g.unflatten(1, {kv_heads, g.size(1) / kv_heads}).sum(2);
-  return summed.transpose(1, 2);
+  return heads_for_kernel(kv[which].narrow(1, s.key0, s.keys).transpose(1, 2), heads, gqa);  // [b, h_kv, keys, d]
 }
 
 int64_t src_at(const Comm& comm, int64_t step) { return (comm.cp_rank() - step + comm.cp()) % comm.cp(); }

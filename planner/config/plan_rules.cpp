@@ -124,7 +124,7 @@ Status check_sliding_window(const PlanSpec& plan, const WhereFn& where) {
     return Status::invalid(longer + ", and " + trainer + " runs full causal attention (allowed: " + inside +
                            ", or a trainer that runs the window)");
   }
-  if (plan.stack.attention == AttentionKernel::kSdpa) {
+  if (plan.stack.attention == AttentionKernel::kSdpa && !plan.stack.window_in_masked_blocks) {
     return Status::invalid(longer + ", which SDPA runs through a dense [q, kv] mask, not priced (allowed: " + inside +
                            ", or --attention flash2, flash3 or flex)");
   }

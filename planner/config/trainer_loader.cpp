@@ -40,6 +40,7 @@ constexpr StackFlag kStackFlags[] = {
     {"rope_half_tables", &TrainingStack::rope_half_tables},
     {"sliding_window_attention", &TrainingStack::sliding_window_attention},
     {"ring_sliding_window", &TrainingStack::ring_sliding_window},
+    {"window_in_masked_blocks", &TrainingStack::window_in_masked_blocks},
     {"ring_window_past_shard_only", &TrainingStack::ring_window_past_shard_only},
     {"reduces_after_backward", &TrainingStack::reduces_after_backward},
     {"ring_contiguous_shards", &TrainingStack::ring_contiguous_shards},

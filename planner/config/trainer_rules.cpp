@@ -34,6 +34,10 @@ int64_t value_of(RuleKey key, const PlanSpec& plan) {
     case RuleKey::kAttentionSinks: return plan.model.attention_sinks ? 1 : 0;
     case RuleKey::kGlmMixture: return plan.model.glm_mixture() ? 1 : 0;
     case RuleKey::kPartialRope: return plan.model.partial_rotary_factor < 1.0 ? 1 : 0;
+    case RuleKey::kWindowedAndFullLayers: {
+      const ModelSpec& m = plan.model;
+      return m.windowed_layers() > 0 && m.full_attention_layers > 0 && plan.seq_len > m.sliding_window ? 1 : 0;
+    }
   }
   return 0;
 }
@@ -170,6 +174,9 @@ std::string allowed_text(const Refusal& r, const PlanSpec& plan, const std::func
   if (t.key == RuleKey::kAttentionSinks) return "a model without attention sinks, or the trainer hf at sp 1 with flex";
   if (t.key == RuleKey::kGlmMixture) return "a Qwen3-MoE or Mixtral mixture, or a trainer that runs GLM-4.5's";
   if (t.key == RuleKey::kPartialRope) return "a model that rotates whole heads, or a trainer that runs partial RoPE";
+  if (t.key == RuleKey::kWindowedAndFullLayers) {
+    return "at most " + std::to_string(plan.model.sliding_window) + " tokens, or a trainer that windows some layers only";
+  }
   if (t.key == RuleKey::kNodes && t.op == RuleTest::Op::kGreater) {  // a GPU count on that many whole nodes
     return "at most " + std::to_string(t.values[0] * plan.cluster.gpus_per_node()) + " GPUs (" +
            std::to_string(t.values[0]) + " node" + (t.values[0] == 1 ? "" : "s") + ")";
@@ -235,6 +242,10 @@ std::string matched_text(const Refusal& r, const PlanSpec& plan, const WhereFn& 
   } else if (key == RuleKey::kPartialRope) {
     value = "\"" + printable(plan.model.name) + "\" (RoPE on " + format_number(plan.model.partial_rotary_factor) +
             " of each head: partial_rotary_factor)";
+  } else if (key == RuleKey::kWindowedAndFullLayers) {
+    const ModelSpec& m = plan.model;
+    value = "\"" + printable(m.name) + "\" (a " + std::to_string(m.sliding_window) + "-token window on " +
+            std::to_string(m.windowed_layers()) + " of " + std::to_string(m.num_hidden_layers) + " layers)";
   }
   std::string text = where(plan_key(key, plan)) + ": value " + value;
   std::string others;

@@ -112,6 +112,11 @@ struct TrainingStack {
   // gathered from the sequence's start, the causal mask aligned to the last key), so a ring runs
   // windowed attention; without it a ring over a window is refused (plan_rules.cpp).
   bool ring_sliding_window = false;
+  // A window runs as one kernel call per w queries over the 2w - 1 keys they may see, under a band
+  // mask the kernel computes whole (SDPA takes no window: the engine's window_attention.hpp), not
+  // a kernel that skips what the window leaves out: n (n + w - 1) pairs a block (costmodel/
+  // compute.hpp computed_window_pairs), ceil(s / w) calls a layer.
+  bool window_in_masked_blocks = false;
   // Its ring applies the window only where a rank's shard is longer than the window (it compares the
   // rank's own key count to it), so a sequence longer than the window over shards within it would
   // run full causal attention: such a plan is refused.
@@ -151,7 +156,10 @@ enum class RuleKey {
   kSandwichNorms,  // the model's: Gemma 2's and 3's four norms a layer (ModelSpec::sandwich_norms)
   kAttentionSinks,  // the model's: gpt-oss's learned sink logit per head (ModelSpec::attention_sinks)
   kGlmMixture,      // the model's: GLM-4.5's mixture (a shared expert, dense first layers, a sigmoid router)
-  kPartialRope      // the model's: RoPE on part of each head (ModelSpec::partial_rotary_factor below 1)
+  kPartialRope,     // the model's: RoPE on part of each head (ModelSpec::partial_rotary_factor below 1)
+  // The model's at the plan's length: some layers attend over a sliding window shorter than the
+  // sequence, the others fully (Gemma 3, gpt-oss, Qwen2's max_window_layers)
+  kWindowedAndFullLayers
 };
 const std::vector<std::string>& rule_key_names();  // "layout", "sp", ..., the plan keys' names
 bool rule_key_is_boolean(RuleKey key);  // tiled_mlp, tiled_loss and the model's but experts: true or false

@@ -1,6 +1,7 @@
 #include "planner/costmodel/compute.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "planner/core/units.hpp"
 #include "planner/costmodel/software_facts.hpp"
@@ -86,6 +87,22 @@ double causal_pairs(double n, double window) {
   // window_size (w - 1, 0)): the first w queries as causal, each later one w keys, n w - w^2 / 2;
   // FlashAttention skips the key blocks wholly outside the window (flash_fwd_kernel.h n_block_min).
   return window > 0 && n > window ? n * window - window * window / 2.0 : n * n / 2.0;
+}
+
+namespace {
+bool runs_masked_blocks(const TrainingStack& stack, double n, double window) {
+  return stack.window_in_masked_blocks && window > 0 && n > window;
+}
+}  // namespace
+
+double computed_window_pairs(const TrainingStack& stack, double n, double window) {
+  if (!runs_masked_blocks(stack, n, window)) return causal_pairs(n, window);
+  const double blocks = std::ceil(n / window), last = n - (blocks - 1) * window;
+  return window * window / 2.0 + (blocks - 2) * window * (2 * window - 1) + last * (last + window - 1);
+}
+
+int64_t window_attention_calls(const TrainingStack& stack, double n, double window) {
+  return runs_masked_blocks(stack, n, window) ? static_cast<int64_t>(std::ceil(n / window)) : 1;
 }
 
 double attention_pairs_fwd_flops(double pairs, double heads, double head_dim, double batch) {

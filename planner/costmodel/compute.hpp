@@ -34,6 +34,14 @@ double attention_bwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double f
 // or with a sliding `window` (> 0) each query's last `window` keys only, n w - w^2 / 2 once n > w.
 // Queries [a, b) attend to causal_pairs(b) - causal_pairs(a) pairs (a ring rank's shard).
 double causal_pairs(double n, double window = 0);
+// Query-key pairs one head's kernel computes over `n` causal queries with a sliding `window` (0:
+// none): causal_pairs where it skips what the window leaves out (FlashAttention's window_size); a
+// stack that runs the window in masked blocks (TrainingStack::window_in_masked_blocks: the
+// engine's window_attention.hpp) computes the first block's w^2 / 2 and each later block's
+// n_j (n_j + w - 1) pairs, masked ones included.
+double computed_window_pairs(const TrainingStack& stack, double n, double window);
+// The kernel calls that takes: ceil(n / w) masked blocks, else 1.
+int64_t window_attention_calls(const TrainingStack& stack, double n, double window);
 // Forward FLOPs of `pairs` query-key pairs for `heads` heads of `head_dim`, `batch` sequences.
 double attention_pairs_fwd_flops(double pairs, double heads, double head_dim, double batch);
 // Causal attention forward FLOPs of one rank: QK^T and PV over `seq` tokens for `heads` heads of

@@ -122,6 +122,10 @@ struct LayerBackwardMoments {
 };
 LayerBackwardMoments layer_backward_moments(const PlanSpec& plan);
 double cpu_flash_backward_scratch_bytes(const PlanSpec& plan);  // LibTorch CPU flash backward's per-thread blocks
+// Whether the plan's attention runs its window in masked blocks (TrainingStack::window_in_masked_blocks,
+// a window shorter than the sequence), and what those blocks add to a layer's attention backward.
+bool runs_window_blocks(const PlanSpec& plan);
+double window_blocks_backward_bytes(const PlanSpec& plan);
 double ulysses_block_bytes(const PlanSpec& plan);         // q, k, v of all tokens, this rank's heads (0 at sp 1)
 double ulysses_buffer_bytes(const PlanSpec& plan);        // all-to-all send/recv copies alive in attention
 // A layer at its forward all-to-all (sp > 1; 0 at sp 1): what it has saved so far (the first

@@ -343,7 +343,8 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
                                (norm_saved_per_token(p, false) + o_proj_input_per_token(p)) * s;
   const double residual_grad = a * h * s;
   const double flash = (2 * a * q + 2 * a * kv + flash_backward_buffers_per_token(p)) * s;
-  out.attention = residual_grad + flash + cpu_flash_backward_scratch_bytes(p) - out.freed_before_attention;
+  out.attention = residual_grad + flash + cpu_flash_backward_scratch_bytes(p) + window_blocks_backward_bytes(p) -
+                  out.freed_before_attention;
   // Then the mirrored all-to-all: dq, dk, dv in head layout (one block of the exchange) and its
   // copies. By then the attention's backward has run too and autograd has released what it saved
   // (q, k, v after the exchange, the output, its log-sum-exp): the all-to-all's node runs after
@@ -371,12 +372,33 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
 // are freed before the layer's forward ends, where the forward peaks: not priced.
 double cpu_flash_backward_scratch_bytes(const PlanSpec& p) {
   if (!p.stack.cpu_flash_attention) return 0.0;
-  const double queries = std::ceil(static_cast<double>(p.seq_len) / p.knobs.cp);  // of one sequence, per call
+  double queries = std::ceil(static_cast<double>(p.seq_len) / p.knobs.cp), keys = queries;  // of one sequence, per call
+  if (runs_window_blocks(p)) {  // a block of w queries over its 2w - 1 keys (window_attention.hpp)
+    queries = static_cast<double>(p.model.sliding_window);
+    keys = 2 * queries - 1;
+  }
   const double q_split = std::min(queries, queries >= 768 ? 256.0 : queries >= 192 ? 64.0 : 32.0);
-  const double kv_split = std::min(queries, 512.0);
+  const double kv_split = std::min(keys, 512.0);
   const double reduced = p.knobs.precision == Precision::kBf16 ? kBf16Bytes : 0.0;
   const double threads = static_cast<double>(std::max<int64_t>(1, p.stack.cpu_flash_threads));
   return threads * 2 * q_split * kv_split * (kFp32Bytes + reduced);
+}
+
+bool runs_window_blocks(const PlanSpec& p) {
+  const ModelSpec& m = p.model;
+  return p.stack.window_in_masked_blocks && m.windowed_layers() > 0 && p.seq_len > m.sliding_window;
+}
+
+// The engine's window in masked blocks (window_attention.hpp backward), beside the whole dq, dk,
+// dv it writes into: the band bias (w x (2w - 1) in the activation dtype, made once a call) and one
+// block's kernel gradients, dq of its w rows and dk, dv of its 2w - 1 keys (the rank's heads after
+// the all-to-all; a CPU kernel's key-value heads unexpanded). Alive for the attention's backward.
+double window_blocks_backward_bytes(const PlanSpec& p) {
+  if (!runs_window_blocks(p)) return 0.0;
+  const double a = act_bytes(p), w = static_cast<double>(p.model.sliding_window), b = p.knobs.micro_batch;
+  const double q = p.model.q_dim() / static_cast<double>(p.knobs.sp);  // the rank's heads
+  const double kv = static_cast<double>(p.model.head_dim * p.model.kv_heads_per_rank(p.knobs.sp));
+  return a * w * (2 * w - 1) + b * a * (w * q + 2 * (2 * w - 1) * kv);
 }
 
 double layer_backward_extra_bytes(const PlanSpec& p) {

@@ -84,7 +84,7 @@ int64_t ring_attention_calls(const PlanSpec& p) {
 
 double ring_rank_attention_pairs(const PlanSpec& p, double seq, double window) {
   const int64_t cp = p.knobs.cp;
-  if (cp == 1) return causal_pairs(seq, window);
+  if (cp == 1) return computed_window_pairs(p.stack, seq, window);
   // Queries [a, b) of the sequence, each over its causal keys or its window.
   const auto queries = [&](double a, double b) { return causal_pairs(b, window) - causal_pairs(a, window); };
   const double n = static_cast<double>(cp), shard = seq / n, half = shard / 2.0;

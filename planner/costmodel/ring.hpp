@@ -34,7 +34,7 @@ int64_t ring_attention_calls(const PlanSpec& plan);
 //   zigzag, no window     : S^2 / (2 cp) on every rank
 //   contiguous, no window : the last rank, all earlier keys: (2 cp - 1) / cp of that
 //   a window w            : about a shard's S / cp queries x w keys on every rank that starts past w
-// cp == 1: the whole sequence's causal_pairs.
+// cp == 1: the whole sequence's, as its kernel computes them (compute.hpp computed_window_pairs).
 double ring_rank_attention_pairs(const PlanSpec& plan, double seq, double window);
 
 // The groups the all-gather variant runs a rank's key-value heads in (ModelSpec::kv_heads_per_rank

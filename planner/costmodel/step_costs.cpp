@@ -58,15 +58,24 @@ double traffic_time_s(const GpuSpec& g, const KernelTraffic& t, const Shape& x, 
 // Chunks of the fused linear cross-entropy (Liger's chunk size, memory_activations.cpp).
 double fused_loss_chunks(const Shape& x) { return std::ceil(x.s / liger_chunk_tokens(x.s, x.h, x.v)); }
 
+// Kernel calls of one layer's attention: the ring's (ring.hpp ring_attention_calls), or without a
+// ring one a block of a window run in masked blocks (compute.hpp window_attention_calls; such a
+// stack windows every layer or none: the engine's record refuses the others).
+int64_t attention_calls(const PlanSpec& p, const Shape& x) {
+  const ModelSpec& m = p.model;
+  if (p.knobs.cp > 1 || m.windowed_layers() == 0) return ring_attention_calls(p);
+  return window_attention_calls(p.stack, x.S, static_cast<double>(m.sliding_window));
+}
+
 // Forward FLOPs of one attention call: the rank's nh/sp heads over the pairs its queries attend
-// to on the slowest rank (ring.hpp ring_rank_attention_pairs; the whole causal sequence when
-// cp == 1), averaged over the windowed and full layers, in the calls its ring makes.
+// to on the slowest rank (ring.hpp ring_rank_attention_pairs; the whole sequence when cp == 1),
+// averaged over the windowed and full layers, in the layer's calls.
 double attention_block_flops(const PlanSpec& p, const Shape& x) {
   const ModelSpec& m = p.model;
   const double heads = static_cast<double>(m.num_attention_heads) / x.sp;
   const double pairs = mean_over_attention_layers(m, [&](double window) { return ring_rank_attention_pairs(p, x.S, window); });
   return attention_pairs_fwd_flops(pairs, heads, static_cast<double>(m.head_dim), x.b) /
-         static_cast<double>(ring_attention_calls(p));
+         static_cast<double>(attention_calls(p, x));
 }
 
 // A mixture runs its experts one after another (transformers' expert loop), each on its share of
@@ -129,7 +138,7 @@ LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   c.norm_s = traffic_time_s(g, layer_elementwise_fwd(p), x, x.a);
   c.qkv_s = gemm_time_s(g, x.s, x.q + 2 * x.kv, x.h, x.a);
   c.a2a_qkv_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * (x.q + 2 * x.kv_a2a), x.sp);
-  c.attention_blocks = ring_attention_calls(p);
+  c.attention_blocks = attention_calls(p, x);
   c.attention_s = c.attention_blocks * attention_fwd_time_s(g, p.stack.attention, attention_block_flops(p, x), x.a);
   set_ring_comm(ring_forward_comm(p), &c);
   set_ring_merge(g, ring_forward_merge(p), x, &c);

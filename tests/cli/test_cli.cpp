@@ -352,8 +352,8 @@ TEST(Cli, BadInputTable) {
       // sequence on a trainer that runs full attention) names that reason, not the knobs.
       {std::string("plan --model ") + SPPLAN_SOURCE_DIR +
            "/tests/planner/config/data/gemma3_4b_text.json --gpu h100-80gb --gpus 8 --seq 8k --trainer engine",
-       "spplan: --seq: value 8192 is longer than data's sliding_window 1024, and trainer \"engine\" runs full causal "
-       "attention (allowed: at most 1024 tokens, or a trainer that runs the window)"},
+       "spplan: trainer \"engine\" runs and launches none of the 3120 knob sets searched for data on 8 GPUs; the most "
+       "frequent cause (3120): model: value \"data\" (four norms a layer: sandwich_norms) is not run by trainer \"engine\""},
       {std::string("simulate --plan ") + SPPLAN_SOURCE_DIR + "/configs/plans/qwen3-4b-128k-4xh100.toml --trace \"\"",
        "spplan: \"\": cannot write (an empty file name; allowed: a path to a file)"},
       // Ring attention (cp): a degree that does not divide the GPUs with sp, the zigzag rule, the

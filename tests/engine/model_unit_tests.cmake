@@ -5,6 +5,7 @@
 # engine-only build of a GPU node (the root CMakeLists.txt), which runs the binary itself.
 add_executable(engine_tiling_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/model/tiling_unit_test.cpp ${CMAKE_CURRENT_LIST_DIR}/model/attention_unit_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/model/window_attention_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model/fused_kernels_test.cpp ${CMAKE_CURRENT_LIST_DIR}/model/fused_cuda_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/model/cuda/launch_shapes_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/run/host_adamw_test.cpp ${CMAKE_CURRENT_LIST_DIR}/parallel/ring_attention_unit_test.cpp)

@@ -1,9 +1,10 @@
 """Reference numbers from Hugging Face transformers for tests/engine/io/hf_weights_test.cpp.
 
   hf_reference.py make DIR --arch llama|qwen3|qwen2|mistral|qwen3_moe|mixtral|glm4_moe [--router-logits]
-                    [--rope TYPE] [--layout v4|v5] --seq S --sequences N
+                    [--rope TYPE] [--layout v4|v5] [--window W] --seq S --sequences N
       Builds a small random LlamaForCausalLM (untied head), Qwen3ForCausalLM (tied, q/k norms),
-      Qwen2ForCausalLM (q/k/v biases), MistralForCausalLM (a sliding window longer than S),
+      Qwen2ForCausalLM (q/k/v biases), MistralForCausalLM (a sliding window longer than S, or of W
+      tokens with --window, also printing the loss of the same weights without it),
       Qwen3MoeForCausalLM or MixtralForCausalLM (4 experts, 2 a token; --router-logits adds the
       load-balancing loss, which the loss printed then includes as transformers adds it),
       Glm4MoeForCausalLM (a dense first layer, then 4 experts in 2 groups and a shared expert),
@@ -54,7 +55,7 @@ ROPE = {
 }
 
 
-def small_config(arch, seq, rope, router_logits=False):
+def small_config(arch, seq, rope, router_logits=False, window=0):
     theta = 1000000.0 if rope == "default" else 10000.0
     scaling, context = ROPE.get(rope, ({"rope_type": "default"}, max(seq, 2048)))
     common = dict(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
@@ -66,7 +67,7 @@ def small_config(arch, seq, rope, router_logits=False):
     if arch == "qwen2":
         return transformers.Qwen2Config(tie_word_embeddings=False, use_sliding_window=False, **common)
     if arch == "mistral":
-        return transformers.MistralConfig(tie_word_embeddings=False, sliding_window=4 * seq, **common)
+        return transformers.MistralConfig(tie_word_embeddings=False, sliding_window=window or 4 * seq, **common)
     # Mixtures: 4 experts, 2 a token, with the load-balancing loss at a weight that moves the loss by
     # about 1e-2 (router_logits); Qwen3-MoE with norm_topk_prob off (its class default: the top-k
     # weights as the softmax gave them), Mixtral always dividing by their sum.
@@ -153,8 +154,8 @@ def load(model_dir):
 
 def make(args):
     torch.manual_seed(args.seed)
-    model = transformers.AutoModelForCausalLM.from_config(small_config(args.arch, args.seq, args.rope, args.router_logits),
-                                                          attn_implementation="eager").float()
+    config = small_config(args.arch, args.seq, args.rope, args.router_logits, args.window)
+    model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager").float()
     with torch.no_grad():  # norms away from 1 and biases away from 0, so a misplaced one shows in the loss
         for name, p in model.named_parameters():
             if name.endswith(("q_proj.weight", "k_proj.weight")):
@@ -184,6 +185,13 @@ def make(args):
         plain = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager").float()
         plain.load_state_dict(model.state_dict())
         result["loss_default_rope"] = loss_and_grad_norm(plain, tokens, args.seq, 0)["loss"]
+    if args.window:
+        # The same weights attending over the whole sequence: how far the window moves the loss.
+        config = load(model_dir).config
+        config.sliding_window = None
+        full = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager").float()
+        full.load_state_dict(model.state_dict())
+        result["loss_full_attention"] = loss_and_grad_norm(full, tokens, args.seq, 0)["loss"]
     print(json.dumps(result))
 
 
@@ -229,6 +237,7 @@ def main():
                    required=True)
     m.add_argument("--router-logits", action="store_true", help="a mixture's load-balancing loss (output_router_logits)")
     m.add_argument("--rope", choices=["default"] + list(ROPE), default="default")
+    m.add_argument("--window", type=int, default=0, help="Mistral's sliding_window (shorter than --seq: windowed)")
     m.add_argument("--layout", choices=["v4", "v5"], default="v5")
     m.add_argument("--seq", type=int, required=True)
     m.add_argument("--sequences", type=int, default=8)

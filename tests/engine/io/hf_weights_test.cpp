@@ -209,6 +209,7 @@ struct ParityCase {
   std::string layout = "v5";     // the config.json's layout: transformers 5's or 4's
   bool zero3 = false;           // also sp 2 with ZeRO 3 (the families' cases; RoPE is the same code)
   bool router_logits = false;   // a mixture's load-balancing loss (hf_reference.py --router-logits)
+  int64_t window = 0;           // Mistral's sliding_window (hf_reference.py --window; 0: longer than the sequence)
 };
 
 // fp32 on both sides; the engine's attention and loss sum in other orders than transformers'
@@ -217,12 +218,18 @@ struct ParityCase {
 // loss by more than 1e-4 (hf_reference.py's loss_default_rope), so a scaling computed wrong fails.
 void check_against_transformers(const ParityCase& c) {
   if (!have_transformers()) GTEST_SKIP() << venv_python() << " cannot import transformers (scripts/install-deps.sh installs it)";
-  const std::string name = c.arch + "_" + c.rope + "_" + c.layout + (c.router_logits ? "_aux" : "");
+  const std::string name = c.arch + "_" + c.rope + "_" + c.layout + (c.router_logits ? "_aux" : "") +
+                           (c.window > 0 ? "_w" + std::to_string(c.window) : "");
   const std::string dir = fresh_dir("hf_ref_" + name);
   std::vector<std::string> make{"make", dir, "--arch", c.arch, "--rope", c.rope, "--layout", c.layout, "--seq",
                                 std::to_string(kSeq)};
   if (c.router_logits) make.push_back("--router-logits");
+  if (c.window > 0) make.insert(make.end(), {"--window", std::to_string(c.window)});
   const nlohmann::json ref = reference(make);
+  if (c.window > 0) {  // the window changes the model: a window run as full attention would fail below
+    ASSERT_TRUE(ref.contains("loss_full_attention")) << ref.dump();
+    EXPECT_GT(rel(ref["loss_full_attention"], ref["loss"]), 1e-4) << "the window hardly changes the loss: " << ref.dump();
+  }
   if (c.rope != "default") {
     ASSERT_TRUE(ref.contains("loss_default_rope")) << ref.dump();
     EXPECT_GT(rel(ref["loss_default_rope"], ref["loss"]), 1e-4) << "the scaling hardly changes the loss: " << ref.dump();
@@ -337,6 +344,11 @@ TEST(EngineHfWeights, SmallLlamaMatchesTransformers) { check_against_transformer
 TEST(EngineHfWeights, SmallQwen3MatchesTransformers) { check_against_transformers({"qwen3", "default", "v5", true}); }
 TEST(EngineHfWeights, SmallQwen2WithBiasesMatchesTransformers) { check_against_transformers({"qwen2", "default", "v4", true}); }
 TEST(EngineHfWeights, SmallMistralMatchesTransformers) { check_against_transformers({"mistral", "default", "v5", false}); }
+// A sliding window of 48 of the 256 tokens (issue 42): the engine's masked blocks of 48 queries
+// (the last 16 rows), at sp 1, 2 and 4 (each rank the whole sequence for its heads) and ZeRO 3.
+TEST(EngineHfWeights, SmallMistralWithASlidingWindowMatchesTransformers) {
+  check_against_transformers({"mistral", "default", "v5", true, false, 48});
+}
 // Mixtures of experts (issue 42): routing, the experts' loop and (with --router-logits) the
 // load-balancing loss, whose pooled counts the engine sums over a sequence's ranks.
 TEST(EngineHfWeights, SmallQwen3MoeMatchesTransformers) { check_against_transformers({"qwen3_moe", "default", "v5", true}); }

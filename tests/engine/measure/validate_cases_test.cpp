@@ -90,6 +90,21 @@ TEST(ValidateCases, RingAndUlyssesTimesRingHaveACaseEach) {
   EXPECT_EQ(case_name(on8.back()), "qwen3-1.7b s32k sp4 w8 act-ckpt-full precision-bf16 cp-2");
 }
 
+// A sliding window (issue 42) runs in the full list at sp 1 and 2, and in bf16; one case peaks at
+// the attention's backward (checkpointed, tiled MLP and loss, sp 1), where the window's blocks
+// add their band and gradients.
+TEST(ValidateCases, SlidingWindowsHaveCases) {
+  std::set<std::string> window, in_full;
+  for (const ValidateCase& c : cpu_window_cases()) window.insert(case_name(c));
+  for (const ValidateCase& c : cpu_cases(false)) {
+    if (c.model == "tiny-mistral") in_full.insert(case_name(c));
+  }
+  EXPECT_EQ(window, in_full);
+  EXPECT_EQ(window, (std::set<std::string>{"tiny-mistral s4k sp1 act-ckpt-none", "tiny-mistral s8k sp2 act-ckpt-full tiled-loss",
+                                           "tiny-mistral s16k sp2 act-ckpt-full precision-bf16",
+                                           "tiny-mistral s8k sp1 act-ckpt-full tiled-mlp tiled-loss"}));
+}
+
 // A mixture of experts (issue 42) runs untiled and sharded by ZeRO 3, at sp 1 and 2.
 TEST(ValidateCases, MixturesOfExpertsHaveCases) {
   std::set<std::string> moe;

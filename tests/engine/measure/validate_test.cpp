@@ -137,7 +137,7 @@ TEST(EngineValidate, BadFlagsExit2NamingThem) {
   const RunResult unknown = run_engine({"validate", "engine", "--fast"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("spplan-engine validate engine: --fast: unknown flag (allowed: --json, --quick, "
-                             "--long, --ring, --moe, --calibration, --gpu, --shard)"),
+                             "--long, --ring, --moe, --window, --calibration, --gpu, --shard)"),
             std::string::npos)
       << unknown.err;
   const RunResult stray = run_engine({"validate", "engine", "quick"});

@@ -179,12 +179,24 @@ TEST(PlanRules, ASequenceLongerThanTheWindowRunsWhereTheWindowIsRun) {
   plan.cluster.num_gpus = 8;
   plan.knobs.sp = 8;
   plan.seq_len = 4096;
-  plan.stack = trainer_stack("engine");
-  EXPECT_TRUE(check_plan(plan, flag_where).is_ok());
+  plan.stack = trainer_stack("torchtitan");
+  EXPECT_TRUE(check_plan_shape(plan, flag_where).is_ok());
   plan.seq_len = 8192;
+  EXPECT_EQ(check_plan_shape(plan, flag_where).message(),
+            "--seq: value 8192 is longer than mistral-7b's sliding_window 4096, and trainer \"torchtitan\" runs full "
+            "causal attention (allowed: at most 4096 tokens, or a trainer that runs the window)");
+  // The engine runs the window in masked blocks through SDPA (window_attention.hpp), on every layer
+  // or none: a model that windows some layers only is refused.
+  plan.stack = trainer_stack("engine");
+  settle_layout_attention(&plan);
+  ASSERT_EQ(plan.stack.attention, AttentionKernel::kSdpa);
+  EXPECT_TRUE(check_plan(plan, flag_where).is_ok()) << check_plan(plan, flag_where).message();
+  plan.model.full_attention_layers = 8;
   EXPECT_EQ(check_plan(plan, flag_where).message(),
-            "--seq: value 8192 is longer than mistral-7b's sliding_window 4096, and trainer \"engine\" runs full causal "
-            "attention (allowed: at most 4096 tokens, or a trainer that runs the window)");
+            "--model: value \"mistral-7b\" (a 4096-token window on 24 of 32 layers) is not run by trainer \"engine\" (its "
+            "layers all window or none (model.cpp passes the model's one sliding_window to every layer's attention); "
+            "allowed: at most 4096 tokens, or a trainer that windows some layers only)");
+  plan.model.full_attention_layers = 0;
   plan.stack = trainer_stack("arctic");  // FlashAttention 2 with window_size
   EXPECT_TRUE(check_plan(plan, flag_where).is_ok()) << check_plan(plan, flag_where).message();
   plan.stack.attention = AttentionKernel::kSdpa;

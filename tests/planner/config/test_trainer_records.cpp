@@ -127,7 +127,7 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
       "reentrant_checkpoint = true\nfused_layer_kernels = false\nfused_layer_kernels_with_tiled_loss = false\n"
       "step_upcasts_whole_partition = false\nfp32_norms_fused_on_gpu = false\ntiled_mlp_fused_swiglu = false\n"
       "ulysses_one_exchange = false\nrope_half_tables = false\nreduces_after_backward = false\nsliding_window_attention = false\n"
-      "ring_sliding_window = false\nring_window_past_shard_only = false\n"
+      "ring_sliding_window = false\nring_window_past_shard_only = false\nwindow_in_masked_blocks = false\n"
       "ring_contiguous_shards = false\nallgather_kv_heads_per_call = 0\nsp_loss_in_logits_dtype = false\n"
       "moe_expert_loop = false\n";
   const std::string one_format = "[layouts.none]\nattention = \"flash2\"\n[[formats]]\nname = \"arctic\"\n";

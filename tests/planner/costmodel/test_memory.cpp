@@ -148,6 +148,26 @@ TEST(ModelState, Zero0ReplicatesAndZero1ShardsOnlyTheOptimizer) {
   EXPECT_DOUBLE_EQ(model_state_bytes(p).params, 2 * psi);
 }
 
+// The engine's window in masked blocks (window_attention.hpp): its attention backward holds the
+// band bias ([w, 2w - 1] in the activation dtype) and one block's kernel gradients (dq of w rows
+// over the rank's heads, dk and dv of 2w - 1 keys over its key-value heads) beside the whole dq,
+// dk, dv; nothing where the window covers the sequence or the kernel skips what it leaves out.
+TEST(Activations, MaskedWindowBlocksHoldTheBandAndABlocksGradients) {
+  PlanSpec p = testing::llama8b(8, 8, 65536);
+  p.model.sliding_window = 1024;
+  EXPECT_EQ(window_blocks_backward_bytes(p), 0.0);  // FlashAttention's window_size: none
+  p.stack.window_in_masked_blocks = true;
+  const double a = 2, w = 1024, q = 32 * 128 / 8.0, kv = 128;  // 8 kv heads over sp 8: one a rank
+  ASSERT_EQ(p.model.kv_heads_per_rank(8), 1);
+  EXPECT_DOUBLE_EQ(window_blocks_backward_bytes(p), a * w * (2 * w - 1) + a * (w * q + 2 * (2 * w - 1) * kv));
+  const LayerBackwardMoments with = layer_backward_moments(p);
+  p.stack.window_in_masked_blocks = false;
+  EXPECT_DOUBLE_EQ(with.attention - layer_backward_moments(p).attention, a * w * (2 * w - 1) + a * (w * q + 2 * (2 * w - 1) * kv));
+  p.stack.window_in_masked_blocks = true;
+  p.seq_len = 1024;
+  EXPECT_EQ(window_blocks_backward_bytes(p), 0.0);  // inside the window: causal attention
+}
+
 TEST(Activations, CheckpointIsOneHiddenStatePerLayer) {
   const PlanSpec p = llama8b(8, 8, 8 * 1024);
   EXPECT_DOUBLE_EQ(local_tokens(p), 1024.0);

@@ -47,6 +47,31 @@ TEST(Compute, ASlidingWindowAttendsToTheLastWKeys) {
   EXPECT_LT(step_costs(p).forward.attention_s, full / 5);  // 8.3x fewer pairs, and the kernel's fixed cost
 }
 
+// The engine runs a window in masked blocks (window_attention.hpp): block 0 causal over its w
+// queries, each later block n (n + w - 1) pairs, one call a block; a kernel that skips what the
+// window leaves out (FlashAttention) does s w - w^2 / 2 in one call.
+TEST(Compute, MaskedWindowBlocksComputeTheirWholeBand) {
+  TrainingStack masked, flash;
+  masked.window_in_masked_blocks = true;
+  const double w = 1024, s = 4 * 1024 + 256;  // 4 full blocks, the last of 256 rows
+  EXPECT_DOUBLE_EQ(computed_window_pairs(flash, s, w), causal_pairs(s, w));
+  EXPECT_DOUBLE_EQ(computed_window_pairs(masked, s, w), w * w / 2 + 3 * w * (2 * w - 1) + 256 * (256 + w - 1));
+  EXPECT_EQ(window_attention_calls(masked, s, w), 5);
+  EXPECT_EQ(window_attention_calls(flash, s, w), 1);
+  EXPECT_DOUBLE_EQ(computed_window_pairs(masked, w, w), causal_pairs(w, w));  // inside the window: causal, one call
+  EXPECT_EQ(window_attention_calls(masked, w, w), 1);
+  // The engine's step: 64 calls of a block's pairs over the rank's 4 of 32 heads.
+  PlanSpec p = plan(8, 8, 65536);
+  p.model = load_model("mistral-7b").value();
+  p.model.sliding_window = 1024;
+  p.stack.window_in_masked_blocks = true;
+  const LayerPassCosts fwd = step_costs(p).forward;
+  EXPECT_EQ(fwd.attention_blocks, 64);
+  const double pairs = computed_window_pairs(p.stack, 65536, 1024);
+  EXPECT_NEAR(fwd.attention_s, 64 * attention_fwd_time_s(p.cluster.gpu, p.stack.attention,
+                                                         attention_pairs_fwd_flops(pairs, 4, 128, 1) / 64, 2), 1e-12);
+}
+
 // A model of windowed and full layers (Gemma 3: 29 windowed, 5 full) prices each layer's attention
 // as the layers' average, a step's as that times the layer count.
 TEST(Compute, WindowedAndFullLayersAverageTheirAttention) {
