@@ -202,7 +202,7 @@ std::string mixture_text(const ModelSpec& m) {
 // A window the sequence is longer than: the layers that attend over it (the others full causal).
 std::string window_text(const PlanSpec& p) {
   const ModelSpec& m = p.model;
-  if (m.windowed_layers() == 0 || p.seq_len <= m.sliding_window) return "";
+  if (!m.windows(p.seq_len)) return "";
   return "  attention: a " + std::to_string(m.sliding_window) + "-token sliding window on " +
          std::to_string(m.windowed_layers()) + " of " + std::to_string(m.num_hidden_layers) + " layers\n";
 }

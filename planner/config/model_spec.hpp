@@ -115,6 +115,9 @@ struct ModelSpec {
   bool glm_mixture() const { return shared_expert_intermediate_size > 0 || first_dense_layers > 0 || router_sigmoid; }
   // Layers that attend over the window (all of them without full_attention_layers; none without a window).
   int64_t windowed_layers() const { return sliding_window > 0 ? num_hidden_layers - full_attention_layers : 0; }
+  // Whether some layer attends over a window shorter than a sequence of `seq` tokens (within the
+  // window, windowed attention is causal attention).
+  bool windows(int64_t seq) const { return windowed_layers() > 0 && seq > sliding_window; }
   // The SwiGLU width one token runs through in a mixture layer: its experts' together and the
   // shared expert's; in a dense model, the dense MLP's.
   int64_t routed_width() const {

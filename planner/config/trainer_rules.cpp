@@ -36,7 +36,7 @@ int64_t value_of(RuleKey key, const PlanSpec& plan) {
     case RuleKey::kPartialRope: return plan.model.partial_rotary_factor < 1.0 ? 1 : 0;
     case RuleKey::kWindowedAndFullLayers: {
       const ModelSpec& m = plan.model;
-      return m.windowed_layers() > 0 && m.full_attention_layers > 0 && plan.seq_len > m.sliding_window ? 1 : 0;
+      return m.windows(plan.seq_len) && m.full_attention_layers > 0 ? 1 : 0;
     }
   }
   return 0;
@@ -83,11 +83,11 @@ const TrainerRecord& record_of(const PlanSpec& plan) {
   return *trainer_stack(plan.stack.trainer).record;
 }
 
-namespace {
-
 const LayoutRecord& layout_record(const PlanSpec& plan) {
   return record_of(plan).layouts[static_cast<size_t>(layout_of(plan.knobs))];
 }
+
+namespace {
 
 // `trainer "hf"`, or for a user's record `trainer "hf-5.16" (/path/hf.toml)`: its name and its file.
 std::string trainer_quoted(const PlanSpec& plan) {

@@ -40,6 +40,9 @@ bool some_format_launches(const PlanSpec& plan);
 // reports, so a knob set no format launches says so.
 std::vector<std::pair<std::string, std::string>> format_verdicts(const PlanSpec& plan);
 
+// The record of the plan's layout (ulysses, ring, ...) on its trainer: whether it runs, its kernel.
+const LayoutRecord& layout_record(const PlanSpec& plan);
+
 // The attention kernel the plan's layout runs on its trainer; SDPA for fp32 plans (FlashAttention
 // 2 has no fp32 kernels).
 AttentionKernel layout_attention(const PlanSpec& plan);

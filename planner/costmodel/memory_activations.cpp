@@ -384,10 +384,7 @@ double cpu_flash_backward_scratch_bytes(const PlanSpec& p) {
   return threads * 2 * q_split * kv_split * (kFp32Bytes + reduced);
 }
 
-bool runs_window_blocks(const PlanSpec& p) {
-  const ModelSpec& m = p.model;
-  return p.stack.window_in_masked_blocks && m.windowed_layers() > 0 && p.seq_len > m.sliding_window;
-}
+bool runs_window_blocks(const PlanSpec& p) { return p.stack.window_in_masked_blocks && p.model.windows(p.seq_len); }
 
 // The engine's window in masked blocks (window_attention.hpp backward), beside the whole dq, dk,
 // dv it writes into: the band bias (w x (2w - 1) in the activation dtype, made once a call) and one

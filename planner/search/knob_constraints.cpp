@@ -46,8 +46,7 @@ Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base) {
     probe.knobs.cp = c.cp.value_or(1);
     SPPLAN_RETURN_IF_ERROR(check_attention_sinks(probe, flag_where));
     settle_layout_attention(&probe);
-    const bool runs_split = record_of(probe).layouts[static_cast<size_t>(layout_of(probe.knobs))].runs;
-    if (probe.seq_len > 0 && runs_split) SPPLAN_RETURN_IF_ERROR(check_sliding_window(probe, flag_where));
+    if (probe.seq_len > 0 && layout_record(probe).runs) SPPLAN_RETURN_IF_ERROR(check_sliding_window(probe, flag_where));
   }
   if (args.has("cp-comm")) c.cp_comm = k.cp_comm;
   if (args.has("zero")) c.zero_stage = k.zero_stage;
