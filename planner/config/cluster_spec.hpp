@@ -72,6 +72,17 @@ struct GpuSpec {
   double sdpa_attention_fixed_s = 5e-6;
   double sdpa_attention_bwd_fixed_s = 5e-6;
   double collective_latency_s = 2e-5;   // fixed cost per collective call
+  // Keys a query of a causal attention call computes past what it attends to, forward and
+  // backward: a blockwise kernel runs the key tiles its diagonal crosses whole and masks them, about
+  // half a tile a query (LibTorch's CPU flash kernel splits keys in blocks of 512; FlashAttention
+  // 2's tiles are 64-128 keys), and a window's first tile likewise. A causal call of s queries then
+  // costs s (s / 2 + extra) pairs at the rate of a non-causal call, whose tiles are all whole: what
+  // sets a ring's short diagonal blocks and the window's masked blocks apart from one long call
+  // (compute.hpp diagonal_rows). Measured by `spplan calibrate` against non-causal calls of the same
+  // sizes (its attention rates are then the non-causal calls'); 0 (the presets, older
+  // calibrations): the attention rates are causal calls' rates, which count it already.
+  double attention_causal_extra_keys = 0;
+  double attention_bwd_causal_extra_keys = 0;
 
   // Memory the framework does not see (calibrate with nvidia-smi minus torch's reserved).
   double cuda_context_gib = 0.75;       // CUDA context + loaded kernels (cuBLAS, FA, NCCL)

@@ -105,6 +105,15 @@ int64_t window_attention_calls(const TrainingStack& stack, double n, double wind
   return runs_masked_blocks(stack, n, window) ? static_cast<int64_t>(std::ceil(n / window)) : 1;
 }
 
+double diagonal_rows(const TrainingStack& stack, double n, double window) {
+  if (runs_masked_blocks(stack, n, window)) return window;
+  return window > 0 && n > window ? n + (n - window) : n;
+}
+
+double attention_computed_pairs(double pairs, double diagonal_rows, double extra_keys) {
+  return pairs + diagonal_rows * extra_keys;
+}
+
 double attention_pairs_fwd_flops(double pairs, double heads, double head_dim, double batch) {
   return batch * heads * 2.0 * 2.0 * head_dim * pairs;  // 2 matmuls (QK^T, PV) of 2 d FLOPs a pair and head
 }

@@ -25,8 +25,9 @@ double elementwise_time_s(const GpuSpec& gpu, double bytes, double elem_bytes, d
 double gemm_flops_per_s(const GpuSpec& gpu, double elem_bytes);
 double gemm_bwd_flops_per_s(const GpuSpec& gpu, double elem_bytes);
 double elementwise_bytes_per_s(const GpuSpec& gpu, double elem_bytes);
-// Blockwise causal attention (`kernel`'s rates on this GPU): forward FLOPs `fwd_flops`; the
-// backward executes 2.5x of them.
+// Blockwise attention (`kernel`'s rates on this GPU): forward FLOPs `fwd_flops` (the pairs the
+// kernel computes, diagonal tiles included: attention_computed_pairs); the backward executes 2.5x
+// of them.
 double attention_fwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double fwd_flops, double elem_bytes);
 double attention_bwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double fwd_flops, double elem_bytes);
 
@@ -42,6 +43,14 @@ double causal_pairs(double n, double window = 0);
 double computed_window_pairs(const TrainingStack& stack, double n, double window);
 // The kernel calls that takes: ceil(n / w) masked blocks, else 1.
 int64_t window_attention_calls(const TrainingStack& stack, double n, double window);
+// Query rows of those calls that a causal mask crosses, each paying the kernel's tiles past its
+// diagonal whole (GpuSpec::attention_causal_extra_keys): all n in one causal call, twice for the rows
+// past a window the kernel applies (its first tile is cut too); in masked blocks the first block's
+// w only (the later ones are non-causal calls under a band bias, their masked pairs counted above).
+double diagonal_rows(const TrainingStack& stack, double n, double window);
+// The pairs a kernel computes for `pairs` attended pairs with `diagonal_rows` rows under a causal
+// mask: extra_keys (GpuSpec::attention_causal_extra_keys, forward or backward) more a row.
+double attention_computed_pairs(double pairs, double diagonal_rows, double extra_keys);
 // Forward FLOPs of `pairs` query-key pairs for `heads` heads of `head_dim`, `batch` sequences.
 double attention_pairs_fwd_flops(double pairs, double heads, double head_dim, double batch);
 // Causal attention forward FLOPs of one rank: QK^T and PV over `seq` tokens for `heads` heads of

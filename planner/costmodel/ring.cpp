@@ -99,6 +99,13 @@ double ring_rank_attention_pairs(const PlanSpec& p, double seq, double window) {
   return slowest;
 }
 
+double ring_rank_diagonal_rows(const PlanSpec& p, double seq, double window) {
+  const int64_t cp = p.knobs.cp;
+  if (cp == 1) return diagonal_rows(p.stack, seq, window);
+  const double shard = seq / static_cast<double>(cp);
+  return window > 0 && seq > window ? 2 * shard : shard;
+}
+
 // Forward, read from the engine's merge_attention_block (engine/parallel/ring_attention.cpp); the
 // same exp-weighted update runs in ring-flash-attention's update_out_and_lse (utils.py) and torch's
 // _SDPAMerger (_context_parallel/_attention.py), both in fp32. Per later block and output element:

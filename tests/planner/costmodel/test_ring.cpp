@@ -225,6 +225,31 @@ TEST(Ring, EachBlockPaysTheKernelsFixedCost) {
   EXPECT_GT(ring_bwd / uly_bwd, 1.2);  // at 32K the fixed costs are a fifth of the ring's attention
 }
 
+// A ring's off-diagonal blocks are non-causal calls: only the diagonal block's S / cp rows pay the
+// kernel's extra keys (GpuSpec::attention_causal_extra_keys), where Ulysses' one call pays them for
+// all S rows; under a window twice (the window's first tile is cut too).
+TEST(Ring, OnlyTheDiagonalBlockPaysTheCausalTiles) {
+  PlanSpec ring = ring_plan(8, 2, 4, 1 << 17);
+  PlanSpec uly = ring_plan(8, 8, 1, 1 << 17);
+  const double S = 1 << 17;
+  EXPECT_DOUBLE_EQ(ring_rank_diagonal_rows(ring, S, 0), S / 4);
+  EXPECT_DOUBLE_EQ(ring_rank_diagonal_rows(ring, S, 4096), S / 2);
+  EXPECT_DOUBLE_EQ(ring_rank_diagonal_rows(uly, S, 0), S);
+  auto extra_s = [](PlanSpec p, double heads) {
+    const double before = step_costs(p).forward.attention_s;
+    p.cluster.gpu.attention_causal_extra_keys = 512;
+    const double flops = attention_pairs_fwd_flops(ring_rank_diagonal_rows(p, p.seq_len, 0) * 512, heads, 128, 1);
+    return std::pair{step_costs(p).forward.attention_s - before,
+                     flops / (p.cluster.gpu.bf16_tflops * 1e12 * p.cluster.gpu.attention_efficiency)};
+  };
+  const auto [ring_extra, ring_want] = extra_s(ring, 16);  // 32 heads over sp 2
+  const auto [uly_extra, uly_want] = extra_s(uly, 4);      // over sp 8
+  EXPECT_NEAR(ring_extra, ring_want, 1e-12);
+  EXPECT_NEAR(uly_extra, uly_want, 1e-12);
+  // Per head: the ring's rank pays a quarter of the rows Ulysses' rank does.
+  EXPECT_NEAR(ring_extra / 16, uly_extra / 4 / 4, 1e-12);
+}
+
 // Axolotl's ring (ring-flash-attn's llama3 all-gather over contiguous shards), set on the stack
 // by hand so a record's change does not move these numbers.
 PlanSpec contiguous_allgather_plan(int64_t cp, int64_t kv_heads_per_call) {

@@ -72,6 +72,34 @@ TEST(Compute, MaskedWindowBlocksComputeTheirWholeBand) {
                                                          attention_pairs_fwd_flops(pairs, 4, 128, 1) / 64, 2), 1e-12);
 }
 
+// A causal call computes the key tiles its diagonal crosses whole (GpuSpec::
+// attention_causal_extra_keys a row, as `spplan calibrate` measures it against non-causal calls):
+// every row of one causal call, twice past a window the kernel applies (its first tile is cut too),
+// and in the engine's masked blocks the causal first block's rows only.
+TEST(Compute, ACausalCallPaysItsDiagonalTilesAtTheNonCausalRate) {
+  TrainingStack masked, flash;
+  masked.window_in_masked_blocks = true;
+  EXPECT_DOUBLE_EQ(diagonal_rows(flash, 8192, 0), 8192);
+  EXPECT_DOUBLE_EQ(diagonal_rows(flash, 8192, 1024), 8192 + 7168);
+  EXPECT_DOUBLE_EQ(diagonal_rows(flash, 1024, 1024), 1024);  // inside the window: causal
+  EXPECT_DOUBLE_EQ(diagonal_rows(masked, 8192, 1024), 1024);
+  EXPECT_DOUBLE_EQ(diagonal_rows(masked, 1000, 1024), 1000);
+  EXPECT_DOUBLE_EQ(attention_computed_pairs(1e6, 1000, 256), 1e6 + 256e3);
+  // One causal call over 64K tokens for 4 of 32 heads: S (S / 2 + 256) pairs forward, 128 extra a row backward.
+  PlanSpec p = plan(8, 8, 65536);
+  const LayerPassCosts none = step_costs(p).forward;
+  p.cluster.gpu.attention_causal_extra_keys = 256;
+  p.cluster.gpu.attention_bwd_causal_extra_keys = 128;
+  const StepCosts c = step_costs(p);
+  const GpuSpec& g = p.cluster.gpu;
+  const double S = 65536;
+  EXPECT_NEAR(c.forward.attention_s,
+              attention_fwd_time_s(g, p.stack.attention, attention_pairs_fwd_flops(S * S / 2 + S * 256, 4, 128, 1), 2), 1e-12);
+  EXPECT_NEAR(c.backward.attention_s,
+              attention_bwd_time_s(g, p.stack.attention, attention_pairs_fwd_flops(S * S / 2 + S * 128, 4, 128, 1), 2), 1e-12);
+  EXPECT_GT(c.forward.attention_s, none.attention_s);
+}
+
 // A model of windowed and full layers (Gemma 3: 29 windowed, 5 full) prices each layer's attention
 // as the layers' average, a step's as that times the layer count.
 TEST(Compute, WindowedAndFullLayersAverageTheirAttention) {
