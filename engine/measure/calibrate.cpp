@@ -249,16 +249,23 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
     // 2x slow where bf16 is emulated (issue 28). Such a CPU reaches the budget at 2K tokens.
     const bool bf16 = dtype == at::kBFloat16;
     std::string backend;
+    std::vector<AttentionTimes> points;  // the last sweep's, for the table by length
+    // The rates are the non-causal calls' (every pair computed); the causal calls of the same sizes
+    // give the keys a row computes past its diagonal (kernel_fit.hpp causal_extra_keys).
     auto sweep = [&]() -> Result<SweepFits> {
       const AttentionSamples attn = attention_samples(heads, kv_heads, dims, dtype, device, scale);
-      SPPLAN_ASSIGN_OR_RETURN(const KernelFit f, fit_kernel("causal attention forward", attn.forward));
-      SPPLAN_ASSIGN_OR_RETURN(const KernelFit b, fit_kernel("causal attention backward", attn.backward));
+      SPPLAN_ASSIGN_OR_RETURN(const KernelFit f, fit_kernel("attention forward", attn.forward));
+      SPPLAN_ASSIGN_OR_RETURN(const KernelFit b, fit_kernel("attention backward", attn.backward));
       backend = attn.backend;
-      return SweepFits::of(f, b);
+      points = attn.points;
+      SweepFits fits = SweepFits::of(f, b);
+      fits.forward_extra_keys = causal_extra_keys(f, attn.causal_forward);
+      fits.backward_extra_keys = causal_extra_keys(b, attn.causal_backward);
+      return fits;
     };
     // Each dtype swept until two sweeps agree (above).
     SPPLAN_ASSIGN_OR_RETURN(const SweepFits fits,
-                            swept(std::string(bf16 ? "bf16" : "fp32") + " causal attention",
+                            swept(std::string(bf16 ? "bf16" : "fp32") + " attention",
                                   dtype == act ? kMaxSweeps : kCheckSweeps, kTera, "TFLOP/s", &c.warnings, sweep));
     const std::string what = " (SDPA " + backend + "), " + (bf16 ? "bf16" : "fp32") + ", " + std::to_string(heads) +
                              "/" + std::to_string(kv_heads) + " heads, d " + dim_list + ", " +
@@ -267,10 +274,16 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
     // Field by field: it found no aggregate conversion for the braced list either.
     FittedKernel& forward = bf16 ? c.attention_fwd : c.attention_fwd_fp32;
     FittedKernel& backward = bf16 ? c.attention_bwd : c.attention_bwd_fp32;
-    forward.what = "causal attention forward" + what;
+    forward.what = "non-causal attention forward" + what;
     forward.fit = fits.forward;
-    backward.what = "causal attention backward" + what;
+    backward.what = "non-causal attention backward" + what;
     backward.fit = fits.backward;
+    c.attention_by_length.push_back({bf16 ? "bf16" : "fp32", heads, points});
+    if (dtype == act) {  // the keys are the engine's dtype's, as its fixed costs (calibration_file.hpp)
+      c.causal_extra_keys = fits.forward_extra_keys;
+      c.causal_bwd_extra_keys = fits.backward_extra_keys;
+      c.causal_what = "causal calls of the sizes above (" + std::string(bf16 ? "bf16" : "fp32") + ")";
+    }
   }
 
   // Each elementwise kernel and each copy direction is fitted for the report; only their pooled

@@ -104,13 +104,17 @@ ProbeScale cpu_scale() {
 ProbeScale cuda_scale() {
   ProbeScale s;
   s.gemm_tokens_first = 512, s.gemm_tokens_last = 16384;
-  s.attn_seq_first = 1024, s.attn_seq_last = 32768;
+  // Attention from 1K to 64K tokens: a ring's blocks are S / cp long, and its short blocks' rate
+  // against one long call is what the table by length shows (issue 43). A call of 0.2 s ends the
+  // sweep: bf16 reaches 64K (a 16-head causal forward and backward there is about 0.15 s on an
+  // H100-class GPU), fp32's memory-efficient kernel stops near 16K.
+  s.attn_seq_first = 1024, s.attn_seq_last = 65536;
   s.elementwise_first = 1 << 20, s.elementwise_last = 1 << 28;
   s.copy_first = 1 << 22, s.copy_last = int64_t{1} << 31;
   s.adam_first = 1 << 22, s.adam_last = 1 << 27;
   s.target_s = 0.02;  // a GPU call of 20 ms is far past its ramp; keeps the sweep to seconds
   s.gemm_target_s = s.target_s;
-  s.attn_target_s = 0.02, s.attn_reps_cap_s = s.reps_cap_s;
+  s.attn_target_s = 0.2, s.attn_reps_cap_s = s.reps_cap_s;
   return s;
 }
 
@@ -203,15 +207,34 @@ AttentionSamples attention_samples(int64_t heads, int64_t kv_heads, const std::v
     });
     for (const ProbeTiming& p : both) {
       const auto [q, k, v] = inputs(p.size);
-      at::NoGradGuard no_grad;
-      std::vector<double> fwd_times;
-      for (int i = 0; i < std::max(1, p.calls); ++i) fwd_times.push_back(timed(device, [&] { (void)causal_attention(q, k, v); }));
-      const double fwd_s = median_of(fwd_times);
-      const double s = static_cast<double>(p.size);
-      const double fwd_work = 2.0 * s * s * static_cast<double>(heads * d);  // 2 matmuls x 2 s^2 h d / 2 (causal)
-      out.forward.push_back({fwd_work, fwd_s});
+      const at::Tensor grad_out = at::randn({1, p.size, heads, d}, on(device, dtype));
+      // The median of the sweep's count of calls (ProbeTiming::calls), as its point was.
+      auto median_calls = [&](const std::function<void()>& call) {
+        std::vector<double> times;
+        for (int i = 0; i < std::max(1, p.calls); ++i) times.push_back(timed(device, call));
+        return median_of(times);
+      };
+      auto forward_only = [&](bool causal) {
+        return median_calls([&] {
+          at::NoGradGuard no_grad;
+          (void)(causal ? causal_attention(q, k, v) : full_attention(q, k, v));
+        });
+      };
+      AttentionTimes t{d, p.size};
+      t.causal_fwd_s = forward_only(true);
+      t.full_fwd_s = forward_only(false);
+      const double full_both_s =
+          median_calls([&] { torch::autograd::backward({full_attention(q, k, v)}, {grad_out}); });
       // The accumulation into the inputs' gradients is elementwise and small next to attention.
-      if (p.median_s > fwd_s) out.backward.push_back({2.5 * fwd_work, p.median_s - fwd_s});
+      t.causal_bwd_s = std::max(0.0, p.median_s - t.causal_fwd_s);
+      t.full_bwd_s = std::max(0.0, full_both_s - t.full_fwd_s);
+      out.points.push_back(t);
+      const double s = static_cast<double>(p.size), pair = 4.0 * static_cast<double>(heads * d);
+      constexpr double bwd = 2.5;  // the backward's FLOPs over the forward's, as the costmodel counts them
+      out.forward.push_back({pair * s * s, t.full_fwd_s});
+      out.causal_forward.push_back({{pair * s * s / 2, t.causal_fwd_s}, pair * s});
+      if (t.full_bwd_s > 0) out.backward.push_back({bwd * pair * s * s, t.full_bwd_s});
+      if (t.causal_bwd_s > 0) out.causal_backward.push_back({{bwd * pair * s * s / 2, t.causal_bwd_s}, bwd * pair * s});
     }
   }
   return out;

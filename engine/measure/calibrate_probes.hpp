@@ -65,18 +65,22 @@ enum class GemmPass { kForward, kBackward };
 std::vector<KernelSample> gemm_samples(const std::vector<ModelSpec>& models, c10::ScalarType dtype, GemmPass pass,
                                        c10::Device device, const ProbeScale& scale);
 
-// The engine's causal attention (engine/model/attention.hpp: SDPA) over the sequence range with
-// `heads` query and `kv_heads` KV heads of each of `head_dims`, its backward given a gradient of
-// the output's own layout. q, k and v are laid out as the engine's runs on the device hand them
-// over: on a CPU as views of one packed [1, s, heads + 2 kv_heads, d] buffer, as the Ulysses
-// exchange receives them (its multi-rank runs), where LibTorch's bf16 CPU flash backward runs 1.4x
-// slower than on separate tensors (AMD EPYC Zen 3, one thread, 4K-8K tokens: 4.4-4.7 against
-// 6.3 GFLOP/s; fp32 alike either way; issue 28); on a GPU as three tensors, as a one-GPU run
-// (sp 1) has them. Forward work: 2 s^2 h d (causal half of 2 matmuls); backward work: 2.5x the
+// The engine's attention (engine/model/attention.hpp: SDPA) over the sequence range with `heads`
+// query and `kv_heads` KV heads of each of `head_dims`, its backward given a gradient of the
+// output's own layout, causal (causal_attention) and not (full_attention: every query over every
+// key, as a ring's off-diagonal blocks run). q, k and v are laid out as the engine's runs on the
+// device hand them over: on a CPU as views of one packed [1, s, heads + 2 kv_heads, d] buffer, as
+// the Ulysses exchange receives them (its multi-rank runs), where LibTorch's bf16 CPU flash backward
+// runs 1.4x slower than on separate tensors (AMD EPYC Zen 3, one thread, 4K-8K tokens: 4.4-4.7
+// against 6.3 GFLOP/s; fp32 alike either way; issue 28); on a GPU as three tensors, as a one-GPU
+// run (sp 1) has them. The causal calls size the sweep. Forward work: 4 h d FLOPs a pair (2
+// matmuls of 2 d), s^2 pairs non-causal and s^2 / 2 counted causal; backward work: 2.5x the
 // forward's, timed as (forward + backward) - forward. Each point is the median of its calls
 // (ProbeTiming::median_s).
 struct AttentionSamples {
-  std::vector<KernelSample> forward, backward;
+  std::vector<KernelSample> forward, backward;                // non-causal: every pair the kernel computes
+  std::vector<CausalSample> causal_forward, causal_backward;  // causal, for kernel_fit.hpp causal_extra_keys
+  std::vector<AttentionTimes> points;                         // each size's times (calibrate's table by length)
   std::string backend;  // the SDPA backend LibTorch chose: "flash", "memory-efficient", "cuDNN", "math"
 };
 AttentionSamples attention_samples(int64_t heads, int64_t kv_heads, const std::vector<int64_t>& head_dims,

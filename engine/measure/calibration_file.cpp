@@ -31,6 +31,25 @@ void line(std::ostringstream& t, const char* key, double value, const std::strin
   t << key << " = " << num(value) << (comment.empty() ? "" : "  # " + comment) << "\n";
 }
 
+// Each attention sweep's rate by sequence length (TFLOP/s of the pairs attended: s^2 / 2 causal,
+// s^2 non-causal), forward / backward: how far a short call (a ring's block) falls from a long one.
+std::string attention_by_length_table(const Calibration& c) {
+  std::ostringstream t;
+  auto rate = [](double flops, double s) { return s > 0 ? num(flops / s / kTera) : std::string("-"); };
+  for (const Calibration::AttentionByLength& a : c.attention_by_length) {
+    t << "attention by length (" << a.dtype << ", " << a.heads
+      << " heads; TFLOP/s of the pairs attended, forward / backward; the last sweep's points):\n";
+    for (const AttentionTimes& p : a.points) {
+      const double s = static_cast<double>(p.seq);
+      const double full = 4.0 * static_cast<double>(a.heads * p.head_dim) * s * s, bwd = 2.5;
+      t << "  d " << p.head_dim << ", " << p.seq << " tokens: causal " << rate(full / 2, p.causal_fwd_s) << " / "
+        << rate(bwd * full / 2, p.causal_bwd_s) << ", non-causal " << rate(full, p.full_fwd_s) << " / "
+        << rate(bwd * full, p.full_bwd_s) << "\n";
+    }
+  }
+  return t.str();
+}
+
 }  // namespace
 
 GpuSpec calibrated_spec(const Calibration& c) {
@@ -51,6 +70,8 @@ GpuSpec calibrated_spec(const Calibration& c) {
   // The engine's kernel is the one measured; the written file has no SDPA keys, which read as these.
   g.sdpa_attention_fixed_s = g.attention_fixed_s;
   g.sdpa_attention_bwd_fixed_s = g.attention_bwd_fixed_s;
+  g.attention_causal_extra_keys = c.causal_extra_keys;
+  g.attention_bwd_causal_extra_keys = c.causal_bwd_extra_keys;
   g.elementwise_efficiency = c.elementwise_pooled.fit.efficiency(g.hbm_GBps * kGiga);
   if (c.elementwise_fp32) g.fp32_elementwise_efficiency = c.elementwise_fp32->fit.efficiency(g.hbm_GBps * kGiga);
   g.kernel_launch_s = c.launch_s;
@@ -131,6 +152,10 @@ std::string calibration_toml(const Calibration& c) {
        std::string("the intercept of the ") + (c.cuda ? "bf16" : "fp32") + " forward attention fit");
   line(t, "attention_bwd_fixed_s", g.attention_bwd_fixed_s,
        std::string("the intercept of the ") + (c.cuda ? "bf16" : "fp32") + " backward attention fit");
+  line(t, "attention_causal_extra_keys", g.attention_causal_extra_keys,
+       "keys a row of the " + c.causal_what + " computes past its diagonal, against the forward fit");
+  line(t, "attention_bwd_causal_extra_keys", g.attention_bwd_causal_extra_keys,
+       "the same against the backward fit");
   for (const FittedKernel& k : c.elementwise) {
     t << "# elementwise: " << k.what << ": " << num(k.fit.rate_per_s / kGiga) << " GB/s, " << fit_words(k.fit) << "\n";
   }
@@ -176,11 +201,14 @@ std::string fit_report(const Calibration& c) {
   row(c.attention_bwd, kTera, "TFLOP/s", g.bf16_tflops * kTera);
   row(c.attention_fwd_fp32, kTera, "TFLOP/s", g.fp32_tflops * kTera);
   row(c.attention_bwd_fp32, kTera, "TFLOP/s", g.fp32_tflops * kTera);
+  t << "  causal attention: " << num(c.causal_extra_keys) << " keys a row past the diagonal forward, "
+    << num(c.causal_bwd_extra_keys) << " backward (" << c.causal_what << ")\n";
   for (const FittedKernel& k : c.elementwise) row(k, kGiga, "GB/s", g.hbm_GBps * kGiga);
   row(c.elementwise_pooled, kGiga, "GB/s", g.hbm_GBps * kGiga);
   if (c.elementwise_fp32) row(*c.elementwise_fp32, kGiga, "GB/s", g.hbm_GBps * kGiga);
   for (const FittedKernel& k : c.copies) row(k, kGiga, "GB/s", 0);
   row(c.host_adam, 1e9, "G params/s", 0);
+  t << attention_by_length_table(c);
   for (const std::string& u : c.unfitted) t << "  not fitted (printed only; its points are in the pooled fit): " << u << "\n";
   for (const std::string& w : c.warnings) t << "  warning: " << w << "\n";
   return t.str();

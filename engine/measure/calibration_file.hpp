@@ -12,11 +12,14 @@
 //   bf16_matmul_bwd_thread_speedup   CPU only: the threads, and each GEMM class's rate on them
 //                            over its rate on one thread (fp32 unless named bf16)
 //   matmul_fixed_s           the GEMM fit's intercept (bf16 on a GPU; fp32, the CPU engine's default)
-//   attention_efficiency     bf16 causal SDPA forward FLOP rate / bf16_tflops
+//   attention_efficiency     bf16 non-causal SDPA forward FLOP rate (every pair computed) / bf16_tflops
 //   attention_bwd_efficiency the backward's, its FLOPs counted at 2.5x the forward's
 //   fp32_attention_efficiency, fp32_attention_bwd_efficiency   the same in fp32, / fp32_tflops
 //   attention_fixed_s        the forward fit's intercept (the engine's dtype)
 //   attention_bwd_fixed_s    the backward fit's intercept: what each ring block pays again
+//   attention_causal_extra_keys, attention_bwd_causal_extra_keys   the keys a row of a causal call
+//                            of the same sizes computes past its diagonal, against those fits (the
+//                            engine's dtype; kernel_fit.hpp causal_extra_keys)
 //   elementwise_efficiency   the pooled fit of the large elementwise kernels' bytes / hbm_GBps
 //                            (on a CPU: the engine's bf16 layer's elementwise class)
 //   fp32_elementwise_efficiency   CPU only: the same class of the engine's fp32 layer
@@ -56,8 +59,18 @@ struct Calibration {
   int64_t threads = 0;
   std::optional<FittedKernel> gemm_fp32_one_thread, gemm_bwd_fp32_one_thread;
   std::optional<FittedKernel> gemm_bf16_one_thread, gemm_bwd_bf16_one_thread;
-  FittedKernel attention_fwd, attention_bwd;            // bf16
-  FittedKernel attention_fwd_fp32, attention_bwd_fp32;  // fp32
+  FittedKernel attention_fwd, attention_bwd;            // bf16, non-causal calls
+  FittedKernel attention_fwd_fp32, attention_bwd_fp32;  // fp32, non-causal calls
+  double causal_extra_keys = 0, causal_bwd_extra_keys = 0;  // the engine's dtype's (kernel_fit.hpp)
+  std::string causal_what;
+  // Each attention sweep's points (the last sweep of each dtype), printed as rates by length: what
+  // prices a ring's short blocks against one long call.
+  struct AttentionByLength {
+    std::string dtype;
+    int64_t heads = 0;
+    std::vector<AttentionTimes> points;
+  };
+  std::vector<AttentionByLength> attention_by_length;
   std::vector<FittedKernel> elementwise;  // each kernel, printed
   std::vector<std::string> unfitted;      // a printed-only kernel whose own fit failed, and why
   // A rate whose sweeps never agreed (each sweep's rate named), or a thread speedup no machine can

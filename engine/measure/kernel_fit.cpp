@@ -88,6 +88,20 @@ Result<KernelFit> fit_kernel(const std::string& what, const std::vector<KernelSa
   return fit;
 }
 
+double causal_extra_keys(const KernelFit& full, const std::vector<CausalSample>& causal) {
+  // Each point's error, relative: (time left past the counted pairs - extra x a_i) / t_i, with a_i
+  // one extra key's seconds; min over extra of sum ((r_i - extra a_i) / t_i)^2.
+  double num_sum = 0, den_sum = 0;
+  for (const CausalSample& c : causal) {
+    const double t = c.counted.time_s;
+    const double left = t - full.fixed_s - c.counted.work / full.rate_per_s;
+    const double a = c.work_per_extra_key / full.rate_per_s;
+    num_sum += a * left / (t * t);
+    den_sum += a * a / (t * t);
+  }
+  return den_sum > 0 ? std::max(0.0, num_sum / den_sum) : 0.0;
+}
+
 bool fits_agree(const SweepFits& a, const SweepFits& b, double tolerance) {
   auto close = [tolerance](double x, double y) { return std::abs(x / y - 1) <= tolerance; };
   return close(a.forward.rate_per_s, b.forward.rate_per_s) && close(a.backward.rate_per_s, b.backward.rate_per_s);

@@ -19,17 +19,44 @@ namespace {
 // sdp::SDPBackend: -1 error, 0 math (builds the s x s scores), 1 flash, 2 memory-efficient, 3 cuDNN.
 constexpr int64_t kMathBackend = 0;
 
-int64_t sdpa_backend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool gqa) {
-  return at::_fused_sdp_choice(q, k, v, {}, 0.0, /*is_causal=*/true, std::nullopt, gqa);
+int64_t sdpa_backend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal, bool gqa) {
+  return at::_fused_sdp_choice(q, k, v, {}, 0.0, causal, std::nullopt, gqa);
 }
 
 [[noreturn]] void refuse_math(int64_t backend) {
-  TORCH_CHECK(false, "causal_attention: LibTorch would use SDPA backend ", backend,
+  TORCH_CHECK(false, "attention: LibTorch would use SDPA backend ", backend,
               " (math), which materialises the s x s scores; refusing");
 }
 
-at::Tensor sdpa(const at::Tensor& qt, const at::Tensor& kt, const at::Tensor& vt, bool gqa) {
-  return at::scaled_dot_product_attention(qt, kt, vt, {}, 0.0, /*is_causal=*/true, std::nullopt, gqa);
+at::Tensor sdpa(const at::Tensor& qt, const at::Tensor& kt, const at::Tensor& vt, bool causal, bool gqa) {
+  return at::scaled_dot_product_attention(qt, kt, vt, {}, 0.0, causal, std::nullopt, gqa);
+}
+
+// causal_attention, or every query over every key: a blockwise kernel, K and V expanded where the
+// native grouped-query call would not be one.
+at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal) {
+  // SDPA wants [b, h, s, d]; transposes are views, the kernels read strided inputs.
+  const at::Tensor qt = q.transpose(1, 2), kt = k.transpose(1, 2), vt = v.transpose(1, 2);
+  if (k.size(2) == q.size(2)) {
+    const int64_t backend = sdpa_backend(qt, kt, vt, causal, false);
+    if (backend <= kMathBackend) refuse_math(backend);
+    return sdpa(qt, kt, vt, causal, false).transpose(1, 2);
+  }
+  const int64_t native = sdpa_backend(qt, kt, vt, causal, true);
+  // The expanded call is only asked about (and built) when the native one would not be blockwise.
+  at::Tensor ke, ve;
+  int64_t expanded = kMathBackend;
+  if (native <= kMathBackend) {
+    ke = expand_kv_heads(k, q.size(2)).transpose(1, 2);
+    ve = expand_kv_heads(v, q.size(2)).transpose(1, 2);
+    expanded = sdpa_backend(qt, ke, ve, causal, false);
+  }
+  switch (choose_gqa_path(native, expanded)) {
+    case GqaPath::kNative: return sdpa(qt, kt, vt, causal, true).transpose(1, 2);
+    case GqaPath::kExpandKv: return sdpa(qt, ke, ve, causal, false).transpose(1, 2);
+    case GqaPath::kRefuse: break;
+  }
+  refuse_math(native);
 }
 
 }  // namespace
@@ -45,28 +72,11 @@ at::Tensor expand_kv_heads(const at::Tensor& kv, int64_t heads) {
 }
 
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-  // SDPA wants [b, h, s, d]; transposes are views, the kernels read strided inputs.
-  const at::Tensor qt = q.transpose(1, 2), kt = k.transpose(1, 2), vt = v.transpose(1, 2);
-  if (k.size(2) == q.size(2)) {
-    const int64_t backend = sdpa_backend(qt, kt, vt, false);
-    if (backend <= kMathBackend) refuse_math(backend);
-    return sdpa(qt, kt, vt, false).transpose(1, 2);
-  }
-  const int64_t native = sdpa_backend(qt, kt, vt, true);
-  // The expanded call is only asked about (and built) when the native one would not be blockwise.
-  at::Tensor ke, ve;
-  int64_t expanded = kMathBackend;
-  if (native <= kMathBackend) {
-    ke = expand_kv_heads(k, q.size(2)).transpose(1, 2);
-    ve = expand_kv_heads(v, q.size(2)).transpose(1, 2);
-    expanded = sdpa_backend(qt, ke, ve, false);
-  }
-  switch (choose_gqa_path(native, expanded)) {
-    case GqaPath::kNative: return sdpa(qt, kt, vt, true).transpose(1, 2);
-    case GqaPath::kExpandKv: return sdpa(qt, ke, ve, false).transpose(1, 2);
-    case GqaPath::kRefuse: break;
-  }
-  refuse_math(native);
+  return blockwise_attention(q, k, v, true);
+}
+
+at::Tensor full_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  return blockwise_attention(q, k, v, false);
 }
 
 at::Tensor windowed_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t window) {

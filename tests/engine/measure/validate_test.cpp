@@ -55,9 +55,16 @@ TEST(EngineCalibrate, WritesAGpuSpecThatLoadGpuAcceptsWithPositiveRates) {
     EXPECT_TRUE(measured || left_out) << key << "\n" << text.str();
   }
   // Every fit's residual is printed.
-  for (const char* fit : {"bf16 GEMM", "fp32 GEMM", "bf16 GEMM backward", "fp32 GEMM backward", "causal attention forward",
-                          "causal attention backward", "copy", "host fused AdamW"}) {
+  for (const char* fit : {"bf16 GEMM", "fp32 GEMM", "bf16 GEMM backward", "fp32 GEMM backward",
+                          "non-causal attention forward", "non-causal attention backward", "copy", "host fused AdamW"}) {
     EXPECT_NE(r.err.find(std::string("  ") + fit), std::string::npos) << fit << "\n" << r.err;
+  }
+  // The causal calls' keys past the diagonal, and each dtype's attention rate by length.
+  EXPECT_NE(r.err.find("  causal attention: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("attention by length (fp32, 8 heads;"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("  d 32, 1024 tokens: causal "), std::string::npos) << r.err;
+  for (const char* key : {"attention_causal_extra_keys = ", "attention_bwd_causal_extra_keys = "}) {
+    EXPECT_NE(text.str().find(key), std::string::npos) << key << "\n" << text.str();
   }
   EXPECT_NE(r.err.find("residual"), std::string::npos) << r.err;
   auto gpu = load_gpu(path);
@@ -68,6 +75,9 @@ TEST(EngineCalibrate, WritesAGpuSpecThatLoadGpuAcceptsWithPositiveRates) {
                       gpu->attention_bwd_efficiency, gpu->kernel_launch_s, gpu->elementwise_efficiency,
                       gpu->matmul_bwd_efficiency, gpu->fp32_matmul_bwd_efficiency, gpu->fp32_elementwise_efficiency}) {
     EXPECT_TRUE(std::isfinite(rate) && rate > 0) << rate;
+  }
+  for (double keys : {gpu->attention_causal_extra_keys, gpu->attention_bwd_causal_extra_keys}) {
+    EXPECT_TRUE(std::isfinite(keys) && keys >= 0) << keys;
   }
   EXPECT_GE(gpu->gpus_per_node, 1);
   EXPECT_EQ(gpu->cuda_context_gib, 0);
