@@ -17,6 +17,8 @@
 #              on a 2-layer cut of each (stage_longest says why)                      longest.jsonl
 #   profile    Nsight Compute on each fused kernel in bench_fused_kernels (its 4th launch: past the
 #              warm-ups): throughput against the GPU's peaks, occupancy, launch shape  ncu_kernels.csv
+#   slack      the caching allocator's slack near this GPU's limit: qwen3-0.6b steps at the
+#              max-seq with and without the slack allowance, between, and past (stage_slack) slack.jsonl
 # and summary.txt (the device, software versions, one line per stage).
 #
 # Usage: OUT=DIR scripts/gpu-measure.sh [--quick] [--shard I/N] [--deadline S] [--pack FILE] [STAGE...]
@@ -32,6 +34,9 @@
 #        started (what was started finishes), so a lease's command limit ends the script, not a kill.
 #        --pack FILE: after every stage and run case, OUT as a .tar.gz in FILE: what a lease copies
 #        back holds everything measured up to a kill.
+#        --lease: one command of a short GPU lease (issue 43: 15 minutes in all, 10 a command): with
+#        no STAGE, build kernels compare calibrate slack; the kernels stage runs the fused kernels'
+#        tests and bench only, compare one case (compare_gpu.py --one); --deadline 480 unless given.
 # Needs third_party_bundle/ where the node has no toml++ / nlohmann-json / Eigen
 # (scripts/bundle-headers.sh, run where they are installed). The wheels in third_party_bundle/whl
 # (scripts/bundle-wheels.sh: Liger-Kernel, DeepSpeed; SPPLAN_WHEELS names another folder) are
@@ -42,6 +47,7 @@ cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-gpu-out}
 mkdir -p "$out"
 quick=0
+lease=0
 shard=""
 deadline=""
 pack=""
@@ -58,11 +64,12 @@ value_of() {  # value_of FLAG ALLOWED ARGS_LEFT...
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1 ;;
+    --lease) lease=1 ;;
     --shard) shard=$(value_of --shard "I/N, e.g. 0/3" "${@:2}") || exit 2; shift ;;
     --deadline) deadline=$(value_of --deadline "whole seconds, e.g. 480" "${@:2}") || exit 2; shift ;;
     --pack) pack=$(value_of --pack "a file name ending in .tar.gz" "${@:2}") || exit 2; shift ;;
-    build | kernels | calibrate | validate | compare | longest_peers | runs | longest | profile) stages+=("$1") ;;
-    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, longest_peers, runs, longest, profile)" >&2; exit 2 ;;
+    build | kernels | calibrate | validate | compare | longest_peers | runs | longest | profile | slack) stages+=("$1") ;;
+    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --lease, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, longest_peers, runs, longest, profile, slack)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -78,7 +85,12 @@ if [ -n "$pack" ] && [[ "$pack" != *.tar.gz ]]; then
   echo "gpu-measure: --pack: value '$pack' is not valid (allowed: a file name ending in .tar.gz)" >&2
   exit 2
 fi
-[ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare longest_peers runs longest profile)
+if [ "$lease" = 1 ]; then
+  # The order is the issue's: what a lease most needs first, so a deadline cuts the least of it.
+  [ ${#stages[@]} -eq 0 ] && stages=(build kernels compare calibrate slack)
+  [ -z "$deadline" ] && deadline=480
+fi
+[ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare longest_peers runs longest profile slack)
 spplan=build-gpu/spplan
 . scripts/lib/torch-python.sh
 spplan_find_torch >/dev/null 2>&1 || true
@@ -144,10 +156,14 @@ stage_kernels() {
     }
     note "kernels: FusedCuda.* exit $rc: passed $(count PASSED), skipped $(count SKIPPED), failed $(count FAILED)"
     local all=0
+    if [ "$lease" = 1 ]; then
+      note "kernels: the other LibTorch unit tests not run (--lease: they run on the CPU, as CI's do)"
+    else
     timeout 240 "$tests" --gtest_filter='-*FusedCuda.*' --gtest_output="json:$out/unit_tests.json" \
       >>"$out/kernels.txt" 2>&1 || all=$?
     note "kernels: the other LibTorch unit tests exit $all"
     [ "$all" = 0 ] || rc=1
+    fi
   else
     note "kernels: $tests not built (no GoogleTest: scripts/bundle-headers.sh bundles its sources)"
     rc=1
@@ -202,6 +218,7 @@ stage_compare() {
   [ -n "$shard" ] && name="compare_gpu.${shard%/*}-of-${shard#*/}"
   local flags=(--spplan "$spplan" --out "$out/$name.jsonl")
   [ "$quick" = 1 ] && flags+=(--quick)
+  [ "$lease" = 1 ] && flags+=(--one)
   [ -n "$shard" ] && flags+=(--shard "$shard")
   "$python" bench/engine/compare_gpu.py "${flags[@]}" >"$out/$name.txt" 2>&1
   local rc=$?
@@ -253,11 +270,7 @@ stage_runs() {
 # 1M tokens is priced at 15-20 minutes, past a lease command's 10.
 stage_longest() {
   local preset
-  case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)" in
-    *H200*) preset=h200-141gb ;;
-    *H100*) preset=h100-80gb ;;
-    *) note "longest: no GPU preset for this device (H100 and H200 known)"; return 1 ;;
-  esac
+  preset=$(device_preset) || { note "longest: no GPU preset for this device (H100 and H200 known)"; return 1; }
   local recipe="--sp 1 --precision bf16 --zero 3 --offload-optimizer cpu --offload-params cpu --act-ckpt offload --tiled-mlp --tiled-loss"
   : >"$out/longest.jsonl"
   local m cut max past rc=0
@@ -277,6 +290,46 @@ stage_longest() {
     run_case longest.jsonl "$m-2l-1.1x" 420 1 "$cut --seq $past $recipe" "{\"max_seq\": $max, \"expect\": \"out of memory\"}"
   done
   return "$rc"
+}
+
+# The preset of this node's GPU (nvidia-smi's name), or nothing and status 1.
+device_preset() {
+  case "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1)" in
+    *H200*) echo h200-141gb ;;
+    *H100*) echo h100-80gb ;;
+    *) return 1 ;;
+  esac
+}
+
+# The caching allocator's slack near the limit (issue 43). The costmodel counts 5 % of the memory a
+# step frees as slack (allocator_fragmentation, from runs not short of memory); on the H100 a 37K
+# qwen3-0.6b step ran where that allowance said it would not: near the limit the allocator reused
+# its cached blocks and kept 0.34 GiB, not 3.3 (docs/accuracy.md). `spplan max-seq` gives the
+# longest sequence with the allowance and without it; a 2-step run at each, at their midpoint and
+# 1K past the second (expected: out of memory) records the peaks allocated and reserved there.
+stage_slack() {
+  local preset lengths knobs=(--sp 1 --precision bf16 --act-ckpt full)
+  preset=$(device_preset) || { note "slack: no GPU preset for this device (H100 and H200 known)"; return 1; }
+  # max, without slack, and the lengths to run (each rounded down to 1K, each once).
+  if ! lengths=$("$spplan" max-seq --model qwen3-0.6b --gpu "$preset" --gpus 1 --trainer engine "${knobs[@]}"       --zero 0 --no-tiled-mlp --no-tiled-loss --json | "$python" -c '
+import json, sys
+j = json.load(sys.stdin)
+lo, hi = j["max_seq"], j["max_seq_without_allocator_slack"]
+k = lambda n: n // 1024 * 1024
+print(lo, hi, " ".join(str(n) for n in sorted({lo, k((lo + hi) // 2), hi, k(hi) + 1024})))'); then
+    note "slack: max-seq failed"
+    return 1
+  fi
+  read -r -a lengths <<<"$lengths"
+  local max=${lengths[0]} bare=${lengths[1]} n expect
+  note "slack: $preset: max-seq $max with the slack allowance, $bare without"
+  : >"$out/slack.jsonl"
+  for n in "${lengths[@]:2}"; do
+    expect=runs
+    [ "$n" -gt "$bare" ] && expect="out of memory"
+    run_case slack.jsonl "q06-slack-$n" 300 2 "qwen3-0.6b --seq $n ${knobs[*]}" \
+      "{\"max_seq\": $max, \"max_seq_without_allocator_slack\": $bare, \"expect\": \"$expect\"}"
+  done
 }
 
 # Where a kernel misses its bandwidth, the first question is why: memory throughput against the
@@ -339,6 +392,7 @@ EOF
   pack_out
 }
 
+[ "$lease" = 1 ] && note "lease: ${stages[*]}, deadline $deadline s"
 install_wheels
 failed=0
 for s in "${stages[@]}"; do

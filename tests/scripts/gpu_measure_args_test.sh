@@ -21,5 +21,5 @@ check "--deadline: value 'soon' is not valid (allowed: whole seconds" --deadline
 check "--deadline: value '' is not valid" --deadline
 check "--pack: value 'out.tgz' is not valid (allowed: a file name ending in .tar.gz)" --pack out.tgz runs
 check "--shard: value '1' is not valid (allowed: I/N" --shard 1 validate
-check "unknown argument 'kernel' (allowed: --quick, --shard I/N, --deadline S, --pack FILE, build, kernels" kernel
+check "unknown argument 'kernel' (allowed: --quick, --lease, --shard I/N, --deadline S, --pack FILE, build, kernels" kernel
 echo "gpu_measure_args_test: 5 bad command lines refused with one line each"
