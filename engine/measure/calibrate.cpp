@@ -251,7 +251,8 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
     std::string backend;
     std::vector<AttentionTimes> points;  // the last sweep's, for the table by length
     // The rates are the non-causal calls' (every pair computed); the causal calls of the same sizes
-    // give the keys a row computes past its diagonal (kernel_fit.hpp causal_extra_keys).
+    // give the keys a row computes past its diagonal, the biased ones what a pair under a bias
+    // costs more (kernel_fit.hpp excess_units).
     auto sweep = [&]() -> Result<SweepFits> {
       const AttentionSamples attn = attention_samples(heads, kv_heads, dims, dtype, device, scale);
       SPPLAN_ASSIGN_OR_RETURN(const KernelFit f, fit_kernel("attention forward", attn.forward));
@@ -259,8 +260,10 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
       backend = attn.backend;
       points = attn.points;
       SweepFits fits = SweepFits::of(f, b);
-      fits.forward_extra_keys = causal_extra_keys(f, attn.causal_forward);
-      fits.backward_extra_keys = causal_extra_keys(b, attn.causal_backward);
+      fits.forward_extra_keys = excess_units(f, attn.causal_forward);
+      fits.backward_extra_keys = excess_units(b, attn.causal_backward);
+      fits.forward_bias_extra = excess_units(f, attn.biased_forward);
+      fits.backward_bias_extra = excess_units(b, attn.biased_backward);
       return fits;
     };
     // Each dtype swept until two sweeps agree (above).
@@ -282,7 +285,12 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
     if (dtype == act) {  // the keys are the engine's dtype's, as its fixed costs (calibration_file.hpp)
       c.causal_extra_keys = fits.forward_extra_keys;
       c.causal_bwd_extra_keys = fits.backward_extra_keys;
+      c.bias_extra_pairs = fits.forward_bias_extra;
+      c.bias_bwd_extra_pairs = fits.backward_bias_extra;
       c.causal_what = "causal calls of the sizes above (" + std::string(bf16 ? "bf16" : "fp32") + ")";
+      c.bias_what = "non-causal calls under a zero [s, s] bias, " +
+                    range(scale.attn_seq_first, std::min(scale.attn_seq_last, kBiasedSeqLast)) + " tokens (" +
+                    (bf16 ? "bf16" : "fp32") + ")";
     }
   }
 

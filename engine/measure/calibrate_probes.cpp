@@ -228,9 +228,21 @@ AttentionSamples attention_samples(int64_t heads, int64_t kv_heads, const std::v
       // The accumulation into the inputs' gradients is elementwise and small next to attention.
       t.causal_bwd_s = std::max(0.0, p.median_s - t.causal_fwd_s);
       t.full_bwd_s = std::max(0.0, full_both_s - t.full_fwd_s);
-      out.points.push_back(t);
       const double s = static_cast<double>(p.size), pair = 4.0 * static_cast<double>(heads * d);
       constexpr double bwd = 2.5;  // the backward's FLOPs over the forward's, as the costmodel counts them
+      if (p.size <= kBiasedSeqLast) {
+        const at::Tensor bias = at::zeros({p.size, p.size}, on(device, dtype));
+        t.biased_fwd_s = median_calls([&] {
+          at::NoGradGuard no_grad;
+          (void)full_attention(q, k, v, bias);
+        });
+        const double biased_both_s =
+            median_calls([&] { torch::autograd::backward({full_attention(q, k, v, bias)}, {grad_out}); });
+        t.biased_bwd_s = std::max(0.0, biased_both_s - t.biased_fwd_s);
+        out.biased_forward.push_back({{pair * s * s, t.biased_fwd_s}, pair * s * s});
+        if (t.biased_bwd_s > 0) out.biased_backward.push_back({{bwd * pair * s * s, t.biased_bwd_s}, bwd * pair * s * s});
+      }
+      out.points.push_back(t);
       out.forward.push_back({pair * s * s, t.full_fwd_s});
       out.causal_forward.push_back({{pair * s * s / 2, t.causal_fwd_s}, pair * s});
       if (t.full_bwd_s > 0) out.backward.push_back({bwd * pair * s * s, t.full_bwd_s});

@@ -76,10 +76,13 @@ std::vector<KernelSample> gemm_samples(const std::vector<ModelSpec>& models, c10
 // run (sp 1) has them. The causal calls size the sweep. Forward work: 4 h d FLOPs a pair (2
 // matmuls of 2 d), s^2 pairs non-causal and s^2 / 2 counted causal; backward work: 2.5x the
 // forward's, timed as (forward + backward) - forward. Each point is the median of its calls
-// (ProbeTiming::median_s).
+// (ProbeTiming::median_s). Up to kBiasedSeqLast tokens also non-causal under an additive zero bias
+// [s, s] (full_attention's bias: what the window's masked blocks run; the bias is s^2 elements).
+inline constexpr int64_t kBiasedSeqLast = 8192;
 struct AttentionSamples {
   std::vector<KernelSample> forward, backward;                // non-causal: every pair the kernel computes
-  std::vector<CausalSample> causal_forward, causal_backward;  // causal, for kernel_fit.hpp causal_extra_keys
+  std::vector<ExcessSample> causal_forward, causal_backward;  // causal, for kernel_fit.hpp excess_units
+  std::vector<ExcessSample> biased_forward, biased_backward;  // non-causal under a zero bias, up to kBiasedSeqLast
   std::vector<AttentionTimes> points;                         // each size's times (calibrate's table by length)
   std::string backend;  // the SDPA backend LibTorch chose: "flash", "memory-efficient", "cuDNN", "math"
 };

@@ -44,7 +44,9 @@ std::string attention_by_length_table(const Calibration& c) {
       const double full = 4.0 * static_cast<double>(a.heads * p.head_dim) * s * s, bwd = 2.5;
       t << "  d " << p.head_dim << ", " << p.seq << " tokens: causal " << rate(full / 2, p.causal_fwd_s) << " / "
         << rate(bwd * full / 2, p.causal_bwd_s) << ", non-causal " << rate(full, p.full_fwd_s) << " / "
-        << rate(bwd * full, p.full_bwd_s) << "\n";
+        << rate(bwd * full, p.full_bwd_s);
+      if (p.biased_fwd_s > 0) t << ", biased " << rate(full, p.biased_fwd_s) << " / " << rate(bwd * full, p.biased_bwd_s);
+      t << "\n";
     }
   }
   return t.str();
@@ -72,6 +74,8 @@ GpuSpec calibrated_spec(const Calibration& c) {
   g.sdpa_attention_bwd_fixed_s = g.attention_bwd_fixed_s;
   g.attention_causal_extra_keys = c.causal_extra_keys;
   g.attention_bwd_causal_extra_keys = c.causal_bwd_extra_keys;
+  g.attention_bias_extra_pairs = c.bias_extra_pairs;
+  g.attention_bwd_bias_extra_pairs = c.bias_bwd_extra_pairs;
   g.elementwise_efficiency = c.elementwise_pooled.fit.efficiency(g.hbm_GBps * kGiga);
   if (c.elementwise_fp32) g.fp32_elementwise_efficiency = c.elementwise_fp32->fit.efficiency(g.hbm_GBps * kGiga);
   g.kernel_launch_s = c.launch_s;
@@ -156,6 +160,9 @@ std::string calibration_toml(const Calibration& c) {
        "keys a row of the " + c.causal_what + " computes past its diagonal, against the forward fit");
   line(t, "attention_bwd_causal_extra_keys", g.attention_bwd_causal_extra_keys,
        "the same against the backward fit");
+  line(t, "attention_bias_extra_pairs", g.attention_bias_extra_pairs,
+       "what a pair of the " + c.bias_what + " costs more, in pairs, against the forward fit");
+  line(t, "attention_bwd_bias_extra_pairs", g.attention_bwd_bias_extra_pairs, "the same against the backward fit");
   for (const FittedKernel& k : c.elementwise) {
     t << "# elementwise: " << k.what << ": " << num(k.fit.rate_per_s / kGiga) << " GB/s, " << fit_words(k.fit) << "\n";
   }
@@ -203,6 +210,8 @@ std::string fit_report(const Calibration& c) {
   row(c.attention_bwd_fp32, kTera, "TFLOP/s", g.fp32_tflops * kTera);
   t << "  causal attention: " << num(c.causal_extra_keys) << " keys a row past the diagonal forward, "
     << num(c.causal_bwd_extra_keys) << " backward (" << c.causal_what << ")\n";
+  t << "  attention under a bias: " << num(c.bias_extra_pairs) << " pairs more a pair forward, "
+    << num(c.bias_bwd_extra_pairs) << " backward (" << c.bias_what << ")\n";
   for (const FittedKernel& k : c.elementwise) row(k, kGiga, "GB/s", g.hbm_GBps * kGiga);
   row(c.elementwise_pooled, kGiga, "GB/s", g.hbm_GBps * kGiga);
   if (c.elementwise_fp32) row(*c.elementwise_fp32, kGiga, "GB/s", g.hbm_GBps * kGiga);

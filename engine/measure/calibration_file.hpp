@@ -19,7 +19,9 @@
 //   attention_bwd_fixed_s    the backward fit's intercept: what each ring block pays again
 //   attention_causal_extra_keys, attention_bwd_causal_extra_keys   the keys a row of a causal call
 //                            of the same sizes computes past its diagonal, against those fits (the
-//                            engine's dtype; kernel_fit.hpp causal_extra_keys)
+//                            engine's dtype; kernel_fit.hpp excess_units)
+//   attention_bias_extra_pairs, attention_bwd_bias_extra_pairs   what a pair of a non-causal call
+//                            under a zero bias costs more, in pairs, against those fits (likewise)
 //   elementwise_efficiency   the pooled fit of the large elementwise kernels' bytes / hbm_GBps
 //                            (on a CPU: the engine's bf16 layer's elementwise class)
 //   fp32_elementwise_efficiency   CPU only: the same class of the engine's fp32 layer
@@ -63,6 +65,8 @@ struct Calibration {
   FittedKernel attention_fwd_fp32, attention_bwd_fp32;  // fp32, non-causal calls
   double causal_extra_keys = 0, causal_bwd_extra_keys = 0;  // the engine's dtype's (kernel_fit.hpp)
   std::string causal_what;
+  double bias_extra_pairs = 0, bias_bwd_extra_pairs = 0;  // likewise, calls under a bias
+  std::string bias_what;
   // Each attention sweep's points (the last sweep of each dtype), printed as rates by length: what
   // prices a ring's short blocks against one long call.
   struct AttentionByLength {

@@ -88,14 +88,14 @@ Result<KernelFit> fit_kernel(const std::string& what, const std::vector<KernelSa
   return fit;
 }
 
-double causal_extra_keys(const KernelFit& full, const std::vector<CausalSample>& causal) {
-  // Each point's error, relative: (time left past the counted pairs - extra x a_i) / t_i, with a_i
-  // one extra key's seconds; min over extra of sum ((r_i - extra a_i) / t_i)^2.
+double excess_units(const KernelFit& full, const std::vector<ExcessSample>& samples) {
+  // Each point's error, relative: (time left past the counted work - x a_i) / t_i, with a_i one
+  // unit's seconds; min over x of sum ((r_i - x a_i) / t_i)^2.
   double num_sum = 0, den_sum = 0;
-  for (const CausalSample& c : causal) {
+  for (const ExcessSample& c : samples) {
     const double t = c.counted.time_s;
     const double left = t - full.fixed_s - c.counted.work / full.rate_per_s;
-    const double a = c.work_per_extra_key / full.rate_per_s;
+    const double a = c.work_per_unit / full.rate_per_s;
     num_sum += a * left / (t * t);
     den_sum += a * a / (t * t);
   }

@@ -43,34 +43,39 @@ struct KernelFit {
 // number, or fewer than 2 distinct work sizes (no slope can be told apart from the intercept).
 Result<KernelFit> fit_kernel(const std::string& what, const std::vector<KernelSample>& samples);
 
-// A causal attention call timed beside non-causal calls of its size (calibrate's attention): its
-// time and the pairs its queries attend to (in FLOPs), and what one more key for each of its rows
-// would cost (rows x a pair's FLOPs).
-struct CausalSample {
+// An attention call timed beside non-causal calls of its size (calibrate's attention), causal or
+// under a bias: its time and the pairs it counts (in FLOPs), and the work of one unit of what it
+// may cost beyond them: one more key for each of its rows (rows x a pair's FLOPs) for a causal
+// call, its counted work itself for a biased one (the unit: one more pair a pair).
+struct ExcessSample {
   KernelSample counted;
-  double work_per_extra_key = 0;  // > 0
+  double work_per_unit = 0;  // > 0
 };
 
-// One size of calibrate's attention sweep: the median time of each of its four calls (a backward
-// is (forward + backward) - forward; 0 where that was not above the forward).
+// One size of calibrate's attention sweep: the median time of each of its calls (a backward is
+// (forward + backward) - forward; 0 where that was not above the forward).
 struct AttentionTimes {
   int64_t head_dim = 0, seq = 0;
   double causal_fwd_s = 0, causal_bwd_s = 0, full_fwd_s = 0, full_bwd_s = 0;
+  double biased_fwd_s = 0, biased_bwd_s = 0;  // non-causal under a bias; 0: not timed at this length
 };
 
-// The keys a row of a causal call computes past those it attends to (GpuSpec::
-// attention_causal_extra_keys: the diagonal's key tiles run whole), given the non-causal calls'
-// fit `full` of the same kernel: the least-squares (relative error) extra in
-//   time = full.fixed_s + (counted.work + extra x work_per_extra_key) / full.rate_per_s,
-// at least 0 (a causal call that ran faster a pair than the full ones: noise, or a kernel that
-// skips within its tiles). 0 without samples.
-double causal_extra_keys(const KernelFit& full, const std::vector<CausalSample>& causal);
+// The units of excess work such calls show over the non-causal calls' fit `full` of the same
+// kernel: the least-squares (relative error) x in
+//   time = full.fixed_s + (counted.work + x work_per_unit) / full.rate_per_s,
+// at least 0 (a call that ran faster a pair than the full ones: noise). 0 without samples.
+// Causal calls: the keys a row computes past those it attends to (GpuSpec::
+// attention_causal_extra_keys: the diagonal's key tiles run whole); biased calls: the pairs a pair
+// under the bias costs more (GpuSpec::attention_bias_extra_pairs).
+double excess_units(const KernelFit& full, const std::vector<ExcessSample>& samples);
 
 // A forward and a backward fit from one sweep of a kernel (calibrate's attention).
 struct SweepFits {
   KernelFit forward, backward;
-  // Attention only: causal_extra_keys of the causal calls of the same sweep, forward and backward.
+  // Attention only: excess_units of the sweep's causal calls (keys a row) and biased calls (pairs
+  // a pair), forward and backward.
   double forward_extra_keys = 0, backward_extra_keys = 0;
+  double forward_bias_extra = 0, backward_bias_extra = 0;
   int sweeps = 1;       // sweeps made to get these
   bool agreed = false;  // two of them agreed within the tolerance, or one was asked for (else: the fastest)
   // Every sweep's rates, in the order made: what a warning shows when none agreed.

@@ -19,8 +19,10 @@ namespace {
 // sdp::SDPBackend: -1 error, 0 math (builds the s x s scores), 1 flash, 2 memory-efficient, 3 cuDNN.
 constexpr int64_t kMathBackend = 0;
 
-int64_t sdpa_backend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal, bool gqa) {
-  return at::_fused_sdp_choice(q, k, v, {}, 0.0, causal, std::nullopt, gqa);
+int64_t sdpa_backend(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias, bool causal,
+                     bool gqa) {
+  return at::_fused_sdp_choice(q, k, v, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt, 0.0, causal,
+                               std::nullopt, gqa);
 }
 
 [[noreturn]] void refuse_math(int64_t backend) {
@@ -28,32 +30,35 @@ int64_t sdpa_backend(const at::Tensor& q, const at::Tensor& k, const at::Tensor&
               " (math), which materialises the s x s scores; refusing");
 }
 
-at::Tensor sdpa(const at::Tensor& qt, const at::Tensor& kt, const at::Tensor& vt, bool causal, bool gqa) {
-  return at::scaled_dot_product_attention(qt, kt, vt, {}, 0.0, causal, std::nullopt, gqa);
+at::Tensor sdpa(const at::Tensor& qt, const at::Tensor& kt, const at::Tensor& vt, const at::Tensor& bias, bool causal,
+                bool gqa) {
+  return at::scaled_dot_product_attention(qt, kt, vt, bias.defined() ? std::optional<at::Tensor>(bias) : std::nullopt,
+                                          0.0, causal, std::nullopt, gqa);
 }
 
-// causal_attention, or every query over every key: a blockwise kernel, K and V expanded where the
-// native grouped-query call would not be one.
-at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal) {
+// causal_attention, or every query over every key (under `bias` where defined): a blockwise
+// kernel, K and V expanded where the native grouped-query call would not be one.
+at::Tensor blockwise_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
+                               bool causal) {
   // SDPA wants [b, h, s, d]; transposes are views, the kernels read strided inputs.
   const at::Tensor qt = q.transpose(1, 2), kt = k.transpose(1, 2), vt = v.transpose(1, 2);
   if (k.size(2) == q.size(2)) {
-    const int64_t backend = sdpa_backend(qt, kt, vt, causal, false);
+    const int64_t backend = sdpa_backend(qt, kt, vt, bias, causal, false);
     if (backend <= kMathBackend) refuse_math(backend);
-    return sdpa(qt, kt, vt, causal, false).transpose(1, 2);
+    return sdpa(qt, kt, vt, bias, causal, false).transpose(1, 2);
   }
-  const int64_t native = sdpa_backend(qt, kt, vt, causal, true);
+  const int64_t native = sdpa_backend(qt, kt, vt, bias, causal, true);
   // The expanded call is only asked about (and built) when the native one would not be blockwise.
   at::Tensor ke, ve;
   int64_t expanded = kMathBackend;
   if (native <= kMathBackend) {
     ke = expand_kv_heads(k, q.size(2)).transpose(1, 2);
     ve = expand_kv_heads(v, q.size(2)).transpose(1, 2);
-    expanded = sdpa_backend(qt, ke, ve, causal, false);
+    expanded = sdpa_backend(qt, ke, ve, bias, causal, false);
   }
   switch (choose_gqa_path(native, expanded)) {
-    case GqaPath::kNative: return sdpa(qt, kt, vt, causal, true).transpose(1, 2);
-    case GqaPath::kExpandKv: return sdpa(qt, ke, ve, causal, false).transpose(1, 2);
+    case GqaPath::kNative: return sdpa(qt, kt, vt, bias, causal, true).transpose(1, 2);
+    case GqaPath::kExpandKv: return sdpa(qt, ke, ve, bias, causal, false).transpose(1, 2);
     case GqaPath::kRefuse: break;
   }
   refuse_math(native);
@@ -72,11 +77,11 @@ at::Tensor expand_kv_heads(const at::Tensor& kv, int64_t heads) {
 }
 
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-  return blockwise_attention(q, k, v, true);
+  return blockwise_attention(q, k, v, {}, true);
 }
 
-at::Tensor full_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
-  return blockwise_attention(q, k, v, false);
+at::Tensor full_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias) {
+  return blockwise_attention(q, k, v, bias, false);
 }
 
 at::Tensor windowed_causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, int64_t window) {

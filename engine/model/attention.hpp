@@ -27,9 +27,10 @@ namespace spplan::engine {
 // q [b, s, h, d], k and v [b, s, h_kv, d] with h % h_kv == 0 (grouped-query) -> [b, s, h, d].
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
 // The same kernel without the causal mask, every query over every key (the kind of call a ring's
-// off-diagonal blocks make): what `spplan calibrate` times beside causal_attention to tell the
-// kernel's rate from what its diagonal tiles cost (calibrate_probes.hpp).
-at::Tensor full_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+// off-diagonal blocks make), under an additive `bias` [s, s] in q's dtype where one is given (as
+// the window's masked blocks run): what `spplan calibrate` times beside causal_attention to tell
+// the kernel's rate from what its diagonal tiles and a bias cost (calibrate_probes.hpp).
+at::Tensor full_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias = {});
 
 // How grouped-query attention runs, from SDPA's backend choice (sdp::SDPBackend: 0 math, > 0 a
 // blockwise kernel) for the native GQA call and for the call with K, V expanded to the query heads.

@@ -83,6 +83,13 @@ struct GpuSpec {
   // calibrations): the attention rates are causal calls' rates, which count it already.
   double attention_causal_extra_keys = 0;
   double attention_bwd_causal_extra_keys = 0;
+  // What a pair computed under an additive bias costs beyond an unmasked one, in pairs, forward and
+  // backward: the kernel reads the bias tile and adds it to every score (the engine's masked window
+  // blocks, `window_in_masked_blocks`: LibTorch's CPU flash kernel takes a window only so, and on
+  // CUDA a bias sends the call to the memory-efficient kernel). Measured by `spplan calibrate`
+  // (non-causal calls under a zero bias against unmasked ones, up to 8K tokens); 0: not measured.
+  double attention_bias_extra_pairs = 0;
+  double attention_bwd_bias_extra_pairs = 0;
 
   // Memory the framework does not see (calibrate with nvidia-smi minus torch's reserved).
   double cuda_context_gib = 0.75;       // CUDA context + loaded kernels (cuBLAS, FA, NCCL)

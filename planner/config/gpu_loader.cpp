@@ -87,6 +87,9 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("attention_causal_extra_keys", &g.attention_causal_extra_keys, false));
   SPPLAN_RETURN_IF_ERROR(
       r.read_nonnegative("attention_bwd_causal_extra_keys", &g.attention_bwd_causal_extra_keys, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("attention_bias_extra_pairs", &g.attention_bias_extra_pairs, false));
+  SPPLAN_RETURN_IF_ERROR(
+      r.read_nonnegative("attention_bwd_bias_extra_pairs", &g.attention_bwd_bias_extra_pairs, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("cuda_context_gib", &g.cuda_context_gib, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("nccl_gib_per_group", &g.nccl_gib_per_group, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("allocator_fragmentation", &g.allocator_fragmentation, false));

@@ -251,8 +251,8 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << "\nattention_bwd_efficiency = " << g.attention_bwd_efficiency
     << "\nsdpa_attention_efficiency = " << g.sdpa_attention_efficiency
     << "\nsdpa_attention_bwd_efficiency = " << g.sdpa_attention_bwd_efficiency;
-  // The fp32 and backward-GEMM fractions and the causal calls' extra keys only when set (0: the
-  // bf16 or forward ones, none counted apart, which the reader also assumes when absent).
+  // The fp32 and backward-GEMM fractions and the causal and biased calls' extra work only when set
+  // (0: the bf16 or forward ones, none counted apart, which the reader also assumes when absent).
   for (const auto& [key, value] : {std::pair{"fp32_matmul_efficiency", g.fp32_matmul_efficiency},
                                    std::pair{"fp32_attention_efficiency", g.fp32_attention_efficiency},
                                    std::pair{"fp32_attention_bwd_efficiency", g.fp32_attention_bwd_efficiency},
@@ -260,7 +260,9 @@ std::string plan_to_toml(const PlanSpec& plan) {
                                    std::pair{"fp32_matmul_bwd_efficiency", g.fp32_matmul_bwd_efficiency},
                                    std::pair{"fp32_elementwise_efficiency", g.fp32_elementwise_efficiency},
                                    std::pair{"attention_causal_extra_keys", g.attention_causal_extra_keys},
-                                   std::pair{"attention_bwd_causal_extra_keys", g.attention_bwd_causal_extra_keys}}) {
+                                   std::pair{"attention_bwd_causal_extra_keys", g.attention_bwd_causal_extra_keys},
+                                   std::pair{"attention_bias_extra_pairs", g.attention_bias_extra_pairs},
+                                   std::pair{"attention_bwd_bias_extra_pairs", g.attention_bwd_bias_extra_pairs}}) {
     if (value > 0) o << "\n" << key << " = " << value;
   }
   o << "\ncomm_efficiency = " << g.comm_efficiency

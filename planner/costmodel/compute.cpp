@@ -110,8 +110,12 @@ double diagonal_rows(const TrainingStack& stack, double n, double window) {
   return window > 0 && n > window ? n + (n - window) : n;
 }
 
-double attention_computed_pairs(double pairs, double diagonal_rows, double extra_keys) {
-  return pairs + diagonal_rows * extra_keys;
+double biased_pairs(const TrainingStack& stack, double n, double window) {
+  return runs_masked_blocks(stack, n, window) ? computed_window_pairs(stack, n, window) - window * window / 2.0 : 0.0;
+}
+
+double attention_cost_pairs(const AttentionWork& w, double extra_keys, double bias_extra) {
+  return w.pairs + w.diagonal_rows * extra_keys + w.biased_pairs * bias_extra;
 }
 
 double attention_pairs_fwd_flops(double pairs, double heads, double head_dim, double batch) {

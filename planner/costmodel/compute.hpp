@@ -26,8 +26,8 @@ double gemm_flops_per_s(const GpuSpec& gpu, double elem_bytes);
 double gemm_bwd_flops_per_s(const GpuSpec& gpu, double elem_bytes);
 double elementwise_bytes_per_s(const GpuSpec& gpu, double elem_bytes);
 // Blockwise attention (`kernel`'s rates on this GPU): forward FLOPs `fwd_flops` (the pairs the
-// kernel computes, diagonal tiles included: attention_computed_pairs); the backward executes 2.5x
-// of them.
+// kernel computes, diagonal tiles and bias included: attention_cost_pairs); the backward executes
+// 2.5x of them.
 double attention_fwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double fwd_flops, double elem_bytes);
 double attention_bwd_time_s(const GpuSpec& gpu, AttentionKernel kernel, double fwd_flops, double elem_bytes);
 
@@ -48,9 +48,17 @@ int64_t window_attention_calls(const TrainingStack& stack, double n, double wind
 // past a window the kernel applies (its first tile is cut too); in masked blocks the first block's
 // w only (the later ones are non-causal calls under a band bias, their masked pairs counted above).
 double diagonal_rows(const TrainingStack& stack, double n, double window);
-// The pairs a kernel computes for `pairs` attended pairs with `diagonal_rows` rows under a causal
-// mask: extra_keys (GpuSpec::attention_causal_extra_keys, forward or backward) more a row.
-double attention_computed_pairs(double pairs, double diagonal_rows, double extra_keys);
+// Pairs of those calls computed under an additive bias: in masked blocks all but the causal first
+// block's (GpuSpec::attention_bias_extra_pairs); none where the kernel masks by itself.
+double biased_pairs(const TrainingStack& stack, double n, double window);
+// One head's attention on the slowest rank for its kernel's cost: the pairs computed, the rows a
+// causal mask crosses, and the pairs computed under an additive bias (of those pairs).
+struct AttentionWork {
+  double pairs = 0, diagonal_rows = 0, biased_pairs = 0;
+};
+// Its cost in pairs at the non-causal rate: `extra_keys` more a diagonal row, `bias_extra` more a
+// biased pair (GpuSpec::attention_causal_extra_keys, attention_bias_extra_pairs: forward or backward).
+double attention_cost_pairs(const AttentionWork& work, double extra_keys, double bias_extra);
 // Forward FLOPs of `pairs` query-key pairs for `heads` heads of `head_dim`, `batch` sequences.
 double attention_pairs_fwd_flops(double pairs, double heads, double head_dim, double batch);
 // Causal attention forward FLOPs of one rank: QK^T and PV over `seq` tokens for `heads` heads of

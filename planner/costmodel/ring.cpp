@@ -99,11 +99,12 @@ double ring_rank_attention_pairs(const PlanSpec& p, double seq, double window) {
   return slowest;
 }
 
-double ring_rank_diagonal_rows(const PlanSpec& p, double seq, double window) {
+AttentionWork ring_rank_attention_work(const PlanSpec& p, double seq, double window) {
   const int64_t cp = p.knobs.cp;
-  if (cp == 1) return diagonal_rows(p.stack, seq, window);
+  const double pairs = ring_rank_attention_pairs(p, seq, window);
+  if (cp == 1) return {pairs, diagonal_rows(p.stack, seq, window), biased_pairs(p.stack, seq, window)};
   const double shard = seq / static_cast<double>(cp);
-  return window > 0 && seq > window ? 2 * shard : shard;
+  return {pairs, window > 0 && seq > window ? 2 * shard : shard, 0.0};
 }
 
 // Forward, read from the engine's merge_attention_block (engine/parallel/ring_attention.cpp); the

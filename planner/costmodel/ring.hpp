@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "planner/config/plan_spec.hpp"
+#include "planner/costmodel/compute.hpp"
 
 namespace spplan::costmodel {
 
@@ -37,11 +38,12 @@ int64_t ring_attention_calls(const PlanSpec& plan);
 // cp == 1: the whole sequence's, as its kernel computes them (compute.hpp computed_window_pairs).
 double ring_rank_attention_pairs(const PlanSpec& plan, double seq, double window);
 
-// Query rows of the slowest rank's calls that a causal mask crosses (compute.hpp diagonal_rows):
-// a shard's S / cp in its diagonal block (the ring's other blocks are non-causal; the all-gather's
-// calls are causal over the gathered keys, once a row in all), twice under a window; cp == 1: the
-// whole sequence's.
-double ring_rank_diagonal_rows(const PlanSpec& plan, double seq, double window);
+// The slowest rank's attention for its kernel's cost (compute.hpp AttentionWork): the pairs above;
+// the rows a causal mask crosses, a shard's S / cp in its diagonal block (the ring's other blocks
+// are non-causal; the all-gather's calls are causal over the gathered keys, once a row in all),
+// twice under a window; no biased pairs (a ring takes no bias). cp == 1: the whole sequence's
+// (compute.hpp diagonal_rows, biased_pairs).
+AttentionWork ring_rank_attention_work(const PlanSpec& plan, double seq, double window);
 
 // The groups the all-gather variant runs a rank's key-value heads in (ModelSpec::kv_heads_per_rank
 // after the Ulysses all-to-all; 1 unless the stack gathers per head group; REQUIRES the group size

@@ -44,9 +44,11 @@ Calibration h100_calibration() {
   c.attention_bwd_fp32 = {"non-causal SDPA backward fp32 (memory-efficient)", line(60e-6, 15e12)};
   c.causal_extra_keys = 64, c.causal_bwd_extra_keys = 96;
   c.causal_what = "causal calls of the sizes above (bf16)";
+  c.bias_extra_pairs = 0.5, c.bias_bwd_extra_pairs = 0.25;
+  c.bias_what = "non-causal calls under a zero [s, s] bias, 1024-8192 tokens (bf16)";
   // One point of a 16-head sweep at d 128, 4096 tokens: the pairs attended are 4 x 16 x 128 x 4096^2
   // FLOPs non-causal (137.4 GFLOP), half that causal.
-  c.attention_by_length = {{"bf16", 16, {{128, 4096, 0.25e-3, 0.8e-3, 0.4e-3, 1.25e-3}}}};
+  c.attention_by_length = {{"bf16", 16, {{128, 4096, 0.25e-3, 0.8e-3, 0.4e-3, 1.25e-3, 0.5e-3, 1.25e-3}}}};
   c.elementwise = {{"RMSNorm", line(6e-6, 2.5e12)}, {"copy", line(5e-6, 2.9e12)}};
   c.elementwise_pooled = {"elementwise, pooled", line(5.5e-6, 2.7e12, 12)};
   c.launch_s = 4.5e-6;
@@ -74,6 +76,8 @@ TEST(CalibrationFile, EfficienciesAreFittedRatesOverThePresetPeaks) {
   EXPECT_DOUBLE_EQ(g.sdpa_attention_bwd_fixed_s, 40e-6);  // the engine's kernel is SDPA
   EXPECT_DOUBLE_EQ(g.attention_causal_extra_keys, 64);  // the causal calls' keys past the diagonal
   EXPECT_DOUBLE_EQ(g.attention_bwd_causal_extra_keys, 96);
+  EXPECT_DOUBLE_EQ(g.attention_bias_extra_pairs, 0.5);  // a pair under a bias, in pairs more
+  EXPECT_DOUBLE_EQ(g.attention_bwd_bias_extra_pairs, 0.25);
   // Each dtype its own fraction of its own peak (fp32_tflops 67).
   EXPECT_NEAR(g.fp32_matmul_efficiency, 50.0 / 67.0, 1e-12);
   EXPECT_NEAR(g.matmul_bwd_efficiency, 600.0 / 989.4, 1e-12);
@@ -111,6 +115,8 @@ TEST(CalibrationFile, LoadGpuReadsBackWhatWasWritten) {
                                std::pair{g->sdpa_attention_bwd_fixed_s, want.attention_bwd_fixed_s},
                                std::pair{g->attention_causal_extra_keys, want.attention_causal_extra_keys},
                                std::pair{g->attention_bwd_causal_extra_keys, want.attention_bwd_causal_extra_keys},
+                               std::pair{g->attention_bias_extra_pairs, want.attention_bias_extra_pairs},
+                               std::pair{g->attention_bwd_bias_extra_pairs, want.attention_bwd_bias_extra_pairs},
                                std::pair{g->pcie_GBps, want.pcie_GBps},
                                std::pair{g->memory_gib, want.memory_gib},
                                std::pair{g->nccl_a2a_gib_per_peer, want.nccl_a2a_gib_per_peer},
@@ -126,7 +132,7 @@ TEST(CalibrationFile, LoadGpuReadsBackWhatWasWritten) {
     ++keys;
     EXPECT_NE(l.find("  # "), std::string::npos) << l;
   }
-  EXPECT_EQ(keys, 34);
+  EXPECT_EQ(keys, 36);
   EXPECT_NE(text.find("matmul_efficiency = 0.707499  # bf16 GEMM: 700 TFLOP/s, fit of 6 points, residual 2.0 %"),
             std::string::npos)
       << text;
@@ -202,8 +208,11 @@ TEST(CalibrationFile, TheReportPrintsEveryResidual) {
   // The rate by length: 137.4 GFLOP non-causal in 0.4 ms forward is 343.6 TFLOP/s; causal, half
   // the pairs in 0.25 ms, 274.9; the backwards at 2.5x those FLOPs.
   EXPECT_NE(r.find("attention by length (bf16, 16 heads;"), std::string::npos) << r;
-  EXPECT_NE(r.find("  d 128, 4096 tokens: causal 274.878 / 214.748, non-causal 343.597 / 274.878\n"), std::string::npos)
+  EXPECT_NE(r.find("  d 128, 4096 tokens: causal 274.878 / 214.748, non-causal 343.597 / 274.878, biased 274.878 / "
+                    "274.878\n"),
+            std::string::npos)
       << r;
+  EXPECT_NE(r.find("attention under a bias: 0.5 pairs more a pair forward, 0.25 backward"), std::string::npos) << r;
 }
 
 }  // namespace

@@ -112,11 +112,11 @@ struct ScriptedSweeps {
 // 512-key tile), at the full calls' line (0.1 ms fixed, 150 GFLOP/s), 8 heads of 32: the extra
 // comes back exactly without noise, within its noise with +-3 %, and a causal call that ran
 // faster a pair than the line is 0, not negative.
-std::vector<CausalSample> causal_calls(const KernelFit& full, double extra, double noise_rel, uint32_t seed) {
+std::vector<ExcessSample> causal_calls(const KernelFit& full, double extra, double noise_rel, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-noise_rel, noise_rel);
   const double pair = 4.0 * 8 * 32;
-  std::vector<CausalSample> out;
+  std::vector<ExcessSample> out;
   for (double s = 1024; s <= 8192; s *= 2) {
     const double counted = pair * s * s / 2, per_key = pair * s;
     const double t = full.fixed_s + (counted + extra * per_key) / full.rate_per_s;
@@ -125,17 +125,29 @@ std::vector<CausalSample> causal_calls(const KernelFit& full, double extra, doub
   return out;
 }
 
-TEST(CausalExtraKeys, RecoversTheKeysARowComputesPastItsDiagonal) {
+TEST(ExcessUnits, RecoversTheKeysARowOfACausalCallComputesPastItsDiagonal) {
   KernelFit full;
   full.fixed_s = 1e-4, full.rate_per_s = 150e9;
-  EXPECT_NEAR(causal_extra_keys(full, causal_calls(full, 256, 0.0, 1)), 256.0, 1e-9);
+  EXPECT_NEAR(excess_units(full, causal_calls(full, 256, 0.0, 1)), 256.0, 1e-9);
   for (uint32_t seed : {1u, 2u, 3u}) {
-    EXPECT_NEAR(causal_extra_keys(full, causal_calls(full, 256, 0.03, seed)), 256.0, 0.25 * 256) << "seed " << seed;
+    EXPECT_NEAR(excess_units(full, causal_calls(full, 256, 0.03, seed)), 256.0, 0.25 * 256) << "seed " << seed;
   }
-  std::vector<CausalSample> fast = causal_calls(full, 0, 0.0, 1);
-  for (CausalSample& c : fast) c.counted.time_s *= 0.9;
-  EXPECT_EQ(causal_extra_keys(full, fast), 0.0);
-  EXPECT_EQ(causal_extra_keys(full, {}), 0.0);
+  std::vector<ExcessSample> fast = causal_calls(full, 0, 0.0, 1);
+  for (ExcessSample& c : fast) c.counted.time_s *= 0.9;
+  EXPECT_EQ(excess_units(full, fast), 0.0);
+  EXPECT_EQ(excess_units(full, {}), 0.0);
+}
+
+// A biased call whose every pair costs 0.15 pairs more (the unit is its own counted work): 0.15 back.
+TEST(ExcessUnits, RecoversWhatAPairUnderABiasCostsMore) {
+  KernelFit full;
+  full.fixed_s = 1e-4, full.rate_per_s = 150e9;
+  std::vector<ExcessSample> biased;
+  for (double s = 1024; s <= 8192; s *= 2) {
+    const double work = 4.0 * 8 * 32 * s * s;
+    biased.push_back({{work, full.fixed_s + 1.15 * work / full.rate_per_s}, work});
+  }
+  EXPECT_NEAR(excess_units(full, biased), 0.15, 1e-12);
 }
 
 TEST(AgreedSweep, RepeatsUntilTwoSweepsAgreeAndKeepsTheFasterOfThem) {

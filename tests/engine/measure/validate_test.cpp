@@ -63,7 +63,8 @@ TEST(EngineCalibrate, WritesAGpuSpecThatLoadGpuAcceptsWithPositiveRates) {
   EXPECT_NE(r.err.find("  causal attention: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("attention by length (fp32, 8 heads;"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("  d 32, 1024 tokens: causal "), std::string::npos) << r.err;
-  for (const char* key : {"attention_causal_extra_keys = ", "attention_bwd_causal_extra_keys = "}) {
+  for (const char* key : {"attention_causal_extra_keys = ", "attention_bwd_causal_extra_keys = ",
+                          "attention_bias_extra_pairs = ", "attention_bwd_bias_extra_pairs = "}) {
     EXPECT_NE(text.str().find(key), std::string::npos) << key << "\n" << text.str();
   }
   EXPECT_NE(r.err.find("residual"), std::string::npos) << r.err;
@@ -76,7 +77,8 @@ TEST(EngineCalibrate, WritesAGpuSpecThatLoadGpuAcceptsWithPositiveRates) {
                       gpu->matmul_bwd_efficiency, gpu->fp32_matmul_bwd_efficiency, gpu->fp32_elementwise_efficiency}) {
     EXPECT_TRUE(std::isfinite(rate) && rate > 0) << rate;
   }
-  for (double keys : {gpu->attention_causal_extra_keys, gpu->attention_bwd_causal_extra_keys}) {
+  for (double keys : {gpu->attention_causal_extra_keys, gpu->attention_bwd_causal_extra_keys,
+                      gpu->attention_bias_extra_pairs, gpu->attention_bwd_bias_extra_pairs}) {
     EXPECT_TRUE(std::isfinite(keys) && keys >= 0) << keys;
   }
   EXPECT_GE(gpu->gpus_per_node, 1);

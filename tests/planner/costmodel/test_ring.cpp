@@ -232,13 +232,13 @@ TEST(Ring, OnlyTheDiagonalBlockPaysTheCausalTiles) {
   PlanSpec ring = ring_plan(8, 2, 4, 1 << 17);
   PlanSpec uly = ring_plan(8, 8, 1, 1 << 17);
   const double S = 1 << 17;
-  EXPECT_DOUBLE_EQ(ring_rank_diagonal_rows(ring, S, 0), S / 4);
-  EXPECT_DOUBLE_EQ(ring_rank_diagonal_rows(ring, S, 4096), S / 2);
-  EXPECT_DOUBLE_EQ(ring_rank_diagonal_rows(uly, S, 0), S);
+  EXPECT_DOUBLE_EQ(ring_rank_attention_work(ring, S, 0).diagonal_rows, S / 4);
+  EXPECT_DOUBLE_EQ(ring_rank_attention_work(ring, S, 4096).diagonal_rows, S / 2);
+  EXPECT_DOUBLE_EQ(ring_rank_attention_work(uly, S, 0).diagonal_rows, S);
   auto extra_s = [](PlanSpec p, double heads) {
     const double before = step_costs(p).forward.attention_s;
     p.cluster.gpu.attention_causal_extra_keys = 512;
-    const double flops = attention_pairs_fwd_flops(ring_rank_diagonal_rows(p, p.seq_len, 0) * 512, heads, 128, 1);
+    const double flops = attention_pairs_fwd_flops(ring_rank_attention_work(p, p.seq_len, 0).diagonal_rows * 512, heads, 128, 1);
     return std::pair{step_costs(p).forward.attention_s - before,
                      flops / (p.cluster.gpu.bf16_tflops * 1e12 * p.cluster.gpu.attention_efficiency)};
   };

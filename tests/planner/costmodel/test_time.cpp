@@ -84,7 +84,8 @@ TEST(Compute, ACausalCallPaysItsDiagonalTilesAtTheNonCausalRate) {
   EXPECT_DOUBLE_EQ(diagonal_rows(flash, 1024, 1024), 1024);  // inside the window: causal
   EXPECT_DOUBLE_EQ(diagonal_rows(masked, 8192, 1024), 1024);
   EXPECT_DOUBLE_EQ(diagonal_rows(masked, 1000, 1024), 1000);
-  EXPECT_DOUBLE_EQ(attention_computed_pairs(1e6, 1000, 256), 1e6 + 256e3);
+  EXPECT_DOUBLE_EQ(attention_cost_pairs({1e6, 1000, 0}, 256, 0.5), 1e6 + 256e3);
+  EXPECT_DOUBLE_EQ(attention_cost_pairs({1e6, 1000, 4e5}, 256, 0.5), 1e6 + 256e3 + 2e5);
   // One causal call over 64K tokens for 4 of 32 heads: S (S / 2 + 256) pairs forward, 128 extra a row backward.
   PlanSpec p = plan(8, 8, 65536);
   const LayerPassCosts none = step_costs(p).forward;
@@ -98,6 +99,28 @@ TEST(Compute, ACausalCallPaysItsDiagonalTilesAtTheNonCausalRate) {
   EXPECT_NEAR(c.backward.attention_s,
               attention_bwd_time_s(g, p.stack.attention, attention_pairs_fwd_flops(S * S / 2 + S * 128, 4, 128, 1), 2), 1e-12);
   EXPECT_GT(c.forward.attention_s, none.attention_s);
+}
+
+// The engine's masked window blocks run under an additive bias (all but the causal first block):
+// each of their pairs costs GpuSpec::attention_bias_extra_pairs more, as `spplan calibrate`
+// measures a biased call against an unmasked one; a kernel that windows by itself takes no bias.
+TEST(Compute, MaskedWindowBlocksPayTheirBiasOnEveryPairButTheFirstBlocks) {
+  TrainingStack masked, flash;
+  masked.window_in_masked_blocks = true;
+  const double w = 1024, s = 4 * 1024 + 256;
+  EXPECT_DOUBLE_EQ(biased_pairs(masked, s, w), computed_window_pairs(masked, s, w) - w * w / 2);
+  EXPECT_DOUBLE_EQ(biased_pairs(flash, s, w), 0);
+  EXPECT_DOUBLE_EQ(biased_pairs(masked, w, w), 0);  // one causal call
+  PlanSpec p = plan(8, 8, 65536);
+  p.model = load_model("mistral-7b").value();
+  p.model.sliding_window = 1024;
+  p.stack.window_in_masked_blocks = true;
+  p.cluster.gpu.attention_bias_extra_pairs = 0.2;
+  const GpuSpec& g = p.cluster.gpu;
+  const double pairs = computed_window_pairs(p.stack, 65536, 1024), biased = pairs - 1024.0 * 1024 / 2;
+  EXPECT_NEAR(step_costs(p).forward.attention_s,
+              64 * attention_fwd_time_s(g, p.stack.attention, attention_pairs_fwd_flops(pairs + 0.2 * biased, 4, 128, 1) / 64, 2),
+              1e-12);
 }
 
 // A model of windowed and full layers (Gemma 3: 29 windowed, 5 full) prices each layer's attention
