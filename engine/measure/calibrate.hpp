@@ -5,7 +5,8 @@
 // Both devices measure the same kernel classes (calibrate_probes.hpp) and fit each with the same
 // least-squares line (kernel_fit.hpp): bf16 and fp32 GEMMs, forward and backward, at the model's
 // own shapes in one step's proportions (QKV, O, MLP up/gate, down, LM head) over a range of token
-// counts, the engine's causal SDPA forward and backward over sequence lengths and head dims, large
+// counts, the engine's SDPA forward and backward over sequence lengths and head dims (causal,
+// non-causal, and under a bias: calibrate_probes.hpp attention_samples), large
 // elementwise kernels, launch overhead, copies and the host AdamW. The classes of the dtype the
 // engine runs (bf16 on CUDA, fp32 on a CPU) are swept until two sweeps agree. The file
 // (calibration_file.hpp) keeps every value's measurement beside it.
@@ -17,7 +18,8 @@
 //   the engine's own layer's elementwise class in both dtypes (calibrate_layer.hpp). Models:
 //   tiny-llama. Each sweep stops once a call takes its budget (probe_budget.hpp), so emulated bf16
 //   is measured small: 70-80 s on a 2-core AMD EPYC without bf16 units, most of it fp32 GEMM and
-//   attention sweeps repeated until they agree and the bf16 layer.
+//   attention sweeps repeated until they agree and the bf16 layer; about 2 minutes on an AVX-512
+//   one since attention is timed causal, non-causal and under a bias at each length.
 // Exit 0; 2 on bad flags, an unknown model, an unwritable --out, a device no preset matches
 // without --gpu, or --gpu without a CUDA device; 1 when a measurement could not be fitted.
 #pragma once

@@ -549,6 +549,38 @@ TEST(LoadGpu, AFileExtendsAPresetWithBase) {
   EXPECT_NE(load_gpu(path).status().message().find("memory_gb"), std::string::npos);
 }
 
+// What a causal or biased attention call costs beyond its pairs: measured keys, absent 0 (the
+// presets' rates were causal calls'), written into a plan only when set, a negative refused in one line.
+TEST(LoadGpu, AttentionsExtraWorkKeysReadBackAndRefuseNegatives) {
+  EXPECT_EQ(load_gpu("h100-80gb")->attention_causal_extra_keys, 0);
+  EXPECT_EQ(load_gpu("h100-80gb")->attention_bias_extra_pairs, 0);
+  const std::string path = testing::TempDir() + "/cpu-extra.toml";
+  std::ofstream(path) << "base = \"h100-80gb\"\nattention_causal_extra_keys = 268\nattention_bwd_causal_extra_keys = 265\n"
+                         "attention_bias_extra_pairs = 0.15\nattention_bwd_bias_extra_pairs = 0.07\n";
+  const auto gpu = load_gpu(path);
+  ASSERT_TRUE(gpu.ok()) << gpu.status().message();
+  EXPECT_EQ(gpu->attention_causal_extra_keys, 268);
+  EXPECT_EQ(gpu->attention_bwd_causal_extra_keys, 265);
+  EXPECT_EQ(gpu->attention_bias_extra_pairs, 0.15);
+  EXPECT_EQ(gpu->attention_bwd_bias_extra_pairs, 0.07);
+  PlanSpec plan;
+  plan.model = *load_model("qwen3-4b");
+  plan.cluster = {*gpu, 4};
+  plan.seq_len = 4096;
+  plan.stack = *load_trainer("arctic");
+  const std::string plan_path = testing::TempDir() + "/plan_extra.toml";
+  std::ofstream(plan_path) << plan_to_toml(plan);
+  const auto loaded = load_plan(plan_path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  EXPECT_EQ(loaded->cluster.gpu.attention_bwd_causal_extra_keys, 265);
+  EXPECT_EQ(loaded->cluster.gpu.attention_bwd_bias_extra_pairs, 0.07);
+  std::ofstream(path) << "base = \"h100-80gb\"\nattention_bias_extra_pairs = -0.5\n";
+  const std::string message = load_gpu(path).status().message();
+  EXPECT_NE(message.find("attention_bias_extra_pairs"), std::string::npos) << message;
+  EXPECT_NE(message.find("-0.5"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
 TEST(LoadGpu, SdpaRatesDefaultToTheFlashRates) {
   const GpuSpec a100 = *load_gpu("a100-80gb");  // no SDPA measurement: the flash rates
   EXPECT_EQ(a100.sdpa_attention_efficiency, a100.attention_efficiency);
