@@ -36,7 +36,8 @@
 #        back holds everything measured up to a kill.
 #        --lease: one command of a short GPU lease (issue 43: 15 minutes in all, 10 a command): with
 #        no STAGE, build kernels compare calibrate slack; the kernels stage runs the fused kernels'
-#        tests and bench only, compare one case (compare_gpu.py --one); --deadline 480 unless given.
+#        tests and bench only, compare one case (compare_gpu.py --one, 240 s a run); --deadline 480
+#        unless given.
 # Needs third_party_bundle/ where the node has no toml++ / nlohmann-json / Eigen
 # (scripts/bundle-headers.sh, run where they are installed). The wheels in third_party_bundle/whl
 # (scripts/bundle-wheels.sh: Liger-Kernel, DeepSpeed; SPPLAN_WHEELS names another folder) are
@@ -218,7 +219,9 @@ stage_compare() {
   [ -n "$shard" ] && name="compare_gpu.${shard%/*}-of-${shard#*/}"
   local flags=(--spplan "$spplan" --out "$out/$name.jsonl")
   [ "$quick" = 1 ] && flags+=(--quick)
-  [ "$lease" = 1 ] && flags+=(--one)
+  # A lease's runs at most 240 s each (compare_gpu's own limit is 900): a peer that hangs must not
+  # take the calibrate and slack stages after it (DeepSpeed's first run builds its fused Adam).
+  [ "$lease" = 1 ] && flags+=(--one --timeout 240)
   [ -n "$shard" ] && flags+=(--shard "$shard")
   "$python" bench/engine/compare_gpu.py "${flags[@]}" >"$out/$name.txt" 2>&1
   local rc=$?

@@ -59,8 +59,8 @@ head -n1 "$summary" | grep -qx "lease: build kernels compare calibrate slack, de
 order=$(grep -oE '^(build: ok|kernels: build-gpu/engine_tiling_unit_tests not built|compare: exit|calibrate: exit|slack: h200-141gb)' "$summary" |
   cut -d: -f1 | tr '\n' ' ')
 [ "$order" = "build kernels compare calibrate slack " ] || fail "stages ran as '$order': $(cat "$summary")"
-grep -q "^compare --spplan build-gpu/spplan --out $tmp/out/compare_gpu.jsonl --one$" "$tmp/calls" ||
-  fail "compare not called with --one: $(cat "$tmp/calls")"
+grep -q "^compare --spplan build-gpu/spplan --out $tmp/out/compare_gpu.jsonl --one --timeout 240$" "$tmp/calls" ||
+  fail "compare not called with --one and a run's limit: $(cat "$tmp/calls")"
 ! grep -q "other LibTorch unit tests exit" "$summary" || fail "the lease ran the CPU-side unit tests"
 
 grep -q "^slack: h200-141gb: max-seq $lo with the slack allowance, $hi without$" "$summary" ||
