@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <time.h>
 #include <functional>
 
@@ -214,39 +216,39 @@ AttentionSamples attention_samples(int64_t heads, int64_t kv_heads, const std::v
         for (int i = 0; i < std::max(1, p.calls); ++i) times.push_back(timed(device, call));
         return median_of(times);
       };
-      auto forward_only = [&](bool causal) {
-        return median_calls([&] {
-          at::NoGradGuard no_grad;
-          (void)(causal ? causal_attention(q, k, v) : full_attention(q, k, v));
-        });
-      };
-      AttentionTimes t{d, p.size};
-      t.causal_fwd_s = forward_only(true);
-      t.full_fwd_s = forward_only(false);
-      const double full_both_s =
-          median_calls([&] { torch::autograd::backward({full_attention(q, k, v)}, {grad_out}); });
-      // The accumulation into the inputs' gradients is elementwise and small next to attention.
-      t.causal_bwd_s = std::max(0.0, p.median_s - t.causal_fwd_s);
-      t.full_bwd_s = std::max(0.0, full_both_s - t.full_fwd_s);
-      const double s = static_cast<double>(p.size), pair = 4.0 * static_cast<double>(heads * d);
-      constexpr double bwd = 2.5;  // the backward's FLOPs over the forward's, as the costmodel counts them
-      if (p.size <= kBiasedSeqLast) {
-        const at::Tensor bias = at::zeros({p.size, p.size}, on(device, dtype));
-        t.biased_fwd_s = median_calls([&] {
+      // A non-causal call's forward, and its backward as (forward + backward) less the forward,
+      // under `bias` where one is given.
+      auto non_causal = [&](const at::Tensor& bias) {
+        const double fwd = median_calls([&] {
           at::NoGradGuard no_grad;
           (void)full_attention(q, k, v, bias);
         });
-        const double biased_both_s =
+        const double fwd_and_bwd =
             median_calls([&] { torch::autograd::backward({full_attention(q, k, v, bias)}, {grad_out}); });
-        t.biased_bwd_s = std::max(0.0, biased_both_s - t.biased_fwd_s);
-        out.biased_forward.push_back({{pair * s * s, t.biased_fwd_s}, pair * s * s});
-        if (t.biased_bwd_s > 0) out.biased_backward.push_back({{bwd * pair * s * s, t.biased_bwd_s}, bwd * pair * s * s});
+        return std::pair{fwd, std::max(0.0, fwd_and_bwd - fwd)};
+      };
+      AttentionTimes t{d, p.size};
+      t.causal_fwd_s = median_calls([&] {
+        at::NoGradGuard no_grad;
+        (void)causal_attention(q, k, v);
+      });
+      // The accumulation into the inputs' gradients is elementwise and small next to attention.
+      t.causal_bwd_s = std::max(0.0, p.median_s - t.causal_fwd_s);
+      std::tie(t.full_fwd_s, t.full_bwd_s) = non_causal({});
+      const double s = static_cast<double>(p.size);
+      t.full_fwd_flops = 4.0 * static_cast<double>(heads * d) * s * s;
+      const double full = t.full_fwd_flops, bwd = kAttentionBwdOverFwdFlops;
+      if (p.size <= kBiasedSeqLast) {
+        std::tie(t.biased_fwd_s, t.biased_bwd_s) = non_causal(at::zeros({p.size, p.size}, on(device, dtype)));
+        out.biased_forward.push_back({{full, t.biased_fwd_s}, full});
+        if (t.biased_bwd_s > 0) out.biased_backward.push_back({{bwd * full, t.biased_bwd_s}, bwd * full});
       }
       out.points.push_back(t);
-      out.forward.push_back({pair * s * s, t.full_fwd_s});
-      out.causal_forward.push_back({{pair * s * s / 2, t.causal_fwd_s}, pair * s});
-      if (t.full_bwd_s > 0) out.backward.push_back({bwd * pair * s * s, t.full_bwd_s});
-      if (t.causal_bwd_s > 0) out.causal_backward.push_back({{bwd * pair * s * s / 2, t.causal_bwd_s}, bwd * pair * s});
+      // A causal call's excess is counted in keys a row: a key per row is full / s.
+      out.forward.push_back({full, t.full_fwd_s});
+      out.causal_forward.push_back({{full / 2, t.causal_fwd_s}, full / s});
+      if (t.full_bwd_s > 0) out.backward.push_back({bwd * full, t.full_bwd_s});
+      if (t.causal_bwd_s > 0) out.causal_backward.push_back({{bwd * full / 2, t.causal_bwd_s}, bwd * full / s});
     }
   }
   return out;

@@ -40,8 +40,7 @@ std::string attention_by_length_table(const Calibration& c) {
     t << "attention by length (" << a.dtype << ", " << a.heads
       << " heads; TFLOP/s of the pairs attended, forward / backward; the last sweep's points):\n";
     for (const AttentionTimes& p : a.points) {
-      const double s = static_cast<double>(p.seq);
-      const double full = 4.0 * static_cast<double>(a.heads * p.head_dim) * s * s, bwd = 2.5;
+      const double full = p.full_fwd_flops, bwd = kAttentionBwdOverFwdFlops;
       t << "  d " << p.head_dim << ", " << p.seq << " tokens: causal " << rate(full / 2, p.causal_fwd_s) << " / "
         << rate(bwd * full / 2, p.causal_bwd_s) << ", non-causal " << rate(full, p.full_fwd_s) << " / "
         << rate(bwd * full, p.full_bwd_s);

@@ -52,12 +52,18 @@ struct ExcessSample {
   double work_per_unit = 0;  // > 0
 };
 
+// A blockwise attention backward's FLOPs over its forward's (5 matmuls of s x s x d against 2), as
+// the costmodel counts them (planner/costmodel/software_facts.hpp kAttentionBwdFlopsFactor, which
+// this room may not include; a test holds the two equal).
+inline constexpr double kAttentionBwdOverFwdFlops = 2.5;
+
 // One size of calibrate's attention sweep: the median time of each of its calls (a backward is
 // (forward + backward) - forward; 0 where that was not above the forward).
 struct AttentionTimes {
   int64_t head_dim = 0, seq = 0;
   double causal_fwd_s = 0, causal_bwd_s = 0, full_fwd_s = 0, full_bwd_s = 0;
   double biased_fwd_s = 0, biased_bwd_s = 0;  // non-causal under a bias; 0: not timed at this length
+  double full_fwd_flops = 0;  // a non-causal call's forward: 4 h d s^2 (a causal call attends to half)
 };
 
 // The units of excess work such calls show over the non-causal calls' fit `full` of the same

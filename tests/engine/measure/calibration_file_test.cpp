@@ -48,7 +48,7 @@ Calibration h100_calibration() {
   c.bias_what = "non-causal calls under a zero [s, s] bias, 1024-8192 tokens (bf16)";
   // One point of a 16-head sweep at d 128, 4096 tokens: the pairs attended are 4 x 16 x 128 x 4096^2
   // FLOPs non-causal (137.4 GFLOP), half that causal.
-  c.attention_by_length = {{"bf16", 16, {{128, 4096, 0.25e-3, 0.8e-3, 0.4e-3, 1.25e-3, 0.5e-3, 1.25e-3}}}};
+  c.attention_by_length = {{"bf16", 16, {{128, 4096, 0.25e-3, 0.8e-3, 0.4e-3, 1.25e-3, 0.5e-3, 1.25e-3, 4.0 * 16 * 128 * 4096.0 * 4096.0}}}};
   c.elementwise = {{"RMSNorm", line(6e-6, 2.5e12)}, {"copy", line(5e-6, 2.9e12)}};
   c.elementwise_pooled = {"elementwise, pooled", line(5.5e-6, 2.7e12, 12)};
   c.launch_s = 4.5e-6;

@@ -1,6 +1,8 @@
 // engine/measure/kernel_fit.hpp: the least-squares line calibrate fits to each kernel class.
 #include "engine/measure/kernel_fit.hpp"
 
+#include "planner/costmodel/software_facts.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -192,6 +194,12 @@ TEST(AgreedSweep, ForwardAndBackwardMustBothAgreeAndErrorsPassThrough) {
   const auto failed = agreed_sweep(3, 0.10, []() -> Result<SweepFits> { return Status::internal("probe broke"); });
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.status().message(), "probe broke");
+}
+
+// calibrate counts an attention backward's FLOPs as the costmodel prices them: its rates are the
+// costmodel's efficiencies.
+TEST(AttentionTimes, BackwardFlopsAsTheCostmodelCountsThem) {
+  EXPECT_EQ(kAttentionBwdOverFwdFlops, costmodel::facts::kAttentionBwdFlopsFactor);
 }
 
 }  // namespace
