@@ -19,6 +19,8 @@ namespace {
 // Searching beyond this many GPUs is no longer a "rent a few more" answer.
 constexpr int64_t kMaxSuggestedGpus = 4096;
 
+// "1 GPU", "8 GPUs".
+std::string gpus_words(int64_t n) { return std::to_string(n) + (n == 1 ? " GPU" : " GPUs"); }
 
 // Why more GPUs stop helping. sp is bounded by the heads; ring attention (cp) spreads the sequence
 // over the GPUs beyond it, so what is left is what every GPU still holds at the largest count: the
@@ -90,12 +92,12 @@ int cmd_fit(int argc, const char* const* argv) {
               << static_cast<long long>(best.estimate.tokens_per_s) << " tokens/s)\n";
     std::cout << "why this layout: " << search::layout_reason(result) << "\n";
     if (needed && *needed < base->cluster.num_gpus) {
-      std::cout << "the smallest count that fits is " << *needed << " GPUs\n";
+      std::cout << "the smallest count that fits is " << gpus_words(*needed) << "\n";
     }
   } else {
     std::cout << "fits: no on " << base->cluster.num_gpus << "x " << base->cluster.gpu.name << "; ";
     if (needed) {
-      std::cout << "the smallest count that fits is " << *needed << " GPUs\n";
+      std::cout << "the smallest count that fits is " << gpus_words(*needed) << "\n";
     } else {
       std::cout << "nothing up to " << kMaxSuggestedGpus << " GPUs fits: " << count_bound(*base, kMaxSuggestedGpus, *constraints)
                 << "\n";
@@ -104,7 +106,7 @@ int cmd_fit(int argc, const char* const* argv) {
   if (!args->has("json")) {
     std::cout << "band: " << band.words()
               << band.edge_words(at_edge.memory_headroom,
-                                 edge_needed ? "the smallest count is " + std::to_string(*edge_needed) + " GPUs"
+                                 edge_needed ? "the smallest count is " + gpus_words(*edge_needed)
                                              : "nothing up to " + std::to_string(kMaxSuggestedGpus) + " GPUs fits")
               << "\n";
   }

@@ -588,6 +588,15 @@ TEST(Cli, FitSmallestCountIsTheSmallest) {
   }
 }
 
+// One GPU is "1 GPU", in the answer and in the band's edge.
+TEST(Cli, FitSaysOneGpuInTheSingular) {
+  const CliRun r = run_spplan("fit --model llama-3.1-8b --gpu a100-80gb --gpus 8 --seq 256k");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("the smallest count that fits is 1 GPU\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the smallest count is 1 GPU\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("1 GPUs"), std::string::npos) << r.out;
+}
+
 // When no count fits, fit names the bound: sp stops at the heads; ring attention spreads the
 // sequence further, and what each GPU still holds at 4096 GPUs is the closest miss. Without a
 // ring (cp fixed to 1), more GPUs add data parallelism.
