@@ -36,7 +36,7 @@ std::string cache_repo_id(const std::string& folder) {
   return id;
 }
 
-// Rule 3 over `parts`, a path's folder names from the root down: the nearest that says something.
+// Rule 4 over `parts`, a path's folder names from the root down: the nearest that says something.
 std::string nearest_meaningful(const std::vector<std::string>& parts) {
   for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
     if (says_nothing_about_the_model(*it)) continue;
@@ -99,10 +99,12 @@ std::string config_model_name(const std::string& config_path, const std::string&
   std::filesystem::path file = std::filesystem::absolute(config_path, error);
   if (error) file = config_path;
   file = file.lexically_normal();
+  const std::string stem = file.stem().string();
+  if (lower(file.filename().string()) != "config.json" && !says_nothing_about_the_model(stem)) return stem;
   std::vector<std::string> folders;
   for (const auto& part : file.parent_path().relative_path()) folders.push_back(part.string());  // no "/"
   const std::string from_folder = nearest_meaningful(folders);
-  return from_folder.empty() ? file.stem().string() : from_folder;
+  return from_folder.empty() ? stem : from_folder;
 }
 
 }  // namespace spplan

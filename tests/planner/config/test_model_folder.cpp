@@ -41,7 +41,12 @@ TEST(ModelName, RuleTable) {
       // ... and a path that names nothing goes on to the folders.
       {"/w/my-llama/config.json", "", "model", "my-llama"},
       {"/w/my-llama/config.json", "", "/model/", "my-llama"},
-      // 3. The folders, nearest first, skipping names that say nothing about the model.
+      // 3. A file not named config.json: its stem, unless a name 4 skips.
+      {"/w/configs/phi-3-mini.json", "", "", "phi-3-mini"},
+      {"/w/my-llama/Config.JSON", "", "", "my-llama"},
+      {"/w/my-llama/model.json", "", "", "my-llama"},
+      {"/w/my-llama/phi-3-mini.json", "", "Qwen/Qwen3-8B", "Qwen/Qwen3-8B"},  // 2 first
+      // 4. The folders, nearest first, skipping names that say nothing about the model.
       {"/w/my-llama/config.json", "", "", "my-llama"},
       {"/w/my-llama/model/config.json", "", "", "my-llama"},
       {"/w/my-llama/Model/config.json", "", "", "my-llama"},
@@ -52,7 +57,7 @@ TEST(ModelName, RuleTable) {
       {"/h/hub/models--Qwen--Qwen3-8B/snapshots/" + kHash + "/config.json", "", "", "Qwen/Qwen3-8B"},
       {"/h/hub/models--gpt2/snapshots/" + kHash + "/config.json", "", "", "gpt2"},
       {"/w/a/../my-llama/./config.json", "", "", "my-llama"},
-      // 4. Every folder skipped: the file's stem.
+      // 5. Every folder skipped: the file's stem.
       {"/model/config.json", "", "", "config"},
       {"/config.json", "", "", "config"},
   };
