@@ -1,4 +1,5 @@
 // Model presets, model TOML files, Hugging Face config.json files and model folders -> ModelSpec.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -232,6 +233,34 @@ Result<nlohmann::json> read_json_object(const std::string& path) {
   }
 }
 
+// The families whose decoder layer is the one the costmodel prices (attention over q, k, v heads,
+// a gated MLP or the mixtures read below, two or four RMSNorms), read from their transformers
+// modeling files. Phi-3 fuses q, k, v and gate, up into one matrix each: the same weights and
+// FLOPs. Another family's config may hold layers no key above names (Llama 4's shared expert beside
+// its routed one and its chunked attention, Jamba's and Nemotron-H's Mamba layers, Gemma 3n's
+// per-layer inputs): priced as this decoder it would be confidently wrong, so it is refused, and a
+// model TOML file (configs/models/) states the shapes of a family whose layers are these.
+const std::vector<std::string>& priced_model_types() {
+  static const std::vector<std::string> types = {"llama",     "mistral",   "ministral", "mixtral", "qwen2",
+                                                 "qwen3",     "qwen3_moe", "glm4_moe",  "gpt_oss", "gemma",
+                                                 "gemma2",    "gemma3",    "gemma3_text", "phi3"};
+  return types;
+}
+
+// A config.json's model_type is one of priced_model_types(). A config without one is not a
+// transformers config (AutoConfig needs it) but shapes written by hand, read as a model TOML is.
+Status check_priced_family(const std::string& path, const nlohmann::json& j) {
+  if (!j.contains("model_type") || j["model_type"].is_null()) return Status::ok();
+  const nlohmann::json& type = j["model_type"];
+  const auto& priced = priced_model_types();
+  if (type.is_string() && std::find(priced.begin(), priced.end(), type.get<std::string>()) != priced.end()) {
+    return Status::ok();
+  }
+  return Status::invalid(path + ": key \"model_type\": value " + short_dump(type) +
+                         " is a family whose layers spplan has not read, and would price wrong (allowed: " + join(priced) +
+                         "; or a model TOML file with the shapes of a decoder of their layers)");
+}
+
 // The architecture keys of config.json files that change what a step costs in ways the costmodel
 // does not count. Silently pricing such a model as the dense SwiGLU decoder it is not gives a wrong
 // answer (a Mixtral 8x7B read as a 7B has about 6.6x too few parameters), so each refuses the file.
@@ -292,7 +321,7 @@ Status check_priceable(const std::string& path, const nlohmann::json& j) {
                              " is an MLP spplan cannot price (allowed: \"silu\", or a gelu in a Gemma config)");
     }
   }
-  return Status::ok();
+  return check_priced_family(path, j);
 }
 
 // The experts of a mixture (ModelSpec::num_experts): Mixtral's num_local_experts, whose experts are

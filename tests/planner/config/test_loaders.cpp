@@ -58,6 +58,34 @@ TEST(LoadModel, ReadsHuggingFaceConfigJson) {
   EXPECT_EQ(m->vocab_size, 151936);
 }
 
+// A config.json's family is one whose layers the costmodel prices; a config without model_type
+// is shapes written by hand (transformers cannot load it), read as a model TOML file is.
+TEST(LoadModel, FamiliesArePricedOnlyWhereTheirLayersWereRead) {
+  const std::string dir = ::testing::TempDir() + "/families";
+  std::filesystem::create_directories(dir);
+  const std::string shapes = R"("num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+      "intermediate_size": 128, "vocab_size": 100)";
+  const struct {
+    std::string type;  // the model_type key's text, "" for none
+    bool loads;
+  } cases[] = {{"", true}, {R"("model_type": "phi3", )", true}, {R"("model_type": "ministral", )", true},
+               {R"("model_type": null, )", true}, {R"("model_type": "jamba", )", false},
+               {R"("model_type": 7, )", false}};
+  for (const auto& c : cases) {
+    const std::string file = dir + "/config.json";
+    std::ofstream(file) << "{" << c.type << shapes << "}";
+    const auto m = load_model(file);
+    EXPECT_EQ(m.ok(), c.loads) << c.type << (m.ok() ? "" : m.status().message());
+    if (!c.loads && !m.ok()) {
+      EXPECT_NE(m.status().message().find("config.json: key \"model_type\": value "), std::string::npos);
+      EXPECT_NE(m.status().message().find(" is a family whose layers spplan has not read, and would price wrong "
+                                          "(allowed: llama, mistral, "),
+                std::string::npos)
+          << m.status().message();
+    }
+  }
+}
+
 // save_pretrained in transformers 5 nests rope_theta in "rope_parameters"; the default 10000 would
 // give the engine another RoPE than the model was trained with.
 TEST(LoadModel, ReadsRopeThetaFromTransformers5RopeParameters) {
@@ -110,6 +138,9 @@ TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
       {"deepseek_v3.json", "deepseek_v3.json: key \"n_routed_experts\": value 256 is a mixture of experts spplan cannot price yet (allowed: absent, null, 0 or 1; experts as Mixtral's num_local_experts, Qwen3-MoE's num_experts or GLM-4.5's n_routed_experts with model_type \"glm4_moe\")"},
       {"gemma2.json", "gemma2.json: key \"attn_logit_softcapping\": value 50.0 is logit soft-capping, which spplan cannot price (allowed: absent or null)"},
       {"gelu_mlp.json", "gelu_mlp.json: key \"hidden_act\": value \"gelu\" is an MLP spplan cannot price (allowed: \"silu\", or a gelu in a Gemma config)"},
+      // Llama 4 Scout's text model: keys the checks above pass (num_local_experts as Mixtral's), yet
+      // a shared expert beside each routed one and chunked attention that no key names.
+      {"llama4_scout.json", "llama4_scout.json: key \"model_type\": value \"llama4_text\" is a family whose layers spplan has not read, and would price wrong (allowed: llama, mistral, ministral, mixtral, qwen2, qwen3, qwen3_moe, glm4_moe, gpt_oss, gemma, gemma2, gemma3, gemma3_text, phi3; or a model TOML file with the shapes of a decoder of their layers)"},
   };
   for (const auto& c : cases) {
     const auto m = load_model(kData + "/" + c.file);
