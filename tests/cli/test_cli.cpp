@@ -352,8 +352,8 @@ TEST(Cli, BadInputTable) {
       // sequence on a trainer that runs full attention) names that reason, not the knobs.
       {std::string("plan --model ") + SPPLAN_SOURCE_DIR +
            "/tests/planner/config/data/gemma3_4b_text.json --gpu h100-80gb --gpus 8 --seq 8k --trainer engine",
-       "spplan: trainer \"engine\" runs and launches none of the 3120 knob sets searched for data on 8 GPUs; the most "
-       "frequent cause (3120): model: value \"data\" (four norms a layer: sandwich_norms) is not run by trainer \"engine\""},
+       "spplan: trainer \"engine\" runs and launches none of the 3120 knob sets searched for gemma3_4b_text on 8 GPUs; the most "
+       "frequent cause (3120): model: value \"gemma3_4b_text\" (four norms a layer: sandwich_norms) is not run by trainer \"engine\""},
       {std::string("simulate --plan ") + SPPLAN_SOURCE_DIR + "/configs/plans/qwen3-4b-128k-4xh100.toml --trace \"\"",
        "spplan: \"\": cannot write (an empty file name; allowed: a path to a file)"},
       // Ring attention (cp): a degree that does not divide the GPUs with sp, the zigzag rule, the
@@ -785,7 +785,7 @@ TEST(Cli, AxolotlsRingPlansAWindowedModel) {
   const CliRun within = run_spplan("estimate " + model + " --gpu h100-80gb --gpus 8 --seq 32k --trainer axolotl --sp 1 --cp 8 --cp-comm allgather");
   EXPECT_EQ(within.exit_code, 2);
   EXPECT_EQ(within.err,
-            "spplan: --cp: value 8 leaves 4096 tokens a rank, not more than data's sliding_window 4096, where trainer "
+            "spplan: --cp: value 8 leaves 4096 tokens a rank, not more than mistral_v01's sliding_window 4096, where trainer "
             "\"axolotl\"'s ring runs no window (allowed: cp at most 7)\n");
 }
 
