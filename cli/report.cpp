@@ -136,6 +136,7 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"launchable", some_format_launches(p)},
           {"knobs", knobs_json(p.knobs)},
           {"rope", rope_text(p.model.rope_scaling)},
+          {"vision_tower_left_out", p.model.vision_tower_left_out},
           {"optimizer", optimizer_json(p.optimizer)},
           {"dp", p.dp()},
           {"fits", e.fits},
@@ -199,6 +200,13 @@ std::string mixture_text(const ModelSpec& m) {
   return text + "\n";
 }
 
+// A multimodal config's language model, planned alone (ModelSpec::vision_tower_left_out).
+std::string vision_tower_text(const ModelSpec& m) {
+  if (!m.vision_tower_left_out) return "";
+  return "  model: the language model of a multimodal config; its vision tower is not counted (trained too, its "
+         "weights, gradients and optimizer state add to memory)\n";
+}
+
 // A window the sequence is longer than: the layers that attend over it (the others full causal).
 std::string window_text(const PlanSpec& p) {
   const ModelSpec& m = p.model;
@@ -215,7 +223,7 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   o << "  RoPE: " << rope_text(p.model.rope_scaling) << " (theta " << format_number(p.model.rope_theta) << ")"
     << (p.model.partial_rotary_factor < 1 ? " on " + format_number(p.model.partial_rotary_factor) + " of each head" : "")
     << (p.model.attention_bias ? "; q/k/v biases" : "") << "\n";
-  o << window_text(p) << mixture_text(p.model);
+  o << vision_tower_text(p.model) << window_text(p) << mixture_text(p.model);
   o << "  optimizer: " << optimizer_text(p.optimizer) << "\n";
   o << exports_text(p);
   o << "  fits: " << (e.fits ? "yes" : "NO (" + e.reason() + ")") << "\n";

@@ -588,6 +588,24 @@ TEST(Cli, FitSmallestCountIsTheSmallest) {
   }
 }
 
+// A multimodal config is planned as its language model, and the report says the vision tower is not
+// counted, in text and in JSON.
+TEST(Cli, MultimodalConfigSaysItsVisionTowerIsNotCounted) {
+  const std::string base = std::string("estimate --model ") + SPPLAN_SOURCE_DIR +
+                           "/tests/planner/config/data/gemma3_4b_multimodal.json --gpu h100-80gb --gpus 8 --seq 32k --sp 2";
+  const CliRun text = run_spplan(base);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("\n  model: the language model of a multimodal config; its vision tower is not counted"),
+            std::string::npos)
+      << text.out;
+  const CliRun json = run_spplan(base + " --json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_TRUE(nlohmann::json::parse(json.out)["vision_tower_left_out"].get<bool>());
+  const CliRun plain = run_spplan(std::string("estimate ") + kBase + "--seq 32k --sp 4 --json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_FALSE(nlohmann::json::parse(plain.out)["vision_tower_left_out"].get<bool>());
+}
+
 // One GPU is "1 GPU", in the answer and in the band's edge.
 TEST(Cli, FitSaysOneGpuInTheSingular) {
   const CliRun r = run_spplan("fit --model llama-3.1-8b --gpu a100-80gb --gpus 8 --seq 256k");
