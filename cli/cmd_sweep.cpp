@@ -79,6 +79,11 @@ int cmd_sweep(int argc, const char* const* argv) {
     const double tps = r.best ? r.best->estimate.tokens_per_s : 0.0;
     const double step = r.best ? r.best->estimate.time.step_time_s : 0.0;
     const std::string knobs = r.best ? knobs_text(r.best->plan.knobs) : "-";
+    if (!r.best && !csv) {  // nothing fits: no memory, speed or step to show (the CSV keeps its zeros)
+      std::printf("%-4lld %10lld %5s %9s %12s %10s  %s\n", static_cast<long long>(r.sp), static_cast<long long>(r.seq),
+                  "no", "-", "-", "-", knobs.c_str());
+      continue;
+    }
     std::printf(csv ? "%lld,%lld,%s,%.3f,%.1f,%.4f,%s\n" : "%-4lld %10lld %5s %9.1f %12.0f %10.3f  %s\n",
                 static_cast<long long>(r.sp), static_cast<long long>(r.seq), r.best ? "yes" : "no", mem, tps, step,
                 knobs.c_str());
