@@ -136,7 +136,7 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"launchable", some_format_launches(p)},
           {"knobs", knobs_json(p.knobs)},
           {"rope", rope_text(p.model.rope_scaling)},
-          {"vision_tower_left_out", p.model.vision_tower_left_out},
+          {"encoders_left_out", p.model.encoders_left_out},
           {"optimizer", optimizer_json(p.optimizer)},
           {"dp", p.dp()},
           {"fits", e.fits},
@@ -200,11 +200,11 @@ std::string mixture_text(const ModelSpec& m) {
   return text + "\n";
 }
 
-// A multimodal config's language model, planned alone (ModelSpec::vision_tower_left_out).
+// A multimodal config's language model, planned alone (ModelSpec::encoders_left_out).
 std::string vision_tower_text(const ModelSpec& m) {
-  if (!m.vision_tower_left_out) return "";
-  return "  model: the language model of a multimodal config; its vision tower is not counted (trained too, its "
-         "weights, gradients and optimizer state add to memory)\n";
+  if (!m.encoders_left_out) return "";
+  return "  model: the language model of a multimodal config; the encoders beside it (vision, audio) are not counted "
+         "(trained too, their weights, gradients and optimizer state add to memory)\n";
 }
 
 // A window the sequence is longer than: the layers that attend over it (the others full causal).

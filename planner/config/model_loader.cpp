@@ -124,7 +124,7 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_int("topk_group", &m.router_topk_groups, false, 1, kMaxExperts));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("routed_scaling_factor", &m.routed_scaling_factor, false));
   m.shared_expert_intermediate_size = shared_experts * m.moe_intermediate_size;
-  SPPLAN_RETURN_IF_ERROR(r.read_bool("vision_tower_left_out", &m.vision_tower_left_out, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_bool("encoders_left_out", &m.encoders_left_out, false));
   r.mark_read("rope_scaling");
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   if (const toml::node* node = table.get("rope_scaling")) {
@@ -527,7 +527,7 @@ Result<ModelSpec> model_from_json(const std::string& path) {
   if (multimodal) j = nlohmann::json(j["text_config"]);
   SPPLAN_RETURN_IF_ERROR(check_priceable(path, j));
   ModelSpec m;
-  m.vision_tower_left_out = multimodal;
+  m.encoders_left_out = multimodal;
   m.tie_word_embeddings = family_ties_embeddings(j);
   m.name = name;
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_hidden_layers", -1, kMaxLayers, &m.num_hidden_layers));

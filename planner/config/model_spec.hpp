@@ -123,10 +123,10 @@ struct ModelSpec {
   int64_t routed_width() const {
     return is_moe() ? experts_per_token * moe_intermediate_size + shared_expert_intermediate_size : intermediate_size;
   }
-  // The language model of a multimodal config (its text_config), planned without the vision tower
-  // beside it: trained too, the tower's weights, gradients and optimizer state add to memory, and
-  // the report says so.
-  bool vision_tower_left_out = false;
+  // The language model of a multimodal config (its text_config), planned without the encoders
+  // beside it (vision_config's tower, an audio_config's): trained too, their weights, gradients and
+  // optimizer state add to memory, and the report says so.
+  bool encoders_left_out = false;
   bool operator==(const ModelSpec&) const = default;
 };
 

@@ -588,22 +588,35 @@ TEST(Cli, FitSmallestCountIsTheSmallest) {
   }
 }
 
-// A multimodal config is planned as its language model, and the report says the vision tower is not
+// A multimodal config is planned as its language model, and the report says its encoders are not
 // counted, in text and in JSON.
-TEST(Cli, MultimodalConfigSaysItsVisionTowerIsNotCounted) {
+TEST(Cli, MultimodalConfigSaysItsEncodersAreNotCounted) {
   const std::string base = std::string("estimate --model ") + SPPLAN_SOURCE_DIR +
                            "/tests/planner/config/data/gemma3_4b_multimodal.json --gpu h100-80gb --gpus 8 --seq 32k --sp 2";
   const CliRun text = run_spplan(base);
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("\n  model: the language model of a multimodal config; its vision tower is not counted"),
+  EXPECT_NE(text.out.find("\n  model: the language model of a multimodal config; the encoders beside it (vision, audio) "
+                          "are not counted"),
             std::string::npos)
       << text.out;
   const CliRun json = run_spplan(base + " --json");
   ASSERT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_TRUE(nlohmann::json::parse(json.out)["vision_tower_left_out"].get<bool>());
+  EXPECT_TRUE(nlohmann::json::parse(json.out)["encoders_left_out"].get<bool>());
   const CliRun plain = run_spplan(std::string("estimate ") + kBase + "--seq 32k --sp 4 --json");
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  EXPECT_FALSE(nlohmann::json::parse(plain.out)["vision_tower_left_out"].get<bool>());
+  EXPECT_FALSE(nlohmann::json::parse(plain.out)["encoders_left_out"].get<bool>());
+}
+
+// A length nothing fits shows dashes, not a plan of 0 GiB at 0 tokens/s; the CSV keeps numbers.
+TEST(Cli, SweepShowsNoNumbersWhereNothingFits) {
+  const std::string args = "sweep --model llama-3.1-70b --gpu h100-80gb --gpus 1 --seq-from 1M --seq-to 1M";
+  const CliRun text = run_spplan(args);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("1      1048576    no         -            -          -  -\n"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("0.0"), std::string::npos) << text.out;
+  const CliRun csv = run_spplan(args + " --csv");
+  ASSERT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_NE(csv.out.find("\n1,1048576,no,0.000,0.0,0.0000,-\n"), std::string::npos) << csv.out;
 }
 
 // One GPU is "1 GPU", in the answer and in the band's edge.
