@@ -612,7 +612,7 @@ TEST(Cli, SweepShowsNoNumbersWhereNothingFits) {
   const std::string args = "sweep --model llama-3.1-70b --gpu h100-80gb --gpus 1 --seq-from 1M --seq-to 1M";
   const CliRun text = run_spplan(args);
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("1      1048576    no         -            -          -  -\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1       1048576    no         -            -          -  -\n"), std::string::npos) << text.out;
   EXPECT_EQ(text.out.find("0.0"), std::string::npos) << text.out;
   const CliRun csv = run_spplan(args + " --csv");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
