@@ -31,8 +31,15 @@ constexpr int64_t kMaxRentNodes = 128;
 
 std::vector<FlagSpec> rent_flag_specs() {
   std::vector<FlagSpec> specs;
-  for (const FlagSpec& f : cluster_flag_specs(true)) {  // the GPU and its count are what rent varies
+  for (FlagSpec f : cluster_flag_specs(true)) {  // the GPU and its count are what rent varies
     if (f.name == "model" || f.name == "seq" || f.name == "trainer" || f.name == "attention" || f.name == "headroom") {
+      specs.push_back(f);
+    }
+    // One price for every preset would price an L40S as an H100: parsed to point at --price.
+    if (f.name == "price-per-gpu-hour" || f.name == "price-per-node-hour") {
+      f.help = "refused: rent prices each GPU preset at its own price; --price PRESET=USD sets yours";
+      f.allowed = "none";
+      f.default_value = "each preset's list price";
       specs.push_back(f);
     }
   }
@@ -133,6 +140,13 @@ int cmd_rent(int argc, const char* const* argv) {
   base.cluster.num_gpus = 1;  // read_constraints checks a fixed --sp against a count; rent varies it
   if (args->has("sp")) {
     return fail(Status::invalid("--sp: not allowed with rent (the GPU count varies by option; allowed: the other knobs)"));
+  }
+  for (const char* flag : {"price-per-gpu-hour", "price-per-node-hour"}) {
+    if (args->has(flag)) {
+      return fail(Status::invalid("--" + std::string(flag) +
+                                  ": not allowed with rent (it prices each GPU preset at its own price; allowed: --price "
+                                  "PRESET=USD pairs, e.g. h100-80gb=2.1)"));
+    }
   }
   const auto constraints = search::read_constraints(*args, &base);
   if (!constraints.ok()) return fail(constraints.status());

@@ -378,6 +378,12 @@ TEST(Cli, BadInputTable) {
       {"rent --model qwen3-4b --seq 32k --price h100-80gb", "spplan: --price: value \"h100-80gb\" is not PRESET=USD (allowed: e.g. h100-80gb=2.1)"},
       {"rent --model qwen3-4b --seq 32k --price h100-80gb=cheap", "spplan: --price h100-80gb: value \"cheap\" is not allowed"},
       {"rent --model qwen3-4b --seq 32k --tokens 0", "spplan: --tokens: value \"0\" is not allowed"},
+      {"rent --model qwen3-4b --seq 32k --price-per-gpu-hour 2",
+       "spplan: --price-per-gpu-hour: not allowed with rent (it prices each GPU preset at its own price; allowed: --price "
+       "PRESET=USD pairs, e.g. h100-80gb=2.1)"},
+      {"rent --model qwen3-4b --seq 32k --price-per-node-hour 20",
+       "spplan: --price-per-node-hour: not allowed with rent (it prices each GPU preset at its own price; allowed: --price "
+       "PRESET=USD pairs, e.g. h100-80gb=2.1)"},
       {"export --plan " + std::string(SPPLAN_SOURCE_DIR) + "/tests/cli/data/ring_plan.toml --format deepspeed",
        std::string("spplan: ") + SPPLAN_SOURCE_DIR + "/tests/cli/data/ring_plan.toml: key \"trainer\": value \"engine\" "
        "is not launched by --format deepspeed (its formats: torchrun)"},
@@ -697,7 +703,9 @@ TEST(Cli, RentNamesTheCheapestOption) {
   const int cheapest = j["cheapest"].get<int>();
   const double usd = j["options"][cheapest]["best"]["usd_per_million_tokens"].get<double>();
   for (const auto& o : j["options"]) {
-    if (o["fits"].get<bool>()) EXPECT_LE(usd, o["best"]["usd_per_million_tokens"].get<double>());
+    if (o["fits"].get<bool>()) {
+      EXPECT_LE(usd, o["best"]["usd_per_million_tokens"].get<double>());
+    }
   }
   const CliRun text = run_spplan("rent --model qwen3-4b --seq 32k");
   EXPECT_NE(text.out.find("\ncheapest: "), std::string::npos) << text.out;
