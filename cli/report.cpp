@@ -136,6 +136,7 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"launchable", some_format_launches(p)},
           {"knobs", knobs_json(p.knobs)},
           {"rope", rope_text(p.model.rope_scaling)},
+          {"encoder_params", p.model.encoder_params},
           {"encoders_left_out", p.model.encoders_left_out},
           {"optimizer", optimizer_json(p.optimizer)},
           {"dp", p.dp()},
@@ -200,11 +201,20 @@ std::string mixture_text(const ModelSpec& m) {
   return text + "\n";
 }
 
-// A multimodal config's language model, planned alone (ModelSpec::encoders_left_out).
-std::string vision_tower_text(const ModelSpec& m) {
-  if (!m.encoders_left_out) return "";
-  return "  model: the language model of a multimodal config; the encoders beside it (vision, audio) are not counted "
-         "(trained too, their weights, gradients and optimizer state add to memory)\n";
+// A multimodal config's encoders beside its language model: counted (ModelSpec::encoder_params), or
+// named as not counted (encoders_left_out).
+std::string encoders_text(const ModelSpec& m) {
+  if (m.encoder_params <= 0 && !m.encoders_left_out) return "";
+  std::string text = "  model: the language model of a multimodal config";
+  if (m.encoder_params > 0) {
+    text += " and its vision encoder, " + format_number("%.2f", m.encoder_params / 1e9) +
+            "B parameters counted as trained (weights, gradients, optimizer state; a text step never runs them)";
+  }
+  if (m.encoders_left_out) {
+    text += std::string(m.encoder_params > 0 ? "; another encoder" : "; the encoders beside it (vision, audio)") +
+            " not counted (trained too, their weights, gradients and optimizer state add to memory)";
+  }
+  return text + "\n";
 }
 
 // A window the sequence is longer than: the layers that attend over it (the others full causal).
@@ -223,7 +233,7 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   o << "  RoPE: " << rope_text(p.model.rope_scaling) << " (theta " << format_number(p.model.rope_theta) << ")"
     << (p.model.partial_rotary_factor < 1 ? " on " + format_number(p.model.partial_rotary_factor) + " of each head" : "")
     << (p.model.attention_bias ? "; q/k/v biases" : "") << "\n";
-  o << vision_tower_text(p.model) << window_text(p) << mixture_text(p.model);
+  o << encoders_text(p.model) << window_text(p) << mixture_text(p.model);
   o << "  optimizer: " << optimizer_text(p.optimizer) << "\n";
   o << exports_text(p);
   o << "  fits: " << (e.fits ? "yes" : "NO (" + e.reason() + ")") << "\n";

@@ -11,6 +11,7 @@
 
 #include "planner/config/loaders.hpp"
 #include "planner/config/model_name.hpp"
+#include "planner/config/multimodal_encoders.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/toml_reader.hpp"
 #include "planner/config/preset_path.hpp"
@@ -124,6 +125,7 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_int("topk_group", &m.router_topk_groups, false, 1, kMaxExperts));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("routed_scaling_factor", &m.routed_scaling_factor, false));
   m.shared_expert_intermediate_size = shared_experts * m.moe_intermediate_size;
+  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("encoder_params", &m.encoder_params, false));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("encoders_left_out", &m.encoders_left_out, false));
   r.mark_read("rope_scaling");
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
@@ -523,12 +525,12 @@ Result<std::string> json_model_name(const std::string& path, const nlohmann::jso
 Result<ModelSpec> model_from_json(const std::string& path) {
   SPPLAN_ASSIGN_OR_RETURN(nlohmann::json j, read_json_object(path));
   SPPLAN_ASSIGN_OR_RETURN(const std::string name, json_model_name(path, j));
-  // Multimodal configs nest the language model (text_config); plan that part, and say so.
-  const bool multimodal = j.contains("text_config") && j["text_config"].is_object();
-  if (multimodal) j = nlohmann::json(j["text_config"]);
+  // Multimodal configs nest the language model (text_config): plan it, with the encoders beside it
+  // counted where their modeling was read (read_multimodal_encoders, once the text width is read).
+  const nlohmann::json whole = j;
+  if (j.contains("text_config") && j["text_config"].is_object()) j = nlohmann::json(whole["text_config"]);
   SPPLAN_RETURN_IF_ERROR(check_priceable(path, j));
   ModelSpec m;
-  m.encoders_left_out = multimodal;
   m.tie_word_embeddings = family_ties_embeddings(j);
   m.name = name;
   SPPLAN_RETURN_IF_ERROR(json_int(path, j, "num_hidden_layers", -1, kMaxLayers, &m.num_hidden_layers));
@@ -555,6 +557,7 @@ Result<ModelSpec> model_from_json(const std::string& path) {
   if (type == "gpt_oss") SPPLAN_RETURN_IF_ERROR(read_gpt_oss(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(read_rope_config(path, j, &m));
   SPPLAN_RETURN_IF_ERROR(json_positive(path, j, "rms_norm_eps", &m.rms_norm_eps));
+  SPPLAN_RETURN_IF_ERROR(read_multimodal_encoders(path, whole, &m));
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));
   return m;
 }

@@ -123,9 +123,13 @@ struct ModelSpec {
   int64_t routed_width() const {
     return is_moe() ? experts_per_token * moe_intermediate_size + shared_expert_intermediate_size : intermediate_size;
   }
-  // The language model of a multimodal config (its text_config), planned without the encoders
-  // beside it (vision_config's tower, an audio_config's): trained too, their weights, gradients and
-  // optimizer state add to memory, and the report says so.
+  // A multimodal config's encoders beside its language model (text_config): the vision tower and
+  // projector, in parameters, where their modeling was read (multimodal_encoders.hpp). A text step
+  // never runs them, but trained (transformers' default) they hold weights, gradients and optimizer
+  // state as the language model's do (costmodel ParamCounts::encoders).
+  double encoder_params = 0;
+  // An encoder beside it that is not counted (a tower whose modeling was not read, an audio
+  // encoder): the report says so.
   bool encoders_left_out = false;
   bool operator==(const ModelSpec&) const = default;
 };

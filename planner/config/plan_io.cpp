@@ -129,6 +129,7 @@ std::string model_extras_toml(const ModelSpec& m) {
   if (m.sliding_window > 0) o << "sliding_window = " << m.sliding_window << "\n";
   if (m.full_attention_layers > 0) o << "full_attention_layers = " << m.full_attention_layers << "\n";
   if (m.sandwich_norms) o << "sandwich_norms = true\n";
+  if (m.encoder_params > 0) o << "encoder_params = " << m.encoder_params << "\n";
   if (m.encoders_left_out) o << "encoders_left_out = true\n";
   if (m.is_moe()) {  // without them a plan file of a mixture read back as a dense model
     o << "num_experts = " << m.num_experts << "\nnum_experts_per_tok = " << m.experts_per_token

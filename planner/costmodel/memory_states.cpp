@@ -41,7 +41,11 @@ ParamCounts param_counts(const ModelSpec& m) {
   c.layers_active = mixture * (c.attention + c.mlp_active) + dense * (c.attention + dense_mlp);
   c.embedding = static_cast<double>(m.vocab_size) * h;
   c.lm_head = m.tie_word_embeddings ? 0.0 : c.embedding;
-  c.total = c.layers + c.embedding + c.lm_head + h;  // + final norm
+  // A multimodal model's encoders hold weights, gradients and optimizer state in the same ZeRO
+  // partitions as the rest (transformers leaves them trainable); a text step never runs them, so
+  // neither FLOPs nor ZeRO-3's per-layer gathers count them.
+  c.encoders = m.encoder_params;
+  c.total = c.layers + c.embedding + c.lm_head + h + c.encoders;  // + final norm
   c.largest_tensor = c.embedding;
   return c;
 }

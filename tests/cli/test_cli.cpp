@@ -594,23 +594,37 @@ TEST(Cli, FitSmallestCountIsTheSmallest) {
   }
 }
 
-// A multimodal config is planned as its language model, and the report says its encoders are not
-// counted, in text and in JSON.
-TEST(Cli, MultimodalConfigSaysItsEncodersAreNotCounted) {
-  const std::string base = std::string("estimate --model ") + SPPLAN_SOURCE_DIR +
-                           "/tests/planner/config/data/gemma3_4b_multimodal.json --gpu h100-80gb --gpus 8 --seq 32k --sp 2";
-  const CliRun text = run_spplan(base);
+// A multimodal config is planned as its language model with its vision encoder's parameters in the
+// ZeRO partitions (weights, gradients, optimizer state), said in text and in JSON.
+TEST(Cli, MultimodalConfigCountsItsEncoderAndSaysSo) {
+  const std::string data = std::string(SPPLAN_SOURCE_DIR) + "/tests/planner/config/data/";
+  const std::string flags = " --gpu h100-80gb --gpus 8 --seq 32k --sp 2 --zero 3";
+  const CliRun text = run_spplan("estimate --model " + data + "gemma3_4b_multimodal.json" + flags);
   ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("\n  model: the language model of a multimodal config; the encoders beside it (vision, audio) "
-                          "are not counted"),
+  EXPECT_NE(text.out.find("\n  model: the language model of a multimodal config and its vision encoder, 0.42B parameters "
+                          "counted as trained (weights, gradients, optimizer state; a text step never runs them)\n"),
             std::string::npos)
       << text.out;
-  const CliRun json = run_spplan(base + " --json");
-  ASSERT_EQ(json.exit_code, 0) << json.err;
-  EXPECT_TRUE(nlohmann::json::parse(json.out)["encoders_left_out"].get<bool>());
-  const CliRun plain = run_spplan(std::string("estimate ") + kBase + "--seq 32k --sp 4 --json");
-  ASSERT_EQ(plain.exit_code, 0) << plain.err;
-  EXPECT_FALSE(nlohmann::json::parse(plain.out)["encoders_left_out"].get<bool>());
+  const CliRun multimodal = run_spplan("estimate --model " + data + "gemma3_4b_multimodal.json" + flags + " --json");
+  const CliRun alone = run_spplan("estimate --model " + data + "gemma3_4b_text.json" + flags + " --json");
+  ASSERT_EQ(multimodal.exit_code, 0) << multimodal.err;
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  const auto j = nlohmann::json::parse(multimodal.out), t = nlohmann::json::parse(alone.out);
+  EXPECT_EQ(j["encoder_params"].get<double>(), 416866032.0 + 2950272.0);
+  EXPECT_FALSE(j["encoders_left_out"].get<bool>());
+  EXPECT_EQ(t["encoder_params"].get<double>(), 0.0);
+  // ZeRO-3 over 8 GPUs: bf16 weights, bf16 gradients and fp32 master + Adam moments (16 B) a
+  // parameter, an eighth on each GPU; the activations are the text model's, and the step only adds
+  // the encoder's share of the optimizer step (it never runs on text).
+  const double gib = 1024.0 * 1024 * 1024, per_gpu = (416866032.0 + 2950272.0) / 8;
+  EXPECT_NEAR(j["memory"]["params_gib"].get<double>() - t["memory"]["params_gib"].get<double>(), 2 * per_gpu / gib, 1e-6);
+  EXPECT_NEAR(j["memory"]["grads_gib"].get<double>() - t["memory"]["grads_gib"].get<double>(), 2 * per_gpu / gib, 1e-6);
+  EXPECT_NEAR(j["memory"]["optimizer_gib"].get<double>() - t["memory"]["optimizer_gib"].get<double>(), 12 * per_gpu / gib,
+              1e-6);
+  EXPECT_EQ(j["memory"]["activations_gib"], t["memory"]["activations_gib"]);
+  const double step = j["step_time_s"].get<double>(), text_step = t["step_time_s"].get<double>();
+  EXPECT_GT(step, text_step);
+  EXPECT_LT(step, text_step * 1.001);
 }
 
 // A length nothing fits shows dashes, not a plan of 0 GiB at 0 tokens/s; the CSV keeps numbers.

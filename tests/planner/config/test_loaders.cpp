@@ -86,17 +86,18 @@ TEST(LoadModel, FamiliesArePricedOnlyWhereTheirLayersWereRead) {
   }
 }
 
-// A multimodal config plans its language model (text_config) as that model alone, and says the vision
-// tower was left out; a text model's config leaves nothing out.
-TEST(LoadModel, MultimodalConfigPlansItsLanguageModelAndSaysSo) {
+// A multimodal config plans its language model (text_config) as the text model's config does, with
+// the vision encoder beside it counted (multimodal_encoders.hpp); a text model's config has none.
+TEST(LoadModel, MultimodalConfigPlansItsLanguageModelWithItsEncoder) {
   const auto multimodal = load_model(kData + "/gemma3_4b_multimodal.json");
   ASSERT_TRUE(multimodal.ok()) << multimodal.status().message();
   const auto text = load_model(kData + "/gemma3_4b_text.json");
   ASSERT_TRUE(text.ok()) << text.status().message();
-  EXPECT_TRUE(multimodal->encoders_left_out);
-  EXPECT_FALSE(text->encoders_left_out);
+  EXPECT_EQ(multimodal->encoder_params, 416866032.0 + 2950272.0);  // SigLIP and the projector (transformers' count)
+  EXPECT_FALSE(multimodal->encoders_left_out);
+  EXPECT_EQ(text->encoder_params, 0.0);
   ModelSpec same = *multimodal;
-  same.encoders_left_out = false;
+  same.encoder_params = 0;
   same.name = text->name;
   EXPECT_EQ(same, *text);
 }
@@ -116,7 +117,7 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
     std::string file, expected;
   } cases[] = {
       {"bad_heads.toml", "bad_heads.toml: key \"num_key_value_heads\": value 4 does not divide num_attention_heads 6 (allowed: a divisor of num_attention_heads)"},
-      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, output_router_logits, norm_topk_prob, router_aux_loss_coef, attention_sinks, swiglu_limit, expert_biases, router_softmax_after_topk, n_shared_experts, first_k_dense_replace, router_sigmoid, partial_rotary_factor, n_group, topk_group, routed_scaling_factor, encoders_left_out, rope_scaling; closest: \"hidden_size\")"},
+      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, output_router_logits, norm_topk_prob, router_aux_loss_coef, attention_sinks, swiglu_limit, expert_biases, router_softmax_after_topk, n_shared_experts, first_k_dense_replace, router_sigmoid, partial_rotary_factor, n_group, topk_group, routed_scaling_factor, encoder_params, encoders_left_out, rope_scaling; closest: \"hidden_size\")"},
       {"misspelt_required.toml", "misspelt_required.toml: key \"num_hiden_layers\": unknown key (closest allowed: \"num_hidden_layers\", which is required and missing)"},
       {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 10000)"},
       {"missing_vocab.toml", "missing_vocab.toml: key \"vocab_size\": missing (required)"},
@@ -523,8 +524,13 @@ TEST(Plan, ModelArchitectureRoundTrips) {
   back = load_plan(path);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->model, p.model);
-  p.model = *load_model(kData + "/gemma3_4b_multimodal.json");  // its language model, the vision tower left out (encoders_left_out)
-  ASSERT_TRUE(p.model.encoders_left_out);
+  p.model = *load_model(kData + "/gemma3_4b_multimodal.json");  // its language model and vision encoder
+  ASSERT_GT(p.model.encoder_params, 0.0);
+  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
+  back = load_plan(path);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->model, p.model);
+  p.model.encoders_left_out = true;  // an encoder not counted beside it
   ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
   back = load_plan(path);
   ASSERT_TRUE(back.ok()) << back.status().message();
