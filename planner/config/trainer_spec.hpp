@@ -159,7 +159,11 @@ enum class RuleKey {
   kPartialRope,     // the model's: RoPE on part of each head (ModelSpec::partial_rotary_factor below 1)
   // The model's at the plan's length: some layers attend over a sliding window shorter than the
   // sequence, the others fully (Gemma 3, gpt-oss, Qwen2's max_window_layers)
-  kWindowedAndFullLayers
+  kWindowedAndFullLayers,
+  // The model's: a multimodal config's encoders beside the language model, counted or not
+  // (ModelSpec::encoder_params, encoders_left_out): a stack that builds the language model alone
+  // trains another model
+  kMultimodalEncoders
 };
 const std::vector<std::string>& rule_key_names();  // "layout", "sp", ..., the plan keys' names
 bool rule_key_is_boolean(RuleKey key);  // tiled_mlp, tiled_loss and the model's but experts: true or false

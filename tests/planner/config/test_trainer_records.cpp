@@ -234,5 +234,27 @@ TEST(TrainerRecords, AModelRuleNamesWhatTheModelHas) {
   EXPECT_TRUE(check_trainer_runs(p, flag_where).is_ok()) << check_trainer_runs(p, flag_where).message();
 }
 
+// A multimodal config's model: the stacks that load it whole (transformers' class) run it with its
+// encoders; those that build the language model alone (the engine, Megatron-LM's GPT, TorchTitan's
+// flavors) would train another model, and say so.
+TEST(TrainerRecords, StacksThatBuildTheLanguageModelAloneRefuseMultimodalConfigs) {
+  const std::string config = std::string(SPPLAN_SOURCE_DIR) + "/tests/planner/config/data/mistral3_small_multimodal.json";
+  for (const std::string trainer : {"arctic", "hf", "usp", "axolotl", "engine", "megatron", "torchtitan"}) {
+    PlanSpec p = plan_on(trainer, 1, 1);
+    p.model = *load_model(config);
+    ASSERT_GT(p.model.encoder_params, 0.0);
+    const Status s = check_trainer_runs(p, flag_where);
+    const bool alone = trainer == "engine" || trainer == "megatron" || trainer == "torchtitan";
+    EXPECT_EQ(s.is_ok(), !alone) << trainer << ": " << s.message();
+    if (trainer == "engine") {
+      EXPECT_EQ(s.message(),
+                "--model: value \"mistral3_small_multimodal\" (a multimodal config: encoders beside the language model) is "
+                "not run by trainer \"engine\" (spplan run builds the language model alone (model.cpp): the encoders beside "
+                "it would not be trained, another model than the config's; allowed: the language model's own config (its "
+                "text_config alone), or a trainer that loads the multimodal model)");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace spplan
