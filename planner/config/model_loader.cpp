@@ -240,10 +240,11 @@ Result<nlohmann::json> read_json_object(const std::string& path) {
 // a gated MLP or the mixtures read below, two or four RMSNorms), read from their transformers
 // modeling files (Ministral is Mistral's layer with layer_types). Not Phi-3, whose FLOPs are these
 // but whose fused qkv_proj output stays alive whole behind the v view attention saves, which the
-// activations priced do not hold. Another family's config may hold layers no key above names (Llama 4's shared expert beside
-// its routed one and its chunked attention, Jamba's and Nemotron-H's Mamba layers, Gemma 3n's
-// per-layer inputs): priced as this decoder it would be confidently wrong, so it is refused, and a
-// model TOML file (configs/models/) states the shapes of a family whose layers are these.
+// activations priced do not hold. Another family's config may hold layers no key above names
+// (Llama 4's shared expert beside its routed one and its chunked attention, Jamba's and
+// Nemotron-H's Mamba layers, Gemma 3n's per-layer inputs): priced as this decoder it would be
+// confidently wrong, so it is refused, and a model TOML file (configs/models/) states the shapes of
+// a family whose layers are these.
 const std::vector<std::string>& priced_model_types() {
   static const std::vector<std::string> types = {"llama",   "mistral", "ministral", "mixtral", "qwen2",
                                                  "qwen3",   "qwen3_moe", "glm4_moe", "gpt_oss", "gemma",

@@ -60,10 +60,11 @@ class Section {
 // SiglipVisionConfig's): a biased conv patch embedding, a learned position per patch, layers of two
 // LayerNorms, biased q, k, v, out and a biased fc1/fc2 MLP, a final LayerNorm, and, with
 // vision_use_head, the attention-pooling head (a probe, a packed in-projection, out-projection,
-// LayerNorm and MLP).
-Status siglip_params(const Section& v, double* out) {
+// LayerNorm and MLP). `width` receives the tower's hidden size, which its projector maps from.
+Status siglip_params(const Section& v, double* out, double* width) {
   double h = 0, i = 0, layers = 0, channels = 0, image = 0, patch = 0;
   SPPLAN_RETURN_IF_ERROR(v.count("hidden_size", 768, kMaxEncoderDim, &h));
+  *width = h;
   SPPLAN_RETURN_IF_ERROR(v.count("intermediate_size", 3072, kMaxEncoderDim, &i));
   SPPLAN_RETURN_IF_ERROR(v.count("num_hidden_layers", 12, kMaxEncoderLayers, &layers));
   SPPLAN_RETURN_IF_ERROR(v.count("num_channels", 3, kMaxEncoderDim, &channels));
@@ -81,10 +82,11 @@ Status siglip_params(const Section& v, double* out) {
 
 // Pixtral's vision tower (modeling_pixtral.py PixtralVisionModel; PixtralVisionConfig's defaults):
 // an unbiased conv patch embedding, an RMSNorm before the layers, layers of two RMSNorms, unbiased
-// q, k, v, o and a gated MLP (gate, up, down); 2D RoPE, no position weights.
-Status pixtral_params(const Section& v, double* out) {
+// q, k, v, o and a gated MLP (gate, up, down); 2D RoPE, no position weights. `width` as siglip_params'.
+Status pixtral_params(const Section& v, double* out, double* width) {
   double h = 0, i = 0, layers = 0, channels = 0, patch = 0;
   SPPLAN_RETURN_IF_ERROR(v.count("hidden_size", 1024, kMaxEncoderDim, &h));
+  *width = h;
   SPPLAN_RETURN_IF_ERROR(v.count("intermediate_size", 4096, kMaxEncoderDim, &i));
   SPPLAN_RETURN_IF_ERROR(v.count("num_hidden_layers", 24, kMaxEncoderLayers, &layers));
   SPPLAN_RETURN_IF_ERROR(v.count("num_channels", 3, kMaxEncoderDim, &channels));
@@ -125,16 +127,12 @@ Status read_multimodal_encoders(const std::string& path, const nlohmann::json& c
       config.contains("model_type") && config["model_type"].is_string() ? config["model_type"].get<std::string>() : "";
   const Section vision(path, config.contains("vision_config") ? config["vision_config"] : nlohmann::json(), "vision_config.");
   const double text_h = static_cast<double>(m->hidden_size);
-  double tower = 0, projector = 0;
+  double tower = 0, vision_h = 0, projector = 0;
   if (family == "gemma3" && vision.present() && vision.model_type() == "siglip_vision_model") {
-    SPPLAN_RETURN_IF_ERROR(siglip_params(vision, &tower));
-    double vision_h = 0;
-    SPPLAN_RETURN_IF_ERROR(vision.count("hidden_size", 768, kMaxEncoderDim, &vision_h));
+    SPPLAN_RETURN_IF_ERROR(siglip_params(vision, &tower, &vision_h));
     projector = gemma3_projector_params(vision_h, text_h);
   } else if (family == "mistral3" && vision.present() && vision.model_type() == "pixtral") {
-    SPPLAN_RETURN_IF_ERROR(pixtral_params(vision, &tower));
-    double vision_h = 0;
-    SPPLAN_RETURN_IF_ERROR(vision.count("hidden_size", 1024, kMaxEncoderDim, &vision_h));
+    SPPLAN_RETURN_IF_ERROR(pixtral_params(vision, &tower, &vision_h));
     SPPLAN_RETURN_IF_ERROR(mistral3_projector_params(path, config, vision_h, text_h, &projector));
   } else {
     m->encoders_left_out = true;  // a tower or projector whose modeling was not read, or none named
