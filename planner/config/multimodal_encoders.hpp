@@ -7,16 +7,15 @@
 
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "planner/config/config_keys.hpp"
 #include "planner/config/model_spec.hpp"
 #include "planner/core/status.hpp"
 
 namespace spplan {
 
-// Sets m->encoder_params from `config` (the whole config.json, text_config still inside), and
+// Sets m->encoder_params from `top` (the whole config.json, text_config still inside), and
 // m->encoders_left_out where it holds an encoder not counted (another tower, an audio encoder).
 // A bad dimension is one line naming the file and the nested key ("vision_config.hidden_size").
-Status read_multimodal_encoders(const std::string& path, const nlohmann::json& config, ModelSpec* m);
+Status read_multimodal_encoders(const ConfigKeys& top, ModelSpec* m);
 
 }  // namespace spplan

@@ -11,68 +11,41 @@ using Json = nlohmann::json;
 
 constexpr int64_t kMaxContext = int64_t{1} << 40;
 
+// A rope object's keys (config_keys.hpp), with what a rope_type requires.
 class RopeReader {
  public:
-  RopeReader(const std::string& path, const Json& object, std::string prefix)
-      : path_(path), object_(object), prefix_(std::move(prefix)) {}
+  explicit RopeReader(const ConfigKeys& keys) : keys_(keys) {}
 
   Status bad(const std::string& key, const Json& v, const std::string& allowed) const {
-    std::string text = v.dump();
-    if (text.size() > 60) text = text.substr(0, 60) + "...";
-    return Status::invalid(path_ + ": key \"" + prefix_ + key + "\": value " + text + " is not allowed (allowed: " + allowed + ")");
+    return keys_.bad_value(key, v, allowed);
   }
-  bool present(const std::string& key) const { return object_.contains(key) && !object_[key].is_null(); }
+  bool present(const std::string& key) const { return keys_.present(key); }
 
   // A number in [min, kMaxNumber]; absent: unchanged unless required.
   Status number(const std::string& key, double min, bool required, double* out) const {
-    if (!present(key)) {
-      return required ? Status::invalid(path_ + ": key \"" + prefix_ + key + "\": missing (required by rope_type \"" +
-                                        type_name_ + "\")")
-                      : Status::ok();
-    }
-    const Json& v = object_[key];
-    if (!v.is_number() || !(v.get<double>() >= min && v.get<double>() <= kMaxNumber)) {
-      return bad(key, v, "a number from " + format_number(min) + " to " + format_number(kMaxNumber));
-    }
-    *out = v.get<double>();
-    return Status::ok();
+    if (required && !present(key)) return missing(key);
+    return keys_.number(key, min, kMaxNumber, out);
   }
   Status whole(const std::string& key, bool required, int64_t* out) const {
-    if (!present(key)) {
-      return required ? Status::invalid(path_ + ": key \"" + prefix_ + key + "\": missing (required by rope_type \"" +
-                                        type_name_ + "\")")
-                      : Status::ok();
-    }
-    const Json& v = object_[key];
-    // JSON text parses 8192 as unsigned, a TOML table converted here holds it signed; both count.
-    const bool whole_number = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
-    if (!whole_number || v.get<uint64_t>() < 1 || v.get<uint64_t>() > static_cast<uint64_t>(kMaxContext)) {
-      return bad(key, v, "a whole number from 1 to " + std::to_string(kMaxContext));
-    }
-    *out = static_cast<int64_t>(v.get<uint64_t>());
-    return Status::ok();
+    if (required && !present(key)) return missing(key);
+    return keys_.whole(key, *out, kMaxContext, out);  // absent: *out kept
   }
   // The share of each head RoPE rotates (GLM's partial_rotary_factor): in (0, 1]; absent: unchanged.
   Status rotated_share(double* out) const {
     if (!present("partial_rotary_factor")) return Status::ok();
-    const Json& f = object_["partial_rotary_factor"];
+    const Json& f = keys_.json()["partial_rotary_factor"];
     if (!f.is_number() || !(f.get<double>() > 0 && f.get<double>() <= 1)) {
       return bad("partial_rotary_factor", f, "a number above 0, at most 1");
     }
     *out = f.get<double>();
     return Status::ok();
   }
-  Status boolean(const std::string& key, bool* out) const {
-    if (!present(key)) return Status::ok();
-    if (!object_[key].is_boolean()) return bad(key, object_[key], "true, false");
-    *out = object_[key].get<bool>();
-    return Status::ok();
-  }
+  Status boolean(const std::string& key, bool* out) const { return keys_.flag(key, out); }
   // "rope_type", or transformers 4's older "type"; absent: default.
   Status type(RopeType* out) {
     const char* key = present("rope_type") ? "rope_type" : present("type") ? "type" : nullptr;
     if (key == nullptr) return Status::ok();
-    const Json& v = object_[key];
+    const Json& v = keys_.json()[key];
     const auto& names = rope_type_names();
     for (size_t i = 0; v.is_string() && i < names.size(); ++i) {
       if (v.get<std::string>() == names[i]) {
@@ -87,14 +60,17 @@ class RopeReader {
   }
 
  private:
-  const std::string& path_;
-  const Json& object_;
-  std::string prefix_;
+  Status missing(const std::string& key) const {
+    return keys_.say(key, "missing (required by rope_type \"" + type_name_ + "\")");
+  }
+
+  const ConfigKeys& keys_;
   std::string type_name_ = "default";
 };
 
-Status read_scaling(const std::string& path, const Json& object, const std::string& prefix, ModelSpec* m) {
-  RopeReader r(path, object, prefix);
+// `top` is the object holding max_position_embeddings; `scaling` the rope object inside it.
+Status read_scaling(const ConfigKeys& top, const ConfigKeys& scaling, ModelSpec* m) {
+  RopeReader r(scaling);
   RopeScaling& s = m->rope_scaling;
   SPPLAN_RETURN_IF_ERROR(r.type(&s.type));
   // transformers 5 saves GLM's partial_rotary_factor here (its rotary embedding reads it from
@@ -103,14 +79,14 @@ Status read_scaling(const std::string& path, const Json& object, const std::stri
   if (s.type == RopeType::kDefault) return Status::ok();
   SPPLAN_RETURN_IF_ERROR(r.number("factor", 1.0, true, &s.factor));
   if (s.type == RopeType::kDynamic && m->max_position_embeddings == 0) {
-    return Status::invalid(path + ": key \"max_position_embeddings\": missing (required by rope_type \"dynamic\")");
+    return top.say("max_position_embeddings", "missing (required by rope_type \"dynamic\")");
   }
   if (s.type == RopeType::kLlama3) {
     SPPLAN_RETURN_IF_ERROR(r.number("low_freq_factor", kMinPositive, true, &s.low_freq_factor));
     SPPLAN_RETURN_IF_ERROR(r.number("high_freq_factor", kMinPositive, true, &s.high_freq_factor));
     SPPLAN_RETURN_IF_ERROR(r.whole("original_max_position_embeddings", true, &s.original_max_position_embeddings));
     if (s.high_freq_factor <= s.low_freq_factor) {  // the smoothing divides by their difference
-      return r.bad("high_freq_factor", object["high_freq_factor"],
+      return r.bad("high_freq_factor", scaling.json()["high_freq_factor"],
                    "a number above low_freq_factor " + format_number(s.low_freq_factor));
     }
   }
@@ -137,22 +113,23 @@ const std::vector<std::string>& rope_type_names() {
 
 std::string to_string(RopeType type) { return rope_type_names()[static_cast<size_t>(type)]; }
 
-Status read_rope_config(const std::string& path, const Json& j, ModelSpec* m) {
-  RopeReader top(path, j, "");
+Status read_rope_config(const ConfigKeys& c, ModelSpec* m) {
+  const RopeReader top(c);
+  const Json& j = c.json();
   SPPLAN_RETURN_IF_ERROR(top.number("rope_theta", kMinPositive, false, &m->rope_theta));
   SPPLAN_RETURN_IF_ERROR(top.whole("max_position_embeddings", false, &m->max_position_embeddings));
   SPPLAN_RETURN_IF_ERROR(top.rotated_share(&m->partial_rotary_factor));
   // transformers 5 keeps rope_theta and the scaling together in "rope_parameters".
-  if (j.contains("rope_parameters") && !j["rope_parameters"].is_null()) {
+  if (top.present("rope_parameters")) {
     if (!j["rope_parameters"].is_object()) return top.bad("rope_parameters", j["rope_parameters"], "an object or null");
-    RopeReader params(path, j["rope_parameters"], "rope_parameters.");
-    SPPLAN_RETURN_IF_ERROR(params.number("rope_theta", kMinPositive, false, &m->rope_theta));
+    const ConfigKeys params = c.nested("rope_parameters");
+    SPPLAN_RETURN_IF_ERROR(RopeReader(params).number("rope_theta", kMinPositive, false, &m->rope_theta));
     const bool v5_scaled = params.present("rope_type") && j["rope_parameters"]["rope_type"] != "default";
-    if (v5_scaled || !top.present("rope_scaling")) return read_scaling(path, j["rope_parameters"], "rope_parameters.", m);
+    if (v5_scaled || !top.present("rope_scaling")) return read_scaling(c, params, m);
   }
   if (!top.present("rope_scaling")) return Status::ok();
   if (!j["rope_scaling"].is_object()) return top.bad("rope_scaling", j["rope_scaling"], "an object or null");
-  return read_scaling(path, j["rope_scaling"], "rope_scaling.", m);
+  return read_scaling(c, c.nested("rope_scaling"), m);
 }
 
 std::string rope_text(const RopeScaling& r) {

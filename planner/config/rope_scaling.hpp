@@ -17,14 +17,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "planner/config/config_keys.hpp"
 #include "planner/config/model_spec.hpp"
 #include "planner/core/status.hpp"
 
 namespace spplan {
 
 // Reads rope_theta, max_position_embeddings, partial_rotary_factor and the scaling of the config
-// object `j` into `m`.
-Status read_rope_config(const std::string& path, const nlohmann::json& j, ModelSpec* m);
+// object `c` (a config.json's top level or its text_config) into `m`.
+Status read_rope_config(const ConfigKeys& c, ModelSpec* m);
 
 // "llama3 (factor 8, low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 8192)";
 // "default" without scaling. The planner's report prints it.

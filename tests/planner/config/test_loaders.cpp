@@ -102,6 +102,32 @@ TEST(LoadModel, MultimodalConfigPlansItsLanguageModelWithItsEncoder) {
   EXPECT_EQ(same, *text);
 }
 
+// A bad key of a multimodal config's language model is named where it is, under text_config.
+TEST(LoadModel, MultimodalConfigNamesItsLanguageModelsKeysUnderTextConfig) {
+  std::ifstream in(kData + "/gemma3_4b_multimodal.json");
+  const std::string good((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string dir = ::testing::TempDir() + "/multimodal_keys." + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const struct {
+    std::string from, to, expected;
+  } cases[] = {
+      {"\"hidden_size\": 2560", "\"hidden_size\": -1",
+       "config.json: key \"text_config.hidden_size\": value -1 is not allowed (allowed: a whole number from 1 to "},
+      {"\"factor\": 8.0", "\"factor\": 0.5",
+       "config.json: key \"text_config.rope_scaling.factor\": value 0.5 is not allowed (allowed: a number from 1 to "},
+  };
+  for (const auto& c : cases) {
+    const size_t at = good.find(c.from);
+    ASSERT_NE(at, std::string::npos) << c.from;
+    std::string bad = good;
+    std::ofstream(dir + "/config.json") << bad.replace(at, c.from.size(), c.to);
+    const auto m = load_model(dir + "/config.json");
+    ASSERT_FALSE(m.ok()) << c.to;
+    EXPECT_NE(m.status().message().find(c.expected), std::string::npos) << m.status().message();
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // save_pretrained in transformers 5 nests rope_theta in "rope_parameters"; the default 10000 would
 // give the engine another RoPE than the model was trained with.
 TEST(LoadModel, ReadsRopeThetaFromTransformers5RopeParameters) {
@@ -156,7 +182,7 @@ TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
       {"gelu_mlp.json", "gelu_mlp.json: key \"hidden_act\": value \"gelu\" is an MLP spplan cannot price (allowed: \"silu\", or a gelu in a Gemma config)"},
       // Llama 4 Scout's text model: keys the checks above pass (num_local_experts as Mixtral's), yet
       // a shared expert beside each routed one and chunked attention that no key names.
-      {"llama4_scout.json", "llama4_scout.json: key \"model_type\": value \"llama4_text\" is a family whose layers spplan has not read, and would price wrong (allowed: llama, mistral, ministral, mixtral, qwen2, qwen3, qwen3_moe, glm4_moe, gpt_oss, gemma, gemma2, gemma3, gemma3_text; or a model TOML file with the shapes of a decoder of their layers)"},
+      {"llama4_scout.json", "llama4_scout.json: key \"text_config.model_type\": value \"llama4_text\" is a family whose layers spplan has not read, and would price wrong (allowed: llama, mistral, ministral, mixtral, qwen2, qwen3, qwen3_moe, glm4_moe, gpt_oss, gemma, gemma2, gemma3, gemma3_text; or a model TOML file with the shapes of a decoder of their layers)"},
   };
   for (const auto& c : cases) {
     const auto m = load_model(kData + "/" + c.file);
@@ -294,7 +320,7 @@ TEST(LoadModel, GlmMixtureIsReadWithItsSharedExpertAndDenseFirstLayers) {
       {R"(, "n_routed_experts": 4, "num_experts_per_tok": 5})",
        "key \"num_experts_per_tok\": value 5 with 4 experts (allowed: 1 to 4)"},
       {R"(, "n_routed_experts": 4, "num_experts_per_tok": 2, "n_shared_experts": -1})",
-       "key \"n_shared_experts\": value -1 is not allowed (allowed: a whole number from 1 to"},
+       "key \"n_shared_experts\": value -1 is not allowed (allowed: a whole number from 0 to 1048576)"},
   };
   for (const auto& c : cases) {
     std::ofstream(dir + "/config.json") << head << c.tail;

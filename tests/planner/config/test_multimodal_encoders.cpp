@@ -29,11 +29,11 @@ const nlohmann::json kGemma3Vision = {{"model_type", "siglip_vision_model"}, {"h
 TEST(MultimodalEncoders, CountsAsTransformersBuildsThem) {
   ModelSpec gemma = text_model(2560);
   nlohmann::json config = {{"model_type", "gemma3"}, {"text_config", nlohmann::json::object()}, {"vision_config", kGemma3Vision}};
-  ASSERT_TRUE(read_multimodal_encoders("config.json", config, &gemma).is_ok());
+  ASSERT_TRUE(read_multimodal_encoders(ConfigKeys("config.json", config), &gemma).is_ok());
   EXPECT_EQ(gemma.encoder_params, 416866032.0 + 2950272.0);  // SigLIP without its pooling head; projector
   EXPECT_FALSE(gemma.encoders_left_out);
   config["vision_config"]["vision_use_head"] = true;  // SiglipVisionConfig's default
-  ASSERT_TRUE(read_multimodal_encoders("config.json", config, &gemma).is_ok());
+  ASSERT_TRUE(read_multimodal_encoders(ConfigKeys("config.json", config), &gemma).is_ok());
   EXPECT_EQ(gemma.encoder_params, 432104384.0 + 2950272.0);
 
   ModelSpec mistral = text_model(5120);
@@ -43,7 +43,7 @@ TEST(MultimodalEncoders, CountsAsTransformersBuildsThem) {
                                    {{"model_type", "pixtral"}, {"hidden_size", 1024}, {"intermediate_size", 4096},
                                     {"num_hidden_layers", 24}, {"num_attention_heads", 16}, {"patch_size", 14},
                                     {"image_size", 1540}}}};
-  ASSERT_TRUE(read_multimodal_encoders("config.json", pixtral, &mistral).is_ok());
+  ASSERT_TRUE(read_multimodal_encoders(ConfigKeys("config.json", pixtral), &mistral).is_ok());
   EXPECT_EQ(mistral.encoder_params, 403305472.0 + 35652608.0);
   EXPECT_FALSE(mistral.encoders_left_out);
 }
@@ -54,11 +54,11 @@ TEST(MultimodalEncoders, AnUnreadTowerIsNamedNotCounted) {
   const nlohmann::json config = {{"model_type", "llava"},
                                  {"text_config", {{"model_type", "llama"}}},
                                  {"vision_config", {{"model_type", "clip_vision_model"}}}};
-  ASSERT_TRUE(read_multimodal_encoders("config.json", config, &llava).is_ok());
+  ASSERT_TRUE(read_multimodal_encoders(ConfigKeys("config.json", config), &llava).is_ok());
   EXPECT_EQ(llava.encoder_params, 0.0);
   EXPECT_TRUE(llava.encoders_left_out);
   ModelSpec text = text_model(4096);
-  ASSERT_TRUE(read_multimodal_encoders("config.json", {{"model_type", "llama"}}, &text).is_ok());
+  ASSERT_TRUE(read_multimodal_encoders(ConfigKeys("config.json", {{"model_type", "llama"}}), &text).is_ok());
   EXPECT_EQ(text.encoder_params, 0.0);
   EXPECT_FALSE(text.encoders_left_out);
 }
@@ -79,14 +79,14 @@ TEST(MultimodalEncoders, BadDimensionsAreOneLineNamingTheNestedKey) {
     nlohmann::json config = {{"model_type", "gemma3"}, {"text_config", nlohmann::json::object()}, {"vision_config", kGemma3Vision}};
     config["vision_config"][c.key] = c.value;
     ModelSpec m = text_model(2560);
-    const Status s = read_multimodal_encoders("m.json", config, &m);
+    const Status s = read_multimodal_encoders(ConfigKeys("m.json", config), &m);
     ASSERT_FALSE(s.is_ok()) << c.key;
     EXPECT_EQ(s.message(), c.expected);
   }
   nlohmann::json merge = {{"model_type", "mistral3"}, {"spatial_merge_size", 0},
                           {"text_config", nlohmann::json::object()}, {"vision_config", {{"model_type", "pixtral"}}}};
   ModelSpec m = text_model(5120);
-  EXPECT_EQ(read_multimodal_encoders("m.json", merge, &m).message(),
+  EXPECT_EQ(read_multimodal_encoders(ConfigKeys("m.json", merge), &m).message(),
             "m.json: key \"spatial_merge_size\": value 0 is not allowed (allowed: a whole number from 1 to 16777216)");
 }
 

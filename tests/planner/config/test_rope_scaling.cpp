@@ -1,5 +1,5 @@
 // RoPE scaling, Qwen2 biases and Mistral windows read from config.json (rope_scaling.hpp,
-// model_loader.cpp), and carried through plan files.
+// config_json_loader.cpp), and carried through plan files.
 #include "planner/config/rope_scaling.hpp"
 
 #include <gtest/gtest.h>
@@ -19,7 +19,7 @@ using Json = nlohmann::json;
 
 Result<ModelSpec> read(const Json& j) {
   ModelSpec m;
-  SPPLAN_RETURN_IF_ERROR(read_rope_config("c.json", j, &m));
+  SPPLAN_RETURN_IF_ERROR(read_rope_config(ConfigKeys("c.json", j), &m));
   return m;
 }
 

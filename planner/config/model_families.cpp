@@ -1,0 +1,32 @@
+#include "planner/config/model_families.hpp"
+
+namespace spplan {
+
+bool has_qk_norm(const std::string& model_type) {
+  return model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3" || model_type == "gemma3_text";
+}
+
+bool has_sandwich_norms(const std::string& model_type) {
+  return model_type == "gemma2" || model_type == "gemma3" || model_type == "gemma3_text";
+}
+
+bool family_ties_embeddings(const std::string& model_type) {
+  return model_type == "gemma" || model_type == "gemma2" || model_type == "gemma3" || model_type == "gemma3_text";
+}
+
+// Read from their transformers modeling files (attention over q, k, v heads, a gated MLP or the
+// mixtures config_json_loader.cpp reads, two or four RMSNorms; Ministral is Mistral's layer with
+// layer_types). Not Phi-3, whose FLOPs are these but whose fused qkv_proj output stays alive whole
+// behind the v view attention saves, which the activations priced do not hold. Another family's
+// config may hold layers no key names (Llama 4's shared expert beside its routed one and its
+// chunked attention, Jamba's and Nemotron-H's Mamba layers, Gemma 3n's per-layer inputs): priced
+// as this decoder it would be confidently wrong, so it is refused, and a model TOML file
+// (configs/models/) states the shapes of a family whose layers are these.
+const std::vector<std::string>& priced_model_types() {
+  static const std::vector<std::string> types = {"llama",   "mistral", "ministral", "mixtral", "qwen2",
+                                                 "qwen3",   "qwen3_moe", "glm4_moe", "gpt_oss", "gemma",
+                                                 "gemma2",  "gemma3",  "gemma3_text"};
+  return types;
+}
+
+}  // namespace spplan
