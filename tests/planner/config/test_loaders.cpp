@@ -18,6 +18,15 @@ namespace {
 
 const std::string kData = SPPLAN_TEST_DATA_DIR;
 
+// `p` written as a plan file (plan --out) and read back (simulate, export and run read it so).
+Result<PlanSpec> round_trip(const PlanSpec& p) {
+  const std::string path = testing::TempDir() + "/plan_round_trip." + std::to_string(getpid()) + ".toml";
+  SPPLAN_RETURN_IF_ERROR(write_file_atomically(path, plan_to_toml(p)));
+  Result<PlanSpec> back = load_plan(path);
+  std::remove(path.c_str());
+  return back;
+}
+
 TEST(LoadModel, PresetsMatchPublishedConfigs) {
   const auto m = load_model("llama-3.1-8b");
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -504,9 +513,7 @@ TEST(Plan, RoundTripsThroughToml) {
   p.optimizer.grad_clip = 1.0;
   p.optimizer.adam_beta2 = 0.999;
   p.optimizer.adam_eps = 1e-6;
-  const std::string path = testing::TempDir() + "/plan_roundtrip.toml";
-  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
-  const auto back = load_plan(path);
+  const auto back = round_trip(p);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(plan_to_toml(*back), plan_to_toml(p));
   EXPECT_EQ(back->optimizer.lr, 3e-4);
@@ -540,40 +547,25 @@ TEST(Plan, ModelArchitectureRoundTrips) {
   p.knobs.sp = 4;
   p.stack = trainer_stack("hf");
   settle_layout_attention(&p);
-  const std::string path = testing::TempDir() + "/plan_architecture." + std::to_string(getpid()) + ".toml";
-  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
-  auto back = load_plan(path);
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(back->model, p.model);
+  const auto expect_model_round_trips = [](const PlanSpec& plan) {
+    const auto back = round_trip(plan);
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_EQ(back->model, plan.model) << plan.model.name;
+  };
+  expect_model_round_trips(p);
   p.model = *load_model(kData + "/gemma3_4b_text.json");
-  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
-  back = load_plan(path);
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(back->model, p.model);
+  expect_model_round_trips(p);
   p.model = *load_model(kData + "/gemma3_4b_multimodal.json");  // its language model and vision encoder
   ASSERT_GT(p.model.encoder_params, 0.0);
-  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
-  back = load_plan(path);
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(back->model, p.model);
+  expect_model_round_trips(p);
   p.model.encoders_left_out = true;  // an encoder not counted beside it
-  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
-  back = load_plan(path);
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(back->model, p.model);
+  expect_model_round_trips(p);
   p.model = *load_model(kData + "/glm4_moe_air.json");  // shared expert, dense first layer, sigmoid router, partial RoPE
-  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
-  back = load_plan(path);
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(back->model, p.model);
+  expect_model_round_trips(p);
   p.model = *load_model(kData + "/gpt_oss_20b.json");  // sinks, clamp, biases, router after the top k
   p.knobs.sp = 1;  // its sinks run flex without a sequence split
   settle_layout_attention(&p);
-  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
-  back = load_plan(path);
-  ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(back->model, p.model);
-  std::remove(path.c_str());
+  expect_model_round_trips(p);
 }
 
 // `--trainer engine` prices the plan as spplan run runs it; the attention kernel can be overridden,
@@ -589,9 +581,7 @@ TEST(Plan, EngineTrainerAndAttentionRoundTrip) {
   EXPECT_EQ(p.stack.offloaded_checkpoints_on_device, 1);
   EXPECT_FALSE(p.stack.loop_holds_logits);
   p.stack.attention = AttentionKernel::kFlash2;
-  const std::string path = testing::TempDir() + "/plan_engine.toml";
-  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
-  const auto back = load_plan(path);
+  const auto back = round_trip(p);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->stack.trainer, "engine");
   EXPECT_EQ(back->stack.attention, AttentionKernel::kFlash2);
@@ -619,9 +609,7 @@ TEST(LoadGpu, AFileExtendsAPresetWithBase) {
   plan.cluster = {*gpu, 4};
   plan.seq_len = 4096;
   plan.stack = *load_trainer("arctic");
-  const std::string plan_path = testing::TempDir() + "/plan_h100_96.toml";
-  std::ofstream(plan_path) << plan_to_toml(plan);
-  const auto loaded = load_plan(plan_path);
+  const auto loaded = round_trip(plan);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_EQ(loaded->cluster.gpu.measured_as(), "h100-80gb");
   EXPECT_EQ(loaded->cluster.gpu.memory_gib, 96);
@@ -652,9 +640,7 @@ TEST(LoadGpu, AttentionsExtraWorkKeysReadBackAndRefuseNegatives) {
   plan.cluster = {*gpu, 4};
   plan.seq_len = 4096;
   plan.stack = *load_trainer("arctic");
-  const std::string plan_path = testing::TempDir() + "/plan_extra.toml";
-  std::ofstream(plan_path) << plan_to_toml(plan);
-  const auto loaded = load_plan(plan_path);
+  const auto loaded = round_trip(plan);
   ASSERT_TRUE(loaded.ok()) << loaded.status().message();
   EXPECT_EQ(loaded->cluster.gpu.attention_bwd_causal_extra_keys, 265);
   EXPECT_EQ(loaded->cluster.gpu.attention_bwd_bias_extra_pairs, 0.07);
@@ -741,9 +727,7 @@ TEST(Plan, NamesWithQuotesAndNewlinesRoundTrip) {
   p.cluster.num_gpus = 4;
   p.seq_len = 4096;
   p.knobs.sp = 4;
-  const std::string path = testing::TempDir() + "/plan_odd_names.toml";
-  ASSERT_TRUE(write_file_atomically(path, plan_to_toml(p)).is_ok());
-  const auto back = load_plan(path);
+  const auto back = round_trip(p);
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(back->model.name, p.model.name);
   EXPECT_EQ(back->model.vocab_size, p.model.vocab_size);
