@@ -138,6 +138,7 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"rope", rope_text(p.model.rope_scaling)},
           {"encoder_params", p.model.encoder_params},
           {"encoders_left_out", p.model.encoders_left_out},
+          {"encoders_frozen", p.stack.freezes_encoders && (p.model.encoder_params > 0 || p.model.encoders_left_out)},
           {"optimizer", optimizer_json(p.optimizer)},
           {"dp", p.dp()},
           {"fits", e.fits},
@@ -201,18 +202,25 @@ std::string mixture_text(const ModelSpec& m) {
   return text + "\n";
 }
 
-// A multimodal config's encoders beside its language model: counted (ModelSpec::encoder_params), or
-// named as not counted (encoders_left_out).
-std::string encoders_text(const ModelSpec& m) {
+// A multimodal config's encoders beside its language model: counted (ModelSpec::encoder_params),
+// trained or frozen as the stack leaves them (TrainingStack::freezes_encoders), or named as not
+// counted (encoders_left_out).
+std::string encoders_text(const PlanSpec& p) {
+  const ModelSpec& m = p.model;
   if (m.encoder_params <= 0 && !m.encoders_left_out) return "";
+  const bool frozen = p.stack.freezes_encoders;
   std::string text = "  model: the language model of a multimodal config";
   if (m.encoder_params > 0) {
-    text += " and its vision encoder, " + format_number("%.2f", m.encoder_params / 1e9) +
-            "B parameters counted as trained (weights, gradients, optimizer state; a text step never runs them)";
+    text += " and its vision encoder, " + format_number("%.2f", m.encoder_params / 1e9) + "B parameters " +
+            (frozen ? "frozen by " + p.stack.trainer + " (weights only, no gradients or optimizer state"
+                    : "counted as trained (weights, gradients, optimizer state") +
+            "; a text step never runs them)";
   }
   if (m.encoders_left_out) {
     text += std::string(m.encoder_params > 0 ? "; another encoder" : "; the encoders beside it (vision, audio)") +
-            " not counted (trained too, their weights, gradients and optimizer state add to memory)";
+            " not counted (" +
+            (frozen ? "frozen too, their weights add to memory" :
+                      "trained too, their weights, gradients and optimizer state add to memory") + ")";
   }
   return text + "\n";
 }
@@ -233,7 +241,7 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   o << "  RoPE: " << rope_text(p.model.rope_scaling) << " (theta " << format_number(p.model.rope_theta) << ")"
     << (p.model.partial_rotary_factor < 1 ? " on " + format_number(p.model.partial_rotary_factor) + " of each head" : "")
     << (p.model.attention_bias ? "; q/k/v biases" : "") << "\n";
-  o << encoders_text(p.model) << window_text(p) << mixture_text(p.model);
+  o << encoders_text(p) << window_text(p) << mixture_text(p.model);
   o << "  optimizer: " << optimizer_text(p.optimizer) << "\n";
   o << exports_text(p);
   o << "  fits: " << (e.fits ? "yes" : "NO (" + e.reason() + ")") << "\n";

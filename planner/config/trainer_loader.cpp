@@ -45,7 +45,8 @@ constexpr StackFlag kStackFlags[] = {
     {"reduces_after_backward", &TrainingStack::reduces_after_backward},
     {"ring_contiguous_shards", &TrainingStack::ring_contiguous_shards},
     {"sp_loss_in_logits_dtype", &TrainingStack::sp_loss_in_logits_dtype},
-    {"moe_expert_loop", &TrainingStack::moe_expert_loop}};
+    {"moe_expert_loop", &TrainingStack::moe_expert_loop},
+    {"freezes_encoders", &TrainingStack::freezes_encoders}};
 
 const StackFlag* stack_flag(const std::string& key) {
   for (const StackFlag& f : kStackFlags) {

@@ -143,6 +143,11 @@ struct TrainingStack {
   // integrations/moe.py): the loop's index_add_ keeps each slot's weighted output besides
   // (memory_activations.cpp moe_routing_saved_per_token).
   bool moe_expert_loop = false;
+  // A multimodal model's encoders (ModelSpec::encoder_params) are frozen in full training: their
+  // weights are held (ZeRO-3 partitions them with the rest) but take no gradients, optimizer state
+  // or optimizer step (ms-swift's freeze_vit and freeze_aligner, true by default), where transformers
+  // leaves every parameter trainable.
+  bool freezes_encoders = false;
   // The record this stack came from: its layouts, refusals and formats (trainer_rules.hpp). Shared:
   // the search copies plans by the thousand.
   std::shared_ptr<const TrainerRecord> record;

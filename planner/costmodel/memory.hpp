@@ -67,11 +67,16 @@ struct ParamCounts {
   double layers_active = 0;  // what one token runs through in all of them (FLOPs)
   double embedding = 0;      // V x h
   double lm_head = 0;        // V x h, 0 when tied
-  double encoders = 0;       // a multimodal model's vision tower and projector: trained, never run on text
+  double encoders = 0;       // a multimodal model's vision tower and projector: held (trained_params), never run on text
   double total = 0;          // Psi
   double largest_tensor = 0; // the largest single parameter (embedding)
 };
 ParamCounts param_counts(const ModelSpec& model);
+// The parameters the optimizer holds and steps: all of them (ParamCounts::total) but a multimodal
+// model's encoders where the stack freezes them (TrainingStack::freezes_encoders). Gradients, the
+// fp32 master and moments, the optimizer step and ZeRO-1/2's weight all-gather count these; the
+// weights count every parameter.
+double trained_params(const PlanSpec& p);
 
 // ---- Persistent per-GPU model state (bytes) ----
 struct ModelStateBytes {

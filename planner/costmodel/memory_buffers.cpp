@@ -52,8 +52,8 @@ double head_grad_transient_bytes(const PlanSpec& p) {
 
 namespace {
 
-// Elements of one reduce bucket: the configured size, at most the model.
-double bucket_elems(const PlanSpec& p) { return std::min(p.knobs.reduce_bucket_elems, param_counts(p.model).total); }
+// Elements of one reduce bucket: the configured size, at most the gradients there are.
+double bucket_elems(const PlanSpec& p) { return std::min(p.knobs.reduce_bucket_elems, trained_params(p)); }
 
 // Below stage 2: one bucket converted to the communication dtype, when it differs from the gradients'.
 double converted_bucket_bytes(const PlanSpec& p) {
@@ -81,7 +81,7 @@ double reduce_copy_bytes(const PlanSpec& p) { return reduce_buffer_bytes(p) / 2;
 
 double optimizer_step_transient_bytes(const PlanSpec& p) {
   if (p.knobs.offload_optimizer != OffloadDevice::kNone) return 0.0;  // the step runs on the host
-  const double partition = param_counts(p.model).total / (p.knobs.zero_stage == 0 ? 1.0 : p.cluster.num_gpus);
+  const double partition = trained_params(p) / (p.knobs.zero_stage == 0 ? 1.0 : p.cluster.num_gpus);
   // Flattened gradients of one sub-group plus their fp32 copy (MEMORY-FACTS 2.4); plain fp32
   // training steps in place.
   if (p.knobs.precision == Precision::kFp32) return 0.0;

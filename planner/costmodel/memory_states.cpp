@@ -41,13 +41,18 @@ ParamCounts param_counts(const ModelSpec& m) {
   c.layers_active = mixture * (c.attention + c.mlp_active) + dense * (c.attention + dense_mlp);
   c.embedding = static_cast<double>(m.vocab_size) * h;
   c.lm_head = m.tie_word_embeddings ? 0.0 : c.embedding;
-  // A multimodal model's encoders hold weights, gradients and optimizer state in the same ZeRO
-  // partitions as the rest (transformers leaves them trainable); a text step never runs them, so
+  // A multimodal model's encoders hold weights in the same ZeRO partitions as the rest, and
+  // gradients and optimizer state unless frozen (trained_params); a text step never runs them, so
   // neither FLOPs nor ZeRO-3's per-layer gathers count them.
   c.encoders = m.encoder_params;
   c.total = c.layers + c.embedding + c.lm_head + h + c.encoders;  // + final norm
   c.largest_tensor = c.embedding;
   return c;
+}
+
+double trained_params(const PlanSpec& p) {
+  const ParamCounts c = param_counts(p.model);
+  return c.total - (p.stack.freezes_encoders ? c.encoders : 0.0);
 }
 
 // Parameters below the persistence threshold stay gathered under ZeRO-3 (MEMORY-FACTS 2.1): in
@@ -71,7 +76,7 @@ static double zero_partitions(const PlanSpec& p) { return static_cast<double>(p.
 
 ModelStateBytes model_state_bytes(const PlanSpec& p) {
   const ParamCounts c = param_counts(p.model);
-  const double psi = c.total, n = zero_partitions(p), w = act_bytes(p);
+  const double psi = c.total, trained = trained_params(p), n = zero_partitions(p), w = act_bytes(p);
   const int64_t stage = p.knobs.zero_stage;
   const bool opt_offloaded = p.knobs.offload_optimizer != OffloadDevice::kNone;
   ModelStateBytes s;
@@ -85,38 +90,38 @@ ModelStateBytes model_state_bytes(const PlanSpec& p) {
   // Gradients in the model dtype (grad_accum_dtype default, MEMORY-FACTS 1.3): full below stage 2,
   // partitioned from 2, kept on the host when the optimizer is offloaded at stage 2/3 (3.1).
   if (stage < 2) {
-    s.grads = w * psi;
+    s.grads = w * trained;
   } else if (!opt_offloaded) {
-    s.grads = w * psi / n;
+    s.grads = w * trained / n;
   }
   // fp32 master + Adam moments: replicated at stage 0, partitioned from 1, host when offloaded.
-  if (!opt_offloaded) s.optimizer = (master_bytes(p) + kAdamStateBytes) * psi / (stage == 0 ? 1.0 : n);
+  if (!opt_offloaded) s.optimizer = (master_bytes(p) + kAdamStateBytes) * trained / (stage == 0 ? 1.0 : n);
   return s;
 }
 
 HostMemory host_memory(const PlanSpec& p) {
-  const ParamCounts c = param_counts(p.model);
   const double n = zero_partitions(p);
   const double ranks_on_node = std::min<double>(p.cluster.num_gpus, p.cluster.gpus_per_node());
-  const double partition = c.total / n;  // elements one rank owns
+  const double weights = param_counts(p.model).total / n;  // weight elements one rank owns
+  const double trained = trained_params(p) / n;             // optimizer elements one rank owns
   HostMemory host;
   if (p.knobs.offload_optimizer == OffloadDevice::kCpu) {
-    host.optimizer_bytes = (facts::kHostOptimizerBytesPerParamBesidesGrads + act_bytes(p)) * partition * ranks_on_node;
+    host.optimizer_bytes = (facts::kHostOptimizerBytesPerParamBesidesGrads + act_bytes(p)) * trained * ranks_on_node;
   } else if (p.knobs.offload_optimizer == OffloadDevice::kNvme) {
     // States live on NVMe; the gradient partition and the swap buffers stay in host RAM:
     // 4 buffers of one sub-group, fp32 (MEMORY-FACTS 3.3).
-    const double swap = 4 * kFp32Bytes * std::min(partition, facts::kSubGroupElems);
-    host.optimizer_bytes = (act_bytes(p) * partition + swap) * ranks_on_node;
+    const double swap = 4 * kFp32Bytes * std::min(trained, facts::kSubGroupElems);
+    host.optimizer_bytes = (act_bytes(p) * trained + swap) * ranks_on_node;
     // On the drives: each partition element's fp32 master and Adam moments, the tensors the
     // optimizer swapper moves (MEMORY-FACTS 3.3: param, m, v).
-    host.nvme_bytes += (kFp32Bytes + kAdamStateBytes) * partition * ranks_on_node;
+    host.nvme_bytes += (kFp32Bytes + kAdamStateBytes) * trained * ranks_on_node;
   }
   if (p.knobs.offload_params == OffloadDevice::kCpu) {
-    host.params_bytes = act_bytes(p) * partition * ranks_on_node;
+    host.params_bytes = act_bytes(p) * weights * ranks_on_node;
   } else if (p.knobs.offload_params == OffloadDevice::kNvme) {
     // Partitions live on NVMe; host RAM holds each rank's pinned swap buffer.
-    host.params_bytes = act_bytes(p) * std::min(partition, facts::kNvmeParamSwapBufferElems) * ranks_on_node;
-    host.nvme_bytes += act_bytes(p) * partition * ranks_on_node;  // every partition, in the param dtype
+    host.params_bytes = act_bytes(p) * std::min(weights, facts::kNvmeParamSwapBufferElems) * ranks_on_node;
+    host.nvme_bytes += act_bytes(p) * weights * ranks_on_node;  // every partition, in the param dtype
   }
   if (p.knobs.act_ckpt == ActCkpt::kOffload) {
     host.activations_bytes = checkpoint_bytes_per_layer(p) * p.model.num_hidden_layers * ranks_on_node;

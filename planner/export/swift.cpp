@@ -39,6 +39,12 @@ std::string swift_script(const PlanSpec& plan) {
   if (nodes > 1) o << " NODE_RANK=${NODE_RANK:?} MASTER_ADDR=${MASTER_ADDR:?} MASTER_PORT=" << rdzv_port();
   o << " swift sft \\\n  --model \"$MODEL\" \\\n  --dataset \"$DATASET\" \\\n  --tuner_type full \\\n"
     << "  --max_length " << plan.seq_len << " \\\n";
+  if (plan.model.encoder_params > 0 || plan.model.encoders_left_out) {
+    // A multimodal model's towers and projector, frozen or trained as the plan was priced
+    // (TrainingStack::freezes_encoders; ms-swift freezes both by default in full training).
+    const char* frozen = plan.stack.freezes_encoders ? "true" : "false";
+    o << "  --freeze_vit " << frozen << " \\\n  --freeze_aligner " << frozen << " \\\n";
+  }
   if (ranks > 1) o << "  --sequence_parallel_size " << ranks << " \\\n";
   if (k.cp > 1) o << "  --padding_free true \\\n";  // its ring runs on packed rows only (SequenceParallel.prepare)
   o << "  --attn_impl flash_attn \\\n  --deepspeed " << deepspeed_name(k) << " \\\n  --torch_dtype bfloat16 \\\n"

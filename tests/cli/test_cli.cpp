@@ -627,6 +627,33 @@ TEST(Cli, MultimodalConfigCountsItsEncoderAndSaysSo) {
   EXPECT_LT(step, text_step * 1.001);
 }
 
+// ms-swift (usp) freezes a multimodal model's vision tower and projector in full training
+// (freeze_vit, freeze_aligner): their weights stay in the ZeRO-3 partitions, their gradients and
+// optimizer state do not exist, and the optimizer steps only the language model.
+TEST(Cli, FrozenEncoderHoldsWeightsOnly) {
+  const std::string data = std::string(SPPLAN_SOURCE_DIR) + "/tests/planner/config/data/";
+  const std::string flags = " --gpu h100-80gb --gpus 8 --seq 32k --sp 2 --zero 3 --trainer usp";
+  const CliRun text = run_spplan("estimate --model " + data + "gemma3_4b_multimodal.json" + flags);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("\n  model: the language model of a multimodal config and its vision encoder, 0.42B parameters "
+                          "frozen by usp (weights only, no gradients or optimizer state; a text step never runs them)\n"),
+            std::string::npos)
+      << text.out;
+  const CliRun multimodal = run_spplan("estimate --model " + data + "gemma3_4b_multimodal.json" + flags + " --json");
+  const CliRun alone = run_spplan("estimate --model " + data + "gemma3_4b_text.json" + flags + " --json");
+  ASSERT_EQ(multimodal.exit_code, 0) << multimodal.err;
+  ASSERT_EQ(alone.exit_code, 0) << alone.err;
+  const auto j = nlohmann::json::parse(multimodal.out), t = nlohmann::json::parse(alone.out);
+  EXPECT_TRUE(j["encoders_frozen"].get<bool>());
+  EXPECT_FALSE(t["encoders_frozen"].get<bool>());  // a text model has no encoders to freeze
+  const double gib = 1024.0 * 1024 * 1024, per_gpu = (416866032.0 + 2950272.0) / 8;
+  EXPECT_NEAR(j["memory"]["params_gib"].get<double>() - t["memory"]["params_gib"].get<double>(), 2 * per_gpu / gib, 1e-6);
+  EXPECT_EQ(j["memory"]["grads_gib"], t["memory"]["grads_gib"]);
+  EXPECT_EQ(j["memory"]["optimizer_gib"], t["memory"]["optimizer_gib"]);
+  EXPECT_EQ(j["memory"]["activations_gib"], t["memory"]["activations_gib"]);
+  EXPECT_EQ(j["step_time_s"], t["step_time_s"]);  // the step never touches a frozen tower
+}
+
 // A length nothing fits shows dashes, not a plan of 0 GiB at 0 tokens/s; the CSV keeps numbers.
 TEST(Cli, SweepShowsNoNumbersWhereNothingFits) {
   const std::string args = "sweep --model llama-3.1-70b --gpu h100-80gb --gpus 1 --seq-from 1M --seq-to 1M";

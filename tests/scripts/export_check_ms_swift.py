@@ -134,6 +134,23 @@ for name, (body, (sp, cp, dp, ds_name, ckpt)) in PLANS.items():
     except Exception as e:
         check(f"{name}: exported and read", False, f"{type(e).__name__}: {str(e)[:400]}")
 
+# A multimodal model's vision tower and projector: priced frozen on usp, and the script ms-swift
+# reads freezes both (its freeze_vit and freeze_aligner, what _init_multimodal_full turns into
+# freeze_parameters for a full run).
+gemma3 = pathlib.Path(__file__).resolve().parents[1] / "planner/config/data/gemma3_4b_multimodal.json"
+multimodal_plan = os.path.join(work, "multimodal.toml")
+try:
+    report = json.loads(run("plan", "--model", str(gemma3), "--gpu", "h100-80gb", "--gpus", "8", "--seq", "32k",
+                            "--trainer", "usp", "--out", multimodal_plan, "--json"))["plans"][0]
+    argv, _ = swift_argv(run("export", "--plan", multimodal_plan, "--format", "swift"))
+    with _patch_get_type_hints():
+        args = HfArgumentParser([SftArguments]).parse_args(argv)
+    check("multimodal: priced frozen, and ms-swift reads freeze_vit and freeze_aligner true",
+          report["encoders_frozen"] is True and args.freeze_vit is True and args.freeze_aligner is True,
+          f"priced frozen {report['encoders_frozen']}, freeze_vit {args.freeze_vit}, freeze_aligner {args.freeze_aligner}")
+except Exception as e:
+    check("multimodal: exported and read", False, f"{type(e).__name__}: {str(e)[:400]}")
+
 # A split ms-swift would not run (sp 2 x cp 4 where gcd(8 kv heads, 8) = 8) is refused with one line.
 odd = os.path.join(work, "split.toml")
 with open(odd, "w") as f:

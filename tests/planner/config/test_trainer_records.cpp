@@ -129,7 +129,7 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
       "ulysses_one_exchange = false\nrope_half_tables = false\nreduces_after_backward = false\nsliding_window_attention = false\n"
       "ring_sliding_window = false\nring_window_past_shard_only = false\nwindow_in_masked_blocks = false\n"
       "ring_contiguous_shards = false\nallgather_kv_heads_per_call = 0\nsp_loss_in_logits_dtype = false\n"
-      "moe_expert_loop = false\n";
+      "moe_expert_loop = false\nfreezes_encoders = false\n";
   const std::string one_format = "[layouts.none]\nattention = \"flash2\"\n[[formats]]\nname = \"arctic\"\n";
   const struct {
     const char* file;

@@ -137,6 +137,30 @@ TEST(ModelState, Zero3RetentionFollowsTheStack) {
   EXPECT_DOUBLE_EQ(model_state_bytes(p).params, 2 * psi / 8);
 }
 
+// A multimodal model's encoders: trained, they hold all a parameter holds; frozen by the stack,
+// only their weights, at every stage and on the host with offload.
+TEST(ModelState, FrozenEncodersHoldWeightsOnly) {
+  PlanSpec p = llama8b(8, 8, 8192);
+  p.knobs.zero_stage = 3;
+  const double text = param_counts(p.model).total, encoders = 4e8;
+  p.model.encoder_params = encoders;
+  EXPECT_DOUBLE_EQ(param_counts(p.model).total, text + encoders);
+  EXPECT_DOUBLE_EQ(trained_params(p), text + encoders);
+  p.stack.freezes_encoders = true;
+  EXPECT_DOUBLE_EQ(trained_params(p), text);
+  const double persistent_norms = 2.0 * (32 * 2 + 1) * 4096;
+  EXPECT_DOUBLE_EQ(model_state_bytes(p).params, 2 * (text + encoders) / 8 + persistent_norms);
+  EXPECT_DOUBLE_EQ(model_state_bytes(p).grads, 2 * text / 8);
+  EXPECT_DOUBLE_EQ(model_state_bytes(p).optimizer, 12 * text / 8);
+  p.knobs.offload_optimizer = p.knobs.offload_params = OffloadDevice::kCpu;
+  EXPECT_DOUBLE_EQ(host_memory(p).optimizer_bytes, 18 * text);          // 8 ranks on the node
+  EXPECT_DOUBLE_EQ(host_memory(p).params_bytes, 2 * (text + encoders));  // every weight partition
+  p.knobs.zero_stage = 1;
+  p.knobs.offload_optimizer = p.knobs.offload_params = OffloadDevice::kNone;
+  EXPECT_DOUBLE_EQ(model_state_bytes(p).params, 2 * (text + encoders));  // replicated, frozen or not
+  EXPECT_DOUBLE_EQ(model_state_bytes(p).grads, 2 * text);
+}
+
 TEST(ModelState, Zero0ReplicatesAndZero1ShardsOnlyTheOptimizer) {
   PlanSpec p = llama8b(8, 1, 8192);
   const double psi = param_counts(p.model).total;

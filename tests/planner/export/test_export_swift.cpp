@@ -39,6 +39,17 @@ TEST(ExportSwift, OneSequenceParallelSizeThatMsSwiftSplitsAsPlanned) {
   EXPECT_THAT(*text, HasSubstr("--model \"$MODEL\""));  // no plan text in the command itself
 }
 
+// A multimodal model's vision tower and projector are frozen or trained as the plan priced them;
+// a text model's script says nothing of them.
+TEST(ExportSwift, EncodersAreFrozenAsPriced) {
+  PlanSpec p = usp_plan();
+  EXPECT_THAT(*export_plan(p, ExportFormat::kSwift), Not(HasSubstr("--freeze_vit")));
+  p.model.encoder_params = 4e8;
+  EXPECT_THAT(*export_plan(p, ExportFormat::kSwift), HasSubstr("  --freeze_vit true \\\n  --freeze_aligner true \\\n"));
+  p.stack.freezes_encoders = false;  // a record of the user's that trains them
+  EXPECT_THAT(*export_plan(p, ExportFormat::kSwift), HasSubstr("  --freeze_vit false \\\n  --freeze_aligner false \\\n"));
+}
+
 // ms-swift checkpoints by default: a plan without checkpointing says false. Without a ring no
 // packing is asked for, and one GPU needs no sequence-parallel size.
 TEST(ExportSwift, CheckpointingOffIsSaidAndPackingOnlyWithARing) {
