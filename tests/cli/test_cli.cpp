@@ -594,33 +594,54 @@ TEST(Cli, FitSmallestCountIsTheSmallest) {
   }
 }
 
+// `estimate` of Gemma 3 4B's multimodal config and of its text config alone (JSON), on 8 H100s at
+// ZeRO-3 with `flags`; the multimodal report must say `model_line` of its encoder.
+struct EncoderRuns {
+  nlohmann::json multimodal, alone;
+};
+EncoderRuns estimate_with_and_without_encoder(const std::string& flags, const std::string& model_line) {
+  const std::string data = std::string(SPPLAN_SOURCE_DIR) + "/tests/planner/config/data/";
+  const std::string args = " --gpu h100-80gb --gpus 8 --seq 32k --sp 2 --zero 3" + flags;
+  const CliRun text = run_spplan("estimate --model " + data + "gemma3_4b_multimodal.json" + args);
+  const CliRun multimodal = run_spplan("estimate --model " + data + "gemma3_4b_multimodal.json" + args + " --json");
+  const CliRun alone = run_spplan("estimate --model " + data + "gemma3_4b_text.json" + args + " --json");
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("\n  model: the language model of a multimodal config and its vision encoder, " + model_line +
+                          "\n"),
+            std::string::npos)
+      << text.out;
+  EXPECT_EQ(multimodal.exit_code, 0) << multimodal.err;
+  EXPECT_EQ(alone.exit_code, 0) << alone.err;
+  return {nlohmann::json::parse(multimodal.out, nullptr, /*allow_exceptions=*/false),
+          nlohmann::json::parse(alone.out, nullptr, /*allow_exceptions=*/false)};
+}
+
+// What the multimodal config adds to a memory row over its text config, in bytes per encoder
+// parameter (ZeRO-3 over 8 GPUs: an eighth of the encoder on each).
+double bytes_per_encoder_param(const EncoderRuns& runs, const char* row) {
+  constexpr double kGemma3Encoder = 416866032.0 + 2950272.0;  // SigLIP and the projector (transformers' count)
+  const double gib = 1024.0 * 1024 * 1024;
+  const double added = runs.multimodal["memory"][row].get<double>() - runs.alone["memory"][row].get<double>();
+  return added * gib / (kGemma3Encoder / 8);
+}
+
 // A multimodal config is planned as its language model with its vision encoder's parameters in the
 // ZeRO partitions (weights, gradients, optimizer state), said in text and in JSON.
 TEST(Cli, MultimodalConfigCountsItsEncoderAndSaysSo) {
-  const std::string data = std::string(SPPLAN_SOURCE_DIR) + "/tests/planner/config/data/";
-  const std::string flags = " --gpu h100-80gb --gpus 8 --seq 32k --sp 2 --zero 3";
-  const CliRun text = run_spplan("estimate --model " + data + "gemma3_4b_multimodal.json" + flags);
-  ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("\n  model: the language model of a multimodal config and its vision encoder, 0.42B parameters "
-                          "counted as trained (weights, gradients, optimizer state; a text step never runs them)\n"),
-            std::string::npos)
-      << text.out;
-  const CliRun multimodal = run_spplan("estimate --model " + data + "gemma3_4b_multimodal.json" + flags + " --json");
-  const CliRun alone = run_spplan("estimate --model " + data + "gemma3_4b_text.json" + flags + " --json");
-  ASSERT_EQ(multimodal.exit_code, 0) << multimodal.err;
-  ASSERT_EQ(alone.exit_code, 0) << alone.err;
-  const auto j = nlohmann::json::parse(multimodal.out), t = nlohmann::json::parse(alone.out);
+  const EncoderRuns runs = estimate_with_and_without_encoder(
+      "", "0.42B parameters counted as trained (weights, gradients, optimizer state; a text step never runs them)");
+  const nlohmann::json &j = runs.multimodal, &t = runs.alone;
+  ASSERT_TRUE(j.is_object() && t.is_object());
   EXPECT_EQ(j["encoder_params"].get<double>(), 416866032.0 + 2950272.0);
   EXPECT_FALSE(j["encoders_left_out"].get<bool>());
+  EXPECT_FALSE(j["encoders_frozen"].get<bool>());
   EXPECT_EQ(t["encoder_params"].get<double>(), 0.0);
-  // ZeRO-3 over 8 GPUs: bf16 weights, bf16 gradients and fp32 master + Adam moments (16 B) a
-  // parameter, an eighth on each GPU; the activations are the text model's, and the step only adds
-  // the encoder's share of the optimizer step (it never runs on text).
-  const double gib = 1024.0 * 1024 * 1024, per_gpu = (416866032.0 + 2950272.0) / 8;
-  EXPECT_NEAR(j["memory"]["params_gib"].get<double>() - t["memory"]["params_gib"].get<double>(), 2 * per_gpu / gib, 1e-6);
-  EXPECT_NEAR(j["memory"]["grads_gib"].get<double>() - t["memory"]["grads_gib"].get<double>(), 2 * per_gpu / gib, 1e-6);
-  EXPECT_NEAR(j["memory"]["optimizer_gib"].get<double>() - t["memory"]["optimizer_gib"].get<double>(), 12 * per_gpu / gib,
-              1e-6);
+  // bf16 weights, bf16 gradients and fp32 master + Adam moments a parameter; the activations are
+  // the text model's, and the step only adds the encoder's share of the optimizer step (it never
+  // runs on text).
+  EXPECT_NEAR(bytes_per_encoder_param(runs, "params_gib"), 2, 1e-6);
+  EXPECT_NEAR(bytes_per_encoder_param(runs, "grads_gib"), 2, 1e-6);
+  EXPECT_NEAR(bytes_per_encoder_param(runs, "optimizer_gib"), 12, 1e-6);
   EXPECT_EQ(j["memory"]["activations_gib"], t["memory"]["activations_gib"]);
   const double step = j["step_time_s"].get<double>(), text_step = t["step_time_s"].get<double>();
   EXPECT_GT(step, text_step);
@@ -631,25 +652,16 @@ TEST(Cli, MultimodalConfigCountsItsEncoderAndSaysSo) {
 // (freeze_vit, freeze_aligner): their weights stay in the ZeRO-3 partitions, their gradients and
 // optimizer state do not exist, and the optimizer steps only the language model.
 TEST(Cli, FrozenEncoderHoldsWeightsOnly) {
-  const std::string data = std::string(SPPLAN_SOURCE_DIR) + "/tests/planner/config/data/";
-  const std::string flags = " --gpu h100-80gb --gpus 8 --seq 32k --sp 2 --zero 3 --trainer usp";
-  const CliRun text = run_spplan("estimate --model " + data + "gemma3_4b_multimodal.json" + flags);
-  ASSERT_EQ(text.exit_code, 0) << text.err;
-  EXPECT_NE(text.out.find("\n  model: the language model of a multimodal config and its vision encoder, 0.42B parameters "
-                          "frozen by usp (weights only, no gradients or optimizer state; a text step never runs them)\n"),
-            std::string::npos)
-      << text.out;
-  const CliRun multimodal = run_spplan("estimate --model " + data + "gemma3_4b_multimodal.json" + flags + " --json");
-  const CliRun alone = run_spplan("estimate --model " + data + "gemma3_4b_text.json" + flags + " --json");
-  ASSERT_EQ(multimodal.exit_code, 0) << multimodal.err;
-  ASSERT_EQ(alone.exit_code, 0) << alone.err;
-  const auto j = nlohmann::json::parse(multimodal.out), t = nlohmann::json::parse(alone.out);
+  const EncoderRuns runs = estimate_with_and_without_encoder(
+      " --trainer usp",
+      "0.42B parameters frozen by usp (weights only, no gradients or optimizer state; a text step never runs them)");
+  const nlohmann::json &j = runs.multimodal, &t = runs.alone;
+  ASSERT_TRUE(j.is_object() && t.is_object());
   EXPECT_TRUE(j["encoders_frozen"].get<bool>());
   EXPECT_FALSE(t["encoders_frozen"].get<bool>());  // a text model has no encoders to freeze
-  const double gib = 1024.0 * 1024 * 1024, per_gpu = (416866032.0 + 2950272.0) / 8;
-  EXPECT_NEAR(j["memory"]["params_gib"].get<double>() - t["memory"]["params_gib"].get<double>(), 2 * per_gpu / gib, 1e-6);
-  EXPECT_EQ(j["memory"]["grads_gib"], t["memory"]["grads_gib"]);
-  EXPECT_EQ(j["memory"]["optimizer_gib"], t["memory"]["optimizer_gib"]);
+  EXPECT_NEAR(bytes_per_encoder_param(runs, "params_gib"), 2, 1e-6);
+  EXPECT_EQ(bytes_per_encoder_param(runs, "grads_gib"), 0.0);
+  EXPECT_EQ(bytes_per_encoder_param(runs, "optimizer_gib"), 0.0);
   EXPECT_EQ(j["memory"]["activations_gib"], t["memory"]["activations_gib"]);
   EXPECT_EQ(j["step_time_s"], t["step_time_s"]);  // the step never touches a frozen tower
 }
