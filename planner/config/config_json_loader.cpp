@@ -330,6 +330,7 @@ Result<ModelSpec> model_from_config_json(const std::string& path) {
   const bool multimodal = top.present("text_config") && j["text_config"].is_object();
   SPPLAN_RETURN_IF_ERROR(read_decoder(multimodal ? top.nested("text_config") : top, &m));
   SPPLAN_RETURN_IF_ERROR(read_multimodal_encoders(top, &m));
+  m.causal_lm_class = causal_lm_class(top.model_type(), multimodal);
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));
   return m;
 }

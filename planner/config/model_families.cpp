@@ -14,6 +14,10 @@ bool family_ties_embeddings(const std::string& model_type) {
   return model_type == "gemma" || model_type == "gemma2" || model_type == "gemma3" || model_type == "gemma3_text";
 }
 
+bool causal_lm_class(const std::string& model_type, bool multimodal) {
+  return !multimodal || model_type == "gemma3" || model_type == "gemma3n" || model_type == "gemma4";
+}
+
 // Read from their transformers modeling files (attention over q, k, v heads, a gated MLP or the
 // mixtures config_json_loader.cpp reads, two or four RMSNorms; Ministral is Mistral's layer with
 // layer_types). Not Phi-3, whose FLOPs are these but whose fused qkv_proj output stays alive whole

@@ -32,6 +32,13 @@ bool has_sandwich_norms(const std::string& model_type);
 // class (PretrainedConfig: False; GemmaConfig, Gemma2Config, Gemma3TextConfig: True).
 bool family_ties_embeddings(const std::string& model_type);
 
+// Whether transformers' AutoModelForCausalLM builds a config of this top-level model_type: every
+// text family; of the multimodal ones (a config with text_config) only those whose
+// ForConditionalGeneration class transformers 5.24 also maps there (modeling_auto.py
+// MODEL_FOR_CAUSAL_LM_MAPPING_NAMES: gemma3, gemma3n, gemma4). Mistral 3, LLaVA and Qwen2-VL load
+// through AutoModelForImageTextToText only.
+bool causal_lm_class(const std::string& model_type, bool multimodal);
+
 // The families whose decoder layer is the one the costmodel prices (config_json_loader.cpp says
 // which are left out, and why).
 const std::vector<std::string>& priced_model_types();

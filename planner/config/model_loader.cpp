@@ -102,6 +102,7 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   m.shared_expert_intermediate_size = shared_experts * m.moe_intermediate_size;
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("encoder_params", &m.encoder_params, false));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("encoders_left_out", &m.encoders_left_out, false));
+  SPPLAN_RETURN_IF_ERROR(r.read_bool("causal_lm_class", &m.causal_lm_class, false));
   r.mark_read("rope_scaling");
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   if (const toml::node* node = table.get("rope_scaling")) {

@@ -131,6 +131,11 @@ struct ModelSpec {
   // An encoder beside it that is not counted (a tower whose modeling was not read, an audio
   // encoder): the report says so.
   bool encoders_left_out = false;
+  // transformers' AutoModelForCausalLM builds the model (its config's model_type is in the causal-LM
+  // mapping): every text family, Gemma 3's multimodal config; not Mistral 3's or LLaVA's, which
+  // only AutoModelForImageTextToText builds, so a stack that loads through the causal-LM class
+  // cannot start them (model_families.hpp causal_lm_class).
+  bool causal_lm_class = true;
   bool operator==(const ModelSpec&) const = default;
 };
 

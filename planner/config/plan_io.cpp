@@ -131,6 +131,7 @@ std::string model_extras_toml(const ModelSpec& m) {
   if (m.sandwich_norms) o << "sandwich_norms = true\n";
   if (m.encoder_params > 0) o << "encoder_params = " << m.encoder_params << "\n";
   if (m.encoders_left_out) o << "encoders_left_out = true\n";
+  if (!m.causal_lm_class) o << "causal_lm_class = false\n";
   if (m.is_moe()) {  // without them a plan file of a mixture read back as a dense model
     o << "num_experts = " << m.num_experts << "\nnum_experts_per_tok = " << m.experts_per_token
       << "\nmoe_intermediate_size = " << m.moe_intermediate_size << "\n";

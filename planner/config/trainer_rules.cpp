@@ -39,6 +39,7 @@ int64_t value_of(RuleKey key, const PlanSpec& plan) {
       return m.windows(plan.seq_len) && m.full_attention_layers > 0 ? 1 : 0;
     }
     case RuleKey::kMultimodalEncoders: return plan.model.encoder_params > 0 || plan.model.encoders_left_out ? 1 : 0;
+    case RuleKey::kCausalLmClass: return plan.model.causal_lm_class ? 1 : 0;
   }
   return 0;
 }
@@ -181,6 +182,9 @@ std::string allowed_text(const Refusal& r, const PlanSpec& plan, const std::func
   if (t.key == RuleKey::kMultimodalEncoders) {
     return "the language model's own config (its text_config alone), or a trainer that loads the multimodal model";
   }
+  if (t.key == RuleKey::kCausalLmClass) {
+    return "a model AutoModelForCausalLM builds, or a trainer that loads it through AutoModelForImageTextToText";
+  }
   if (t.key == RuleKey::kNodes && t.op == RuleTest::Op::kGreater) {  // a GPU count on that many whole nodes
     return "at most " + std::to_string(t.values[0] * plan.cluster.gpus_per_node()) + " GPUs (" +
            std::to_string(t.values[0]) + " node" + (t.values[0] == 1 ? "" : "s") + ")";
@@ -252,6 +256,8 @@ std::string matched_text(const Refusal& r, const PlanSpec& plan, const WhereFn& 
             std::to_string(m.windowed_layers()) + " of " + std::to_string(m.num_hidden_layers) + " layers)";
   } else if (key == RuleKey::kMultimodalEncoders) {
     value = "\"" + printable(plan.model.name) + "\" (a multimodal config: encoders beside the language model)";
+  } else if (key == RuleKey::kCausalLmClass) {
+    value = "\"" + printable(plan.model.name) + "\" (a multimodal config AutoModelForCausalLM does not build)";
   }
   std::string text = where(plan_key(key, plan)) + ": value " + value;
   std::string others;

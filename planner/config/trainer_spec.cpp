@@ -24,13 +24,14 @@ Layout layout_of(const Knobs& k) {
 bool rule_key_is_boolean(RuleKey key) {
   return key == RuleKey::kTiledMlp || key == RuleKey::kTiledLoss || key == RuleKey::kSandwichNorms ||
          key == RuleKey::kAttentionSinks || key == RuleKey::kGlmMixture || key == RuleKey::kPartialRope ||
-         key == RuleKey::kWindowedAndFullLayers || key == RuleKey::kMultimodalEncoders;
+         key == RuleKey::kWindowedAndFullLayers || key == RuleKey::kMultimodalEncoders ||
+         key == RuleKey::kCausalLmClass;
 }
 
 bool rule_key_is_model(RuleKey key) {
   return key == RuleKey::kExperts || key == RuleKey::kSandwichNorms || key == RuleKey::kAttentionSinks ||
          key == RuleKey::kGlmMixture || key == RuleKey::kPartialRope || key == RuleKey::kWindowedAndFullLayers ||
-         key == RuleKey::kMultimodalEncoders;
+         key == RuleKey::kMultimodalEncoders || key == RuleKey::kCausalLmClass;
 }
 
 const std::vector<std::string>& rule_key_names() {
@@ -39,7 +40,8 @@ const std::vector<std::string>& rule_key_names() {
       "layout",      "sp",         "cp",          "cp_comm",          "zero_stage", "offload_optimizer",
       "offload_params", "act_ckpt", "tiled_mlp",  "tiled_loss",       "micro_batch", "grad_accum_steps",
       "precision",   "nodes",      "attention",   "experts",    "sandwich_norms", "attention_sinks",
-      "glm_mixture", "partial_rope", "windowed_and_full_layers", "multimodal_encoders"};
+      "glm_mixture", "partial_rope", "windowed_and_full_layers", "multimodal_encoders",
+      "causal_lm_class"};
   return kNames;
 }
 

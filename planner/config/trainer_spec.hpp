@@ -168,7 +168,10 @@ enum class RuleKey {
   // The model's: a multimodal config's encoders beside the language model, counted or not
   // (ModelSpec::encoder_params, encoders_left_out): a stack that builds the language model alone
   // trains another model
-  kMultimodalEncoders
+  kMultimodalEncoders,
+  // The model's: transformers' AutoModelForCausalLM builds it (ModelSpec::causal_lm_class): a
+  // stack that loads through that class cannot start a Mistral 3 config
+  kCausalLmClass
 };
 const std::vector<std::string>& rule_key_names();  // "layout", "sp", ..., the plan keys' names
 bool rule_key_is_boolean(RuleKey key);  // tiled_mlp, tiled_loss and the model's but experts: true or false

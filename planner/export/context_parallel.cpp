@@ -52,7 +52,7 @@ std::string accelerate_cp_yaml(const PlanSpec& plan) {
   head += "# Ring attention through PyTorch's context_parallel on FSDP2 (ZeRO " + std::to_string(k.zero_stage) +
           "); the training script passes the batch through accelerator.maybe_context_parallel(...).\n";
   head += "# It runs through scaled_dot_product_attention: load the model with attn_implementation=\"sdpa\" (the plan\n"
-          "# was priced with it).\n";
+          "# was priced with it).\n" + model_class_note(plan);
   if (nodes > 1) {
     head += std::string("# Placeholder: main_process_ip ") + main_process_ip_placeholder() +
             ": put the first node's address; on each node set machine_rank (0, 1, ...).\n";

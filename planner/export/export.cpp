@@ -225,13 +225,20 @@ std::string ulysses_environment(const PlanSpec& plan) {
   return o.str();
 }
 
+// What a training script must name to build a model AutoModelForCausalLM does not build.
+std::string model_class_lines(const PlanSpec& plan) {
+  if (plan.model.causal_lm_class) return "";
+  return "# train.py loads it through AutoModelForImageTextToText: transformers maps this multimodal config to no\n"
+         "# causal-LM class, so AutoModelForCausalLM refuses it.\n";
+}
+
 // How the user's train.py must load the model for what the plan priced: the attention kernel
-// (under Ulysses the environment above also names it) and a mixture's load-balancing loss.
+// (under Ulysses the environment above also names it), its class and a mixture's load-balancing loss.
 std::string model_load_note(const PlanSpec& plan) {
   std::string note = std::string("# train.py loads the model with attn_implementation=\"") + attn_implementation(plan) +
                      "\" (the kernel this plan is priced with";
   if (plan.model.attention_sinks) note += "; the one that trains its attention sinks";
-  note += ").\n";
+  note += ").\n" + model_class_lines(plan);
   // A mixture's load-balancing loss is the model config's (transformers adds it when the config's
   // output_router_logits is true), not a Trainer flag: the plan priced what its config.json said.
   const ModelSpec& m = plan.model;
@@ -531,6 +538,7 @@ std::string adam_dash_flags(const OptimizerSpec& o) {
          " --adam-eps " + format_number(o.adam_eps);
 }
 const char* main_process_ip_placeholder() { return kMainProcessIp; }
+std::string model_class_note(const PlanSpec& plan) { return model_class_lines(plan); }
 
 }  // namespace export_internal
 

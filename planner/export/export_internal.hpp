@@ -20,6 +20,9 @@ nlohmann::ordered_json deepspeed_config(const PlanSpec& plan);  // what --format
 std::string hf_lr_scheduler_name(const OptimizerSpec& optimizer);
 int64_t hf_warmup_steps(const OptimizerSpec& optimizer);
 const char* attn_implementation_name(const PlanSpec& plan);  // transformers' attn_implementation
+// "# train.py loads it through AutoModelForImageTextToText ..." for a model AutoModelForCausalLM does
+// not build (ModelSpec::causal_lm_class); "" for every other.
+std::string model_class_note(const PlanSpec& plan);
 std::string engine_optimizer_flags(const OptimizerSpec& optimizer);  // --lr ... for spplan run
 // The HF Trainer's flags without --gradient_checkpointing: for a run on FSDP2, whose YAML checkpoints,
 // and for ms-swift, which checkpoints unless told false. `valued_bools`: " --bf16 true" where

@@ -105,6 +105,9 @@ TEST(LoadModel, MultimodalConfigPlansItsLanguageModelWithItsEncoder) {
   EXPECT_EQ(multimodal->encoder_params, 416866032.0 + 2950272.0);  // SigLIP and the projector (transformers' count)
   EXPECT_FALSE(multimodal->encoders_left_out);
   EXPECT_EQ(text->encoder_params, 0.0);
+  // AutoModelForCausalLM builds Gemma 3's multimodal config, not Mistral 3's (transformers 5.24).
+  EXPECT_TRUE(multimodal->causal_lm_class && text->causal_lm_class);
+  EXPECT_FALSE(load_model(kData + "/mistral3_small_multimodal.json")->causal_lm_class);
   ModelSpec same = *multimodal;
   same.encoder_params = 0;
   same.name = text->name;
@@ -152,7 +155,7 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
     std::string file, expected;
   } cases[] = {
       {"bad_heads.toml", "bad_heads.toml: key \"num_key_value_heads\": value 4 does not divide num_attention_heads 6 (allowed: a divisor of num_attention_heads)"},
-      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, output_router_logits, norm_topk_prob, router_aux_loss_coef, attention_sinks, swiglu_limit, expert_biases, router_softmax_after_topk, n_shared_experts, first_k_dense_replace, router_sigmoid, partial_rotary_factor, n_group, topk_group, routed_scaling_factor, encoder_params, encoders_left_out, rope_scaling; closest: \"hidden_size\")"},
+      {"unknown_key.toml", "unknown_key.toml: key \"hiden_size\": unknown key (allowed: name, model_type, num_hidden_layers, hidden_size, num_attention_heads, num_key_value_heads, head_dim, intermediate_size, vocab_size, tie_word_embeddings, qk_norm, sandwich_norms, rope_theta, rms_norm_eps, attention_bias, sliding_window, full_attention_layers, max_position_embeddings, num_experts, num_experts_per_tok, moe_intermediate_size, output_router_logits, norm_topk_prob, router_aux_loss_coef, attention_sinks, swiglu_limit, expert_biases, router_softmax_after_topk, n_shared_experts, first_k_dense_replace, router_sigmoid, partial_rotary_factor, n_group, topk_group, routed_scaling_factor, encoder_params, encoders_left_out, causal_lm_class, rope_scaling; closest: \"hidden_size\")"},
       {"misspelt_required.toml", "misspelt_required.toml: key \"num_hiden_layers\": unknown key (closest allowed: \"num_hidden_layers\", which is required and missing)"},
       {"negative_layers.toml", "negative_layers.toml: key \"num_hidden_layers\": value -3 is not allowed (allowed: a whole number from 1 to 10000)"},
       {"missing_vocab.toml", "missing_vocab.toml: key \"vocab_size\": missing (required)"},
@@ -559,6 +562,9 @@ TEST(Plan, ModelArchitectureRoundTrips) {
   ASSERT_GT(p.model.encoder_params, 0.0);
   expect_model_round_trips(p);
   p.model.encoders_left_out = true;  // an encoder not counted beside it
+  expect_model_round_trips(p);
+  p.model = *load_model(kData + "/mistral3_small_multimodal.json");  // only AutoModelForImageTextToText builds it
+  ASSERT_FALSE(p.model.causal_lm_class);
   expect_model_round_trips(p);
   p.model = *load_model(kData + "/glm4_moe_air.json");  // shared expert, dense first layer, sigmoid router, partial RoPE
   expect_model_round_trips(p);

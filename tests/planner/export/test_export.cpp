@@ -215,6 +215,25 @@ TEST(ExportTorchrun, NamesTheAttentionKernelItIsPricedWith) {
   EXPECT_THAT(exported(p, ExportFormat::kTorchrun), Not(HasSubstr("output_router_logits")));
 }
 
+// A model AutoModelForCausalLM does not build (Mistral 3's multimodal config): every export that
+// launches the user's train.py says which class loads it; a text model's says nothing of it.
+TEST(ExportTorchrun, NamesTheClassAModelOnlyImageTextToTextBuilds) {
+  PlanSpec p = base_plan(8);
+  p.stack = trainer_stack("hf");
+  p.knobs.sp = 8;
+  settle_layout_attention(&p);
+  EXPECT_THAT(exported(p, ExportFormat::kTorchrun), Not(HasSubstr("AutoModelForImageTextToText")));
+  p.model.causal_lm_class = false;
+  const std::string note = "# train.py loads it through AutoModelForImageTextToText: transformers maps this multimodal "
+                           "config to no\n# causal-LM class, so AutoModelForCausalLM refuses it.\n";
+  EXPECT_THAT(exported(p, ExportFormat::kTorchrun), HasSubstr(note));
+  EXPECT_THAT(exported(p, ExportFormat::kAccelerate), HasSubstr(note));
+  p.knobs.sp = 1;  // a ring through torch's context parallel on FSDP2
+  p.knobs.cp = 8;
+  settle_layout_attention(&p);
+  EXPECT_THAT(exported(p, ExportFormat::kAccelerate), HasSubstr(note));
+}
+
 // A plan priced for the engine exports the `spplan run` line that runs it, on one machine only.
 TEST(ExportTorchrun, EnginePlansLaunchSpplanRun) {
   PlanSpec p = base_plan(4);
