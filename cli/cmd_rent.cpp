@@ -32,7 +32,8 @@ constexpr int64_t kMaxRentNodes = 128;
 std::vector<FlagSpec> rent_flag_specs() {
   std::vector<FlagSpec> specs;
   for (FlagSpec f : cluster_flag_specs(true)) {  // the GPU and its count are what rent varies
-    if (f.name == "model" || f.name == "seq" || f.name == "trainer" || f.name == "attention" || f.name == "headroom") {
+    if (f.name == "model" || f.name == "seq" || f.name == "trainer" || f.name == "attention" || f.name == "headroom" ||
+        f.name == "freeze-encoders" || f.name == "train-encoders") {
       specs.push_back(f);
     }
     // One price for every preset would price an L40S as an H100: parsed to point at --price.
@@ -136,6 +137,7 @@ int cmd_rent(int argc, const char* const* argv) {
     if (!kernel.ok()) return fail(kernel.status());
     base.stack.attention = static_cast<AttentionKernel>(*kernel);
   }
+  if (const Status encoders = apply_encoder_flags(*args, &base.stack); !encoders) return fail(encoders);
   if (const Status headroom = apply_headroom_flag(*args, &base); !headroom) return fail(headroom);
   base.cluster.num_gpus = 1;  // read_constraints checks a fixed --sp against a count; rent varies it
   if (args->has("sp")) {

@@ -126,6 +126,7 @@ std::string program_help() {
          "       --sp-comm-dtype bf16|fp32 --precision bf16|fp32 --reduce-bucket E --prefetch-bucket E\n"
          "       --no-tiled-mlp --no-tiled-loss\n"
          "stack: --trainer " + join(trainer_presets(), "|") + "|FILE.toml --attention flash2|sdpa\n"
+         "       --freeze-encoders --train-encoders (a multimodal model's vision tower and projector)\n"
          "sequence lengths: " + std::string(kSeqLenForms) + "\n";
 }
 

@@ -35,6 +35,11 @@ std::vector<FlagSpec> cluster_flag_specs(bool with_seq) {
        "a trainer preset (" + join(trainer_names()) + ") or a trainer TOML file (configs/trainers/README.md)", "arctic"},
       {"attention", true, "the attention kernel, overriding the trainer's", join(attention_kernel_names()),
        "the trainer's (sdpa with --precision fp32)"},
+      {"freeze-encoders", false,
+       "a multimodal model's vision tower and projector frozen: weights only, no gradients or optimizer state", "",
+       "the trainer's (usp freezes them, as ms-swift does; the others train them)"},
+      {"train-encoders", false, "a multimodal model's vision tower and projector trained with the language model", "",
+       "the trainer's"},
       {"headroom", true, "GPU memory a plan must leave free, % of the device, beyond the planner's own margins",
        "a number from 0 to " + format_number(kMaxHeadroomPct), "0"},
       {"price-per-gpu-hour", true, "what one GPU costs per hour, in $, overriding the GPU file's price_per_gpu_hour",
@@ -56,6 +61,15 @@ std::vector<FlagSpec> with(std::vector<FlagSpec> base, const std::vector<FlagSpe
 
 Status apply_price_flags(const Args& args, GpuSpec* gpu) {
   return apply_price(args.get("price-per-gpu-hour"), args.get("price-per-node-hour"), gpu);
+}
+
+Status apply_encoder_flags(const Args& args, TrainingStack* stack) {
+  if (args.has("freeze-encoders") && args.has("train-encoders")) {
+    return Status::invalid("--train-encoders: not allowed with --freeze-encoders (allowed: one of them)");
+  }
+  if (args.has("freeze-encoders")) stack->freezes_encoders = true;
+  if (args.has("train-encoders")) stack->freezes_encoders = false;
+  return Status::ok();
 }
 
 Status apply_headroom_flag(const Args& args, PlanSpec* plan) {
@@ -90,6 +104,7 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
     SPPLAN_ASSIGN_OR_RETURN(const size_t kernel, parse_choice("--attention", *v, attention_kernel_names()));
     plan.stack.attention = static_cast<AttentionKernel>(kernel);
   }
+  SPPLAN_RETURN_IF_ERROR(apply_encoder_flags(args, &plan.stack));
   if (auto v = args.get("gpus-per-node")) {
     SPPLAN_ASSIGN_OR_RETURN(plan.cluster.gpu.gpus_per_node, parse_int("--gpus-per-node", *v, 1, 1 << 16));
   }

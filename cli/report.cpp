@@ -138,7 +138,7 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"rope", rope_text(p.model.rope_scaling)},
           {"encoder_params", p.model.encoder_params},
           {"encoders_left_out", p.model.encoders_left_out},
-          {"encoders_frozen", p.stack.freezes_encoders && (p.model.encoder_params > 0 || p.model.encoders_left_out)},
+          {"encoders_frozen", p.stack.freezes_encoders && p.model.has_encoders()},
           {"optimizer", optimizer_json(p.optimizer)},
           {"dp", p.dp()},
           {"fits", e.fits},
@@ -207,12 +207,15 @@ std::string mixture_text(const ModelSpec& m) {
 // counted (encoders_left_out).
 std::string encoders_text(const PlanSpec& p) {
   const ModelSpec& m = p.model;
-  if (m.encoder_params <= 0 && !m.encoders_left_out) return "";
+  if (!m.has_encoders()) return "";
   const bool frozen = p.stack.freezes_encoders;
+  // Frozen by the trainer's own default (ms-swift's), or by the plan (--freeze-encoders).
+  const bool trainers_default = p.stack.record && p.stack.record->facts.freezes_encoders;
   std::string text = "  model: the language model of a multimodal config";
   if (m.encoder_params > 0) {
     text += " and its vision encoder, " + format_number("%.2f", m.encoder_params / 1e9) + "B parameters " +
-            (frozen ? "frozen by " + p.stack.trainer + " (weights only, no gradients or optimizer state"
+            (frozen ? std::string("frozen") + (trainers_default ? " by " + p.stack.trainer : "") +
+                          " (weights only, no gradients or optimizer state"
                     : "counted as trained (weights, gradients, optimizer state") +
             "; a text step never runs them)";
   }

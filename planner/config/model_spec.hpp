@@ -136,6 +136,8 @@ struct ModelSpec {
   // only AutoModelForImageTextToText builds, so a stack that loads through the causal-LM class
   // cannot start them (model_families.hpp causal_lm_class).
   bool causal_lm_class = true;
+  // Encoders beside the language model, counted or not.
+  bool has_encoders() const { return encoder_params > 0 || encoders_left_out; }
   bool operator==(const ModelSpec&) const = default;
 };
 

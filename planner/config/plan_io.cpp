@@ -194,6 +194,8 @@ Result<PlanSpec> load_plan(const std::string& path) {
   size_t attention = static_cast<size_t>(plan.stack.attention);  // absent: the trainer's kernel
   SPPLAN_RETURN_IF_ERROR(top.read_choice("attention", &attention, false, attention_kernel_names()));
   plan.stack.attention = static_cast<AttentionKernel>(attention);
+  // Absent: the trainer's (TrainingStack::freezes_encoders); written for a model with encoders.
+  SPPLAN_RETURN_IF_ERROR(top.read_bool("freeze_encoders", &plan.stack.freezes_encoders, false));
   for (const char* key : {"model", "gpu", "cluster", "knobs", "optimizer"}) top.mark_read(key);
   SPPLAN_RETURN_IF_ERROR(top.check_no_unknown_keys());
 
@@ -233,7 +235,9 @@ std::string plan_to_toml(const PlanSpec& plan) {
   o << "# spplan plan: " << printable(m.name) << " on " << plan.cluster.num_gpus << "x " << printable(g.name) << " at "
     << plan.seq_len << " tokens\n";
   o << "seq_len = " << plan.seq_len << "\ntrainer = " << toml_string(plan.stack.trainer)
-    << "\nattention = " << toml_string(to_string(plan.stack.attention)) << "\n\n";
+    << "\nattention = " << toml_string(to_string(plan.stack.attention)) << "\n";
+  if (m.has_encoders()) o << "freeze_encoders = " << (plan.stack.freezes_encoders ? "true" : "false") << "\n";
+  o << "\n";
   o << "[model]\nname = " << toml_string(m.name) << "\nnum_hidden_layers = " << m.num_hidden_layers
     << "\nhidden_size = " << m.hidden_size << "\nnum_attention_heads = " << m.num_attention_heads
     << "\nnum_key_value_heads = " << m.num_key_value_heads << "\nhead_dim = " << m.head_dim

@@ -38,8 +38,9 @@ int64_t value_of(RuleKey key, const PlanSpec& plan) {
       const ModelSpec& m = plan.model;
       return m.windows(plan.seq_len) && m.full_attention_layers > 0 ? 1 : 0;
     }
-    case RuleKey::kMultimodalEncoders: return plan.model.encoder_params > 0 || plan.model.encoders_left_out ? 1 : 0;
+    case RuleKey::kMultimodalEncoders: return plan.model.has_encoders() ? 1 : 0;
     case RuleKey::kCausalLmClass: return plan.model.causal_lm_class ? 1 : 0;
+    case RuleKey::kFreezeEncoders: return plan.stack.freezes_encoders && plan.model.has_encoders() ? 1 : 0;
   }
   return 0;
 }
@@ -161,6 +162,7 @@ bool set_value(PlanSpec* plan, RuleKey key, int64_t v) {
     case RuleKey::kTiledLoss: k.tiled_loss = v != 0; return true;
     case RuleKey::kPrecision: k.precision = static_cast<Precision>(v); return true;
     case RuleKey::kAttention: plan->stack.attention = static_cast<AttentionKernel>(v); return true;
+    case RuleKey::kFreezeEncoders: plan->stack.freezes_encoders = v != 0; return true;
     default: return false;
   }
 }
@@ -181,6 +183,10 @@ std::string allowed_text(const Refusal& r, const PlanSpec& plan, const std::func
   }
   if (t.key == RuleKey::kMultimodalEncoders) {
     return "the language model's own config (its text_config alone), or a trainer that loads the multimodal model";
+  }
+  if (t.key == RuleKey::kFreezeEncoders) {
+    return "the encoders trained (--train-encoders; a plan file's freeze_encoders = false), or a trainer that freezes "
+           "them";
   }
   if (t.key == RuleKey::kCausalLmClass) {
     return "a model AutoModelForCausalLM builds, or a trainer that loads it through AutoModelForImageTextToText";

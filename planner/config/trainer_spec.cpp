@@ -25,7 +25,7 @@ bool rule_key_is_boolean(RuleKey key) {
   return key == RuleKey::kTiledMlp || key == RuleKey::kTiledLoss || key == RuleKey::kSandwichNorms ||
          key == RuleKey::kAttentionSinks || key == RuleKey::kGlmMixture || key == RuleKey::kPartialRope ||
          key == RuleKey::kWindowedAndFullLayers || key == RuleKey::kMultimodalEncoders ||
-         key == RuleKey::kCausalLmClass;
+         key == RuleKey::kCausalLmClass || key == RuleKey::kFreezeEncoders;
 }
 
 bool rule_key_is_model(RuleKey key) {
@@ -41,7 +41,7 @@ const std::vector<std::string>& rule_key_names() {
       "offload_params", "act_ckpt", "tiled_mlp",  "tiled_loss",       "micro_batch", "grad_accum_steps",
       "precision",   "nodes",      "attention",   "experts",    "sandwich_norms", "attention_sinks",
       "glm_mixture", "partial_rope", "windowed_and_full_layers", "multimodal_encoders",
-      "causal_lm_class"};
+      "causal_lm_class", "freeze_encoders"};
   return kNames;
 }
 

@@ -146,7 +146,8 @@ struct TrainingStack {
   // A multimodal model's encoders (ModelSpec::encoder_params) are frozen in full training: their
   // weights are held (ZeRO-3 partitions them with the rest) but take no gradients, optimizer state
   // or optimizer step (ms-swift's freeze_vit and freeze_aligner, true by default), where transformers
-  // leaves every parameter trainable.
+  // leaves every parameter trainable. The record's default; a plan may set it (--freeze-encoders,
+  // --train-encoders), and a trainer that cannot freeze them refuses it (rule key freeze_encoders).
   bool freezes_encoders = false;
   // The record this stack came from: its layouts, refusals and formats (trainer_rules.hpp). Shared:
   // the search copies plans by the thousand.
@@ -171,7 +172,10 @@ enum class RuleKey {
   kMultimodalEncoders,
   // The model's: transformers' AutoModelForCausalLM builds it (ModelSpec::causal_lm_class): a
   // stack that loads through that class cannot start a Mistral 3 config
-  kCausalLmClass
+  kCausalLmClass,
+  // The plan's: a multimodal model's encoders frozen (TrainingStack::freezes_encoders, the trainer's
+  // default or --freeze-encoders / --train-encoders); false for a model without encoders
+  kFreezeEncoders
 };
 const std::vector<std::string>& rule_key_names();  // "layout", "sp", ..., the plan keys' names
 bool rule_key_is_boolean(RuleKey key);  // tiled_mlp, tiled_loss and the model's but experts: true or false

@@ -95,6 +95,9 @@ std::string axolotl_yaml(const PlanSpec& priced) {
   j["bf16"] = k.precision == Precision::kBf16;
   j["gradient_checkpointing"] = k.act_ckpt == ActCkpt::kFull;
   tiled_keys(plan, &j);
+  // A multimodal model's vision tower and projector, frozen as priced (axolotl/utils/freeze.py
+  // freeze_mm_modules: vision_tower and multi_modal_projector parameters set requires_grad False).
+  if (plan.model.has_encoders()) j["freeze_mm_modules"] = plan.stack.freezes_encoders;
   optimizer_keys(plan, &j);
   j["deepspeed"] = deepspeed_config(plan);
 

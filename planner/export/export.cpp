@@ -226,10 +226,19 @@ std::string ulysses_environment(const PlanSpec& plan) {
 }
 
 // What a training script must name to build a model AutoModelForCausalLM does not build.
+// and how it freezes the encoders where the plan was priced with them frozen (transformers 5.24's
+// Gemma3ForConditionalGeneration and Mistral3ForConditionalGeneration name them so).
 std::string model_class_lines(const PlanSpec& plan) {
-  if (plan.model.causal_lm_class) return "";
-  return "# train.py loads it through AutoModelForImageTextToText: transformers maps this multimodal config to no\n"
-         "# causal-LM class, so AutoModelForCausalLM refuses it.\n";
+  std::string lines;
+  if (!plan.model.causal_lm_class) {
+    lines += "# train.py loads it through AutoModelForImageTextToText: transformers maps this multimodal config to no\n"
+             "# causal-LM class, so AutoModelForCausalLM refuses it.\n";
+  }
+  if (plan.model.has_encoders() && plan.stack.freezes_encoders) {
+    lines += "# train.py freezes the encoders before the Trainer builds its optimizer, as the plan was priced (weights\n"
+             "# only): model.model.vision_tower.requires_grad_(False), model.model.multi_modal_projector.requires_grad_(False).\n";
+  }
+  return lines;
 }
 
 // How the user's train.py must load the model for what the plan priced: the attention kernel

@@ -39,7 +39,7 @@ std::string swift_script(const PlanSpec& plan) {
   if (nodes > 1) o << " NODE_RANK=${NODE_RANK:?} MASTER_ADDR=${MASTER_ADDR:?} MASTER_PORT=" << rdzv_port();
   o << " swift sft \\\n  --model \"$MODEL\" \\\n  --dataset \"$DATASET\" \\\n  --tuner_type full \\\n"
     << "  --max_length " << plan.seq_len << " \\\n";
-  if (plan.model.encoder_params > 0 || plan.model.encoders_left_out) {
+  if (plan.model.has_encoders()) {
     // A multimodal model's towers and projector, frozen or trained as the plan was priced
     // (TrainingStack::freezes_encoders; ms-swift freezes both by default in full training).
     const char* frozen = plan.stack.freezes_encoders ? "true" : "false";

@@ -112,6 +112,10 @@ def _gpu_arg(value, files):
     return value
 
 
+# Switches whose False is another switch rather than --no-NAME.
+_OPPOSITE_SWITCHES = {"freeze-encoders": "train-encoders"}
+
+
 def _argv(command, flags, files):
     """Keyword arguments to the command's flags, checked against its flag table."""
     table = _FLAGS[command]
@@ -132,6 +136,8 @@ def _argv(command, flags, files):
                 argv.append(f"--{name}")
             elif value is False and f"no-{name}" in table:
                 argv.append(f"--no-{name}")  # tiled_mlp=False fixes tiling off, as --no-tiled-mlp does
+            elif value is False and _OPPOSITE_SWITCHES.get(name) in table:
+                argv.append(f"--{_OPPOSITE_SWITCHES[name]}")  # freeze_encoders=False trains them
             continue
         if value is None:
             continue

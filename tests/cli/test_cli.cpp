@@ -666,6 +666,36 @@ TEST(Cli, FrozenEncoderHoldsWeightsOnly) {
   EXPECT_EQ(j["step_time_s"], t["step_time_s"]);  // the step never touches a frozen tower
 }
 
+// A plan freezes or trains the encoders whatever its trainer's default: --freeze-encoders on hf
+// (which trains them) prices weights only, --train-encoders on usp everything; a trainer that cannot
+// freeze them says so in one line, and the two flags together are one line.
+TEST(Cli, EncoderFlagsOverrideTheTrainersDefault) {
+  const EncoderRuns frozen = estimate_with_and_without_encoder(
+      " --trainer hf --freeze-encoders",
+      "0.42B parameters frozen (weights only, no gradients or optimizer state; a text step never runs them)");
+  ASSERT_TRUE(frozen.multimodal.is_object() && frozen.alone.is_object());
+  EXPECT_TRUE(frozen.multimodal["encoders_frozen"].get<bool>());
+  EXPECT_EQ(bytes_per_encoder_param(frozen, "optimizer_gib"), 0.0);
+  const EncoderRuns trained = estimate_with_and_without_encoder(
+      " --trainer usp --train-encoders",
+      "0.42B parameters counted as trained (weights, gradients, optimizer state; a text step never runs them)");
+  ASSERT_TRUE(trained.multimodal.is_object() && trained.alone.is_object());
+  EXPECT_NEAR(bytes_per_encoder_param(trained, "optimizer_gib"), 12, 1e-6);
+  const std::string model = std::string(SPPLAN_SOURCE_DIR) + "/tests/planner/config/data/gemma3_4b_multimodal.json";
+  const std::string args = "estimate --model " + model + " --gpu h100-80gb --gpus 8 --seq 32k --sp 2 --zero 3";
+  const CliRun arctic = run_spplan(args + " --freeze-encoders");
+  EXPECT_EQ(arctic.exit_code, 2);
+  EXPECT_EQ(arctic.err,
+            "spplan: --freeze-encoders: value true is not run by trainer \"arctic\" (its recipes freeze no parameters "
+            "outside PEFT (arctic_training/model/hf_factory.py trains every one AutoModelForCausalLM builds); allowed: the "
+            "encoders trained (--train-encoders; a plan file's freeze_encoders = false), or a trainer that freezes them)\n");
+  const CliRun both = run_spplan(args + " --trainer hf --freeze-encoders --train-encoders");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_EQ(both.err, "spplan: --train-encoders: not allowed with --freeze-encoders (allowed: one of them)\n");
+  // A text model has nothing to freeze: the flag changes nothing, on any trainer.
+  EXPECT_EQ(run_spplan("estimate --model qwen3-4b --gpu h100-80gb --gpus 8 --seq 32k --sp 2 --freeze-encoders").exit_code, 0);
+}
+
 // A length nothing fits shows dashes, not a plan of 0 GiB at 0 tokens/s; the CSV keeps numbers.
 TEST(Cli, SweepShowsNoNumbersWhereNothingFits) {
   const std::string args = "sweep --model llama-3.1-70b --gpu h100-80gb --gpus 1 --seq-from 1M --seq-to 1M";

@@ -113,6 +113,16 @@ def test_keyword_values_of_the_wrong_kind_are_refused_with_the_flag():
     assert spplan.estimate(**QWEN, seq="8k", sp=1, tiled_mlp=False, zero=None) == spplan.estimate(**QWEN, seq="8k", sp=1)
 
 
+def test_freeze_encoders_true_and_false_are_the_two_switches():
+    gemma3 = os.path.join(REPO, "tests", "planner", "config", "data", "gemma3_4b_multimodal.json")
+    flags = dict(model=gemma3, gpu="h100-80gb", gpus=8, seq="32k", sp=2, zero=3, trainer="hf")
+    assert spplan.estimate(**flags)["encoders_frozen"] is False
+    assert spplan.estimate(**flags, freeze_encoders=True)["encoders_frozen"] is True
+    usp = dict(flags, trainer="usp")
+    assert spplan.estimate(**usp)["encoders_frozen"] is True  # ms-swift's default
+    assert spplan.estimate(**usp, freeze_encoders=False)["encoders_frozen"] is False  # --train-encoders
+
+
 def preset_keys(name):
     with open(os.path.join(REPO, "configs", "models", name + ".toml"), "rb") as f:
         return tomllib.load(f)

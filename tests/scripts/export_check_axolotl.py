@@ -19,6 +19,7 @@ ring_flash_attn, which the validator imports under context parallel, is CUDA-onl
 stands in for it. Nothing is trained: its ring runs FlashAttention 2, a CUDA-only kernel.
 """
 import dataclasses
+import json
 import math
 import os
 import subprocess
@@ -215,6 +216,33 @@ for seq, fits in ((65536, True), (32768, False)):
         check(f"window ring at {seq}: refused in one line, exit 2",
               r.returncode == 2 and "runs no window" in r.stderr and r.stderr.count("\n") == 1, r.stderr)
         check(f"window ring at {seq}: Axolotl passes no window over {shard}-token shards", passed is None, f"{passed}")
+
+# A multimodal model's encoders frozen as priced: the YAML Axolotl validates asks for
+# freeze_mm_modules, and Axolotl's own freeze_mm_modules, run on the model transformers builds from
+# the config (on the meta device), freezes exactly the parameters the plan counted as the encoders.
+gemma3 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "planner", "config", "data",
+                      "gemma3_4b_multimodal.json")
+frozen_plan = os.path.join(work, "multimodal_frozen.toml")
+try:
+    r = subprocess.run([spplan, "plan", "--model", gemma3, "--gpu", "h100-80gb", "--gpus", "8", "--seq", "32768",
+                        "--trainer", "axolotl", "--freeze-encoders", "--out", frozen_plan, "--json"],
+                       capture_output=True, text=True)
+    priced = json.loads(r.stdout)["plans"][0]
+    cfg = validate_config(DictDefault(yaml.safe_load(export(frozen_plan))))
+    check("multimodal: priced frozen, and Axolotl reads freeze_mm_modules true",
+          priced["encoders_frozen"] is True and cfg.freeze_mm_modules is True, f"{cfg.freeze_mm_modules}")
+    import transformers  # noqa: E402
+    from axolotl.utils.freeze import freeze_mm_modules  # noqa: E402
+    with open(gemma3) as f:
+        config = transformers.AutoConfig.for_model(**json.load(f))
+    with torch.device("meta"):
+        model = transformers.AutoModelForImageTextToText.from_config(config)
+    freeze_mm_modules(model)
+    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    check("multimodal: Axolotl freezes exactly the encoders the plan counted", frozen == priced["encoder_params"],
+          f"{frozen} frozen, {priced['encoder_params']} priced")
+except Exception as e:
+    check("multimodal: planned, exported and frozen", False, f"{type(e).__name__}: {str(e)[:400]}")
 
 # A ring over two packed rows at once, which ring-flash-attn's varlen path does not run: one line, exit 2.
 odd = os.path.join(work, "two_rows.toml")

@@ -148,6 +148,23 @@ try:
     check("multimodal: priced frozen, and ms-swift reads freeze_vit and freeze_aligner true",
           report["encoders_frozen"] is True and args.freeze_vit is True and args.freeze_aligner is True,
           f"priced frozen {report['encoders_frozen']}, freeze_vit {args.freeze_vit}, freeze_aligner {args.freeze_aligner}")
+    # What those two flags freeze: ms-swift's model type for the config's architecture, its model
+    # arch's vision_tower and aligner (_init_multimodal_full), frozen by its own freeze_parameters on
+    # the model transformers builds from the config (on the meta device).
+    import torch  # noqa: E402
+    import transformers  # noqa: E402
+    from swift.model.model_meta import MODEL_MAPPING, get_matched_model_types  # noqa: E402
+    from swift.utils.transformers_utils import freeze_parameters  # noqa: E402
+    with open(gemma3) as f:
+        config_dict = json.load(f)
+    model_type = get_matched_model_types(config_dict["architectures"])[0]
+    arch = MODEL_MAPPING[model_type].model_arch
+    with torch.device("meta"):
+        model = transformers.AutoModelForImageTextToText.from_config(transformers.AutoConfig.for_model(**config_dict))
+    freeze_parameters(model, 0, arch.vision_tower + arch.aligner)
+    frozen = sum(p.numel() for p in model.parameters() if not p.requires_grad)
+    check(f"multimodal: ms-swift ({model_type}) freezes exactly the encoders the plan counted",
+          frozen == report["encoder_params"], f"{frozen} frozen, {report['encoder_params']} priced")
 except Exception as e:
     check("multimodal: exported and read", False, f"{type(e).__name__}: {str(e)[:400]}")
 

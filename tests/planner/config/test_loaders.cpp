@@ -566,6 +566,15 @@ TEST(Plan, ModelArchitectureRoundTrips) {
   p.model = *load_model(kData + "/mistral3_small_multimodal.json");  // only AutoModelForImageTextToText builds it
   ASSERT_FALSE(p.model.causal_lm_class);
   expect_model_round_trips(p);
+  // Frozen or trained as the plan says, whatever the trainer's default (hf trains them).
+  for (const bool frozen : {true, false}) {
+    p.stack.freezes_encoders = frozen;
+    const auto back = round_trip(p);
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    EXPECT_EQ(back->stack.freezes_encoders, frozen);
+    EXPECT_NE(plan_to_toml(p).find(frozen ? "\nfreeze_encoders = true\n" : "\nfreeze_encoders = false\n"),
+              std::string::npos);
+  }
   p.model = *load_model(kData + "/glm4_moe_air.json");  // shared expert, dense first layer, sigmoid router, partial RoPE
   expect_model_round_trips(p);
   p.model = *load_model(kData + "/gpt_oss_20b.json");  // sinks, clamp, biases, router after the top k
@@ -717,7 +726,7 @@ TEST(Plan, UnknownTopLevelKeyListsEveryTable) {
   ASSERT_TRUE(write_file_atomically(path, "seq_len = 1024\n[modle]\npreset = \"qwen3-4b\"\n").is_ok());
   const auto plan = load_plan(path);
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.status().message().find("key \"modle\": unknown key (allowed: seq_len, trainer, attention, model, gpu, cluster, knobs, optimizer; closest: \"model\")"),
+  EXPECT_NE(plan.status().message().find("key \"modle\": unknown key (allowed: seq_len, trainer, attention, freeze_encoders, model, gpu, cluster, knobs, optimizer; closest: \"model\")"),
             std::string::npos)
       << plan.status().message();
 }

@@ -234,6 +234,25 @@ TEST(ExportTorchrun, NamesTheClassAModelOnlyImageTextToTextBuilds) {
   EXPECT_THAT(exported(p, ExportFormat::kAccelerate), HasSubstr(note));
 }
 
+// Encoders priced frozen: the user's train.py freezes them (the Trainer optimizes every parameter
+// that requires a gradient); priced trained, or a text model, nothing is said.
+TEST(ExportTorchrun, SaysHowToFreezeTheEncodersAsPriced) {
+  PlanSpec p = base_plan(8);
+  p.stack = trainer_stack("hf");
+  p.knobs.sp = 8;
+  settle_layout_attention(&p);
+  p.stack.freezes_encoders = true;
+  EXPECT_THAT(exported(p, ExportFormat::kTorchrun), Not(HasSubstr("requires_grad_")));  // no encoders
+  p.model.encoder_params = 4e8;
+  const std::string note = "# train.py freezes the encoders before the Trainer builds its optimizer, as the plan was "
+                           "priced (weights\n# only): model.model.vision_tower.requires_grad_(False), "
+                           "model.model.multi_modal_projector.requires_grad_(False).\n";
+  EXPECT_THAT(exported(p, ExportFormat::kTorchrun), HasSubstr(note));
+  EXPECT_THAT(exported(p, ExportFormat::kAccelerate), HasSubstr(note));
+  p.stack.freezes_encoders = false;
+  EXPECT_THAT(exported(p, ExportFormat::kTorchrun), Not(HasSubstr("requires_grad_")));
+}
+
 // A plan priced for the engine exports the `spplan run` line that runs it, on one machine only.
 TEST(ExportTorchrun, EnginePlansLaunchSpplanRun) {
   PlanSpec p = base_plan(4);

@@ -62,6 +62,17 @@ TEST(ExportAxolotl, NoRingNoTilingWritesNone) {
   EXPECT_THAT(*text, HasSubstr("--launcher torchrun -- --nproc_per_node 8\n"));
 }
 
+// A multimodal model's encoders: freeze_mm_modules as priced (the export check runs Axolotl's own
+// freeze on the model and counts what it freezes); a text model's YAML says nothing of them.
+TEST(ExportAxolotl, EncodersAreFrozenAsPriced) {
+  PlanSpec p = axolotl_plan();
+  EXPECT_THAT(*export_plan(p, ExportFormat::kAxolotl), Not(HasSubstr("freeze_mm_modules")));
+  p.model.encoder_params = 4e8;
+  EXPECT_THAT(*export_plan(p, ExportFormat::kAxolotl), HasSubstr("\nfreeze_mm_modules: false\n"));
+  p.stack.freezes_encoders = true;
+  EXPECT_THAT(*export_plan(p, ExportFormat::kAxolotl), HasSubstr("\nfreeze_mm_modules: true\n"));
+}
+
 // Axolotl makes a 1-step warm-up 2 steps: the DeepSpeed scheduler is written with 2 as well, or
 // transformers refuses the config at start-up.
 TEST(ExportAxolotl, AOneStepWarmUpIsTheTwoAxolotlRuns) {
