@@ -1,6 +1,7 @@
 // spplan sweep --model M --gpu G --gpus N [--seq-from A --seq-to B] [--csv|--json]
-// For each valid sp and each sequence length (doubling from A to B): the best plan with that sp,
-// its peak memory and throughput, or why nothing fits.
+// For each degree a sequence is split over (Ulysses' sp; the ring's cp on a trainer that runs no
+// Ulysses) and each sequence length (doubling from A to B): the best plan with that degree, its
+// peak memory and throughput, or that nothing fits.
 #include <iostream>
 
 #include "cli/command_table.hpp"
@@ -16,14 +17,30 @@ namespace spplan::cli {
 namespace {
 
 struct SweepRow {
-  int64_t sp, seq;
+  int64_t degree, seq;
   std::optional<search::RankedPlan> best;
 };
 
-// The best plan with this sp: search_plans ranks best first, so the first feasible one.
-std::optional<search::RankedPlan> best_with_sp(const search::SearchResult& searched, int64_t sp) {
+// What the rows vary: Ulysses' sp (the best plan of each may add a ring), or, on a trainer that runs
+// a ring and no Ulysses (Axolotl, TorchTitan), the ring's cp: rows of an sp it never runs would
+// all say that nothing fits.
+struct SweepAxis {
+  std::string name;  // "sp" or "cp": the first column and the JSON key
+  std::vector<int64_t> degrees;
+};
+SweepAxis sweep_axis(const PlanSpec& base) {
+  const auto runs = [&](Layout l) { return base.stack.record->layouts[static_cast<size_t>(l)].runs; };
+  if (runs(Layout::kUlysses) || runs(Layout::kUlyssesRing) || !runs(Layout::kRing)) {
+    return {"sp", valid_sp_degrees(base.model, base.cluster.num_gpus)};
+  }
+  return {"cp", valid_cp_degrees(base.cluster.num_gpus, 1)};
+}
+
+// The best plan of that degree: search_plans ranks best first, so the first feasible one.
+std::optional<search::RankedPlan> best_with(const search::SearchResult& searched, const SweepAxis& axis,
+                                            int64_t degree) {
   for (const search::RankedPlan& r : searched.feasible) {
-    if (r.plan.knobs.sp == sp) return r;
+    if ((axis.name == "sp" ? r.plan.knobs.sp : r.plan.knobs.cp) == degree) return r;
   }
   return std::nullopt;
 }
@@ -57,35 +74,36 @@ int cmd_sweep(int argc, const char* const* argv) {
     base->seq_len = seq;
     by_seq.emplace_back(seq, search::search_plans(*base, false));
   }
+  const SweepAxis axis = sweep_axis(*base);
   std::vector<SweepRow> rows;
-  for (int64_t sp : valid_sp_degrees(base->model, base->cluster.num_gpus)) {
-    for (const auto& [seq, searched] : by_seq) rows.push_back({sp, seq, best_with_sp(searched, sp)});
+  for (int64_t degree : axis.degrees) {
+    for (const auto& [seq, searched] : by_seq) rows.push_back({degree, seq, best_with(searched, axis, degree)});
   }
   if (args->has("json")) {
     nlohmann::json out = nlohmann::json::array();
     for (const auto& r : rows) {
-      out.push_back({{"sp", r.sp}, {"seq", r.seq}, {"fits", r.best.has_value()},
+      out.push_back({{axis.name, r.degree}, {"seq", r.seq}, {"fits", r.best.has_value()},
                      {"best", r.best ? estimate_json(r.best->plan, r.best->estimate) : nlohmann::json(nullptr)}});
     }
     std::cout << nlohmann::json{{"rows", out}}.dump(2) << "\n";
     return kExitOk;
   }
   const bool csv = args->has("csv");
-  std::printf(csv ? "sp,seq,fits,memory_gib,tokens_per_s,step_time_s,knobs\n"
+  std::printf(csv ? "%s,seq,fits,memory_gib,tokens_per_s,step_time_s,knobs\n"
                   : "%-4s %10s %5s %9s %12s %10s  %s\n",
-              "sp", "seq", "fits", "mem GiB", "tokens/s", "step s", "best knobs");
+              axis.name.c_str(), "seq", "fits", "mem GiB", "tokens/s", "step s", "best knobs");
   for (const auto& r : rows) {
     const double mem = r.best ? r.best->estimate.memory.total_bytes() / kGiB : 0.0;
     const double tps = r.best ? r.best->estimate.tokens_per_s : 0.0;
     const double step = r.best ? r.best->estimate.time.step_time_s : 0.0;
     const std::string knobs = r.best ? knobs_text(r.best->plan.knobs) : "-";
     if (!r.best && !csv) {  // nothing fits: no memory, speed or step to show (the CSV keeps its zeros)
-      std::printf("%-4lld %10lld %5s %9s %12s %10s  %s\n", static_cast<long long>(r.sp), static_cast<long long>(r.seq),
+      std::printf("%-4lld %10lld %5s %9s %12s %10s  %s\n", static_cast<long long>(r.degree), static_cast<long long>(r.seq),
                   "no", "-", "-", "-", knobs.c_str());
       continue;
     }
     std::printf(csv ? "%lld,%lld,%s,%.3f,%.1f,%.4f,%s\n" : "%-4lld %10lld %5s %9.1f %12.0f %10.3f  %s\n",
-                static_cast<long long>(r.sp), static_cast<long long>(r.seq), r.best ? "yes" : "no", mem, tps, step,
+                static_cast<long long>(r.degree), static_cast<long long>(r.seq), r.best ? "yes" : "no", mem, tps, step,
                 knobs.c_str());
   }
   return kExitOk;

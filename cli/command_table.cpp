@@ -33,8 +33,8 @@ std::vector<Command> build_commands() {
        "limit that stops it; each knob flag fixes that knob, the rest are searched.",
        "0 answered, 2 bad input", max_seq_flag_specs()},
       {"sweep", "--model M --gpu G --gpus N [--seq-from A --seq-to B] [--csv|--json]",
-       "For each valid sp and each sequence length (doubling from A to B): the best plan with that sp, or "
-       "that nothing fits.",
+       "For each valid sp (on a trainer that runs a ring and no Ulysses, each ring degree cp) and each sequence "
+       "length (doubling from A to B): the best plan with that degree, or that nothing fits.",
        "0 answered, 2 bad input", sweep_flag_specs()},
       {"export", "--plan FILE.toml --format " + join(export_format_names(), "|") + " [--out FILE]",
        "Writes a plan as the configuration its trainer reads (DeepSpeed JSON, Accelerate YAML, "

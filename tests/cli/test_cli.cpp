@@ -708,6 +708,28 @@ TEST(Cli, SweepShowsNoNumbersWhereNothingFits) {
   EXPECT_NE(csv.out.find("\n1,1048576,no,0.000,0.0,0.0000,-\n"), std::string::npos) << csv.out;
 }
 
+// A trainer that runs a ring and no Ulysses (Axolotl) is swept over the ring's degree: rows of an
+// sp it never runs would all say that nothing fits. A trainer with Ulysses keeps its sp rows.
+TEST(Cli, SweepOfARingOnlyTrainerVariesTheRing) {
+  const std::string args = "sweep --model llama-3.1-8b --gpu h100-80gb --gpus 8 --seq-from 256k --seq-to 256k";
+  const CliRun ring = run_spplan(args + " --trainer axolotl --json");
+  ASSERT_EQ(ring.exit_code, 0) << ring.err;
+  const auto rows = nlohmann::json::parse(ring.out)["rows"];
+  ASSERT_EQ(rows.size(), 4u);  // cp 1, 2, 4, 8
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i]["cp"].get<int64_t>(), int64_t{1} << i);
+    EXPECT_FALSE(rows[i].contains("sp"));
+    if (rows[i]["fits"].get<bool>()) EXPECT_EQ(rows[i]["best"]["knobs"]["cp"], rows[i]["cp"]) << rows[i].dump();
+  }
+  EXPECT_TRUE(rows[3]["fits"].get<bool>()) << rows.dump();  // 256K over a ring of 8 fits an H100
+  const CliRun text = run_spplan(args + " --trainer axolotl");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_EQ(text.out.rfind("cp          seq  fits", 0), 0u) << text.out;
+  const CliRun ulysses = run_spplan(args + " --trainer arctic --csv");
+  ASSERT_EQ(ulysses.exit_code, 0) << ulysses.err;
+  EXPECT_EQ(ulysses.out.rfind("sp,seq,fits,", 0), 0u) << ulysses.out;
+}
+
 // One GPU is "1 GPU", in the answer and in the band's edge.
 TEST(Cli, FitSaysOneGpuInTheSingular) {
   const CliRun r = run_spplan("fit --model llama-3.1-8b --gpu a100-80gb --gpus 8 --seq 256k");
