@@ -26,11 +26,15 @@ namespace spplan::cli {
 namespace {
 
 void print_table(const std::vector<search::RankedPlan>& plans, size_t top) {
-  std::printf("%-4s %-58s %9s %10s %12s %7s %9s\n", "rank", "knobs", "mem GiB", "step s", "tokens/s", "MFU",
+  const size_t rows = std::min(top, plans.size());
+  // The knobs column as wide as its longest entry (a ring, a grad-accum count), so the numbers align.
+  int width = 58;
+  for (size_t i = 0; i < rows; ++i) width = std::max(width, static_cast<int>(knobs_text(plans[i].plan.knobs).size()));
+  std::printf("%-4s %-*s %9s %10s %12s %7s %9s\n", "rank", width, "knobs", "mem GiB", "step s", "tokens/s", "MFU",
               "$/Mtok");
-  for (size_t i = 0; i < std::min(top, plans.size()); ++i) {
+  for (size_t i = 0; i < rows; ++i) {
     const auto& e = plans[i].estimate;
-    std::printf("%-4zu %-58s %9.1f %10.3f %12.0f %6.1f%% %9.3f\n", i + 1, knobs_text(plans[i].plan.knobs).c_str(),
+    std::printf("%-4zu %-*s %9.1f %10.3f %12.0f %6.1f%% %9.3f\n", i + 1, width, knobs_text(plans[i].plan.knobs).c_str(),
                 e.memory.total_bytes() / kGiB, e.time.step_time_s, e.tokens_per_s, 100 * e.mfu,
                 e.usd_per_million_tokens);
   }

@@ -145,6 +145,27 @@ TEST(Cli, PlanWritesAPlanThatEstimateAgreesWith) {
   EXPECT_EQ(d.exit_code, 0) << d.err;
 }
 
+// The ranked table's numbers stay in their columns when a row's knobs run long (a grad-accum count):
+// the header and every row are as long as each other.
+TEST(Cli, PlanTableAlignsRowsWithLongKnobs) {
+  const CliRun r = run_spplan("plan --model qwen3-8b --gpu b200 --gpus 16 --seq 1M --trainer usp");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::string line, header;
+  std::vector<std::string> rows;
+  while (std::getline(lines, line)) {
+    if (line.rfind("rank knobs", 0) == 0) header = line;
+    if (!header.empty() && line != header && !line.empty() && std::isdigit(static_cast<unsigned char>(line[0]))) {
+      rows.push_back(line);
+    }
+    if (!header.empty() && (line.empty() || line.rfind("ranked by", 0) == 0)) break;
+  }
+  ASSERT_EQ(rows.size(), 5u) << r.out;
+  EXPECT_TRUE(std::any_of(rows.begin(), rows.end(), [](const std::string& row) { return row.find(" ga=") != std::string::npos; }))
+      << r.out;
+  for (const std::string& row : rows) EXPECT_EQ(row.size(), header.size()) << row;
+}
+
 // Issue 45 item 9: plan takes AdamW's betas and eps; the plan file and its exports carry them.
 TEST(Cli, PlanTakesTheBetasAndEveryExportStatesThem) {
   const std::string out = testing::TempDir() + "/betas.toml";
