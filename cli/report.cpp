@@ -213,17 +213,25 @@ std::string encoders_text(const PlanSpec& p) {
   const bool trainers_default = p.stack.record && p.stack.record->facts.freezes_encoders;
   std::string text = "  model: the language model of a multimodal config";
   if (m.encoder_params > 0) {
-    text += " and its vision encoder, " + format_number("%.2f", m.encoder_params / 1e9) + "B parameters " +
-            (frozen ? std::string("frozen") + (trainers_default ? " by " + p.stack.trainer : "") +
-                          " (weights only, no gradients or optimizer state"
-                    : "counted as trained (weights, gradients, optimizer state") +
+    std::string held = "counted as trained (weights, gradients, optimizer state";
+    if (frozen) {
+      held = std::string("frozen") + (trainers_default ? " by " + p.stack.trainer : "") +
+             " (weights only, no gradients or optimizer state";
+    } else if (costmodel::encoders_weights_only(p)) {
+      held = "trained but holding weights only (this layout makes no gradient or optimizer state for a parameter "
+             "that never runs";
+    }
+    text += " and its vision encoder, " + format_number("%.2f", m.encoder_params / 1e9) + "B parameters " + held +
             "; a text step never runs them)";
   }
   if (m.encoders_left_out) {
     text += std::string(m.encoder_params > 0 ? "; another encoder" : "; the encoders beside it (vision, audio)") +
             " not counted (" +
-            (frozen ? "frozen too, their weights add to memory" :
-                      "trained too, their weights, gradients and optimizer state add to memory") + ")";
+            (frozen ? "frozen too, their weights add to memory"
+             : costmodel::encoders_weights_only(p)
+                 ? "trained too, their weights add to memory"
+                 : "trained too, their weights, gradients and optimizer state add to memory") +
+            ")";
   }
   return text + "\n";
 }

@@ -240,6 +240,7 @@ Status read_layouts(const std::string& path, const toml::node& node, std::array<
     const bool ulysses = layout == Layout::kUlysses || layout == Layout::kUlyssesRing;
     const bool ring = layout == Layout::kRing || layout == Layout::kUlyssesRing;
     if (ulysses) SPPLAN_RETURN_IF_ERROR(r.read_bool("pads", &rec.pads, false));
+    SPPLAN_RETURN_IF_ERROR(r.read_bool("state_for_unrun_params", &rec.state_for_unrun_params, false));
     if (ring) {
       r.mark_read("cp_comm");
       const toml::node* comm = l->get("cp_comm");

@@ -209,6 +209,11 @@ struct LayoutRecord {
   AttentionKernel attention = AttentionKernel::kFlash2;
   bool pads = true;               // Ulysses pads a sequence sp does not divide (else it must divide)
   std::vector<CpComm> cp_comm;    // the ring variants it has (ring layouts only)
+  // The optimizer holds a gradient and state for a trainable parameter the step never runs (a
+  // multimodal model's encoders on text): DeepSpeed ZeRO flattens every trainable parameter into its
+  // gradient and fp32 partitions at start. False where the sharding reduces only gradients that
+  // exist and the optimizer makes state at a parameter's first gradient (FSDP2 with torch's AdamW).
+  bool state_for_unrun_params = true;
 };
 
 // An export format that launches the trainer ([[formats]]). `component`: a file of a launch (the

@@ -72,10 +72,13 @@ struct ParamCounts {
   double largest_tensor = 0; // the largest single parameter (embedding)
 };
 ParamCounts param_counts(const ModelSpec& model);
-// The parameters the optimizer holds and steps: all of them (ParamCounts::total) but a multimodal
-// model's encoders where the stack freezes them (TrainingStack::freezes_encoders). Gradients, the
-// fp32 master and moments, the optimizer step and ZeRO-1/2's weight all-gather count these; the
-// weights count every parameter.
+// Whether a multimodal model's encoders, which a text step never runs, hold their weights only:
+// frozen (TrainingStack::freezes_encoders), or trained on a layout whose optimizer makes no gradient
+// or state for a parameter without a gradient (LayoutRecord::state_for_unrun_params: FSDP2).
+bool encoders_weights_only(const PlanSpec& p);
+// The parameters the optimizer holds and steps: all of them (ParamCounts::total) but encoders that
+// hold their weights only. Gradients, the fp32 master and moments, the optimizer step and ZeRO-1/2's
+// weight all-gather count these; the weights count every parameter.
 double trained_params(const PlanSpec& p);
 
 // ---- Persistent per-GPU model state (bytes) ----

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "planner/config/trainer_rules.hpp"
 #include "planner/costmodel/dtype.hpp"
 #include "planner/costmodel/memory.hpp"
 #include "planner/costmodel/software_facts.hpp"
@@ -50,9 +51,13 @@ ParamCounts param_counts(const ModelSpec& m) {
   return c;
 }
 
+bool encoders_weights_only(const PlanSpec& p) {
+  return p.model.has_encoders() && (p.stack.freezes_encoders || !layout_record(p).state_for_unrun_params);
+}
+
 double trained_params(const PlanSpec& p) {
   const ParamCounts c = param_counts(p.model);
-  return c.total - (p.stack.freezes_encoders ? c.encoders : 0.0);
+  return c.total - (encoders_weights_only(p) ? c.encoders : 0.0);
 }
 
 // Parameters below the persistence threshold stay gathered under ZeRO-3 (MEMORY-FACTS 2.1): in

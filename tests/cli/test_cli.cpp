@@ -717,6 +717,22 @@ TEST(Cli, EncoderFlagsOverrideTheTrainersDefault) {
   EXPECT_EQ(run_spplan("estimate --model qwen3-4b --gpu h100-80gb --gpus 8 --seq 32k --sp 2 --freeze-encoders").exit_code, 0);
 }
 
+// hf's ring runs on FSDP2, which makes no gradient or optimizer state for the encoders a text step
+// never runs: the report says why they hold their weights only, and the optimizer row drops them.
+TEST(Cli, UnrunEncodersOnFsdp2HoldWeightsOnly) {
+  const std::string model = std::string(SPPLAN_SOURCE_DIR) + "/tests/planner/config/data/mistral3_small_multimodal.json";
+  const std::string args = "estimate --model " + model + " --gpu h100-80gb --gpus 8 --seq 64k --trainer hf --zero 3";
+  const CliRun ring = run_spplan(args + " --sp 1 --cp 8");
+  ASSERT_EQ(ring.exit_code, 0) << ring.err;
+  EXPECT_NE(ring.out.find("0.44B parameters trained but holding weights only (this layout makes no gradient or optimizer "
+                          "state for a parameter that never runs; a text step never runs them)\n"),
+            std::string::npos)
+      << ring.out;
+  const CliRun ulysses = run_spplan(args + " --sp 8");
+  ASSERT_EQ(ulysses.exit_code, 0) << ulysses.err;
+  EXPECT_NE(ulysses.out.find("0.44B parameters counted as trained"), std::string::npos) << ulysses.out;
+}
+
 // A length nothing fits shows dashes, not a plan of 0 GiB at 0 tokens/s; the CSV keeps numbers.
 TEST(Cli, SweepShowsNoNumbersWhereNothingFits) {
   const std::string args = "sweep --model llama-3.1-70b --gpu h100-80gb --gpus 1 --seq-from 1M --seq-to 1M";

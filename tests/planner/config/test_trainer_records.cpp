@@ -269,5 +269,14 @@ TEST(TrainerRecords, StacksThatBuildTheLanguageModelAloneRefuseMultimodalConfigs
   EXPECT_TRUE(check_trainer_runs(gemma, flag_where).is_ok());
 }
 
+// Whether a layout's optimizer holds state for a parameter the step never runs: DeepSpeed's flat
+// partitions do (every layout's default); hf's ring runs on FSDP2 with torch's AdamW, which does not.
+TEST(TrainerRecords, LayoutsSayWhetherUnrunParametersHoldState) {
+  const auto& hf = trainer_stack("hf").record->layouts;
+  EXPECT_TRUE(hf[static_cast<size_t>(Layout::kUlysses)].state_for_unrun_params);
+  EXPECT_FALSE(hf[static_cast<size_t>(Layout::kRing)].state_for_unrun_params);
+  EXPECT_TRUE(trainer_stack("arctic").record->layouts[static_cast<size_t>(Layout::kUlysses)].state_for_unrun_params);
+}
+
 }  // namespace
 }  // namespace spplan

@@ -161,6 +161,27 @@ TEST(ModelState, FrozenEncodersHoldWeightsOnly) {
   EXPECT_DOUBLE_EQ(model_state_bytes(p).grads, 2 * text);
 }
 
+// Trained encoders a text step never runs: DeepSpeed ZeRO (hf's Ulysses) holds their gradients and
+// optimizer state; FSDP2 with torch's AdamW (hf's ring) makes neither for a parameter without a
+// gradient, so they hold their weights only there.
+TEST(ModelState, UnrunEncodersHoldStateOnlyWhereTheLayoutMakesIt) {
+  PlanSpec p = llama8b(8, 8, 65536);
+  p.stack = trainer_stack("hf");
+  p.knobs.zero_stage = 3;
+  const double text = param_counts(p.model).total, encoders = 4e8;
+  p.model.encoder_params = encoders;
+  ASSERT_FALSE(p.stack.freezes_encoders);
+  EXPECT_FALSE(encoders_weights_only(p));  // Ulysses on DeepSpeed
+  EXPECT_DOUBLE_EQ(trained_params(p), text + encoders);
+  p.knobs.sp = 1;
+  p.knobs.cp = 8;  // the ring on FSDP2
+  EXPECT_TRUE(encoders_weights_only(p));
+  EXPECT_DOUBLE_EQ(trained_params(p), text);
+  EXPECT_DOUBLE_EQ(model_state_bytes(p).optimizer, 12 * text / 8);
+  p.model.encoder_params = 0;  // nothing to hold
+  EXPECT_FALSE(encoders_weights_only(p));
+}
+
 TEST(ModelState, Zero0ReplicatesAndZero1ShardsOnlyTheOptimizer) {
   PlanSpec p = llama8b(8, 1, 8192);
   const double psi = param_counts(p.model).total;
