@@ -67,7 +67,7 @@ struct ParamCounts {
   double layers_active = 0;  // what one token runs through in all of them (FLOPs)
   double embedding = 0;      // V x h
   double lm_head = 0;        // V x h, 0 when tied
-  double encoders = 0;       // a multimodal model's vision tower and projector: held (trained_params), never run on text
+  double encoders = 0;       // a multimodal model's vision tower and projector: never run on text
   double total = 0;          // Psi
   double largest_tensor = 0; // the largest single parameter (embedding)
 };

@@ -43,8 +43,8 @@ ParamCounts param_counts(const ModelSpec& m) {
   c.embedding = static_cast<double>(m.vocab_size) * h;
   c.lm_head = m.tie_word_embeddings ? 0.0 : c.embedding;
   // A multimodal model's encoders hold weights in the same ZeRO partitions as the rest, and
-  // gradients and optimizer state unless frozen (trained_params); a text step never runs them, so
-  // neither FLOPs nor ZeRO-3's per-layer gathers count them.
+  // gradients and optimizer state unless they hold their weights only (encoders_weights_only); a
+  // text step never runs them, so neither FLOPs nor ZeRO-3's per-layer gathers count them.
   c.encoders = m.encoder_params;
   c.total = c.layers + c.embedding + c.lm_head + h + c.encoders;  // + final norm
   c.largest_tensor = c.embedding;

@@ -298,7 +298,7 @@ StepCosts step_costs(const PlanSpec& p) {
       break;
   }
   if (p.knobs.zero_stage == 1 || p.knobs.zero_stage == 2) {
-    // The stepped partitions' new weights (a frozen encoder's do not change).
+    // The stepped partitions' new weights (encoders that hold their weights only do not change).
     c.param_allgather_s = collective_time_s(p.cluster, Collective::kAllGather, x.a * trained_params(p), world);
   }
   return c;

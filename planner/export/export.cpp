@@ -225,8 +225,8 @@ std::string ulysses_environment(const PlanSpec& plan) {
   return o.str();
 }
 
-// What a training script must name to build a model AutoModelForCausalLM does not build.
-// and how it freezes the encoders where the plan was priced with them frozen (transformers 5.24's
+// What a training script must name to build a model AutoModelForCausalLM does not build, and how
+// it freezes the encoders where the plan was priced with them frozen (transformers 5.24's
 // Gemma3ForConditionalGeneration and Mistral3ForConditionalGeneration name them so).
 std::string model_class_lines(const PlanSpec& plan) {
   std::string lines;
