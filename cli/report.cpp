@@ -8,6 +8,7 @@
 #include "cli/common.hpp"
 #include "planner/config/rope_scaling.hpp"
 #include "planner/config/trainer_rules.hpp"
+#include "planner/costmodel/priced_model.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 
@@ -185,74 +186,12 @@ std::string exports_text(const PlanSpec& p) {
   return text;
 }
 
-// What a mixture of experts is priced as: its experts, a shared expert, the dense layers, the router.
-std::string mixture_text(const ModelSpec& m) {
-  if (!m.is_moe()) return "";
-  std::string text = "  mixture: " + std::to_string(m.num_experts) + " experts " + std::to_string(m.moe_intermediate_size) +
-                     " wide, " + std::to_string(m.experts_per_token) + " a token";
-  if (m.shared_expert_intermediate_size > 0) {
-    text += ", a shared expert " + std::to_string(m.shared_expert_intermediate_size) + " wide";
-  }
-  if (m.first_dense_layers > 0) {
-    const std::string layers = m.first_dense_layers == 1 ? "layer 0" : "layers 0-" + std::to_string(m.first_dense_layers - 1);
-    text += "; " + layers + " dense (" + std::to_string(m.intermediate_size) + " wide)";
-  }
-  text += m.router_sigmoid ? "; sigmoid router" : m.router_softmax_after_topk ? "; softmax over the top k" : "";
-  if (m.output_router_logits) text += "; load-balancing loss";
-  return text + "\n";
-}
-
-// A multimodal config's encoders beside its language model: counted (ModelSpec::encoder_params),
-// trained or frozen as the stack leaves them (TrainingStack::freezes_encoders), or named as not
-// counted (encoders_left_out).
-std::string encoders_text(const PlanSpec& p) {
-  const ModelSpec& m = p.model;
-  if (!m.has_encoders()) return "";
-  const bool frozen = p.stack.freezes_encoders;
-  // Frozen by the trainer's own default (ms-swift's), or by the plan (--freeze-encoders).
-  const bool trainers_default = p.stack.record && p.stack.record->facts.freezes_encoders;
-  std::string text = "  model: the language model of a multimodal config";
-  if (m.encoder_params > 0) {
-    std::string held = "counted as trained (weights, gradients, optimizer state";
-    if (frozen) {
-      held = std::string("frozen") + (trainers_default ? " by " + p.stack.trainer : "") +
-             " (weights only, no gradients or optimizer state";
-    } else if (costmodel::encoders_weights_only(p)) {
-      held = "trained but holding weights only (this layout makes no gradient or optimizer state for a parameter "
-             "that never runs";
-    }
-    text += " and its vision encoder, " + format_number("%.2f", m.encoder_params / 1e9) + "B parameters " + held +
-            "; a text step never runs them)";
-  }
-  if (m.encoders_left_out) {
-    text += std::string(m.encoder_params > 0 ? "; another encoder" : "; the encoders beside it (vision, audio)") +
-            " not counted (" +
-            (frozen ? "frozen too, their weights add to memory"
-             : costmodel::encoders_weights_only(p)
-                 ? "trained too, their weights add to memory"
-                 : "trained too, their weights, gradients and optimizer state add to memory") +
-            ")";
-  }
-  return text + "\n";
-}
-
-// A window the sequence is longer than: the layers that attend over it (the others full causal).
-std::string window_text(const PlanSpec& p) {
-  const ModelSpec& m = p.model;
-  if (!m.windows(p.seq_len)) return "";
-  return "  attention: a " + std::to_string(m.sliding_window) + "-token sliding window on " +
-         std::to_string(m.windowed_layers()) + " of " + std::to_string(m.num_hidden_layers) + " layers\n";
-}
-
 std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   const auto& m = e.memory;
   std::ostringstream o;
   o << p.model.name << " on " << p.cluster.num_gpus << "x " << p.cluster.gpu.name << ", seq " << p.seq_len
     << " tokens, " << p.stack.trainer << ", dp=" << p.dp() << " " << knobs_text(p.knobs) << "\n";
-  o << "  RoPE: " << rope_text(p.model.rope_scaling) << " (theta " << format_number(p.model.rope_theta) << ")"
-    << (p.model.partial_rotary_factor < 1 ? " on " + format_number(p.model.partial_rotary_factor) + " of each head" : "")
-    << (p.model.attention_bias ? "; q/k/v biases" : "") << "\n";
-  o << encoders_text(p) << window_text(p) << mixture_text(p.model);
+  for (const std::string& line : costmodel::priced_model_lines(p).present()) o << "  " << line << "\n";
   o << "  optimizer: " << optimizer_text(p.optimizer) << "\n";
   o << exports_text(p);
   o << "  fits: " << (e.fits ? "yes" : "NO (" + e.reason() + ")") << "\n";

@@ -20,6 +20,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "gui/encoder_choice.hpp"
 #include "gui/export_bar.hpp"
 #include "gui/knob_pins.hpp"
 #include "gui/optimizer_inputs.hpp"
@@ -33,6 +34,7 @@
 #include "planner/config/renter_settings.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/costmodel/priced_model.hpp"
 #include "planner/search/search.hpp"
 
 namespace spplan::gui {
@@ -79,11 +81,21 @@ MainWindow::MainWindow(QWidget* parent)
   layout->addWidget(m_optimizer);
   m_pins = new KnobPins(central);
   connect(m_pins, &KnobPins::changed, this, &MainWindow::scheduleRecompute);
-  layout->addWidget(m_pins);
+  m_encoders = new EncoderChoice(central);
+  connect(m_encoders, &EncoderChoice::changed, this, &MainWindow::scheduleRecompute);
+  auto* pinsRow = new QHBoxLayout;
+  pinsRow->addWidget(m_pins, 1);
+  pinsRow->addWidget(m_encoders);
+  layout->addLayout(pinsRow);
   m_statusLabel = new QLabel(central);
   m_statusLabel->setWordWrap(true);
   m_statusLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(m_statusLabel);
+  m_modelLabel = new QLabel(central);  // what the costmodel prices the model as, as `spplan estimate` says
+  m_modelLabel->setWordWrap(true);
+  m_modelLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  m_modelLabel->setStyleSheet("color: #444;");
+  layout->addWidget(m_modelLabel);
   m_bannerLabel = new QLabel(central);
   m_bannerLabel->setWordWrap(true);
   m_bannerLabel->setMargin(6);
@@ -242,6 +254,7 @@ bool MainWindow::restoreSession() {
   m_headroomEdit->setText(s.headroom);
   m_optimizer->setTexts(s.optimizer);
   m_pins->setTexts(s.pins);
+  m_encoders->setText(s.encoders);
   scheduleRecompute();
   return true;
 }
@@ -250,7 +263,7 @@ SessionState MainWindow::sessionState() const {
   return {m_modelCombo->currentText().trimmed(), m_gpuCombo->currentText().trimmed(), m_gpusSpin->value(),
           m_perNodeSpin->value(), m_seqEdit->text().trimmed(), m_trainerCombo->currentText(),
           m_priceEdit->text().trimmed(), m_headroomEdit->text().trimmed(), m_optimizer->texts(),
-          m_pins->texts()};
+          m_pins->texts(),         m_encoders->text()};
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -279,6 +292,7 @@ Result<PlanSpec> MainWindow::baseFromInputs() const {
   SPPLAN_RETURN_IF_ERROR(check_cluster_shape(plan.cluster, flag_where));  // as plan_from_flags: whole nodes
   SPPLAN_ASSIGN_OR_RETURN(plan.seq_len, parse_seq_len("--seq", m_seqEdit->text().trimmed().toStdString()));
   SPPLAN_ASSIGN_OR_RETURN(plan.stack, load_trainer(m_trainerCombo->currentText().toStdString(), "--trainer"));
+  m_encoders->apply(&plan.stack);  // after the trainer: it overrides the trainer's default, as --freeze-encoders
   settle_layout_attention(&plan);
   hold_against_measured(&plan, m_trust ? &m_trust->measured() : nullptr);  // as plan_from_flags: the ranking's margin
   SPPLAN_ASSIGN_OR_RETURN(plan.optimizer, m_optimizer->spec());  // the CLI's recipe and flags
@@ -304,6 +318,7 @@ void MainWindow::recomputeNow() {
     showError(stringOf(pinned.status().message()));
     return;
   }
+  m_encoders->setModel(base->model.has_encoders(), base->stack.record && base->stack.record->facts.freezes_encoders);
   m_planModel->setBase(*base, *pinned);
   if (m_planModel->evaluated() == 0) {  // the pins leave nothing to price: the CLI's exit-2 line
     const QString why = m_planModel->whyNone();  // a copy: showError clears the model
@@ -352,6 +367,7 @@ void MainWindow::showError(const QString& message) {
   m_bannerLabel->setStyleSheet("");
   m_bannerLabel->clear();
   m_trustLabel->clear();
+  m_modelLabel->clear();
 }
 
 void MainWindow::selectRow(int row) {
@@ -362,6 +378,13 @@ void MainWindow::selectRow(int row) {
   m_exportBar->setPlan(fits ? &m_planModel->planAt(row).plan : nullptr);
   m_saveButton->setEnabled(fits);
   if (row >= 0) updateBanner(row);
+  if (row >= 0) showPricedModel(m_planModel->planAt(row).plan);
+}
+
+void MainWindow::showPricedModel(const PlanSpec& plan) {
+  QStringList lines;
+  for (const std::string& line : costmodel::priced_model_lines(plan).present()) lines << stringOf(line);
+  m_modelLabel->setText(lines.join(QStringLiteral("   ·   ")));
 }
 
 void MainWindow::updateBanner(int row) {

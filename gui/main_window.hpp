@@ -26,6 +26,7 @@ class QTimer;
 
 namespace spplan::gui {
 
+class EncoderChoice;
 class ExportBar;
 class KnobPins;
 class OptimizerInputs;
@@ -65,11 +66,13 @@ class MainWindow : public QMainWindow {
   QLineEdit* headroomEdit() const { return m_headroomEdit; }
   OptimizerInputs* optimizerInputs() const { return m_optimizer; }
   KnobPins* knobPins() const { return m_pins; }
+  EncoderChoice* encoderChoice() const { return m_encoders; }
   // Writes the selected plan as "Save plan…" does (the plan TOML `spplan plan --out` writes).
   Status savePlanTo(const QString& path);
   QLabel* statusLabel() const { return m_statusLabel; }
   QLabel* bannerLabel() const { return m_bannerLabel; }
   QLabel* trustLabel() const { return m_trustLabel; }
+  QLabel* modelLabel() const { return m_modelLabel; }  // the selected plan's model as priced
   QTableView* planTable() const { return m_table; }
   int selectedRow() const { return m_selectedRow; }  // the row the tabs and the banner show
 
@@ -84,6 +87,7 @@ class MainWindow : public QMainWindow {
   void showError(const QString& message);
   void selectRow(int row);
   void updateBanner(int row);
+  void showPricedModel(const PlanSpec& plan);  // the model line: RoPE, encoders, window, mixture
   void onGpuChanged(const QString& text);
   void openModelConfig();
   void savePlan();
@@ -104,11 +108,13 @@ class MainWindow : public QMainWindow {
   QLineEdit* m_headroomEdit = nullptr;  // --headroom PCT; empty: 0
   OptimizerInputs* m_optimizer = nullptr;
   KnobPins* m_pins = nullptr;
+  EncoderChoice* m_encoders = nullptr;  // --freeze-encoders / --train-encoders
   QPushButton* m_openButton = nullptr;
   QPushButton* m_saveButton = nullptr;
   QLabel* m_statusLabel = nullptr;
   QLabel* m_bannerLabel = nullptr;
   QLabel* m_trustLabel = nullptr;
+  QLabel* m_modelLabel = nullptr;
   QTableView* m_table = nullptr;
   ExportBar* m_exportBar = nullptr;
   PlanTabs* m_tabs = nullptr;

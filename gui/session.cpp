@@ -14,6 +14,7 @@ void saveSession(QSettings& settings, const SessionState& state) {
   settings.setValue("trainer", state.trainer);
   settings.setValue("price", state.price);
   settings.setValue("headroom", state.headroom);
+  settings.setValue("encoders", state.encoders);
   settings.beginGroup("optimizer");
   settings.remove("");  // a field no longer shown is not kept
   for (const auto& [flag, text] : state.optimizer) settings.setValue(flag, text);
@@ -36,6 +37,7 @@ SessionState loadSession(QSettings& settings) {
   state.trainer = settings.value("trainer").toString();
   state.price = settings.value("price").toString();
   state.headroom = settings.value("headroom").toString();
+  state.encoders = settings.value("encoders").toString();
   settings.beginGroup("optimizer");
   for (const QString& flag : settings.childKeys()) state.optimizer[flag] = settings.value(flag).toString();
   settings.endGroup();

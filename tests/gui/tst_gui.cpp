@@ -13,6 +13,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "gui/encoder_choice.hpp"
 #include "gui/export_bar.hpp"
 #include "gui/gui_options.hpp"
 #include "gui/knob_pins.hpp"
@@ -25,6 +26,7 @@
 #include "planner/config/knobs_json.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/costmodel/priced_model.hpp"
 #include "planner/search/explain.hpp"
 #include "planner/search/knob_constraints.hpp"
 #include "planner/search/search.hpp"
@@ -372,6 +374,76 @@ class TestGui : public QObject {
              qPrintable(window.statusLabel()->text()));
     QVERIFY(window.planModel()->headerData(PlanTableModel::RankColumn, Qt::Horizontal, Qt::ToolTipRole).toString()
                 .endsWith(QString::fromLatin1(spplan::search::kRankingRule)));
+  }
+
+  // The model line says what the costmodel prices the selected plan's model as, in the words
+  // `spplan estimate` prints for the same plan (a mixture here: its experts and router).
+  void modelLineIsTheEstimatesReport() {
+    spplan::gui::MainWindow window;
+    window.setInputs(knownOptions());
+    window.modelCombo()->setCurrentText(QStringLiteral("qwen3-30b-a3b"));
+    window.gpusSpin()->setValue(8);
+    window.recomputeNow();
+    QVERIFY(window.planModel()->fitCount() > 0);
+    const spplan::PlanSpec& plan = window.planModel()->planAt(0).plan;
+    const auto lines = spplan::costmodel::priced_model_lines(plan);
+    QVERIFY(lines.mixture.starts_with("mixture: 128 experts 768 wide, 8 a token"));
+    QVERIFY2(window.modelLabel()->text().contains(QString::fromStdString(lines.mixture)),
+             qPrintable(window.modelLabel()->text()));
+    QVERIFY(window.modelLabel()->text().startsWith(QString::fromStdString(lines.rope)));
+    // The lines of a mixture depend on the model alone: the estimate of the plan's layout has them.
+    const QByteArray report = cliOutput({"estimate", "--model", "qwen3-30b-a3b", "--gpu", "h100-80gb", "--gpus", "8",
+                                         "--seq", "128k", "--sp", QString::number(plan.knobs.sp)});
+    for (const std::string& line : lines.present()) {
+      QVERIFY2(report.contains(QByteArray::fromStdString("\n  " + line + "\n")), line.c_str());
+    }
+    window.modelCombo()->setCurrentText(QStringLiteral("no-such-model"));  // an error clears it
+    window.recomputeNow();
+    QVERIFY(window.modelLabel()->text().isEmpty());
+  }
+
+  // The encoders' choice is --freeze-encoders / --train-encoders: off for a text model, and for a
+  // multimodal one the CLI's search, its words and its refusal (ArcticTraining freezes nothing).
+  void encodersChoiceIsTheClisFlag() {
+    spplan::gui::MainWindow window;
+    window.setInputs(knownOptions());
+    window.recomputeNow();
+    QVERIFY(!window.encoderChoice()->isEnabled());
+    const QString gemma = QStringLiteral(SPPLAN_SOURCE_DIR "/tests/planner/config/data/gemma3_4b_multimodal.json");
+    window.modelCombo()->setCurrentText(gemma);
+    window.trainerCombo()->setCurrentText(QStringLiteral("usp"));
+    window.recomputeNow();
+    QVERIFY(window.encoderChoice()->isEnabled());
+    QCOMPARE(window.encoderChoice()->combo()->currentText(), QStringLiteral("trainer's: frozen"));
+    QVERIFY2(window.modelLabel()->text().contains(QStringLiteral("parameters frozen by usp (weights only")),
+             qPrintable(window.modelLabel()->text()));
+    const auto peakOfBest = [&] {
+      return window.planModel()->data(window.planModel()->index(0, PlanTableModel::PeakGibColumn),
+                                      PlanTableModel::ValueRole).toDouble();
+    };
+    const double frozen = peakOfBest();
+    window.encoderChoice()->setText(QStringLiteral("trained"));
+    window.recomputeNow();
+    QVERIFY(!window.planModel()->planAt(0).plan.stack.freezes_encoders);
+    QVERIFY2(window.modelLabel()->text().contains(QStringLiteral("parameters counted as trained")),
+             qPrintable(window.modelLabel()->text()));
+    // The CLI's search with --train-encoders: the same best plan and peak.
+    spplan::PlanSpec base = window.planModel()->planAt(0).plan;
+    base.knobs = spplan::Knobs{};
+    const auto cli = spplan::search::search_plans(base, false);
+    QVERIFY(!cli.feasible.empty());
+    QCOMPARE(spplan::knobs_json(window.planModel()->planAt(0).plan.knobs).dump(),
+             spplan::knobs_json(cli.feasible.front().plan.knobs).dump());
+    QVERIFY(peakOfBest() > frozen);  // gradients and optimizer state for 0.42B more parameters
+
+    window.trainerCombo()->setCurrentText(QStringLiteral("arctic"));
+    window.encoderChoice()->setText(QStringLiteral("frozen"));
+    window.recomputeNow();
+    QCOMPARE(window.encoderChoice()->combo()->itemText(0), QStringLiteral("trainer's: trained"));
+    QVERIFY2(window.statusLabel()->text().contains(QStringLiteral("freeze_encoders: value true is not run by trainer "
+                                                                  "\"arctic\"")),
+             qPrintable(window.statusLabel()->text()));
+    QCOMPARE(window.planModel()->rowCount(), 0);
   }
 
   void badModelShowsLoaderMessage() {

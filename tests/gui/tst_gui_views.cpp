@@ -32,6 +32,7 @@
 #include "gui/rent_chart_view.hpp"
 #include "gui/rent_model.hpp"
 #include "gui/seq_sweep_model.hpp"
+#include "gui/encoder_choice.hpp"
 #include "gui/session.hpp"
 #include "gui/sp_scaling_chart_view.hpp"
 #include "gui/sp_scaling_model.hpp"
@@ -511,6 +512,7 @@ class TestGuiViews : public QObject {
       window.optimizerInputs()->field("lr")->setText("2e-5");
       window.knobPins()->combo("zero")->setCurrentText("3");
       window.knobPins()->combo("tiled-mlp")->setCurrentText("off");
+      window.encoderChoice()->setText("frozen");
       window.close();  // closeEvent saves
     }
     MainWindow again;
@@ -525,6 +527,7 @@ class TestGuiViews : public QObject {
     QCOMPARE(again.knobPins()->combo("zero")->currentText(), QStringLiteral("3"));
     QCOMPARE(again.knobPins()->combo("tiled-mlp")->currentText(), QStringLiteral("off"));
     QCOMPARE(again.knobPins()->combo("sp")->currentText(), QStringLiteral("any"));
+    QCOMPARE(again.encoderChoice()->text(), QStringLiteral("frozen"));
     const auto restored = again.optimizerInputs()->spec();
     QVERIFY(restored.ok());
     QCOMPARE(restored->lr, 2e-5);
