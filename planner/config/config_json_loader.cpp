@@ -329,7 +329,7 @@ Result<ModelSpec> model_from_config_json(const std::string& path) {
   // counted where their modeling was read (read_multimodal_encoders, once the text width is read).
   const bool multimodal = top.present("text_config") && j["text_config"].is_object();
   SPPLAN_RETURN_IF_ERROR(read_decoder(multimodal ? top.nested("text_config") : top, &m));
-  SPPLAN_RETURN_IF_ERROR(read_multimodal_encoders(top, &m));
+  if (multimodal) SPPLAN_RETURN_IF_ERROR(read_multimodal_encoders(top, &m));
   m.causal_lm_class = causal_lm_class(top.model_type(), multimodal);
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));
   return m;

@@ -80,7 +80,6 @@ Status mistral3_projector_params(const ConfigKeys& top, double vision_h, double 
 Status read_multimodal_encoders(const ConfigKeys& top, ModelSpec* m) {
   m->encoder_params = 0;
   m->encoders_left_out = false;
-  if (!(top.present("text_config") && top.json()["text_config"].is_object())) return Status::ok();
   const std::string family = top.model_type();
   const ConfigKeys vision = top.nested("vision_config");
   const double text_h = static_cast<double>(m->hidden_size);

@@ -13,8 +13,9 @@
 
 namespace spplan {
 
-// Sets m->encoder_params from `top` (the whole config.json, text_config still inside), and
-// m->encoders_left_out where it holds an encoder not counted (another tower, an audio encoder).
+// Sets m->encoder_params from `top`, a multimodal config.json (its language model in a text_config
+// object, still inside), and m->encoders_left_out where it holds an encoder not counted (another
+// tower, an audio encoder, or one whose modeling was not read).
 // A bad dimension is one line naming the file and the nested key ("vision_config.hidden_size").
 Status read_multimodal_encoders(const ConfigKeys& top, ModelSpec* m);
 

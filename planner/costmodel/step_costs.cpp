@@ -277,7 +277,8 @@ StepCosts step_costs(const PlanSpec& p) {
     c.ckpt_h2d_s = pcie_copy_time_s(g, checkpoint_bytes_per_layer(p), true);
   }
 
-  const double partition = trained_params(p) / (p.knobs.zero_stage == 0 ? 1.0 : n);  // what the optimizer steps
+  const double trained = trained_params(p);
+  const double partition = trained / (p.knobs.zero_stage == 0 ? 1.0 : n);  // what the optimizer steps
   const double ranks_on_node = std::min<double>(world, g.gpus_per_node);
   switch (p.knobs.offload_optimizer) {
     case OffloadDevice::kNone:
@@ -299,7 +300,7 @@ StepCosts step_costs(const PlanSpec& p) {
   }
   if (p.knobs.zero_stage == 1 || p.knobs.zero_stage == 2) {
     // The stepped partitions' new weights (encoders that hold their weights only do not change).
-    c.param_allgather_s = collective_time_s(p.cluster, Collective::kAllGather, x.a * trained_params(p), world);
+    c.param_allgather_s = collective_time_s(p.cluster, Collective::kAllGather, x.a * trained, world);
   }
   return c;
 }

@@ -104,7 +104,8 @@ TEST(LoadModel, MultimodalConfigPlansItsLanguageModelWithItsEncoder) {
   ASSERT_TRUE(text.ok()) << text.status().message();
   EXPECT_EQ(multimodal->encoder_params, 416866032.0 + 2950272.0);  // SigLIP and the projector (transformers' count)
   EXPECT_FALSE(multimodal->encoders_left_out);
-  EXPECT_EQ(text->encoder_params, 0.0);
+  EXPECT_EQ(text->encoder_params, 0.0);  // a text config has no encoders, counted or named
+  EXPECT_FALSE(text->encoders_left_out);
   // AutoModelForCausalLM builds Gemma 3's multimodal config, not Mistral 3's (transformers 5.24).
   EXPECT_TRUE(multimodal->causal_lm_class && text->causal_lm_class);
   EXPECT_FALSE(load_model(kData + "/mistral3_small_multimodal.json")->causal_lm_class);
