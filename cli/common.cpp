@@ -37,7 +37,7 @@ std::vector<FlagSpec> cluster_flag_specs(bool with_seq) {
        "the trainer's (sdpa with --precision fp32)"},
       {"freeze-encoders", false,
        "a multimodal model's vision tower and projector frozen: weights only, no gradients or optimizer state", "",
-       "the trainer's (usp freezes them, as ms-swift does; the others train them)"},
+       "the trainer's (usp freezes them, as ms-swift does; the others train them)", "train-encoders"},
       {"train-encoders", false, "a multimodal model's vision tower and projector trained with the language model", "",
        "the trainer's"},
       {"headroom", true, "GPU memory a plan must leave free, % of the device, beyond the planner's own margins",
@@ -64,9 +64,7 @@ Status apply_price_flags(const Args& args, GpuSpec* gpu) {
 }
 
 Status apply_encoder_flags(const Args& args, TrainingStack* stack) {
-  if (args.has("freeze-encoders") && args.has("train-encoders")) {
-    return Status::invalid("--train-encoders: not allowed with --freeze-encoders (allowed: one of them)");
-  }
+  // Both together are refused by Args::parse (FlagSpec::opposite).
   if (args.has("freeze-encoders")) stack->freezes_encoders = true;
   if (args.has("train-encoders")) stack->freezes_encoders = false;
   return Status::ok();

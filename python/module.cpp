@@ -66,6 +66,7 @@ nb::list flags(const std::string& command) {
     d["help"] = f.help;
     d["allowed"] = f.allowed;
     d["default"] = f.default_value;
+    d["opposite"] = f.opposite;
     list.append(d);
   }
   return list;

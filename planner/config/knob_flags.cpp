@@ -20,8 +20,10 @@ std::vector<FlagSpec> knob_flag_specs() {
       {"offload-params", true, "where the ZeRO-3 parameter shards live", offload, to_string(d.offload_params)},
       {"act-ckpt", true, "activation checkpointing: none, one hidden state per layer, or those moved to host memory",
        join(act_ckpt_names()), to_string(d.act_ckpt)},
-      {"tiled-mlp", false, "TiledMLP (ALST): the MLP in sequence chunks, one chunk's intermediate alive"},
-      {"tiled-loss", false, "tiled loss: logits and cross-entropy in token chunks (Liger fused linear cross-entropy)"},
+      {"tiled-mlp", false, "TiledMLP (ALST): the MLP in sequence chunks, one chunk's intermediate alive", "", "",
+       "no-tiled-mlp"},
+      {"tiled-loss", false, "tiled loss: logits and cross-entropy in token chunks (Liger fused linear cross-entropy)", "",
+       "", "no-tiled-loss"},
       {"no-tiled-mlp", false, "no TiledMLP: the whole sequence's MLP intermediate at once (fixes tiling off)"},
       {"no-tiled-loss", false, "no tiled loss: the whole [tokens x vocab] logits at once (fixes it off)"},
       {"micro-batch", true, "sequences per SP group per micro step", "an integer >= 1", std::to_string(d.micro_batch)},
@@ -75,13 +77,10 @@ Status apply_knob_flags(const Args& args, Knobs* k) {
     SPPLAN_ASSIGN_OR_RETURN(const size_t i, parse_choice("--precision", *v, precision_names()));
     k->precision = static_cast<Precision>(i);
   }
+  // A switch and its opposite together are refused by Args::parse (FlagSpec::opposite).
   for (const auto& [flag, value] : {std::pair{"tiled-mlp", &k->tiled_mlp}, std::pair{"tiled-loss", &k->tiled_loss}}) {
-    const std::string off = std::string("no-") + flag;
-    if (args.has(flag) && args.has(off)) {
-      return Status::invalid("--" + off + ": not allowed with --" + flag + " (allowed: one of them)");
-    }
     if (args.has(flag)) *value = true;
-    if (args.has(off)) *value = false;
+    if (args.has(std::string("no-") + flag)) *value = false;
   }
   if (auto v = args.get("micro-batch")) {
     SPPLAN_ASSIGN_OR_RETURN(k->micro_batch, parse_int("--micro-batch", *v, 1, 1 << 20));

@@ -58,6 +58,11 @@ Result<Args> Args::parse(int argc, const char* const* argv, int first, const std
       return Status::invalid("--" + name + ": missing value");
     }
   }
+  for (const FlagSpec& s : specs) {
+    if (!s.opposite.empty() && args.has(s.name) && args.has(s.opposite)) {
+      return Status::invalid("--" + s.opposite + ": not allowed with --" + s.name + " (allowed: one of them)");
+    }
+  }
   return args;
 }
 

@@ -31,6 +31,9 @@ struct FlagSpec {
   std::string help = {};           // what it means, with its unit: "sequence length in tokens"
   std::string allowed = {};        // the values it takes: "0|1|2|3", "an integer 1..1000"; "" for a switch
   std::string default_value = {};  // what holds without it: "5", "searched", "required"; "" for a switch (off)
+  // A switch's opposite, the switch that undoes it ("no-tiled-mlp" for "tiled-mlp", "train-encoders"
+  // for "freeze-encoders"): the two together are refused, and the Python package passes it for False.
+  std::string opposite = {};
 };
 
 // The flags as `--help` lists them: one block per flag, its value's allowed forms and default.

@@ -112,10 +112,6 @@ def _gpu_arg(value, files):
     return value
 
 
-# Switches whose False is another switch rather than --no-NAME.
-_OPPOSITE_SWITCHES = {"freeze-encoders": "train-encoders"}
-
-
 def _argv(command, flags, files):
     """Keyword arguments to the command's flags, checked against its flag table."""
     table = _FLAGS[command]
@@ -134,10 +130,10 @@ def _argv(command, flags, files):
                 raise ValueError(f"--{name}: value {value!r} is not allowed (allowed: True or False)")
             if value:
                 argv.append(f"--{name}")
-            elif value is False and f"no-{name}" in table:
-                argv.append(f"--no-{name}")  # tiled_mlp=False fixes tiling off, as --no-tiled-mlp does
-            elif value is False and _OPPOSITE_SWITCHES.get(name) in table:
-                argv.append(f"--{_OPPOSITE_SWITCHES[name]}")  # freeze_encoders=False trains them
+            elif value is False and spec["opposite"] in table:
+                # The switch that undoes it: tiled_mlp=False is --no-tiled-mlp, freeze_encoders=False
+                # is --train-encoders (the flag table's FlagSpec::opposite).
+                argv.append(f"--{spec['opposite']}")
             continue
         if value is None:
             continue

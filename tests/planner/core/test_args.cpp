@@ -59,5 +59,18 @@ TEST(Args, RejectsUnknownRepeatedAndMissingValues) {
   }
 }
 
+// A switch and its opposite (FlagSpec::opposite) together: refused, whichever comes first; each
+// alone is read.
+TEST(Args, RefusesASwitchWithItsOpposite) {
+  const std::vector<FlagSpec> specs{{"tiled-mlp", false, "", "", "", "no-tiled-mlp"}, {"no-tiled-mlp", false}};
+  for (const std::vector<std::string>& words : {std::vector<std::string>{"--tiled-mlp", "--no-tiled-mlp"},
+                                                std::vector<std::string>{"--no-tiled-mlp", "--tiled-mlp"}}) {
+    EXPECT_EQ(Args::parse(words, specs).status().message(),
+              "--no-tiled-mlp: not allowed with --tiled-mlp (allowed: one of them)");
+  }
+  EXPECT_TRUE(Args::parse(std::vector<std::string>{"--tiled-mlp"}, specs).ok());
+  EXPECT_TRUE(Args::parse(std::vector<std::string>{"--no-tiled-mlp"}, specs).ok());
+}
+
 }  // namespace
 }  // namespace spplan
