@@ -25,12 +25,17 @@ namespace {
 // The plan at degrees (sp, cp) on the first trainer that runs it: the plan's own, else the Hugging
 // Face Trainer (a ring alone, through Accelerate), else spplan-engine (every layout); nullopt when
 // none does (e.g. ZeRO-3 without checkpointing past Accelerate's ring, which the engine refuses).
+// The encoders stay as the plan holds them (frozen or trained): the same model trained at every
+// degree, whichever trainer runs it.
 std::optional<PlanSpec> runnable_at(const PlanSpec& plan, int64_t sp, int64_t cp) {
   PlanSpec at = plan;
   at.knobs.sp = sp;
   at.knobs.cp = cp;
   for (const char* trainer : {"", "hf", "engine"}) {
-    if (*trainer != 0) at.stack = trainer_stack(trainer);
+    if (*trainer != 0) {
+      at.stack = trainer_stack(trainer);
+      at.stack.freezes_encoders = plan.stack.freezes_encoders;
+    }
     if (check_plan(at, flag_where)) return at;  // estimate() requires a valid plan
   }
   return std::nullopt;

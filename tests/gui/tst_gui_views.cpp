@@ -22,6 +22,7 @@
 #include <QtTest>
 
 #include "gui/charts.hpp"
+#include "gui/encoder_choice.hpp"
 #include "gui/export_bar.hpp"
 #include "gui/image_export.hpp"
 #include "gui/knob_pins.hpp"
@@ -32,7 +33,6 @@
 #include "gui/rent_chart_view.hpp"
 #include "gui/rent_model.hpp"
 #include "gui/seq_sweep_model.hpp"
-#include "gui/encoder_choice.hpp"
 #include "gui/session.hpp"
 #include "gui/sp_scaling_chart_view.hpp"
 #include "gui/sp_scaling_model.hpp"
@@ -393,6 +393,30 @@ class TestGuiViews : public QObject {
     QCOMPARE(model.index(0, SpScalingModel::PeakGibColumn).data().toString().section('.', 1).size(), 1);
     const double step = model.index(0, SpScalingModel::StepSecondsColumn).data(SpScalingModel::ValueRole).toDouble();
     QCOMPARE(model.index(0, SpScalingModel::StepSecondsColumn).data().toString(), QString::fromStdString(spplan::duration_text(step)));
+  }
+
+  // A layout priced on another trainer keeps the plan's encoders: Gemma 3 frozen on Axolotl (a
+  // ring only) has its Ulysses rows priced on hf, frozen too (the loss untiled, as hf runs it).
+  void spScalingKeepsThePlansEncoders() {
+    spplan::PlanSpec plan = knownBase();
+    plan.model = *spplan::load_model(SPPLAN_SOURCE_DIR "/tests/planner/config/data/gemma3_4b_multimodal.json");
+    plan.cluster.num_gpus = 8;
+    plan.stack = spplan::trainer_stack("axolotl");
+    plan.stack.freezes_encoders = true;
+    plan.knobs.sp = 1;
+    plan.knobs.zero_stage = 3;
+    plan.knobs.act_ckpt = spplan::ActCkpt::kFull;
+    plan.knobs.tiled_loss = false;
+    QVERIFY(spplan::check_plan(plan, spplan::flag_where));
+    SpScalingModel model;
+    model.setPlan(plan);
+    const int ulysses = model.firstRow(SpScalingModel::Ulysses);
+    QVERIFY(model.rowCountOf(SpScalingModel::Ulysses) >= 2);
+    for (int r = ulysses; r < ulysses + model.rowCountOf(SpScalingModel::Ulysses); ++r) {
+      if (model.planAt(r).knobs.sp == 1) continue;  // no sequence parallelism: axolotl's own
+      QCOMPARE(model.planAt(r).stack.trainer, std::string("hf"));
+      QVERIFY(model.planAt(r).stack.freezes_encoders);
+    }
   }
 
   void exportButtonsWriteEveryFormat() {
