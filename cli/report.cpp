@@ -137,6 +137,7 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"launchable", some_format_launches(p)},
           {"knobs", knobs_json(p.knobs)},
           {"rope", rope_text(p.model.rope_scaling)},
+          {"priced_model", costmodel::priced_model_lines(p).present()},  // the report's model lines
           {"encoder_params", p.model.encoder_params},
           {"encoders_left_out", p.model.encoders_left_out},
           {"encoders_frozen", p.stack.freezes_encoders && p.model.has_encoders()},

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -633,8 +634,16 @@ EncoderRuns estimate_with_and_without_encoder(const std::string& flags, const st
       << text.out;
   EXPECT_EQ(multimodal.exit_code, 0) << multimodal.err;
   EXPECT_EQ(alone.exit_code, 0) << alone.err;
-  return {nlohmann::json::parse(multimodal.out, nullptr, /*allow_exceptions=*/false),
-          nlohmann::json::parse(alone.out, nullptr, /*allow_exceptions=*/false)};
+  EncoderRuns runs{nlohmann::json::parse(multimodal.out, nullptr, /*allow_exceptions=*/false),
+                   nlohmann::json::parse(alone.out, nullptr, /*allow_exceptions=*/false)};
+  // JSON's priced_model: the report's model lines, the encoder's among them.
+  const nlohmann::json lines = runs.multimodal.value("priced_model", nlohmann::json::array());
+  EXPECT_EQ(lines.size(), 3u) << lines;  // RoPE, encoders, the window 32K passes
+  for (const auto& line : lines) EXPECT_NE(text.out.find("\n  " + line.get<std::string>() + "\n"), std::string::npos);
+  EXPECT_TRUE(std::find(lines.begin(), lines.end(),
+                        "model: the language model of a multimodal config and its vision encoder, " + model_line) !=
+              lines.end());
+  return runs;
 }
 
 // What the multimodal config adds to a memory row over its text config, in bytes per encoder

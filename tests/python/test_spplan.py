@@ -120,6 +120,11 @@ def test_freeze_encoders_true_and_false_are_the_two_switches():
     assert spplan.estimate(**flags, freeze_encoders=True)["encoders_frozen"] is True
     usp = dict(flags, trainer="usp")
     assert spplan.estimate(**usp)["encoders_frozen"] is True  # ms-swift's default
+    # The report's model lines, as `spplan estimate` prints them: RoPE, the encoders, the window.
+    lines = spplan.estimate(**usp)["priced_model"]
+    assert lines[0].startswith("RoPE: linear (factor 8)") and len(lines) == 3
+    assert lines[1].startswith("model: the language model of a multimodal config and its vision encoder, 0.42B "
+                               "parameters frozen by usp (weights only")
     assert spplan.estimate(**usp, freeze_encoders=False)["encoders_frozen"] is False  # --train-encoders
 
 
