@@ -452,7 +452,9 @@ Result<TrainerRecord> read_record(const std::string& path, const toml::table& ta
   return t;
 }
 
-// Records by file, loaded once: the GUI re-plans on every edit, the search copies stacks by the thousand.
+// Records by file, loaded once: the GUI re-plans on every edit, the search copies stacks by the
+// thousand. An entry is never replaced, so a record lives as long as the program (record_of hands
+// out references to them).
 std::mutex g_cache_mutex;
 std::map<std::string, std::shared_ptr<const TrainerRecord>>& cache() {
   static std::map<std::string, std::shared_ptr<const TrainerRecord>> records;
@@ -470,8 +472,7 @@ Result<std::shared_ptr<const TrainerRecord>> load_record(const std::string& name
   SPPLAN_ASSIGN_OR_RETURN(TrainerRecord record, read_record(path, table, depth));
   auto shared = std::make_shared<const TrainerRecord>(std::move(record));
   const std::lock_guard<std::mutex> lock(g_cache_mutex);
-  cache()[path] = shared;
-  return shared;
+  return cache().try_emplace(path, std::move(shared)).first->second;  // a thread that loaded it first wins
 }
 
 }  // namespace

@@ -83,7 +83,7 @@ const TrainerRecord& record_of(const PlanSpec& plan) {
     static const std::shared_ptr<const TrainerRecord> kArctic = trainer_stack("arctic").record;
     return *kArctic;
   }
-  return *trainer_stack(plan.stack.trainer).record;
+  return *trainer_stack(plan.stack.trainer).record;  // the loader's cache keeps it past the temporary stack
 }
 
 const LayoutRecord& layout_record(const PlanSpec& plan) {
