@@ -263,7 +263,7 @@ SessionState MainWindow::sessionState() const {
   return {m_modelCombo->currentText().trimmed(), m_gpuCombo->currentText().trimmed(), m_gpusSpin->value(),
           m_perNodeSpin->value(), m_seqEdit->text().trimmed(), m_trainerCombo->currentText(),
           m_priceEdit->text().trimmed(), m_headroomEdit->text().trimmed(), m_optimizer->texts(),
-          m_pins->texts(),         m_encoders->text()};
+          m_pins->texts(), m_encoders->text()};
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -313,12 +313,12 @@ void MainWindow::recomputeNow() {
     showError(stringOf(base.status().message()));
     return;
   }
+  m_encoders->setModel(base->model.has_encoders(), base->stack.record && base->stack.record->facts.freezes_encoders);
   const Result<search::KnobConstraints> pinned = m_pins->constraints(&*base);  // as spplan plan's knob flags
   if (!pinned.ok()) {
     showError(stringOf(pinned.status().message()));
     return;
   }
-  m_encoders->setModel(base->model.has_encoders(), base->stack.record && base->stack.record->facts.freezes_encoders);
   m_planModel->setBase(*base, *pinned);
   if (m_planModel->evaluated() == 0) {  // the pins leave nothing to price: the CLI's exit-2 line
     const QString why = m_planModel->whyNone();  // a copy: showError clears the model
@@ -367,7 +367,6 @@ void MainWindow::showError(const QString& message) {
   m_bannerLabel->setStyleSheet("");
   m_bannerLabel->clear();
   m_trustLabel->clear();
-  m_modelLabel->clear();
 }
 
 void MainWindow::selectRow(int row) {
@@ -377,8 +376,12 @@ void MainWindow::selectRow(int row) {
   const bool fits = row >= 0 && m_planModel->planAt(row).estimate.fits;
   m_exportBar->setPlan(fits ? &m_planModel->planAt(row).plan : nullptr);
   m_saveButton->setEnabled(fits);
-  if (row >= 0) updateBanner(row);
-  if (row >= 0) showPricedModel(m_planModel->planAt(row).plan);
+  if (row >= 0) {
+    updateBanner(row);
+    showPricedModel(m_planModel->planAt(row).plan);
+  } else {
+    m_modelLabel->clear();  // no plan, no layout to say the encoders' memory on
+  }
 }
 
 void MainWindow::showPricedModel(const PlanSpec& plan) {
