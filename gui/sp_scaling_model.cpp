@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 
@@ -25,8 +26,9 @@ namespace {
 // The plan at degrees (sp, cp) on the first trainer that runs it: the plan's own, else the Hugging
 // Face Trainer (a ring alone, through Accelerate), else spplan-engine (every layout); nullopt when
 // none does (e.g. ZeRO-3 without checkpointing past Accelerate's ring, which the engine refuses).
-// The encoders stay as the plan holds them (frozen or trained): the same model trained at every
-// degree, whichever trainer runs it.
+// Each runs the attention kernel its layout runs on that trainer (hf's ring: SDPA), as the CLI's
+// estimate of the plan does, unless the user named one. The encoders stay as the plan holds them
+// (frozen or trained): the same model trained at every degree, whichever trainer runs it.
 std::optional<PlanSpec> runnable_at(const PlanSpec& plan, int64_t sp, int64_t cp) {
   PlanSpec at = plan;
   at.knobs.sp = sp;
@@ -36,6 +38,7 @@ std::optional<PlanSpec> runnable_at(const PlanSpec& plan, int64_t sp, int64_t cp
       at.stack = trainer_stack(trainer);
       at.stack.freezes_encoders = plan.stack.freezes_encoders;
     }
+    settle_layout_attention(&at);
     if (check_plan(at, flag_where)) return at;  // estimate() requires a valid plan
   }
   return std::nullopt;

@@ -4,9 +4,9 @@
 // cluster) and peak memory per GPU at degree sp x cp. Rows whose knobs break a plan rule there
 // (the heads for sp, the zigzag split for cp) are left out. A layout the plan's trainer does not run
 // (ArcticTraining has no ring attention; Accelerate's has no hybrid) is priced with the first
-// trainer that runs it at those knobs (hf for a ring alone, then spplan-engine), a multimodal
-// model's encoders frozen or trained as the plan holds them, and the trainer column says which; a
-// layout no trainer runs at those knobs has no rows. Rows are grouped by layout, degrees
+// trainer that runs it at those knobs (hf for a ring alone, then spplan-engine), on the attention
+// kernel that layout runs there, a multimodal model's encoders frozen or trained as the plan holds
+// them, and the trainer column says which; a layout no trainer runs at those knobs has no rows. Rows are grouped by layout, degrees
 // ascending, so the chart maps each layout's rows as one series. Feeds the table and
 // SpScalingChartView.
 #pragma once

@@ -2,6 +2,8 @@
 // the exports (plan formats, chart images), the saved session, keyboard shortcuts and the
 // --screenshots mode (the measured accuracy beside the predictions: tst_gui_trust). Numbers are
 // checked against the library calls the CLI makes.
+#include <algorithm>
+
 #include <QAbstractItemModelTester>
 #include <memory>
 #include <QComboBox>
@@ -40,6 +42,7 @@
 #include "gui/trust.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 #include "planner/export/export.hpp"
@@ -377,6 +380,7 @@ class TestGuiViews : public QObject {
       for (const char* trainer : {"hf", "engine"}) {  // the first trainer that runs a ring at these knobs
         if (spplan::check_plan(at, spplan::flag_where)) break;
         at.stack = spplan::trainer_stack(trainer);
+        spplan::settle_layout_attention(&at);  // the kernel its ring runs
       }
       QVERIFY(spplan::check_plan(at, spplan::flag_where));
       QCOMPARE(model.index(r, SpScalingModel::TrainerColumn).data().toString(), QString::fromStdString(at.stack.trainer));
@@ -393,6 +397,36 @@ class TestGuiViews : public QObject {
     QCOMPARE(model.index(0, SpScalingModel::PeakGibColumn).data().toString().section('.', 1).size(), 1);
     const double step = model.index(0, SpScalingModel::StepSecondsColumn).data(SpScalingModel::ValueRole).toDouble();
     QCOMPARE(model.index(0, SpScalingModel::StepSecondsColumn).data().toString(), QString::fromStdString(spplan::duration_text(step)));
+  }
+
+  // Each row runs the attention kernel its layout runs on its trainer, as the CLI's estimate of that
+  // plan does: the Hugging Face Trainer's Ulysses on FlashAttention 2, its ring (torch's context
+  // parallel) on SDPA, where the rows kept the selected plan's kernel.
+  void spScalingRowsRunTheirLayoutsKernel() {
+    spplan::PlanSpec base = knownBase();
+    base.stack = spplan::trainer_stack("hf");
+    const auto result = spplan::search::search_plans(base, false);
+    QVERIFY(!result.feasible.empty());
+    spplan::PlanSpec ulysses = result.feasible.front().plan;  // hf's best: a ring of 4 on SDPA
+    QVERIFY(ulysses.knobs.cp == 4 && ulysses.stack.attention == spplan::AttentionKernel::kSdpa);
+    ulysses.knobs.sp = 4;  // the same knobs on Ulysses: FlashAttention 2
+    ulysses.knobs.cp = 1;
+    spplan::settle_layout_attention(&ulysses);
+    QVERIFY(spplan::check_plan(ulysses, spplan::flag_where));
+    QVERIFY(ulysses.stack.attention == spplan::AttentionKernel::kFlash2);
+    SpScalingModel model;
+    model.setPlan(ulysses);
+    const int ring = model.firstRow(SpScalingModel::Ring);
+    QVERIFY(model.rowCountOf(SpScalingModel::Ring) >= 2);
+    for (int r = ring; r < ring + model.rowCountOf(SpScalingModel::Ring); ++r) {
+      const spplan::PlanSpec& at = model.planAt(r);
+      QCOMPARE(QString::fromStdString(at.stack.trainer), QStringLiteral("hf"));
+      QVERIFY2(at.stack.attention == spplan::AttentionKernel::kSdpa, spplan::to_string(at.stack.attention).c_str());
+      spplan::PlanSpec cli = at;  // as `spplan estimate --trainer hf --sp 1 --cp N` settles it
+      QVERIFY(spplan::settle_attention(&cli, false, spplan::flag_where).is_ok());
+      QCOMPARE(model.index(r, SpScalingModel::TokensPerSecondColumn).data(SpScalingModel::ValueRole).toDouble(),
+               spplan::costmodel::estimate(cli).tokens_per_s);
+    }
   }
 
   // A layout priced on another trainer keeps the plan's encoders: Gemma 3 frozen on Axolotl (a
