@@ -17,6 +17,7 @@
 #include "cli/report.hpp"
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/config/stack_flags.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/search/rent.hpp"
 
@@ -132,12 +133,7 @@ int cmd_rent(int argc, const char* const* argv) {
     if (!trainer.ok()) return fail(trainer.status());
     base.stack = *trainer;
   }
-  if (auto v = args->get("attention")) {
-    auto kernel = parse_choice("--attention", *v, attention_kernel_names());
-    if (!kernel.ok()) return fail(kernel.status());
-    base.stack.attention = static_cast<AttentionKernel>(*kernel);
-  }
-  if (const Status encoders = apply_encoder_flags(*args, &base.stack); !encoders) return fail(encoders);
+  if (const Status stack = apply_stack_flags(*args, &base.stack); !stack) return fail(stack);
   if (const Status headroom = apply_headroom_flag(*args, &base); !headroom) return fail(headroom);
   base.cluster.num_gpus = 1;  // read_constraints checks a fixed --sp against a count; rent varies it
   if (args->has("sp")) {

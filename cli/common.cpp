@@ -8,6 +8,7 @@
 #include "planner/config/optimizer_spec.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/renter_settings.hpp"
+#include "planner/config/stack_flags.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/config/knobs.hpp"
 
@@ -23,7 +24,7 @@ Result<Args> parse_flags(int argc, const char* const* argv, const std::vector<Fl
 }
 
 std::vector<FlagSpec> cluster_flag_specs(bool with_seq) {
-  std::vector<FlagSpec> specs{
+  const std::vector<FlagSpec> cluster{
       {"model", true, "the model to train", kModelAllowed, "required"},
       {"gpu", true, "the accelerator every GPU of the cluster is", kGpuAllowed, "required"},
       {"gpus", true, "GPUs in the cluster (GPUs = dp x sp); above one node, whole nodes",
@@ -32,20 +33,16 @@ std::vector<FlagSpec> cluster_flag_specs(bool with_seq) {
        "the GPU file's"},
       {"nodes", true, "nodes in the cluster; GPUs = nodes x GPUs per node", "an integer >= 1", "from --gpus"},
       {"trainer", true, "the software that runs the plan: what it holds, which layouts it runs, which exports launch it",
-       "a trainer preset (" + join(trainer_names()) + ") or a trainer TOML file (configs/trainers/README.md)", "arctic"},
-      {"attention", true, "the attention kernel, overriding the trainer's", join(attention_kernel_names()),
-       "the trainer's (sdpa with --precision fp32)"},
-      {"freeze-encoders", false,
-       "a multimodal model's vision tower and projector frozen: weights only, no gradients or optimizer state", "",
-       "the trainer's (usp freezes them, as ms-swift does; the others train them)", "train-encoders"},
-      {"train-encoders", false, "a multimodal model's vision tower and projector trained with the language model", "",
-       "the trainer's"},
+       "a trainer preset (" + join(trainer_names()) + ") or a trainer TOML file (configs/trainers/README.md)", "arctic"}};
+  const std::vector<FlagSpec> renter{
       {"headroom", true, "GPU memory a plan must leave free, % of the device, beyond the planner's own margins",
        "a number from 0 to " + format_number(kMaxHeadroomPct), "0"},
       {"price-per-gpu-hour", true, "what one GPU costs per hour, in $, overriding the GPU file's price_per_gpu_hour",
        "a number > 0", "the GPU file's"},
       {"price-per-node-hour", true, "what one node costs per hour, in $ (divided over its GPUs)", "a number > 0",
        "the GPU file's price_per_gpu_hour x GPUs per node"}};
+  // The stack's flags after --trainer, whose defaults they override (planner/config/stack_flags.hpp).
+  std::vector<FlagSpec> specs = with(with(cluster, stack_flag_specs()), renter);
   if (with_seq) specs.push_back(seq_flag_spec());
   return specs;
 }
@@ -61,13 +58,6 @@ std::vector<FlagSpec> with(std::vector<FlagSpec> base, const std::vector<FlagSpe
 
 Status apply_price_flags(const Args& args, GpuSpec* gpu) {
   return apply_price(args.get("price-per-gpu-hour"), args.get("price-per-node-hour"), gpu);
-}
-
-Status apply_encoder_flags(const Args& args, TrainingStack* stack) {
-  // Both together are refused by Args::parse (FlagSpec::opposite).
-  if (args.has("freeze-encoders")) stack->freezes_encoders = true;
-  if (args.has("train-encoders")) stack->freezes_encoders = false;
-  return Status::ok();
 }
 
 Status apply_headroom_flag(const Args& args, PlanSpec* plan) {
@@ -98,11 +88,7 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {
   SPPLAN_ASSIGN_OR_RETURN(const std::string gpu, args.require("gpu", "a GPU preset or file"));
   SPPLAN_ASSIGN_OR_RETURN(plan.cluster.gpu, load_gpu(gpu));
   SPPLAN_ASSIGN_OR_RETURN(plan.stack, load_trainer(args.get("trainer").value_or("arctic"), "--trainer"));
-  if (auto v = args.get("attention")) {  // after --trainer: it overrides the trainer's kernel
-    SPPLAN_ASSIGN_OR_RETURN(const size_t kernel, parse_choice("--attention", *v, attention_kernel_names()));
-    plan.stack.attention = static_cast<AttentionKernel>(kernel);
-  }
-  SPPLAN_RETURN_IF_ERROR(apply_encoder_flags(args, &plan.stack));
+  SPPLAN_RETURN_IF_ERROR(apply_stack_flags(args, &plan.stack));  // after --trainer: they override its defaults
   if (auto v = args.get("gpus-per-node")) {
     SPPLAN_ASSIGN_OR_RETURN(plan.cluster.gpu.gpus_per_node, parse_int("--gpus-per-node", *v, 1, 1 << 16));
   }

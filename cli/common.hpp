@@ -39,9 +39,6 @@ inline constexpr const char* kSeqAllowed = kSeqLenForms;
 Status apply_price_flags(const Args& args, GpuSpec* gpu);
 // --headroom PCT into plan->memory_headroom.
 Status apply_headroom_flag(const Args& args, PlanSpec* plan);
-// --freeze-encoders or --train-encoders (one of them) over the trainer's freezes_encoders; after
-// --trainer, whose default they override.
-Status apply_encoder_flags(const Args& args, TrainingStack* stack);
 // The validation results shipped with the source (validation/results), read once; nullptr when
 // there are none to read.
 const MeasuredAccuracy* measured_accuracy();
