@@ -4,6 +4,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 
+#include "planner/config/stack_flags.hpp"
 #include "planner/core/args.hpp"
 #include "planner/search/knob_constraints.hpp"
 
@@ -75,8 +76,12 @@ std::vector<std::string> KnobPins::flags() const {
   return words;
 }
 
-Result<search::KnobConstraints> KnobPins::constraints(PlanSpec* base) const {
-  SPPLAN_ASSIGN_OR_RETURN(const Args args, Args::parse(flags(), search::searched_knob_flag_specs()));
+Result<search::KnobConstraints> KnobPins::constraints(PlanSpec* base, const std::vector<std::string>& stackFlags) const {
+  std::vector<std::string> words = flags();
+  words.insert(words.end(), stackFlags.begin(), stackFlags.end());
+  std::vector<FlagSpec> specs = search::searched_knob_flag_specs();
+  for (FlagSpec& f : stack_flag_specs()) specs.push_back(std::move(f));
+  SPPLAN_ASSIGN_OR_RETURN(const Args args, Args::parse(words, specs));
   return search::read_constraints(args, base);
 }
 

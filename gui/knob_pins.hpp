@@ -25,8 +25,9 @@ class KnobPins : public QWidget {
   explicit KnobPins(QWidget* parent = nullptr);
 
   // The pins as search constraints for `base` (its precision and attention settled as the CLI
-  // does); the CLI's message when a pin cannot hold there.
-  Result<search::KnobConstraints> constraints(PlanSpec* base) const;
+  // does, with the stack's flags beside them: a named --attention stays named); the CLI's message
+  // when a pin cannot hold there.
+  Result<search::KnobConstraints> constraints(PlanSpec* base, const std::vector<std::string>& stackFlags = {}) const;
   // The flags the pins stand for: {"--sp", "4", "--no-tiled-mlp"}; none when nothing is pinned.
   std::vector<std::string> flags() const;
   // The combo of a flag ("sp", "zero", "tiled-mlp", ...); null for another name.

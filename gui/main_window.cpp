@@ -20,7 +20,6 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "gui/encoder_choice.hpp"
 #include "gui/export_bar.hpp"
 #include "gui/knob_pins.hpp"
 #include "gui/optimizer_inputs.hpp"
@@ -28,10 +27,12 @@
 #include "gui/plan_tabs.hpp"
 #include "gui/rent_model.hpp"
 #include "gui/session.hpp"
+#include "gui/stack_choices.hpp"
 #include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/renter_settings.hpp"
+#include "planner/config/stack_flags.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/costmodel/priced_model.hpp"
@@ -78,15 +79,15 @@ MainWindow::MainWindow(QWidget* parent)
   layout->addWidget(buildInputs());
   m_optimizer = new OptimizerInputs(central);
   connect(m_optimizer, &OptimizerInputs::changed, this, &MainWindow::scheduleRecompute);
-  layout->addWidget(m_optimizer);
+  m_stack = new StackChoices(central);  // at the optimizer rows' right end: the pins row is full
+  connect(m_stack, &StackChoices::changed, this, &MainWindow::scheduleRecompute);
+  auto* optimizerRow = new QHBoxLayout;
+  optimizerRow->addWidget(m_optimizer, 1);
+  optimizerRow->addWidget(m_stack);
+  layout->addLayout(optimizerRow);
   m_pins = new KnobPins(central);
   connect(m_pins, &KnobPins::changed, this, &MainWindow::scheduleRecompute);
-  m_encoders = new EncoderChoice(central);
-  connect(m_encoders, &EncoderChoice::changed, this, &MainWindow::scheduleRecompute);
-  auto* pinsRow = new QHBoxLayout;
-  pinsRow->addWidget(m_pins, 1);
-  pinsRow->addWidget(m_encoders);
-  layout->addLayout(pinsRow);
+  layout->addWidget(m_pins);
   m_statusLabel = new QLabel(central);
   m_statusLabel->setWordWrap(true);
   m_statusLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -254,7 +255,7 @@ bool MainWindow::restoreSession() {
   m_headroomEdit->setText(s.headroom);
   m_optimizer->setTexts(s.optimizer);
   m_pins->setTexts(s.pins);
-  m_encoders->setText(s.encoders);
+  m_stack->setTexts(s.stack);
   scheduleRecompute();
   return true;
 }
@@ -263,7 +264,7 @@ SessionState MainWindow::sessionState() const {
   return {m_modelCombo->currentText().trimmed(), m_gpuCombo->currentText().trimmed(), m_gpusSpin->value(),
           m_perNodeSpin->value(), m_seqEdit->text().trimmed(), m_trainerCombo->currentText(),
           m_priceEdit->text().trimmed(), m_headroomEdit->text().trimmed(), m_optimizer->texts(),
-          m_pins->texts(), m_encoders->text()};
+          m_pins->texts(), m_stack->texts()};
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -292,7 +293,10 @@ Result<PlanSpec> MainWindow::baseFromInputs() const {
   SPPLAN_RETURN_IF_ERROR(check_cluster_shape(plan.cluster, flag_where));  // as plan_from_flags: whole nodes
   SPPLAN_ASSIGN_OR_RETURN(plan.seq_len, parse_seq_len("--seq", m_seqEdit->text().trimmed().toStdString()));
   SPPLAN_ASSIGN_OR_RETURN(plan.stack, load_trainer(m_trainerCombo->currentText().toStdString(), "--trainer"));
-  m_encoders->apply(&plan.stack);  // after the trainer: it overrides the trainer's default, as --freeze-encoders
+  // After the trainer: the choices override its defaults, as the CLI's --attention and --freeze-encoders.
+  SPPLAN_ASSIGN_OR_RETURN(const Args stack, Args::parse(m_stack->flags(), stack_flag_specs()));
+  SPPLAN_RETURN_IF_ERROR(apply_stack_flags(stack, &plan.stack));
+  plan.attention_named = stack.has("attention");
   settle_layout_attention(&plan);
   hold_against_measured(&plan, m_trust ? &m_trust->measured() : nullptr);  // as plan_from_flags: the ranking's margin
   SPPLAN_ASSIGN_OR_RETURN(plan.optimizer, m_optimizer->spec());  // the CLI's recipe and flags
@@ -313,8 +317,9 @@ void MainWindow::recomputeNow() {
     showError(stringOf(base.status().message()));
     return;
   }
-  m_encoders->setModel(base->model.has_encoders(), base->stack.record && base->stack.record->facts.freezes_encoders);
-  const Result<search::KnobConstraints> pinned = m_pins->constraints(&*base);  // as spplan plan's knob flags
+  m_stack->setModel(base->model.has_encoders(), base->stack.record && base->stack.record->facts.freezes_encoders);
+  // As spplan plan's knob flags, with the stack's (a named kernel stays named).
+  const Result<search::KnobConstraints> pinned = m_pins->constraints(&*base, m_stack->flags());
   if (!pinned.ok()) {
     showError(stringOf(pinned.status().message()));
     return;

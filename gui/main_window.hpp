@@ -26,13 +26,13 @@ class QTimer;
 
 namespace spplan::gui {
 
-class EncoderChoice;
 class ExportBar;
 class KnobPins;
 class OptimizerInputs;
 class PlanTableModel;
 class PlanTabs;
 class SeqSweepModel;
+class StackChoices;
 class StepTimelineView;
 struct SessionState;
 
@@ -66,7 +66,7 @@ class MainWindow : public QMainWindow {
   QLineEdit* headroomEdit() const { return m_headroomEdit; }
   OptimizerInputs* optimizerInputs() const { return m_optimizer; }
   KnobPins* knobPins() const { return m_pins; }
-  EncoderChoice* encoderChoice() const { return m_encoders; }
+  StackChoices* stackChoices() const { return m_stack; }
   // Writes the selected plan as "Save plan…" does (the plan TOML `spplan plan --out` writes).
   Status savePlanTo(const QString& path);
   QLabel* statusLabel() const { return m_statusLabel; }
@@ -108,7 +108,7 @@ class MainWindow : public QMainWindow {
   QLineEdit* m_headroomEdit = nullptr;  // --headroom PCT; empty: 0
   OptimizerInputs* m_optimizer = nullptr;
   KnobPins* m_pins = nullptr;
-  EncoderChoice* m_encoders = nullptr;  // --freeze-encoders / --train-encoders
+  StackChoices* m_stack = nullptr;  // --attention, --freeze-encoders / --train-encoders
   QPushButton* m_openButton = nullptr;
   QPushButton* m_saveButton = nullptr;
   QLabel* m_statusLabel = nullptr;

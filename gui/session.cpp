@@ -14,7 +14,6 @@ void saveSession(QSettings& settings, const SessionState& state) {
   settings.setValue("trainer", state.trainer);
   settings.setValue("price", state.price);
   settings.setValue("headroom", state.headroom);
-  settings.setValue("encoders", state.encoders);
   settings.beginGroup("optimizer");
   settings.remove("");  // a field no longer shown is not kept
   for (const auto& [flag, text] : state.optimizer) settings.setValue(flag, text);
@@ -22,6 +21,10 @@ void saveSession(QSettings& settings, const SessionState& state) {
   settings.beginGroup("pins");
   settings.remove("");  // a pin set back to "any" is not kept
   for (const auto& [flag, text] : state.pins) settings.setValue(flag, text);
+  settings.endGroup();
+  settings.beginGroup("stack");
+  settings.remove("");  // a choice set back to the trainer's is not kept
+  for (const auto& [name, text] : state.stack) settings.setValue(name, text);
   settings.endGroup();
   settings.endGroup();
 }
@@ -37,12 +40,14 @@ SessionState loadSession(QSettings& settings) {
   state.trainer = settings.value("trainer").toString();
   state.price = settings.value("price").toString();
   state.headroom = settings.value("headroom").toString();
-  state.encoders = settings.value("encoders").toString();
   settings.beginGroup("optimizer");
   for (const QString& flag : settings.childKeys()) state.optimizer[flag] = settings.value(flag).toString();
   settings.endGroup();
   settings.beginGroup("pins");
   for (const QString& flag : settings.childKeys()) state.pins[flag] = settings.value(flag).toString();
+  settings.endGroup();
+  settings.beginGroup("stack");
+  for (const QString& name : settings.childKeys()) state.stack[name] = settings.value(name).toString();
   settings.endGroup();
   settings.endGroup();
   return state;

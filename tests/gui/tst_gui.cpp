@@ -13,7 +13,6 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
-#include "gui/encoder_choice.hpp"
 #include "gui/export_bar.hpp"
 #include "gui/gui_options.hpp"
 #include "gui/knob_pins.hpp"
@@ -21,6 +20,7 @@
 #include "gui/optimizer_inputs.hpp"
 #include "gui/plan_table_model.hpp"
 #include "gui/seq_sweep_model.hpp"
+#include "gui/stack_choices.hpp"
 #include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/knobs_json.hpp"
@@ -51,6 +51,17 @@ QByteArray cliOutput(const QStringList& args) {
     return {};
   }
   return process.readAllStandardOutput();
+}
+
+// `spplan ARGS`'s one-line message without its "spplan: " prefix; a test failure if it does not exit 2.
+QString cliRefusal(const QStringList& args) {
+  QProcess process;
+  process.start(QStringLiteral(SPPLAN_EXE), args);
+  if (!process.waitForFinished(60000) || process.exitCode() != 2) {
+    qWarning("spplan %s: exit %d, not 2", qPrintable(args.join(' ')), process.exitCode());
+    return {};
+  }
+  return QString::fromUtf8(process.readAllStandardError()).trimmed().remove(0, QStringLiteral("spplan: ").size());
 }
 
 QByteArray fileText(const QString& path) {
@@ -402,19 +413,53 @@ class TestGui : public QObject {
     QVERIFY(window.modelLabel()->text().isEmpty());
   }
 
+  // The attention choice is --attention: every plan on the named kernel, the CLI's best plan for the
+  // same flags, and the CLI's refusal where the trainer does not run it (hf's ring: SDPA only).
+  void attentionChoiceIsTheClisFlag() {
+    spplan::gui::MainWindow window;
+    window.setInputs(knownOptions());
+    window.trainerCombo()->setCurrentText(QStringLiteral("hf"));
+    window.stackChoices()->setTexts({{"attention", "sdpa"}});
+    window.recomputeNow();
+    QVERIFY(window.planModel()->fitCount() > 0);
+    for (int row = 0; row < window.planModel()->rowCount(); ++row) {
+      QVERIFY(window.planModel()->planAt(row).plan.stack.attention == spplan::AttentionKernel::kSdpa);
+    }
+    const QByteArray cli = cliOutput({"plan", "--model", "qwen3-4b", "--gpu", "h100-80gb", "--gpus", "4", "--seq",
+                                      "128k", "--trainer", "hf", "--attention", "sdpa", "--json"});
+    const auto best = nlohmann::json::parse(cli.toStdString())["plans"][0];
+    QCOMPARE(spplan::knobs_json(window.planModel()->planAt(0).plan.knobs).dump(), best["knobs"].dump());
+    QCOMPARE(window.planModel()->planAt(0).estimate.tokens_per_s, best["tokens_per_s"].get<double>());
+    // FlashAttention 2 named: hf's ring is refused in the CLI's words, its Ulysses plans stay.
+    window.stackChoices()->setTexts({{"attention", "flash2"}});
+    window.knobPins()->combo("cp")->setCurrentText(QStringLiteral("4"));
+    window.recomputeNow();
+    QCOMPARE(window.planModel()->rowCount(), 0);
+    QCOMPARE(window.statusLabel()->text(),
+             cliRefusal({"plan", "--model", "qwen3-4b", "--gpu", "h100-80gb", "--gpus", "4", "--seq", "128k",
+                         "--trainer", "hf", "--attention", "flash2", "--cp", "4"}));
+    window.knobPins()->clearPins();
+    window.recomputeNow();
+    QVERIFY(window.planModel()->fitCount() > 0);
+    for (int row = 0; row < window.planModel()->rowCount(); ++row) {
+      QCOMPARE(window.planModel()->planAt(row).plan.knobs.cp, 1LL);
+      QVERIFY(window.planModel()->planAt(row).plan.stack.attention == spplan::AttentionKernel::kFlash2);
+    }
+  }
+
   // The encoders' choice is --freeze-encoders / --train-encoders: off for a text model, and for a
   // multimodal one the CLI's search, its words and its refusal (ArcticTraining freezes nothing).
   void encodersChoiceIsTheClisFlag() {
     spplan::gui::MainWindow window;
     window.setInputs(knownOptions());
     window.recomputeNow();
-    QVERIFY(!window.encoderChoice()->isEnabled());
+    QVERIFY(!window.stackChoices()->combo("encoders")->isEnabled());
     const QString gemma = QStringLiteral(SPPLAN_SOURCE_DIR "/tests/planner/config/data/gemma3_4b_multimodal.json");
     window.modelCombo()->setCurrentText(gemma);
     window.trainerCombo()->setCurrentText(QStringLiteral("usp"));
     window.recomputeNow();
-    QVERIFY(window.encoderChoice()->isEnabled());
-    QCOMPARE(window.encoderChoice()->combo()->currentText(), QStringLiteral("trainer's: frozen"));
+    QVERIFY(window.stackChoices()->combo("encoders")->isEnabled());
+    QCOMPARE(window.stackChoices()->combo("encoders")->currentText(), QStringLiteral("trainer's: frozen"));
     QVERIFY2(window.modelLabel()->text().contains(QStringLiteral("parameters frozen by usp (weights only")),
              qPrintable(window.modelLabel()->text()));
     const auto peakOfBest = [&] {
@@ -422,7 +467,7 @@ class TestGui : public QObject {
                                       PlanTableModel::ValueRole).toDouble();
     };
     const double frozen = peakOfBest();
-    window.encoderChoice()->setText(QStringLiteral("trained"));
+    window.stackChoices()->setTexts({{"encoders", "trained"}});
     window.recomputeNow();
     QVERIFY(!window.planModel()->planAt(0).plan.stack.freezes_encoders);
     QVERIFY2(window.modelLabel()->text().contains(QStringLiteral("parameters counted as trained")),
@@ -437,9 +482,9 @@ class TestGui : public QObject {
     QVERIFY(peakOfBest() > frozen);  // gradients and optimizer state for 0.42B more parameters
 
     window.trainerCombo()->setCurrentText(QStringLiteral("arctic"));
-    window.encoderChoice()->setText(QStringLiteral("frozen"));
+    window.stackChoices()->setTexts({{"encoders", "frozen"}});
     window.recomputeNow();
-    QCOMPARE(window.encoderChoice()->combo()->itemText(0), QStringLiteral("trainer's: trained"));
+    QCOMPARE(window.stackChoices()->combo("encoders")->itemText(0), QStringLiteral("trainer's: trained"));
     QVERIFY2(window.statusLabel()->text().contains(QStringLiteral("freeze_encoders: value true is not run by trainer "
                                                                   "\"arctic\"")),
              qPrintable(window.statusLabel()->text()));

@@ -24,7 +24,6 @@
 #include <QtTest>
 
 #include "gui/charts.hpp"
-#include "gui/encoder_choice.hpp"
 #include "gui/export_bar.hpp"
 #include "gui/image_export.hpp"
 #include "gui/knob_pins.hpp"
@@ -36,6 +35,7 @@
 #include "gui/rent_model.hpp"
 #include "gui/seq_sweep_model.hpp"
 #include "gui/session.hpp"
+#include "gui/stack_choices.hpp"
 #include "gui/sp_scaling_chart_view.hpp"
 #include "gui/sp_scaling_model.hpp"
 #include "gui/step_timeline_view.hpp"
@@ -570,7 +570,7 @@ class TestGuiViews : public QObject {
       window.optimizerInputs()->field("lr")->setText("2e-5");
       window.knobPins()->combo("zero")->setCurrentText("3");
       window.knobPins()->combo("tiled-mlp")->setCurrentText("off");
-      window.encoderChoice()->setText("frozen");
+      window.stackChoices()->setTexts({{"attention", "sdpa"}, {"encoders", "frozen"}});
       window.close();  // closeEvent saves
     }
     MainWindow again;
@@ -585,7 +585,8 @@ class TestGuiViews : public QObject {
     QCOMPARE(again.knobPins()->combo("zero")->currentText(), QStringLiteral("3"));
     QCOMPARE(again.knobPins()->combo("tiled-mlp")->currentText(), QStringLiteral("off"));
     QCOMPARE(again.knobPins()->combo("sp")->currentText(), QStringLiteral("any"));
-    QCOMPARE(again.encoderChoice()->text(), QStringLiteral("frozen"));
+    QCOMPARE(again.stackChoices()->combo("attention")->currentText(), QStringLiteral("sdpa"));
+    QCOMPARE(again.stackChoices()->combo("encoders")->currentText(), QStringLiteral("frozen"));
     const auto restored = again.optimizerInputs()->spec();
     QVERIFY(restored.ok());
     QCOMPARE(restored->lr, 2e-5);
