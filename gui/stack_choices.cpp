@@ -20,7 +20,7 @@ QComboBox* addCombo(QGridLayout* grid, const QString& label, const char* name, Q
   auto* combo = new QComboBox(parent);
   combo->setObjectName(QString::fromLatin1(name));
   text->setBuddy(combo);
-  const int row = grid->rowCount() == 1 && grid->count() == 0 ? 0 : grid->rowCount();
+  const int row = grid->count() / 2;  // two widgets a row
   grid->addWidget(text, row, 0, Qt::AlignRight);
   grid->addWidget(combo, row, 1);
   return combo;
