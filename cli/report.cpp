@@ -140,7 +140,7 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"priced_model", costmodel::priced_model_lines(p).present()},  // the report's model lines
           {"encoder_params", p.model.encoder_params},
           {"encoders_left_out", p.model.encoders_left_out},
-          {"encoders_frozen", p.stack.freezes_encoders && p.model.has_encoders()},
+          {"encoders_frozen", p.encoders_frozen()},
           {"optimizer", optimizer_json(p.optimizer)},
           {"dp", p.dp()},
           {"fits", e.fits},

@@ -317,7 +317,7 @@ void MainWindow::recomputeNow() {
     showError(stringOf(base.status().message()));
     return;
   }
-  m_stack->setModel(base->model.has_encoders(), base->stack.record && base->stack.record->facts.freezes_encoders);
+  m_stack->setModel(base->model.has_encoders(), record_of(*base).facts.freezes_encoders);
   // As spplan plan's knob flags, with the stack's (a named kernel stays named).
   const Result<search::KnobConstraints> pinned = m_pins->constraints(&*base, m_stack->flags());
   if (!pinned.ok()) {

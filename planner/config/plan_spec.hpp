@@ -49,6 +49,9 @@ struct PlanSpec {
 
   // Data-parallel degree: GPUs = dp x sp x cp.
   int64_t dp() const { return cluster.num_gpus / (knobs.sp * knobs.cp); }
+  // The plan freezes a multimodal model's encoders: the stack's choice (TrainingStack::freezes_encoders)
+  // holds only for a model that has them.
+  bool encoders_frozen() const { return model.has_encoders() && stack.freezes_encoders; }
 };
 
 }  // namespace spplan

@@ -40,7 +40,7 @@ int64_t value_of(RuleKey key, const PlanSpec& plan) {
     }
     case RuleKey::kMultimodalEncoders: return plan.model.has_encoders() ? 1 : 0;
     case RuleKey::kCausalLmClass: return plan.model.causal_lm_class ? 1 : 0;
-    case RuleKey::kFreezeEncoders: return plan.stack.freezes_encoders && plan.model.has_encoders() ? 1 : 0;
+    case RuleKey::kFreezeEncoders: return plan.encoders_frozen() ? 1 : 0;
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 #include "planner/costmodel/priced_model.hpp"
 
 #include "planner/config/rope_scaling.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/costmodel/memory.hpp"
 
@@ -37,10 +38,10 @@ std::string mixture_line(const ModelSpec& m) {
 std::string encoders_line(const PlanSpec& p) {
   const ModelSpec& m = p.model;
   if (!m.has_encoders()) return "";
-  const bool frozen = p.stack.freezes_encoders;
+  const bool frozen = p.encoders_frozen();
   const bool weights_only = encoders_weights_only(p);
   // Frozen by the trainer's own default (ms-swift's), or by the plan (--freeze-encoders).
-  const bool trainers_default = p.stack.record && p.stack.record->facts.freezes_encoders;
+  const bool trainers_default = record_of(p).facts.freezes_encoders;
   std::string text = "model: the language model of a multimodal config";
   if (m.encoder_params > 0) {
     std::string held = "counted as trained (weights, gradients, optimizer state";

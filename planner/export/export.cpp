@@ -234,7 +234,7 @@ std::string model_class_lines(const PlanSpec& plan) {
     lines += "# train.py loads it through AutoModelForImageTextToText: transformers maps this multimodal config to no\n"
              "# causal-LM class, so AutoModelForCausalLM refuses it.\n";
   }
-  if (plan.model.has_encoders() && plan.stack.freezes_encoders) {
+  if (plan.encoders_frozen()) {
     lines += "# train.py freezes the encoders before the Trainer builds its optimizer, as the plan was priced (weights\n"
              "# only): model.model.vision_tower.requires_grad_(False), model.model.multi_modal_projector.requires_grad_(False).\n";
   }
