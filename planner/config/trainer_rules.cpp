@@ -167,12 +167,13 @@ bool set_value(PlanSpec* plan, RuleKey key, int64_t v) {
   }
 }
 
-// What the reported key may be instead, the other knobs as in the plan: each value `passes` (the
-// trainer runs it, or the format expresses it). Numbers the rule compares are said as the bound.
-// Failing every value (other knobs refused too), it names the values no rule on this key refuses.
-std::string allowed_text(const Refusal& r, const PlanSpec& plan, const std::function<bool(const PlanSpec&)>& passes,
-                         const RuleSets& rules) {
-  const RuleTest& t = r.when[reported_test(r)];
+// What the reported test's key (r.when[reported]) may be instead, the other knobs as in the plan:
+// each value `passes` (the trainer runs it, or the format expresses it). Numbers the rule compares
+// are said as the bound. Failing every value (other knobs refused too), it names the values no rule
+// on this key refuses.
+std::string allowed_text(const Refusal& r, size_t reported, const PlanSpec& plan,
+                         const std::function<bool(const PlanSpec&)>& passes, const RuleSets& rules) {
+  const RuleTest& t = r.when[reported];
   if (t.key == RuleKey::kExperts) return "a dense model, or a trainer that runs experts";
   if (t.key == RuleKey::kSandwichNorms) return "a model with two norms a layer, or a trainer that runs Gemma's four";
   if (t.key == RuleKey::kAttentionSinks) return "a model without attention sinks, or the trainer hf at sp 1 with flex";
@@ -236,9 +237,9 @@ std::string allowed_text(const Refusal& r, const PlanSpec& plan, const std::func
   return "no value of " + rule_key_names()[static_cast<size_t>(t.key)] + " with the other knobs as they are";
 }
 
-// `where(key): value V [with k2 V2, ...]`: the knob set a rule matched, named as the user gave it.
-std::string matched_text(const Refusal& r, const PlanSpec& plan, const WhereFn& where) {
-  const size_t reported = reported_test(r);
+// `where(key): value V [with k2 V2, ...]`: the knob set a rule matched, named as the user gave it,
+// by its test r.when[reported].
+std::string matched_text(const Refusal& r, size_t reported, const PlanSpec& plan, const WhereFn& where) {
   const RuleKey key = r.when[reported].key;
   std::string value = value_text(key, value_of(key, plan));
   if (key == RuleKey::kNodes) {
@@ -276,10 +277,11 @@ std::string matched_text(const Refusal& r, const PlanSpec& plan, const WhereFn& 
   return text + others;
 }
 
-std::string refusal_text(const Refusal& r, const PlanSpec& plan, const WhereFn& where, const std::string& verb,
-                         const std::function<bool(const PlanSpec&)>& passes, const RuleSets& rules) {
-  return matched_text(r, plan, where) + " " + verb + " (" + r.why + "; allowed: " + allowed_text(r, plan, passes, rules) +
-         ")";
+std::string refusal_text(const Refusal& r, size_t reported, const PlanSpec& plan, const WhereFn& where,
+                         const std::string& verb, const std::function<bool(const PlanSpec&)>& passes,
+                         const RuleSets& rules) {
+  return matched_text(r, reported, plan, where) + " " + verb + " (" + r.why +
+         "; allowed: " + allowed_text(r, reported, plan, passes, rules) + ")";
 }
 
 
@@ -404,10 +406,41 @@ Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where) {
   SPPLAN_RETURN_IF_ERROR(check_model_built(plan, where));
   SPPLAN_RETURN_IF_ERROR(check_layout(plan, where));
   if (const Refusal* r = first_holding(record_of(plan).refuses, plan)) {
-    return Status::invalid(refusal_text(*r, plan, where, "is not run by " + trainer_quoted(plan), trainer_runs,
+    return Status::invalid(refusal_text(*r, reported_test(*r), plan, where, "is not run by " + trainer_quoted(plan), trainer_runs,
                                         {&record_of(plan).refuses}));
   }
   return Status::ok();
+}
+
+namespace {
+
+// The first of the trainer's refusals that tests the attention kernel, holds on the plan and tests
+// keys `fixed` says are fixed only: it holds on every knob set that varies the other keys.
+const Refusal* fixed_kernel_refusal(const PlanSpec& plan, const std::function<bool(RuleKey)>& fixed) {
+  for (const Refusal& r : record_of(plan).refuses) {
+    const bool on_kernel = std::any_of(r.when.begin(), r.when.end(), [](const RuleTest& t) { return t.key == RuleKey::kAttention; });
+    const bool on_fixed = std::all_of(r.when.begin(), r.when.end(), [&](const RuleTest& t) { return fixed(t.key); });
+    if (on_kernel && on_fixed && holds(r, plan)) return &r;
+  }
+  return nullptr;
+}
+
+size_t kernel_test(const Refusal& r) {
+  for (size_t i = 0; i < r.when.size(); ++i) {
+    if (r.when[i].key == RuleKey::kAttention) return i;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Status check_kernel_refusals(const PlanSpec& plan, const std::function<bool(RuleKey)>& fixed, const WhereFn& where) {
+  const Refusal* r = fixed_kernel_refusal(plan, fixed);
+  if (r == nullptr) return Status::ok();
+  // allowed: the kernels no such refusal holds for (the varied knobs are not the plan's to name).
+  const auto kernel_runs = [&](const PlanSpec& p) { return fixed_kernel_refusal(p, fixed) == nullptr; };
+  return Status::invalid(refusal_text(*r, kernel_test(*r), plan, where, "is not run by " + trainer_quoted(plan),
+                                      kernel_runs, {&record_of(plan).refuses}));
 }
 
 bool trainer_runs(const PlanSpec& plan) {
@@ -444,7 +477,7 @@ Status check_format_expresses(const PlanSpec& plan, const std::string& format, c
     const auto expresses = [f](const PlanSpec& p) {
       return trainer_runs(p) && split_expressed(*f, p) && first_holding(f->refuses, p) == nullptr;
     };
-    return Status::invalid(refusal_text(*r, plan, where, "cannot be expressed for --format " + format, expresses,
+    return Status::invalid(refusal_text(*r, reported_test(*r), plan, where, "cannot be expressed for --format " + format, expresses,
                                         {&record_of(plan).refuses, &f->refuses}));
   }
   return Status::ok();

@@ -8,6 +8,45 @@
 #include "planner/core/parse.hpp"
 
 namespace spplan::search {
+namespace {
+
+// Whether every knob set a search under `c` tries holds the probe's value of `key`: a key the
+// search varies only when a flag fixes it; the rest are an (sp, cp) pair's (its layout, its one
+// ring variant) or the base plan's (precision, nodes, kernel, the model's).
+bool kept_by_search(const KnobConstraints& c, RuleKey key) {
+  switch (key) {
+    case RuleKey::kZeroStage: return c.zero_stage.has_value();
+    case RuleKey::kOffloadOptimizer: return c.offload_optimizer.has_value();
+    case RuleKey::kOffloadParams: return c.offload_params.has_value();
+    case RuleKey::kActCkpt: return c.act_ckpt.has_value();
+    case RuleKey::kTiledMlp: return c.tiled_mlp.has_value();
+    case RuleKey::kTiledLoss: return c.tiled_loss.has_value();
+    case RuleKey::kMicroBatch: return c.micro_batch.has_value();
+    case RuleKey::kGradAccumSteps: return c.grad_accum_steps.has_value() || c.micro_batch.has_value();  // batch_pairs
+    default: return true;
+  }
+}
+
+// A kernel the user named that the trainer refuses on every layout the pins leave (hf's flash2 on a
+// ring: `--attention flash2 --cp 4`): said as the kernel's own line, where the search would name
+// the most frequent of the other knobs the trainer refuses there (ZeRO 0 on hf's ring).
+Status check_named_kernel(const PlanSpec& base, const Knobs& flags, const KnobConstraints& c) {
+  Status kernel = Status::ok();
+  for (const auto& [sp, cp] : sp_cp_pairs(base, c)) {
+    PlanSpec probe = base;
+    probe.knobs = flags;
+    probe.knobs.sp = sp;
+    probe.knobs.cp = cp;
+    probe.knobs.cp_comm = c.cp_comm.value_or(searched_cp_comm(probe));
+    if (!layout_record(probe).runs) continue;  // refused whatever the kernel: the search says which
+    const Status refused = check_kernel_refusals(probe, [&](RuleKey key) { return kept_by_search(c, key); }, flag_where);
+    if (refused.is_ok()) return Status::ok();  // a layout runs the kernel: the search looks further
+    if (kernel.is_ok()) kernel = refused;
+  }
+  return kernel;
+}
+
+}  // namespace
 
 Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base) {
   Knobs k = base->knobs;
@@ -58,6 +97,7 @@ Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base) {
   // Tiling fixed on or off (issue 40: "does my setup without tiling fit?" could not be asked).
   if (args.has("tiled-mlp") || args.has("no-tiled-mlp")) c.tiled_mlp = k.tiled_mlp;
   if (args.has("tiled-loss") || args.has("no-tiled-loss")) c.tiled_loss = k.tiled_loss;
+  if (base->attention_named) SPPLAN_RETURN_IF_ERROR(check_named_kernel(*base, k, c));
   return c;
 }
 

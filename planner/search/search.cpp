@@ -41,8 +41,8 @@ std::vector<std::pair<int64_t, int64_t>> batch_pairs(const PlanSpec& base, const
   return out;
 }
 
-// The (Ulysses, ring) degree pairs to try: sp over the degrees the heads allow, cp over the
-// divisors of GPUs / sp; only those the constraints allow (fixing one does not fix the other).
+}  // namespace
+
 std::vector<std::pair<int64_t, int64_t>> sp_cp_pairs(const PlanSpec& base, const KnobConstraints& constraints) {
   std::vector<std::pair<int64_t, int64_t>> out;
   for (int64_t sp : valid_sp_degrees(base.model, base.cluster.num_gpus)) {
@@ -53,8 +53,6 @@ std::vector<std::pair<int64_t, int64_t>> sp_cp_pairs(const PlanSpec& base, const
   }
   return out;
 }
-
-}  // namespace
 
 bool KnobConstraints::allows(const Knobs& k) const {
   return (!sp || *sp == k.sp) && (!cp || *cp == k.cp) && (!cp_comm || k.cp == 1 || *cp_comm == k.cp_comm) &&

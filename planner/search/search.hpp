@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "planner/config/plan_spec.hpp"
@@ -51,6 +52,10 @@ struct KnobConstraints {
 
   bool allows(const Knobs& k) const;
 };
+
+// The (Ulysses, ring) degree pairs the search tries: sp over the degrees the heads allow, cp over
+// the divisors of GPUs / sp; only those the constraints allow (fixing one does not fix the other).
+std::vector<std::pair<int64_t, int64_t>> sp_cp_pairs(const PlanSpec& base, const KnobConstraints& constraints);
 
 // Every knob combination worth trying for `base` ((sp, cp) over the valid pairs, the ring variant
 // only unless cp_comm is fixed (the all-gather variant is never faster and holds more), ZeRO 0-3, offloads,

@@ -312,6 +312,12 @@ TEST(Cli, BadInputTable) {
        "spplan: --gpus: value 8 is not a whole number of nodes of 3 GPUs"},
       {std::string("estimate ") + kBase + "--seq 1k --sp 4 --precision fp32 --attention flash2",
        "spplan: --attention: value \"flash2\" has no fp32 kernels (FlashAttention runs fp16 and bf16 only; allowed with precision fp32: sdpa, flex)"},
+      // A named kernel the trainer refuses on every layout the pins leave: its own line, not the
+      // search's most frequent other refusal (ZeRO 0 on hf's ring).
+      {std::string("plan ") + kBase + "--seq 32k --cp 4 --trainer hf --attention flash3",
+       "spplan: --attention: value \"flash3\" with layout ring is not run by trainer \"hf\" (torch's context_parallel "
+       "runs scaled_dot_product_attention only, and the Trainer refuses another attn_implementation under cp; allowed: "
+       "sdpa)"},
       // gpt-oss's attention sinks (issue 42): flex only, and no sequence split.
       {"estimate --model gpt-oss-20b --gpu h100-80gb --gpus 8 --seq 16k --sp 1 --trainer hf --attention flash2",
        "spplan: --attention: value \"flash2\" with gpt-oss-20b's attention sinks, which it does not train (allowed: flex; "

@@ -1,0 +1,87 @@
+#include "planner/search/knob_constraints.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "planner/config/loaders.hpp"
+#include "planner/config/stack_flags.hpp"
+#include "tests/scratch_dir.hpp"
+
+namespace spplan::search {
+namespace {
+
+// The searching commands' reading of `words` (knob and stack flags) for llama-3.1-8b on `gpus`
+// H100s at 256K tokens on `trainer`, as cmd_plan.cpp reads them.
+Result<KnobConstraints> constraints_of(const std::string& trainer, int64_t gpus, const std::vector<std::string>& words) {
+  std::vector<FlagSpec> specs = searched_knob_flag_specs();
+  for (const FlagSpec& f : stack_flag_specs()) specs.push_back(f);
+  const Result<Args> args = Args::parse(words, specs);
+  EXPECT_TRUE(args.ok()) << args.status().message();
+  PlanSpec base;
+  base.model = *load_model("llama-3.1-8b");
+  base.cluster.gpu = *load_gpu("h100-80gb");
+  base.cluster.num_gpus = gpus;
+  base.seq_len = 262144;
+  base.stack = *load_trainer(trainer);
+  SPPLAN_RETURN_IF_ERROR(apply_stack_flags(*args, &base.stack));
+  return read_constraints(*args, &base);
+}
+
+const std::string kHfRingKernel =
+    "--attention: value \"flash2\" with layout ring is not run by trainer \"hf\" (torch's context_parallel runs "
+    "scaled_dot_product_attention only, and the Trainer refuses another attn_implementation under cp; allowed: sdpa)";
+
+// A kernel the trainer refuses on the one layout the pins leave is said as the kernel's line, not
+// as the most frequent other refusal the search meets there (ZeRO 0 on hf's ring).
+TEST(KnobConstraints, NamesAKernelRefusedOnEveryPinnedLayout) {
+  const auto ring = constraints_of("hf", 4, {"--attention", "flash2", "--cp", "4"});
+  ASSERT_FALSE(ring.ok());
+  EXPECT_EQ(ring.status().message(), kHfRingKernel);
+  // Pins on knobs the rule does not test change nothing: it holds whatever they are.
+  const auto pinned = constraints_of("hf", 4, {"--attention", "flash2", "--cp", "4", "--zero", "3", "--act-ckpt", "full"});
+  ASSERT_FALSE(pinned.ok());
+  EXPECT_EQ(pinned.status().message(), kHfRingKernel);
+  // --sp 1 leaves the ring (cp 2, 4) and the layout none (cp 1), which runs flash2: the search looks.
+  EXPECT_TRUE(constraints_of("hf", 4, {"--attention", "flash2", "--sp", "1"}).ok());
+}
+
+// A layout left open that runs the kernel leaves it to the search; an unnamed kernel follows each
+// layout (SDPA on the ring) and is never refused here.
+TEST(KnobConstraints, LeavesAKernelSomeLayoutRuns) {
+  EXPECT_TRUE(constraints_of("hf", 4, {"--attention", "flash2"}).ok());
+  EXPECT_TRUE(constraints_of("hf", 4, {"--attention", "sdpa", "--cp", "4"}).ok());
+  EXPECT_TRUE(constraints_of("hf", 4, {"--cp", "4"}).ok());
+}
+
+// A refusal on the kernel and a knob the search varies does not hold for every knob set; fixed by
+// a flag, it does. The engine refuses FlashAttention 3 on every layout.
+TEST(KnobConstraints, ARefusalOnTheKernelAloneHoldsEverywhere) {
+  const auto engine = constraints_of("engine", 4, {"--attention", "flash3"});
+  ASSERT_FALSE(engine.ok());
+  EXPECT_EQ(engine.status().message().rfind("--attention: value \"flash3\" is not run by trainer \"engine\" (", 0), 0u)
+      << engine.status().message();
+  EXPECT_NE(engine.status().message().find("allowed: flash2, sdpa)"), std::string::npos) << engine.status().message();
+  EXPECT_TRUE(constraints_of("engine", 4, {"--attention", "flash2"}).ok());
+}
+
+// A refusal on the kernel and a knob the search varies holds for some knob sets only: the search
+// looks, unless a flag fixes that knob to a refused value.
+TEST(KnobConstraints, ARefusalOnASearchedKnobHoldsOnlyWhenPinned) {
+  static const testing_scratch::ScratchDir dir("knob_constraints");
+  const std::string record = dir.path() + "/hf-zero3-flash.toml";
+  std::ofstream(record) << "name = \"hf-zero3-flash\"\nbase = \"hf\"\n[[refuse]]\n"
+                           "when = { layout = \"ulysses\", attention = \"flash2\", zero_stage = [0, 1, 2] }\n"
+                           "why = \"w\"\n";
+  EXPECT_TRUE(constraints_of(record, 4, {"--attention", "flash2", "--sp", "4"}).ok());
+  EXPECT_TRUE(constraints_of(record, 4, {"--attention", "flash2", "--sp", "4", "--zero", "3"}).ok());
+  const auto pinned = constraints_of(record, 4, {"--attention", "flash2", "--sp", "4", "--zero", "2"});
+  ASSERT_FALSE(pinned.ok());
+  EXPECT_EQ(pinned.status().message().rfind("--attention: value \"flash2\" with ", 0), 0u) << pinned.status().message();
+  EXPECT_NE(pinned.status().message().find("(w; allowed: sdpa, flash3)"), std::string::npos) << pinned.status().message();
+}
+
+}  // namespace
+}  // namespace spplan::search
