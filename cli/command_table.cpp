@@ -1,6 +1,8 @@
 #include "cli/command_table.hpp"
 
 #include "cli/common.hpp"
+#include "planner/config/knob_flags.hpp"
+#include "planner/config/stack_flags.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/suggest.hpp"
@@ -115,17 +117,36 @@ Status unknown_command(const std::string& name) {
                          command_names() + ")");
 }
 
+namespace {
+
+// `--name a|b|c`: a knob or stack flag with the values its table allows (the parser's own), for
+// the program's summary.
+std::string flag_choices(const std::string& name) {
+  for (const std::vector<FlagSpec>& table : {knob_flag_specs(), stack_flag_specs()}) {
+    for (const FlagSpec& f : table) {
+      if (f.name != name) continue;
+      std::string values = f.allowed;
+      for (size_t at = values.find(", "); at != std::string::npos; at = values.find(", ", at)) values.replace(at, 2, "|");
+      return "--" + name + " " + values;
+    }
+  }
+  return "--" + name;
+}
+
+}  // namespace
+
 std::string program_help() {
   return "usage: spplan <command> [flags]        spplan <command> --help: its flags, allowed values, defaults\n"
          "       spplan --version\n"
          "commands:\n" +
          command_lines() +
-         "knobs: --sp P --cp C --cp-comm ring|allgather --zero 0|1|2|3\n"
-         "       --offload-optimizer none|cpu|nvme --offload-params none|cpu|nvme\n"
-         "       --act-ckpt none|full|offload --tiled-mlp --tiled-loss --micro-batch B --grad-accum K\n"
-         "       --sp-comm-dtype bf16|fp32 --precision bf16|fp32 --reduce-bucket E --prefetch-bucket E\n"
+         "knobs: --sp P --cp C " + flag_choices("cp-comm") + " " + flag_choices("zero") + "\n" +
+         "       " + flag_choices("offload-optimizer") + " " + flag_choices("offload-params") + "\n" +
+         "       " + flag_choices("act-ckpt") + " --tiled-mlp --tiled-loss --micro-batch B --grad-accum K\n" +
+         "       " + flag_choices("sp-comm-dtype") + " " + flag_choices("precision") +
+         " --reduce-bucket E --prefetch-bucket E\n"
          "       --no-tiled-mlp --no-tiled-loss\n"
-         "stack: --trainer " + join(trainer_presets(), "|") + "|FILE.toml --attention flash2|sdpa\n"
+         "stack: --trainer " + join(trainer_presets(), "|") + "|FILE.toml " + flag_choices("attention") + "\n"
          "       --freeze-encoders --train-encoders (a multimodal model's vision tower and projector)\n"
          "sequence lengths: " + std::string(kSeqLenForms) + "\n";
 }

@@ -2,8 +2,13 @@
 // has its meaning, and a value flag its allowed values and default; `--help` lists them all.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "cli/command_table.hpp"
 #include "cli/completion.hpp"
+#include "planner/config/knob_flags.hpp"
+#include "planner/config/stack_flags.hpp"
 #include "run_spplan.hpp"
 
 namespace spplan::cli {
@@ -52,6 +57,25 @@ TEST(Help, ShowsUnitsAllowedValuesDefaultsAndPresets) {
   }
   const CliRun e = run_spplan("estimate -h");
   EXPECT_NE(e.out.find("V: 0, 1, 2, 3; default: 3"), std::string::npos) << e.out;
+}
+
+// The program's summary says every value a knob or stack flag takes, from the flag tables the
+// parser reads (it listed --attention flash2|sdpa when flash3 and flex were taken too).
+TEST(Help, ProgramSummaryNamesEveryValueTheParserTakes) {
+  const CliRun r = run_spplan("--help");
+  ASSERT_EQ(r.exit_code, 0);
+  std::vector<FlagSpec> specs = knob_flag_specs();
+  for (const FlagSpec& f : stack_flag_specs()) specs.push_back(f);
+  int choices = 0;
+  for (const FlagSpec& f : specs) {
+    std::string values = f.allowed;
+    for (size_t at = values.find(", "); at != std::string::npos; at = values.find(", ", at)) values.replace(at, 2, "|");
+    if (!f.takes_value || values.find(' ') != std::string::npos) continue;  // "a number >= 1, e.g. 5e8"
+    ++choices;
+    EXPECT_NE(r.out.find("--" + f.name + " " + values), std::string::npos) << f.name << "\n" << r.out;
+  }
+  EXPECT_EQ(choices, 8);  // cp-comm, zero, the two offloads, act-ckpt, sp-comm-dtype, precision, attention
+  EXPECT_NE(r.out.find("--attention flash2|sdpa|flash3|flex"), std::string::npos) << r.out;
 }
 
 TEST(Help, HelpIsAskedAnywhereAndBadInputStaysOneLine) {
