@@ -8,6 +8,7 @@
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/optimizer_spec.hpp"
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/costmodel/estimate.hpp"
 
 namespace spplan::cli {
@@ -23,6 +24,8 @@ int cmd_estimate(int argc, const char* const* argv) {
   if (!plan.ok()) return fail(plan.status());
   if (!args->has("sp")) return fail(Status::invalid("--sp: missing (required: the Ulysses degree, e.g. --sp 4)"));
   if (Status s = apply_knob_flags(*args, &plan->knobs); !s) return fail(s);
+  // Unnamed, the ring variant is the trainer's (axolotl's ring is an all-gather), as the search's.
+  if (!args->has("cp-comm")) plan->knobs.cp_comm = searched_cp_comm(*plan);
   // The kernel first: the trainer's rules read it (a ring on hf runs SDPA only).
   if (Status s = settle_attention(&*plan, args->has("attention"), flag_where); !s) return fail(s);
   if (Status s = check_plan(*plan, flag_where); !s) return fail(s);

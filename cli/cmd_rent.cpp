@@ -146,7 +146,7 @@ int cmd_rent(int argc, const char* const* argv) {
                                   "PRESET=USD pairs, e.g. h100-80gb=2.1)"));
     }
   }
-  const auto constraints = search::read_constraints(*args, &base);
+  const auto constraints = search::read_constraints(*args, &base, /*gpus_vary=*/true);
   if (!constraints.ok()) return fail(constraints.status());
   search::RentShapes shapes;
   shapes.accuracy = measured_accuracy();  // each preset's plans ranked against its own measured error

@@ -8,6 +8,7 @@
 
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
 #include "planner/costmodel/estimate.hpp"
@@ -29,8 +30,8 @@ const std::vector<std::string> kColumns{"id", "model", "gpu", "num_gpus", "sp", 
 // as it is), and `throughput` ("inconsistent": the source's throughput contradicts itself; shown,
 // not counted against the target), `memory` (what peak_mem_gb measures: "allocated", the torch
 // peak, or "device", what nvidia-smi shows; default "device" when the reference says nvidia-smi,
-// else "allocated"); `cp` and `cp_comm`, the ring's degree and how it moves K/V (default 1 and ring:
-// GPUs = dp x sp x cp); `not_expressed`, why no trainer spplan knows runs what the row ran (another
+// else "allocated"); `cp` and `cp_comm`, the ring's degree and how it moves K/V (default 1 and the
+// trainer's variant, the ring where it runs it: GPUs = dp x sp x cp); `not_expressed`, why no trainer spplan knows runs what the row ran (another
 // stack, LoRA, an attention-only benchmark): such a row is listed with its reason and not predicted.
 const std::vector<std::string> kOptionalColumns{"trainer",  "attention", "precision",    "note", "throughput",
                                                 "memory",   "cp",        "cp_comm", "not_expressed"};
@@ -88,6 +89,8 @@ Result<PlanSpec> plan_of(const std::string& where, const Row& r) {
     SPPLAN_ASSIGN_OR_RETURN(const size_t index, parse_choice(col("precision"), precision, precision_names()));
     p.knobs.precision = static_cast<Precision>(index);
   }
+  // Unnamed, the ring variant is the trainer's (axolotl's ring is an all-gather), as the search's.
+  if (optional_cell(r, "cp_comm").empty()) p.knobs.cp_comm = searched_cp_comm(p);
   // The kernel first: the trainer's rules read it (a ring on hf runs SDPA only).
   SPPLAN_RETURN_IF_ERROR(settle_attention(&p, !optional_cell(r, "attention").empty(),
                                           [&](const std::string& key) { return col(key.c_str()); }));

@@ -13,7 +13,7 @@ std::vector<FlagSpec> knob_flag_specs() {
       {"cp", true, "the ring-attention (context-parallel) degree R: K/V chunks pass around R GPUs; GPUs = dp x sp x cp",
        "an integer >= 1; sp x cp divides the GPU count and the sequence is a multiple of 2 x sp x cp", std::to_string(d.cp)},
       {"cp-comm", true, "how the ring moves K/V: one chunk per hop behind attention, or one all-gather",
-       join(cp_comm_names()), to_string(d.cp_comm)},
+       join(cp_comm_names()), "the trainer's: ring where it runs it, else the variant it runs"},
       {"zero", true, "the DeepSpeed ZeRO stage: what dp x sp shards (1 optimizer, 2 + gradients, 3 + parameters)",
        "0, 1, 2, 3", std::to_string(d.zero_stage)},
       {"offload-optimizer", true, "where the optimizer state and its step live", offload, to_string(d.offload_optimizer)},

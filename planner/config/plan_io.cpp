@@ -15,6 +15,7 @@
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/preset_path.hpp"
 #include "planner/config/toml_reader.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
 
 namespace spplan {
@@ -220,6 +221,8 @@ Result<PlanSpec> load_plan(const std::string& path) {
     SPPLAN_RETURN_IF_ERROR(read_optimizer(path, *node->as_table(), &plan.optimizer));
     for (const auto& [key, value] : *node->as_table()) plan.optimizer_keys_in_file.emplace_back(key.str());
   }
+  // Unnamed (a plan written by hand), the ring variant is the trainer's, as the search's.
+  if (!knobs->contains("cp_comm")) plan.knobs.cp_comm = searched_cp_comm(plan);
   // The kernel first: the trainer's rules read it (a ring on hf runs SDPA only).
   SPPLAN_RETURN_IF_ERROR(settle_attention(&plan, root.contains("attention"), file_where(path)));
   SPPLAN_RETURN_IF_ERROR(check_plan(plan, file_where(path)));

@@ -414,33 +414,34 @@ Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where) {
 
 namespace {
 
-// The first of the trainer's refusals that tests the attention kernel, holds on the plan and tests
-// keys `fixed` says are fixed only: it holds on every knob set that varies the other keys.
-const Refusal* fixed_kernel_refusal(const PlanSpec& plan, const std::function<bool(RuleKey)>& fixed) {
+// The first of the trainer's refusals that holds on the plan and tests keys `fixed` says are fixed
+// only: it holds on every knob set that varies the other keys.
+const Refusal* fixed_refusal(const PlanSpec& plan, const std::function<bool(RuleKey)>& fixed) {
   for (const Refusal& r : record_of(plan).refuses) {
-    const bool on_kernel = std::any_of(r.when.begin(), r.when.end(), [](const RuleTest& t) { return t.key == RuleKey::kAttention; });
     const bool on_fixed = std::all_of(r.when.begin(), r.when.end(), [&](const RuleTest& t) { return fixed(t.key); });
-    if (on_kernel && on_fixed && holds(r, plan)) return &r;
+    if (on_fixed && holds(r, plan)) return &r;
   }
   return nullptr;
 }
 
-size_t kernel_test(const Refusal& r) {
+// The test a fixed refusal is said by: the kernel's where it tests one (the choice the user can
+// change: `--attention flash2 with layout ring`), else the one any refusal is said by.
+size_t fixed_refusal_test(const Refusal& r) {
   for (size_t i = 0; i < r.when.size(); ++i) {
     if (r.when[i].key == RuleKey::kAttention) return i;
   }
-  return 0;
+  return reported_test(r);
 }
 
 }  // namespace
 
-Status check_kernel_refusals(const PlanSpec& plan, const std::function<bool(RuleKey)>& fixed, const WhereFn& where) {
-  const Refusal* r = fixed_kernel_refusal(plan, fixed);
+Status check_fixed_refusals(const PlanSpec& plan, const std::function<bool(RuleKey)>& fixed, const WhereFn& where) {
+  const Refusal* r = fixed_refusal(plan, fixed);
   if (r == nullptr) return Status::ok();
-  // allowed: the kernels no such refusal holds for (the varied knobs are not the plan's to name).
-  const auto kernel_runs = [&](const PlanSpec& p) { return fixed_kernel_refusal(p, fixed) == nullptr; };
-  return Status::invalid(refusal_text(*r, kernel_test(*r), plan, where, "is not run by " + trainer_quoted(plan),
-                                      kernel_runs, {&record_of(plan).refuses}));
+  // allowed: the values no such refusal holds for (the varied knobs are not the plan's to name).
+  const auto runs = [&](const PlanSpec& p) { return fixed_refusal(p, fixed) == nullptr; };
+  return Status::invalid(refusal_text(*r, fixed_refusal_test(*r), plan, where, "is not run by " + trainer_quoted(plan),
+                                      runs, {&record_of(plan).refuses}));
 }
 
 bool trainer_runs(const PlanSpec& plan) {

@@ -23,13 +23,13 @@ const TrainerRecord& record_of(const PlanSpec& plan);
 Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where);
 // The same answer without building a message: the search asks it for every knob set.
 bool trainer_runs(const PlanSpec& plan);
-// Ok unless one of the trainer's refusals on the plan's attention kernel holds whatever a search
-// varies: one whose tests are all on keys `fixed` says the search keeps (hf's flash2 on a ring
-// holds at any ZeRO stage or offload). Else its line, said by the kernel: `--attention: value
-// "flash2" with layout ring is not run by trainer "hf" (...; allowed: sdpa)`. The searching
-// commands ask it of a kernel the user named (knob_constraints.cpp), where the search's count of
+// Ok unless one of the trainer's refusals holds whatever a search varies: one whose tests are all
+// on keys `fixed` says the search keeps (the model's experts on axolotl; hf's flash2 on a ring, at
+// any ZeRO stage or offload). Else its line, said by the kernel where the rule tests one:
+// `--attention: value "flash2" with layout ring is not run by trainer "hf" (...; allowed: sdpa)`.
+// The searching commands ask it before they search (knob_constraints.cpp), where their count of
 // causes would name the most frequent of the other knobs the trainer refuses instead.
-Status check_kernel_refusals(const PlanSpec& plan, const std::function<bool(RuleKey)>& fixed, const WhereFn& where);
+Status check_fixed_refusals(const PlanSpec& plan, const std::function<bool(RuleKey)>& fixed, const WhereFn& where);
 
 // What stops the trainer running the plan, as an identity (the layout fact or the refusal), so
 // that the search counts its exclusions by cause and writes each cause's message once; nullptr

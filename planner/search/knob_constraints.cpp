@@ -12,9 +12,15 @@ namespace {
 
 // Whether every knob set a search under `c` tries holds the probe's value of `key`: a key the
 // search varies only when a flag fixes it; the rest are an (sp, cp) pair's (its layout, its one
-// ring variant) or the base plan's (precision, nodes, kernel, the model's).
-bool kept_by_search(const KnobConstraints& c, RuleKey key) {
+// ring variant) or the base plan's (precision, nodes, kernel, the model's), unless the GPU count
+// varies too (rent), and with it the layouts and nodes.
+bool kept_by_search(const KnobConstraints& c, RuleKey key, bool gpus_vary) {
   switch (key) {
+    case RuleKey::kLayout:
+    case RuleKey::kSp:
+    case RuleKey::kCp:
+    case RuleKey::kCpComm:
+    case RuleKey::kNodes: return !gpus_vary;
     case RuleKey::kZeroStage: return c.zero_stage.has_value();
     case RuleKey::kOffloadOptimizer: return c.offload_optimizer.has_value();
     case RuleKey::kOffloadParams: return c.offload_params.has_value();
@@ -27,28 +33,31 @@ bool kept_by_search(const KnobConstraints& c, RuleKey key) {
   }
 }
 
-// A kernel the user named that the trainer refuses on every layout the pins leave (hf's flash2 on a
-// ring: `--attention flash2 --cp 4`): said as the kernel's own line, where the search would name
-// the most frequent of the other knobs the trainer refuses there (ZeRO 0 on hf's ring).
-Status check_named_kernel(const PlanSpec& base, const Knobs& flags, const KnobConstraints& c) {
-  Status kernel = Status::ok();
+// A refusal that holds on every layout the flags leave, whatever the search varies (the model's
+// experts on axolotl; a named kernel, hf's flash2 on a ring: `--attention flash2 --cp 4`): said as
+// its own line, where the search would name the most frequent of the other refusals it meets
+// (the layouts axolotl does not run; ZeRO 0 on hf's ring).
+Status check_refused_whatever_searched(const PlanSpec& base, const Knobs& flags, const KnobConstraints& c,
+                                       bool gpus_vary) {
+  Status refusal = Status::ok();
   for (const auto& [sp, cp] : sp_cp_pairs(base, c)) {
     PlanSpec probe = base;
     probe.knobs = flags;
     probe.knobs.sp = sp;
     probe.knobs.cp = cp;
     probe.knobs.cp_comm = c.cp_comm.value_or(searched_cp_comm(probe));
-    if (!layout_record(probe).runs) continue;  // refused whatever the kernel: the search says which
-    const Status refused = check_kernel_refusals(probe, [&](RuleKey key) { return kept_by_search(c, key); }, flag_where);
-    if (refused.is_ok()) return Status::ok();  // a layout runs the kernel: the search looks further
-    if (kernel.is_ok()) kernel = refused;
+    settle_layout_attention(&probe);  // the search's kernel for the pair, unless one is named
+    if (!layout_record(probe).runs) continue;  // refused whatever else: the search says which
+    const Status refused = check_fixed_refusals(probe, [&](RuleKey key) { return kept_by_search(c, key, gpus_vary); }, flag_where);
+    if (refused.is_ok()) return Status::ok();  // a layout may run: the search looks further
+    if (refusal.is_ok()) refusal = refused;
   }
-  return kernel;
+  return refusal;
 }
 
 }  // namespace
 
-Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base) {
+Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base, bool gpus_vary) {
   Knobs k = base->knobs;
   SPPLAN_RETURN_IF_ERROR(apply_knob_flags(args, &k));
   base->knobs.precision = k.precision;
@@ -97,7 +106,7 @@ Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base) {
   // Tiling fixed on or off (issue 40: "does my setup without tiling fit?" could not be asked).
   if (args.has("tiled-mlp") || args.has("no-tiled-mlp")) c.tiled_mlp = k.tiled_mlp;
   if (args.has("tiled-loss") || args.has("no-tiled-loss")) c.tiled_loss = k.tiled_loss;
-  if (base->attention_named) SPPLAN_RETURN_IF_ERROR(check_named_kernel(*base, k, c));
+  SPPLAN_RETURN_IF_ERROR(check_refused_whatever_searched(*base, k, c, gpus_vary));
   return c;
 }
 

@@ -14,8 +14,11 @@ namespace spplan::search {
 // Reads the knob flags present in `args`: the knobs the search enumerates become constraints, the
 // others (precision, grad accumulation, comm dtype, buckets) are set on base->knobs. The attention
 // follows the precision unless --attention names one (fp32 runs SDPA). Errors: a bad flag value,
-// an sp the model's heads or the GPU count refuse, or flash2 with fp32, each one line.
-Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base);
+// an sp the model's heads or the GPU count refuse, flash2 with fp32, or a refusal of the trainer
+// that holds on every layout the flags leave whatever the search varies (the model's experts on
+// axolotl, a named kernel on hf's ring), each one line. `gpus_vary`: the caller searches other GPU
+// counts than base's (rent), so the layouts at base's count are not all it tries.
+Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base, bool gpus_vary = false);
 
 // knob_flag_specs() with the defaults a search has: the knobs it enumerates say "searched".
 std::vector<FlagSpec> searched_knob_flag_specs();

@@ -485,7 +485,7 @@ class TestGui : public QObject {
     window.stackChoices()->setTexts({{"encoders", "frozen"}});
     window.recomputeNow();
     QCOMPARE(window.stackChoices()->combo("encoders")->itemText(0), QStringLiteral("trainer's: trained"));
-    QVERIFY2(window.statusLabel()->text().contains(QStringLiteral("freeze_encoders: value true is not run by trainer "
+    QVERIFY2(window.statusLabel()->text().contains(QStringLiteral("--freeze-encoders: value true is not run by trainer "
                                                                   "\"arctic\"")),
              qPrintable(window.statusLabel()->text()));
     QCOMPARE(window.planModel()->rowCount(), 0);

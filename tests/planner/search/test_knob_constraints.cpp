@@ -15,19 +15,20 @@ namespace {
 
 // The searching commands' reading of `words` (knob and stack flags) for llama-3.1-8b on `gpus`
 // H100s at 256K tokens on `trainer`, as cmd_plan.cpp reads them.
-Result<KnobConstraints> constraints_of(const std::string& trainer, int64_t gpus, const std::vector<std::string>& words) {
+Result<KnobConstraints> constraints_of(const std::string& trainer, int64_t gpus, const std::vector<std::string>& words,
+                                       const char* model = "llama-3.1-8b", bool gpus_vary = false) {
   std::vector<FlagSpec> specs = searched_knob_flag_specs();
   for (const FlagSpec& f : stack_flag_specs()) specs.push_back(f);
   const Result<Args> args = Args::parse(words, specs);
   EXPECT_TRUE(args.ok()) << args.status().message();
   PlanSpec base;
-  base.model = *load_model("llama-3.1-8b");
+  base.model = *load_model(model);
   base.cluster.gpu = *load_gpu("h100-80gb");
   base.cluster.num_gpus = gpus;
   base.seq_len = 262144;
   base.stack = *load_trainer(trainer);
   SPPLAN_RETURN_IF_ERROR(apply_stack_flags(*args, &base.stack));
-  return read_constraints(*args, &base);
+  return read_constraints(*args, &base, gpus_vary);
 }
 
 const std::string kHfRingKernel =
@@ -81,6 +82,30 @@ TEST(KnobConstraints, ARefusalOnASearchedKnobHoldsOnlyWhenPinned) {
   ASSERT_FALSE(pinned.ok());
   EXPECT_EQ(pinned.status().message().rfind("--attention: value \"flash2\" with ", 0), 0u) << pinned.status().message();
   EXPECT_NE(pinned.status().message().find("(w; allowed: sdpa, flash3)"), std::string::npos) << pinned.status().message();
+}
+
+// A refusal of the model alone holds on every knob set: its line, not the most frequent of the
+// search's (the layouts axolotl does not run, which a ring of every degree but one would leave).
+TEST(KnobConstraints, NamesARefusalOfTheModelBeforeTheSearch) {
+  const auto mixture = constraints_of("axolotl", 16, {}, "mixtral-8x7b");
+  ASSERT_FALSE(mixture.ok());
+  EXPECT_EQ(mixture.status().message().rfind("--model: value \"mixtral-8x7b\" (8 experts) is not run by trainer \"axolotl\" (", 0),
+            0u)
+      << mixture.status().message();
+  EXPECT_TRUE(constraints_of("engine", 16, {}, "mixtral-8x7b").ok());
+}
+
+// Where the GPU count varies (rent), the layouts at base's count are not all the search tries: a
+// refusal on a layout is left to it; one on the kernel or the model alone still holds.
+TEST(KnobConstraints, ALayoutRuleWaitsWhenTheGpuCountVaries) {
+  static const testing_scratch::ScratchDir dir("knob_constraints_rent");
+  const std::string record = dir.path() + "/hf-no-single.toml";
+  std::ofstream(record) << "name = \"hf-no-single\"\nbase = \"hf\"\n[[refuse]]\n"
+                           "when = { layout = \"none\", attention = \"flash2\" }\nwhy = \"w\"\n";
+  EXPECT_FALSE(constraints_of(record, 1, {"--attention", "flash2"}).ok());
+  EXPECT_TRUE(constraints_of(record, 1, {"--attention", "flash2"}, "llama-3.1-8b", /*gpus_vary=*/true).ok());
+  EXPECT_FALSE(constraints_of("engine", 1, {"--attention", "flash3"}, "llama-3.1-8b", /*gpus_vary=*/true).ok());
+  EXPECT_FALSE(constraints_of("axolotl", 1, {}, "mixtral-8x7b", /*gpus_vary=*/true).ok());
 }
 
 }  // namespace
