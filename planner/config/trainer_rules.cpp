@@ -176,7 +176,10 @@ std::string allowed_text(const Refusal& r, size_t reported, const PlanSpec& plan
   const RuleTest& t = r.when[reported];
   if (t.key == RuleKey::kExperts) return "a dense model, or a trainer that runs experts";
   if (t.key == RuleKey::kSandwichNorms) return "a model with two norms a layer, or a trainer that runs Gemma's four";
-  if (t.key == RuleKey::kAttentionSinks) return "a model without attention sinks, or the trainer hf at sp 1 with flex";
+  // A model with sinks trains on flex alone (plan_rules.cpp check_attention_sinks): no other kernel is allowed.
+  if (t.key == RuleKey::kAttentionSinks || (t.key == RuleKey::kAttention && plan.model.attention_sinks)) {
+    return "a model without attention sinks, or the trainer hf at sp 1 with flex";
+  }
   if (t.key == RuleKey::kGlmMixture) return "a Qwen3-MoE or Mixtral mixture, or a trainer that runs GLM-4.5's";
   if (t.key == RuleKey::kPartialRope) return "a model that rotates whole heads, or a trainer that runs partial RoPE";
   if (t.key == RuleKey::kWindowedAndFullLayers) {
@@ -263,6 +266,8 @@ std::string matched_text(const Refusal& r, size_t reported, const PlanSpec& plan
             std::to_string(m.windowed_layers()) + " of " + std::to_string(m.num_hidden_layers) + " layers)";
   } else if (key == RuleKey::kMultimodalEncoders) {
     value = "\"" + printable(plan.model.name) + "\" (a multimodal config: encoders beside the language model)";
+  } else if (key == RuleKey::kAttention && !plan.attention_named && plan.model.attention_sinks) {
+    value += " (the kernel " + printable(plan.model.name) + "'s attention sinks train on: attention_sinks)";
   } else if (key == RuleKey::kCausalLmClass) {
     value = "\"" + printable(plan.model.name) + "\" (a multimodal config AutoModelForCausalLM does not build)";
   }

@@ -39,6 +39,10 @@ bool kept_by_search(const KnobConstraints& c, RuleKey key, bool gpus_vary) {
 // (the layouts axolotl does not run; ZeRO 0 on hf's ring).
 Status check_refused_whatever_searched(const PlanSpec& base, const Knobs& flags, const KnobConstraints& c,
                                        bool gpus_vary) {
+  // A kernel nobody named is the layout's or the model's, not a flag's: said by its plan key.
+  const WhereFn where = [&](const std::string& key) {
+    return key == "attention" && !base.attention_named ? key : flag_where(key);
+  };
   Status refusal = Status::ok();
   for (const auto& [sp, cp] : sp_cp_pairs(base, c)) {
     PlanSpec probe = base;
@@ -48,7 +52,7 @@ Status check_refused_whatever_searched(const PlanSpec& base, const Knobs& flags,
     probe.knobs.cp_comm = c.cp_comm.value_or(searched_cp_comm(probe));
     settle_layout_attention(&probe);  // the search's kernel for the pair, unless one is named
     if (!layout_record(probe).runs) continue;  // refused whatever else: the search says which
-    const Status refused = check_fixed_refusals(probe, [&](RuleKey key) { return kept_by_search(c, key, gpus_vary); }, flag_where);
+    const Status refused = check_fixed_refusals(probe, [&](RuleKey key) { return kept_by_search(c, key, gpus_vary); }, where);
     if (refused.is_ok()) return Status::ok();  // a layout may run: the search looks further
     if (refusal.is_ok()) refusal = refused;
   }

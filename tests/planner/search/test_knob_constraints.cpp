@@ -95,6 +95,24 @@ TEST(KnobConstraints, NamesARefusalOfTheModelBeforeTheSearch) {
   EXPECT_TRUE(constraints_of("engine", 16, {}, "mixtral-8x7b").ok());
 }
 
+// A kernel nobody named is the model's (gpt-oss's sinks train on flex alone): said by its plan key
+// and why, and what is allowed is another model or trainer, not a kernel the sinks refuse.
+TEST(KnobConstraints, AKernelTheModelImposesIsSaidAsTheModels) {
+  const auto sinks = constraints_of("arctic", 8, {}, "gpt-oss-20b");
+  ASSERT_FALSE(sinks.ok());
+  const std::string& m = sinks.status().message();
+  EXPECT_EQ(m.rfind("attention: value \"flex\" (the kernel gpt-oss-20b's attention sinks train on: attention_sinks) is "
+                    "not run by trainer \"arctic\" (",
+                    0),
+            0u)
+      << m;
+  EXPECT_NE(m.find("; allowed: a model without attention sinks, or the trainer hf at sp 1 with flex)"), std::string::npos) << m;
+  const auto named = constraints_of("arctic", 8, {"--attention", "flex"}, "gpt-oss-20b");
+  ASSERT_FALSE(named.ok());
+  EXPECT_EQ(named.status().message().rfind("--attention: value \"flex\" is not run by trainer \"arctic\" (", 0), 0u)
+      << named.status().message();
+}
+
 // Where the GPU count varies (rent), the layouts at base's count are not all the search tries: a
 // refusal on a layout is left to it; one on the kernel or the model alone still holds.
 TEST(KnobConstraints, ALayoutRuleWaitsWhenTheGpuCountVaries) {
