@@ -196,7 +196,12 @@ std::optional<SdpaBackend> backend_from_env() {
 
 }  // namespace
 
-SdpaChoice select_sdpa_backend(const AttentionShape& shape, c10::Device device) {
+std::optional<SdpaBackend> named_sdpa_backend(AttentionKernel kernel, bool named) {
+  if (named && kernel == AttentionKernel::kFlash2) return SdpaBackend::kFlash;
+  return std::nullopt;
+}
+
+SdpaChoice select_sdpa_backend(const AttentionShape& shape, c10::Device device, std::optional<SdpaBackend> named) {
   SdpaChoice choice;
   if (!device.is_cuda()) {
     choice.how = "cpu";
@@ -205,6 +210,11 @@ SdpaChoice select_sdpa_backend(const AttentionShape& shape, c10::Device device) 
   }
   if (const std::optional<SdpaBackend> forced = backend_from_env()) {
     choice = {*forced, "SPPLAN_ENGINE_SDPA_BACKEND"};
+    use_sdpa_backend(choice.backend);
+    return choice;
+  }
+  if (named) {
+    choice = {*named, "the plan's attention flash2"};
     use_sdpa_backend(choice.backend);
     return choice;
   }

@@ -21,6 +21,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "engine/parallel/comm.hpp"
+#include "planner/config/trainer_spec.hpp"
 
 namespace spplan::engine {
 
@@ -94,15 +95,22 @@ struct AttentionShape {
   at::ScalarType dtype = at::kFloat;
 };
 
+// The backend a plan's kernel names: LibTorch's flash kernels, FlashAttention 2's, for a plan that
+// names flash2 (what it was priced at); none for sdpa or a kernel the trainer's record settled,
+// which leave the choice to select_sdpa_backend's measurement.
+std::optional<SdpaBackend> named_sdpa_backend(AttentionKernel kernel, bool named);
+
 // What one rank uses: on a CPU kLibTorch without measuring; on CUDA SPPLAN_ENGINE_SDPA_BACKEND
-// (cudnn, flash or libtorch) when set, else the fastest of cuDNN and flash, each timed as the best
+// (cudnn, flash or libtorch) when set, else `named` (named_sdpa_backend), else the fastest of cuDNN and flash, each timed as the best
 // of 3 forward + backward passes after a warm-up, at the run's shapes with at most 32K tokens (the
 // ranking holds at longer sequences, and the probe's buffers stay below the run's). Calls
 // use_sdpa_backend with the choice. Collective: none (every rank measures the same shapes).
 struct SdpaChoice {
   SdpaBackend backend = SdpaBackend::kLibTorch;
-  std::string how;  // "cpu", "measured: cudnn 1.23 ms, flash 2.34 ms", "SPPLAN_ENGINE_SDPA_BACKEND"
+  // "cpu", "measured: cudnn 1.23 ms, flash 2.34 ms", "SPPLAN_ENGINE_SDPA_BACKEND", "the plan's attention flash2"
+  std::string how;
 };
-SdpaChoice select_sdpa_backend(const AttentionShape& shape, c10::Device device);
+SdpaChoice select_sdpa_backend(const AttentionShape& shape, c10::Device device,
+                               std::optional<SdpaBackend> named = std::nullopt);
 
 }  // namespace spplan::engine

@@ -36,7 +36,8 @@ Trainer::Trainer(const RunOptions& options, Comm& comm, const TokenSource& data)
   const OptimizerSpec& opt = options.plan.optimizer;
   adamw_ = {opt.adam_beta1, opt.adam_beta2, opt.adam_eps};
   // Before the model: the probe's buffers are freed (cached) before the parameters are allocated.
-  sdpa_ = select_sdpa_backend(attention_shape(options.plan, comm.sp()), comm.device());
+  sdpa_ = select_sdpa_backend(attention_shape(options.plan, comm.sp()), comm.device(),
+                              named_sdpa_backend(options.plan.stack.attention, options.plan.attention_named));
   model_ = std::make_unique<Model>(options.plan.model, options.seed, comm, options.plan.knobs, comm.device(),
                                    options.plan.seq_len);
   decay_spans_ = decay_spans(param_units(options.plan.model), model_->zero_layout(), options.weight_decay_all);

@@ -75,6 +75,16 @@ TEST(SdpaBackend, CpuKeepsLibTorchsKernel) {
   EXPECT_EQ(to_string(c.backend), "libtorch");
   EXPECT_EQ(to_string(SdpaBackend::kCudnn), "cudnn");
   EXPECT_EQ(to_string(SdpaBackend::kFlash), "flash");
+  // A plan's named kernel changes nothing on a CPU, whose one kernel the costmodel prices there.
+  EXPECT_EQ(select_sdpa_backend({1, 64, 4, 2, 16, at::kFloat}, at::Device(at::kCPU), SdpaBackend::kFlash).how, "cpu");
+}
+
+// A plan that names FlashAttention 2 runs LibTorch's flash kernels, the kernel it was priced at; an
+// sdpa plan, or a kernel the record settled, leaves the choice to the measurement.
+TEST(SdpaBackend, APlanNamingFlash2RunsTheFlashKernels) {
+  EXPECT_EQ(named_sdpa_backend(AttentionKernel::kFlash2, true), SdpaBackend::kFlash);
+  EXPECT_EQ(named_sdpa_backend(AttentionKernel::kFlash2, false), std::nullopt);
+  EXPECT_EQ(named_sdpa_backend(AttentionKernel::kSdpa, true), std::nullopt);
 }
 
 }  // namespace
