@@ -419,10 +419,11 @@ Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where) {
 
 namespace {
 
-// The first of the trainer's refusals that holds on the plan and tests keys `fixed` says are fixed
-// only: it holds on every knob set that varies the other keys.
-const Refusal* fixed_refusal(const PlanSpec& plan, const std::function<bool(RuleKey)>& fixed) {
-  for (const Refusal& r : record_of(plan).refuses) {
+// The first of `rules` that holds on the plan and tests keys `fixed` says are fixed only: it holds
+// on every knob set that varies the other keys.
+const Refusal* fixed_refusal(const std::vector<Refusal>& rules, const PlanSpec& plan,
+                             const std::function<bool(RuleKey)>& fixed) {
+  for (const Refusal& r : rules) {
     const bool on_fixed = std::all_of(r.when.begin(), r.when.end(), [&](const RuleTest& t) { return fixed(t.key); });
     if (on_fixed && holds(r, plan)) return &r;
   }
@@ -438,15 +439,39 @@ size_t fixed_refusal_test(const Refusal& r) {
   return reported_test(r);
 }
 
+// Why `f` cannot launch the plan whatever the varied keys are: its split (the pair's), or one of
+// its refusals on fixed keys; "" when it may.
+std::string fixed_format_reason(const FormatRecord& f, const PlanSpec& plan, const std::function<bool(RuleKey)>& fixed,
+                                const WhereFn& where) {
+  if (!split_expressed(f, plan)) return check_split_expressed(f, plan, where).message();
+  const Refusal* r = fixed_refusal(f.refuses, plan, fixed);
+  if (r == nullptr) return "";
+  const auto expresses = [&](const PlanSpec& p) {
+    return fixed_refusal(record_of(p).refuses, p, fixed) == nullptr && fixed_refusal(f.refuses, p, fixed) == nullptr;
+  };
+  return refusal_text(*r, fixed_refusal_test(*r), plan, where, "cannot be expressed for --format " + f.name, expresses,
+                      {&record_of(plan).refuses, &f.refuses});
+}
+
 }  // namespace
 
 Status check_fixed_refusals(const PlanSpec& plan, const std::function<bool(RuleKey)>& fixed, const WhereFn& where) {
-  const Refusal* r = fixed_refusal(plan, fixed);
-  if (r == nullptr) return Status::ok();
-  // allowed: the values no such refusal holds for (the varied knobs are not the plan's to name).
-  const auto runs = [&](const PlanSpec& p) { return fixed_refusal(p, fixed) == nullptr; };
-  return Status::invalid(refusal_text(*r, fixed_refusal_test(*r), plan, where, "is not run by " + trainer_quoted(plan),
-                                      runs, {&record_of(plan).refuses}));
+  const TrainerRecord& record = record_of(plan);
+  if (const Refusal* r = fixed_refusal(record.refuses, plan, fixed)) {
+    // allowed: the values no such refusal holds for (the varied knobs are not the plan's to name).
+    const auto runs = [&](const PlanSpec& p) { return fixed_refusal(record_of(p).refuses, p, fixed) == nullptr; };
+    return Status::invalid(refusal_text(*r, fixed_refusal_test(*r), plan, where, "is not run by " + trainer_quoted(plan),
+                                        runs, {&record.refuses}));
+  }
+  // The trainer may run it: refused still when every format that launches would refuse it.
+  std::string reasons;
+  for (const FormatRecord& f : record.formats) {
+    if (f.component) continue;
+    const std::string reason = fixed_format_reason(f, plan, fixed, where);
+    if (reason.empty()) return Status::ok();
+    reasons += (reasons.empty() ? "" : "; ") + reason;
+  }
+  return Status::invalid("no format of " + trainer_quoted(plan) + " launches what the flags ask: " + reasons);
 }
 
 bool trainer_runs(const PlanSpec& plan) {

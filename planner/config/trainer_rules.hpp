@@ -25,7 +25,8 @@ Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where);
 bool trainer_runs(const PlanSpec& plan);
 // Ok unless one of the trainer's refusals holds whatever a search varies: one whose tests are all
 // on keys `fixed` says the search keeps (the model's experts on axolotl; hf's flash2 on a ring, at
-// any ZeRO stage or offload). Else its line, said by the kernel where the rule tests one:
+// any ZeRO stage or offload), or such a refusal (or the split) of each format that launches (a
+// named flash2 on megatron's script). Else its line, said by the kernel where the rule tests one:
 // `--attention: value "flash2" with layout ring is not run by trainer "hf" (...; allowed: sdpa)`.
 // The searching commands ask it before they search (knob_constraints.cpp), where their count of
 // causes would name the most frequent of the other knobs the trainer refuses instead.

@@ -113,6 +113,28 @@ TEST(KnobConstraints, AKernelTheModelImposesIsSaidAsTheModels) {
       << named.status().message();
 }
 
+// The trainer runs it, but no format launches it whatever the search varies: a kernel megatron's
+// script does not write, a split ms-swift's sequence_parallel_size does not make.
+TEST(KnobConstraints, NamesWhatNoFormatLaunches) {
+  const auto megatron = constraints_of("megatron", 8, {"--attention", "flash2"});
+  ASSERT_FALSE(megatron.ok());
+  EXPECT_EQ(megatron.status().message().rfind("no format of trainer \"megatron\" launches what the flags ask: --attention: "
+                                              "value \"flash2\" cannot be expressed for --format megatron (",
+                                              0),
+            0u)
+      << megatron.status().message();
+  EXPECT_NE(megatron.status().message().find("; allowed: sdpa)"), std::string::npos) << megatron.status().message();
+  EXPECT_TRUE(constraints_of("megatron", 8, {"--attention", "sdpa"}).ok());
+  const auto swift = constraints_of("usp", 8, {"--sp", "1", "--cp", "8"});
+  ASSERT_FALSE(swift.ok());
+  EXPECT_EQ(swift.status().message(),
+            "no format of trainer \"usp\" launches what the flags ask: --sp: value 1 with cp 8 cannot be expressed for "
+            "--format swift (it takes 8 sequence-parallel ranks and runs Ulysses over gcd(8 key-value heads, 8) = 8 of "
+            "them, a ring over the rest; allowed: sp 8, cp 1)");
+  // cp 2 on 16 GPUs leaves sp 1 to 8, and gcd(8, 8 x 2) = 8 is sp 8's split: the search looks.
+  EXPECT_TRUE(constraints_of("usp", 16, {"--cp", "2"}).ok());
+}
+
 // Where the GPU count varies (rent), the layouts at base's count are not all the search tries: a
 // refusal on a layout is left to it; one on the kernel or the model alone still holds.
 TEST(KnobConstraints, ALayoutRuleWaitsWhenTheGpuCountVaries) {
