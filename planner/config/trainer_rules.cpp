@@ -86,18 +86,17 @@ const TrainerRecord& record_of(const PlanSpec& plan) {
   return *trainer_stack(plan.stack.trainer).record;  // the loader's cache keeps it past the temporary stack
 }
 
-const LayoutRecord& layout_record(const PlanSpec& plan) {
-  return record_of(plan).layouts[static_cast<size_t>(layout_of(plan.knobs))];
-}
-
-namespace {
-
-// `trainer "hf"`, or for a user's record `trainer "hf-5.16" (/path/hf.toml)`: its name and its file.
 std::string trainer_quoted(const PlanSpec& plan) {
   const std::string& name = plan.stack.record ? plan.stack.record->name : plan.stack.trainer;
   const std::string quoted = "trainer \"" + name + "\"";
   return name == plan.stack.trainer ? quoted : quoted + " (" + plan.stack.trainer + ")";
 }
+
+const LayoutRecord& layout_record(const PlanSpec& plan) {
+  return record_of(plan).layouts[static_cast<size_t>(layout_of(plan.knobs))];
+}
+
+namespace {
 
 // The names a named key's values go by; empty for numbers.
 const std::vector<std::string>& names_of(RuleKey key) {
@@ -457,6 +456,8 @@ std::string fixed_format_reason(const FormatRecord& f, const PlanSpec& plan, con
 
 Status check_fixed_refusals(const PlanSpec& plan, const std::function<bool(RuleKey)>& fixed, const WhereFn& where) {
   const TrainerRecord& record = record_of(plan);
+  SPPLAN_RETURN_IF_ERROR(check_model_built(plan, where));  // the model's: fixed
+  if (fixed(RuleKey::kLayout)) SPPLAN_RETURN_IF_ERROR(check_layout(plan, where));
   if (const Refusal* r = fixed_refusal(record.refuses, plan, fixed)) {
     // allowed: the values no such refusal holds for (the varied knobs are not the plan's to name).
     const auto runs = [&](const PlanSpec& p) { return fixed_refusal(record_of(p).refuses, p, fixed) == nullptr; };

@@ -17,16 +17,21 @@ namespace spplan {
 // describes ArcticTraining) the bundled record of its name.
 const TrainerRecord& record_of(const PlanSpec& plan);
 
+// `trainer "hf"`, or for a user's record `trainer "hf-5.16" (/path/hf.toml)`: its name and its
+// file, as messages name it.
+std::string trainer_quoted(const PlanSpec& plan);
+
 // Ok when the plan's trainer runs its knobs: its layout and ring variant, a sequence Ulysses
 // splits evenly where the trainer does not pad, and none of its refusals holds. Else one line:
 // `--cp: value 2 is not run by trainer "arctic" (it runs the layouts none, ulysses; ...)`.
 Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where);
 // The same answer without building a message: the search asks it for every knob set.
 bool trainer_runs(const PlanSpec& plan);
-// Ok unless one of the trainer's refusals holds whatever a search varies: one whose tests are all
-// on keys `fixed` says the search keeps (the model's experts on axolotl; hf's flash2 on a ring, at
-// any ZeRO stage or offload), or such a refusal (or the split) of each format that launches (a
-// named flash2 on megatron's script). Else its line, said by the kernel where the rule tests one:
+// Ok unless the trainer refuses the plan whatever a search varies: a model it does not build, its
+// layout where `fixed` keeps the layout, a refusal whose tests are all on keys `fixed` says the
+// search keeps (the model's experts on axolotl; hf's flash2 on a ring, at any ZeRO stage or
+// offload), or such a refusal (or the split) of each format that launches (a named flash2 on
+// megatron's script). Else its line, said by the kernel where the rule tests one:
 // `--attention: value "flash2" with layout ring is not run by trainer "hf" (...; allowed: sdpa)`.
 // The searching commands ask it before they search (knob_constraints.cpp), where their count of
 // causes would name the most frequent of the other knobs the trainer refuses instead.

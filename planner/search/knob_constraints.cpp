@@ -43,7 +43,9 @@ Status check_refused_whatever_searched(const PlanSpec& base, const Knobs& flags,
   const WhereFn where = [&](const std::string& key) {
     return key == "attention" && !base.attention_named ? key : flag_where(key);
   };
-  Status refusal = Status::ok();
+  // The first refusal of a layout the trainer runs, else the first: a kernel refused on the ring
+  // says more than a Ulysses x ring the trainer does not run.
+  Status refusal = Status::ok(), of_a_run_layout = Status::ok();
   for (const auto& [sp, cp] : sp_cp_pairs(base, c)) {
     PlanSpec probe = base;
     probe.knobs = flags;
@@ -51,12 +53,12 @@ Status check_refused_whatever_searched(const PlanSpec& base, const Knobs& flags,
     probe.knobs.cp = cp;
     probe.knobs.cp_comm = c.cp_comm.value_or(searched_cp_comm(probe));
     settle_layout_attention(&probe);  // the search's kernel for the pair, unless one is named
-    if (!layout_record(probe).runs) continue;  // refused whatever else: the search says which
     const Status refused = check_fixed_refusals(probe, [&](RuleKey key) { return kept_by_search(c, key, gpus_vary); }, where);
     if (refused.is_ok()) return Status::ok();  // a layout may run: the search looks further
     if (refusal.is_ok()) refusal = refused;
+    if (of_a_run_layout.is_ok() && layout_record(probe).runs) of_a_run_layout = refused;
   }
-  return refusal;
+  return of_a_run_layout.is_ok() ? refusal : of_a_run_layout;
 }
 
 }  // namespace
@@ -144,7 +146,7 @@ Status no_candidate_status(const SearchResult& result, const PlanSpec& base) {
     total += it->second;
     if (it->second > most->second) most = it;
   }
-  return Status::invalid("trainer \"" + base.stack.trainer + "\" runs and launches none of the " + std::to_string(total) +
+  return Status::invalid(trainer_quoted(base) + " runs and launches none of the " + std::to_string(total) +
                          " knob sets searched for " + what + "; the most frequent cause (" + std::to_string(most->second) +
                          "): " + most->first);
 }

@@ -800,6 +800,20 @@ TEST(Cli, AnUnnamedRingVariantIsTheTrainers) {
   EXPECT_EQ(from_file.exit_code, 0) << from_file.err;
 }
 
+// Every knob set refused, each by a rule on a knob the search varies: no one refusal holds for all,
+// so the search says how many it left out and the most frequent cause.
+TEST(Cli, ASearchThatLeavesNothingNamesItsMostFrequentCause) {
+  const std::string record = testing::TempDir() + "/no_zero_stage.toml";
+  write_text(record, "name = \"no-zero-stage\"\nbase = \"engine\"\n[[refuse]]\nwhen = { zero_stage = [0, 1, 2] }\n"
+                     "why = \"low\"\n[[refuse]]\nwhen = { zero_stage = 3 }\nwhy = \"high\"\n");
+  const CliRun r = run_spplan("plan --model qwen3-4b --gpu h100-80gb --gpus 4 --seq 32k --trainer " + record);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("spplan: trainer \"no-zero-stage\" (" + record + ") runs and launches none of the ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(" knob sets searched for qwen3-4b on 4 GPUs; the most frequent cause ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("zero_stage: value 0 is not run by trainer \"no-zero-stage\""), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
 // One GPU is "1 GPU", in the answer and in the band's edge.
 TEST(Cli, FitSaysOneGpuInTheSingular) {
   const CliRun r = run_spplan("fit --model llama-3.1-8b --gpu a100-80gb --gpus 8 --seq 256k");

@@ -365,7 +365,8 @@ class TestGui : public QObject {
     window.knobPins()->clearPins();
     window.knobPins()->combo("cp")->setCurrentText(QStringLiteral("2"));  // arctic runs no ring
     window.recomputeNow();
-    QVERIFY2(window.statusLabel()->text().startsWith(QStringLiteral("trainer \"arctic\" runs and launches none of the ")),
+    QVERIFY2(window.statusLabel()->text().startsWith(QStringLiteral("--cp: value 2 makes the layout ring (sp 1, cp 2), "
+                                                                    "which trainer \"arctic\" does not run")),
              qPrintable(window.statusLabel()->text()));
     QCOMPARE(window.planModel()->rowCount(), 0);
     window.knobPins()->clearPins();
