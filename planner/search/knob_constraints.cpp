@@ -61,6 +61,21 @@ Status check_refused_whatever_searched(const PlanSpec& base, const Knobs& flags,
   return of_a_run_layout.is_ok() ? refusal : of_a_run_layout;
 }
 
+// A ring the flags pin where the GPU count varies (rent) is a ring alone or Ulysses x ring at every
+// count: refused in the ring's line when the trainer runs neither, where each count would say
+// "does not fit".
+Status check_pinned_ring_runs(const PlanSpec& base, int64_t cp) {
+  PlanSpec ring = base;
+  ring.knobs.sp = 1;
+  ring.knobs.cp = cp;
+  ring.cluster.num_gpus = cp;
+  PlanSpec hybrid = ring;
+  hybrid.knobs.sp = 2;
+  hybrid.cluster.num_gpus = 2 * cp;
+  if (layout_record(ring).runs || layout_record(hybrid).runs) return Status::ok();
+  return check_trainer_runs(ring, flag_where);
+}
+
 }  // namespace
 
 Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base, bool gpus_vary) {
@@ -89,6 +104,7 @@ Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base, bool 
     probe.knobs.sp = args.has("sp") ? k.sp : 1;
     probe.knobs.cp = k.cp;
     probe.seq_len = 2 * probe.knobs.sp * k.cp;  // the zigzag rule is the sequence's, checked per plan
+    if (gpus_vary) probe.cluster.num_gpus = probe.knobs.sp * k.cp;  // rent tries the counts it divides
     SPPLAN_RETURN_IF_ERROR(check_context_parallel(probe, flag_where));
     c.cp = k.cp;
   }
@@ -112,6 +128,7 @@ Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base, bool 
   // Tiling fixed on or off (issue 40: "does my setup without tiling fit?" could not be asked).
   if (args.has("tiled-mlp") || args.has("no-tiled-mlp")) c.tiled_mlp = k.tiled_mlp;
   if (args.has("tiled-loss") || args.has("no-tiled-loss")) c.tiled_loss = k.tiled_loss;
+  if (gpus_vary && c.cp.value_or(1) > 1) SPPLAN_RETURN_IF_ERROR(check_pinned_ring_runs(*base, *c.cp));
   SPPLAN_RETURN_IF_ERROR(check_refused_whatever_searched(*base, k, c, gpus_vary));
   return c;
 }

@@ -814,6 +814,27 @@ TEST(Cli, ASearchThatLeavesNothingNamesItsMostFrequentCause) {
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
 }
 
+// rent with a pinned ring: each option's count takes it (it was refused against the one GPU rent
+// reads the flags at), and a trainer that runs no ring says so once.
+TEST(Cli, RentTakesAPinnedRing) {
+  const std::string args = "rent --model qwen3-4b --seq 32k --cp 2 --nodes 1 --json";
+  const CliRun hf = run_spplan(args + " --trainer hf");
+  ASSERT_EQ(hf.exit_code, 0) << hf.err;
+  int priced = 0;
+  const auto options = nlohmann::json::parse(hf.out)["options"];
+  for (const auto& row : options) {
+    if (!row.contains("best")) continue;
+    ++priced;
+    EXPECT_EQ(row["best"]["knobs"]["cp"], 2) << row.dump();
+  }
+  EXPECT_GT(priced, 0) << hf.out;
+  const CliRun arctic = run_spplan(args);
+  EXPECT_EQ(arctic.exit_code, 2);
+  EXPECT_EQ(arctic.err.rfind("spplan: --cp: value 2 makes the layout ring (sp 1, cp 2), which trainer \"arctic\" does not run", 0),
+            0u)
+      << arctic.err;
+}
+
 // One GPU is "1 GPU", in the answer and in the band's edge.
 TEST(Cli, FitSaysOneGpuInTheSingular) {
   const CliRun r = run_spplan("fit --model llama-3.1-8b --gpu a100-80gb --gpus 8 --seq 256k");

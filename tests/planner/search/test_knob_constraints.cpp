@@ -146,6 +146,16 @@ TEST(KnobConstraints, ALayoutRuleWaitsWhenTheGpuCountVaries) {
   EXPECT_TRUE(constraints_of(record, 1, {"--attention", "flash2"}, "llama-3.1-8b", /*gpus_vary=*/true).ok());
   EXPECT_FALSE(constraints_of("engine", 1, {"--attention", "flash3"}, "llama-3.1-8b", /*gpus_vary=*/true).ok());
   EXPECT_FALSE(constraints_of("axolotl", 1, {}, "mixtral-8x7b", /*gpus_vary=*/true).ok());
+  // A pinned ring is checked against the counts rent tries, not its one GPU: a trainer that runs a
+  // ring takes it; one that runs neither a ring nor Ulysses x ring says so.
+  EXPECT_TRUE(constraints_of("hf", 1, {"--cp", "2"}, "llama-3.1-8b", /*gpus_vary=*/true).ok());
+  const auto arctic = constraints_of("arctic", 1, {"--cp", "2"}, "llama-3.1-8b", /*gpus_vary=*/true);
+  ASSERT_FALSE(arctic.ok());
+  EXPECT_EQ(arctic.status().message().rfind("--cp: value 2 makes the layout ring (sp 1, cp 2), which trainer \"arctic\" "
+                                            "does not run",
+                                            0),
+            0u)
+      << arctic.status().message();
 }
 
 }  // namespace
