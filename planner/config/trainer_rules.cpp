@@ -410,8 +410,8 @@ Status check_trainer_runs(const PlanSpec& plan, const WhereFn& where) {
   SPPLAN_RETURN_IF_ERROR(check_model_built(plan, where));
   SPPLAN_RETURN_IF_ERROR(check_layout(plan, where));
   if (const Refusal* r = first_holding(record_of(plan).refuses, plan)) {
-    return Status::invalid(refusal_text(*r, reported_test(*r), plan, where, "is not run by " + trainer_quoted(plan), trainer_runs,
-                                        {&record_of(plan).refuses}));
+    return Status::invalid(refusal_text(*r, reported_test(*r), plan, where, "is not run by " + trainer_quoted(plan),
+                                        trainer_runs, {&record_of(plan).refuses}));
   }
   return Status::ok();
 }
@@ -423,8 +423,8 @@ namespace {
 const Refusal* fixed_refusal(const std::vector<Refusal>& rules, const PlanSpec& plan,
                              const std::function<bool(RuleKey)>& fixed) {
   for (const Refusal& r : rules) {
-    const bool on_fixed = std::all_of(r.when.begin(), r.when.end(), [&](const RuleTest& t) { return fixed(t.key); });
-    if (on_fixed && holds(r, plan)) return &r;
+    const auto on_fixed_key = [&](const RuleTest& t) { return fixed(t.key); };
+    if (std::all_of(r.when.begin(), r.when.end(), on_fixed_key) && holds(r, plan)) return &r;
   }
   return nullptr;
 }
@@ -509,8 +509,8 @@ Status check_format_expresses(const PlanSpec& plan, const std::string& format, c
     const auto expresses = [f](const PlanSpec& p) {
       return trainer_runs(p) && split_expressed(*f, p) && first_holding(f->refuses, p) == nullptr;
     };
-    return Status::invalid(refusal_text(*r, reported_test(*r), plan, where, "cannot be expressed for --format " + format, expresses,
-                                        {&record_of(plan).refuses, &f->refuses}));
+    return Status::invalid(refusal_text(*r, reported_test(*r), plan, where, "cannot be expressed for --format " + format,
+                                        expresses, {&record_of(plan).refuses, &f->refuses}));
   }
   return Status::ok();
 }

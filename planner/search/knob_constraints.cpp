@@ -53,7 +53,8 @@ Status check_refused_whatever_searched(const PlanSpec& base, const Knobs& flags,
     probe.knobs.cp = cp;
     probe.knobs.cp_comm = c.cp_comm.value_or(searched_cp_comm(probe));
     settle_layout_attention(&probe);  // the search's kernel for the pair, unless one is named
-    const Status refused = check_fixed_refusals(probe, [&](RuleKey key) { return kept_by_search(c, key, gpus_vary); }, where);
+    const auto kept = [&](RuleKey key) { return kept_by_search(c, key, gpus_vary); };
+    const Status refused = check_fixed_refusals(probe, kept, where);
     if (refused.is_ok()) return Status::ok();  // a layout may run: the search looks further
     if (refusal.is_ok()) refusal = refused;
     if (of_a_run_layout.is_ok() && layout_record(probe).runs) of_a_run_layout = refused;
