@@ -2,8 +2,8 @@
 
 #include "cli/common.hpp"
 #include "planner/config/knob_flags.hpp"
-#include "planner/config/stack_flags.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/config/stack_flags.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/suggest.hpp"
 #include "planner/export/export.hpp"

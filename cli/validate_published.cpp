@@ -31,8 +31,9 @@ const std::vector<std::string> kColumns{"id", "model", "gpu", "num_gpus", "sp", 
 // not counted against the target), `memory` (what peak_mem_gb measures: "allocated", the torch
 // peak, or "device", what nvidia-smi shows; default "device" when the reference says nvidia-smi,
 // else "allocated"); `cp` and `cp_comm`, the ring's degree and how it moves K/V (default 1 and the
-// trainer's variant, the ring where it runs it: GPUs = dp x sp x cp); `not_expressed`, why no trainer spplan knows runs what the row ran (another
-// stack, LoRA, an attention-only benchmark): such a row is listed with its reason and not predicted.
+// trainer's variant, the ring where it runs it: GPUs = dp x sp x cp); `not_expressed`, why no
+// trainer spplan knows runs what the row ran (another stack, LoRA, an attention-only benchmark):
+// such a row is listed with its reason and not predicted.
 const std::vector<std::string> kOptionalColumns{"trainer",  "attention", "precision",    "note", "throughput",
                                                 "memory",   "cp",        "cp_comm", "not_expressed"};
 

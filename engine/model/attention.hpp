@@ -101,13 +101,15 @@ struct AttentionShape {
 std::optional<SdpaBackend> named_sdpa_backend(AttentionKernel kernel, bool named);
 
 // What one rank uses: on a CPU kLibTorch without measuring; on CUDA SPPLAN_ENGINE_SDPA_BACKEND
-// (cudnn, flash or libtorch) when set, else `named` (named_sdpa_backend), else the fastest of cuDNN and flash, each timed as the best
-// of 3 forward + backward passes after a warm-up, at the run's shapes with at most 32K tokens (the
-// ranking holds at longer sequences, and the probe's buffers stay below the run's). Calls
-// use_sdpa_backend with the choice. Collective: none (every rank measures the same shapes).
+// (cudnn, flash or libtorch) when set, else `named` (named_sdpa_backend), else the fastest of cuDNN
+// and flash, each timed as the best of 3 forward + backward passes after a warm-up, at the run's
+// shapes with at most 32K tokens (the ranking holds at longer sequences, and the probe's buffers
+// stay below the run's). Calls use_sdpa_backend with the choice. Collective: none (every rank
+// measures the same shapes).
 struct SdpaChoice {
   SdpaBackend backend = SdpaBackend::kLibTorch;
-  // "cpu", "measured: cudnn 1.23 ms, flash 2.34 ms", "SPPLAN_ENGINE_SDPA_BACKEND", "the plan's attention flash2"
+  // "cpu", "measured: cudnn 1.23 ms, flash 2.34 ms", "SPPLAN_ENGINE_SDPA_BACKEND",
+  // "the plan's attention flash2"
   std::string how;
 };
 SdpaChoice select_sdpa_backend(const AttentionShape& shape, c10::Device device,
