@@ -11,6 +11,7 @@
 #include "planner/core/units.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/search/knob_constraints.hpp"
 #include "planner/search/search.hpp"
 
 namespace spplan::cli {
@@ -69,10 +70,14 @@ int cmd_sweep(int argc, const char* const* argv) {
   if (!to.ok()) return fail(to.status());
   if (*to < *from) return fail(Status::invalid("--seq-to: value " + std::to_string(*to) + " is below --seq-from " +
                                                std::to_string(*from) + " (allowed: >= --seq-from)"));
+  // The searching commands' reader: a named kernel stays named, and what the trainer refuses
+  // whatever the rows vary is said once (axolotl of a mixture), not as "no" on every row.
+  const auto constraints = search::read_constraints(*args, &*base);
+  if (!constraints.ok()) return fail(constraints.status());
   std::vector<std::pair<int64_t, search::SearchResult>> by_seq;  // one search per sequence length
   for (int64_t seq = *from; seq <= *to; seq *= 2) {
     base->seq_len = seq;
-    by_seq.emplace_back(seq, search::search_plans(*base, false));
+    by_seq.emplace_back(seq, search::search_plans(*base, false, *constraints));
   }
   const SweepAxis axis = sweep_axis(*base);
   std::vector<SweepRow> rows;

@@ -835,6 +835,29 @@ TEST(Cli, RentTakesAPinnedRing) {
       << arctic.err;
 }
 
+// sweep reads its flags as the searching commands do: a named kernel prices every row (it was
+// settled back to each layout's), and what the trainer refuses whatever the rows vary is one
+// line, not "no" on every row.
+TEST(Cli, SweepTakesTheStackFlags) {
+  const std::string args = "sweep --model llama-3.1-8b --gpu h100-80gb --gpus 8 --seq-from 128k --seq-to 128k";
+  const CliRun sdpa = run_spplan(args + " --trainer hf --attention sdpa --json");
+  ASSERT_EQ(sdpa.exit_code, 0) << sdpa.err;
+  int priced = 0;
+  const auto rows = nlohmann::json::parse(sdpa.out)["rows"];
+  for (const auto& row : rows) {
+    if (!row["fits"].get<bool>()) continue;
+    ++priced;
+    EXPECT_EQ(row["best"]["attention"], "sdpa") << row.dump();
+  }
+  EXPECT_GT(priced, 1) << sdpa.out;
+  const CliRun mixture = run_spplan("sweep --model mixtral-8x7b --gpu h100-80gb --gpus 8 --seq-from 128k --seq-to 128k "
+                                    "--trainer axolotl");
+  EXPECT_EQ(mixture.exit_code, 2);
+  EXPECT_EQ(mixture.err.rfind("spplan: --model: value \"mixtral-8x7b\" (8 experts) is not run by trainer \"axolotl\" (", 0),
+            0u)
+      << mixture.err;
+}
+
 // One GPU is "1 GPU", in the answer and in the band's edge.
 TEST(Cli, FitSaysOneGpuInTheSingular) {
   const CliRun r = run_spplan("fit --model llama-3.1-8b --gpu a100-80gb --gpus 8 --seq 256k");
