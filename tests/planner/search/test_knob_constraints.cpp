@@ -57,8 +57,8 @@ TEST(KnobConstraints, LeavesAKernelSomeLayoutRuns) {
   EXPECT_TRUE(constraints_of("hf", 4, {"--cp", "4"}).ok());
 }
 
-// A refusal on the kernel and a knob the search varies does not hold for every knob set; fixed by
-// a flag, it does. The engine refuses FlashAttention 3 on every layout.
+// A refusal on the kernel alone holds on every layout: the engine refuses FlashAttention 3 (its
+// LibTorch SDPA has none) and runs FlashAttention 2.
 TEST(KnobConstraints, ARefusalOnTheKernelAloneHoldsEverywhere) {
   const auto engine = constraints_of("engine", 4, {"--attention", "flash3"});
   ASSERT_FALSE(engine.ok());
@@ -85,7 +85,7 @@ TEST(KnobConstraints, ARefusalOnASearchedKnobHoldsOnlyWhenPinned) {
 }
 
 // A refusal of the model alone holds on every knob set: its line, not the most frequent of the
-// search's (the layouts axolotl does not run, which a ring of every degree but one would leave).
+// search's causes (the Ulysses layouts axolotl does not run, most of the pairs on 16 GPUs).
 TEST(KnobConstraints, NamesARefusalOfTheModelBeforeTheSearch) {
   const auto mixture = constraints_of("axolotl", 16, {}, "mixtral-8x7b");
   ASSERT_FALSE(mixture.ok());
