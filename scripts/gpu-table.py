@@ -3,18 +3,22 @@
 
 Usage: scripts/gpu-table.py DIR [--spplan BIN]
 
-DIR holds what scripts/gpu-measure.sh left (kernels.txt, fused_cuda_tests.json, unit_tests.json,
-engine_runs.jsonl, compare_gpu.jsonl, calibrated.toml) and manifest.json (device, driver,
-software, the commit measured). Prints, in Markdown:
+DIR holds what scripts/gpu-measure.sh left (kernels.txt, fused_cuda_tests.json, compare_gpu.jsonl,
+calibrated.toml; unit_tests.json, engine_runs.jsonl and slack.jsonl where the lease ran them) and
+manifest.json (device, driver, software, the commit measured). Prints, in Markdown:
   - the fused CUDA kernels: their tests' verdict and bench_fused_kernels' bandwidth against HBM's;
   - the engine beside Hugging Face (+ Liger, + DeepSpeed where they ran), ratios from the same run;
+  - attention's rate by length (calibrate.log, when its report has them): what a ring's blocks of
+    S / cp tokens run at;
   - the engine's and HF + Liger's longest sequence under one memory cap (longest_peers.jsonl), when
     the lease had it;
   - every engine run (and, when the lease had them, longest.jsonl's runs at the max-seq of ALST's
     recipe and at 1.1x) priced now by the costmodel with the GPU's preset and with the calibrated file
     (`spplan estimate --json`, the run's own knobs, --trainer engine), memory as the allocator
     counts it (the estimate's allocated peak against torch's max_memory_allocated), and each run's
-    fit verdict (the planner's `fits` against whether it ran or ran out of memory).
+    fit verdict (the planner's `fits` against whether it ran or ran out of memory);
+  - the slack stage's runs near the limit (slack.jsonl) priced likewise, and the allocator's slack
+    they kept (reserved less allocated) beside the allowance the planner counts there.
 The predictions are recomputed on every call, so after a costmodel change the GPU tables of docs/accuracy.md
 are regenerated from the same measurements, never copied by hand. Bad input: one line, exit 2.
 """
@@ -70,11 +74,13 @@ def pct(predicted, measured):
 
 def kernel_lines(d, manifest):
     tests = load_json(os.path.join(d, "fused_cuda_tests.json"))
-    others = load_json(os.path.join(d, "unit_tests.json"))
     hbm = float(need(manifest, "hbm_GBps", "manifest.json"))
-    yield "FusedCuda.* (each kernel against its ATen reference, fp32 and bf16): %d of %d passed; the other LibTorch unit tests %d of %d." % (
-        need(tests, "tests", "fused_cuda_tests.json") - tests["failures"] - tests["errors"], tests["tests"],
-        need(others, "tests", "unit_tests.json") - others["failures"] - others["errors"], others["tests"])
+    others = "not run in this lease (CI runs them on a CPU)"
+    if os.path.exists(os.path.join(d, "unit_tests.json")):
+        o = load_json(os.path.join(d, "unit_tests.json"))
+        others = "%d of %d" % (need(o, "tests", "unit_tests.json") - o["failures"] - o["errors"], o["tests"])
+    yield "FusedCuda.* (each kernel against its ATen reference, fp32 and bf16): %d of %d passed; the other LibTorch unit tests %s." % (
+        need(tests, "tests", "fused_cuda_tests.json") - tests["failures"] - tests["errors"], tests["tests"], others)
     yield ""
     yield "| model, tokens | op | kernel ms | GB/s | of HBM | ATen reference ms | reference / kernel |"
     yield "|---|---|---|---|---|---|---|"
@@ -141,13 +147,17 @@ def without_seq(flags):
     return " ".join(words[:i] + words[i + 2:])
 
 
-def run_lines(d, spplan, preset):
+def run_lines(d, spplan, preset, name):
+    """Every run of `name` (engine_runs.jsonl or slack.jsonl: one gpu-measure.sh run_case line each)."""
+    path = os.path.join(d, name)
+    if not os.path.exists(path):
+        return
     calibrated = os.path.join(d, "calibrated.toml")
     yield "| case | measured GiB | predicted GiB | d % | measured s | preset s | d % | calibrated s | d % | fits (planner) | ran | verdict |"
     yield "|---|---|---|---|---|---|---|---|---|---|---|---|"
     time_p, time_c, mem, verdicts = [], [], [], []
-    for r in load_jsonl(os.path.join(d, "engine_runs.jsonl")):
-        case, flags, rc = need(r, "case", "engine_runs.jsonl"), need(r, "flags", "engine_runs.jsonl"), r.get("exit")
+    for r in load_jsonl(path):
+        case, flags, rc = need(r, "case", name), need(r, "flags", name), r.get("exit")
         p, c = estimate(spplan, d, preset, flags), estimate(spplan, d, calibrated, flags)
         ran = {0: "yes", 3: "out of memory"}.get(rc, "exit %s" % rc)
         right = (rc == 0) == bool(p["fits"]) if rc in (0, 3) else None
@@ -167,11 +177,62 @@ def run_lines(d, spplan, preset):
         yield "| %s | %.2f | %.2f | %+.1f | %.3f | %.3f | %+.1f | %.3f | %+.1f | %s | %s | %s |" % (
             case, m, pm, dm, t, p["step_time_s"], dp, c["step_time_s"], dc, "yes" if p["fits"] else "no", ran, verdict)
     if not mem:
-        raise BadInput("%s: no run with a result" % os.path.join(d, "engine_runs.jsonl"))
+        raise BadInput("%s: no run with a result" % path)
     yield ""
     yield "Memory: mean |d| %.1f %%, max %.1f %%. Step time with the preset: mean |d| %.1f %%, max %.1f %%; with the calibrated file: mean |d| %.1f %%, max %.1f %% (%d runs). Fit verdicts: %d of %d right." % (
         sum(mem) / len(mem), max(mem), sum(time_p) / len(time_p), max(time_p), sum(time_c) / len(time_c), max(time_c), len(mem),
         sum(1 for v in verdicts if v), sum(1 for v in verdicts if v is not None))
+
+
+def slack_lines(d, spplan, preset):
+    """The slack stage's runs near the limit: what the caching allocator kept beyond what was
+    allocated (torch's peak reserved less peak allocated) beside the allowance the planner adds at
+    its peak moment (the estimate's 'allocator slack' term), and the total against the device."""
+    path = os.path.join(d, "slack.jsonl")
+    if not os.path.exists(path):
+        return
+    yield "| case | allocated GiB | reserved GiB | slack kept GiB | slack allowance GiB | predicted total GiB | device GiB |"
+    yield "|---|---|---|---|---|---|---|"
+    for r in load_jsonl(path):
+        res = r.get("result") if r.get("exit") == 0 else None
+        if not res or "peak_reserved_bytes" not in res:
+            continue
+        p = estimate(spplan, d, preset, need(r, "flags", path))
+        allowance = sum(t["gib"] for t in p["memory"]["peak"]["tensors"] if t["name"] == "allocator slack")
+        a, v = res["peak_memory_bytes"] / GIB, res["peak_reserved_bytes"] / GIB
+        yield "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f |" % (
+            need(r, "case", path), a, v, v - a, allowance, p["memory"]["total_gib"], p["memory"]["capacity_gib"])
+
+
+ATTENTION_HEAD = re.compile(r"^attention by length \((\w+), (\d+) heads;")
+ATTENTION_ROW = re.compile(r"^  d (\d+), (\d+) tokens: causal ([\d.]+) / ([\d.]+), non-causal ([\d.]+) / ([\d.]+)")
+
+
+def attention_lines(d):
+    """calibrate's attention rates by length (bf16), when its report has them: each call's TFLOP/s
+    of the pairs it attends, forward / backward, causal and not (a ring's off-diagonal blocks)."""
+    path = os.path.join(d, "calibrate.log")
+    if not os.path.exists(path):
+        return
+    with open(path) as f:
+        lines = f.read().splitlines()
+    dtype, rows = None, []
+    for line in lines:
+        head = ATTENTION_HEAD.match(line)
+        if head:
+            dtype = head.group(1)
+            continue
+        row = ATTENTION_ROW.match(line)
+        if row and dtype == "bf16":
+            rows.append(row.groups())
+        elif not line.startswith("  "):
+            dtype = None
+    if not rows:
+        return
+    yield "| head dim | tokens | causal forward | causal backward | non-causal forward | non-causal backward |"
+    yield "|---|---|---|---|---|---|"
+    for hd, tokens, cf, cb, nf, nb in rows:
+        yield "| %s | %dK | %.0f | %.0f | %.0f | %.0f |" % (hd, int(tokens) // 1024, float(cf), float(cb), float(nf), float(nb))
 
 
 def longest_lines(d, spplan, preset):
@@ -234,8 +295,10 @@ def main():
             need(manifest, "date", "manifest.json"))]
         out += [""] + list(kernel_lines(args.dir, manifest))
         out += [""] + list(compare_lines(args.dir))
-        out += [""] + list(run_lines(args.dir, args.spplan, need(manifest, "preset", "manifest.json")))
-        for optional in (longest_lines(args.dir, args.spplan, need(manifest, "preset", "manifest.json")),
+        preset = need(manifest, "preset", "manifest.json")
+        for optional in (attention_lines(args.dir), run_lines(args.dir, args.spplan, preset, "engine_runs.jsonl"),
+                         run_lines(args.dir, args.spplan, preset, "slack.jsonl"), slack_lines(args.dir, args.spplan, preset),
+                         longest_lines(args.dir, args.spplan, preset),
                          longest_peers_lines(args.dir)):  # sections a lease may not have had
             lines = list(optional)
             if lines:

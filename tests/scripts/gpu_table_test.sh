@@ -16,9 +16,16 @@ leases=("$root"/validation/gpu/*/)
 [ ${#leases[@]} -gt 0 ] || fail "no lease in validation/gpu"
 for lease in "${leases[@]}"; do
   python3 "$script" "$lease" --spplan "$spplan" > "$tmp/out.md" || fail "$lease: exit $?"
-  runs=$(grep -c . "$lease/engine_runs.jsonl")
-  # One table row per engine run, each with a fit verdict.
+  # One table row per engine run (the runs stage's and the slack stage's, where the lease had
+  # them), each with a fit verdict; and one slack row per slack run that ran.
+  runs=$(cat "$lease"/engine_runs.jsonl "$lease"/slack.jsonl 2>/dev/null | grep -c . || true)
+  [ "$runs" -gt 0 ] || fail "$lease: no engine run"
   [ "$(grep -cE '\| (right|wrong|-) \|$' "$tmp/out.md")" -eq "$runs" ] || fail "$lease: not one row per run ($runs)"
+  if [ -f "$lease/slack.jsonl" ]; then
+    ran=$(grep -c '"exit": 0' "$lease/slack.jsonl" || true)
+    [ "$(grep -cE '^\| q06-slack-[0-9]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$' "$tmp/out.md")" -eq "$ran" ] ||
+      fail "$lease: not one slack row per slack run that ran ($ran)"
+  fi
   grep '^|' "$tmp/out.md" | grep -v '^|---' > "$tmp/rows.md"
   grep -v '^|' "$tmp/out.md" | grep . >> "$tmp/rows.md"
   while IFS= read -r row; do
