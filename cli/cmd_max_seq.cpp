@@ -76,7 +76,9 @@ int cmd_max_seq(int argc, const char* const* argv) {
   }
   const int64_t max_seq = best ? best->plan.seq_len : 0, upper_seq = upper ? upper->plan.seq_len : 0;
   const int64_t edge_seq = edge ? edge->plan.seq_len : 0;
-  const double slack_pct = 100.0 * base->cluster.gpu.allocator_fragmentation;
+  // The slack the answer counts at the limit, and all the allocator keeps when memory is plentiful.
+  const costmodel::AllocatorSlack slack = costmodel::allocator_slack(*base);
+  const double slack_pct = 100.0 * slack.at_limit_fraction, kept_pct = 100.0 * slack.fraction;
   // The answer's step: granularity, or with a ring its multiple the zigzag split needs.
   const int64_t unit = best ? search::sequence_unit(best->plan, granularity) : granularity;
   const bool capped = search::at_search_cap(max_seq, unit);
@@ -86,6 +88,7 @@ int cmd_max_seq(int argc, const char* const* argv) {
   if (args->has("json")) {
     nlohmann::json j{{"max_seq", max_seq}, {"max_seq_without_allocator_slack", upper_seq},
                      {"allocator_fragmentation", base->cluster.gpu.allocator_fragmentation},
+                     {"allocator_slack_at_limit", slack.at_limit_fraction},
                      {"max_seq_is_lower_bound", capped},
                      {"limit", capped ? "the longest sequence searched" : search::limit_name(next.limit)},
                      {"conservative", conservative},
@@ -109,7 +112,11 @@ int cmd_max_seq(int argc, const char* const* argv) {
                 << " tokens; the GPU memory margins do not bind here\n";
     } else if (!capped) {
       std::cout << "limit: GPU memory; margin: counts " << format_number(slack_pct)
-                << "% allocator slack on the memory freed within a step; without it " << upper_seq << " tokens ("
+                << "% allocator slack on the memory freed within a step"
+                << (slack_pct < kept_pct ? " (what the allocator keeps at the limit; the rest of its " + format_number(kept_pct) +
+                                               "% it gives back there)"
+                                         : std::string())
+                << "; without it " << upper_seq << " tokens ("
                 << seq_text(upper_seq) << ") is the most that can run\n";
     }
     std::cout << "band: " << band.words()

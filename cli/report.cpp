@@ -112,6 +112,7 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
   nlohmann::json memory = {
       {"total_gib", gib(m.total_bytes())},
       {"allocated_gib", gib(m.total_bytes() - m.overhead_bytes)},
+      {"needed_gib", gib(m.needed_bytes())},
       {"capacity_gib", gib(e.capacity_bytes)},
       {"params_gib", gib(m.params_bytes)},
       {"grads_gib", gib(m.grads_bytes)},
@@ -197,9 +198,15 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
   o << exports_text(p);
   o << "  fits: " << (e.fits ? "yes" : "NO (" + e.reason() + ")") << "\n";
   if (e.fits) o << "  verdict: " << verdict_of(p, e).words << "\n";
-  o << "  GPU memory per GPU: " << format_number("%.1f", gib(m.total_bytes())) << " of "
+  // With expandable segments the step needs less than the peak a run reserves when memory is
+  // plentiful: the first is what fits is judged on, the second is said beside it.
+  o << "  GPU memory per GPU: " << format_number("%.1f", gib(m.needed_bytes())) << " of "
     << format_number("%.1f", gib(e.capacity_bytes)) << " GiB, peak at " << m.peak_phase
     << (m.peak_layer >= 0 ? " of layer " + std::to_string(m.peak_layer) : std::string()) << "\n";
+  if (m.slack_given_back_bytes > 0) {
+    o << "    " << format_number("%.1f", gib(m.total_bytes())) << " GiB reserved where memory is plentiful: the allocator's "
+      << format_number("%.2f", gib(m.slack_given_back_bytes)) << " GiB more slack, given back near the limit (expandable segments)\n";
+  }
   const std::pair<const char*, double> rows[] = {
       {"params", m.params_bytes},           {"grads", m.grads_bytes},   {"optimizer", m.optimizer_bytes},
       {"activations", m.activations_bytes}, {"logits", m.logits_bytes}, {"buffers", m.buffers_bytes},

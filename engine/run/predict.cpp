@@ -110,7 +110,7 @@ Prediction predict(const PlanSpec& plan, const Pricing& pricing) {
   const costmodel::Estimate e = costmodel::estimate(host);
   const costmodel::MemoryBreakdown& m = e.memory;
   out.peak_memory_bytes = positive(m.total_bytes() - m.overhead_bytes);
-  out.device_memory_bytes = positive(m.total_bytes());
+  out.device_memory_bytes = positive(m.needed_bytes());
   out.host_memory_bytes = e.host.total_bytes() / static_cast<double>(host.cluster.num_gpus);
   if (pricing.speed_known) {
     out.step_time_s = positive(e.time.step_time_s);

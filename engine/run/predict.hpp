@@ -28,7 +28,8 @@ struct Prediction {
   // overhead is 0. On the H100 (2026-11-26) comparing the total instead read +5.8 % at 16K for a run
   // whose allocated peak the costmodel priced to 0.0 %.
   std::optional<double> peak_memory_bytes;
-  // Everything the step needs of the device, overhead included: what "fits" is judged on.
+  // Everything the step needs of the device, overhead included (the allocator slack it gives back
+  // near the limit not: MemoryBreakdown::needed_bytes): what "fits" is judged on.
   std::optional<double> device_memory_bytes;
   std::optional<double> host_memory_bytes;  // per rank: the node's offloaded state / ranks on it
   std::optional<double> step_time_s;

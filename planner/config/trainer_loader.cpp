@@ -74,6 +74,8 @@ Status read_stack(const std::string& path, const toml::table& table, bool comple
   SPPLAN_RETURN_IF_ERROR(r.read_int("offloaded_checkpoints_on_device", &s->offloaded_checkpoints_on_device, complete, 1, 1000));
   SPPLAN_RETURN_IF_ERROR(r.read_int("allgather_kv_heads_per_call", &s->allgather_kv_heads_per_call, complete, 0, 1024));
   for (const StackFlag& f : kStackFlags) SPPLAN_RETURN_IF_ERROR(r.read_bool(f.key, &(s->*f.value), complete));
+  // Optional even without a base: a record written before it was a fact keeps the whole allowance.
+  SPPLAN_RETURN_IF_ERROR(r.read_bool("expandable_segments", &s->expandable_segments, false));
   return r.check_no_unknown_keys();
 }
 

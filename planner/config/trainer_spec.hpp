@@ -103,6 +103,11 @@ struct TrainingStack {
   bool tiled_mlp_fused_swiglu = false;
   // Ulysses' backward all-to-all of dq, dk, dv in one buffer (else one gradient at a time).
   bool ulysses_one_exchange = false;
+  // Every run of the stack sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True itself, so near the
+  // device's limit its caching allocator gives back all but kAllocatorSlackAtLimit of its slack
+  // (software_facts.hpp); without it the whole allowance is needed (the allocator splits segments
+  // and strands them: engine/device/alloc_conf.hpp). Optional in a record, false when absent.
+  bool expandable_segments = false;
   // RoPE's cos and sin as [s, d/2] tables (else repeated to [s, d]).
   bool rope_half_tables = false;
   // A model's sliding window reaches the FlashAttention kernel (window_size), so a sequence longer

@@ -132,7 +132,7 @@ Estimate estimate(const PlanSpec& p) {
   e.usd_per_million_tokens = usd_per_s / e.tokens_per_s * 1e6;
 
   e.attention_tensor_elements = local_tokens(p) * static_cast<double>(p.model.q_dim());
-  const double need = e.memory.total_bytes();
+  const double need = e.memory.needed_bytes();
   if (need > e.usable_bytes) {
     e.limit = Estimate::Limit::kGpuMemory;
   } else if (e.host.total_bytes() > e.host_capacity_bytes) {
@@ -152,7 +152,7 @@ double usable_host_bytes(double ram_gib) {
 double Estimate::over_limit() const {
   switch (limit) {
     case Limit::kNone: return 0;
-    case Limit::kGpuMemory: return memory.total_bytes() / capacity_bytes;
+    case Limit::kGpuMemory: return memory.needed_bytes() / capacity_bytes;
     case Limit::kHostMemory: return host.total_bytes() / host_capacity_bytes;
     case Limit::kKernelIndexRange: return attention_tensor_elements / facts::kFlash2MaxTensorElements;
   }
@@ -163,7 +163,7 @@ std::string Estimate::reason() const {
   switch (limit) {
     case Limit::kNone: return "";
     case Limit::kGpuMemory:
-      return shortfall("GPU memory", memory.total_bytes(), memory.peak_phase, usable_bytes) +
+      return shortfall("GPU memory", memory.needed_bytes(), memory.peak_phase, usable_bytes) +
              (usable_bytes < capacity_bytes ? format_number(" of %.1f less the ", capacity_bytes / kGiB) +
                                                   format_number("%.3g", 100 * (1 - usable_bytes / capacity_bytes)) +
                                                   "% headroom asked"

@@ -47,9 +47,10 @@ struct Estimate {
   // micro batch x local tokens x the query width, the same count before and after the all-to-all.
   double attention_tensor_elements = 0;
 
-  // Device memory left free at the peak, % of the device (negative: short of it).
+  // Device memory left free at the peak, % of the device (negative: short of it): against what the
+  // step needs, the slack the allocator gives back when short not counted.
   double free_memory_pct() const {
-    return capacity_bytes > 0 ? 100.0 * (capacity_bytes - memory.total_bytes()) / capacity_bytes : 0;
+    return capacity_bytes > 0 ? 100.0 * (capacity_bytes - memory.needed_bytes()) / capacity_bytes : 0;
   }
 
   // Need over have at the limit hit (1.25: 25% more than there is); 0 when it fits.

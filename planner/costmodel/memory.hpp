@@ -28,6 +28,10 @@ struct MemoryBreakdown {     // per GPU, bytes, at the peak
   double logits_bytes = 0;       // logits and cross-entropy buffers at the peak
   double buffers_bytes = 0;      // reduce buckets, all-to-all buffers, cuBLAS workspace
   double overhead_bytes = 0;     // CUDA context, NCCL, allocator fragmentation
+  // The part of the allocator slack in overhead_bytes that the allocator gives back when an
+  // allocation would otherwise fail (AllocatorSlack::given_back): what a run that keeps it
+  // reserved shows, but does not need.
+  double slack_given_back_bytes = 0;
   std::string peak_phase;        // which moment of the step the peak is
   int peak_layer = -1;           // the decoder layer running at that moment (0-based), -1 if none
   // What makes up the categories above at that moment, term by term (allocator slack included);
@@ -42,6 +46,8 @@ struct MemoryBreakdown {     // per GPU, bytes, at the peak
     return params_bytes + grads_bytes + optimizer_bytes + activations_bytes + logits_bytes + buffers_bytes +
            overhead_bytes;
   }
+  // What the device must hold for the step to run: the total less the slack given back.
+  double needed_bytes() const { return total_bytes() - slack_given_back_bytes; }
 };
 
 struct HostMemory {  // per node, bytes
@@ -180,11 +186,15 @@ MemoryBreakdown persistent_memory(const PlanSpec& plan);
 
 // Allocator slack counted as overhead at a moment (memory_phases.cpp says why): `fraction`
 // (GpuSpec::allocator_fragmentation) of what is allocated beyond the states allocated once at
-// start-up (`exempt_bytes`).
+// start-up (`exempt_bytes`); of it, all but `at_limit_fraction` of the same base is given back
+// when the device runs short (TrainingStack::expandable_segments; else none).
 struct AllocatorSlack {
   double fraction = 0;
   double exempt_bytes = 0;
-  double bytes(double allocated_bytes) const { return fraction * std::max(0.0, allocated_bytes - exempt_bytes); }
+  double at_limit_fraction = 0;
+  double bytes(double allocated_bytes) const { return fraction * transient(allocated_bytes); }
+  double given_back(double allocated_bytes) const { return (fraction - at_limit_fraction) * transient(allocated_bytes); }
+  double transient(double allocated_bytes) const { return std::max(0.0, allocated_bytes - exempt_bytes); }
 };
 AllocatorSlack allocator_slack(const PlanSpec& plan);
 

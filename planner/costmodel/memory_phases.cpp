@@ -3,6 +3,7 @@
 
 #include "planner/costmodel/memory.hpp"
 #include "planner/costmodel/ring.hpp"
+#include "planner/costmodel/software_facts.hpp"
 
 namespace spplan::costmodel {
 namespace {
@@ -47,7 +48,9 @@ void add_router_logits(const PlanSpec& p, double layers_worth, const char* what,
 // while the same slack was 0.1-3.4% of everything allocated (../shared/validation/
 // gpu_h100_measured.csv, the seven HF runs with expandable_segments:True).
 void add_fragmentation(const AllocatorSlack& slack, B* m, const std::string& phase, int layer) {
-  m->add(&B::overhead_bytes, "allocator slack", slack.bytes(m->total_bytes() - m->overhead_bytes));
+  const double allocated = m->total_bytes() - m->overhead_bytes;
+  m->add(&B::overhead_bytes, "allocator slack", slack.bytes(allocated));
+  m->slack_given_back_bytes = slack.given_back(allocated);
   m->peak_phase = phase;
   m->peak_layer = layer;
 }
@@ -98,7 +101,9 @@ MemoryBreakdown persistent_memory(const PlanSpec& p) {
 
 AllocatorSlack allocator_slack(const PlanSpec& p) {
   const MemoryBreakdown states = persistent_memory(p);
-  return {p.cluster.gpu.allocator_fragmentation, states.total_bytes() - states.overhead_bytes};
+  const double fraction = p.cluster.gpu.allocator_fragmentation;
+  const double at_limit = p.stack.expandable_segments ? std::min(fraction, facts::kAllocatorSlackAtLimit) : fraction;
+  return {fraction, states.total_bytes() - states.overhead_bytes, at_limit};
 }
 
 MemoryPhases memory_phases(const PlanSpec& p) {

@@ -26,6 +26,18 @@ inline constexpr double kHostOptimizerBytesPerParamBesidesGrads = 16.0;
 // copies of q, k, v are alive around the all-to-all besides the tensors attention keeps.
 inline constexpr double kUlyssesTransientCopies = 2.0;
 
+// What the CUDA caching allocator with expandable segments still holds beyond what is allocated
+// when a step runs at the device's limit, as a fraction of the memory the step allocates and frees
+// (the slack allowance's base, memory_phases.cpp). Short of memory, the allocator releases its
+// cached free blocks and retries before it reports out of memory (c10/cuda/CUDACachingAllocator.cpp:
+// release_cached_blocks on a failed allocation; expandable segments unmap whole free pages), so only
+// free space inside pages that also hold live tensors stays. Measured with the engine at the limit:
+// 0.34-0.35 GiB of 65-66 GiB on one H100 (qwen3-0.6b 36K and 37K, 26 November, 0.52-0.54%), 0.14-0.47
+// GiB of 124-130 GiB on one H200 (70656-73728 tokens, validation/gpu/h200-141gb-2026-11-30/slack.jsonl,
+// 0.11-0.38%); the largest, 0.54%, rounded up. Far from the limit the same allocator keeps 1-10%
+// (GpuSpec::allocator_fragmentation), which is what a run's reserved memory shows.
+inline constexpr double kAllocatorSlackAtLimit = 0.006;
+
 // DeepSpeed TiledMLP runs ceil(s / h) shards (DeepSpeed ulysses_sp.py, MEMORY-FACTS 8.4).
 inline constexpr double kTiledMlpTokensPerShardPerHidden = 1.0;
 

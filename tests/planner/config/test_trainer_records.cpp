@@ -176,6 +176,8 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
       {"models_name.toml", "name = \"x\"\nbase = \"torchtitan\"\n[[models]]\nname = \"llama3\\\"\\n\"\nflavor = \"8B\"\n",
        "models_name.toml: key \"models[1].name\": value \"llama3\"\\x0a\" is not allowed (allowed: letters, digits, '.', "
        "'_' and '-')"},
+      {"expandable.toml", "name = \"x\"\nbase = \"hf\"\n[stack]\nexpandable_segments = 1\n",
+       "expandable.toml: key \"stack.expandable_segments\": value 1 is not allowed (allowed: true, false)"},
       {"models_table.toml", "name = \"x\"\nbase = \"torchtitan\"\nmodels = 3\n",
        "models_table.toml: key \"models\": value 3 is not allowed (allowed: [[models]] tables)"},
   };
@@ -189,6 +191,17 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
     const std::string& m = stack.status().message();
     EXPECT_NE(m.find(c.expected), std::string::npos) << c.file << "\n got: " << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
+// Only the engine sets expandable segments in every run (engine/device/alloc_conf.hpp), so only
+// its plans need no more than the slack the allocator keeps at the limit; a record may leave the
+// fact out (complete_stack above has none), and then keeps the whole allowance.
+TEST(TrainerRecords, OnlyTheEngineRunsWithExpandableSegments) {
+  for (const char* name : {"arctic", "hf", "liger", "usp", "axolotl", "torchtitan", "megatron", "engine"}) {
+    const auto stack = load_trainer(name);
+    ASSERT_TRUE(stack.ok()) << name << ": " << stack.status().message();
+    EXPECT_EQ(stack->expandable_segments, std::string(name) == "engine") << name;
   }
 }
 

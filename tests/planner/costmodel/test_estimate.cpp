@@ -51,5 +51,36 @@ TEST(Estimate, Flash2StopsAtTwoToThe31ElementsPerGpu) {
   EXPECT_NE(estimate(sp8).limit, Estimate::Limit::kKernelIndexRange);
 }
 
+
+// The fit verdict is on what the step needs: the engine (expandable segments) fits where its
+// reported peak, with the whole slack allowance a run keeps when memory is plentiful, is above
+// the device; the same plan on a stack without them does not. On one H200, qwen3-0.6b at 73,728
+// tokens ran (validation/gpu/h200-141gb-2026-11-30/slack.jsonl: 138.65 GiB allocated, 138.79
+// reserved) where the whole allowance put it at 145.9 GiB.
+TEST(Estimate, AStackWithExpandableSegmentsFitsOnWhatItNeeds) {
+  PlanSpec p;
+  p.model = load_model("qwen3-0.6b").value();
+  p.cluster.gpu = load_gpu("h200-141gb").value();
+  p.cluster.num_gpus = 1;
+  p.seq_len = 73728;
+  p.knobs.sp = 1;
+  p.knobs.precision = Precision::kBf16;
+  p.knobs.act_ckpt = ActCkpt::kFull;
+  p.knobs.zero_stage = 0;
+  p.stack = load_trainer("engine").value();
+  p.stack.attention = AttentionKernel::kSdpa;  // the engine's kernel without a layout ([layouts.none])
+  const Estimate engine = estimate(p);
+  EXPECT_TRUE(engine.fits) << engine.reason();
+  EXPECT_GT(engine.memory.total_bytes(), engine.capacity_bytes);
+  EXPECT_LE(engine.memory.needed_bytes(), engine.capacity_bytes);
+  EXPECT_GT(engine.free_memory_pct(), 0.0);
+
+  p.stack.expandable_segments = false;
+  const Estimate whole = estimate(p);
+  EXPECT_FALSE(whole.fits);
+  EXPECT_NE(whole.reason().find("needs 145.9 GiB"), std::string::npos) << whole.reason();
+  EXPECT_LT(whole.free_memory_pct(), 0.0);
+}
+
 }  // namespace
 }  // namespace spplan::costmodel

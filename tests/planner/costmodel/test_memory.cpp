@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/costmodel/software_facts.hpp"
+
 #include "planner/config/loaders.hpp"
 #include "planner/core/units.hpp"
 #include "tests/planner/costmodel/fixtures.hpp"
@@ -622,6 +624,31 @@ TEST(Overhead, AllocatorSlackSparesTheStatesAllocatedOnce) {
   const MemoryBreakdown peak = peak_memory(p);
   const double allocated = peak.total_bytes() - peak.overhead_bytes;
   EXPECT_NEAR(peak.overhead_bytes, states.overhead_bytes + slack.bytes(allocated), 1e-6 * peak.overhead_bytes);
+}
+
+// A stack that runs with expandable segments (the engine) needs only kAllocatorSlackAtLimit of the
+// step's transient memory as slack at the limit; the reported peak keeps the whole allowance.
+// Without them (the default stack) the whole allowance is needed.
+TEST(Overhead, ExpandableSegmentsGiveBackAllButTheSlackAtTheLimit) {
+  PlanSpec p = llama8b(8, 8, 262144);
+  const MemoryBreakdown without = peak_memory(p);
+  EXPECT_DOUBLE_EQ(without.slack_given_back_bytes, 0.0);
+  EXPECT_DOUBLE_EQ(without.needed_bytes(), without.total_bytes());
+  EXPECT_DOUBLE_EQ(allocator_slack(p).at_limit_fraction, 0.05);
+
+  p.stack.expandable_segments = true;
+  const AllocatorSlack slack = allocator_slack(p);
+  EXPECT_DOUBLE_EQ(slack.at_limit_fraction, facts::kAllocatorSlackAtLimit);
+  const MemoryBreakdown with = peak_memory(p);
+  EXPECT_DOUBLE_EQ(with.total_bytes(), without.total_bytes());  // what a run reserves, memory plentiful
+  const double transient = slack.transient(with.total_bytes() - with.overhead_bytes);
+  EXPECT_NEAR(with.slack_given_back_bytes, (0.05 - facts::kAllocatorSlackAtLimit) * transient, 1.0);
+  EXPECT_NEAR(with.needed_bytes(), with.total_bytes() - (0.05 - facts::kAllocatorSlackAtLimit) * transient, 1.0);
+
+  // A GPU file asking less slack than the limit's caps it there (nothing is given back).
+  p.cluster.gpu.allocator_fragmentation = 0.001;
+  EXPECT_DOUBLE_EQ(allocator_slack(p).at_limit_fraction, 0.001);
+  EXPECT_DOUBLE_EQ(peak_memory(p).slack_given_back_bytes, 0.0);
 }
 
 TEST(Peak, IsTheLargestPhase) {
