@@ -187,12 +187,13 @@ def run_lines(d, spplan, preset, name):
 def slack_lines(d, spplan, preset):
     """The slack stage's runs near the limit: what the caching allocator kept beyond what was
     allocated (torch's peak reserved less peak allocated) beside the allowance the planner adds at
-    its peak moment (the estimate's 'allocator slack' term), and the total against the device."""
+    its peak moment (the estimate's 'allocator slack' term), the total with it and what the step needs
+    (the slack the allocator gives back near the limit not counted) against the device."""
     path = os.path.join(d, "slack.jsonl")
     if not os.path.exists(path):
         return
-    yield "| case | allocated GiB | reserved GiB | slack kept GiB | slack allowance GiB | predicted total GiB | device GiB |"
-    yield "|---|---|---|---|---|---|---|"
+    yield "| case | allocated GiB | reserved GiB | slack kept GiB | slack allowance GiB | predicted total GiB | needed GiB | device GiB |"
+    yield "|---|---|---|---|---|---|---|---|"
     for r in load_jsonl(path):
         res = r.get("result") if r.get("exit") == 0 else None
         if not res or "peak_reserved_bytes" not in res:
@@ -200,8 +201,9 @@ def slack_lines(d, spplan, preset):
         p = estimate(spplan, d, preset, need(r, "flags", path))
         allowance = sum(t["gib"] for t in p["memory"]["peak"]["tensors"] if t["name"] == "allocator slack")
         a, v = res["peak_memory_bytes"] / GIB, res["peak_reserved_bytes"] / GIB
-        yield "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f |" % (
-            need(r, "case", path), a, v, v - a, allowance, p["memory"]["total_gib"], p["memory"]["capacity_gib"])
+        yield "| %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.1f |" % (
+            need(r, "case", path), a, v, v - a, allowance, p["memory"]["total_gib"], p["memory"]["needed_gib"],
+            p["memory"]["capacity_gib"])
 
 
 ATTENTION_HEAD = re.compile(r"^attention by length \((\w+), (\d+) heads;")

@@ -23,7 +23,7 @@ for lease in "${leases[@]}"; do
   [ "$(grep -cE '\| (right|wrong|-) \|$' "$tmp/out.md")" -eq "$runs" ] || fail "$lease: not one row per run ($runs)"
   if [ -f "$lease/slack.jsonl" ]; then
     ran=$(grep -c '"exit": 0' "$lease/slack.jsonl" || true)
-    [ "$(grep -cE '^\| q06-slack-[0-9]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$' "$tmp/out.md")" -eq "$ran" ] ||
+    [ "$(grep -cE '^\| q06-slack-[0-9]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$' "$tmp/out.md")" -eq "$ran" ] ||
       fail "$lease: not one slack row per slack run that ran ($ran)"
   fi
   grep '^|' "$tmp/out.md" | grep -v '^|---' > "$tmp/rows.md"
