@@ -35,7 +35,7 @@
 #        --pack FILE: after every stage and run case, OUT as a .tar.gz in FILE: what a lease copies
 #        back holds everything measured up to a kill.
 #        --lease: one command of a short GPU lease (issue 43: 15 minutes in all, 10 a command): with
-#        no STAGE, build kernels compare calibrate slack; the kernels stage runs the fused kernels'
+#        no STAGE, build kernels calibrate compare slack; the kernels stage runs the fused kernels'
 #        tests and bench only, compare one case (compare_gpu.py --one, 240 s a run); --deadline 480
 #        unless given.
 # Needs third_party_bundle/ where the node has no toml++ / nlohmann-json / Eigen
@@ -87,8 +87,10 @@ if [ -n "$pack" ] && [[ "$pack" != *.tar.gz ]]; then
   exit 2
 fi
 if [ "$lease" = 1 ]; then
-  # The order is the issue's: what a lease most needs first, so a deadline cuts the least of it.
-  [ ${#stages[@]} -eq 0 ] && stages=(build kernels compare calibrate slack)
+  # What a lease most needs first, so a deadline cuts the least of it; calibrate (about 80 s on the
+  # H200, the costmodel's rates) before compare, whose peers' runs are the unbounded ones
+  # (DeepSpeed builds its fused Adam on its first run): the order the 30 November lease ran.
+  [ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate compare slack)
   [ -z "$deadline" ] && deadline=480
 fi
 [ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare longest_peers runs longest profile slack)
