@@ -128,7 +128,7 @@ std::string megatron_script(const PlanSpec& plan) {
   o << (nodes > 1 ? ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n"
                   : "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n");
   o << "TRAIN_ITERS=\"${TRAIN_ITERS:-1000}\"\n";
-  o << "export CUDA_DEVICE_MAX_CONNECTIONS=1\n";
+  o << "export CUDA_DEVICE_MAX_CONNECTIONS=1\n" << alloc_conf_export();
   o << "torchrun --nnodes " << nodes << " --nproc-per-node " << plan.cluster.num_gpus / nodes
     << " --rdzv-backend c10d --rdzv-endpoint \"${MASTER_ADDR}:" << rdzv_port() << "\" pretrain_gpt.py "
     << megatron_model_args(plan) << " --tensor-model-parallel-size 1 --pipeline-model-parallel-size 1 "

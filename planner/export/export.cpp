@@ -279,6 +279,13 @@ std::string summary(const PlanSpec& plan, ExportFormat format) {
     << ", offload optimizer " << to_string(k.offload_optimizer) << " / params " << to_string(k.offload_params)
     << ", act_ckpt " << to_string(k.act_ckpt) << (k.tiled_mlp ? ", tiled MLP" : "") << (k.tiled_loss ? ", tiled loss" : "")
     << "\n";
+  // A config file cannot set the allocator's variable; the scripts set it (alloc_conf_export).
+  const bool config_file = format == ExportFormat::kAccelerate || format == ExportFormat::kArctic ||
+                           format == ExportFormat::kAxolotl || format == ExportFormat::kTorchtitan;
+  if (config_file) {
+    o << "# Launch with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the memory was priced with the caching\n"
+      << "# allocator's expandable segments (without them it strands split segments near the limit).\n";
+  }
   return o.str();
 }
 
@@ -459,7 +466,7 @@ std::string torchrun_script(const PlanSpec& plan, const std::string& plan_path) 
   o << "set -euo pipefail\n";
   o << (nodes > 1 ? ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n"
                   : "MASTER_ADDR=\"${MASTER_ADDR:-localhost}\"\n");
-  o << "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n";
+  o << export_internal::alloc_conf_export();
   o << ulysses_environment(plan);
   o << multi_node_torchrun(plan) << " train.py --deepspeed " << kDsConfigFile << " " << hf_trainer_flags(plan) << " \"$@\"\n";
   return o.str();
@@ -540,6 +547,11 @@ std::string hf_trainer_flags_without_checkpointing(const PlanSpec& plan, bool va
   return hf_trainer_flags(plan, true, valued_bools);
 }
 int rdzv_port() { return kRdzvPort; }
+// The caching allocator's expandable segments, which the plan's memory assumes (costmodel
+// memory_phases.cpp), unless the user set the variable: the engine's rule (alloc_conf.hpp).
+std::string alloc_conf_export() {
+  return "export PYTORCH_CUDA_ALLOC_CONF=\"${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}\"\n";
+}
 // The plan's betas and eps: every export states them, where ArcticTraining and the HF Trainer would
 // default beta2 to 0.999.
 std::string adam_dash_flags(const OptimizerSpec& o) {

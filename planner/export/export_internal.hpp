@@ -29,6 +29,7 @@ std::string engine_optimizer_flags(const OptimizerSpec& optimizer);  // --lr ...
 // transformers writes " --bf16" (ms-swift declares its bool flags Optional[bool]).
 std::string hf_trainer_flags_without_checkpointing(const PlanSpec& plan, bool valued_bools = false);
 int rdzv_port();
+std::string alloc_conf_export();  // the script line that turns expandable segments on unless the user chose
 // "--adam-beta1 B1 --adam-beta2 B2 --adam-eps E": the plan's AdamW as Megatron-LM's and the engine's flags name it.
 std::string adam_dash_flags(const OptimizerSpec& o);
 const char* main_process_ip_placeholder();

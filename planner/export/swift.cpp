@@ -34,7 +34,8 @@ std::string swift_script(const PlanSpec& plan) {
     << "), DATASET" << (nodes > 1 ? ", MASTER_ADDR, and NODE_RANK on each node (0, 1, ...)" : "") << ".\n"
     << "set -euo pipefail\n"
     << "MODEL=${MODEL:?set MODEL to the model's folder or Hub id}\n"
-    << "DATASET=${DATASET:?set DATASET to the training data}\n";
+    << "DATASET=${DATASET:?set DATASET to the training data}\n"
+    << alloc_conf_export();
   o << "NPROC_PER_NODE=" << per_node << " NNODES=" << nodes;
   if (nodes > 1) o << " NODE_RANK=${NODE_RANK:?} MASTER_ADDR=${MASTER_ADDR:?} MASTER_PORT=" << rdzv_port();
   o << " swift sft \\\n  --model \"$MODEL\" \\\n  --dataset \"$DATASET\" \\\n  --tuner_type full \\\n"

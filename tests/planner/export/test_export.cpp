@@ -305,6 +305,26 @@ TEST(ExportTorchrun, NamesWithNewlinesStayInsideTheComment) {
 
 // The plan's [optimizer] reaches every format: DeepSpeed's optimizer, scheduler and
 // gradient_clipping, ArcticTraining's optimizer and scheduler, train.py's and the engine's flags.
+// The plan's memory assumes the caching allocator's expandable segments (issue 43's lease measured
+// what they give back at the limit): every script turns them on unless the user set the variable,
+// and every config file, which cannot set it, says to launch with it.
+TEST(ExportAllocator, EveryLaunchAsksForExpandableSegments) {
+  PlanSpec p = base_plan(8);
+  p.seq_len = 16384;
+  p.knobs.zero_stage = 2;
+  p.knobs.act_ckpt = ActCkpt::kFull;
+  for (ExportFormat script : {ExportFormat::kTorchrun, ExportFormat::kMegatron, ExportFormat::kSwift}) {
+    EXPECT_THAT(exported(p, script), HasSubstr("\nexport PYTORCH_CUDA_ALLOC_CONF=\"${PYTORCH_CUDA_ALLOC_CONF:-expandable_segments:True}\"\n"))
+        << to_string(script);
+  }
+  for (ExportFormat config : {ExportFormat::kAccelerate, ExportFormat::kArctic, ExportFormat::kAxolotl, ExportFormat::kTorchtitan}) {
+    PlanSpec q = p;
+    if (config == ExportFormat::kTorchtitan) q.knobs.zero_stage = 3;  // FSDP2 is all it runs
+    EXPECT_THAT(exported(q, config), HasSubstr("\n# Launch with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the memory"))
+        << to_string(config);
+  }
+}
+
 TEST(ExportOptimizer, EveryFormatCarriesThePlansSettings) {
   PlanSpec p = two_node_plan();
   p.optimizer.lr = 3e-4;
