@@ -159,5 +159,16 @@ TEST(ValidatePublished, ShippedRingResultsFileIsTodaysReport) {
   EXPECT_EQ(shipped["summary"]["not_expressed"].size(), 17u);
 }
 
+// Issue 43's H200 lease (validation/gpu_h200_measured.csv, from validation/gpu/h200-141gb-2026-11-30):
+// the engine, HF, DeepSpeed ZeRO 2 and 3 and HF + Liger at 16K, and three engine steps at the
+// device's limit, every fit verdict right (two of those at the limit read wrong while the planner
+// counted the whole slack allowance there).
+TEST(ValidatePublished, ShippedH200LeaseResultsFileIsTodaysReport) {
+  const nlohmann::json shipped = expect_shipped_report_is_todays("gpu_h200_measured.csv", "gpu_h200_measured.json");
+  ASSERT_TRUE(shipped.is_object());
+  EXPECT_EQ(shipped["summary"]["fit_verdicts"], 9);
+  EXPECT_EQ(shipped["summary"]["fit_verdict_misses"], 0);
+}
+
 }  // namespace
 }  // namespace spplan::cli
