@@ -33,7 +33,8 @@ double memoryGib(const costmodel::Estimate& e, int column) {
     case PlanTableModel::ActivationsGibColumn: return gib(m.activations_bytes);
     case PlanTableModel::LogitsGibColumn: return gib(m.logits_bytes);
     case PlanTableModel::BuffersGibColumn: return gib(m.buffers_bytes);
-    case PlanTableModel::OverheadGibColumn: return gib(m.overhead_bytes);
+    // What fits is judged on: the allocator slack given back near the limit is not needed.
+    case PlanTableModel::OverheadGibColumn: return gib(m.overhead_bytes - m.slack_given_back_bytes);
     case PlanTableModel::CapacityGibColumn: return gib(e.capacity_bytes);
     default: return 0;
   }
@@ -95,7 +96,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     case TiledColumn: return tiledText(k);
     case MicroBatchColumn: return static_cast<qlonglong>(k.micro_batch);
     case PeakGibColumn:
-      return text ? QVariant(QString::number(gib(e.memory.total_bytes()), 'f', 1)) : QVariant(gib(e.memory.total_bytes()));
+      return text ? QVariant(QString::number(gib(e.memory.needed_bytes()), 'f', 1)) : QVariant(gib(e.memory.needed_bytes()));
     case HostGibColumn:  // per node: what renting decides as often as the GPUs' own memory
       return text ? QVariant(hostMemoryText(e)) : QVariant(gib(e.host.total_bytes()));
     case StepSecondsColumn:  // "5.058 s", "8 min 38 s": read as a person reads a duration
@@ -127,7 +128,9 @@ QString PlanTableModel::headerToolTip(int section) {
     case TiledColumn: return tr("ALST tiling: tiled MLP and tiled loss compute in sequence chunks to cut the activation "
                                 "and logits peaks");
     case MicroBatchColumn: return tr("Sequences per GPU group per micro step");
-    case PeakGibColumn: return tr("Predicted peak GPU memory per GPU, overheads included, against the capacity");
+    case PeakGibColumn:
+      return tr("Predicted peak GPU memory per GPU, overheads included, against the capacity (what the step needs: on the "
+                "engine, the allocator slack it gives back near the limit is not counted)");
     case HostGibColumn: return tr("Predicted host (CPU) memory per node, of what the plan may use of its RAM (the rest "
                                   "is the OS's): offloaded states, pinned buffers, checkpoints; + the NVMe per node "
                                   "when ZeRO-Infinity swaps there");

@@ -171,7 +171,7 @@ void RunPanel::setPlan(const search::RankedPlan* plan, const QString& trustText)
                                    .arg(m_plan->plan.cluster.num_gpus)
                                    .arg(QString::fromStdString(m_plan->plan.cluster.gpu.name))
                                    .arg(e.time.step_time_s, 0, 'f', 3)
-                                   .arg(gib(e.memory.total_bytes()), 0, 'f', 1)
+                                   .arg(gib(e.memory.needed_bytes()), 0, 'f', 1)
                                    .arg(e.tokens_per_s, 0, 'f', 0)
                                    .arg(trustText));
     m_nprocSpin->setValue(static_cast<int>(std::min<int64_t>(m_plan->plan.cluster.num_gpus, maxProcessCount())));

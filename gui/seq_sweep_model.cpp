@@ -47,7 +47,7 @@ void SeqSweepModel::setPlan(const PlanSpec& plan) {
     PlanSpec at = plan;
     at.seq_len = seq;
     const costmodel::Estimate e = costmodel::estimate(at);
-    points.push_back({static_cast<double>(seq), e.memory.total_bytes(), e.capacity_bytes, e.fits});
+    points.push_back({static_cast<double>(seq), e.memory.needed_bytes(), e.capacity_bytes, e.fits});
   }
   beginResetModel();
   m_points = std::move(points);
