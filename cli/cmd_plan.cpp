@@ -35,7 +35,7 @@ void print_table(const std::vector<search::RankedPlan>& plans, size_t top) {
   for (size_t i = 0; i < rows; ++i) {
     const auto& e = plans[i].estimate;
     std::printf("%-4zu %-*s %9.1f %10.3f %12.0f %6.1f%% %9.3f\n", i + 1, width, knobs_text(plans[i].plan.knobs).c_str(),
-                e.memory.total_bytes() / kGiB, e.time.step_time_s, e.tokens_per_s, 100 * e.mfu,
+                e.memory.needed_bytes() / kGiB, e.time.step_time_s, e.tokens_per_s, 100 * e.mfu,
                 e.usd_per_million_tokens);
   }
 }

@@ -98,7 +98,7 @@ int cmd_sweep(int argc, const char* const* argv) {
                   : "%-4s %10s %5s %9s %12s %10s  %s\n",
               axis.name.c_str(), "seq", "fits", "mem GiB", "tokens/s", "step s", "best knobs");
   for (const auto& r : rows) {
-    const double mem = r.best ? r.best->estimate.memory.total_bytes() / kGiB : 0.0;
+    const double mem = r.best ? r.best->estimate.memory.needed_bytes() / kGiB : 0.0;  // what fits is judged on
     const double tps = r.best ? r.best->estimate.tokens_per_s : 0.0;
     const double step = r.best ? r.best->estimate.time.step_time_s : 0.0;
     const std::string knobs = r.best ? knobs_text(r.best->plan.knobs) : "-";
