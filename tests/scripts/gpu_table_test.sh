@@ -31,6 +31,23 @@ for lease in "${leases[@]}"; do
   while IFS= read -r row; do
     grep -qxF -- "$row" "$root/docs/accuracy.md" || fail "docs/accuracy.md lacks the rendered line: $row"
   done < "$tmp/rows.md"
+  # Each rendered table whole, its separator line and row order included (a hand edit that broke
+  # one table's separator passed the line check above).
+  python3 - "$tmp/out.md" "$root/docs/accuracy.md" <<'PY' || fail "$lease: a rendered table is not in docs/accuracy.md as rendered"
+import sys
+out, doc = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+tables, block = [], []
+for line in out.splitlines() + [""]:
+    if line.startswith("|"):
+        block.append(line)
+    elif block:
+        tables.append("\n".join(block) + "\n")
+        block = []
+missing = [t.splitlines()[0] for t in tables if t not in doc]
+if missing:
+    print("gpu_table_test: not whole in docs/accuracy.md: " + "; ".join(missing), file=sys.stderr)
+    sys.exit(1)
+PY
 done
 
 # A lease with the longest stage's runs (made up here: a 2-layer cut at the planner's max-seq that
