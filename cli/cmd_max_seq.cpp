@@ -78,7 +78,7 @@ int cmd_max_seq(int argc, const char* const* argv) {
   const int64_t edge_seq = edge ? edge->plan.seq_len : 0;
   // The slack the answer counts at the limit, and all the allocator keeps when memory is plentiful.
   const costmodel::AllocatorSlack slack = costmodel::allocator_slack(*base);
-  const double slack_pct = 100.0 * slack.at_limit_fraction, kept_pct = 100.0 * slack.fraction;
+  const double slack_pct = 100.0 * slack.needed_fraction(), kept_pct = 100.0 * slack.fraction;
   // The answer's step: granularity, or with a ring its multiple the zigzag split needs.
   const int64_t unit = best ? search::sequence_unit(best->plan, granularity) : granularity;
   const bool capped = search::at_search_cap(max_seq, unit);
@@ -88,7 +88,7 @@ int cmd_max_seq(int argc, const char* const* argv) {
   if (args->has("json")) {
     nlohmann::json j{{"max_seq", max_seq}, {"max_seq_without_allocator_slack", upper_seq},
                      {"allocator_fragmentation", base->cluster.gpu.allocator_fragmentation},
-                     {"allocator_slack_at_limit", slack.at_limit_fraction},
+                     {"allocator_slack_at_limit", slack.needed_fraction()},
                      {"max_seq_is_lower_bound", capped},
                      {"limit", capped ? "the longest sequence searched" : search::limit_name(next.limit)},
                      {"conservative", conservative},

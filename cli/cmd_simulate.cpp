@@ -62,7 +62,7 @@ json result_json(const spplan::sim::SimResult& r, const spplan::costmodel::Estim
           {"resource_busy_s", busy},
           {"peak_memory_gib", gib(r.peak_memory_bytes)},
           {"peak", {{"time_s", r.peak_time_s}, {"op", r.peak_op}, {"alive_gib", breakdown_gib(r.peak_alive)}}},
-          {"estimate", {{"step_time_s", e.time.step_time_s}, {"peak_memory_gib", gib(e.memory.total_bytes())},
+          {"estimate", {{"step_time_s", e.time.step_time_s}, {"peak_memory_gib", gib(e.memory.needed_bytes())},
                         {"peak_phase", e.memory.peak_phase}}},
           {"events", events_json(r, listed)}};
 }
@@ -77,7 +77,7 @@ void print_table(const spplan::sim::SimResult& r, const spplan::costmodel::Estim
               r.exposed_comm_s.zero_s, r.exposed_comm_s.offload_s);
   if (r.exposed_comm_s.ring_s > 0) std::printf("  exposed ring attention (s)      %8.4f\n", r.exposed_comm_s.ring_s);
   std::printf("  peak memory (GiB)              %10.2f %10.2f\n", gib(r.peak_memory_bytes),
-              gib(e.memory.total_bytes()));
+              gib(e.memory.needed_bytes()));
   std::printf("  peak at %.4f s during %s\n", r.peak_time_s, r.peak_op.c_str());
   const auto& m = r.peak_alive;
   std::printf("    params %.2f  grads %.2f  optimizer %.2f  activations %.2f  logits %.2f  buffers %.2f  "

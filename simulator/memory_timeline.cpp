@@ -7,11 +7,12 @@ void apply(const std::vector<MemDelta>& deltas, MemBytes* alive) {
   for (const MemDelta& delta : deltas) (*alive)[static_cast<int>(delta.category)] += delta.bytes;
 }
 
-// What the costmodel reports: allocator slack on what the allocator hands out beyond the states,
-// counted as overhead (memory_phases.cpp: add_fragmentation()).
+// What the step needs of the device: allocator slack on what the allocator hands out beyond the
+// states, counted as overhead, less what it gives back near the limit (memory_phases.cpp:
+// add_fragmentation(), MemoryBreakdown::needed_bytes): the trace is drawn against the capacity.
 MemBytes with_fragmentation(MemBytes alive, const costmodel::AllocatorSlack& slack) {
   const int overhead = static_cast<int>(MemCategory::kOverhead);
-  alive[overhead] += slack.bytes(total_bytes(alive) - alive[overhead]);
+  alive[overhead] += slack.needed(total_bytes(alive) - alive[overhead]);
   return alive;
 }
 

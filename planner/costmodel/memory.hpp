@@ -3,7 +3,7 @@
 //
 // The peak is the largest of a few moments of the step (memory_phases()), each the persistent
 // state plus what is alive at that moment. The simulator allocates and frees the same terms
-// event by event, so its peak equals this one for the same schedule.
+// event by event, so its peak equals what this one needs (needed_bytes) for the same schedule.
 #pragma once
 
 #include <algorithm>
@@ -186,14 +186,16 @@ MemoryBreakdown persistent_memory(const PlanSpec& plan);
 
 // Allocator slack counted as overhead at a moment (memory_phases.cpp says why): `fraction`
 // (GpuSpec::allocator_fragmentation) of what is allocated beyond the states allocated once at
-// start-up (`exempt_bytes`); of it, all but `at_limit_fraction` of the same base is given back
-// when the device runs short (TrainingStack::expandable_segments; else none).
+// start-up (`exempt_bytes`); of it, `given_back_fraction` of the same base is given back when the
+// device runs short (TrainingStack::expandable_segments; else none), the rest is needed.
 struct AllocatorSlack {
   double fraction = 0;
   double exempt_bytes = 0;
-  double at_limit_fraction = 0;
+  double given_back_fraction = 0;
   double bytes(double allocated_bytes) const { return fraction * transient(allocated_bytes); }
-  double given_back(double allocated_bytes) const { return (fraction - at_limit_fraction) * transient(allocated_bytes); }
+  double given_back(double allocated_bytes) const { return given_back_fraction * transient(allocated_bytes); }
+  double needed(double allocated_bytes) const { return bytes(allocated_bytes) - given_back(allocated_bytes); }
+  double needed_fraction() const { return fraction - given_back_fraction; }  // what a step needs at the limit
   double transient(double allocated_bytes) const { return std::max(0.0, allocated_bytes - exempt_bytes); }
 };
 AllocatorSlack allocator_slack(const PlanSpec& plan);

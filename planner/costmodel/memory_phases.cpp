@@ -102,8 +102,8 @@ MemoryBreakdown persistent_memory(const PlanSpec& p) {
 AllocatorSlack allocator_slack(const PlanSpec& p) {
   const MemoryBreakdown states = persistent_memory(p);
   const double fraction = p.cluster.gpu.allocator_fragmentation;
-  const double at_limit = p.stack.expandable_segments ? std::min(fraction, facts::kAllocatorSlackAtLimit) : fraction;
-  return {fraction, states.total_bytes() - states.overhead_bytes, at_limit};
+  const double given_back = p.stack.expandable_segments ? std::max(0.0, fraction - facts::kAllocatorSlackAtLimit) : 0.0;
+  return {fraction, states.total_bytes() - states.overhead_bytes, given_back};
 }
 
 MemoryPhases memory_phases(const PlanSpec& p) {

@@ -634,11 +634,11 @@ TEST(Overhead, ExpandableSegmentsGiveBackAllButTheSlackAtTheLimit) {
   const MemoryBreakdown without = peak_memory(p);
   EXPECT_DOUBLE_EQ(without.slack_given_back_bytes, 0.0);
   EXPECT_DOUBLE_EQ(without.needed_bytes(), without.total_bytes());
-  EXPECT_DOUBLE_EQ(allocator_slack(p).at_limit_fraction, 0.05);
+  EXPECT_DOUBLE_EQ(allocator_slack(p).needed_fraction(), 0.05);
 
   p.stack.expandable_segments = true;
   const AllocatorSlack slack = allocator_slack(p);
-  EXPECT_DOUBLE_EQ(slack.at_limit_fraction, facts::kAllocatorSlackAtLimit);
+  EXPECT_DOUBLE_EQ(slack.needed_fraction(), facts::kAllocatorSlackAtLimit);
   const MemoryBreakdown with = peak_memory(p);
   EXPECT_DOUBLE_EQ(with.total_bytes(), without.total_bytes());  // what a run reserves, memory plentiful
   const double transient = slack.transient(with.total_bytes() - with.overhead_bytes);
@@ -647,7 +647,7 @@ TEST(Overhead, ExpandableSegmentsGiveBackAllButTheSlackAtTheLimit) {
 
   // A GPU file asking less slack than the limit's caps it there (nothing is given back).
   p.cluster.gpu.allocator_fragmentation = 0.001;
-  EXPECT_DOUBLE_EQ(allocator_slack(p).at_limit_fraction, 0.001);
+  EXPECT_DOUBLE_EQ(allocator_slack(p).needed_fraction(), 0.001);
   EXPECT_DOUBLE_EQ(peak_memory(p).slack_given_back_bytes, 0.0);
 }
 
