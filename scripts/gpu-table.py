@@ -23,6 +23,7 @@ The predictions are recomputed on every call, so after a costmodel change the GP
 are regenerated from the same measurements, never copied by hand. Bad input: one line, exit 2.
 """
 import argparse
+import functools
 import json
 import os
 import re
@@ -122,6 +123,9 @@ def compare_lines(d):
             r["peak_reserved_bytes"] / GIB, time_ratio, mem_ratio)
 
 
+# Once per question: the slack table asks again for the estimates the runs table priced (its
+# callers read the answer, never change it).
+@functools.lru_cache(maxsize=None)
 def planner(spplan, command, d, gpu, flags):
     """`spplan COMMAND --json` on one GPU with a run's flags (its model first: a preset, or a model
     file the lease kept beside its results), the knobs `spplan run` defaults to made explicit."""
