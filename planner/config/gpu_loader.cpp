@@ -20,7 +20,7 @@ Result<std::optional<GpuSpec>> read_base(KeyReader* r) {
   if (base.empty()) return std::optional<GpuSpec>();
   const std::vector<std::string> presets = gpu_presets();
   if (std::find(presets.begin(), presets.end(), base) == presets.end()) {
-    return Status::invalid(r->where("base") + ": value \"" + base + "\" is not a GPU preset" +
+    return Status::invalid(r->where("base") + ": value \"" + printable(base) + "\" is not a GPU preset" +
                            did_you_mean(base, presets) + " (allowed: " + join(presets) + ")");
   }
   SPPLAN_ASSIGN_OR_RETURN(GpuSpec spec, load_gpu(base));

@@ -145,14 +145,14 @@ Result<RuleTest> rule_test(const std::string& path, const std::string& where, co
     SPPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> list, string_list(path, where, node));
     for (const std::string& name : list) {
       const int64_t i = index_in(*names, name);
-      if (i < 0) return bad(path, where, "value \"" + name + "\" is not allowed (allowed: " + join(*names) + ")");
+      if (i < 0) return bad(path, where, "value \"" + printable(name) + "\" is not allowed (allowed: " + join(*names) + ")");
       t.values.push_back(i);
     }
     return t;
   }
   const std::string numbers = "a whole number, a list of them, or a comparison such as \">1\"";
   if (auto s = node.value<std::string>(); s && node.is_string()) {
-    if (!parse_comparison(*s, &t)) return bad(path, where, "value \"" + *s + "\" is not allowed (allowed: " + numbers + ")");
+    if (!parse_comparison(*s, &t)) return bad(path, where, "value \"" + printable(*s) + "\" is not allowed (allowed: " + numbers + ")");
     return t;
   }
   if (node.is_integer()) {
@@ -250,7 +250,7 @@ Status read_layouts(const std::string& path, const toml::node& node, std::array<
       SPPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> list, string_list(path, where + ".cp_comm", *comm));
       for (const std::string& c : list) {
         const int64_t ci = index_in(cp_comm_names(), c);
-        if (ci < 0) return bad(path, where + ".cp_comm", "value \"" + c + "\" is not allowed (allowed: " + join(cp_comm_names()) + ")");
+        if (ci < 0) return bad(path, where + ".cp_comm", "value \"" + printable(c) + "\" is not allowed (allowed: " + join(cp_comm_names()) + ")");
         rec.cp_comm.push_back(static_cast<CpComm>(ci));
       }
     }
@@ -416,7 +416,7 @@ Result<TrainerRecord> read_record(const std::string& path, const toml::table& ta
   std::string base;
   SPPLAN_RETURN_IF_ERROR(r.read_string("base", &base, false));
   if (!base.empty()) {
-    if (depth >= kMaxBaseDepth) return bad(path, "base", "value \"" + base + "\" makes a chain of more than " + std::to_string(kMaxBaseDepth) + " bases (a loop?)");
+    if (depth >= kMaxBaseDepth) return bad(path, "base", "value \"" + printable(base) + "\" makes a chain of more than " + std::to_string(kMaxBaseDepth) + " bases (a loop?)");
     SPPLAN_ASSIGN_OR_RETURN(const auto parent, load_record(base, path + ": key \"base\"", depth + 1));
     t = *parent;
   }

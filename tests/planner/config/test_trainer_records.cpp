@@ -176,6 +176,9 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
       {"models_name.toml", "name = \"x\"\nbase = \"torchtitan\"\n[[models]]\nname = \"llama3\\\"\\n\"\nflavor = \"8B\"\n",
        "models_name.toml: key \"models[1].name\": value \"llama3\"\\x0a\" is not allowed (allowed: letters, digits, '.', "
        "'_' and '-')"},
+      // A value with a newline is shown escaped: the message stays one line (found by fuzz_trainer_toml).
+      {"newline.toml", "name = \"x\"\nbase = \"hf\"\n[[refuse]]\nwhen = { offload_optimizer = \"c\\npu\" }\nwhy = \"w\"\n",
+       "newline.toml: key \"refuse[1].when.offload_optimizer\": value \"c\\x0apu\" is not allowed (allowed: none, cpu, nvme)"},
       {"expandable.toml", "name = \"x\"\nbase = \"hf\"\n[stack]\nexpandable_segments = 1\n",
        "expandable.toml: key \"stack.expandable_segments\": value 1 is not allowed (allowed: true, false)"},
       {"models_table.toml", "name = \"x\"\nbase = \"torchtitan\"\nmodels = 3\n",
