@@ -1,13 +1,13 @@
 #include "planner/config/config_json_loader.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "planner/config/config_keys.hpp"
+#include "planner/config/json_file.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/model_families.hpp"
 #include "planner/config/model_name.hpp"
@@ -18,42 +18,6 @@
 
 namespace spplan {
 namespace {
-
-// The file's top-level object; a syntax error names the byte where parsing stopped.
-Result<nlohmann::json> read_json_object(const std::string& path) {
-  SPPLAN_RETURN_IF_ERROR(check_input_file(path));
-  std::ifstream in(path);
-  // JSON leaves a repeated key to the reader (nlohmann keeps the last); two values for one key
-  // mean the file was merged or edited by hand, and either value may be the intended one.
-  std::vector<std::set<std::string>> keys_per_object;  // the keys seen in each open object
-  std::string duplicate;
-  const auto note_keys = [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::object_start) keys_per_object.emplace_back();
-    if (event == Event::object_end) keys_per_object.pop_back();
-    if (event == Event::key && duplicate.empty() && !keys_per_object.back().insert(parsed.get<std::string>()).second) {
-      duplicate = parsed.get<std::string>();
-    }
-    return true;
-  };
-  try {
-    nlohmann::json j = nlohmann::json::parse(in, note_keys);
-    if (!duplicate.empty()) {
-      return Status::invalid(path + ": key \"" + printable(duplicate) +
-                             "\": given twice in one object (allowed: each key once)");
-    }
-    if (j.is_object()) return j;
-    return Status::invalid(path + ": the top level is " + std::string(j.type_name()) +
-                           " (allowed: a JSON object, as in a config.json)");
-  } catch (const nlohmann::json::parse_error& error) {
-    return Status::invalid(path + ": not valid JSON at byte " + std::to_string(error.byte) +
-                           " (allowed: a JSON object, as in a config.json)");
-  } catch (const nlohmann::json::exception& error) {  // out_of_range: a number such as 1e400
-    const std::string what = error.what();
-    return Status::invalid(path + ": not valid JSON: " + what.substr(what.find("] ") + 2) +
-                           " (allowed: a JSON object, as in a config.json)");
-  }
-}
 
 // A config.json's model_type is one of priced_model_types(). A config without one is not a
 // transformers config (AutoConfig needs it) but shapes written by hand, read as a model TOML is.

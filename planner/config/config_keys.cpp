@@ -1,15 +1,91 @@
 #include "planner/config/config_keys.hpp"
 
+#include <cstdio>
+#include <string_view>
 #include <utility>
 
 #include "planner/core/parse.hpp"
+#include "planner/core/utf8_text.hpp"
 
 namespace spplan {
 
+namespace {
+
+// A message names a value, it need not hold it: a prefix this long, with the containers nested
+// deeper than this written [...] and {...}, shows what the file says.
+constexpr size_t kShortDumpChars = 60;
+constexpr int kShortDumpDepth = 8;
+
+// The JSON escape dump() writes for byte `c`, or "" for a byte it writes as it is.
+std::string json_escape(char c) {
+  switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\b': return "\\b";
+    case '\f': return "\\f";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default: break;
+  }
+  const auto byte = static_cast<unsigned char>(c);
+  if (byte >= 0x20 && byte != 0x7f) return "";
+  char code[8];
+  std::snprintf(code, sizeof code, "\\u%04x", byte);
+  return code;
+}
+
+// A JSON string literal as dump() writes it, of a prefix of `text` long enough to fill the message
+// (+ 4 bytes: a UTF-8 character cut there lies past the message's cut), with each byte that is not
+// UTF-8 written \xNN where dump() throws (type_error 316).
+void append_short_string(std::string_view text, std::string* out) {
+  std::string escaped = "\"";
+  for (const char c : text.substr(0, kShortDumpChars + 4)) {
+    const std::string escape = json_escape(c);
+    if (escape.empty()) {
+      escaped += c;
+    } else {
+      escaped += escape;
+    }
+  }
+  *out += utf8_text(escaped) + "\"";
+}
+
+// `v` in dump()'s compact form, appended to *out until it holds more than kShortDumpChars; `depth`
+// containers hold it. The recursion stops at kShortDumpDepth, not at the value's depth: dump()
+// recurses once a level, and a config.json's array nested 100,000 deep overflowed the stack.
+void append_short(const nlohmann::json& v, int depth, std::string* out) {
+  if (v.is_string()) return append_short_string(v.get_ref<const std::string&>(), out);
+  if (!v.is_structured()) {
+    *out += v.dump();  // a number, a boolean or null: no string inside, so nothing to throw on
+    return;
+  }
+  const bool object = v.is_object();
+  *out += object ? '{' : '[';
+  if (depth >= kShortDumpDepth && !v.empty()) {
+    *out += "...";
+  } else {
+    for (auto it = v.begin(); it != v.end() && out->size() <= kShortDumpChars; ++it) {
+      if (it != v.begin()) *out += ',';
+      if (object) {
+        append_short_string(it.key(), out);
+        *out += ':';
+      }
+      append_short(*it, depth + 1, out);
+    }
+  }
+  *out += object ? '}' : ']';
+}
+
+}  // namespace
+
 std::string short_dump(const nlohmann::json& v) {
-  constexpr size_t kMaxChars = 60;
-  const std::string text = v.dump();
-  return text.size() <= kMaxChars ? text : text.substr(0, kMaxChars) + "...";
+  std::string text;
+  append_short(v, 0, &text);
+  if (text.size() <= kShortDumpChars) return text;
+  size_t cut = kShortDumpChars;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) --cut;  // not inside a UTF-8 character
+  return text.substr(0, cut) + "...";
 }
 
 ConfigKeys::ConfigKeys(const std::string& path, const nlohmann::json& object, std::string prefix)

@@ -15,7 +15,9 @@
 
 namespace spplan {
 
-// A JSON value for messages, cut short.
+// A JSON value for messages: dump()'s compact text cut after 60 characters ("..."), containers
+// nested deeper than 8 shown as [...] or {...}, bytes that are not UTF-8 as \xNN. Never throws, and
+// its stack does not grow with the value's depth.
 std::string short_dump(const nlohmann::json& v);
 
 class ConfigKeys {

@@ -17,6 +17,7 @@
 #include "planner/config/toml_reader.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/core/utf8_text.hpp"
 
 namespace spplan {
 namespace {
@@ -235,13 +236,16 @@ std::string plan_to_toml(const PlanSpec& plan) {
   const Knobs& k = plan.knobs;
   std::ostringstream o;
   o.precision(17);
-  o << "# spplan plan: " << printable(m.name) << " on " << plan.cluster.num_gpus << "x " << printable(g.name) << " at "
+  // TOML must be UTF-8 (toml++ refuses the whole file otherwise), and a name from a Latin-1 folder
+  // ("mod\xe8le/config.json") is not: its bytes are written \xNN, which reads back as that text.
+  const std::string model_name = utf8_text(m.name), gpu_name = utf8_text(g.name);
+  o << "# spplan plan: " << printable(model_name) << " on " << plan.cluster.num_gpus << "x " << printable(gpu_name) << " at "
     << plan.seq_len << " tokens\n";
   o << "seq_len = " << plan.seq_len << "\ntrainer = " << toml_string(plan.stack.trainer)
     << "\nattention = " << toml_string(to_string(plan.stack.attention)) << "\n";
   if (m.has_encoders()) o << "freeze_encoders = " << (plan.stack.freezes_encoders ? "true" : "false") << "\n";
   o << "\n";
-  o << "[model]\nname = " << toml_string(m.name) << "\nnum_hidden_layers = " << m.num_hidden_layers
+  o << "[model]\nname = " << toml_string(model_name) << "\nnum_hidden_layers = " << m.num_hidden_layers
     << "\nhidden_size = " << m.hidden_size << "\nnum_attention_heads = " << m.num_attention_heads
     << "\nnum_key_value_heads = " << m.num_key_value_heads << "\nhead_dim = " << m.head_dim
     << "\nintermediate_size = " << m.intermediate_size << "\nvocab_size = " << m.vocab_size
@@ -249,7 +253,7 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << "\nqk_norm = " << (m.qk_norm ? "true" : "false") << "\nrope_theta = " << m.rope_theta
     << "\nrms_norm_eps = " << m.rms_norm_eps << "\n";
   o << model_extras_toml(m) << "\n";
-  o << "[gpu]\nname = " << toml_string(g.name)
+  o << "[gpu]\nname = " << toml_string(gpu_name)
     << (g.base.empty() ? std::string() : "\nbase = " + toml_string(g.base))  // measured as the preset it extends
     << "\nmemory_gib = " << g.memory_gib
     << "\nbf16_tflops = " << g.bf16_tflops << "\nfp32_tflops = " << g.fp32_tflops << "\nhbm_GBps = " << g.hbm_GBps << "\ngpus_per_node = " << g.gpus_per_node
