@@ -6,6 +6,7 @@
 #include <QPushButton>
 
 #include "planner/config/loaders.hpp"
+#include "planner/core/output_file.hpp"
 #include "planner/export/export.hpp"
 
 namespace spplan::gui {

@@ -30,6 +30,7 @@
 #include "gui/stack_choices.hpp"
 #include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/core/output_file.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/renter_settings.hpp"
 #include "planner/config/stack_flags.hpp"

@@ -21,6 +21,7 @@
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/knobs.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/core/output_file.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/core/machine.hpp"

@@ -19,6 +19,7 @@
 
 #include "engine/io/fault_point.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/core/output_file.hpp"
 #include "planner/core/path_info.hpp"
 
 namespace spplan::engine {

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "planner/config/loaders.hpp"
+#include "planner/core/output_file.hpp"
 #include "planner/core/path_info.hpp"
 
 namespace spplan::engine {

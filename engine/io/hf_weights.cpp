@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/config/loaders.hpp"
+#include "planner/core/output_file.hpp"
 #include "planner/config/rope_scaling.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/path_info.hpp"

@@ -27,6 +27,7 @@
 #include "engine/parallel/comm.hpp"
 #include "engine/run/predict.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/core/output_file.hpp"
 #include "planner/core/machine.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"

@@ -6,6 +6,7 @@
 
 #include "engine/run/report.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/core/output_file.hpp"
 #include "planner/core/path_info.hpp"
 #include "planner/config/knobs_json.hpp"
 #include "planner/core/version.hpp"

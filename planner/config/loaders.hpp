@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "planner/config/plan_spec.hpp"
+#include "planner/core/output_file.hpp"  // write_file_atomically: every writer of a plan file
 #include "planner/core/status.hpp"
 
 namespace spplan {
@@ -66,8 +67,5 @@ std::string plan_to_toml(const PlanSpec& plan);
 // or the system's reason ("(File name too long)", "(Too many levels of symbolic links)").
 // Never throws: planner/core/path_info.hpp.
 Status check_input_file(const std::string& path);
-
-// Writes `text` to `path` atomically (temporary file in the same folder, fsync, rename).
-Status write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace spplan

@@ -1,7 +1,4 @@
 // Plan files: read (strict, with presets allowed for model and gpu) and write (self-contained).
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -312,51 +309,6 @@ std::string plan_to_toml(const PlanSpec& plan) {
   if (opt.train_steps > 0) o << "train_steps = " << opt.train_steps << "\n";
   o << "adam_beta1 = " << opt.adam_beta1 << "\nadam_beta2 = " << opt.adam_beta2 << "\nadam_eps = " << opt.adam_eps << "\n";
   return o.str();
-}
-
-namespace {
-
-// The file a write to `path` lands in: `path`, or when it is a symbolic link the file it names,
-// followed link by link as open() would. Renaming onto the link itself would replace the link
-// with a plain file and leave the file it pointed to unchanged.
-Result<std::string> write_target(const std::string& path) {
-  namespace fs = std::filesystem;
-  constexpr int kMaxLinks = 40;  // Linux's limit (SYMLOOP_MAX / ELOOP) for the same walk
-  fs::path p = path;
-  for (int hops = 0; hops < kMaxLinks; ++hops) {
-    std::error_code error;
-    if (!fs::is_symlink(fs::symlink_status(p, error))) return p.string();
-    const fs::path target = fs::read_symlink(p, error);
-    if (error) return Status::io_error(path + ": cannot write (" + error.message() + ")");
-    p = target.is_absolute() ? target : p.parent_path() / target;
-  }
-  return Status::io_error(path + ": cannot write (more than " + std::to_string(kMaxLinks) +
-                          " symbolic links in a row; allowed: a file or a link to one)");
-}
-
-}  // namespace
-
-Status write_file_atomically(const std::string& path, const std::string& text) {
-  if (path.empty()) return Status::invalid("\"\": cannot write (an empty file name; allowed: a path to a file)");
-  SPPLAN_ASSIGN_OR_RETURN(const std::string target, write_target(path));
-  const std::string tmp = target + ".tmp." + std::to_string(::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) return Status::io_error(path + ": cannot write (" + std::strerror(errno) + ")");
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return Status::io_error(path + ": write failed (" + std::strerror(errno) + ")");
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0 || std::rename(tmp.c_str(), target.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return Status::io_error(path + ": cannot write (" + std::strerror(errno) + ")");
-  }
-  return Status::ok();
 }
 
 std::string plan_file_key(const std::string& key) {
