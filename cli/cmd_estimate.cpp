@@ -31,7 +31,7 @@ int cmd_estimate(int argc, const char* const* argv) {
   if (Status s = check_plan(*plan, flag_where); !s) return fail(s);
   const costmodel::Estimate e = costmodel::estimate(*plan);
   if (args->has("json")) {
-    std::cout << estimate_json(*plan, e).dump(2) << "\n";
+    print_json(estimate_json(*plan, e));
   } else {
     std::cout << estimate_text(*plan, e);
   }

@@ -85,7 +85,7 @@ int cmd_fit(int argc, const char* const* argv) {
     j["conservative"] = args->has("conservative");
     j["band"] = band_json(band, at_edge.memory_headroom);
     j["smallest_gpus_at_band_edge"] = edge_needed ? nlohmann::json(*edge_needed) : nlohmann::json(nullptr);
-    std::cout << j.dump(2) << "\n";
+    print_json(std::move(j));
   } else if (fits) {
     const auto& best = result.feasible.front();
     std::cout << "fits: yes (" << result.feasible.size() << " plans; best " << knobs_text(best.plan.knobs) << ", "

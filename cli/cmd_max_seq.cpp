@@ -98,7 +98,7 @@ int cmd_max_seq(int argc, const char* const* argv) {
       j["plan"] = estimate_json(best->plan, best->estimate);
       j["layout"] = search::layout_text(*best);
     }
-    std::cout << j.dump(2) << "\n";
+    print_json(std::move(j));
   } else if (best) {
     if (capped) {
       std::cout << "max_seq: at least " << max_seq << " tokens (" << seq_text(max_seq)

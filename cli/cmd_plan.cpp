@@ -112,7 +112,7 @@ int cmd_plan(int argc, const char* const* argv) {
                      {"rejected", result.rejected.size()}, {"rejections", rejections_json(result)},
                      {"why", search::layout_reason(result)},
                      {"ranking", search::kRankingRule}};
-    std::cout << j.dump(2) << "\n";
+    print_json(std::move(j));
     return result.feasible.empty() ? kExitNoFit : kExitOk;
   }
   std::printf("%s on %lldx %s at %lld tokens: %zu of %lld knob sets fit\n", base->model.name.c_str(),

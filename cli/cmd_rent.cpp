@@ -180,7 +180,7 @@ int cmd_rent(int argc, const char* const* argv) {
     nlohmann::json j{{"options", options}};
     j["cheapest"] = table.cheapest >= 0 ? nlohmann::json(table.cheapest) : nlohmann::json(nullptr);
     j["fastest"] = table.fastest >= 0 ? nlohmann::json(table.fastest) : nlohmann::json(nullptr);
-    std::cout << j.dump(2) << "\n";
+    print_json(std::move(j));
     return table.cheapest >= 0 ? kExitOk : kExitNoFit;
   }
   std::printf("%s at %s tokens on each GPU preset (%s node%s):\n", base.model.name.c_str(),

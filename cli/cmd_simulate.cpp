@@ -11,6 +11,7 @@
 
 #include "cli/command_table.hpp"
 #include "cli/common.hpp"
+#include "cli/report.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/args.hpp"
 #include "planner/core/parse.hpp"
@@ -141,7 +142,7 @@ int cmd_simulate(int argc, const char* const* argv) {
   if (args->has("json")) {
     auto j = result_json(result, estimate, overlap, listed);
     j["fits"] = estimate.fits;
-    std::cout << j.dump(2) << "\n";
+    spplan::cli::print_json(std::move(j));
   } else {
     print_table(result, estimate, overlap);
   }

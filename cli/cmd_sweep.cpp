@@ -90,7 +90,7 @@ int cmd_sweep(int argc, const char* const* argv) {
       out.push_back({{axis.name, r.degree}, {"seq", r.seq}, {"fits", r.best.has_value()},
                      {"best", r.best ? estimate_json(r.best->plan, r.best->estimate) : nlohmann::json(nullptr)}});
     }
-    std::cout << nlohmann::json{{"rows", out}}.dump(2) << "\n";
+    print_json(nlohmann::json{{"rows", out}});
     return kExitOk;
   }
   const bool csv = args->has("csv");

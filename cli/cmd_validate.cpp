@@ -6,6 +6,7 @@
 #include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/report.hpp"
 #include "cli/validate_published.hpp"
 
 namespace spplan::cli {
@@ -24,7 +25,7 @@ int cmd_validate(int argc, const char* const* argv) {
   auto report = validate_published(pos[1]);
   if (!report.ok()) return fail(report.status());
   if (args->has("json")) {
-    std::cout << nlohmann::json{{"rows", report->rows}, {"summary", report->summary}}.dump(2) << "\n";
+    print_json(nlohmann::json{{"rows", report->rows}, {"summary", report->summary}});
   } else {
     std::cout << report->table;
   }

@@ -25,4 +25,11 @@ std::string knobs_text(const Knobs& knobs);
 // "$7.25", "$1,438": cents while they matter.
 std::string dollars_text(double usd);
 
+// `j` as every --json command prints it: indented by 2. Each string and key, at any depth, is made
+// UTF-8 first (utf8_text: a byte that is not is written \xNN, as messages show it), where dump()
+// threw type_error 316 on a model named after a Latin-1 folder or a CSV cell in Latin-1.
+std::string json_text(nlohmann::json j);
+// json_text(j) and a newline on std::cout.
+void print_json(nlohmann::json j);
+
 }  // namespace spplan::cli

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <string_view>
 
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
@@ -253,6 +254,10 @@ Result<ValidationReport> validate_published(const std::string& path) {
   std::ifstream in(path);
   std::string line;
   std::getline(in, line);
+  // Spreadsheets save "CSV UTF-8" with a byte-order mark (EF BB BF) first: it is no part of the
+  // first column's name, which read with it was "\xef\xbb\xbfid" and the id column missing.
+  constexpr std::string_view kUtf8Bom = "\xef\xbb\xbf";
+  if (line.compare(0, kUtf8Bom.size(), kUtf8Bom) == 0) line.erase(0, kUtf8Bom.size());
   SPPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> header, read_header(path, line));
   ValidationReport rep;
   Stats mem, tput, step, seq;

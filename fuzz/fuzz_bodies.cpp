@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/report.hpp"
 #include "cli/validate_published.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
@@ -84,8 +85,11 @@ void config_json(std::string_view bytes) {
   require_one_line(load_model(write_input(bytes, "model/config.json")).status());
 }
 
+// The report is also printed as --json prints it: a cell that is not UTF-8 made dump() throw.
 void validation_csv(std::string_view bytes) {
-  require_one_line(cli::validate_published(write_input(bytes, "published.csv")).status());
+  const auto report = cli::validate_published(write_input(bytes, "published.csv"));
+  require_one_line(report.status());
+  if (report.ok()) (void)cli::json_text(nlohmann::json{{"rows", report->rows}, {"summary", report->summary}});
 }
 
 void seq_len(std::string_view bytes) {
