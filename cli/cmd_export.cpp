@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/core/output_file.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/costmodel/estimate.hpp"
 #include "planner/export/export.hpp"
@@ -47,7 +48,9 @@ int cmd_export(int argc, const char* const* argv) {
          "deepspeed give the plan a length (spplan plan ... --train-steps K)");
   }
   if (auto out = args->get("out")) {
-    if (Status s = check_not_an_input("--out", *out, {{"--plan", *path, PathRole::kFile}}); !s) return fail(s);
+    std::vector<NamedPath> inputs{{"--plan", *path, PathRole::kFile}};
+    add_trainer_files(plan->stack, "--plan's trainer", &inputs);
+    if (Status s = check_not_an_input("--out", *out, inputs); !s) return fail(s);
     if (Status s = write_file_atomically(*out, *text); !s) return fail(s);
   } else {
     std::cout << *text;

@@ -14,6 +14,7 @@
 #include "planner/config/optimizer_spec.hpp"
 #include "planner/core/units.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/core/output_file.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/search/explain.hpp"
 #include "planner/search/search.hpp"
@@ -75,7 +76,8 @@ int cmd_plan(int argc, const char* const* argv) {
     if (!model.ok()) return fail(model.status());
     const auto gpu = gpu_file(*args->get("gpu"));
     if (!gpu.ok()) return fail(gpu.status());
-    const std::vector<NamedPath> inputs{{"--model", *model, PathRole::kFile}, {"--gpu", *gpu, PathRole::kFile}};
+    std::vector<NamedPath> inputs{{"--model", *model, PathRole::kFile}, {"--gpu", *gpu, PathRole::kFile}};
+    add_trainer_files(base->stack, "--trainer", &inputs);
     if (const Status s = check_not_an_input("--out", *out, inputs); !s) return fail(s);
   }
   search::SearchResult result = search::search_plans(*base, true, *constraints);

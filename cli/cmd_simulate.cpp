@@ -65,7 +65,10 @@ json result_json(const spplan::sim::SimResult& r, const spplan::costmodel::Estim
           {"peak", {{"time_s", r.peak_time_s}, {"op", r.peak_op}, {"alive_gib", breakdown_gib(r.peak_alive)}}},
           {"estimate", {{"step_time_s", e.time.step_time_s}, {"peak_memory_gib", gib(e.memory.needed_bytes())},
                         {"peak_phase", e.memory.peak_phase}}},
-          {"events", events_json(r, listed)}};
+          {"events", events_json(r, listed)},
+          {"folded_micro_steps", {{"count", r.folded.count}, {"first", r.folded.first}, {"last", r.folded.last},
+                                  {"same_as", r.folded.same_as}, {"each_s", r.folded.each_s},
+                                  {"text", spplan::sim::folded_text(r.folded)}}}};
 }
 
 void print_table(const spplan::sim::SimResult& r, const spplan::costmodel::Estimate& e, bool overlap) {
@@ -85,6 +88,7 @@ void print_table(const spplan::sim::SimResult& r, const spplan::costmodel::Estim
               "overhead %.2f GiB\n", gib(m.params_bytes), gib(m.grads_bytes), gib(m.optimizer_bytes),
               gib(m.activations_bytes), gib(m.logits_bytes), gib(m.buffers_bytes), gib(m.overhead_bytes));
   std::printf("  events: %zu (see --trace / --svg)\n", r.events.size());
+  if (r.folded.count > 0) std::printf("  %s\n", spplan::sim::folded_text(r.folded).c_str());
 }
 
 }  // namespace
@@ -113,13 +117,15 @@ int cmd_simulate(int argc, const char* const* argv) {
   }
   const auto plan = spplan::load_plan(*plan_path);
   if (!plan.ok()) return fail(plan.status());
+  // Both outputs at once: apart from the plan and its trainer record, and from each other (the
+  // SVG written over the trace would leave one of the two asked for).
+  std::vector<spplan::NamedPath> inputs{{"--plan", *plan_path, spplan::PathRole::kFile}};
+  spplan::cli::add_trainer_files(plan->stack, "--plan's trainer", &inputs);
+  std::vector<spplan::NamedPath> outputs;
   for (const char* flag : {"trace", "svg"}) {
-    if (const auto out = args->get(flag)) {
-      const auto s =
-          spplan::cli::check_not_an_input(std::string("--") + flag, *out, {{"--plan", *plan_path, spplan::PathRole::kFile}});
-      if (!s.is_ok()) return fail(s);
-    }
+    if (const auto out = args->get(flag)) outputs.push_back({std::string("--") + flag, *out, spplan::PathRole::kFile});
   }
+  if (const auto s = spplan::check_outputs_apart(inputs, outputs); !s.is_ok()) return fail(s);
 
   const bool overlap = !args->has("no-overlap");
   const auto mode = overlap ? spplan::sim::Mode::kOverlap : spplan::sim::Mode::kNoOverlap;

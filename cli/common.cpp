@@ -131,6 +131,16 @@ Status check_not_an_input(const std::string& flag, const std::string& out, const
   return check_outputs_apart(inputs, {{flag, out, PathRole::kFile}});
 }
 
+void add_trainer_files(const TrainingStack& stack, const std::string& flag, std::vector<NamedPath>* inputs) {
+  if (stack.record == nullptr) return;
+  const std::vector<std::string>& files = stack.record->files;
+  for (size_t k = 0; k < files.size(); ++k) {
+    // The record as the user named it, when a user named a file: the message then shows their path.
+    const bool given = k == 0 && stack.trainer != stack.record->name;  // a preset goes by its name
+    inputs->push_back({k == 0 ? flag : flag + " base", given ? stack.trainer : files[k], PathRole::kFile});
+  }
+}
+
 int fail(const Status& status) {
   // printable(): a newline inside a value (a TOML string, a flag) would break the one-line rule.
   std::cerr << "spplan: " << printable(status.message()) << "\n";

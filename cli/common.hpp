@@ -51,6 +51,11 @@ Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq);
 // Inputs that are not files (preset names) match nothing.
 Status check_not_an_input(const std::string& flag, const std::string& out, const std::vector<NamedPath>& inputs);
 
+// Appends the files the stack's trainer record was read from to a command's inputs: the record
+// itself named by `flag` ("--trainer", "--plan's trainer"), each base it names by `flag + " base"`.
+// A preset's files count too: configs/trainers/hf.toml is read by `--trainer hf`.
+void add_trainer_files(const TrainingStack& stack, const std::string& flag, std::vector<NamedPath>* inputs);
+
 // Prints "spplan: <message>" on stderr, always one line, and returns the exit code for the status.
 int fail(const Status& status);
 

@@ -1,6 +1,6 @@
 // build_step_graph(): the operation graph of one training step for one representative rank.
 //
-// Per micro step (grad_accum_steps of them), in program order:
+// Per micro step (grad_accum_steps of them, or those named: simulate.hpp folds the rest), in program order:
 //   embedding forward; per layer forward: norm, qkv, a2a(seq->heads), attention, a2a(heads->seq),
 //   out_proj, MLP (one op per tile), then the checkpoint's D2H copy when checkpoints are offloaded;
 //   the loss forward and backward (one op per tile); per layer from the last: the checkpoint's H2D
@@ -20,6 +20,9 @@
 // costmodel::memory_phases() adds up, so the two peaks agree (tests/simulator checks it).
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "planner/costmodel/step_costs.hpp"
 #include "simulator/memory_terms.hpp"
 #include "simulator/op_graph.hpp"
@@ -29,5 +32,11 @@ namespace spplan::sim {
 // Durations from `costs`, memory from `terms`. Ops whose feature is off (a gather, copy or
 // reduction priced at 0 s) are left out; compute and all-to-all ops are always present.
 OpGraph build_step_graph(const costmodel::StepCosts& costs, const MemoryTerms& terms);
+
+// The same with only the micro steps `micro_steps` (indices into 0..costs.micro_steps-1, increasing),
+// each as it is in the whole step (its name, whether it reduces), then the optimizer: what
+// simulate() draws of a long accumulation (simulate.hpp, FoldedMicroSteps).
+OpGraph build_step_graph(const costmodel::StepCosts& costs, const MemoryTerms& terms,
+                         const std::vector<int64_t>& micro_steps);
 
 }  // namespace spplan::sim

@@ -1,4 +1,7 @@
 // StepGraphBuilder: the backward, the gradient reductions, the optimizer phase and build().
+#include <algorithm>
+#include <numeric>
+
 #include "simulator/step_graph_builder.hpp"
 
 namespace spplan::sim::detail {
@@ -124,7 +127,8 @@ void StepGraphBuilder::build() {
   g_.slack = t_.slack;
   plan_uses();
   issue_gather(0);
-  for (int m = 0; m < c_.micro_steps; ++m) {
+  for (const int64_t micro : micro_steps_) {
+    const int m = static_cast<int>(micro);  // at most grad_accum_steps' bound, 2^20
     ckpt_d2h_.assign(c_.layers, kNoOp);
     ckpt_h2d_.assign(c_.layers, kNoOp);
     layer_reduce_.assign(c_.layers, kNoOp);
@@ -142,8 +146,15 @@ void StepGraphBuilder::build() {
 namespace spplan::sim {
 
 OpGraph build_step_graph(const costmodel::StepCosts& costs, const MemoryTerms& terms) {
+  std::vector<int64_t> every(static_cast<size_t>(std::max<int64_t>(0, costs.micro_steps)));
+  std::iota(every.begin(), every.end(), int64_t{0});
+  return build_step_graph(costs, terms, every);
+}
+
+OpGraph build_step_graph(const costmodel::StepCosts& costs, const MemoryTerms& terms,
+                         const std::vector<int64_t>& micro_steps) {
   OpGraph graph;
-  detail::StepGraphBuilder(costs, terms, &graph).build();
+  detail::StepGraphBuilder(costs, terms, micro_steps, &graph).build();
   return graph;  // NRVO: no copy of the adjacency list
 }
 

@@ -27,8 +27,10 @@ struct PassOps {
 
 class StepGraphBuilder {
  public:
-  // Builds into *graph (an out-parameter: Boost's adjacency_list copies when it is moved).
-  StepGraphBuilder(const costmodel::StepCosts& costs, const MemoryTerms& terms, OpGraph* graph);
+  // Builds into *graph (an out-parameter: Boost's adjacency_list copies when it is moved) the
+  // micro steps `micro_steps` (indices into 0..costs.micro_steps-1, increasing), then the optimizer.
+  StepGraphBuilder(const costmodel::StepCosts& costs, const MemoryTerms& terms, std::vector<int64_t> micro_steps,
+                   OpGraph* graph);
   void build();
 
  private:
@@ -70,6 +72,7 @@ class StepGraphBuilder {
   const costmodel::StepCosts& c_;
   const MemoryTerms& t_;
   const bool has_recompute_;
+  const std::vector<int64_t> micro_steps_;  // the micro steps drawn, by their index in the step
   OpGraph& g_;
   OpId prev_compute_ = kNoOp;     // the last op issued on the compute stream
   std::vector<ParamUse> uses_;

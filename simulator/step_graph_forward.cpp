@@ -5,14 +5,29 @@
 
 namespace spplan::sim::detail {
 
-// `tiles` ops of total_s / tiles each on the compute stream; returns the last, sets *first.
+// Runs of equal ops a pass draws as one (tiles of a tiled MLP or loss, ring-attention blocks and
+// their hops) beyond kMaxDrawnRuns: the number of tiles grows with the sequence (ceil(s / h) at
+// 10^12 tokens is 10^8 a pass), and nothing else runs on the compute stream between two tiles, so
+// a run of them as one op moves no time and no memory; each op is named by the first it holds.
+namespace {
+
+constexpr int64_t kMaxDrawnRuns = 64;
+
+// The first of `n` items that drawn op `d` of `drawn` holds (the ops hold n / drawn each, +-1).
+int64_t first_of_run(int64_t d, int64_t n, int64_t drawn) { return d * n / drawn; }
+
+}  // namespace
+
+// `tiles` ops of total_s / tiles each on the compute stream (at most kMaxDrawnRuns, each then a
+// run of tiles); returns the last, sets *first.
 OpId StepGraphBuilder::emit_tiles(const std::string& prefix, double total_s, int64_t tiles, OpId* first) {
-  const int64_t n = std::max<int64_t>(1, tiles);
+  const int64_t n = std::max<int64_t>(1, tiles), drawn = std::min(n, kMaxDrawnRuns);
   OpId last = kNoOp;
-  for (int64_t t = 0; t < n; ++t) {
-    const std::string name = n == 1 ? prefix : prefix + ".t" + std::to_string(t);
-    last = add_compute(name, OpCategory::kCompute, total_s / static_cast<double>(n));
-    if (t == 0 && first != nullptr) *first = last;
+  for (int64_t d = 0; d < drawn; ++d) {
+    const int64_t from = first_of_run(d, n, drawn), to = first_of_run(d + 1, n, drawn);
+    const std::string name = n == 1 ? prefix : prefix + ".t" + std::to_string(from);
+    last = add_compute(name, OpCategory::kCompute, total_s * static_cast<double>(to - from) / static_cast<double>(n));
+    if (d == 0 && first != nullptr) *first = last;
   }
   return last;
 }
@@ -57,23 +72,33 @@ void StepGraphBuilder::emit_attention(const costmodel::LayerPassCosts& pass, con
     return;
   }
   const OpId pre = pass.cp_pre_s > 0 ? add_compute(prefix + "ring_gather", OpCategory::kRing, pass.cp_pre_s) : kNoOp;
+  // Beyond kMaxDrawnRuns blocks, runs of blocks as one op, and the hops as many fewer, each
+  // carrying an equal share of all the hops' time (a ring of 2^20 ranks drew 2^20 blocks a pass).
+  const int64_t blocks = std::max<int64_t>(1, pass.attention_blocks), drawn = std::min(blocks, kMaxDrawnRuns);
+  const bool runs = drawn < blocks;
+  const int64_t hops =
+      runs ? std::min(drawn, std::max<int64_t>(pass.cp_hops > 0 ? 1 : 0, pass.cp_hops * drawn / blocks)) : pass.cp_hops;
+  const double hop_s = runs && hops > 0 ? pass.cp_hop_s * static_cast<double>(pass.cp_hops) / static_cast<double>(hops)
+                                        : pass.cp_hop_s;
   OpId hop_ready = prev_compute_;  // K/V of this rank are ready once the ops before are done
   OpId first = pre, prev_block = kNoOp;
-  for (int64_t i = 0; i < pass.attention_blocks; ++i) {
-    const OpId block = add_compute(prefix + "attention.b" + std::to_string(i), OpCategory::kCompute,
-                                   pass.attention_block_s());
+  for (int64_t i = 0; i < drawn; ++i) {
+    const int64_t from = first_of_run(i, blocks, drawn), to = first_of_run(i + 1, blocks, drawn);
+    const double share = static_cast<double>(to - from) / static_cast<double>(blocks);
+    const OpId block = add_compute(prefix + "attention.b" + std::to_string(from), OpCategory::kCompute,
+                                   runs ? pass.attention_s * share : pass.attention_block_s());
     if (first == kNoOp) first = block;
     g_.add_dep(hop_ready, block);  // its K/V chunk has arrived
-    if (i < pass.cp_hops) {
-      const OpId hop = add(prefix + "ring_hop" + std::to_string(i), Resource::kComm, OpCategory::kRing, pass.cp_hop_s);
+    if (i < hops) {
+      const OpId hop = add(prefix + "ring_hop" + std::to_string(from), Resource::kComm, OpCategory::kRing, hop_s);
       g_.add_dep(hop_ready, hop);   // forwards the chunk the previous hop brought
       g_.add_dep(prev_block, hop);  // into the buffer block i-1 has finished with (double buffering)
       hop_ready = hop;
     }
     // The block's fp32 merge (forward) or accumulation (backward) follows it on the compute stream.
     if (pass.cp_merge_s > 0) {
-      add_compute(prefix + "attention.merge" + std::to_string(i), OpCategory::kCompute,
-                  pass.cp_merge_s / static_cast<double>(pass.attention_blocks));
+      add_compute(prefix + "attention.merge" + std::to_string(from), OpCategory::kCompute,
+                  runs ? pass.cp_merge_s * share : pass.cp_merge_s / static_cast<double>(pass.attention_blocks));
     }
     prev_block = block;
   }

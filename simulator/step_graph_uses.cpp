@@ -5,9 +5,11 @@
 
 namespace spplan::sim::detail {
 
-StepGraphBuilder::StepGraphBuilder(const costmodel::StepCosts& costs, const MemoryTerms& terms, OpGraph* graph)
+StepGraphBuilder::StepGraphBuilder(const costmodel::StepCosts& costs, const MemoryTerms& terms,
+                                   std::vector<int64_t> micro_steps, OpGraph* graph)
     // The costmodel counts a recompute (and its gather) when the recompute pass has compute time.
-    : c_(costs), t_(terms), has_recompute_(costs.recompute.compute_s() > 0), g_(*graph) {}
+    : c_(costs), t_(terms), has_recompute_(costs.recompute.compute_s() > 0), micro_steps_(std::move(micro_steps)),
+      g_(*graph) {}
 
 OpId StepGraphBuilder::add(std::string name, Resource resource, OpCategory category, double duration_s) {
   Op op;
@@ -50,8 +52,8 @@ void StepGraphBuilder::plan_uses() {
   const auto embed_use = [&](const std::string& name) {
     return ParamUse{name, c_.embed_gather_s, 0.0, t_.embedding_gathered_bytes};
   };
-  for (int m = 0; m < c_.micro_steps; ++m) {
-    const std::string mp = micro_prefix(m);
+  for (const int64_t m : micro_steps_) {
+    const std::string mp = micro_prefix(static_cast<int>(m));
     uses_.push_back(embed_use(mp + "embed.fwd"));
     for (int i = 0; i < c_.layers; ++i) uses_.push_back(layer_use(mp + "fwd.L" + std::to_string(i), i));
     uses_.push_back(embed_use(mp + "head"));

@@ -128,7 +128,8 @@ void draw_legend(double y, std::ostringstream& svg) {
 }  // namespace
 
 std::string timeline_svg(const SimResult& r, const std::string& title, double capacity_bytes, int width_px) {
-  const Frame f{static_cast<double>(width_px), r.step_time_s};
+  // The span drawn is the micro steps simulated: folded ones are said under the title, not drawn.
+  const Frame f{static_cast<double>(width_px), r.shown_time_s > 0 ? r.shown_time_s : r.step_time_s};
   const double rows_bottom = kTopPx + kNumResources * kRowPx;
   const double memory_top = rows_bottom + 30, height = memory_top + kMemoryPx + 50;
   std::ostringstream svg;
@@ -136,6 +137,7 @@ std::string timeline_svg(const SimResult& r, const std::string& title, double ca
       << "' font-family='sans-serif'>\n<rect width='100%' height='100%' fill='white'/>\n<text x='8' y='22' "
       << "font-size='14'>" << escaped(title) << " (step " << num(r.step_time_s, 3) << " s, serial "
       << num(r.serial_step_time_s, 3) << " s)</text>\n";
+  if (r.folded.count > 0) svg << "<text x='8' y='36' font-size='11'>" << escaped(folded_text(r.folded)) << "</text>\n";
   draw_axis(f, rows_bottom, svg);
   for (int res = 0; res < kNumResources; ++res) draw_row(r, static_cast<Resource>(res), f, svg);
   draw_memory(r, f, memory_top, capacity_bytes, svg);

@@ -55,6 +55,25 @@ void add_memory(const SimResult& result, json* events) {
                      {"args", {{"GiB", gib(result.peak_memory_bytes)}}}});
 }
 
+// Where folded micro steps would run: an instant event before the last micro step drawn, saying
+// which were folded and what they add (simulate.hpp FoldedMicroSteps).
+void add_folded_note(const SimResult& result, json* events) {
+  const FoldedMicroSteps& f = result.folded;
+  if (f.count <= 0) return;
+  const std::string last = "m" + std::to_string(f.of - 1) + ".";
+  double at_s = result.shown_time_s;
+  for (const SimEvent& e : result.events) {
+    if (e.name.rfind(last, 0) == 0) {
+      at_s = e.start_s;
+      break;
+    }
+  }
+  events->push_back({{"name", folded_text(f)}, {"ph", "i"}, {"s", "g"}, {"pid", kPid},
+                     {"tid", tid_of(Resource::kCompute)}, {"ts", at_s * kMicrosPerSecond},
+                     {"args", {{"folded_micro_steps", f.count}, {"of", f.of}, {"same_as", "m" + std::to_string(f.same_as)},
+                               {"each_s", f.each_s}, {"step_time_s", result.step_time_s}}}});
+}
+
 }  // namespace
 
 std::string chrome_trace_json(const SimResult& result) {
@@ -62,6 +81,7 @@ std::string chrome_trace_json(const SimResult& result) {
   add_metadata(&events);
   add_ops(result, &events);
   add_memory(result, &events);
+  add_folded_note(result, &events);
   const json trace = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"}};
   return trace.dump();
 }

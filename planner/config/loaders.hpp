@@ -43,8 +43,10 @@ Result<std::string> model_file(std::string_view name_or_path);
 Result<std::string> gpu_file(std::string_view name_or_path);
 
 // A trainer record (trainer_spec.hpp): a preset name (configs/trainers/NAME.toml) or a TOML file,
-// loaded once per file. The stack's `trainer` is the preset's name, or the path as given for a
-// user's file (a plan file written with it reads it again).
+// loaded once per file. A record's `base = "PATH"` is read beside the record (a preset's name
+// stays a preset). The stack's `trainer` is the preset's name, or the path as given for a user's
+// file; the files it was read from, base by base, are its record's `files` (what a command that
+// writes must leave alone), and a plan file names a user's record by the first, absolute.
 Result<TrainingStack> load_trainer(std::string_view name_or_path, const std::string& flag = "--trainer");
 
 // Preset names found under configs_dir(), sorted.

@@ -227,6 +227,19 @@ Result<PlanSpec> load_plan(const std::string& path) {
   return plan;
 }
 
+namespace {
+
+// The `trainer` a plan file names: a preset by its name; a user's record by its absolute path.
+// The path as given on the command line is relative to the folder the plan was made in, and a
+// plan is read from others (export, simulate and run in a script's folder, on a cluster's node).
+// A relative path in a hand-written plan is read as it always was, against the working folder.
+std::string trainer_key_value(const TrainingStack& stack) {
+  if (stack.record == nullptr || stack.record->files.empty() || is_preset_name(stack.trainer)) return stack.trainer;
+  return stack.record->files.front();
+}
+
+}  // namespace
+
 std::string plan_to_toml(const PlanSpec& plan) {
   const ModelSpec& m = plan.model;
   const GpuSpec& g = plan.cluster.gpu;
@@ -238,7 +251,7 @@ std::string plan_to_toml(const PlanSpec& plan) {
   const std::string model_name = utf8_text(m.name), gpu_name = utf8_text(g.name);
   o << "# spplan plan: " << printable(model_name) << " on " << plan.cluster.num_gpus << "x " << printable(gpu_name) << " at "
     << plan.seq_len << " tokens\n";
-  o << "seq_len = " << plan.seq_len << "\ntrainer = " << toml_string(plan.stack.trainer)
+  o << "seq_len = " << plan.seq_len << "\ntrainer = " << toml_string(trainer_key_value(plan.stack))
     << "\nattention = " << toml_string(to_string(plan.stack.attention)) << "\n";
   if (m.has_encoders()) o << "freeze_encoders = " << (plan.stack.freezes_encoders ? "true" : "false") << "\n";
   o << "\n";

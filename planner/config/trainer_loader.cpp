@@ -3,6 +3,7 @@
 // record that contradicts itself is one line naming the file and the key.
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <mutex>
 #include <set>
 
@@ -410,6 +411,23 @@ Status check_record(const std::string& path, TrainerRecord* t) {
 
 Result<std::shared_ptr<const TrainerRecord>> load_record(const std::string& name_or_path, const std::string& flag, int depth);
 
+// A base named by a relative path is found beside the record that names it, as a C #include is
+// beside its file: the two travel together and read the same from any working folder. A preset's
+// name ("hf") and an absolute path mean what they say.
+std::string base_beside(const std::string& record_path, const std::string& base) {
+  namespace fs = std::filesystem;
+  if (is_preset_name(base) || fs::path(base).is_absolute()) return base;
+  const fs::path folder = fs::path(record_path).parent_path();
+  return folder.empty() ? base : (folder / base).string();
+}
+
+// `path` absolute and tidied ("a/./b" -> "a/b"), links kept: the name a plan file writes.
+std::string absolute_path(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  return error ? path : absolute.lexically_normal().string();
+}
+
 Result<TrainerRecord> read_record(const std::string& path, const toml::table& table, int depth) {
   KeyReader r(path, table);
   TrainerRecord t;
@@ -417,9 +435,10 @@ Result<TrainerRecord> read_record(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_string("base", &base, false));
   if (!base.empty()) {
     if (depth >= kMaxBaseDepth) return bad(path, "base", "value \"" + printable(base) + "\" makes a chain of more than " + std::to_string(kMaxBaseDepth) + " bases (a loop?)");
-    SPPLAN_ASSIGN_OR_RETURN(const auto parent, load_record(base, path + ": key \"base\"", depth + 1));
+    SPPLAN_ASSIGN_OR_RETURN(const auto parent, load_record(base_beside(path, base), path + ": key \"base\"", depth + 1));
     t = *parent;
   }
+  t.files.insert(t.files.begin(), absolute_path(path));  // before its base's
   SPPLAN_RETURN_IF_ERROR(r.read_string("name", &t.name, true));
   SPPLAN_RETURN_IF_ERROR(r.read_string("description", &t.description, false));
   t.source = path;

@@ -249,6 +249,10 @@ struct ModelFlavor {
 struct TrainerRecord {
   std::string name;               // "hf"; a user's file: its name key
   std::string source;             // the file read, for messages
+  // Every file the record was read from, each absolute: its own first, then its base's, that
+  // base's base, ... (a preset's file under configs/trainers/ too). A command refuses to write
+  // any of them (path_guard.hpp), and a plan file names a user's record by the first.
+  std::vector<std::string> files;
   std::string description;
   std::map<std::string, std::string> versions;  // library -> the release the facts were read from
   TrainingStack facts;            // [stack] (its record pointer empty)

@@ -37,6 +37,13 @@ bool same_inode(const std::string& a, const std::string& b) {
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+// Two writes to one character device (/dev/null, a terminal) are two writes, not one file
+// replacing another: outputs there need not be apart.
+bool character_device(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISCHR(st.st_mode);
+}
+
 std::string kind_word(PathRole role) { return role == PathRole::kFile ? "file" : "folder"; }
 
 // Why writing `out` would touch `in` (a path read, or another output), or "" when it would not.
@@ -82,6 +89,7 @@ Status check_outputs_apart(const std::vector<NamedPath>& inputs, const std::vect
     }
     for (size_t j = 0; j < k; ++j) {
       if (outputs[j].path.empty()) continue;
+      if (character_device(out.path) && character_device(outputs[j].path)) continue;
       // Named from the one that is inside (or is) the other: "--log: out/run.jsonl lies inside ...".
       const NamedPath* first = &out;
       const NamedPath* second = &outputs[j];

@@ -36,8 +36,10 @@ struct NamedPath {
 std::string resolved_path(const std::string& path);
 
 // Ok when no output is, lies inside or (for a folder output) holds an input, and no output is,
-// lies inside or holds another (an empty path names nothing and is skipped); else one line: "--log: data/train.bin is the --data file
-// data/train.bin (an input is never written; allowed: a path apart from every input)".
+// lies inside or holds another (an empty path names nothing and is skipped; two outputs on one
+// character device, such as /dev/null, are allowed); else one line: "--log: data/train.bin is the
+// --data file data/train.bin (an input is never written; allowed: a path apart from every input)",
+// "--svg: a.out is the --trace file a.out (one output would overwrite the other; ...)".
 Status check_outputs_apart(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
 
 }  // namespace spplan

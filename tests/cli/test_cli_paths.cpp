@@ -1,12 +1,19 @@
 // Every `spplan` command that takes a path, given one that cannot be looked at (a name too long,
 // a symbolic link loop, a folder), and numbers beyond their type on the command line: one line,
 // exit 2, nothing on stdout (issue 20: `plan --model <300 characters>` aborted with exit 134).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <utility>
 
 #include "run_spplan.hpp"
 
@@ -122,6 +129,73 @@ TEST_F(CliPaths, OutputPathsThatCannotBeWrittenAreOneLine) {
       }
       EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
     }
+  }
+}
+
+// A character device node of the test's own in its folder (never the machine's /dev), or "" where
+// one cannot be made or opened (not root, a file system mounted nodev).
+std::string device_node(const std::string& dir, const std::string& name, dev_t device) {
+  const std::string path = dir + "/" + name;
+  if (mknod(path.c_str(), S_IFCHR | 0666, device) != 0) return "";
+  const int fd = open(path.c_str(), O_WRONLY);
+  if (fd < 0) return "";
+  close(fd);
+  return path;
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+const std::string kPlanArgs = "plan --model qwen3-4b --gpu h100-80gb --gpus 4 --seq 128k";
+
+// --out onto a FIFO or a device writes into it: it is never replaced by a file (run as root, a
+// rename over /dev/null took the machine's null device away).
+TEST_F(CliPaths, OutputsOntoAFifoOrADeviceLeaveThemWhatTheyAre) {
+  const std::string fifo = dir_ + "/plan.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  expect_one_line_exit_2(kPlanArgs + " --out " + fifo,
+                         "spplan: " + fifo + ": cannot write (a FIFO nobody reads; allowed: a regular file, or a FIFO with a reader)");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  const std::string null_node = device_node(dir_, "null", makedev(1, 3));
+  if (null_node.empty()) GTEST_SKIP() << "cannot make a character device here";
+  for (const std::string& args : {kPlanArgs + " --out " + null_node,
+                                  "export --plan " + kPlan + " --format deepspeed --out " + null_node,
+                                  // two outputs on one device are two writes to it, not one file over another
+                                  "simulate --plan " + kPlan + " --trace " + null_node + " --svg " + null_node}) {
+    const CliRun r = run_spplan(args);
+    EXPECT_EQ(r.exit_code, 0) << args << "\n got: " << r.err;
+    EXPECT_TRUE(fs::is_character_file(null_node)) << args;
+  }
+}
+
+// The trainer record a plan is searched with, and the base it names, are inputs like the model.
+TEST_F(CliPaths, PlanOutOntoItsTrainerRecordOrItsBaseIsRefused) {
+  const std::string base = dir_ + "/base.toml", record = dir_ + "/mine.toml";
+  std::ofstream(base) << "name = \"base\"\nbase = \"hf\"\n";
+  std::ofstream(record) << "name = \"mine\"\nbase = \"base.toml\"\n";  // beside the record
+  const std::string base_as_read = fs::path(base).lexically_normal().string();
+  for (const auto& [out, named] : {std::pair{record, "--out: " + record + " is the --trainer file " + record},
+                                   std::pair{base, "--out: " + base + " is the --trainer base file " + base_as_read}}) {
+    const std::string before = read_all(out);
+    expect_one_line_exit_2(kPlanArgs + " --trainer " + record + " --out " + out,
+                           "spplan: " + named + " (an input is never written; allowed: a path apart from every input)");
+    EXPECT_EQ(read_all(out), before);
+  }
+}
+
+// --trace and --svg on one file, however it is spelled: one would overwrite the other.
+TEST_F(CliPaths, SimulateTraceAndSvgOnOneFileAreRefused) {
+  const std::string out = dir_ + "/step.out";
+  std::ofstream(out) << "kept\n";
+  fs::create_hard_link(out, dir_ + "/hard.out");
+  fs::create_symlink("step.out", dir_ + "/link.out");
+  for (const std::string& second : {out, dir_ + "/hard.out", dir_ + "/link.out"}) {
+    expect_one_line_exit_2("simulate --plan " + kPlan + " --trace " + out + " --svg " + second,
+                           "spplan: --svg: " + second + " is the --trace file " + out +
+                               " (one output would overwrite the other; allowed: paths apart from each other)");
+    EXPECT_EQ(read_all(out), "kept\n");
   }
 }
 

@@ -57,6 +57,29 @@ TEST_F(CmdSimulate, JsonHasTheContractFields) {
   EXPECT_LE(j["step_time_s"].get<double>(), j["serial_step_time_s"].get<double>());
 }
 
+// A plan of a million micro steps answers at once, and says which it folded, in the JSON, the table,
+// the trace and the picture.
+TEST_F(CmdSimulate, AMillionMicroStepsAreFoldedAndSaidSo) {
+  PlanSpec p = testing::make_plan(testing::llama_8b(), 8, 64 * 1024, 8);
+  p.knobs.grad_accum_steps = 1'000'000;
+  ASSERT_TRUE(write_file_atomically(plan_path_, plan_to_toml(p)).is_ok());
+  const std::string trace = (dir_ / "t.json").string(), svg = (dir_ / "t.svg").string();
+  std::string out, err;
+  ASSERT_EQ(run({"--plan", plan_path_, "--json", "--trace", trace, "--svg", svg}, &out, &err), 0) << err;
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["folded_micro_steps"]["count"], 999'997);
+  EXPECT_EQ(j["folded_micro_steps"]["same_as"], 1);
+  const std::string said = j["folded_micro_steps"]["text"].get<std::string>();
+  EXPECT_EQ(said.rfind("micro steps m2..m999998 (999,997 of 1,000,000) are the same as m1", 0), 0u) << said;
+  for (const std::string& path : {trace, svg}) {
+    std::stringstream text;
+    text << std::ifstream(path).rdbuf();
+    EXPECT_NE(text.str().find(said), std::string::npos) << path;
+  }
+  ASSERT_EQ(run({"--plan", plan_path_}, &out, &err), 0) << err;
+  EXPECT_NE(out.find("\n  " + said + "\n"), std::string::npos) << out;
+}
+
 TEST_F(CmdSimulate, NoOverlapJsonStepIsTheSerialTime) {
   std::string out, err;
   ASSERT_EQ(run({"--plan", plan_path_, "--json", "--no-overlap"}, &out, &err), 0) << err;

@@ -17,8 +17,10 @@
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/costmodel/estimate.hpp"
+#include "planner/costmodel/host_cpu.hpp"
 #include "simulator/memory_terms.hpp"
 #include "simulator/simulate.hpp"
+#include "simulator/step_graph.hpp"
 #include "tests/simulator/plan_fixtures.hpp"
 
 namespace spplan::sim {
@@ -88,6 +90,24 @@ std::vector<Case> cases() {
   gather.plan.knobs.cp_comm = CpComm::kAllGather;
   settle_layout_attention(&gather.plan);
   out.push_back(gather);
+  // More tiles and ring blocks a pass than the graph draws (step_graph_forward.cpp kMaxDrawnRuns):
+  // 512 MLP tiles a pass at 16M tokens over sp 8, a ring of 128.
+  Case tiles{"alst_16M_512_tiles_a_pass", make_plan(llama_8b(), 8, 16 * 1024 * 1024, 8)};
+  tiles.plan.knobs = alst.plan.knobs;
+  out.push_back(tiles);
+  Case wide_ring{"ring_cp128_1M", make_plan(llama_8b(), 128, 1024 * 1024, 1)};
+  wide_ring.plan.stack = trainer_stack("hf");
+  wide_ring.plan.knobs.cp = 128;
+  settle_layout_attention(&wide_ring.plan);
+  out.push_back(wide_ring);
+  // Long accumulations: simulated as three micro steps, the others folded (simulate.hpp).
+  Case million{"zero1_accum_1000000", make_plan(llama_8b(), 8, 16 * 1024, 8)};
+  million.plan.knobs.zero_stage = 1;
+  million.plan.knobs.grad_accum_steps = 1'000'000;
+  out.push_back(million);
+  Case most{"zero3_alst_accum_1048576", alst.plan};
+  most.plan.knobs.grad_accum_steps = 1 << 20;  // the largest a flag or a plan file accepts
+  out.push_back(most);
   return out;
 }
 
@@ -193,6 +213,61 @@ TEST_P(SimulatePlan, RingExposedAsTheEstimate) {
     EXPECT_GE(r.exposed_comm_s.ring_s, ring_s * (1 - 1e-9));
     EXPECT_LE(r.exposed_comm_s.ring_s, ring_s + e.time.zero_comm_s);
   }
+}
+
+// Folding is exact where the steady micro step repeats: each plan at 6 micro steps, simulated
+// whole and folded (three drawn, three counted), gives the same totals in both modes.
+TEST_P(SimulatePlan, FoldedMicroStepsAddWhatSimulatingThemAdds) {
+  PlanSpec p = costmodel::as_priced(GetParam().plan);
+  p.knobs.grad_accum_steps = 6;
+  const costmodel::StepCosts c = costmodel::step_costs(p);
+  const MemoryTerms t = memory_terms(p);
+  for (const Mode mode : {Mode::kNoOverlap, Mode::kOverlap}) {
+    const SimResult whole = simulate_graph(build_step_graph(c, t), mode), folded = simulate(c, t, mode);
+    ASSERT_EQ(folded.folded.count, 3);
+    ASSERT_EQ(whole.folded.count, 0);
+    const double tol_s = 1e-9 * whole.serial_step_time_s;
+    EXPECT_NEAR(folded.step_time_s, whole.step_time_s, tol_s);
+    EXPECT_NEAR(folded.serial_step_time_s, whole.serial_step_time_s, tol_s);
+    EXPECT_NEAR(folded.critical_path_s, whole.critical_path_s, tol_s);
+    EXPECT_NEAR(folded.exposed_comm_s.zero_s, whole.exposed_comm_s.zero_s, tol_s);
+    EXPECT_NEAR(folded.exposed_comm_s.offload_s, whole.exposed_comm_s.offload_s, tol_s);
+    EXPECT_NEAR(folded.exposed_comm_s.ring_s, whole.exposed_comm_s.ring_s, tol_s);
+    EXPECT_NEAR(folded.peak_memory_bytes, whole.peak_memory_bytes, 1e-9 * whole.peak_memory_bytes);
+  }
+}
+
+// A million micro steps draw three: the first, m1 and the last, each under its own name, and say
+// which were folded.
+TEST(SimulateFolded, AMillionMicroStepsDrawThree) {
+  PlanSpec p = testing::make_plan(testing::llama_8b(), 8, 16 * 1024, 8);
+  p.knobs.grad_accum_steps = 3;
+  const size_t three = simulate_plan(p, Mode::kOverlap).events.size();
+  p.knobs.grad_accum_steps = 1'000'000;
+  const SimResult r = simulate_plan(p, Mode::kOverlap);
+  EXPECT_EQ(r.events.size(), three);
+  const auto named = [&](const std::string& prefix) {
+    return std::any_of(r.events.begin(), r.events.end(), [&](const SimEvent& e) { return e.name.rfind(prefix, 0) == 0; });
+  };
+  EXPECT_TRUE(named("m0.") && named("m1.") && named("m999999."));
+  EXPECT_FALSE(named("m2."));
+  EXPECT_EQ(r.folded.count, 999'997);
+  EXPECT_LT(r.shown_time_s, r.step_time_s / 1000);
+  EXPECT_EQ(folded_text(r.folded).substr(0, 83),
+            "micro steps m2..m999998 (999,997 of 1,000,000) are the same as m1: simulated once, ");
+  EXPECT_EQ(folded_text(FoldedMicroSteps{}), "");
+}
+
+// Beyond 64 tiles a pass the graph draws runs of them: its size stops growing with the sequence.
+TEST(SimulateBounded, OpsStopGrowingWithTheSequence) {
+  PlanSpec p = testing::make_plan(testing::llama_8b(), 8, 16 * 1024 * 1024, 8);
+  p.knobs.tiled_mlp = p.knobs.tiled_loss = true;
+  const size_t at_16m = simulate_plan(p, Mode::kNoOverlap).num_ops;
+  p.seq_len = int64_t{1} << 36;
+  const SimResult longest = simulate_plan(p, Mode::kNoOverlap);
+  EXPECT_EQ(longest.num_ops, at_16m);
+  const double serial_s = costmodel::estimate(p).time.serial_step_time_s;
+  EXPECT_NEAR(longest.step_time_s, serial_s, 1e-9 * serial_s);
 }
 
 INSTANTIATE_TEST_SUITE_P(Plans, SimulatePlan, ::testing::ValuesIn(cases()),

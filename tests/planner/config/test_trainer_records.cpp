@@ -23,6 +23,20 @@ std::string write_record(const std::string& name, const std::string& text) {
   return path;
 }
 
+// The working folder moved inside a test's own scratch folder, and back when it ends.
+class InFolder {
+ public:
+  explicit InFolder(const std::string& folder) : old_(std::filesystem::current_path()) {
+    std::filesystem::current_path(folder);
+  }
+  ~InFolder() { std::filesystem::current_path(old_); }
+  InFolder(const InFolder&) = delete;
+  InFolder& operator=(const InFolder&) = delete;
+
+ private:
+  std::filesystem::path old_;
+};
+
 PlanSpec plan_on(const std::string& trainer, int64_t sp, int64_t cp) {
   PlanSpec p;
   p.model = *load_model("llama-3.1-8b");
@@ -118,6 +132,49 @@ TEST(TrainerRecords, ARuleBeforeAReleaseFollowsThePinnedVersion) {
   EXPECT_TRUE(version_less("5.9.0", "5.17.0"));
   EXPECT_FALSE(version_less("5.17.0", "5.17"));
   EXPECT_TRUE(version_less("0.16.1", "this build"));
+}
+
+// `base = "parent.toml"` is the file beside the record that names it, whatever the working folder;
+// the record's files are its own, then each base's (a preset's too), each absolute.
+TEST(TrainerRecords, ABaseIsReadBesideTheRecordThatNamesIt) {
+  namespace fs = std::filesystem;
+  const testing_scratch::ScratchDir scratch("trainer_base_beside");
+  const std::string root = fs::path(scratch.path()).lexically_normal().string();  // as the loader writes it
+  const std::string records = root + "/records", elsewhere = root + "/elsewhere";
+  fs::create_directories(records);
+  fs::create_directories(elsewhere);
+  std::ofstream(records + "/parent.toml") << "name = \"parent\"\nbase = \"hf\"\n[versions]\ntransformers = \"5.10.0\"\n";
+  std::ofstream(records + "/child.toml") << "name = \"child\"\nbase = \"parent.toml\"\n";
+  const InFolder cwd(elsewhere);
+  const auto stack = load_trainer("../records/child.toml");
+  ASSERT_TRUE(stack.ok()) << stack.status().message();
+  EXPECT_EQ(stack->record->name, "child");
+  EXPECT_EQ(stack->record->versions.at("transformers"), "5.10.0");  // the parent's
+  EXPECT_EQ(stack->record->files,
+            (std::vector<std::string>{records + "/child.toml", records + "/parent.toml",
+                                      fs::path(configs_dir() + "/trainers/hf.toml").lexically_normal().string()}));
+}
+
+// A plan file names a user's record by its absolute path: read from another folder, it finds it.
+TEST(TrainerRecords, APlanMadeWithAUsersRecordReadsFromAnyFolder) {
+  namespace fs = std::filesystem;
+  const testing_scratch::ScratchDir scratch("trainer_plan_folders");
+  const std::string root = fs::path(scratch.path()).lexically_normal().string();  // as the loader writes it
+  const std::string made = root + "/made", read = root + "/read";
+  fs::create_directories(made);
+  fs::create_directories(read);
+  std::ofstream(made + "/mine.toml") << "name = \"mine\"\nbase = \"hf\"\n";
+  {
+    const InFolder cwd(made);
+    const PlanSpec plan = plan_on("mine.toml", 8, 1);
+    ASSERT_TRUE(write_file_atomically("plan.toml", plan_to_toml(plan)).is_ok());
+  }
+  const InFolder cwd(read);
+  const auto back = load_plan("../made/plan.toml");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_NE(back->stack.record, nullptr);
+  EXPECT_EQ(back->stack.record->name, "mine");
+  EXPECT_EQ(back->stack.trainer, made + "/mine.toml");
 }
 
 TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {

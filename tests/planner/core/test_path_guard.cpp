@@ -2,6 +2,8 @@
 // file emptied the corpus; --export-hf onto --init-from overwrote the base model).
 #include "planner/core/path_guard.hpp"
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -93,6 +95,20 @@ TEST_F(PathGuardTest, OutputsDoNotOverlapEachOther) {
                                        {"--log", dir_ + "/out/run.jsonl", PathRole::kFile}}));
   EXPECT_FALSE(check_outputs_apart({}, {{"--save", dir_ + "/out", PathRole::kCheckpoints},
                                         {"--export-hf", dir_ + "/out", PathRole::kFolder}}));
+}
+
+// --trace and --svg on one file (or a hard link, a symbolic link to it) would keep only the last;
+// on one character device (/dev/null, a terminal) both are written and neither replaces the other.
+TEST_F(PathGuardTest, TwoFileOutputsOnOneFileAreRefusedOnOneDeviceAllowed) {
+  for (const std::string& svg : {dir_ + "/data/train.bin", dir_ + "/link.bin", dir_ + "/hard.bin"}) {
+    const Status s = check_outputs_apart({}, {{"--trace", dir_ + "/data/train.bin", PathRole::kFile},
+                                              {"--svg", svg, PathRole::kFile}});
+    EXPECT_EQ(s.message(), "--svg: " + svg + " is the --trace file " + dir_ +
+                               "/data/train.bin (one output would overwrite the other; allowed: paths apart from each other)");
+  }
+  const std::string null_node = dir_ + "/null";
+  if (::mknod(null_node.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) GTEST_SKIP() << "cannot make a device node here";
+  EXPECT_TRUE(check_outputs_apart({}, {{"--trace", null_node, PathRole::kFile}, {"--svg", null_node, PathRole::kFile}}));
 }
 
 TEST_F(PathGuardTest, ResolvedPathFollowsLinksAndDots) {
