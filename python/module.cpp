@@ -16,6 +16,7 @@
 #include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/core/utf8_text.hpp"
 #include "planner/core/version.hpp"
 
 namespace nb = nanobind;
@@ -43,18 +44,24 @@ const spplan::cli::Command& offered(const std::string& name) {
   return *command;
 }
 
-// (exit code, stdout, stderr) of `spplan COMMAND ARGS...`.
-std::tuple<int, std::string, std::string> run(const std::string& command, const std::vector<std::string>& args) {
+// (exit code, stdout, stderr) of `spplan COMMAND ARGS...`. The arguments come as bytes
+// (os.fsencode): a path named in Latin-1 is a str with surrogates in Python, which has no UTF-8
+// form for a std::string. What comes back is made UTF-8 (utf8_text, \xNN for a byte that is not):
+// a message quoting such a path, or the text of a model named after it, would otherwise raise
+// UnicodeDecodeError in place of the command's answer.
+std::tuple<int, std::string, std::string> run(const std::string& command, const std::vector<nb::bytes>& args) {
   offered(command);
+  std::vector<std::string> arg_texts;
+  for (const nb::bytes& a : args) arg_texts.emplace_back(a.c_str(), a.size());
   std::vector<const char*> argv{"spplan", command.c_str()};
-  for (const std::string& a : args) argv.push_back(a.c_str());
+  for (const std::string& a : arg_texts) argv.push_back(a.c_str());
   std::ostringstream out, err;
   int exit_code = 0;
   {
     Capture capture_out(std::cout, out), capture_err(std::cerr, err);
     exit_code = spplan::cli::run_command(static_cast<int>(argv.size()), argv.data());
   }
-  return {exit_code, out.str(), err.str()};
+  return {exit_code, spplan::utf8_text(out.str()), spplan::utf8_text(err.str())};
 }
 
 nb::list flags(const std::string& command) {

@@ -168,7 +168,9 @@ def _run(command, flags, json_output=True):
         argv = _argv(command, flags, files)
         if json_output:
             argv.append("--json")
-        exit_code, out, err = _spplan.run(command, argv)
+        # Bytes, as the operating system takes paths: a folder named in Latin-1 reaches Python as a
+        # str with surrogates (PEP 383), which os.fsencode turns back into its bytes.
+        exit_code, out, err = _spplan.run(command, [os.fsencode(a) for a in argv])
         lines = [files.shown(line) for line in err.splitlines()]
     for line in lines:
         if line.startswith("spplan: warning: "):

@@ -272,3 +272,19 @@ def test_help_version_and_presets_are_the_commands():
     code, out, _ = cli("--version")
     assert out.startswith(f"spplan {spplan.__version__} (commit ")
     assert "qwen3-4b" in spplan.model_presets() and "h100-80gb" in spplan.gpu_presets()
+
+
+def test_a_model_folder_named_in_latin1_is_read_and_named_with_its_byte_shown(tmp_path):
+    # "mod\xe8le" (è in Latin-1) is no UTF-8: Python holds the name with a surrogate (PEP 383), the
+    # command's JSON shows the byte as \xe8, and a message quoting the path raises ValueError.
+    folder = os.fsdecode(os.path.join(os.fsencode(str(tmp_path)), b"mod\xe8le"))
+    os.mkdir(folder)
+    keys = {k: v for k, v in preset_keys("qwen3-4b").items() if k != "name"}
+    with open(os.path.join(folder, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(keys, f)
+    by_folder = spplan.estimate(model=folder, gpu="h100-80gb", gpus=4, seq="8k", sp=1)
+    assert by_folder["model"] == "mod\\xe8le"
+    assert without_model_name(by_folder) == without_model_name(spplan.estimate(**QWEN, seq="8k", sp=1))
+    with pytest.raises(ValueError) as raised:
+        spplan.estimate(model=os.path.join(folder, "missing.toml"), gpu="h100-80gb", gpus=4, seq="8k", sp=1)
+    assert "mod\\xe8le" in str(raised.value)
