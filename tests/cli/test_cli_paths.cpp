@@ -199,6 +199,19 @@ TEST_F(CliPaths, SimulateTraceAndSvgOnOneFileAreRefused) {
   }
 }
 
+// An answer that could not be written is a failure: exit 2 and one line, not exit 0.
+TEST_F(CliPaths, StandardOutputThatCannotBeWrittenIsExit2) {
+  const std::string full = device_node(dir_, "full", makedev(1, 7));  // the numbers of /dev/full
+  if (full.empty()) GTEST_SKIP() << "cannot make a character device here";
+  for (const std::string& args : {std::string("--version"), "export --plan " + kPlan + " --format deepspeed"}) {
+    const CliRun r = run_spplan(args + " >" + full);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n got: " << r.err;
+    const std::string line = "spplan: standard output: write failed (No space left on device)\n";
+    EXPECT_GE(r.err.size(), line.size()) << args;
+    EXPECT_EQ(r.err.substr(r.err.size() - std::min(r.err.size(), line.size())), line) << args << "\n got: " << r.err;
+  }
+}
+
 // Whole-number flags given floats beyond int64_t, NaN, infinities: refused by the flag's range.
 TEST(CliNumbers, BeyondTheTypeNanAndInfinityAreOneLine) {
   for (const std::string value : {"1e28", "9223372036854775808", "nan", "inf", "-inf"}) {
