@@ -64,20 +64,22 @@ const std::string kLongText(1 << 20, 'x');
 TEST_F(OutputFileTest, FifoWithAReaderReceivesTheTextAndStaysAFifo) {
   const std::string fifo = dir() + "/trace.fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
-  // Opened for reading before the write starts, so the writer always finds its reader. O_RDWR
-  // (Linux: a FIFO opened so never blocks, fifo(7)) keeps the FIFO from ever reading as ended.
-  const int reader = ::open(fifo.c_str(), O_RDWR);
+  // Opened for reading before the write starts, so the writer always finds its reader; a second
+  // writer of the test's own keeps the reader from seeing the end before the write and gives it
+  // the end after (were the FIFO replaced, the reader would get nothing, not wait forever).
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
   ASSERT_GE(reader, 0) << std::strerror(errno);
+  const int keeper = ::open(fifo.c_str(), O_WRONLY);
+  ASSERT_GE(keeper, 0) << std::strerror(errno);
+  ASSERT_EQ(::fcntl(reader, F_SETFL, ::fcntl(reader, F_GETFL) & ~O_NONBLOCK), 0);
   std::string received;
   std::thread drain([&] {
     char buf[65536];
-    while (received.size() < kLongText.size()) {
-      const ssize_t n = ::read(reader, buf, sizeof buf);
-      if (n <= 0) break;
-      received.append(buf, static_cast<size_t>(n));
-    }
+    ssize_t n = 0;
+    while ((n = ::read(reader, buf, sizeof buf)) > 0) received.append(buf, static_cast<size_t>(n));
   });
   const Status s = write_file_atomically(fifo, kLongText);
+  ::close(keeper);
   drain.join();
   ::close(reader);
   EXPECT_TRUE(s.is_ok()) << s.message();
