@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/config/config_keys.hpp"
+#include "planner/config/family_defaults.hpp"
 #include "planner/config/json_file.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/model_families.hpp"
@@ -19,14 +20,40 @@
 namespace spplan {
 namespace {
 
-// A config.json's model_type is one of priced_model_types(). A config without one is not a
-// transformers config (AutoConfig needs it) but shapes written by hand, read as a model TOML is.
-Status check_priced_family(const ConfigKeys& c) {
-  if (!c.present("model_type")) return Status::ok();
-  const auto& priced = priced_model_types();
-  if (std::find(priced.begin(), priced.end(), c.model_type()) != priced.end()) return Status::ok();
-  return c.refuse("model_type", c.json()["model_type"], "is a family whose layers spplan has not read, and would price wrong",
-                  join(priced) + "; or a model TOML file with the shapes of a decoder of their layers");
+// The keys a config.json without model_type may hold: those spplan reads (the decoder's shapes,
+// window, mixture, RoPE and name) and those it checks, priced as absent. Such a file is not one
+// transformers loads (AutoConfig needs model_type) but shapes written by hand, read as a model TOML
+// is; a key beyond these may be a layer spplan has not read (Llama 4's text config, which names no
+// model_type, holds interleave_moe_layer_step and attention_chunk_size) and would price wrong.
+const std::set<std::string>& keys_read_without_family() {
+  static const std::set<std::string> keys = {
+      "name", "_name_or_path", "model_type", "num_hidden_layers", "hidden_size", "num_attention_heads",
+      "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size", "tie_word_embeddings",
+      "attention_bias", "hidden_act", "hidden_activation", "rms_norm_eps", "rope_theta", "rope_scaling",
+      "rope_parameters", "max_position_embeddings", "partial_rotary_factor", "sliding_window",
+      "use_sliding_window", "max_window_layers", "layer_types", "sliding_window_pattern", "num_local_experts",
+      "num_experts", "num_experts_per_tok", "moe_intermediate_size", "decoder_sparse_step", "mlp_only_layers",
+      "output_router_logits", "norm_topk_prob", "router_aux_loss_coef", "router_jitter_noise",
+      "n_routed_experts", "moe_num_experts", "shared_expert_intermediate_size"};
+  return keys;
+}
+
+// A config.json's family is one with a record (family_defaults.hpp); a config without model_type
+// is read only when every key it holds (not null) is one keys_read_without_family() lists.
+Status check_priced_family(const ConfigKeys& c, const ModelFamily* family) {
+  if (family != nullptr) return Status::ok();
+  const std::string priced = join(priced_model_types());
+  if (c.present("model_type")) {
+    return c.refuse("model_type", c.json()["model_type"], "is a family whose layers spplan has not read, and would price wrong",
+                    priced + "; or a model TOML file with the shapes of a decoder of their layers");
+  }
+  for (const auto& [key, value] : c.json().items()) {
+    if (!value.is_null() && keys_read_without_family().count(key) == 0) {
+      return c.say("model_type", "missing",
+                   "one of " + priced + "; a file without it is read only when every key it holds is one spplan prices");
+    }
+  }
+  return Status::ok();
 }
 
 // Mixtures of experts spplan prices: every layer routed over one set of SwiGLU experts (Mixtral's
@@ -54,7 +81,7 @@ Status check_priced_experts(const ConfigKeys& c) {
 // The architecture keys of config.json files that change what a step costs in ways the costmodel
 // does not count. Silently pricing such a model as the dense SwiGLU decoder it is not gives a wrong
 // answer (a Mixtral 8x7B read as a 7B has about 6.6x too few parameters), so each refuses the file.
-Status check_priceable(const ConfigKeys& c) {
+Status check_priceable(const ConfigKeys& c, const ModelFamily* family) {
   const nlohmann::json& j = c.json();
   SPPLAN_RETURN_IF_ERROR(check_priced_experts(c));
   // DeepSeek's multi-head latent attention: K and V come from a low-rank latent, not n_kv heads.
@@ -84,7 +111,7 @@ Status check_priceable(const ConfigKeys& c) {
       return c.refuse(key, j[key], "is an MLP spplan cannot price", "\"silu\", or a gelu in a Gemma config");
     }
   }
-  return check_priced_family(c);
+  return check_priced_family(c, family);
 }
 
 // The experts of a mixture (ModelSpec::num_experts): Mixtral's num_local_experts, whose experts are
@@ -132,11 +159,11 @@ Status read_moe(const ConfigKeys& c, ModelSpec* m) {
 }
 
 // gpt-oss (transformers 5.24 modeling_gpt_oss.py): a sink logit per head (GptOssAttention.sinks),
-// q/k/v/o biases (attention_bias: the o_proj's h a layer is not counted), every expert's SwiGLU
-// clamped at swiglu_limit (GptOssExperts._apply_gate; 7.0 by GptOssConfig's default), biases on the
-// router and the experts, and the router's softmax over its top k logits (GptOssTopKRouter). The
-// MXFP4 weights of the Hub's checkpoints train dequantized to bf16 (Mxfp4Config(dequantize=True),
-// OpenAI's fine-tuning cookbook): priced as bf16 parameters.
+// q/k/v/o biases (attention_bias, true by GptOssConfig's default: the o_proj's h a layer is not
+// counted), every expert's SwiGLU clamped at swiglu_limit (GptOssExperts._apply_gate; the family's
+// default 7.0), biases on the router and the experts, and the router's softmax over its top k
+// logits (GptOssTopKRouter). The MXFP4 weights of the Hub's checkpoints train dequantized to bf16
+// (Mxfp4Config(dequantize=True), OpenAI's fine-tuning cookbook): priced as bf16 parameters.
 Status read_gpt_oss(const ConfigKeys& c, ModelSpec* m) {
   if (!m->is_moe()) {
     return c.bad_value("num_local_experts", c.json().value("num_local_experts", nlohmann::json()), "2 or more");
@@ -144,8 +171,6 @@ Status read_gpt_oss(const ConfigKeys& c, ModelSpec* m) {
   m->attention_sinks = true;
   m->expert_biases = true;
   m->router_softmax_after_topk = true;
-  m->attention_bias = true;
-  m->swiglu_limit = kGptOssSwigluLimit;
   return c.number("swiglu_limit", kMinPositive, kMaxNumber, &m->swiglu_limit);
 }
 
@@ -159,39 +184,34 @@ Status read_gpt_oss(const ConfigKeys& c, ModelSpec* m) {
 // logits it returns are not kept); partial_rotary_factor of each head rotated; use_qk_norm (GLM-4.5,
 // not Air). The multi-token-prediction layers (num_nextn_predict_layers) are not built by
 // transformers, so not trained or priced.
-Status read_glm_moe(const ConfigKeys& c, ModelSpec* m) {
+Status read_glm_moe(const ConfigKeys& c, const ModelFamily& family, ModelSpec* m) {
   SPPLAN_RETURN_IF_ERROR(c.whole("n_routed_experts", -1, kMaxExperts, &m->num_experts));
   if (!m->is_moe()) return c.bad_value("n_routed_experts", c.json()["n_routed_experts"], "2 or more");
   SPPLAN_RETURN_IF_ERROR(c.whole("num_experts_per_tok", -1, kMaxExperts, &m->experts_per_token));
   SPPLAN_RETURN_IF_ERROR(c.whole("moe_intermediate_size", -1, kMaxDim, &m->moe_intermediate_size));
-  int64_t shared = kGlmSharedExperts;
-  SPPLAN_RETURN_IF_ERROR(c.count("n_shared_experts", kGlmSharedExperts, kMaxExperts, &shared));
+  int64_t shared = 0;  // absent or null: Glm4MoeConfig's 1, from the family's defaults
+  SPPLAN_RETURN_IF_ERROR(c.count("n_shared_experts", 0, kMaxExperts, &shared));
   m->shared_expert_intermediate_size = shared * m->moe_intermediate_size;
-  SPPLAN_RETURN_IF_ERROR(c.count("first_k_dense_replace", kGlmFirstDenseLayers, kMaxLayers, &m->first_dense_layers));
-  m->router_sigmoid = true;
+  SPPLAN_RETURN_IF_ERROR(c.count("first_k_dense_replace", 0, kMaxLayers, &m->first_dense_layers));
+  m->router_sigmoid = family.router_sigmoid;
   SPPLAN_RETURN_IF_ERROR(c.whole("n_group", 1, kMaxExperts, &m->router_groups));
   SPPLAN_RETURN_IF_ERROR(c.whole("topk_group", 1, kMaxExperts, &m->router_topk_groups));
   SPPLAN_RETURN_IF_ERROR(c.number("routed_scaling_factor", kMinPositive, kMaxNumber, &m->routed_scaling_factor));
-  m->norm_topk_prob = true;  // Glm4MoeConfig's default
+  m->norm_topk_prob = true;
   SPPLAN_RETURN_IF_ERROR(c.flag("norm_topk_prob", &m->norm_topk_prob));
-  SPPLAN_RETURN_IF_ERROR(c.flag("use_qk_norm", &m->qk_norm));
-  SPPLAN_RETURN_IF_ERROR(c.flag("attention_bias", &m->attention_bias));
-  m->partial_rotary_factor = kGlmPartialRotaryFactor;
-  return Status::ok();
+  return c.flag("use_qk_norm", &m->qk_norm);
 }
 
 // A sliding window attends to fewer keys than the causal attention priced and run; it changes
 // nothing while the sequence fits inside it, which check_plan (plan_rules.hpp) checks against seq.
-// Qwen2 configs carry a window that use_sliding_window switches off; MistralConfig's window is 4096
-// when config.json omits the key (transformers' default), null when it says null.
+// The Qwen2 family's config classes keep a window only with use_sliding_window (sliding_window if
+// use_sliding_window else None), false by their default; a window absent (after the family's
+// default: MistralConfig's 4096) or null is none.
 Status read_sliding_window(const ConfigKeys& c, ModelSpec* m) {
   const nlohmann::json& j = c.json();
-  const bool window_off = c.present("use_sliding_window") && j["use_sliding_window"].is_boolean() &&
-                          !j["use_sliding_window"].get<bool>();
-  if (window_off) return Status::ok();
-  constexpr int64_t kMistralDefaultWindow = 4096;  // transformers MistralConfig.sliding_window
-  const int64_t fallback = c.model_type() == "mistral" && !j.contains("sliding_window") ? kMistralDefaultWindow : 0;
-  if (fallback == 0 && !c.present("sliding_window")) return Status::ok();
+  bool use_window = true;
+  SPPLAN_RETURN_IF_ERROR(c.flag("use_sliding_window", &use_window));
+  if (!use_window) return Status::ok();
   // Qwen2-style configs window only the layers from max_window_layers on (transformers Qwen2Config's
   // layer_types: "sliding_attention" when i >= max_window_layers): none past the last layer, all
   // from 0, the first ones full between.
@@ -199,20 +219,24 @@ Status read_sliding_window(const ConfigKeys& c, ModelSpec* m) {
     const nlohmann::json& first = j["max_window_layers"];
     if (!first.is_number_unsigned()) return c.bad_value("max_window_layers", first, "a whole number from 0");
     if (first.get<uint64_t>() >= static_cast<uint64_t>(m->num_hidden_layers)) return Status::ok();  // no windowed layer
-    SPPLAN_RETURN_IF_ERROR(c.whole("sliding_window", fallback, kMaxDim, &m->sliding_window));
+    SPPLAN_RETURN_IF_ERROR(c.whole("sliding_window", 0, kMaxDim, &m->sliding_window));
     if (m->sliding_window > 0) m->full_attention_layers = static_cast<int64_t>(first.get<uint64_t>());
     return Status::ok();
   }
-  return c.whole("sliding_window", fallback, kMaxDim, &m->sliding_window);
+  return c.whole("sliding_window", 0, kMaxDim, &m->sliding_window);
 }
 
 // Which layers attend over the window: transformers' layer_types ("sliding_attention" or
 // "full_attention", one a layer: Gemma 3, gpt-oss, Qwen2 saved by transformers 5), or Gemma 3's
-// older sliding_window_pattern p (every p-th layer full: Gemma3TextConfig's layer_types rule). A
-// window with neither: every layer (Mistral). Layer types without a window are one line.
-Status read_layer_types(const ConfigKeys& c, ModelSpec* m) {
+// older sliding_window_pattern p (every p-th layer full: Gemma3TextConfig's layer_types rule), or,
+// with neither, the rule the family's config class builds layer_types by (ModelFamily::
+// full_attention_every: Gemma 3's pattern 6, Gemma 2's and gpt-oss's alternation). A window
+// without any of them: every layer (Mistral). Layer types without a window are one line.
+Status read_layer_types(const ConfigKeys& c, const ModelFamily* family, ModelSpec* m) {
   const bool has_types = c.present("layer_types");
-  if (!has_types && !c.present("sliding_window_pattern")) return Status::ok();
+  const bool has_pattern = c.present("sliding_window_pattern");
+  const int64_t family_every = family != nullptr ? family->full_attention_every : 0;
+  if (!has_types && !has_pattern && family_every == 0) return Status::ok();
   const char* key = has_types ? "layer_types" : "sliding_window_pattern";
   int64_t full = 0;
   if (has_types) {
@@ -230,19 +254,23 @@ Status read_layer_types(const ConfigKeys& c, ModelSpec* m) {
       full += type == "full_attention" ? 1 : 0;
     }
   } else {
-    int64_t pattern = 0;
-    SPPLAN_RETURN_IF_ERROR(c.whole(key, -1, kMaxLayers, &pattern));
-    full = m->num_hidden_layers / pattern;
+    int64_t pattern = family_every;
+    if (has_pattern) SPPLAN_RETURN_IF_ERROR(c.whole(key, -1, kMaxLayers, &pattern));
+    full = m->num_hidden_layers / pattern;  // the i with (i + 1) % pattern == 0
   }
   if (full == m->num_hidden_layers) {
     m->sliding_window = 0;  // no layer reads the window
     return Status::ok();
   }
-  // Windowed layers without a window: layer types naming any, or a pattern leaving full layers among them.
-  if (m->sliding_window == 0 && (has_types || full > 0)) {
-    return c.bad_value(key, c.json()[key],
-                       has_types ? "\"full_attention\" only, or a sliding_window for its \"sliding_attention\" layers"
-                                 : "absent, or a sliding_window for the layers it windows");
+  if (m->sliding_window == 0) {
+    // The family's rule over a config without a window (its sliding_window null): nothing windowed.
+    if (!has_types && !has_pattern) return Status::ok();
+    // Windowed layers without a window: layer types naming any, or a pattern leaving full layers among them.
+    if (has_types || full > 0) {
+      return c.bad_value(key, c.json()[key],
+                         has_types ? "\"full_attention\" only, or a sliding_window for its \"sliding_attention\" layers"
+                                   : "absent, or a sliding_window for the layers it windows");
+    }
   }
   m->full_attention_layers = full;
   return Status::ok();
@@ -257,11 +285,20 @@ Result<std::string> model_name(const ConfigKeys& top) {
   return config_model_name(top.path(), name, name_or_path);
 }
 
-// The language model's shapes and the family's parts.
-Status read_decoder(const ConfigKeys& c, ModelSpec* m) {
-  SPPLAN_RETURN_IF_ERROR(check_priceable(c));
+// The family a decoder's keys are read as: its model_type's record, or, where it names none, the
+// text class of the multimodal family around it (`text_class`: Gemma3Config reads its text_config
+// as a Gemma3TextConfig). A multimodal family named as a decoder's type reads as its text class.
+// nullptr: no model_type, or one without a record.
+const ModelFamily* decoder_family(const ConfigKeys& given, const std::string& text_class) {
+  const ModelFamily* family = find_family(given.present("model_type") ? given.model_type() : text_class);
+  if (family != nullptr && !family->text_model_type.empty()) family = find_family(family->text_model_type);
+  return family;
+}
+
+// The language model's keys, with the family's defaults where they are absent, and its parts.
+Status read_decoder_keys(const ConfigKeys& c, const ModelFamily* family, ModelSpec* m) {
+  SPPLAN_RETURN_IF_ERROR(check_priceable(c, family));
   const std::string type = c.model_type();
-  m->tie_word_embeddings = family_ties_embeddings(type);
   SPPLAN_RETURN_IF_ERROR(c.whole("num_hidden_layers", -1, kMaxLayers, &m->num_hidden_layers));
   SPPLAN_RETURN_IF_ERROR(c.whole("hidden_size", -1, kMaxDim, &m->hidden_size));
   SPPLAN_RETURN_IF_ERROR(c.whole("num_attention_heads", -1, kMaxHeads, &m->num_attention_heads));
@@ -270,16 +307,32 @@ Status read_decoder(const ConfigKeys& c, ModelSpec* m) {
   SPPLAN_RETURN_IF_ERROR(c.whole("intermediate_size", -1, kMaxDim, &m->intermediate_size));
   SPPLAN_RETURN_IF_ERROR(c.whole("vocab_size", -1, kMaxDim, &m->vocab_size));
   SPPLAN_RETURN_IF_ERROR(c.flag("tie_word_embeddings", &m->tie_word_embeddings));
-  m->qk_norm = has_qk_norm(type);
-  m->sandwich_norms = has_sandwich_norms(type);
-  // Qwen2's attention has q/k/v biases by construction (Qwen2Attention: bias=True), no key says so.
-  m->attention_bias = type == "qwen2";
+  m->qk_norm = family != nullptr && family->qk_norm;
+  m->sandwich_norms = family != nullptr && family->sandwich_norms;
+  m->attention_bias = family != nullptr && family->qkv_bias;
+  // The bias key where the family's attention reads it (LlamaAttention: bias=config.attention_bias),
+  // or a file without a family states it; Qwen2's attention is biased whatever the key says.
+  if (family == nullptr || (!family->qkv_bias && family->defaults.contains("attention_bias"))) {
+    SPPLAN_RETURN_IF_ERROR(c.flag("attention_bias", &m->attention_bias));
+  }
   SPPLAN_RETURN_IF_ERROR(read_sliding_window(c, m));
-  SPPLAN_RETURN_IF_ERROR(read_layer_types(c, m));
-  SPPLAN_RETURN_IF_ERROR(type == "glm4_moe" ? read_glm_moe(c, m) : read_moe(c, m));
-  if (type == "gpt_oss") SPPLAN_RETURN_IF_ERROR(read_gpt_oss(c, m));
+  SPPLAN_RETURN_IF_ERROR(read_layer_types(c, family, m));
+  SPPLAN_RETURN_IF_ERROR(type == "glm4_moe" ? read_glm_moe(c, *family, m) : read_moe(c, m));
+  if (family != nullptr && family->gpt_oss_parts) SPPLAN_RETURN_IF_ERROR(read_gpt_oss(c, m));
   SPPLAN_RETURN_IF_ERROR(read_rope_config(c, m));
   return c.number("rms_norm_eps", kMinPositive, kMaxNumber, &m->rms_norm_eps);
+}
+
+// The language model: `object` (the top level, or a multimodal config's text_config, whose keys
+// messages name "text_config.KEY") read as its family's config class reads it.
+Status read_decoder(const std::string& path, const nlohmann::json& object, const std::string& prefix,
+                    const std::string& text_class, ModelSpec* m) {
+  const ConfigKeys given(path, object, prefix);
+  const ModelFamily* family = decoder_family(given, text_class);
+  if (family == nullptr) return read_decoder_keys(given, nullptr, m);
+  nlohmann::json filled = with_family_defaults(object, *family);
+  if (!given.present("model_type")) filled["model_type"] = family->model_type;  // the class it is read as
+  return read_decoder_keys(ConfigKeys(path, filled, prefix), family, m);
 }
 
 }  // namespace
@@ -291,8 +344,14 @@ Result<ModelSpec> model_from_config_json(const std::string& path) {
   SPPLAN_ASSIGN_OR_RETURN(m.name, model_name(top));
   // Multimodal configs nest the language model (text_config): plan it, with the encoders beside it
   // counted where their modeling was read (read_multimodal_encoders, once the text width is read).
-  const bool multimodal = top.present("text_config") && j["text_config"].is_object();
-  SPPLAN_RETURN_IF_ERROR(read_decoder(multimodal ? top.nested("text_config") : top, &m));
+  // A multimodal family's config without one plans its class's default text model (Gemma3Config).
+  const ModelFamily* top_family = find_family(top.model_type());
+  const std::string text_class = top_family != nullptr ? top_family->text_model_type : "";
+  const bool nested = top.present("text_config") && j["text_config"].is_object();
+  const bool multimodal = nested || !text_class.empty();
+  static const nlohmann::json kNoKeys = nlohmann::json::object();
+  const nlohmann::json& decoder = !multimodal ? j : nested ? j["text_config"] : kNoKeys;
+  SPPLAN_RETURN_IF_ERROR(read_decoder(path, decoder, multimodal ? "text_config." : "", text_class, &m));
   if (multimodal) SPPLAN_RETURN_IF_ERROR(read_multimodal_encoders(top, &m));
   m.causal_lm_class = causal_lm_class(top.model_type(), multimodal);
   SPPLAN_RETURN_IF_ERROR(check_model(m, path));

@@ -1,18 +1,8 @@
 #include "planner/config/model_families.hpp"
 
+#include "planner/config/family_defaults.hpp"
+
 namespace spplan {
-
-bool has_qk_norm(const std::string& model_type) {
-  return model_type == "qwen3" || model_type == "qwen3_moe" || model_type == "gemma3" || model_type == "gemma3_text";
-}
-
-bool has_sandwich_norms(const std::string& model_type) {
-  return model_type == "gemma2" || model_type == "gemma3" || model_type == "gemma3_text";
-}
-
-bool family_ties_embeddings(const std::string& model_type) {
-  return model_type == "gemma" || model_type == "gemma2" || model_type == "gemma3" || model_type == "gemma3_text";
-}
 
 bool causal_lm_class(const std::string& model_type, bool multimodal) {
   return !multimodal || model_type == "gemma3" || model_type == "gemma3n" || model_type == "gemma4";
@@ -27,9 +17,11 @@ bool causal_lm_class(const std::string& model_type, bool multimodal) {
 // as this decoder it would be confidently wrong, so it is refused, and a model TOML file
 // (configs/models/) states the shapes of a family whose layers are these.
 const std::vector<std::string>& priced_model_types() {
-  static const std::vector<std::string> types = {"llama",   "mistral", "ministral", "mixtral", "qwen2",
-                                                 "qwen3",   "qwen3_moe", "glm4_moe", "gpt_oss", "gemma",
-                                                 "gemma2",  "gemma3",  "gemma3_text"};
+  static const std::vector<std::string> types = [] {
+    std::vector<std::string> names;
+    for (const ModelFamily& family : model_families()) names.push_back(family.model_type);
+    return names;
+  }();
   return types;
 }
 

@@ -7,6 +7,7 @@
 
 #include "planner/config/config_json_loader.hpp"
 #include "planner/config/config_keys.hpp"
+#include "planner/config/family_defaults.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/model_families.hpp"
 #include "planner/config/plan_rules.hpp"
@@ -43,13 +44,31 @@ Result<nlohmann::json> scalar_table_json(const KeyReader& r, const std::string& 
   return j;
 }
 
+// The family a model TOML file names (model_type), if any; one spplan has not read is refused, as
+// a config.json of it is: its layers may hold what no key here names. A multimodal family names
+// its text model's record.
+Result<const ModelFamily*> toml_family(KeyReader& r) {
+  std::string model_type;
+  SPPLAN_RETURN_IF_ERROR(r.read_string("model_type", &model_type, false));
+  if (!r.has("model_type")) return static_cast<const ModelFamily*>(nullptr);
+  const ModelFamily* family = find_family(model_type);
+  if (family != nullptr && !family->text_model_type.empty()) family = find_family(family->text_model_type);
+  if (family != nullptr) return family;
+  return Status::invalid(r.where("model_type") + ": value \"" + printable(model_type) +
+                         "\" is a family whose layers spplan has not read, and would price wrong (allowed: one of " +
+                         join(priced_model_types()) + "; or no model_type, for the shapes of a decoder of their layers)");
+}
+
+// A model TOML file states its shapes, its window and its context (an absent window is none:
+// mistral-7b.toml is v0.3, whose config.json says null where MistralConfig's default is 4096); from
+// its family (family_defaults.hpp) it takes the parts no key names and the defaults of the rest.
 Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& table) {
   ModelSpec m;
   m.name = std::filesystem::path(path).stem().string();
   KeyReader r(path, table);
-  std::string model_type;
   SPPLAN_RETURN_IF_ERROR(r.read_string("name", &m.name, false));
-  SPPLAN_RETURN_IF_ERROR(r.read_string("model_type", &model_type, false));
+  SPPLAN_ASSIGN_OR_RETURN(const ModelFamily* family, toml_family(r));
+  const auto part = [family](bool ModelFamily::*field) { return family != nullptr && family->*field; };
   SPPLAN_RETURN_IF_ERROR(r.read_int("num_hidden_layers", &m.num_hidden_layers, true, 1, kMaxLayers));
   SPPLAN_RETURN_IF_ERROR(r.read_int("hidden_size", &m.hidden_size, true, 1, kMaxDim));
   SPPLAN_RETURN_IF_ERROR(r.read_int("num_attention_heads", &m.num_attention_heads, true, 1, kMaxHeads));
@@ -59,14 +78,15 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_int("head_dim", &m.head_dim, false, 1, kMaxHeads));
   SPPLAN_RETURN_IF_ERROR(r.read_int("intermediate_size", &m.intermediate_size, true, 1, kMaxDim));
   SPPLAN_RETURN_IF_ERROR(r.read_int("vocab_size", &m.vocab_size, true, 1, kMaxDim));
+  m.tie_word_embeddings = family_flag(family, "tie_word_embeddings", false);
   SPPLAN_RETURN_IF_ERROR(r.read_bool("tie_word_embeddings", &m.tie_word_embeddings, false));
-  m.qk_norm = has_qk_norm(model_type);
+  m.qk_norm = part(&ModelFamily::qk_norm) || family_flag(family, "use_qk_norm", false);
   SPPLAN_RETURN_IF_ERROR(r.read_bool("qk_norm", &m.qk_norm, false));
-  m.sandwich_norms = has_sandwich_norms(model_type);
+  m.sandwich_norms = part(&ModelFamily::sandwich_norms);
   SPPLAN_RETURN_IF_ERROR(r.read_bool("sandwich_norms", &m.sandwich_norms, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("rope_theta", &m.rope_theta, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("rms_norm_eps", &m.rms_norm_eps, false));
-  m.attention_bias = model_type == "qwen2" || model_type == "gpt_oss";
+  m.attention_bias = part(&ModelFamily::qkv_bias) || family_flag(family, "attention_bias", false);
   SPPLAN_RETURN_IF_ERROR(r.read_bool("attention_bias", &m.attention_bias, false));
   SPPLAN_RETURN_IF_ERROR(r.read_int("sliding_window", &m.sliding_window, false, 0, kMaxDim));
   SPPLAN_RETURN_IF_ERROR(r.read_int("full_attention_layers", &m.full_attention_layers, false, 0, kMaxLayers));
@@ -75,23 +95,24 @@ Result<ModelSpec> model_from_toml(const std::string& path, const toml::table& ta
   SPPLAN_RETURN_IF_ERROR(r.read_int("num_experts_per_tok", &m.experts_per_token, false, 0, kMaxExperts));
   SPPLAN_RETURN_IF_ERROR(r.read_int("moe_intermediate_size", &m.moe_intermediate_size, false, 0, kMaxDim));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("output_router_logits", &m.output_router_logits, false));
+  m.norm_topk_prob = family_flag(family, "norm_topk_prob", m.norm_topk_prob);  // Qwen3MoeConfig's false
   SPPLAN_RETURN_IF_ERROR(r.read_bool("norm_topk_prob", &m.norm_topk_prob, false));
+  m.router_aux_loss_coef = family_number(family, "router_aux_loss_coef", m.router_aux_loss_coef);
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("router_aux_loss_coef", &m.router_aux_loss_coef, false));
   // gpt-oss's model type brings its sinks, clamp and biased, softmax-after-top-k router (read_gpt_oss).
-  const bool gpt_oss = model_type == "gpt_oss";
-  m.attention_sinks = m.expert_biases = m.router_softmax_after_topk = gpt_oss;
-  m.swiglu_limit = gpt_oss ? kGptOssSwigluLimit : 0.0;
+  m.attention_sinks = m.expert_biases = m.router_softmax_after_topk = part(&ModelFamily::gpt_oss_parts);
+  m.swiglu_limit = family_number(family, "swiglu_limit", 0.0);
   SPPLAN_RETURN_IF_ERROR(r.read_bool("attention_sinks", &m.attention_sinks, false));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("swiglu_limit", &m.swiglu_limit, false));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("expert_biases", &m.expert_biases, false));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("router_softmax_after_topk", &m.router_softmax_after_topk, false));
   // GLM-4.5's model type brings its mixture's defaults (Glm4MoeConfig: one shared expert, the first
   // layer dense, the sigmoid router, half the head RoPE-rotated: read_glm_moe).
-  const bool glm = model_type == "glm4_moe";
-  int64_t shared_experts = glm ? kGlmSharedExperts : 0;
-  m.first_dense_layers = glm ? kGlmFirstDenseLayers : 0;
-  m.router_sigmoid = glm;
-  m.partial_rotary_factor = glm ? kGlmPartialRotaryFactor : 1.0;
+  auto shared_experts = static_cast<int64_t>(family_number(family, "n_shared_experts", 0));
+  m.first_dense_layers = static_cast<int64_t>(family_number(family, "first_k_dense_replace", 0));
+  m.router_sigmoid = part(&ModelFamily::router_sigmoid);
+  m.partial_rotary_factor = family_number(family, "partial_rotary_factor", 1.0);
+  m.routed_scaling_factor = family_number(family, "routed_scaling_factor", m.routed_scaling_factor);
   SPPLAN_RETURN_IF_ERROR(r.read_int("n_shared_experts", &shared_experts, false, 0, kMaxExperts));
   SPPLAN_RETURN_IF_ERROR(r.read_int("first_k_dense_replace", &m.first_dense_layers, false, 0, kMaxLayers));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("router_sigmoid", &m.router_sigmoid, false));

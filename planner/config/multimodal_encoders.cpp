@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "planner/config/family_defaults.hpp"
+
 namespace spplan {
 namespace {
 
@@ -82,12 +84,16 @@ Status read_multimodal_encoders(const ConfigKeys& top, ModelSpec* m) {
   m->encoders_left_out = false;
   const std::string family = top.model_type();
   const ConfigKeys vision = top.nested("vision_config");
+  // A vision_config naming no model_type (or none at all) is the tower its family's class builds.
+  const ModelFamily* record = find_family(family);
+  const std::string tower_type =
+      vision.present("model_type") || record == nullptr ? vision.model_type() : record->vision_model_type;
   const double text_h = static_cast<double>(m->hidden_size);
   double tower = 0, vision_h = 0, projector = 0;
-  if (family == "gemma3" && vision.model_type() == "siglip_vision_model") {
+  if (family == "gemma3" && tower_type == "siglip_vision_model") {
     SPPLAN_RETURN_IF_ERROR(siglip_params(vision, &tower, &vision_h));
     projector = gemma3_projector_params(vision_h, text_h);
-  } else if (family == "mistral3" && vision.model_type() == "pixtral") {
+  } else if (family == "mistral3" && tower_type == "pixtral") {
     SPPLAN_RETURN_IF_ERROR(pixtral_params(vision, &tower, &vision_h));
     SPPLAN_RETURN_IF_ERROR(mistral3_projector_params(top, vision_h, text_h, &projector));
   } else {

@@ -129,7 +129,8 @@ TEST(EngineHfWeights, BrokenFoldersAreBadInputNamingFileAndTensor) {
        "config.json: key \"rope_parameters.rope_type\": value \"su\" is not allowed (allowed: \"default\""},
       {folder("yarn_factor", {}, with(R"("rope_scaling": {"type": "yarn", "factor": 0.5, "original_max_position_embeddings": 64})")), {},
        "config.json: key \"rope_scaling.factor\": value 0.5 is not allowed (allowed: a number from 1 to"},
-      {folder("dynamic_no_context", {}, with(R"("rope_scaling": {"rope_type": "dynamic", "factor": 2.0})")), {},
+      // Absent, the context is LlamaConfig's 2048; null is none known.
+      {folder("dynamic_no_context", {}, with(R"("rope_scaling": {"rope_type": "dynamic", "factor": 2.0}, "max_position_embeddings": null)")), {},
        "config.json: key \"max_position_embeddings\": missing (required by rope_type \"dynamic\")"},
       {folder("partial", {}, with(R"("rope_parameters": {"rope_theta": 10000.0, "partial_rotary_factor": 0.5})")), {},
        // Read since transformers 5 saves GLM's there; outside GLM-4.5 the engine's record refuses it.

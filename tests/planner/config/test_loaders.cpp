@@ -73,7 +73,7 @@ TEST(LoadModel, FamiliesArePricedOnlyWhereTheirLayersWereRead) {
   const std::string dir = ::testing::TempDir() + "/families";
   std::filesystem::create_directories(dir);
   const std::string shapes = R"("num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
-      "intermediate_size": 128, "vocab_size": 100)";
+      "num_key_value_heads": 4, "intermediate_size": 128, "vocab_size": 100)";
   const struct {
     std::string type;  // the model_type key's text, "" for none
     bool loads;
@@ -209,7 +209,7 @@ TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
   // sequence (test_rope_scaling.cpp).
   // Qwen2 windows the layers from max_window_layers on: none past the last, all from 0, mixed refused.
   const std::string qwen2 = R"({"model_type": "qwen2", "num_hidden_layers": 28, "hidden_size": 64,
-      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "use_sliding_window": true,
+      "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128, "vocab_size": 100, "use_sliding_window": true,
       "sliding_window": 4096, "max_window_layers": )";
   const std::string dir = ::testing::TempDir() + "/qwen2_window";
   std::filesystem::create_directories(dir);
@@ -269,13 +269,13 @@ TEST(LoadModel, LayerTypesMixWindowedAndFullLayers) {
       {R"(, "swiglu_limit": 7.0})", -1, -1,  // gpt-oss's clamp under another model_type: named by its own key
        "key \"swiglu_limit\": value 7.0 is gpt-oss's clamped SwiGLU under another model_type (allowed: absent, or "
        "model_type \"gpt_oss\")"},
-      {R"(, "sliding_window_pattern": 2})", -1, -1,
+      {R"(, "sliding_window": null, "sliding_window_pattern": 2})", -1, -1,
        "key \"sliding_window_pattern\": value 2 is not allowed (allowed: absent, or a sliding_window for the layers it windows)"},
       {R"(, "sliding_window": 8, "layer_types": ["full_attention", "full_attention", "full_attention"]})", 0, 0, ""},
       {R"(, "sliding_window": 8, "layer_types": ["sliding_attention", "full_attention"]})", -1, -1,
        "key \"layer_types\": value [\"sliding_attention\",\"full_attention\"] is not allowed (allowed: a list of "
        "num_hidden_layers (3) \"sliding_attention\" or \"full_attention\")"},
-      {R"(, "layer_types": ["sliding_attention", "full_attention", "full_attention"]})", -1, -1,
+      {R"(, "sliding_window": null, "layer_types": ["sliding_attention", "full_attention", "full_attention"]})", -1, -1,
        "(allowed: \"full_attention\" only, or a sliding_window for its \"sliding_attention\" layers)"},
       {R"(, "sliding_window": 8, "layer_types": ["chunked_attention", "full_attention", "full_attention"]})", -1, -1,
        "key \"layer_types\": value \"chunked_attention\" is an attention spplan cannot price (allowed: "
@@ -319,7 +319,7 @@ TEST(LoadModel, GlmMixtureIsReadWithItsSharedExpertAndDenseFirstLayers) {
   const std::string dir = ::testing::TempDir() + "/glm_moe." + std::to_string(getpid());
   std::filesystem::create_directories(dir);
   const std::string head = R"({"model_type": "glm4_moe", "num_hidden_layers": 3, "hidden_size": 64,
-      "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "moe_intermediate_size": 16)";
+      "num_attention_heads": 4, "num_key_value_heads": 4, "intermediate_size": 128, "vocab_size": 100, "moe_intermediate_size": 16)";
   const struct {
     std::string tail;
     std::string expected;  // empty: read
@@ -408,8 +408,9 @@ TEST(LoadModel, MixturesOfExpertsAreReadAndTheirBadKeysRefused) {
   } cases[] = {
       {R"("num_experts": 8, "num_experts_per_tok": 9, "moe_intermediate_size": 32)",
        "config.json: key \"num_experts_per_tok\": value 9 with 8 experts (allowed: 1 to 8)"},
-      {R"("num_experts": 8, "moe_intermediate_size": 32)", "config.json: key \"num_experts_per_tok\": missing (required)"},
-      {R"("num_experts": 8, "num_experts_per_tok": 2)", "config.json: key \"moe_intermediate_size\": missing (required)"},
+      // Absent, num_experts_per_tok is Qwen3MoeConfig's 8.
+      {R"("num_experts": 4, "moe_intermediate_size": 32)",
+       "config.json: key \"num_experts_per_tok\": value 8 with 4 experts (allowed: 1 to 4)"},
       {R"("num_experts": 8, "num_local_experts": 8, "num_experts_per_tok": 2)",
        "config.json: key \"num_experts\": given beside num_local_experts (allowed: one of them)"},
       {R"("num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 32, "decoder_sparse_step": 2)",
