@@ -48,9 +48,7 @@ int cmd_export(int argc, const char* const* argv) {
          "deepspeed give the plan a length (spplan plan ... --train-steps K)");
   }
   if (auto out = args->get("out")) {
-    std::vector<NamedPath> inputs{{"--plan", *path, PathRole::kFile}};
-    add_trainer_files(plan->stack, "--plan's trainer", &inputs);
-    if (Status s = check_not_an_input("--out", *out, inputs); !s) return fail(s);
+    if (Status s = check_not_an_input("--out", *out, plan_input_files(*path, *plan)); !s) return fail(s);
     if (Status s = write_file_atomically(*out, *text); !s) return fail(s);
   } else {
     std::cout << *text;

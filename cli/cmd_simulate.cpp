@@ -117,10 +117,9 @@ int cmd_simulate(int argc, const char* const* argv) {
   }
   const auto plan = spplan::load_plan(*plan_path);
   if (!plan.ok()) return fail(plan.status());
-  // Both outputs at once: apart from the plan and its trainer record, and from each other (the
+  // Both outputs at once: apart from the plan and the files it names, and from each other (the
   // SVG written over the trace would leave one of the two asked for).
-  std::vector<spplan::NamedPath> inputs{{"--plan", *plan_path, spplan::PathRole::kFile}};
-  spplan::cli::add_trainer_files(plan->stack, "--plan's trainer", &inputs);
+  const std::vector<spplan::NamedPath> inputs = spplan::cli::plan_input_files(*plan_path, *plan);
   std::vector<spplan::NamedPath> outputs;
   for (const char* flag : {"trace", "svg"}) {
     if (const auto out = args->get(flag)) outputs.push_back({std::string("--") + flag, *out, spplan::PathRole::kFile});

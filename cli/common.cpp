@@ -9,6 +9,7 @@
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/renter_settings.hpp"
 #include "planner/config/stack_flags.hpp"
+#include "planner/config/toml_reader.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/config/knobs.hpp"
 
@@ -139,6 +140,21 @@ void add_trainer_files(const TrainingStack& stack, const std::string& flag, std:
     const bool given = k == 0 && stack.trainer != stack.record->name;  // a preset goes by its name
     inputs->push_back({k == 0 ? flag : flag + " base", given ? stack.trainer : files[k], PathRole::kFile});
   }
+}
+
+std::vector<NamedPath> plan_input_files(const std::string& plan_path, const PlanSpec& plan) {
+  std::vector<NamedPath> inputs{{"--plan", plan_path, PathRole::kFile}};
+  // load_plan read the plan already: a parse that fails now names no preset to add.
+  if (const auto table = parse_toml_file(plan_path); table.ok()) {
+    using FileOf = Result<std::string> (*)(std::string_view);
+    for (const auto& [key, file_of] : {std::pair<const char*, FileOf>{"model", &model_file}, {"gpu", &gpu_file}}) {
+      const auto preset = (*table)[key]["preset"].value<std::string>();
+      if (!preset) continue;
+      if (const auto file = file_of(*preset); file.ok()) inputs.push_back({std::string("--plan's ") + key, *file, PathRole::kFile});
+    }
+  }
+  add_trainer_files(plan.stack, "--plan's trainer", &inputs);
+  return inputs;
 }
 
 int fail(const Status& status) {

@@ -56,6 +56,11 @@ Status check_not_an_input(const std::string& flag, const std::string& out, const
 // A preset's files count too: configs/trainers/hf.toml is read by `--trainer hf`.
 void add_trainer_files(const TrainingStack& stack, const std::string& flag, std::vector<NamedPath>* inputs);
 
+// The files behind a plan file, as a command's inputs: the plan (`--plan`), the presets its
+// [model] and [gpu] name ("--plan's model", "--plan's gpu"; a hand-written plan may, as
+// configs/plans/ do) and its trainer record with each base ("--plan's trainer").
+std::vector<NamedPath> plan_input_files(const std::string& plan_path, const PlanSpec& plan);
+
 // Prints "spplan: <message>" on stderr, always one line, and returns the exit code for the status.
 int fail(const Status& status);
 

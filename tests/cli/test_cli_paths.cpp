@@ -185,6 +185,29 @@ TEST_F(CliPaths, PlanOutOntoItsTrainerRecordOrItsBaseIsRefused) {
   }
 }
 
+// A plan that names presets read their files: export and simulate leave them alone. The presets
+// are a copy in the test's folder (SPPLAN_CONFIG_DIR), so a broken guard cannot touch configs/.
+TEST_F(CliPaths, OutputsOntoThePresetsAPlanNamesAreRefused) {
+  const std::string configs = dir_ + "/configs";
+  fs::copy(std::string(SPPLAN_SOURCE_DIR) + "/configs", configs, fs::copy_options::recursive);
+  const std::string env = "SPPLAN_CONFIG_DIR=" + configs;
+  const struct {
+    std::string args, flag, file, named;
+  } cases[] = {
+      {"export --plan " + kPlan + " --format deepspeed --out ", "--out", configs + "/models/qwen3-4b.toml", "--plan's model"},
+      {"simulate --plan " + kPlan + " --trace ", "--trace", configs + "/gpus/h100-80gb.toml", "--plan's gpu"},
+      {"simulate --plan " + kPlan + " --svg ", "--svg", configs + "/trainers/arctic.toml", "--plan's trainer"},
+  };
+  for (const auto& c : cases) {
+    const std::string before = read_all(c.file);
+    const CliRun r = run_spplan(c.args + c.file, env);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n got: " << r.err;
+    EXPECT_EQ(r.err.rfind("spplan: " + c.flag + ": " + c.file + " is the " + c.named + " file ", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+    EXPECT_EQ(read_all(c.file), before);
+  }
+}
+
 // --trace and --svg on one file, however it is spelled: one would overwrite the other.
 TEST_F(CliPaths, SimulateTraceAndSvgOnOneFileAreRefused) {
   const std::string out = dir_ + "/step.out";
