@@ -1,6 +1,5 @@
 #include "cli/report.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <sstream>
@@ -9,12 +8,12 @@
 #include <vector>
 
 #include "cli/common.hpp"
+#include "planner/config/json_file.hpp"
 #include "planner/config/rope_scaling.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/costmodel/priced_model.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/units.hpp"
-#include "planner/core/utf8_text.hpp"
 
 namespace spplan::cli {
 namespace {
@@ -53,32 +52,6 @@ nlohmann::json run_json(const PlanSpec& p, const costmodel::Estimate& e) {
   if (p.optimizer.train_steps <= 0 || !e.fits) return nullptr;
   const double seconds = static_cast<double>(p.optimizer.train_steps) * e.time.step_time_s;
   return {{"steps", p.optimizer.train_steps}, {"seconds", seconds}, {"usd", cluster_usd_per_hour(p) * seconds / 3600.0}};
-}
-
-// Every string and key of *root made UTF-8 (utf8_text); the walk keeps its own stack, so a value
-// of any depth is walked in constant stack.
-void make_utf8(nlohmann::json* root) {
-  std::vector<nlohmann::json*> todo{root};
-  while (!todo.empty()) {
-    nlohmann::json* v = todo.back();
-    todo.pop_back();
-    if (v->is_string()) {
-      auto& text = v->get_ref<std::string&>();
-      if (!is_utf8(text)) text = utf8_text(text);
-    } else if (v->is_array()) {
-      for (auto& element : *v) todo.push_back(&element);
-    } else if (v->is_object()) {
-      // A key cannot change in place: an object with a bad key is built again, its values moved.
-      bool bad_key = false;
-      for (auto it = v->begin(); it != v->end() && !bad_key; ++it) bad_key = !is_utf8(it.key());
-      if (bad_key) {
-        nlohmann::json fixed = nlohmann::json::object();
-        for (auto& [key, value] : v->items()) fixed[utf8_text(key)] = std::move(value);
-        *v = std::move(fixed);
-      }
-      for (auto& [key, value] : v->items()) todo.push_back(&value);
-    }
-  }
 }
 
 }  // namespace
@@ -274,10 +247,7 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
 
 std::string dollars_text(double usd) { return usd < 100 ? format_number("$%.2f", usd) : "$" + count_text(usd); }
 
-std::string json_text(nlohmann::json j) {
-  make_utf8(&j);
-  return j.dump(2);
-}
+std::string json_text(nlohmann::json j) { return dump_utf8(std::move(j), 2); }
 
 void print_json(nlohmann::json j) { std::cout << json_text(std::move(j)) << "\n"; }
 

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "planner/config/config_keys.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/output_file.hpp"
 #include "planner/config/rope_scaling.hpp"
@@ -42,7 +43,7 @@ nlohmann::json read_json(const std::string& path) {
 }
 
 Status bad_key(const std::string& path, const std::string& key, const nlohmann::json& v, const std::string& allowed) {
-  return Status::invalid(path + ": key " + in_quotes(key) + ": value " + v.dump() + " is not implemented in the engine (allowed: " +
+  return Status::invalid(path + ": key " + in_quotes(key) + ": value " + short_dump(v) + " is not implemented in the engine (allowed: " +
                          allowed + ")");
 }
 
@@ -58,7 +59,7 @@ Result<std::vector<std::string>> weight_files(const std::string& dir) {
     std::set<std::string> files;
     for (const auto& [name, file] : j["weight_map"].items()) {
       if (!file.is_string() || file.get<std::string>().find('/') != std::string::npos) {
-        return Status::invalid(index + ": tensor " + in_quotes(name) + ": file " + file.dump() +
+        return Status::invalid(index + ": tensor " + in_quotes(name) + ": file " + short_dump(file) +
                                " (allowed: a file name in the same folder)");
       }
       files.insert(dir + "/" + file.get<std::string>());

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "planner/config/config_keys.hpp"  // short_dump: a value quoted in a message, cut short
+
 namespace spplan::engine {
 namespace {
 
@@ -71,22 +73,22 @@ Result<StTensorView> parse_entry(const std::string& path, const std::string& nam
   t.name = name;
   t.dtype = e["dtype"].get<std::string>();
   for (const auto& dim : e["shape"]) {
-    if (!dim.is_number_unsigned()) return bad_tensor(path, name, "shape " + e["shape"].dump() + " is not whole numbers");
+    if (!dim.is_number_unsigned()) return bad_tensor(path, name, "shape " + short_dump(e["shape"]) + " is not whole numbers");
     t.shape.push_back(dim.get<int64_t>());
   }
   const auto& off = e["data_offsets"];
   if (!off[0].is_number_unsigned() || !off[1].is_number_unsigned()) {
-    return bad_tensor(path, name, "data_offsets " + off.dump() + " are not whole numbers");
+    return bad_tensor(path, name, "data_offsets " + short_dump(off) + " are not whole numbers");
   }
   const auto begin = off[0].get<uint64_t>(), end = off[1].get<uint64_t>();
   if (begin > end || end > data_bytes) {
-    return bad_tensor(path, name, "data_offsets " + off.dump() + " lie outside the " + std::to_string(data_bytes) +
+    return bad_tensor(path, name, "data_offsets " + short_dump(off) + " lie outside the " + std::to_string(data_bytes) +
                                       " data bytes");
   }
   const size_t width = element_bytes(t.dtype);
   if (width == 0) return bad_tensor(path, name, "unknown dtype \"" + t.dtype + "\"");
   if (end - begin != static_cast<uint64_t>(t.numel()) * width) {
-    return bad_tensor(path, name, "data_offsets " + off.dump() + " hold " + std::to_string(end - begin) +
+    return bad_tensor(path, name, "data_offsets " + short_dump(off) + " hold " + std::to_string(end - begin) +
                                       " bytes, shape and dtype need " + std::to_string(t.numel() * width));
   }
   t.data = data + begin;

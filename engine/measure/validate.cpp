@@ -19,6 +19,7 @@
 #include "engine/measure/validate_cases.hpp"
 #include "engine/measure/validate_report.hpp"
 #include "engine/run/options.hpp"
+#include "planner/config/json_file.hpp"
 #include "planner/config/loaders.hpp"
 
 namespace spplan::engine {
@@ -319,7 +320,7 @@ int validate_main(int argc, char** argv, const ValidateDevice& device) {
   }
   const CaseSummary sum = summarize_cases(rows);
   if (flags->json) {
-    std::cout << summary_json(sum, m, rows).dump(2) << "\n";
+    std::cout << dump_utf8(summary_json(sum, m, rows), 2) << "\n";
   } else {
     print_table(rows, sum, m);
   }

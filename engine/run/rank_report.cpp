@@ -12,6 +12,7 @@
 #include "engine/device/memory_meter.hpp"
 #include "engine/run/launcher.hpp"
 #include "engine/run/predict.hpp"
+#include "planner/config/json_file.hpp"
 #include "planner/core/units.hpp"
 
 namespace spplan::engine {
@@ -161,7 +162,7 @@ int report_oom(const RunOptions& o, int64_t rank, const std::string& what) {
                          {"capacity_bytes", info.capacity_bytes}});
     // Ranks of one SP group run out together: under the launcher the first one's object is the
     // run's (launcher.hpp); under torchrun each rank prints its own.
-    if (!append_oom_report(j.dump())) std::cout << j.dump() << std::endl;
+    if (!append_oom_report(dump_utf8(j))) std::cout << dump_utf8(j) << std::endl;
   }
   return kExitOutOfMemory;
 }

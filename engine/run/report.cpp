@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "planner/config/json_file.hpp"
 #include "planner/core/units.hpp"
 
 namespace spplan::engine {
@@ -85,7 +86,7 @@ std::string to_json(const RunReport& r) {
   j["predicted_kernel_classes_s"] = r.prediction.kernel_classes_s.empty()
                                         ? nlohmann::json()
                                         : nlohmann::json(r.prediction.kernel_classes_s);
-  return j.dump();
+  return dump_utf8(std::move(j));  // a model or path named in Latin-1 made dump() throw
 }
 
 }  // namespace spplan::engine

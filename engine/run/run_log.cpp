@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "engine/run/report.hpp"
+#include "planner/config/json_file.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/output_file.hpp"
 #include "planner/core/path_info.hpp"
@@ -46,7 +47,7 @@ Result<RunLog> RunLog::open(const std::string& path, std::optional<int64_t> resu
 
 void RunLog::write(const nlohmann::json& line) {
   if (!out_) return;
-  *out_ << line.dump() << '\n';
+  *out_ << dump_utf8(line) << '\n';
   out_->flush();  // a run killed later keeps this line
 }
 

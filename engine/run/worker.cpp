@@ -32,6 +32,7 @@
 #include "engine/run/run_paths.hpp"
 #include "engine/run/signals.hpp"
 #include "engine/run/train.hpp"
+#include "planner/config/json_file.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/path_info.hpp"
 
@@ -383,7 +384,7 @@ int train(const RunOptions& o, const DistEnv& env, const TokenSource& data, cons
   RunReport report = base_report(o, comm, trainer, threads);
   ctx.report = &report;
   report.ranks_on_host = local_world_size(env);
-  report.settings = run_settings(o).dump();
+  report.settings = dump_utf8(run_settings(o));  // paths may be named in Latin-1
   report.prediction = ctx.prediction = predict(o.plan, pricing_for(o, comm.device(), report.ranks_on_host));
   const bool kernel_clock = kernel_clock_requested() && !comm.device().is_cuda();  // CUDA ops return at launch
   if (kernel_clock) install_kernel_clock();

@@ -2,10 +2,12 @@
 
 #include <fstream>
 #include <set>
+#include <utility>
 #include <vector>
 
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/core/utf8_text.hpp"
 
 namespace spplan {
 namespace {
@@ -88,6 +90,32 @@ class CheckedDomBuilder {
   std::string deep_top_key_, duplicate_;
 };
 
+// Every string and key of *root made UTF-8 (utf8_text); the walk keeps its own stack, so a value
+// of any depth is walked in constant stack.
+void make_utf8(Json* root) {
+  std::vector<Json*> todo{root};
+  while (!todo.empty()) {
+    Json* v = todo.back();
+    todo.pop_back();
+    if (v->is_string()) {
+      auto& text = v->get_ref<std::string&>();
+      if (!is_utf8(text)) text = utf8_text(text);
+    } else if (v->is_array()) {
+      for (auto& element : *v) todo.push_back(&element);
+    } else if (v->is_object()) {
+      // A key cannot change in place: an object with a bad key is built again, its values moved.
+      bool bad_key = false;
+      for (auto it = v->begin(); it != v->end() && !bad_key; ++it) bad_key = !is_utf8(it.key());
+      if (bad_key) {
+        Json fixed = Json::object();
+        for (auto& [key, value] : v->items()) fixed[utf8_text(key)] = std::move(value);
+        *v = std::move(fixed);
+      }
+      for (auto& [key, value] : v->items()) todo.push_back(&value);
+    }
+  }
+}
+
 }  // namespace
 
 Result<Json> read_json_object(const std::string& path) {
@@ -107,6 +135,11 @@ Result<Json> read_json_object(const std::string& path) {
     const std::string what = error.what();
     return Status::invalid(path + ": not valid JSON: " + what.substr(what.find("] ") + 2) + allowed);
   }
+}
+
+std::string dump_utf8(Json j, int indent) {
+  make_utf8(&j);
+  return j.dump(indent);
 }
 
 }  // namespace spplan

@@ -12,6 +12,7 @@
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/trainer_rules.hpp"
+#include "planner/core/utf8_text.hpp"
 #include "planner/export/export_internal.hpp"
 #include "planner/core/parse.hpp"
 
@@ -503,7 +504,12 @@ Result<ExportFormat> parse_export_format(std::string_view name, const std::strin
                          "\" is not a known format (allowed: " + join(names, ", ") + ")");
 }
 
-Result<std::string> export_plan(const PlanSpec& plan, ExportFormat format, const std::string& plan_path) {
+Result<std::string> export_plan(const PlanSpec& given, ExportFormat format, const std::string& plan_path) {
+  // Every format is a file its stack reads as UTF-8 (YAML, TOML, JSON, whose dump() throws on any
+  // other byte), and a name may come from a Latin-1 folder: written as \xNN text (utf8_text).
+  PlanSpec plan = given;
+  plan.model.name = utf8_text(given.model.name);
+  plan.cluster.gpu.name = utf8_text(given.cluster.gpu.name);
   const WhereFn where = plan_file_key;
   SPPLAN_RETURN_IF_ERROR(check_plan(plan, where));
   // Whether the format launches the plan's trainer and expresses its knobs: the trainer's record.

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/config/config_keys.hpp"
+#include "planner/config/json_file.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/utf8_text.hpp"
 #include "tests/scratch_dir.hpp"
@@ -142,6 +143,13 @@ TEST(HostileJson, ShortDumpShowsAnyValue) {
     EXPECT_EQ(short_dump(c.value), c.shown);
     EXPECT_TRUE(is_utf8(short_dump(c.value)));
   }
+}
+
+// What spplan writes as JSON has UTF-8 strings and keys at any depth: dump() threw type_error 316.
+TEST(HostileJson, DumpUtf8WritesEveryStringAndKeyAsUtf8) {
+  const nlohmann::json j = {{"mod\xe8le", {{"name", "a\xe8"}, {"list", {"ok", "\xff"}}}}, {"fine", "caf\xc3\xa9"}};
+  EXPECT_EQ(dump_utf8(j), "{\"fine\":\"caf\xc3\xa9\",\"mod\\\\xe8le\":{\"list\":[\"ok\",\"\\\\xff\"],\"name\":\"a\\\\xe8\"}}");
+  EXPECT_EQ(dump_utf8({{"a", 1}}, 2), "{\n  \"a\": 1\n}");
 }
 
 // A model named after a Latin-1 folder ("mod\xe8le", è in Latin-1): it loads, keeps its bytes, and
