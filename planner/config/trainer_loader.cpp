@@ -34,6 +34,7 @@ constexpr StackFlag kStackFlags[] = {
     {"reentrant_checkpoint", &TrainingStack::reentrant_checkpoint},
     {"fused_layer_kernels", &TrainingStack::fused_layer_kernels},
     {"fused_layer_kernels_with_tiled_loss", &TrainingStack::fused_layer_kernels_with_tiled_loss},
+    {"tiled_loss_recomputes_chunks", &TrainingStack::tiled_loss_recomputes_chunks},
     {"step_upcasts_whole_partition", &TrainingStack::step_upcasts_whole_partition},
     {"fp32_norms_fused_on_gpu", &TrainingStack::fp32_norms_fused_on_gpu},
     {"tiled_mlp_fused_swiglu", &TrainingStack::tiled_mlp_fused_swiglu},
@@ -77,6 +78,14 @@ Status read_stack(const std::string& path, const toml::table& table, bool comple
   for (const StackFlag& f : kStackFlags) SPPLAN_RETURN_IF_ERROR(r.read_bool(f.key, &(s->*f.value), complete));
   // Optional even without a base: a record written before it was a fact keeps the whole allowance.
   SPPLAN_RETURN_IF_ERROR(r.read_bool("expandable_segments", &s->expandable_segments, false));
+  // A chunk size belongs to a loss that recomputes its chunks, and that loss needs one.
+  SPPLAN_RETURN_IF_ERROR(r.read_int("tiled_loss_chunk_tokens", &s->tiled_loss_chunk_tokens, false, 0, 1 << 20));
+  if (s->tiled_loss_recomputes_chunks != (s->tiled_loss_chunk_tokens > 0)) {
+    return bad(path, "stack.tiled_loss_chunk_tokens",
+               "value " + std::to_string(s->tiled_loss_chunk_tokens) + " does not go with tiled_loss_recomputes_chunks = " +
+                   (s->tiled_loss_recomputes_chunks ? "true" : "false") +
+                   " (allowed: a chunk of 1 to 1048576 tokens with a loss that recomputes its chunks, else 0 or absent)");
+  }
   return r.check_no_unknown_keys();
 }
 

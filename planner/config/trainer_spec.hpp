@@ -93,6 +93,15 @@ struct TrainingStack {
   // The same fused layer ops, but only with the tiled loss (the engine's --tiled-loss brings its
   // fused CUDA kernels; on a CPU their blockwise ATen references run: host_cpu.hpp turns it off).
   bool fused_layer_kernels_with_tiled_loss = false;
+  // How the tiled loss runs. False: Liger's fused linear cross-entropy, which computes the hidden
+  // states' and the head's gradients chunk by chunk in the forward and keeps them for the backward.
+  // True: the head and cross-entropy run per chunk of tiled_loss_chunk_tokens tokens under a
+  // checkpoint, so the forward keeps only the hidden states and the backward recomputes each chunk
+  // (TRL's chunked_nll, trl 1.7-1.14 sft_trainer.py _chunked_cross_entropy_loss).
+  bool tiled_loss_recomputes_chunks = false;
+  // The tokens of one recomputed chunk (TRL's _CHUNKED_LM_HEAD_CHUNK_SIZE: 256); 0 unless
+  // tiled_loss_recomputes_chunks.
+  int64_t tiled_loss_chunk_tokens = 0;
   // The optimizer step upcasts the rank's whole gradient partition into one fp32 buffer, where
   // DeepSpeed flattens one sub-group at a time (MEMORY-FACTS 2.4).
   bool step_upcasts_whole_partition = false;

@@ -157,8 +157,10 @@ double loss_backward_peak_bytes(const PlanSpec& plan);    // while the cross-ent
 // The loss backward's larger moment: the cross-entropy's backward (loss_backward_peak_bytes), or
 // once autograd has freed its [s, V] tensors, the LM head's own backward (the logits' gradient,
 // the head's input gradient, and at ZeRO >= 2 its full weight gradient before the hook copies it
-// out: head_grad_transient_bytes). A tiled loss made both gradients in its forward and scales them
-// in place (loss_saved_bytes): its moment has no gradient of its own.
+// out: head_grad_transient_bytes). Liger's tiled loss made both gradients in its forward and scales
+// them in place (loss_saved_bytes): its moment has no gradient of its own. A tiled loss that
+// recomputes its chunks (TrainingStack::tiled_loss_recomputes_chunks) makes them in the backward: its
+// moment is the last chunk's, with the head's weight gradient.
 struct LossBackwardMoment {
   double logits_bytes = 0;  // the loss's tensors, the head's input and the final norm's saves
   double grads_bytes = 0;   // the head's weight gradient, when it is part of the moment

@@ -29,10 +29,11 @@ double mlp_tile_tokens(const PlanSpec& p) {
   return b * std::ceil(s / static_cast<double>(tiled_mlp_shards(p)));
 }
 
-// Tiled loss is Liger-Kernel's fused linear cross-entropy, which ALST and Hugging Face enable
-// together with Liger's fused RMSNorm, SwiGLU and RoPE (apply_liger_kernel): those change what a
-// layer saves (MEMORY-FACTS 8.2, "with Liger").
-bool fused_layer_kernels(const PlanSpec& p) { return p.knobs.tiled_loss; }
+// Liger-Kernel's fused linear cross-entropy, which ALST and Hugging Face enable together with
+// Liger's fused RMSNorm, SwiGLU and RoPE (apply_liger_kernel): those change what a layer saves
+// (MEMORY-FACTS 8.2, "with Liger"). A loss that recomputes its chunks (TRL's chunked_nll) is TRL's
+// own and comes with no layer kernels: its layers save what the eager modules do.
+bool fused_layer_kernels(const PlanSpec& p) { return p.knobs.tiled_loss && !p.stack.tiled_loss_recomputes_chunks; }
 
 // What a mixture's routing saves per token besides its experts' SwiGLU (transformers'
 // Qwen3MoeSparseMoeBlock and MixtralSparseMoeBlock, issue 42's research): for each of the k (token,
@@ -424,8 +425,55 @@ double final_norm_saved_bytes(const PlanSpec& p) {
 }
 double head_input_bytes(const PlanSpec& p) { return act_bytes(p) * p.model.hidden_size * local_tokens(p); }
 
+namespace {
+
+// A loss that recomputes its chunks (TrainingStack::tiled_loss_recomputes_chunks: TRL's
+// chunked_nll, read from trl 1.13.0's sft_trainer.py _chunk and _chunked_cross_entropy_loss, and
+// measured on the CPU with torch 2.15's memory profiler at two token counts, which isolate the
+// per-token terms). The hidden states are gathered into label order (valid tokens first: a copy of
+// [s, h]), each chunk's lm_head GEMM and cross-entropy run under a non-reentrant checkpoint, so no
+// [s, V] tensor exists and only the ordered copy is kept for the backward.
+bool recomputes_chunks(const PlanSpec& p) { return p.knobs.tiled_loss && p.stack.tiled_loss_recomputes_chunks; }
+
+// The ordering's index tensors, per token: the int64 permutation, the int64 labels put in its
+// order and the bool mask of valid labels.
+constexpr double kChunkOrderBytesPerToken = 8 + 8 + 1;
+// One chunk's [c, V] fp32 tensors alive at once in its forward: the upcast logits, log_softmax's
+// output, and the entropy's exp(log_p) and exp(log_p) * log_p (TRL computes the entropy and the
+// token accuracy inside the chunk).
+constexpr double kChunkForwardFp32Tensors = 4;
+// In the chunk's backward: its recomputed log_softmax output, and the gradient flowing to it.
+constexpr double kChunkBackwardFp32Tensors = 2;
+
+double chunk_bytes(const PlanSpec& p, double fp32_tensors) {
+  return fp32_tensors * kFp32Bytes * static_cast<double>(p.stack.tiled_loss_chunk_tokens) * p.model.vocab_size;
+}
+
+// The ordered copy of the hidden states and the indices: what the forward keeps for the backward.
+double ordered_hidden_bytes(const PlanSpec& p) {
+  return (act_bytes(p) * p.model.hidden_size + kChunkOrderBytesPerToken) * local_tokens(p);
+}
+
+// At the end of the loss backward: the kept copy, the hidden states' gradient [s, h], one chunk's
+// head weight gradient beside the accumulated one (the accumulator is the weight's own gradient
+// below ZeRO 2: head_grad_transient_bytes), and one chunk's recomputed tensors.
+LossBackwardMoment recomputed_chunks_backward(const PlanSpec& p) {
+  const double a = act_bytes(p), s = local_tokens(p), h = p.model.hidden_size;
+  const double logits = ordered_hidden_bytes(p) + a * h * s + chunk_bytes(p, kChunkBackwardFp32Tensors) +
+                        final_norm_saved_bytes(p);
+  const double weight_grad = a * h * p.model.vocab_size + head_grad_transient_bytes(p);
+  return {logits, weight_grad};
+}
+
+}  // namespace
+
 double loss_forward_peak_bytes(const PlanSpec& p) {
   const double a = act_bytes(p), s = local_tokens(p), v = p.model.vocab_size, h = p.model.hidden_size;
+  if (recomputes_chunks(p)) {
+    // The final norm's output and its ordered copy, while one chunk runs.
+    return head_input_bytes(p) + ordered_hidden_bytes(p) + chunk_bytes(p, kChunkForwardFp32Tensors) +
+           final_norm_saved_bytes(p);
+  }
   if (p.knobs.tiled_loss) {
     // Liger FLCE: one logits chunk + what it keeps (grad_input, grad_weight) + its input. The chunk
     // stays in the activation dtype in bf16 too: Liger's cross-entropy kernel upcasts each row to
@@ -439,6 +487,7 @@ double loss_forward_peak_bytes(const PlanSpec& p) {
 
 double loss_saved_bytes(const PlanSpec& p) {
   const double a = act_bytes(p), s = local_tokens(p), v = p.model.vocab_size, h = p.model.hidden_size;
+  if (recomputes_chunks(p)) return ordered_hidden_bytes(p) + final_norm_saved_bytes(p);
   if (p.knobs.tiled_loss) {
     // grad_input, grad_weight (the parameter dtype: Liger's default accum_dtype=None), fp32 loss_1d.
     return a * h * s + a * v * h + kFp32Bytes * s + final_norm_saved_bytes(p);
@@ -450,6 +499,7 @@ double loss_saved_bytes(const PlanSpec& p) {
 
 double loss_backward_peak_bytes(const PlanSpec& p) {
   const double s = local_tokens(p), v = p.model.vocab_size;
+  if (recomputes_chunks(p)) return recomputed_chunks_backward(p).logits_bytes;
   if (p.knobs.tiled_loss) return loss_saved_bytes(p);  // gradients were computed in the forward
   // Saved log_softmax output + gradient w.r.t. it + gradient w.r.t. the logits, all fp32 (or all in
   // the logits' dtype without the upcast), and the logits themselves when the training loop still
@@ -459,6 +509,7 @@ double loss_backward_peak_bytes(const PlanSpec& p) {
 }
 
 LossBackwardMoment loss_backward_moment(const PlanSpec& p) {
+  if (recomputes_chunks(p)) return recomputed_chunks_backward(p);
   const double cross_entropy = loss_backward_peak_bytes(p);
   if (p.knobs.tiled_loss) return {cross_entropy, 0.0};
   // The head's backward: the logits' gradient in the activation dtype (after the upcast's backward;

@@ -188,6 +188,29 @@ double fused_loss_fwd_s(const PlanSpec& p, const Shape& x) {
   return fused_loss_chunks(x) * per_chunk;
 }
 
+// A loss that recomputes its chunks (TRL's chunked_nll: memory_activations.cpp says what it holds)
+// runs each chunk's head GEMM in the forward and again in the backward's recompute, then the GEMM's
+// two backward GEMMs; the cross-entropy's passes over the chunk's fp32 [c, V] logits are the
+// unfused loss's (layer_kernels.hpp), run once in the forward and again in the recompute before
+// their backward, whatever the chunk, since their bytes scale with the tokens.
+double chunk_count(const PlanSpec& p, const Shape& x) {
+  return std::ceil(x.s / static_cast<double>(p.stack.tiled_loss_chunk_tokens));
+}
+
+double recomputed_chunks_fwd_s(const PlanSpec& p, const Shape& x) {
+  const GpuSpec& g = p.cluster.gpu;
+  const double chunk = static_cast<double>(p.stack.tiled_loss_chunk_tokens);
+  return chunk_count(p, x) * gemm_time_s(g, chunk, x.v, x.h, x.a) +
+         traffic_time_s(g, unfused_loss_fwd(p), x, cross_entropy_bytes(p));
+}
+
+double recomputed_chunks_bwd_s(const PlanSpec& p, const Shape& x) {
+  const GpuSpec& g = p.cluster.gpu;
+  const double chunk = static_cast<double>(p.stack.tiled_loss_chunk_tokens);
+  return recomputed_chunks_fwd_s(p, x) + chunk_count(p, x) * gemm_bwd_time_s(g, chunk, x.v, x.h, x.a) +
+         traffic_time_s(g, unfused_loss_bwd(p), x, cross_entropy_bytes(p));
+}
+
 double fused_loss_bwd_s(const PlanSpec& p, const Shape& x) {
   const double grads_bytes = x.a * (x.s * x.h + x.v * x.h);  // d(hidden) and d(lm_head), scaled in place
   return elementwise_time_s(p.cluster.gpu, 2 * grads_bytes, x.a, 2);
@@ -195,6 +218,7 @@ double fused_loss_bwd_s(const PlanSpec& p, const Shape& x) {
 
 // Unfused: the LM head's GEMM, then PyTorch's passes over s x V (layer_kernels.hpp).
 double loss_fwd_s(const PlanSpec& p, const Shape& x) {
+  if (p.knobs.tiled_loss && p.stack.tiled_loss_recomputes_chunks) return recomputed_chunks_fwd_s(p, x);
   if (p.knobs.tiled_loss) return fused_loss_fwd_s(p, x);
   const GpuSpec& g = p.cluster.gpu;
   // Past the upcast, the cross-entropy's passes run on fp32 logits (dtype.hpp cross_entropy_bytes).
@@ -202,6 +226,7 @@ double loss_fwd_s(const PlanSpec& p, const Shape& x) {
 }
 
 double loss_bwd_s(const PlanSpec& p, const Shape& x) {
+  if (p.knobs.tiled_loss && p.stack.tiled_loss_recomputes_chunks) return recomputed_chunks_bwd_s(p, x);
   if (p.knobs.tiled_loss) return fused_loss_bwd_s(p, x);
   const GpuSpec& g = p.cluster.gpu;
   return gemm_bwd_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_bwd(p), x, cross_entropy_bytes(p));
@@ -251,7 +276,9 @@ StepCosts step_costs(const PlanSpec& p) {
   c.embed_bwd_s = elementwise_time_s(g, 3 * x.a * x.h * x.s, x.a);  // scatter-add into the table grad
   c.loss_fwd_s = loss_fwd_s(p, x);
   c.loss_bwd_s = loss_bwd_s(p, x);
-  if (p.knobs.tiled_loss) c.loss_tiles = static_cast<int64_t>(fused_loss_chunks(x));
+  if (p.knobs.tiled_loss) {
+    c.loss_tiles = static_cast<int64_t>(p.stack.tiled_loss_recomputes_chunks ? chunk_count(p, x) : fused_loss_chunks(x));
+  }
 
   const bool zero3 = p.knobs.zero_stage == 3;
   if (zero3) {

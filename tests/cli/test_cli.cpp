@@ -347,7 +347,7 @@ TEST(Cli, BadInputTable) {
        "spplan: --nodes: value 1048576 x 65536 GPUs per node is 68719476736 GPUs (allowed: at most 16777216 GPUs in all)"},
       {std::string("sweep ") + kBase + "--csv --json", "spplan: --csv: not allowed with --json (allowed: one output format)"},
       {std::string("estimate ") + kBase + "--seq 1k --sp 4 --trainer nemo",
-       "spplan: --trainer: value \"nemo\" is not a preset or a file (allowed presets: arctic, axolotl, engine, hf, liger, megatron, torchtitan, usp; "
+       "spplan: --trainer: value \"nemo\" is not a preset or a file (allowed presets: arctic, axolotl, engine, hf, liger, megatron, torchtitan, trl, usp; "
        "or a trainer TOML file)"},
       // A user's trainer record is read as strictly as the bundled ones.
       {std::string("estimate ") + kBase + "--seq 1k --sp 4 --trainer " + SPPLAN_SOURCE_DIR +
@@ -386,7 +386,7 @@ TEST(Cli, BadInputTable) {
       // comm variant, a plan search with an impossible cp, a format that has no ring.
       {std::string("estimate ") + kBase + "--seq 128k --sp 1 --cp 2",
        "spplan: --cp: value 2 makes the layout ring (sp 1, cp 2), which trainer \"arctic\" does not run (its layouts: "
-       "none, ulysses; trainers that run ring: axolotl, engine, hf, liger, megatron, torchtitan, usp)"},
+       "none, ulysses; trainers that run ring: axolotl, engine, hf, liger, megatron, torchtitan, trl, usp)"},
       {std::string("estimate ") + kBase + "--seq 128k --sp 4 --cp 2",
        "spplan: --cp: value 2 with sp 4 does not divide 4 GPUs into dp x sp x cp (allowed cp: 1)"},
       {std::string("estimate ") + kBase + "--seq 128k --sp 1 --cp 0",

@@ -120,7 +120,7 @@ TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
       {"header_only.csv", "header_only.csv: no data rows after the header (allowed: a header and at least one row)"},
       {"duplicate_column.csv", "duplicate_column.csv: column \"sp\": given twice (allowed: once)"},
       // The row and column, not the --model flag the CSV user never typed.
-      {"bad_trainer.csv", "bad_trainer.csv:2: column \"trainer\": value \"nemo\" is not a preset or a file (allowed presets: arctic, axolotl, engine, hf, liger, megatron, torchtitan, usp; or a trainer TOML file)"},
+      {"bad_trainer.csv", "bad_trainer.csv:2: column \"trainer\": value \"nemo\" is not a preset or a file (allowed presets: arctic, axolotl, engine, hf, liger, megatron, torchtitan, trl, usp; or a trainer TOML file)"},
       {"bad_throughput.csv", "bad_throughput.csv:2: column \"throughput\": value \"dubious\" is not allowed (allowed: consistent, inconsistent)"},
       {"bad_cp_comm.csv", "bad_cp_comm.csv:2: column \"cp_comm\": value \"zigzag\" is not allowed (allowed: ring, allgather)"},
       {"bad_model.csv", "bad_model.csv:2: column \"model\": value \"gpt-9\" is not a preset or a file (allowed presets: "},

@@ -76,7 +76,7 @@ TEST(CheckCp, TrainersThatRunTheRing) {
   const Case cases[] = {
       {on(plan(16, 1, 16, 1 << 20), "arctic"),
        "--cp: value 16 makes the layout ring (sp 1, cp 16), which trainer \"arctic\" does not run (its layouts: none, "
-       "ulysses; trainers that run ring: axolotl, engine, hf, liger, megatron, torchtitan, usp)"},
+       "ulysses; trainers that run ring: axolotl, engine, hf, liger, megatron, torchtitan, trl, usp)"},
       {on(plan(16, 8, 2, 1 << 20), "hf"),
        "--cp: value 2 makes the layout ulysses_ring (sp 8, cp 2), which trainer \"hf\" does not run (its layouts: none, "
        "ulysses, ring; trainers that run ulysses_ring: engine, megatron, usp)"},

@@ -699,14 +699,14 @@ TEST(Plan, BadPlansNameFileAndKey) {
       {"bad_plan_sp.toml", "bad_plan_sp.toml: key \"knobs.sp\": value 3 is not valid for qwen3-4b (32 heads, 8 kv heads) on 8 GPUs (allowed sp: 1, 2, 4, 8)"},
       {"bad_plan_ckpt.toml", "key \"knobs.act_ckpt\": value \"sometimes\" is not allowed (allowed: none, full, offload)"},
       // export rounds the buckets to int64: 1e300 does not fit, a negative one makes no sense.
-      {"bad_plan_bucket.toml", "bad_plan_bucket.toml: key \"knobs.reduce_bucket_elems\": value 1e+300 is not allowed (allowed: a number from 1e-15 to 1e+15)"},
+      {"bad_plan_bucket.toml", "bad_plan_bucket.toml: key \"knobs.reduce_bucket_elems\": value 1e+300 is not allowed (allowed: a number from 1 to 1e+15)"},
       {"bad_plan_prefetch.toml", "bad_plan_prefetch.toml: key \"knobs.prefetch_bucket_elems\": value -0.5 is not allowed (allowed: a number from 0 to 1e+15)"},
       // The allowed list holds every knob, also the optional ones the file leaves out.
       {"bad_plan_unknown_knob.toml", "bad_plan_unknown_knob.toml: key \"knobs.tiled_mpl\": unknown key (allowed: sp, cp, cp_comm, zero_stage, offload_optimizer, offload_params, act_ckpt, sp_comm_dtype, precision, tiled_mlp, tiled_loss, micro_batch, grad_accum_steps, reduce_bucket_elems, prefetch_bucket_elems; closest: \"tiled_mlp\")"},
       {"bad_plan_model_value.toml", "bad_plan_model_value.toml: key \"model\": value 5 is not allowed (allowed: a table with preset = \"name\" or all model keys)"},
       {"bad_plan_preset.toml", "bad_plan_preset.toml: key \"model.preset\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
       {"bad_plan_trainer.toml", "bad_plan_trainer.toml: key \"trainer\": value \"deepspeed\" is not a preset or a file "
-                                "(allowed presets: arctic, axolotl, engine, hf, liger, megatron, torchtitan, usp; or a trainer TOML file)"},
+                                "(allowed presets: arctic, axolotl, engine, hf, liger, megatron, torchtitan, trl, usp; or a trainer TOML file)"},
       {"bad_plan_attention.toml", "bad_plan_attention.toml: key \"attention\": value \"flash4\" is not allowed (allowed: flash2, sdpa, flash3, flex)"},
       {"bad_plan_optimizer_key.toml", "bad_plan_optimizer_key.toml: key \"optimizer.warmpu_steps\": unknown key (allowed: lr, warmup_steps, lr_schedule, min_lr, weight_decay, grad_clip, train_steps, adam_beta1, adam_beta2, adam_eps; closest: \"warmup_steps\")"},
       {"bad_plan_min_lr.toml", "bad_plan_min_lr.toml: key \"optimizer.min_lr\": value 0.001 is above the learning rate 0.0001 (allowed: 0 to lr)"},

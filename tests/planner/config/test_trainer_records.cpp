@@ -53,7 +53,7 @@ PlanSpec plan_on(const std::string& trainer, int64_t sp, int64_t cp) {
 }
 
 TEST(TrainerRecords, PresetsSayWhatEachStackRunsAndLaunches) {
-  EXPECT_EQ(trainer_names(), (std::vector<std::string>{"arctic", "axolotl", "engine", "hf", "liger", "megatron", "torchtitan", "usp"}));
+  EXPECT_EQ(trainer_names(), (std::vector<std::string>{"arctic", "axolotl", "engine", "hf", "liger", "megatron", "torchtitan", "trl", "usp"}));
   for (const std::string& name : trainer_names()) {
     const auto stack = load_trainer(name);
     ASSERT_TRUE(stack.ok()) << stack.status().message();
@@ -182,7 +182,7 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
       "[stack]\nzero3_reuse_window_elems = 1e9\nzero3_persistence_threshold_elems = 1e5\nzero3_prefetches = true\n"
       "loop_holds_logits = true\noffloaded_checkpoints_on_device = 1\noffloaded_checkpoints_only_while_running = true\n"
       "reentrant_checkpoint = true\nfused_layer_kernels = false\nfused_layer_kernels_with_tiled_loss = false\n"
-      "step_upcasts_whole_partition = false\nfp32_norms_fused_on_gpu = false\ntiled_mlp_fused_swiglu = false\n"
+      "tiled_loss_recomputes_chunks = false\nstep_upcasts_whole_partition = false\nfp32_norms_fused_on_gpu = false\ntiled_mlp_fused_swiglu = false\n"
       "ulysses_one_exchange = false\nrope_half_tables = false\nreduces_after_backward = false\nsliding_window_attention = false\n"
       "ring_sliding_window = false\nring_window_past_shard_only = false\nwindow_in_masked_blocks = false\n"
       "ring_contiguous_shards = false\nallgather_kv_heads_per_call = 0\nsp_loss_in_logits_dtype = false\n"
@@ -238,6 +238,12 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
        "newline.toml: key \"refuse[1].when.offload_optimizer\": value \"c\\x0apu\" is not allowed (allowed: none, cpu, nvme)"},
       {"expandable.toml", "name = \"x\"\nbase = \"hf\"\n[stack]\nexpandable_segments = 1\n",
        "expandable.toml: key \"stack.expandable_segments\": value 1 is not allowed (allowed: true, false)"},
+      // A chunk size goes with a loss that recomputes its chunks, and that loss needs one.
+      {"chunk_alone.toml", "name = \"x\"\nbase = \"hf\"\n[stack]\ntiled_loss_chunk_tokens = 256\n",
+       "chunk_alone.toml: key \"stack.tiled_loss_chunk_tokens\": value 256 does not go with tiled_loss_recomputes_chunks = "
+       "false (allowed: a chunk of 1 to 1048576 tokens with a loss that recomputes its chunks, else 0 or absent)"},
+      {"no_chunk.toml", "name = \"x\"\nbase = \"hf\"\n[stack]\ntiled_loss_recomputes_chunks = true\n",
+       "no_chunk.toml: key \"stack.tiled_loss_chunk_tokens\": value 0 does not go with tiled_loss_recomputes_chunks = true"},
       {"models_table.toml", "name = \"x\"\nbase = \"torchtitan\"\nmodels = 3\n",
        "models_table.toml: key \"models\": value 3 is not allowed (allowed: [[models]] tables)"},
   };
@@ -251,6 +257,27 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
     const std::string& m = stack.status().message();
     EXPECT_NE(m.find(c.expected), std::string::npos) << c.file << "\n got: " << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
+// TRL's SFTTrainer is the Trainer with its own loss: chunked_nll (trl 1.7-1.14's default), which
+// recomputes 256-token chunks. The Trainer alone tiles its loss only with Liger's layers; TRL
+// tiles it without them, and still computes the full logits when told loss_type "nll".
+TEST(TrainerRecords, TrlRunsItsChunkedLossWithoutLigersLayers) {
+  const auto trl = load_trainer("trl");
+  ASSERT_TRUE(trl.ok()) << trl.status().message();
+  EXPECT_TRUE(trl->tiled_loss_recomputes_chunks);
+  EXPECT_EQ(trl->tiled_loss_chunk_tokens, 256);
+  EXPECT_FALSE(trl->fused_layer_kernels);
+  for (const char* name : {"arctic", "hf", "liger", "usp", "axolotl", "torchtitan", "megatron", "engine"}) {
+    EXPECT_FALSE(load_trainer(name)->tiled_loss_recomputes_chunks) << name;
+  }
+  for (const bool tiled : {true, false}) {
+    PlanSpec p = plan_on("trl", 8, 1);
+    p.knobs.tiled_loss = tiled;
+    EXPECT_TRUE(check_trainer_runs(p, flag_where).is_ok()) << tiled << ": " << check_trainer_runs(p, flag_where).message();
+    p.stack = *load_trainer("hf");
+    EXPECT_EQ(check_trainer_runs(p, flag_where).is_ok(), !tiled) << tiled;
   }
 }
 

@@ -56,6 +56,23 @@ TEST(ExportCp, AccelerateRingOnlyOnFsdp2) {
   EXPECT_THAT(g, HasSubstr("  fsdp_reshard_after_forward: false\n"));
 }
 
+// The Trainer checkpoints under FSDP2, never the YAML (transformers refuses both at once, and TRL
+// turns gradient_checkpointing on by default): its flags say true or false, and the offload.
+TEST(ExportCp, AccelerateRingCheckpointsThroughTheTrainersFlags) {
+  PlanSpec offloaded = cp_plan(1, 8);
+  offloaded.knobs.act_ckpt = ActCkpt::kOffload;
+  const std::string y = exported(offloaded, ExportFormat::kAccelerate);
+  EXPECT_THAT(y, HasSubstr("  fsdp_activation_checkpointing: false\n"));
+  EXPECT_THAT(y, HasSubstr(" --gradient_checkpointing --gradient_checkpointing_kwargs '{\"offload\": true}'"));
+  const std::string full = exported(cp_plan(1, 8), ExportFormat::kAccelerate);
+  EXPECT_THAT(full, HasSubstr("  fsdp_activation_checkpointing: false\n"));
+  EXPECT_THAT(full, HasSubstr(" --gradient_checkpointing\n"));
+  EXPECT_THAT(full, Not(HasSubstr("offload\": true")));
+  PlanSpec none = cp_plan(1, 8);
+  none.knobs.act_ckpt = ActCkpt::kNone;
+  EXPECT_THAT(exported(none, ExportFormat::kAccelerate), HasSubstr(" --gradient_checkpointing false\n"));
+}
+
 TEST(ExportCp, MegatronHybridIsA2aPlusP2pWithHierarchicalSizes) {
   const std::string sh = exported(cp_plan(8, 4, "megatron"), ExportFormat::kMegatron);
   EXPECT_THAT(sh, HasSubstr("torchrun --nnodes 4 --nproc-per-node 8 "));
@@ -97,8 +114,6 @@ TEST(ExportCp, RefusalsTable) {
   ring_zero1.knobs.zero_stage = 1;
   PlanSpec ring_opt_only = ring;
   ring_opt_only.knobs.offload_optimizer = OffloadDevice::kCpu;
-  PlanSpec ring_offloaded_ckpt = ring;
-  ring_offloaded_ckpt.knobs.act_ckpt = ActCkpt::kOffload;
   PlanSpec arctic_ring = cp_plan(1, 8, "arctic");
   PlanSpec hybrid_ag = cp_plan(8, 4);
   hybrid_ag.knobs.cp_comm = CpComm::kAllGather;
@@ -125,7 +140,7 @@ TEST(ExportCp, RefusalsTable) {
        "key \"trainer\": value \"hf\" is not launched by --format arctic (its formats: torchrun, accelerate, deepspeed)"},
       {arctic_ring, ExportFormat::kArctic,
        "key \"knobs.cp\": value 8 makes the layout ring (sp 1, cp 8), which trainer \"arctic\" does not run (its "
-       "layouts: none, ulysses; trainers that run ring: axolotl, engine, hf, liger, megatron, torchtitan, usp)"},
+       "layouts: none, ulysses; trainers that run ring: axolotl, engine, hf, liger, megatron, torchtitan, trl, usp)"},
       {ring_zero1, ExportFormat::kAccelerate,
        "key \"knobs.zero_stage\": value 1 with layout ring is not run by trainer \"hf\" (Accelerate's context parallel "
        "runs on FSDP2, which shards gradients and optimizer state at least (accelerate parallelism_config.py: cp needs "
@@ -133,10 +148,6 @@ TEST(ExportCp, RefusalsTable) {
       {ring_opt_only, ExportFormat::kAccelerate,
        "key \"knobs.offload_optimizer\": value \"cpu\" with layout ring, offload_params \"none\" is not run by trainer "
        "\"hf\" (FSDP2's CPUOffloadPolicy moves parameters, gradients and optimizer state together; allowed: none)"},
-      {ring_offloaded_ckpt, ExportFormat::kAccelerate,
-       "key \"knobs.act_ckpt\": value \"offload\" with layout ring cannot be expressed for --format accelerate (its "
-       "FSDP2 YAML checkpoints through fsdp_activation_checkpointing, which keeps the checkpoints on the GPU; allowed: "
-       "none, full)"},
       {hybrid_ag, ExportFormat::kTorchrun,
        "key \"knobs.cp_comm\": value \"allgather\" is not run by trainer \"engine\" under layout ulysses_ring (allowed: "
        "ring)"},
