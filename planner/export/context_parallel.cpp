@@ -23,7 +23,10 @@ std::string accelerate_cp_yaml(const PlanSpec& plan) {
   j["debug"] = false;
   j["distributed_type"] = "FSDP";
   j["downcast_bf16"] = "no";
-  j["fsdp_config"] = {{"fsdp_activation_checkpointing", k.act_ckpt == ActCkpt::kFull},
+  // The Trainer checkpoints (--gradient_checkpointing, its offload through
+  // gradient_checkpointing_kwargs), not FSDP: transformers refuses both at once (5.24 trainer.py,
+  // "can't both be set to True"), and TRL's SFTConfig turns gradient_checkpointing on by default.
+  j["fsdp_config"] = {{"fsdp_activation_checkpointing", false},
                       {"fsdp_auto_wrap_policy", "TRANSFORMER_BASED_WRAP"},
                       {"fsdp_cpu_ram_efficient_loading", true},
                       {"fsdp_offload_params", k.offload_params == OffloadDevice::kCpu},
@@ -59,7 +62,7 @@ std::string accelerate_cp_yaml(const PlanSpec& plan) {
   }
   head += "# Launch: accelerate launch --config_file THIS.yaml train.py FLAGS (on each node), FLAGS these\n"
           "# HF Trainer script flags (no --deepspeed: the optimizer is the Trainer's, sharded by FSDP2):\n#  " +
-          hf_trainer_flags_without_checkpointing(plan) + "\n";
+          hf_trainer_flags_with_checkpointing(plan) + "\n";
   head += "# train.py trains sequences of " + std::to_string(plan.seq_len) + " tokens (TRL: max_length).\n";
   return yaml_text(head, j);
 }

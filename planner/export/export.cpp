@@ -183,11 +183,12 @@ std::string liger_flags(const PlanSpec& plan, const std::string& on) {
 // argument (integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_process): batch
 // sizes, accumulation, AdamW's lr, betas, eps and weight decay, the warm-up, clipping and bf16.
 // Checkpointing: --gradient_checkpointing (non-reentrant in transformers 5.x), its offload through
-// gradient_checkpointing_kwargs (transformers 5.17+: save_on_cpu around each checkpoint). Under
-// FSDP2 (`fsdp_checkpointing`) the YAML's fsdp_activation_checkpointing checkpoints instead.
-// `valued_bools`: a true flag is written with its value (" --bf16 true"), for a parser that
-// declares it Optional[bool] (ms-swift's), where transformers' parser takes the flag alone.
-std::string hf_trainer_flags(const PlanSpec& plan, bool fsdp_checkpointing = false, bool valued_bools = false) {
+// gradient_checkpointing_kwargs (transformers 5.17+: save_on_cpu around each checkpoint), and
+// "--gradient_checkpointing false" for a plan without it, since TRL's SFTConfig checkpoints by
+// default (trl 1.14 base_config.py). `checkpointing`: false where the launcher's own flag says it
+// (ms-swift's). `valued_bools`: a true flag is written with its value (" --bf16 true"), for a
+// parser that declares it Optional[bool] (ms-swift's), where transformers' parser takes the flag alone.
+std::string hf_trainer_flags(const PlanSpec& plan, bool checkpointing = true, bool valued_bools = false) {
   const std::string on = valued_bools ? " true" : "";
   const OptimizerSpec& o = plan.optimizer;
   const Knobs& k = plan.knobs;
@@ -201,8 +202,8 @@ std::string hf_trainer_flags(const PlanSpec& plan, bool fsdp_checkpointing = fal
   // The run's length: transformers fills total_num_steps from it and refuses a written one that differs.
   if (o.train_steps > 0) flags += " --max_steps " + std::to_string(o.train_steps);
   if (k.precision == Precision::kBf16) flags += " --bf16" + on;
-  if (k.act_ckpt != ActCkpt::kNone && !fsdp_checkpointing) flags += " --gradient_checkpointing" + on;
-  if (k.act_ckpt == ActCkpt::kOffload) flags += " --gradient_checkpointing_kwargs '{\"offload\": true}'";
+  if (checkpointing) flags += k.act_ckpt == ActCkpt::kNone ? " --gradient_checkpointing false" : " --gradient_checkpointing" + on;
+  if (checkpointing && k.act_ckpt == ActCkpt::kOffload) flags += " --gradient_checkpointing_kwargs '{\"offload\": true}'";
   return flags + liger_flags(plan, on);
 }
 
@@ -549,8 +550,9 @@ std::string hf_lr_scheduler_name(const OptimizerSpec& o) {
 int64_t hf_warmup_steps(const OptimizerSpec& o) { return exported_warmup_steps(o); }
 const char* attn_implementation_name(const PlanSpec& plan) { return attn_implementation(plan); }
 std::string engine_optimizer_flags(const OptimizerSpec& o) { return engine_flags(o); }
+std::string hf_trainer_flags_with_checkpointing(const PlanSpec& plan) { return hf_trainer_flags(plan); }
 std::string hf_trainer_flags_without_checkpointing(const PlanSpec& plan, bool valued_bools) {
-  return hf_trainer_flags(plan, true, valued_bools);
+  return hf_trainer_flags(plan, false, valued_bools);
 }
 int rdzv_port() { return kRdzvPort; }
 // The caching allocator's expandable segments, which the plan's memory assumes (costmodel

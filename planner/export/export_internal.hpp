@@ -24,9 +24,12 @@ const char* attn_implementation_name(const PlanSpec& plan);  // transformers' at
 // not build (ModelSpec::causal_lm_class); "" for every other.
 std::string model_class_note(const PlanSpec& plan);
 std::string engine_optimizer_flags(const OptimizerSpec& optimizer);  // --lr ... for spplan run
-// The HF Trainer's flags without --gradient_checkpointing: for a run on FSDP2, whose YAML checkpoints,
-// and for ms-swift, which checkpoints unless told false. `valued_bools`: " --bf16 true" where
-// transformers writes " --bf16" (ms-swift declares its bool flags Optional[bool]).
+// The HF Trainer's script flags, checkpointing included (--gradient_checkpointing true or false, and
+// its offload): for a run on FSDP2, whose YAML leaves checkpointing to the Trainer.
+std::string hf_trainer_flags_with_checkpointing(const PlanSpec& plan);
+// Without the checkpointing flags: for ms-swift, whose own --gradient_checkpointing line says it.
+// `valued_bools`: " --bf16 true" where transformers writes " --bf16" (ms-swift declares its bool
+// flags Optional[bool]).
 std::string hf_trainer_flags_without_checkpointing(const PlanSpec& plan, bool valued_bools = false);
 int rdzv_port();
 std::string alloc_conf_export();  // the script line that turns expandable segments on unless the user chose

@@ -275,6 +275,30 @@ if have_acc:
               (8, 2, 16, "alltoall"), f"{(cfg.cp_size, cfg.dp_shard_size, cfg.total_size, strategy)}")
     except Exception as e:
         check("ring_only: accelerate config", False, f"{type(e).__name__}: {e}")
+    # Offloaded checkpoints (TRL's 1M-token recipe): the YAML leaves checkpointing to the Trainer
+    # (transformers refuses FSDP's and its own at once), whose flags, read by transformers' own
+    # parser, checkpoint and offload.
+    offload_path = os.path.join(work, "ring_offloaded.toml")
+    with open(offload_path, "w") as f:
+        f.write("seq_len = 1048576\ntrainer = \"trl\"\n" + RING.replace('act_ckpt = "full"', 'act_ckpt = "offload"'))
+    offload_text = export(offload_path, "accelerate")
+    offload_yaml = os.path.join(work, "ring_offloaded.accelerate.yaml")
+    with open(offload_yaml, "w") as f:
+        f.write(offload_text)
+    try:
+        fc = load_config_from_file(offload_yaml).fsdp_config
+        check("ring_offloaded: the YAML does not checkpoint", fc.get("fsdp_activation_checkpointing") is False, str(fc))
+        if have_hf:
+            import shlex
+            from transformers import HfArgumentParser, TrainingArguments
+            line = next(l for l in offload_text.splitlines() if l.startswith("#  --per_device_train_batch_size"))
+            args, = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses(
+                args=shlex.split(line[len("#  "):]) + ["--output_dir", os.path.join(work, "ring_offloaded.out")])
+            check("ring_offloaded: the Trainer's flags checkpoint and offload",
+                  args.gradient_checkpointing and (args.gradient_checkpointing_kwargs or {}).get("offload") is True,
+                  f"{args.gradient_checkpointing} {args.gradient_checkpointing_kwargs}")
+    except Exception as e:
+        check("ring_offloaded: accelerate config and Trainer flags", False, f"{type(e).__name__}: {e}")
     hybrid_path = os.path.join(work, "hybrid.toml")
     with open(hybrid_path, "w") as f:
         f.write("seq_len = 1048576\ntrainer = \"hf\"\n" + HYBRID)
