@@ -293,10 +293,12 @@ if have_acc:
             from transformers import HfArgumentParser, TrainingArguments
             line = next(l for l in offload_text.splitlines() if l.startswith("#  --per_device_train_batch_size"))
             args, = HfArgumentParser(TrainingArguments).parse_args_into_dataclasses(
-                args=shlex.split(line[len("#  "):]) + ["--output_dir", os.path.join(work, "ring_offloaded.out")])
-            check("ring_offloaded: the Trainer's flags checkpoint and offload",
-                  args.gradient_checkpointing and (args.gradient_checkpointing_kwargs or {}).get("offload") is True,
-                  f"{args.gradient_checkpointing} {args.gradient_checkpointing_kwargs}")
+                args=shlex.split(line[len("#  "):]) + ["--output_dir", os.path.join(work, "ring_offloaded.out"), "--use_cpu"])
+            # transformers 5.24 reads the gradient_checkpointing* flags into activation_checkpointing*.
+            on = getattr(args, "activation_checkpointing", args.gradient_checkpointing)
+            kwargs = getattr(args, "activation_checkpointing_kwargs", args.gradient_checkpointing_kwargs) or {}
+            check("ring_offloaded: the Trainer's flags checkpoint and offload", on and kwargs.get("offload") is True,
+                  f"{on} {kwargs}")
     except Exception as e:
         check("ring_offloaded: accelerate config and Trainer flags", False, f"{type(e).__name__}: {e}")
     hybrid_path = os.path.join(work, "hybrid.toml")
