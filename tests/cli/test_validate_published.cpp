@@ -170,5 +170,17 @@ TEST(ValidatePublished, ShippedH200LeaseResultsFileIsTodaysReport) {
   EXPECT_EQ(shipped["summary"]["fit_verdict_misses"], 0);
 }
 
+// TRL's published 1M-token runs on one 8-H100 node (validation/trl_visible.csv: FSDP2 with torch's
+// context parallel 8, TRL's chunked loss, offloaded checkpoints): every verdict right, memory within
+// 10% and step time within 20% of what TRL and Accelerate published.
+TEST(ValidatePublished, ShippedTrlResultsFileIsTodaysReport) {
+  const nlohmann::json shipped = expect_shipped_report_is_todays("trl_visible.csv", "trl.json");
+  ASSERT_TRUE(shipped.is_object());
+  EXPECT_EQ(shipped["summary"]["fit_verdicts"], 3);
+  EXPECT_EQ(shipped["summary"]["fit_verdict_misses"], 0);
+  EXPECT_LT(shipped["summary"]["memory_pct"]["max_abs"].get<double>(), 10.0);
+  EXPECT_LT(shipped["summary"]["step_time_pct"]["max_abs"].get<double>(), 20.0);
+}
+
 }  // namespace
 }  // namespace spplan::cli
