@@ -63,7 +63,7 @@ std::string accelerate_cp_yaml(const PlanSpec& plan) {
   head += "# Launch: accelerate launch --config_file THIS.yaml train.py FLAGS (on each node), FLAGS these\n"
           "# HF Trainer script flags (no --deepspeed: the optimizer is the Trainer's, sharded by FSDP2):\n#  " +
           hf_trainer_flags_with_checkpointing(plan) + "\n";
-  head += "# train.py trains sequences of " + std::to_string(plan.seq_len) + " tokens (TRL: max_length).\n";
+  head += sequence_note(plan);
   return yaml_text(head, j);
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iomanip>
+#include <numeric>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -178,6 +179,27 @@ std::string liger_flags(const PlanSpec& plan, const std::string& on) {
   return plan.stack.fused_layer_kernels ? " --use_liger_kernel" + on : "";
 }
 
+// What the user's train.py must do with its sequences for the plan's split. DeepSpeed's Ulysses
+// refuses a sequence that does not divide by sp (deepspeed 0.18.9 ulysses_sp.py) and shards the
+// position ids with the tokens, so every batch carries them (huggingface/trl#6812); torch's context
+// parallel cuts a sequence into 2 x cp chunks for its head-tail balance (torch _context_parallel
+// _HeadTailLoadBalancer; TRL's docs: "the sequence has to divide cp_size * 2") and runs no packing
+// (trl 1.13+ refuses packing under cp). TRL's SFTConfig names each (max_length, pad_to_multiple_of).
+std::string sequence_text(const PlanSpec& plan) {
+  const Knobs& k = plan.knobs;
+  const int64_t multiple = std::lcm(k.sp, k.cp > 1 ? 2 * k.cp : int64_t{1});
+  std::string note = "# train.py trains sequences of " + std::to_string(plan.seq_len) + " tokens (TRL: --max_length " +
+                     std::to_string(plan.seq_len) + ")";
+  if (multiple > 1) {
+    note += ", each padded to a multiple of " + std::to_string(multiple) + " (TRL: --pad_to_multiple_of " +
+            std::to_string(multiple) + ")";
+  }
+  note += ".\n";
+  if (k.sp > 1) note += "# Under Ulysses every batch carries position_ids, which DeepSpeed shards with the tokens (huggingface/trl#6812).\n";
+  if (k.cp > 1) note += "# Under the ring the documents are not packed (TRL refuses packing under cp: --packing false).\n";
+  return note;
+}
+
 // The HF Trainer flags that match the DeepSpeed config: with --deepspeed, transformers fills the
 // config's "auto" values from TrainingArguments and refuses a value that differs from its own
 // argument (integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_process): batch
@@ -338,7 +360,7 @@ std::string accelerate_yaml(const PlanSpec& plan) {
   head += "# Launch: accelerate launch --config_file THIS.yaml train.py FLAGS (on each node), FLAGS these\n"
           "# HF Trainer script flags (transformers refuses a DeepSpeed value that differs from its own argument):\n#  " +
           hf_trainer_flags(plan) + "\n";
-  head += "# train.py trains sequences of " + std::to_string(plan.seq_len) + " tokens (TRL: max_length).\n";
+  head += sequence_text(plan);
   head += model_load_note(plan);
   return with_yaml(head, j);
 }
@@ -463,7 +485,7 @@ std::string torchrun_script(const PlanSpec& plan, const std::string& plan_path) 
   o << nvme_note(k);
   o << "# The same optimizer on spplan's engine: spplan run --plan " << (plan_path.empty() ? "PLAN.toml" : plan_path) << " "
     << engine_flags(plan.optimizer) << "\n";
-  o << "# train.py trains sequences of " << plan.seq_len << " tokens (TRL: max_length); arguments after THIS.sh go to it.\n";
+  o << sequence_text(plan) << "# Arguments after THIS.sh go to train.py.\n";
   o << model_load_note(plan);
   o << "set -euo pipefail\n";
   o << (nodes > 1 ? ": \"${MASTER_ADDR:?set MASTER_ADDR to the address of the first node}\"\n"
@@ -551,6 +573,7 @@ int64_t hf_warmup_steps(const OptimizerSpec& o) { return exported_warmup_steps(o
 const char* attn_implementation_name(const PlanSpec& plan) { return attn_implementation(plan); }
 std::string engine_optimizer_flags(const OptimizerSpec& o) { return engine_flags(o); }
 std::string hf_trainer_flags_with_checkpointing(const PlanSpec& plan) { return hf_trainer_flags(plan); }
+std::string sequence_note(const PlanSpec& plan) { return sequence_text(plan); }
 std::string hf_trainer_flags_without_checkpointing(const PlanSpec& plan, bool valued_bools) {
   return hf_trainer_flags(plan, false, valued_bools);
 }

@@ -27,6 +27,8 @@ std::string engine_optimizer_flags(const OptimizerSpec& optimizer);  // --lr ...
 // The HF Trainer's script flags, checkpointing included (--gradient_checkpointing true or false, and
 // its offload): for a run on FSDP2, whose YAML leaves checkpointing to the Trainer.
 std::string hf_trainer_flags_with_checkpointing(const PlanSpec& plan);
+// The sequence length, the padding multiple and the batch fields the plan's split needs of train.py.
+std::string sequence_note(const PlanSpec& plan);
 // Without the checkpointing flags: for ms-swift, whose own --gradient_checkpointing line says it.
 // `valued_bools`: " --bf16 true" where transformers writes " --bf16" (ms-swift declares its bool
 // flags Optional[bool]).

@@ -73,6 +73,20 @@ TEST(ExportCp, AccelerateRingCheckpointsThroughTheTrainersFlags) {
   EXPECT_THAT(exported(none, ExportFormat::kAccelerate), HasSubstr(" --gradient_checkpointing false\n"));
 }
 
+// What train.py must do with its sequences, in TRL's names: a ring of 8 cuts each into 16 chunks
+// and packs nothing; Ulysses 8 needs a multiple of 8 and position_ids in every batch.
+TEST(ExportCp, TrainerExportsSayThePaddingAndBatchFieldsTheSplitNeeds) {
+  const std::string ring = exported(cp_plan(1, 8), ExportFormat::kAccelerate);
+  EXPECT_THAT(ring, HasSubstr("# train.py trains sequences of 1048576 tokens (TRL: --max_length 1048576), each padded "
+                              "to a multiple of 16 (TRL: --pad_to_multiple_of 16).\n"));
+  EXPECT_THAT(ring, HasSubstr("(TRL refuses packing under cp: --packing false)"));
+  EXPECT_THAT(ring, Not(HasSubstr("position_ids")));
+  const std::string ulysses = exported(cp_plan(8, 1, "hf"), ExportFormat::kAccelerate);
+  EXPECT_THAT(ulysses, HasSubstr("each padded to a multiple of 8 (TRL: --pad_to_multiple_of 8).\n"));
+  EXPECT_THAT(ulysses, HasSubstr("every batch carries position_ids"));
+  EXPECT_THAT(exported(cp_plan(8, 1, "hf"), ExportFormat::kTorchrun), HasSubstr("--pad_to_multiple_of 8"));
+}
+
 TEST(ExportCp, MegatronHybridIsA2aPlusP2pWithHierarchicalSizes) {
   const std::string sh = exported(cp_plan(8, 4, "megatron"), ExportFormat::kMegatron);
   EXPECT_THAT(sh, HasSubstr("torchrun --nnodes 4 --nproc-per-node 8 "));
