@@ -49,6 +49,18 @@ std::string count_bound(const PlanSpec& plan, int64_t max_gpus, const search::Kn
   if (closest != nullptr) out += " (closest: " + knobs_text(closest->knobs) + ", " + closest->reason + ")";
   return out;
 }
+// A ring the flags pin (--cp, with --sp or at the smallest sp, 1) that cannot split the sequence
+// forms no plan at any count: bad input, in the words estimate refuses it with, not "does not fit".
+// Every larger sp needs a multiple of what sp 1 needs, so sp 1 failing rules out them all.
+Status check_ring_splits_sequence(const PlanSpec& base, const search::KnobConstraints& constraints) {
+  if (!constraints.cp || *constraints.cp == 1) return Status::ok();
+  PlanSpec probe = base;
+  probe.knobs.sp = constraints.sp.value_or(1);
+  probe.knobs.cp = *constraints.cp;
+  probe.cluster.num_gpus = probe.knobs.sp * probe.knobs.cp;  // the count is checked by read_constraints
+  return check_context_parallel(probe, flag_where);
+}
+
 }  // namespace
 
 std::vector<FlagSpec> fit_flag_specs() {
@@ -62,6 +74,7 @@ int cmd_fit(int argc, const char* const* argv) {
   if (!base.ok()) return fail(base.status());
   const auto constraints = search::read_constraints(*args, &*base);
   if (!constraints.ok()) return fail(constraints.status());
+  if (const Status s = check_ring_splits_sequence(*base, *constraints); !s) return fail(s);
   // The measured band: the smallest count that fits when the memory the planner has
   // under-predicted for this trainer and GPU is booked as headroom; --conservative answers it.
   const MemoryBand band = memory_band(*base, measured_accuracy());

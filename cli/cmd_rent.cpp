@@ -17,6 +17,7 @@
 #include "cli/report.hpp"
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/config/renter_settings.hpp"
 #include "planner/config/stack_flags.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/search/rent.hpp"
@@ -27,6 +28,9 @@ namespace {
 // Each node count is a plan search and a max-seq search on every preset: 128 nodes (1,024 GPUs of
 // 8) keeps a table within seconds, and is past every published long-sequence run.
 constexpr int64_t kMaxRentNodes = 128;
+// And each count given is a row of every preset: 8 counts (1 to 128 nodes in powers of two) are
+// a table one reads, and keep the worst case (8 counts at 128 nodes) within seconds.
+constexpr size_t kMaxRentNodeCounts = 8;
 
 }  // namespace
 
@@ -53,10 +57,12 @@ std::vector<FlagSpec> rent_flag_specs() {
     specs.push_back(f);
   }
   specs.push_back({"nodes", true, "the node counts of each GPU preset to price",
-                   "node counts separated by commas, e.g. 1,2,4,8,16 (each 1-" + std::to_string(kMaxRentNodes) + ")",
+                   "at most " + std::to_string(kMaxRentNodeCounts) +
+                       " node counts separated by commas, e.g. 1,2,4,8,16 (each 1-" + std::to_string(kMaxRentNodes) + ")",
                    "1,2,4"});
   specs.push_back({"price", true, "your own $ per GPU-hour for some presets, in place of their list price",
-                   "PRESET=USD pairs separated by commas, e.g. h100-80gb=2.1,h200-141gb=3.4", "each preset's list price"});
+                   "PRESET=USD pairs separated by commas, one per preset, e.g. h100-80gb=2.1,h200-141gb=3.4",
+                   "each preset's list price"});
   specs.push_back({"tokens", true, "a training budget in tokens: how long it runs and what it costs on each option",
                    "a number of tokens >= 1, e.g. 2e9", "not shown"});
   specs.push_back(json_flag_spec());
@@ -67,6 +73,12 @@ namespace {
 
 // "1,2,4,8": distinct node counts in the order given.
 Result<std::vector<int64_t>> parse_node_list(const std::string& text) {
+  const size_t counts = static_cast<size_t>(std::count(text.begin(), text.end(), ',')) + 1;
+  if (counts > kMaxRentNodeCounts) {  // counted before parsing: the value may be long, and is not quoted
+    return Status::invalid("--nodes: " + std::to_string(counts) + " node counts given (allowed: at most " +
+                           std::to_string(kMaxRentNodeCounts) + ", each 1-" + std::to_string(kMaxRentNodes) +
+                           ", e.g. 1,2,4)");
+  }
   std::vector<int64_t> nodes;
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, ',');) {
@@ -94,7 +106,11 @@ Result<std::map<std::string, double>> parse_price_list(const std::string& text) 
     if (std::find(presets.begin(), presets.end(), name) == presets.end()) {
       return Status::invalid("--price: GPU \"" + name + "\" is not a preset (allowed presets: " + join(presets) + ")");
     }
-    auto usd = parse_double("--price " + name, item.substr(eq + 1), kMinPositive);
+    // One price per preset bounds the list by the presets: a second is a typo, not a choice.
+    if (prices.count(name) > 0) {
+      return Status::invalid("--price: GPU \"" + name + "\" is priced twice (allowed: one price per preset)");
+    }
+    auto usd = parse_in("--price " + name, item.substr(eq + 1), kRenterRanges.price_per_hour);
     if (!usd.ok()) return usd.status();
     prices[name] = *usd;
   }

@@ -39,8 +39,9 @@ std::vector<FlagSpec> cluster_flag_specs(bool with_seq) {
       {"headroom", true, "GPU memory a plan must leave free, % of the device, beyond the planner's own margins",
        "a number from 0 to " + format_number(kMaxHeadroomPct), "0"},
       {"price-per-gpu-hour", true, "what one GPU costs per hour, in $, overriding the GPU file's price_per_gpu_hour",
-       "a number > 0", "the GPU file's"},
-      {"price-per-node-hour", true, "what one node costs per hour, in $ (divided over its GPUs)", "a number > 0",
+       "a number >= 0 (0: a machine already paid for)", "the GPU file's"},
+      {"price-per-node-hour", true, "what one node costs per hour, in $ (divided over its GPUs)",
+       "a number >= 0 (0: a machine already paid for)",
        "the GPU file's price_per_gpu_hour x GPUs per node"}};
   // The stack's flags after --trainer, whose defaults they override (planner/config/stack_flags.hpp).
   std::vector<FlagSpec> specs = with(with(cluster, stack_flag_specs()), renter);

@@ -5,6 +5,7 @@
 
 #include "planner/config/loaders.hpp"
 #include "planner/config/preset_path.hpp"
+#include "planner/config/renter_settings.hpp"
 #include "planner/config/toml_reader.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/core/suggest.hpp"
@@ -47,7 +48,8 @@ Result<GpuSpec> gpu_from_table(const std::string& source, const toml::table& tab
   SPPLAN_RETURN_IF_ERROR(r.read_positive("host_memory_gib_per_node", &g.host_memory_gib_per_node, need));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("host_adam_params_per_s", &g.host_adam_params_per_s, need));
   SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("nvme_GBps_per_node", &g.nvme_GBps_per_node, false));
-  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("price_per_gpu_hour", &g.price_per_gpu_hour, need));
+  SPPLAN_RETURN_IF_ERROR(r.read_bounded("price_per_gpu_hour", &g.price_per_gpu_hour, need,  // as the price flags
+                                        kRenterRanges.price_per_hour.min, kRenterRanges.price_per_hour.max));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("matmul_efficiency", &g.matmul_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("attention_efficiency", &g.attention_efficiency, false));
   SPPLAN_RETURN_IF_ERROR(r.read_positive("attention_bwd_efficiency", &g.attention_bwd_efficiency, false));

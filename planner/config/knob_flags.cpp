@@ -45,17 +45,17 @@ bool has_knob_flags(const Args& args) {
 
 Status apply_knob_flags(const Args& args, Knobs* k) {
   if (auto v = args.get("sp")) {
-    SPPLAN_ASSIGN_OR_RETURN(k->sp, parse_int("--sp", *v, 1, 1 << 20));
+    SPPLAN_ASSIGN_OR_RETURN(k->sp, parse_in("--sp", *v, kKnobRanges.sp));
   }
   if (auto v = args.get("cp")) {
-    SPPLAN_ASSIGN_OR_RETURN(k->cp, parse_int("--cp", *v, 1, 1 << 20));
+    SPPLAN_ASSIGN_OR_RETURN(k->cp, parse_in("--cp", *v, kKnobRanges.cp));
   }
   if (auto v = args.get("cp-comm")) {
     SPPLAN_ASSIGN_OR_RETURN(const size_t i, parse_choice("--cp-comm", *v, cp_comm_names()));
     k->cp_comm = static_cast<CpComm>(i);
   }
   if (auto v = args.get("zero")) {
-    SPPLAN_ASSIGN_OR_RETURN(k->zero_stage, parse_int("--zero", *v, 0, 3));
+    SPPLAN_ASSIGN_OR_RETURN(k->zero_stage, parse_in("--zero", *v, kKnobRanges.zero_stage));
   }
   if (auto v = args.get("offload-optimizer")) {
     SPPLAN_ASSIGN_OR_RETURN(const size_t i, parse_choice("--offload-optimizer", *v, offload_device_names()));
@@ -83,16 +83,16 @@ Status apply_knob_flags(const Args& args, Knobs* k) {
     if (args.has(std::string("no-") + flag)) *value = false;
   }
   if (auto v = args.get("micro-batch")) {
-    SPPLAN_ASSIGN_OR_RETURN(k->micro_batch, parse_int("--micro-batch", *v, 1, 1 << 20));
+    SPPLAN_ASSIGN_OR_RETURN(k->micro_batch, parse_in("--micro-batch", *v, kKnobRanges.micro_batch));
   }
   if (auto v = args.get("grad-accum")) {
-    SPPLAN_ASSIGN_OR_RETURN(k->grad_accum_steps, parse_int("--grad-accum", *v, 1, 1 << 20));
+    SPPLAN_ASSIGN_OR_RETURN(k->grad_accum_steps, parse_in("--grad-accum", *v, kKnobRanges.grad_accum_steps));
   }
   if (auto v = args.get("reduce-bucket")) {
-    SPPLAN_ASSIGN_OR_RETURN(k->reduce_bucket_elems, parse_double("--reduce-bucket", *v, 1.0));
+    SPPLAN_ASSIGN_OR_RETURN(k->reduce_bucket_elems, parse_in("--reduce-bucket", *v, kKnobRanges.reduce_bucket_elems));
   }
   if (auto v = args.get("prefetch-bucket")) {
-    SPPLAN_ASSIGN_OR_RETURN(k->prefetch_bucket_elems, parse_double("--prefetch-bucket", *v, 0.0));
+    SPPLAN_ASSIGN_OR_RETURN(k->prefetch_bucket_elems, parse_in("--prefetch-bucket", *v, kKnobRanges.prefetch_bucket_elems));
   }
   return Status::ok();
 }

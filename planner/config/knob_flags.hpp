@@ -7,9 +7,24 @@
 #include <vector>
 
 #include "planner/config/knobs.hpp"
+#include "planner/config/setting_ranges.hpp"
 #include "planner/core/args.hpp"
 
 namespace spplan {
+
+// The knobs' ranges: the flags here and a plan file's [knobs] (plan_io.cpp) read them alike.
+// 2^20 ranks, sequences or micro steps is past any cluster or batch; a bucket of 0 elements
+// reduces nothing (reduce) while a prefetch of 0 prefetches nothing, which is a setting.
+struct KnobRanges {
+  IntRange sp{1, 1 << 20};
+  IntRange cp{1, 1 << 20};
+  IntRange zero_stage{0, 3};
+  IntRange micro_batch{1, 1 << 20};
+  IntRange grad_accum_steps{1, 1 << 20};
+  NumberRange reduce_bucket_elems{1, kMaxNumber};
+  NumberRange prefetch_bucket_elems{0, kMaxNumber};
+};
+inline constexpr KnobRanges kKnobRanges{};
 
 // Flag specs to add to a subcommand that takes knobs (includes "sp").
 std::vector<FlagSpec> knob_flag_specs();

@@ -77,7 +77,7 @@ std::vector<FlagSpec> optimizer_flag_specs(const OptimizerSpec& d) {
       {"grad_clip", {"", true, "the global gradient L2 norm is clipped to this", "a number >= 0 (0: no clipping)",
                      format_number(d.grad_clip)}},
       {"train_steps", {"", true, "optimizer steps the schedule spans (sets the warm-up to 10% unless given)",
-                       "an integer 1..1000000000", d.train_steps > 0 ? std::to_string(d.train_steps) : "the run's --steps"}},
+                       "an integer 0..1000000000 (0: the run's --steps)", d.train_steps > 0 ? std::to_string(d.train_steps) : "the run's --steps"}},
       {"adam_beta1", {"", true, "AdamW's first-moment decay", "a number in [0, " + format_number(kMaxAdamBeta) + "]",
                       format_number(d.adam_beta1)}},
       {"adam_beta2", {"", true, "AdamW's second-moment decay", "a number in [0, " + format_number(kMaxAdamBeta) + "]",
@@ -94,38 +94,38 @@ std::vector<FlagSpec> optimizer_flag_specs(const OptimizerSpec& d) {
 }
 
 Status apply_optimizer_flags(const Args& args, OptimizerSpec* o) {
-  // A learning rate above 1 or a warm-up beyond 1e9 steps is a typo, not a setting.
+  // Each in its range, the one plan files are read in (OptimizerRanges).
   if (auto v = args.get("lr")) {
-    SPPLAN_ASSIGN_OR_RETURN(o->lr, parse_double("--lr", *v, kMinPositive, 1.0));
+    SPPLAN_ASSIGN_OR_RETURN(o->lr, parse_in("--lr", *v, kOptimizerRanges.lr));
   }
   if (auto v = args.get("warmup-steps")) {
-    SPPLAN_ASSIGN_OR_RETURN(o->warmup_steps, parse_int("--warmup-steps", *v, 0, 1'000'000'000));
+    SPPLAN_ASSIGN_OR_RETURN(o->warmup_steps, parse_in("--warmup-steps", *v, kOptimizerRanges.warmup_steps));
   }
   if (auto v = args.get("lr-schedule")) {
     SPPLAN_ASSIGN_OR_RETURN(const size_t i, parse_choice("--lr-schedule", *v, lr_schedule_names()));
     o->lr_schedule = static_cast<LrSchedule>(i);
   }
   if (auto v = args.get("min-lr")) {
-    SPPLAN_ASSIGN_OR_RETURN(o->min_lr, parse_double("--min-lr", *v, 0.0, 1.0));
+    SPPLAN_ASSIGN_OR_RETURN(o->min_lr, parse_in("--min-lr", *v, kOptimizerRanges.min_lr));
   }
   if (auto v = args.get("weight-decay")) {
-    SPPLAN_ASSIGN_OR_RETURN(o->weight_decay, parse_double("--weight-decay", *v, 0.0, 1.0));
+    SPPLAN_ASSIGN_OR_RETURN(o->weight_decay, parse_in("--weight-decay", *v, kOptimizerRanges.weight_decay));
   }
   if (auto v = args.get("grad-clip")) {
-    SPPLAN_ASSIGN_OR_RETURN(o->grad_clip, parse_double("--grad-clip", *v, 0.0));
+    SPPLAN_ASSIGN_OR_RETURN(o->grad_clip, parse_in("--grad-clip", *v, kOptimizerRanges.grad_clip));
   }
   if (auto v = args.get("train-steps")) {
-    SPPLAN_ASSIGN_OR_RETURN(o->train_steps, parse_int("--train-steps", *v, 1, 1'000'000'000));
+    SPPLAN_ASSIGN_OR_RETURN(o->train_steps, parse_in("--train-steps", *v, kOptimizerRanges.train_steps));
     if (!args.get("warmup-steps")) o->warmup_steps = default_warmup_steps(o->train_steps);
   }
   if (auto v = args.get("adam-beta1")) {
-    SPPLAN_ASSIGN_OR_RETURN(o->adam_beta1, parse_double("--adam-beta1", *v, 0.0, kMaxAdamBeta));
+    SPPLAN_ASSIGN_OR_RETURN(o->adam_beta1, parse_in("--adam-beta1", *v, kOptimizerRanges.adam_beta));
   }
   if (auto v = args.get("adam-beta2")) {
-    SPPLAN_ASSIGN_OR_RETURN(o->adam_beta2, parse_double("--adam-beta2", *v, 0.0, kMaxAdamBeta));
+    SPPLAN_ASSIGN_OR_RETURN(o->adam_beta2, parse_in("--adam-beta2", *v, kOptimizerRanges.adam_beta));
   }
   if (auto v = args.get("adam-eps")) {
-    SPPLAN_ASSIGN_OR_RETURN(o->adam_eps, parse_double("--adam-eps", *v, kMinAdamEps, kMaxAdamEps));
+    SPPLAN_ASSIGN_OR_RETURN(o->adam_eps, parse_in("--adam-eps", *v, kOptimizerRanges.adam_eps));
   }
   return Status::ok();
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/config/setting_ranges.hpp"
 #include "planner/core/args.hpp"
 
 namespace spplan {
@@ -45,6 +46,22 @@ struct OptimizerSpec {
 inline constexpr double kMaxAdamBeta = 0.999999;
 inline constexpr double kMinAdamEps = 1e-20;
 inline constexpr double kMaxAdamEps = 1e-2;
+
+// The settings' ranges: the flags below and a plan file's [optimizer] (plan_io.cpp) read them alike.
+// A learning rate above 1, a weight decay above 1 (AdamW would shrink each weight past zero in one
+// step at lr 1) or a warm-up beyond 1e9 steps is a typo, not a setting; train_steps 0 is "not
+// known" (the run's --steps span the schedule), what a plan made without --train-steps holds.
+struct OptimizerRanges {
+  NumberRange lr{kMinPositive, 1.0};
+  IntRange warmup_steps{0, 1'000'000'000};
+  NumberRange min_lr{0.0, 1.0};
+  NumberRange weight_decay{0.0, 1.0};
+  NumberRange grad_clip{0.0, kMaxNumber};
+  IntRange train_steps{0, 1'000'000'000};
+  NumberRange adam_beta{0.0, kMaxAdamBeta};
+  NumberRange adam_eps{kMinAdamEps, kMaxAdamEps};
+};
+inline constexpr OptimizerRanges kOptimizerRanges{};
 
 // What `spplan plan` and `estimate` put in a plan: a full fine-tune of a pretrained model on long
 // sequences, each value from a published long-context recipe (optimizer_spec.cpp cites them).

@@ -7,7 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "planner/config/knob_flags.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/config/optimizer_spec.hpp"
 #include "planner/config/rope_scaling.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/preset_path.hpp"
@@ -55,13 +57,21 @@ Status read_enum(KeyReader& r, std::string_view key, const std::vector<std::stri
   return Status::ok();
 }
 
+// A key in the range its flag takes too (knob_flags.hpp KnobRanges, optimizer_spec.hpp OptimizerRanges).
+Status read_in(KeyReader& r, std::string_view key, int64_t* out, bool required, IntRange range) {
+  return r.read_int(key, out, required, range.min, range.max);
+}
+Status read_in(KeyReader& r, std::string_view key, double* out, bool required, NumberRange range) {
+  return r.read_bounded(key, out, required, range.min, range.max);
+}
+
 Status read_knobs(const std::string& path, const toml::table& table, Knobs* k) {
   KeyReader r(path, table, "knobs.");
-  SPPLAN_RETURN_IF_ERROR(r.read_int("sp", &k->sp, true, 1, 1 << 20));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "sp", &k->sp, true, kKnobRanges.sp));
   // Ring degree and how it moves K/V; absent (plans written before them): cp 1, no ring.
-  SPPLAN_RETURN_IF_ERROR(r.read_int("cp", &k->cp, false, 1, 1 << 20));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "cp", &k->cp, false, kKnobRanges.cp));
   SPPLAN_RETURN_IF_ERROR(read_enum(r, "cp_comm", cp_comm_names(), &k->cp_comm));
-  SPPLAN_RETURN_IF_ERROR(r.read_int("zero_stage", &k->zero_stage, true, 0, 3));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "zero_stage", &k->zero_stage, true, kKnobRanges.zero_stage));
   SPPLAN_RETURN_IF_ERROR(read_enum(r, "offload_optimizer", offload_device_names(), &k->offload_optimizer));
   SPPLAN_RETURN_IF_ERROR(read_enum(r, "offload_params", offload_device_names(), &k->offload_params));
   SPPLAN_RETURN_IF_ERROR(read_enum(r, "act_ckpt", act_ckpt_names(), &k->act_ckpt));
@@ -69,26 +79,26 @@ Status read_knobs(const std::string& path, const toml::table& table, Knobs* k) {
   SPPLAN_RETURN_IF_ERROR(read_enum(r, "precision", precision_names(), &k->precision));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("tiled_mlp", &k->tiled_mlp, false));
   SPPLAN_RETURN_IF_ERROR(r.read_bool("tiled_loss", &k->tiled_loss, false));
-  SPPLAN_RETURN_IF_ERROR(r.read_int("micro_batch", &k->micro_batch, false, 1, 1 << 20));
-  SPPLAN_RETURN_IF_ERROR(r.read_int("grad_accum_steps", &k->grad_accum_steps, false, 1, 1 << 20));
-  SPPLAN_RETURN_IF_ERROR(r.read_positive("reduce_bucket_elems", &k->reduce_bucket_elems, false));
-  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("prefetch_bucket_elems", &k->prefetch_bucket_elems, false));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "micro_batch", &k->micro_batch, false, kKnobRanges.micro_batch));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "grad_accum_steps", &k->grad_accum_steps, false, kKnobRanges.grad_accum_steps));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "reduce_bucket_elems", &k->reduce_bucket_elems, false, kKnobRanges.reduce_bucket_elems));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "prefetch_bucket_elems", &k->prefetch_bucket_elems, false, kKnobRanges.prefetch_bucket_elems));
   return r.check_no_unknown_keys();
 }
 
 // [optimizer] (optional): the keys of OptimizerSpec, each optional.
 Status read_optimizer(const std::string& path, const toml::table& table, OptimizerSpec* o) {
   KeyReader r(path, table, "optimizer.");
-  SPPLAN_RETURN_IF_ERROR(r.read_positive("lr", &o->lr, false));
-  SPPLAN_RETURN_IF_ERROR(r.read_int("warmup_steps", &o->warmup_steps, false, 0, 1'000'000'000));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "lr", &o->lr, false, kOptimizerRanges.lr));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "warmup_steps", &o->warmup_steps, false, kOptimizerRanges.warmup_steps));
   SPPLAN_RETURN_IF_ERROR(read_enum(r, "lr_schedule", lr_schedule_names(), &o->lr_schedule));
-  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("min_lr", &o->min_lr, false));
-  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("weight_decay", &o->weight_decay, false));
-  SPPLAN_RETURN_IF_ERROR(r.read_nonnegative("grad_clip", &o->grad_clip, false));
-  SPPLAN_RETURN_IF_ERROR(r.read_int("train_steps", &o->train_steps, false, 0, 1'000'000'000));  // 0: not known
-  SPPLAN_RETURN_IF_ERROR(r.read_bounded("adam_beta1", &o->adam_beta1, false, 0.0, kMaxAdamBeta));
-  SPPLAN_RETURN_IF_ERROR(r.read_bounded("adam_beta2", &o->adam_beta2, false, 0.0, kMaxAdamBeta));
-  SPPLAN_RETURN_IF_ERROR(r.read_bounded("adam_eps", &o->adam_eps, false, kMinAdamEps, kMaxAdamEps));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "min_lr", &o->min_lr, false, kOptimizerRanges.min_lr));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "weight_decay", &o->weight_decay, false, kOptimizerRanges.weight_decay));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "grad_clip", &o->grad_clip, false, kOptimizerRanges.grad_clip));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "train_steps", &o->train_steps, false, kOptimizerRanges.train_steps));  // 0: not known
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "adam_beta1", &o->adam_beta1, false, kOptimizerRanges.adam_beta));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "adam_beta2", &o->adam_beta2, false, kOptimizerRanges.adam_beta));
+  SPPLAN_RETURN_IF_ERROR(read_in(r, "adam_eps", &o->adam_eps, false, kOptimizerRanges.adam_eps));
   SPPLAN_RETURN_IF_ERROR(r.check_no_unknown_keys());
   return check_optimizer(*o, [&path](const std::string& key) { return path + ": key \"optimizer." + key + "\""; });
 }

@@ -59,9 +59,12 @@ TEST(Cli, PriceFlagsSetThePriceAndTheRunsCost) {
   const CliRun both = run_spplan(args + " --price-per-gpu-hour 4 --price-per-node-hour 32");
   EXPECT_EQ(both.exit_code, 2);
   EXPECT_EQ(both.err, "spplan: --price-per-node-hour: not allowed with --price-per-gpu-hour (allowed: one of them)\n");
+  // A price below 0 is refused; 0 is a machine already paid for, as a GPU file may say.
+  const CliRun negative = run_spplan(args + " --price-per-gpu-hour -1");
+  EXPECT_EQ(negative.exit_code, 2);
+  EXPECT_EQ(negative.err, "spplan: --price-per-gpu-hour: value \"-1\" is not allowed (allowed: a number from 0 to 1e+15)\n");
   const CliRun zero = run_spplan(args + " --price-per-gpu-hour 0");
-  EXPECT_EQ(zero.exit_code, 2);
-  EXPECT_EQ(zero.err.rfind("spplan: --price-per-gpu-hour: value \"0\"", 0), 0u) << zero.err;
+  EXPECT_EQ(zero.exit_code, 0) << zero.err;
 }
 
 // Issue 45: the best plan at 128K on 2 x 6 H100s fits by 0.4%, inside the H100's measured memory
@@ -332,8 +335,8 @@ TEST(Cli, BadInputTable) {
       // The optimizer flags of plan and estimate (issue 23): typos in a recipe are refused, not trained.
       {std::string("estimate ") + kBase + "--seq 1k --sp 4 --lr 2",
        "spplan: --lr: value \"2\" is not allowed (allowed: a number from 1e-15 to 1)"},
-      {std::string("plan ") + kBase + "--seq 1k --train-steps 0",
-       "spplan: --train-steps: value \"0\" is not allowed (allowed: a whole number from 1 to 1000000000)"},
+      {std::string("plan ") + kBase + "--seq 1k --train-steps 1000000001",
+       "spplan: --train-steps: value \"1000000001\" is not allowed (allowed: a whole number from 0 to 1000000000)"},
       {std::string("plan ") + kBase + "--seq 1k --train-steps 100 --warmup-steps 200",
        "spplan: --warmup-steps: value 200 is longer than train_steps 100 (allowed: 0 to train_steps)"},
       {std::string("estimate ") + kBase + "--seq 1k --sp 4 --lr-schedule step",
@@ -1059,6 +1062,53 @@ TEST(Cli, AxolotlsRingPlansAWindowedModel) {
   EXPECT_EQ(within.err,
             "spplan: --cp: value 8 leaves 4096 tokens a rank, not more than mistral_v01's sliding_window 4096, where trainer "
             "\"axolotl\"'s ring runs no window (allowed: cp at most 7)\n");
+}
+
+// A sequence the pinned ring cannot split forms no plan at any GPU count: fit refuses it as bad
+// input (exit 2) in estimate's line, where it said "does not fit" (exit 1).
+TEST(Cli, FitRefusesASequenceTheRingCannotSplitAsEstimateDoes) {
+  const std::string base = "--model llama-3.1-8b --gpu h100-80gb --gpus 16 --seq 1001 --trainer engine ";
+  const CliRun estimate = run_spplan("estimate " + base + "--sp 1 --cp 4");
+  const std::string line =
+      "spplan: --seq: value 1001 is not divisible by 2 x sp x cp = 8 (the zigzag split of ring attention; allowed: a "
+      "multiple of 8)\n";
+  EXPECT_EQ(estimate.exit_code, 2);
+  EXPECT_EQ(estimate.err, line);
+  for (const std::string& flags : {std::string("--cp 4"), std::string("--cp 4 --json")}) {
+    const CliRun fit = run_spplan("fit " + base + flags);
+    EXPECT_EQ(fit.exit_code, 2) << flags << ": " << fit.out;
+    EXPECT_EQ(fit.err, line) << flags;
+    EXPECT_EQ(fit.out, "") << flags;
+  }
+  const CliRun pinned = run_spplan("fit " + base + "--sp 2 --cp 4");
+  EXPECT_EQ(pinned.exit_code, 2);
+  EXPECT_EQ(pinned.err, run_spplan("estimate " + base + "--sp 2 --cp 4").err);
+  // A ring that splits it still answers fits or not.
+  const CliRun splits = run_spplan("fit --model llama-3.1-8b --gpu h100-80gb --gpus 16 --seq 1000 --trainer engine --cp 4");
+  EXPECT_EQ(splits.exit_code, 0) << splits.err;
+}
+
+// rent's lists have a stated bound: at most 8 node counts, one price per preset; a longer list is
+// refused before it is read, without quoting it.
+TEST(Cli, RentListsHaveAStatedMaximum) {
+  const std::string rent = "rent --model qwen3-4b --seq 32k ";
+  std::string nine = "1";
+  for (int n = 2; n <= 9; ++n) nine += "," + std::to_string(n);
+  const CliRun many = run_spplan(rent + "--nodes " + nine);
+  EXPECT_EQ(many.exit_code, 2);
+  EXPECT_EQ(many.err, "spplan: --nodes: 9 node counts given (allowed: at most 8, each 1-128, e.g. 1,2,4)\n");
+  std::string huge = "1";
+  for (int n = 0; n < 20000; ++n) huge += ",1";  // 40 KB: under the 128 KB one argument may hold
+  const CliRun long_list = run_spplan(rent + "--nodes " + huge);
+  EXPECT_EQ(long_list.exit_code, 2);
+  EXPECT_EQ(long_list.err, "spplan: --nodes: 20001 node counts given (allowed: at most 8, each 1-128, e.g. 1,2,4)\n");
+  const CliRun twice = run_spplan(rent + "--price h100-80gb=2,h100-80gb=3");
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_EQ(twice.err, "spplan: --price: GPU \"h100-80gb\" is priced twice (allowed: one price per preset)\n");
+  const CliRun eight = run_spplan(rent + "--nodes 1,2,3,4,5,6,7,8 --json");
+  EXPECT_EQ(eight.exit_code, 0) << eight.err;
+  const CliRun help = run_spplan("rent --help");
+  EXPECT_NE(help.out.find("at most 8 node counts"), std::string::npos) << help.out;
 }
 
 }  // namespace

@@ -33,9 +33,9 @@ TEST(RenterSettings, BadPricesNameTheFlagAndWhatIsAllowed) {
   gpu.price_per_gpu_hour = 3.0;
   EXPECT_EQ(apply_price(std::string("2"), std::string("16"), &gpu).message(),
             "--price-per-node-hour: not allowed with --price-per-gpu-hour (allowed: one of them)");
-  const Status zero = apply_price(std::string("0"), std::nullopt, &gpu);
-  EXPECT_NE(zero.message().find("--price-per-gpu-hour"), std::string::npos) << zero.message();
-  EXPECT_NE(zero.message().find("\"0\""), std::string::npos) << zero.message();
+  const Status negative = apply_price(std::string("-0.5"), std::nullopt, &gpu);
+  EXPECT_NE(negative.message().find("--price-per-gpu-hour"), std::string::npos) << negative.message();
+  EXPECT_NE(negative.message().find("\"-0.5\""), std::string::npos) << negative.message();
   EXPECT_FALSE(apply_price(std::nullopt, std::string("ten"), &gpu).is_ok());
   EXPECT_DOUBLE_EQ(gpu.price_per_gpu_hour, 3.0);  // a refused price changes nothing
 }
