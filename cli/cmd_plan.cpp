@@ -53,7 +53,7 @@ std::vector<FlagSpec> plan_flag_specs() {
                {"out", true, "write the best plan as a plan file (what simulate, export and run read)",
                 "a .toml path (not an input file)", "none written"},
                json_flag_spec(),
-               {"simulate", false, "re-rank the leading plans by the simulator's step time"},
+               {"simulate", false, "re-rank the leading plans (--top of them, at least 10, at most 50) by the simulator's step time"},
                {"show-rejected", false, "list, per limit, how many knob sets it rejected and the closest miss"}});
 }
 
@@ -87,7 +87,10 @@ int cmd_plan(int argc, const char* const* argv) {
   if (args->has("simulate")) {
     // Re-rank the leading plans by simulated tokens/s (the schedule, not the overlap rules), with
     // the same noise band and preferences as the estimate's ranking.
-    const size_t n = std::min<size_t>(result.feasible.size(), static_cast<size_t>(std::max<int64_t>(top, 10)));
+    // Each is a simulation (about 50 ms for a 70B ring over 2^24 GPUs): at most 50, so that
+    // --top 1000 --simulate answers in seconds; the plans after them keep the estimate's order.
+    constexpr int64_t kMaxSimulatedPlans = 50;
+    const size_t n = std::min<size_t>(result.feasible.size(), static_cast<size_t>(std::clamp<int64_t>(top, 10, kMaxSimulatedPlans)));
     std::vector<search::RankedPlan> leading(result.feasible.begin(), result.feasible.begin() + static_cast<long>(n));
     for (const auto& p : leading) simulated_step_s[knobs_text(p.plan.knobs)] = sim::simulated_step_time_s(p.plan);
     search::rank_plans_by(&leading, [&](const search::RankedPlan& p) {
