@@ -92,6 +92,10 @@ QString StepTimelineView::exposedText() const {
   if (!m_result) return {};
   const sim::ExposedComm& x = m_result->exposed_comm_s;
   // Durations as people read them ("8 h 54 min", "16.087 s"), as the plan table (issue 45 item 5).
+  // A long accumulation is drawn as its first, one steady and its last micro step: said after the rest.
+  const QString folded = m_result->folded.count > 0
+                             ? QString::fromStdString(" · " + sim::folded_text(m_result->folded))
+                             : QString();
   return tr("step %1 simulated (%2 without overlap) · exposed communication: all-to-all %3 s, ZeRO %4 s, "
             "offload %5 s · peak %6 GiB during %7")
       .arg(QString::fromStdString(duration_text(m_result->step_time_s)))
@@ -100,7 +104,7 @@ QString StepTimelineView::exposedText() const {
       .arg(x.zero_s, 0, 'f', 3)
       .arg(x.offload_s, 0, 'f', 3)
       .arg(gib(m_result->peak_memory_bytes), 0, 'f', 1)
-      .arg(peakWhere());
+      .arg(peakWhere()) + folded;
 }
 
 QString StepTimelineView::peakWhere() const {
@@ -111,7 +115,7 @@ QString StepTimelineView::peakWhere() const {
 void StepTimelineView::zoomBy(double factor, double centerFraction) {
   if (!m_result || factor <= 0) return;
   const double center = m_viewStartS + centerFraction * m_viewSpanS;
-  const double full = std::max(m_result->step_time_s, kMinSpanS);
+  const double full = std::max(m_result->shown_time_s, kMinSpanS);
   m_viewSpanS = std::clamp(m_viewSpanS / factor, kMinSpanS, full);
   m_viewStartS = std::clamp(center - centerFraction * m_viewSpanS, 0.0, full - m_viewSpanS);
   update();
@@ -120,7 +124,7 @@ void StepTimelineView::zoomBy(double factor, double centerFraction) {
 
 void StepTimelineView::panBy(double fractionOfSpan) {
   if (!m_result) return;
-  const double full = std::max(m_result->step_time_s, kMinSpanS);
+  const double full = std::max(m_result->shown_time_s, kMinSpanS);
   m_viewStartS = std::clamp(m_viewStartS + fractionOfSpan * m_viewSpanS, 0.0, full - m_viewSpanS);
   update();
   Q_EMIT changed();
@@ -128,7 +132,7 @@ void StepTimelineView::panBy(double fractionOfSpan) {
 
 void StepTimelineView::resetZoom() {
   m_viewStartS = 0;
-  m_viewSpanS = m_result ? std::max(m_result->step_time_s, kMinSpanS) : 1;
+  m_viewSpanS = m_result ? std::max(m_result->shown_time_s, kMinSpanS) : 1;
   update();
   Q_EMIT changed();
 }
@@ -365,7 +369,7 @@ void StepTimelineView::paintMemory(QPainter& p, const QRectF& area) const {
     }
     lastBytes = s.bytes;
   }
-  if (started) curve.lineTo(xOf(m_result->step_time_s, area), yOf(lastBytes));
+  if (started) curve.lineTo(xOf(m_result->shown_time_s, area), yOf(lastBytes));
   p.setPen(QPen(QColor(0x4c, 0x78, 0xa8), 1.5));
   p.drawPath(curve);
   p.setPen(QPen(QColor(0xc0, 0x10, 0x10), 1.5, Qt::DashLine));
