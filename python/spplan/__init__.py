@@ -233,11 +233,42 @@ if "simulate" in _FLAGS:
     _attach_help(simulate, "simulate")
 
 
+# The accelerate YAML's keys that are not ParallelismConfig's own (accelerate 1.15.0
+# parallelism_config.py): its handlers' (utils/dataclasses.py DeepSpeedSequenceParallelConfig,
+# TorchContextParallelConfig), which `accelerate launch` builds from the same YAML.
+_SP_HANDLER_KEYS = ("sp_seq_length", "sp_seq_length_is_variable", "sp_attn_implementation")
+_CP_HANDLER_KEYS = ("cp_comm_strategy",)
+# The YAML's fsdp_config keys and FullyShardedDataParallelPlugin's fields they fill (accelerate
+# 1.15.0 utils/launch.py sets FSDP_* variables from them, which the plugin's __post_init__ reads).
+_FSDP_PLUGIN_FIELDS = {"fsdp_version": "fsdp_version", "fsdp_reshard_after_forward": "reshard_after_forward",
+                       "fsdp_auto_wrap_policy": "auto_wrap_policy", "fsdp_offload_params": "cpu_offload",
+                       "fsdp_state_dict_type": "state_dict_type",
+                       "fsdp_activation_checkpointing": "activation_checkpointing",
+                       "fsdp_cpu_ram_efficient_loading": "cpu_ram_efficient_loading"}
+
+
+def _accelerate_kwargs(config):
+    """The accelerate YAML's sections as the keyword arguments of the classes they configure."""
+    section = config["parallelism_config"]
+    kwargs = {key[len("parallelism_config_"):]: value for key, value in section.items()}
+    out = {"accelerate_sp_handler": {k: kwargs.pop(k) for k in _SP_HANDLER_KEYS if k in kwargs} or None,
+           "accelerate_cp_handler": {k: kwargs.pop(k) for k in _CP_HANDLER_KEYS if k in kwargs} or None,
+           "accelerate_fsdp": None}
+    if "fsdp_config" in config:
+        out["accelerate_fsdp"] = {field: config["fsdp_config"][key] for key, field in _FSDP_PLUGIN_FIELDS.items()
+                                  if key in config["fsdp_config"]}
+    out["accelerate"] = kwargs
+    return out
+
+
 def stack_configs(plan):
     """What the training stacks take in code, for a plan file (``plan(..., out=PATH)`` writes one):
 
-    - ``"accelerate"``: keyword arguments of ``accelerate.ParallelismConfig`` (its sp handler's
-      arguments apart, as ``"accelerate_sp_handler"``: ``DeepSpeedSequenceParallelConfig(**...)``),
+    - ``"accelerate"``: keyword arguments of ``accelerate.ParallelismConfig`` (its handlers'
+      arguments apart: ``"accelerate_sp_handler"`` for ``DeepSpeedSequenceParallelConfig(**...)``
+      under Ulysses, ``"accelerate_cp_handler"`` for ``TorchContextParallelConfig(**...)`` under a
+      ring), and for a ring ``"accelerate_fsdp"``: keyword arguments of
+      ``accelerate.utils.FullyShardedDataParallelPlugin`` (FSDP2, which the ring runs on),
     - ``"deepspeed"``: the DeepSpeed config dict (``TrainingArguments(deepspeed=...)``,
       ``deepspeed.initialize(config=...)``),
     - ``"arctic"``: ArcticTraining's recipe YAML text.
@@ -250,7 +281,7 @@ def stack_configs(plan):
     import yaml  # a dependency of the package (pyproject.toml)
 
     path = os.fspath(plan)
-    configs = {"refused": {}, "accelerate_sp_handler": None}
+    configs = {"refused": {}, "accelerate_sp_handler": None, "accelerate_cp_handler": None, "accelerate_fsdp": None}
     for fmt in ("deepspeed", "accelerate", "arctic"):
         try:
             with warnings.catch_warnings():
@@ -264,12 +295,7 @@ def stack_configs(plan):
         if fmt == "deepspeed":
             configs["deepspeed"] = json.loads(text)
         elif fmt == "accelerate":
-            # The YAML's parallelism_config_* keys are ParallelismConfig's fields and its sp handler's.
-            section = yaml.safe_load(text)["parallelism_config"]
-            kwargs = {key[len("parallelism_config_"):]: value for key, value in section.items()}
-            handler_keys = ("sp_seq_length", "sp_seq_length_is_variable", "sp_attn_implementation")
-            configs["accelerate_sp_handler"] = {k: kwargs.pop(k) for k in handler_keys if k in kwargs}
-            configs["accelerate"] = kwargs
+            configs.update(_accelerate_kwargs(yaml.safe_load(text)))
         else:
             configs["arctic"] = text
     return configs

@@ -226,6 +226,23 @@ def test_stack_configs_give_what_each_stack_takes(tmp_path):
     assert parallelism.sp_size == best["knobs"]["sp"]
 
 
+def test_stack_configs_of_a_ring_build_accelerates_objects(tmp_path):
+    # TRL's 1M-token recipe: a ring on FSDP2. ParallelismConfig takes no cp_comm_strategy (its cp
+    # handler does), and FSDP2's settings are the plugin's.
+    out = tmp_path / "ring.toml"
+    spplan.plan(model="qwen3-8b", gpu="h100-80gb", gpus=8, seq="1M", trainer="trl", sp=1, cp=8, out=out)
+    configs = spplan.stack_configs(out)
+    assert configs["deepspeed"] is None and configs["accelerate_sp_handler"] is None
+    assert configs["accelerate"]["cp_size"] == 8 and "cp_comm_strategy" not in configs["accelerate"]
+    accelerate = pytest.importorskip("accelerate")
+    from accelerate.utils import FullyShardedDataParallelPlugin, TorchContextParallelConfig
+    parallelism = accelerate.ParallelismConfig(
+        **configs["accelerate"], cp_handler=TorchContextParallelConfig(**configs["accelerate_cp_handler"]))
+    assert parallelism.cp_size == 8 and parallelism.cp_handler.cp_comm_strategy in ("allgather", "alltoall")
+    plugin = FullyShardedDataParallelPlugin(**configs["accelerate_fsdp"])
+    assert plugin.fsdp_version == 2 and plugin.activation_checkpointing is False  # the Trainer checkpoints
+
+
 def test_stack_configs_say_which_stack_refuses_a_plan(tmp_path):
     # ArcticTraining's recipe packs samples at micro batch 1: its record refuses micro batch 2, so
     # no arctic plan has it, and the HF Trainer's plan with it is not launched by its format.
