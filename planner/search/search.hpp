@@ -102,7 +102,9 @@ bool inside_measured_error(const RankedPlan& p);
 int offload_count(const Knobs& k);
 
 // The smallest GPU count at which some plan fits, up to `max_gpus`: every count up to one node,
-// then whole nodes (doubling to the first that fits, then each node count below it).
+// then whole nodes (doubling to the first that fits, then each node count below it; past 64 node
+// counts between, the gap is halved first, so beyond 512 nodes the count found fits but a smaller
+// one that the halving stepped over, at a count whose divisors the sp degrees need, may too).
 std::optional<int64_t> smallest_fitting_gpus(const PlanSpec& base, int64_t max_gpus,
                                              const KnobConstraints& constraints = {});
 

@@ -76,6 +76,7 @@ std::vector<Extreme> extremes(const std::string& dir) {
       {"plan rings at the most GPUs, simulated, the most micro steps",
        "plan " + kRings + kMostGpus + "--seq 1024M --top 1000 --simulate " + accum + "--json", 0},
       {"fit rings at the most GPUs", "fit " + kRings + kMostGpus + "--seq 1024M --json", 0},
+      {"fit rings at the most GPUs, the smallest count far up", "fit " + kRings + kMostGpus + "--seq 16384M --json", 0},
       {"max-seq rings at the most GPUs", "max-seq " + kRings + kMostGpus + "--json", 0},
       {"sweep rings at the most GPUs", "sweep " + kRings + kMostGpus + "--seq-from 1 --seq-to 1000000000000 --json", 0},
       {"max-seq at the most GPUs, knobs fixed", "max-seq " + kModel + kMostGpus + "--sp 4 --zero 3 " + accum + "--json"},
