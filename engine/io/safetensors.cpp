@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "planner/config/config_keys.hpp"  // short_dump: a value quoted in a message, cut short
+#include "planner/core/parse.hpp"          // printable: a key shown escaped
 
 namespace spplan::engine {
 namespace {
@@ -146,7 +147,12 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
   for (const auto& [name, entry] : header.items()) {
     if (name == "__metadata__") {
       if (!entry.is_object()) return bad(path, "__metadata__ is not an object");
-      for (const auto& [k, v] : entry.items()) f.metadata_[k] = v.is_string() ? v.get<std::string>() : v.dump();
+      // The format's metadata maps strings to strings (safetensors' Python API takes Dict[str, str]);
+      // another value is refused, never dumped: dump() recurses once a level of its nesting.
+      for (const auto& [k, v] : entry.items()) {
+        if (!v.is_string()) return bad(path, "__metadata__ value of \"" + printable(k) + "\" is not a string");
+        f.metadata_[k] = v.get<std::string>();
+      }
       continue;
     }
     SPPLAN_ASSIGN_OR_RETURN(StTensorView t, parse_entry(path, name, entry, data, data_bytes));

@@ -91,6 +91,9 @@ TEST(Safetensors, BrokenFilesAreRefusedNamingTheTensor) {
       {file_bytes(R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", ok_data),
        "tensor \"w\": data_offsets [0,8] hold 8 bytes, shape and dtype need 12"},
       {file_bytes(R"({"w":{"dtype":"Q4","shape":[2],"data_offsets":[0,8]}})", ok_data), "tensor \"w\": unknown dtype \"Q4\""},
+      // A metadata value nested 100,000 deep: refused in one line, not dumped (which overflowed the stack).
+      {file_bytes(R"({"__metadata__":{"format":)" + std::string(100000, '[') + std::string(100000, ']') + "}}", ""),
+       "__metadata__ value of \"format\" is not a string"},
   };
   const std::string dir = fresh_dir("st_broken");
   for (size_t i = 0; i < cases.size(); ++i) {
