@@ -17,6 +17,7 @@
 
 #include "engine/io/checkpoint_io.hpp"  // fnv1a64
 #include "planner/core/path_info.hpp"
+#include "planner/core/utf8_text.hpp"
 
 namespace spplan::engine {
 
@@ -369,7 +370,9 @@ std::string TokenSource::fingerprint() const {
     const size_t head = std::min<size_t>(s.file->size(), size_t{64} << 10);
     char hex[17];
     std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a64(s.file->data(), head)));
-    f += (f.empty() ? "" : "; ") + s.name + " " + std::to_string(s.tokens) + " tokens " + hex;
+    // The name as UTF-8 (\xNN for a byte that is not): the checkpoint's manifest is JSON, and a
+    // resumed run compares its own fingerprint with the one written there.
+    f += (f.empty() ? "" : "; ") + utf8_text(s.name) + " " + std::to_string(s.tokens) + " tokens " + hex;
   }
   return shuffle_ ? f + "; shuffled" : f;
 }

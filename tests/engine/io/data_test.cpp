@@ -8,6 +8,8 @@
 #include <iterator>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "run_helpers.hpp"
 
 namespace spplan::engine {
@@ -169,6 +171,18 @@ TEST(EngineData, SeveralFilesAreOneStreamInTheOrderGiven) {
   const auto one = TokenSource::from_file(testing::write_file(dir, "all.u32.bin", encode(all, 4)), 100000);
   ASSERT_TRUE(one.ok());
   for (int64_t index = 0; index < 12; ++index) EXPECT_EQ(s->window(index, 7), one->window(index, 7)) << index;
+}
+
+// A data file named in Latin-1 (a byte that is not UTF-8): the fingerprint a checkpoint's JSON
+// manifest holds is UTF-8, the byte shown as \xNN, and the same on every open, so a resume matches.
+TEST(EngineData, AFingerprintIsUtf8WhateverTheFileName) {
+  const std::string dir = testing::fresh_dir("data_latin1");
+  const std::string path = testing::write_file(dir, "donn\xe9" "es.u16.bin", encode(std::vector<int64_t>{1, 2, 3, 4}, 2));
+  const auto s = TokenSource::open({path}, 100000);
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_NE(s->fingerprint().find("donn\\xe9es.u16.bin"), std::string::npos) << s->fingerprint();
+  EXPECT_NO_THROW((void)nlohmann::json(s->fingerprint()).dump());
+  EXPECT_EQ(TokenSource::open({path}, 100000)->fingerprint(), s->fingerprint());
 }
 
 TEST(EngineData, ErrorsInAListNameTheFileAndTheTokenWithinIt) {
