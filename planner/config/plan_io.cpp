@@ -243,9 +243,11 @@ namespace {
 // The path as given on the command line is relative to the folder the plan was made in, and a
 // plan is read from others (export, simulate and run in a script's folder, on a cluster's node).
 // A relative path in a hand-written plan is read as it always was, against the working folder.
+// A record path that is not UTF-8 is written \xNN too (TOML holds nothing else): such a plan is
+// refused when read, naming the path, as any record path that names no file.
 std::string trainer_key_value(const TrainingStack& stack) {
   if (stack.record == nullptr || stack.record->files.empty() || is_preset_name(stack.trainer)) return stack.trainer;
-  return stack.record->files.front();
+  return utf8_text(stack.record->files.front());
 }
 
 }  // namespace

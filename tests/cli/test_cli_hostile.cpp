@@ -4,6 +4,7 @@
 // plan of such a model work, and the byte-order mark is not part of the first column's name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -90,6 +91,24 @@ TEST(CliHostile, APlanOfAModelNamedNotInUtf8ReadsBack) {
 const std::string kOneRow = std::string(SPPLAN_SOURCE_DIR) + "/tests/cli/data/one_row.csv";
 
 // "CSV UTF-8" as spreadsheets save it: a byte-order mark first. It reads as the file without one.
+// A user's trainer record in a Latin-1 folder: the plan file stays TOML (UTF-8, the byte as \xNN),
+// and reading it back refuses the record path it cannot name in one line, exit 2.
+TEST(CliHostile, APlanOfARecordInAFolderNamedNotInUtf8IsTomlAndRefusedOnRead) {
+  const ScratchDir dir("cli_latin1_record");
+  const std::string folder = dir.path() + "/rec\xe9";
+  fs::create_directories(folder);
+  std::ofstream(folder + "/mine.toml") << "name = \"mine\"\nbase = \"hf\"\n";
+  const std::string plan = dir.path() + "/p.toml";
+  const CliRun made = run_spplan("plan --model qwen3-4b --gpu h100-80gb --gpus 4 --seq 64k --top 1 --trainer '" + folder +
+                                 "/mine.toml' --out '" + plan + "'");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  EXPECT_NE(read(plan).find("rec\\\\xe9/mine.toml"), std::string::npos) << read(plan);
+  const CliRun r = run_spplan("export --plan '" + plan + "' --format deepspeed");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("rec\\xe9/mine.toml"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
 TEST(CliHostile, ACsvWithAByteOrderMarkReadsAsWithout) {
   const ScratchDir dir("cli_bom_csv");
   const std::string csv = dir.path() + "/bom.csv";
