@@ -76,7 +76,8 @@ int cmd_plan(int argc, const char* const* argv) {
     if (!model.ok()) return fail(model.status());
     const auto gpu = gpu_file(*args->get("gpu"));
     if (!gpu.ok()) return fail(gpu.status());
-    std::vector<NamedPath> inputs{{"--model", *model, PathRole::kFile}, {"--gpu", *gpu, PathRole::kFile}};
+    std::vector<NamedPath> inputs{{"--model", *model, PathRole::kFile}};
+    add_gpu_files(*gpu, "--gpu", &inputs);
     add_trainer_files(base->stack, "--trainer", &inputs);
     if (const Status s = check_not_an_input("--out", *out, inputs); !s) return fail(s);
   }

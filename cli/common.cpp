@@ -143,6 +143,16 @@ void add_trainer_files(const TrainingStack& stack, const std::string& flag, std:
   }
 }
 
+void add_gpu_files(const std::string& file, const std::string& flag, std::vector<NamedPath>* inputs) {
+  inputs->push_back({flag, file, PathRole::kFile});
+  // load_gpu read the file already: one that no longer parses names no base to add.
+  const auto table = parse_toml_file(file);
+  if (!table.ok()) return;
+  if (const auto base = (*table)["base"].value<std::string>()) {
+    if (const auto preset = gpu_file(*base); preset.ok()) inputs->push_back({flag + " base", *preset, PathRole::kFile});
+  }
+}
+
 std::vector<NamedPath> plan_input_files(const std::string& plan_path, const PlanSpec& plan) {
   std::vector<NamedPath> inputs{{"--plan", plan_path, PathRole::kFile}};
   // load_plan read the plan already: a parse that fails now names no preset to add.

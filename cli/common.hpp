@@ -55,6 +55,9 @@ Status check_not_an_input(const std::string& flag, const std::string& out, const
 // itself named by `flag` ("--trainer", "--plan's trainer"), each base it names by `flag + " base"`.
 // A preset's files count too: configs/trainers/hf.toml is read by `--trainer hf`.
 void add_trainer_files(const TrainingStack& stack, const std::string& flag, std::vector<NamedPath>* inputs);
+// The GPU file `file` (as gpu_file gives it) and, when it names `base = "PRESET"`, that preset's
+// file: the loader reads both, so neither may be an output.
+void add_gpu_files(const std::string& file, const std::string& flag, std::vector<NamedPath>* inputs);
 
 // The files behind a plan file, as a command's inputs: the plan (`--plan`), the presets its
 // [model] and [gpu] name ("--plan's model", "--plan's gpu"; a hand-written plan may, as

@@ -208,6 +208,22 @@ TEST_F(CliPaths, OutputsOntoThePresetsAPlanNamesAreRefused) {
   }
 }
 
+// A GPU file's base preset is read with it: plan --out onto that preset is refused like the file.
+// The presets are a copy in the test's folder (SPPLAN_CONFIG_DIR), as above.
+TEST_F(CliPaths, PlanOutOntoTheBaseOfItsGpuFileIsRefused) {
+  const std::string configs = dir_ + "/configs";
+  fs::copy(std::string(SPPLAN_SOURCE_DIR) + "/configs", configs, fs::copy_options::recursive);
+  const std::string gpu = dir_ + "/h100-96gb.toml", preset = configs + "/gpus/h100-80gb.toml";
+  std::ofstream(gpu) << "base = \"h100-80gb\"\nmemory_gib = 96\n";
+  const std::string before = read_all(preset);
+  const CliRun r = run_spplan("plan --model qwen3-4b --gpu " + gpu + " --gpus 4 --seq 128k --out " + preset,
+                              "SPPLAN_CONFIG_DIR=" + configs);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("spplan: --out: " + preset + " is the --gpu base file ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+  EXPECT_EQ(read_all(preset), before);
+}
+
 // --trace and --svg on one file, however it is spelled: one would overwrite the other.
 TEST_F(CliPaths, SimulateTraceAndSvgOnOneFileAreRefused) {
   const std::string out = dir_ + "/step.out";
