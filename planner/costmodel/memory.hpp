@@ -149,6 +149,11 @@ double ulysses_exchange_moment_bytes(const PlanSpec& plan);
 
 // ---- Logits and loss (bytes, one rank) ----
 double liger_chunk_tokens(double tokens, double hidden, double vocab);  // FLCE chunk (MEMORY-FACTS 7.2)
+// The plan's tiled loss recomputes its chunks in the backward (TrainingStack::tiled_loss_recomputes_chunks:
+// TRL's chunked_nll), where Liger's made its gradients in the forward; memory and time both ask here.
+inline bool loss_recomputes_chunks(const PlanSpec& plan) {
+  return plan.knobs.tiled_loss && plan.stack.tiled_loss_recomputes_chunks;
+}
 double final_norm_saved_bytes(const PlanSpec& plan);      // final RMSNorm's saved tensors but its output
 double head_input_bytes(const PlanSpec& plan);            // the final norm's output, the head's input
 double loss_forward_peak_bytes(const PlanSpec& plan);     // while the loss forward runs

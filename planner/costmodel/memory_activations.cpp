@@ -33,7 +33,7 @@ double mlp_tile_tokens(const PlanSpec& p) {
 // Liger's fused RMSNorm, SwiGLU and RoPE (apply_liger_kernel): those change what a layer saves
 // (MEMORY-FACTS 8.2, "with Liger"). A loss that recomputes its chunks (TRL's chunked_nll) is TRL's
 // own and comes with no layer kernels: its layers save what the eager modules do.
-bool fused_layer_kernels(const PlanSpec& p) { return p.knobs.tiled_loss && !p.stack.tiled_loss_recomputes_chunks; }
+bool fused_layer_kernels(const PlanSpec& p) { return p.knobs.tiled_loss && !loss_recomputes_chunks(p); }
 
 // What a mixture's routing saves per token besides its experts' SwiGLU (transformers'
 // Qwen3MoeSparseMoeBlock and MixtralSparseMoeBlock, issue 42's research): for each of the k (token,
@@ -432,8 +432,7 @@ namespace {
 // measured on the CPU with torch 2.15's memory profiler at two token counts, which isolate the
 // per-token terms). The hidden states are gathered into label order (valid tokens first: a copy of
 // [s, h]), each chunk's lm_head GEMM and cross-entropy run under a non-reentrant checkpoint, so no
-// [s, V] tensor exists and only the ordered copy is kept for the backward.
-bool recomputes_chunks(const PlanSpec& p) { return p.knobs.tiled_loss && p.stack.tiled_loss_recomputes_chunks; }
+// [s, V] tensor exists and only the ordered copy is kept for the backward (loss_recomputes_chunks).
 
 // The ordering's index tensors, per token: the int64 permutation, the int64 labels put in its
 // order and the bool mask of valid labels.
@@ -469,7 +468,7 @@ LossBackwardMoment recomputed_chunks_backward(const PlanSpec& p) {
 
 double loss_forward_peak_bytes(const PlanSpec& p) {
   const double a = act_bytes(p), s = local_tokens(p), v = p.model.vocab_size, h = p.model.hidden_size;
-  if (recomputes_chunks(p)) {
+  if (loss_recomputes_chunks(p)) {
     // The final norm's output and its ordered copy, while one chunk runs.
     return head_input_bytes(p) + ordered_hidden_bytes(p) + chunk_bytes(p, kChunkForwardFp32Tensors) +
            final_norm_saved_bytes(p);
@@ -487,7 +486,7 @@ double loss_forward_peak_bytes(const PlanSpec& p) {
 
 double loss_saved_bytes(const PlanSpec& p) {
   const double a = act_bytes(p), s = local_tokens(p), v = p.model.vocab_size, h = p.model.hidden_size;
-  if (recomputes_chunks(p)) return ordered_hidden_bytes(p) + final_norm_saved_bytes(p);
+  if (loss_recomputes_chunks(p)) return ordered_hidden_bytes(p) + final_norm_saved_bytes(p);
   if (p.knobs.tiled_loss) {
     // grad_input, grad_weight (the parameter dtype: Liger's default accum_dtype=None), fp32 loss_1d.
     return a * h * s + a * v * h + kFp32Bytes * s + final_norm_saved_bytes(p);
@@ -499,7 +498,7 @@ double loss_saved_bytes(const PlanSpec& p) {
 
 double loss_backward_peak_bytes(const PlanSpec& p) {
   const double s = local_tokens(p), v = p.model.vocab_size;
-  if (recomputes_chunks(p)) return recomputed_chunks_backward(p).logits_bytes;
+  if (loss_recomputes_chunks(p)) return recomputed_chunks_backward(p).logits_bytes;
   if (p.knobs.tiled_loss) return loss_saved_bytes(p);  // gradients were computed in the forward
   // Saved log_softmax output + gradient w.r.t. it + gradient w.r.t. the logits, all fp32 (or all in
   // the logits' dtype without the upcast), and the logits themselves when the training loop still
@@ -509,7 +508,7 @@ double loss_backward_peak_bytes(const PlanSpec& p) {
 }
 
 LossBackwardMoment loss_backward_moment(const PlanSpec& p) {
-  if (recomputes_chunks(p)) return recomputed_chunks_backward(p);
+  if (loss_recomputes_chunks(p)) return recomputed_chunks_backward(p);
   const double cross_entropy = loss_backward_peak_bytes(p);
   if (p.knobs.tiled_loss) return {cross_entropy, 0.0};
   // The head's backward: the logits' gradient in the activation dtype (after the upcast's backward;

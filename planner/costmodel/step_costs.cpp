@@ -218,7 +218,7 @@ double fused_loss_bwd_s(const PlanSpec& p, const Shape& x) {
 
 // Unfused: the LM head's GEMM, then PyTorch's passes over s x V (layer_kernels.hpp).
 double loss_fwd_s(const PlanSpec& p, const Shape& x) {
-  if (p.knobs.tiled_loss && p.stack.tiled_loss_recomputes_chunks) return recomputed_chunks_fwd_s(p, x);
+  if (loss_recomputes_chunks(p)) return recomputed_chunks_fwd_s(p, x);
   if (p.knobs.tiled_loss) return fused_loss_fwd_s(p, x);
   const GpuSpec& g = p.cluster.gpu;
   // Past the upcast, the cross-entropy's passes run on fp32 logits (dtype.hpp cross_entropy_bytes).
@@ -226,7 +226,7 @@ double loss_fwd_s(const PlanSpec& p, const Shape& x) {
 }
 
 double loss_bwd_s(const PlanSpec& p, const Shape& x) {
-  if (p.knobs.tiled_loss && p.stack.tiled_loss_recomputes_chunks) return recomputed_chunks_bwd_s(p, x);
+  if (loss_recomputes_chunks(p)) return recomputed_chunks_bwd_s(p, x);
   if (p.knobs.tiled_loss) return fused_loss_bwd_s(p, x);
   const GpuSpec& g = p.cluster.gpu;
   return gemm_bwd_time_s(g, x.s, x.v, x.h, x.a) + traffic_time_s(g, unfused_loss_bwd(p), x, cross_entropy_bytes(p));
@@ -277,7 +277,7 @@ StepCosts step_costs(const PlanSpec& p) {
   c.loss_fwd_s = loss_fwd_s(p, x);
   c.loss_bwd_s = loss_bwd_s(p, x);
   if (p.knobs.tiled_loss) {
-    c.loss_tiles = static_cast<int64_t>(p.stack.tiled_loss_recomputes_chunks ? chunk_count(p, x) : fused_loss_chunks(x));
+    c.loss_tiles = static_cast<int64_t>(loss_recomputes_chunks(p) ? chunk_count(p, x) : fused_loss_chunks(x));
   }
 
   const bool zero3 = p.knobs.zero_stage == 3;
