@@ -89,6 +89,7 @@ int cmd_fit(int argc, const char* const* argv) {
       search::smallest_fitting_gpus(*base, fits ? base->cluster.num_gpus : kMaxSuggestedGpus, *constraints);
   if (args->has("json")) {
     nlohmann::json j{{"fits", fits}, {"feasible_plans", result.feasible.size()}};
+    j["safety"] = safety_json(result.feasible, constraints->ranking);
     if (fits) {
       j["best"] = estimate_json(result.feasible.front().plan, result.feasible.front().estimate);
       j["why"] = search::layout_reason(result);
@@ -102,7 +103,8 @@ int cmd_fit(int argc, const char* const* argv) {
   } else if (fits) {
     const auto& best = result.feasible.front();
     std::cout << "fits: yes (" << result.feasible.size() << " plans; best " << knobs_text(best.plan.knobs) << ", "
-              << static_cast<long long>(best.estimate.tokens_per_s) << " tokens/s)\n";
+              << static_cast<long long>(best.estimate.tokens_per_s) << " tokens/s, " << search::group_name(best) << ")\n";
+    std::cout << safety_text(result.feasible, constraints->ranking);
     std::cout << "why this layout: " << search::layout_reason(result) << "\n";
     if (needed && *needed < base->cluster.num_gpus) {
       std::cout << "the smallest count that fits is " << gpus_words(*needed) << "\n";

@@ -66,6 +66,16 @@ int cmd_max_seq(int argc, const char* const* argv) {
   PlanSpec no_slack = conservative ? at_edge : *base;
   no_slack.cluster.gpu.allocator_fragmentation = 0.0;
   const std::optional<search::RankedPlan> upper = longest(no_slack);
+  // The longest sequence whose plan is safe (search.hpp is_safe): the answer is an edge, so its plan
+  // leaves almost nothing free; this one leaves more than the measured error (--risky: not searched).
+  std::optional<search::RankedPlan> safe;
+  if (constraints->ranking == search::Ranking::kSafeFirst) {
+    PlanSpec at_safe = conservative ? at_edge : *base;
+    // A hair above the margin: the headroom lets a plan leave exactly that share free, which is not safe.
+    constexpr double kAboveTheMarginFraction = 1e-6;
+    at_safe.memory_headroom = std::max(at_safe.memory_headroom, search::safe_margin_pct(*base) / 100.0 + kAboveTheMarginFraction);
+    safe = longest(at_safe);
+  }
   if (!best) {  // nothing fits, or nothing was priced: the trainer runs or launches no knob set here
     search::SearchResult excluded;
     PlanSpec probe = *base;
@@ -93,7 +103,9 @@ int cmd_max_seq(int argc, const char* const* argv) {
                      {"limit", capped ? "the longest sequence searched" : search::limit_name(next.limit)},
                      {"conservative", conservative},
                      {"band", band_json(band, at_edge.memory_headroom)},
-                     {"max_seq_at_band_edge", edge_seq}};
+                     {"max_seq_at_band_edge", edge_seq},
+                     {"max_seq_safe", safe ? nlohmann::json(safe->plan.seq_len) : nlohmann::json()},
+                     {"safe_margin_pct", search::safe_margin_pct(*base)}};
     if (best) {
       j["plan"] = estimate_json(best->plan, best->estimate);
       j["layout"] = search::layout_text(*best);
@@ -122,6 +134,16 @@ int cmd_max_seq(int argc, const char* const* argv) {
     std::cout << "band: " << band.words()
               << band.edge_words(at_edge.memory_headroom, std::to_string(edge_seq) + " tokens (" + seq_text(edge_seq) + ")")
               << "\n";
+    if (safe) {
+      std::cout << "safe: " << safe->plan.seq_len << " tokens (" << seq_text(safe->plan.seq_len) << ") leave more than "
+                << format_number("%.1f%%", search::safe_margin_pct(*base)) << " of GPU memory free ("
+                << held_against_words(*base) << "); the answer above is "
+                << (best->estimate.free_memory_pct() > search::safe_margin_pct(*base) ? "safe" : "risky: it may not fit when it runs")
+                << "\n";
+    } else if (constraints->ranking == search::Ranking::kSafeFirst) {
+      std::cout << "safe: no sequence leaves more than " << format_number("%.1f%%", search::safe_margin_pct(*base))
+                << " of GPU memory free (" << held_against_words(*base) << ")\n";
+    }
     std::cout << "layout: " << search::layout_text(*best) << "\n";
     std::cout << estimate_text(best->plan, best->estimate);
   } else {

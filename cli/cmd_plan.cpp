@@ -31,13 +31,13 @@ void print_table(const std::vector<search::RankedPlan>& plans, size_t top) {
   // The knobs column as wide as its longest entry (a ring, a grad-accum count), so the numbers align.
   int width = 58;
   for (size_t i = 0; i < rows; ++i) width = std::max(width, static_cast<int>(knobs_text(plans[i].plan.knobs).size()));
-  std::printf("%-4s %-*s %9s %10s %12s %7s %9s\n", "rank", width, "knobs", "mem GiB", "step s", "tokens/s", "MFU",
-              "$/Mtok");
+  std::printf("%-4s %-5s %-*s %9s %6s %10s %12s %7s %9s\n", "rank", "group", width, "knobs", "mem GiB", "free",
+              "step s", "tokens/s", "MFU", "$/Mtok");
   for (size_t i = 0; i < rows; ++i) {
     const auto& e = plans[i].estimate;
-    std::printf("%-4zu %-*s %9.1f %10.3f %12.0f %6.1f%% %9.3f\n", i + 1, width, knobs_text(plans[i].plan.knobs).c_str(),
-                e.memory.needed_bytes() / kGiB, e.time.step_time_s, e.tokens_per_s, 100 * e.mfu,
-                e.usd_per_million_tokens);
+    std::printf("%-4zu %-5s %-*s %9.1f %5.1f%% %10.3f %12.0f %6.1f%% %9.3f\n", i + 1, search::group_name(plans[i]), width,
+                knobs_text(plans[i].plan.knobs).c_str(), e.memory.needed_bytes() / kGiB, e.free_memory_pct(),
+                e.time.step_time_s, e.tokens_per_s, 100 * e.mfu, e.usd_per_million_tokens);
   }
 }
 
@@ -94,9 +94,10 @@ int cmd_plan(int argc, const char* const* argv) {
     const size_t n = std::min<size_t>(result.feasible.size(), static_cast<size_t>(std::clamp<int64_t>(top, 10, kMaxSimulatedPlans)));
     std::vector<search::RankedPlan> leading(result.feasible.begin(), result.feasible.begin() + static_cast<long>(n));
     for (const auto& p : leading) simulated_step_s[knobs_text(p.plan.knobs)] = sim::simulated_step_time_s(p.plan);
-    search::rank_plans_by(&leading, [&](const search::RankedPlan& p) {
-      return p.estimate.tokens_per_step / simulated_step_s[knobs_text(p.plan.knobs)];
-    });
+    search::rank_plans_by(
+        &leading,
+        [&](const search::RankedPlan& p) { return p.estimate.tokens_per_step / simulated_step_s[knobs_text(p.plan.knobs)]; },
+        constraints->ranking);
     std::copy(leading.begin(), leading.end(), result.feasible.begin());
   }
 #else
@@ -117,7 +118,8 @@ int cmd_plan(int argc, const char* const* argv) {
     nlohmann::json j{{"plans", plans}, {"evaluated", result.evaluated}, {"feasible", result.feasible.size()},
                      {"rejected", result.rejected.size()}, {"rejections", rejections_json(result)},
                      {"why", search::layout_reason(result)},
-                     {"ranking", search::kRankingRule}};
+                     {"ranking", search::ranking_rule(constraints->ranking)},
+                     {"safety", safety_json(result.feasible, constraints->ranking)}};
     print_json(std::move(j));
     return result.feasible.empty() ? kExitNoFit : kExitOk;
   }
@@ -132,7 +134,8 @@ int cmd_plan(int argc, const char* const* argv) {
     return kExitNoFit;
   }
   print_table(result.feasible, static_cast<size_t>(top));
-  std::cout << "ranked by " << search::kRankingRule << "\n";
+  std::cout << "ranked " << search::ranking_rule(constraints->ranking) << "\n";
+  std::cout << safety_text(result.feasible, constraints->ranking);
   std::cout << "why this layout: " << search::layout_reason(result) << "\n";
   if (args->has("show-rejected")) print_rejections(result);
   std::cout << "\nbest plan:\n" << estimate_text(result.feasible.front().plan, result.feasible.front().estimate);

@@ -128,6 +128,17 @@ nlohmann::json budget_json(double tokens, const search::RentOption& o) {
   return {{"tokens", tokens}, {"seconds", seconds}, {"usd", usd}};
 }
 
+// What the group column says, once under the table.
+std::string rent_safety_words(const search::RentTable& table) {
+  int safe = 0, risky = 0;
+  for (const auto& o : table.options) {
+    if (o.best) ++(search::is_safe(*o.best) ? safe : risky);
+  }
+  return "group: safe leaves more GPU memory free than the largest memory error measured for the trainer on that GPU (" +
+         format_number("%.0f%%", search::kUnmeasuredHeadroomPct) + " where none was measured); " + std::to_string(safe) +
+         " options safe, " + std::to_string(risky) + " risky only; cheapest and fastest are marked among the safe first";
+}
+
 }  // namespace
 
 int cmd_rent(int argc, const char* const* argv) {
@@ -196,6 +207,8 @@ int cmd_rent(int argc, const char* const* argv) {
     nlohmann::json j{{"options", options}};
     j["cheapest"] = table.cheapest >= 0 ? nlohmann::json(table.cheapest) : nlohmann::json(nullptr);
     j["fastest"] = table.fastest >= 0 ? nlohmann::json(table.fastest) : nlohmann::json(nullptr);
+    j["ranking"] = constraints->ranking == search::Ranking::kSpeedOnly ? "speed_only" : "safe_first";
+    j["safety"] = rent_safety_words(table);
     print_json(std::move(j));
     return table.cheapest >= 0 ? kExitOk : kExitNoFit;
   }
@@ -205,7 +218,7 @@ int cmd_rent(int argc, const char* const* argv) {
   std::printf("%-12s %5s %5s %8s %9s %12s %12s %8s", "gpu", "nodes", "GPUs", "$/GPU-h", "$/Mtok", "step",
               "tokens/s", "max seq");
   if (tokens > 0) std::printf(" %12s %10s", "budget time", "budget $");
-  std::printf("  %s\n", "best knobs");
+  std::printf(" %-5s  %s\n", "group", "best knobs");
   for (int i = 0; i < static_cast<int>(table.options.size()); ++i) {
     const auto& o = table.options[static_cast<size_t>(i)];
     const std::string mark = std::string(i == table.cheapest ? " cheapest" : "") + (i == table.fastest ? " fastest" : "");
@@ -220,7 +233,7 @@ int cmd_rent(int argc, const char* const* argv) {
         std::printf(" %12s %10s", duration_text(b["seconds"].get<double>()).c_str(),
                     dollars_text(b["usd"].get<double>()).c_str());
       }
-      std::printf("  %s%s\n", knobs_text(o.best->plan.knobs).c_str(), mark.c_str());
+      std::printf(" %-5s  %s%s\n", search::group_name(*o.best), knobs_text(o.best->plan.knobs).c_str(), mark.c_str());
     } else {
       std::printf("%-12s %5lld %5lld %8s %9s %12s %12s %8s%s  does not fit\n", o.gpu.c_str(),
                   static_cast<long long>(o.nodes), static_cast<long long>(o.gpus), "-", "-", "-", "-", max_seq.c_str(),
@@ -234,6 +247,7 @@ int cmd_rent(int argc, const char* const* argv) {
   }
   const auto& c = table.options[static_cast<size_t>(table.cheapest)];
   std::cout << "cheapest: " << c.gpu << " x " << c.gpus << " (" << c.nodes << " node" << (c.nodes > 1 ? "s" : "") << ")\n";
+  std::cout << rent_safety_words(table) << "\n";
   return kExitOk;
 }
 

@@ -171,7 +171,10 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"price_per_gpu_hour", p.cluster.gpu.price_per_gpu_hour},
           {"usd_per_hour", cluster_usd_per_hour(p)},
           {"run", run_json(p, e)},
-          {"verdict", verdict_json(verdict_of(p, e))}};
+          {"verdict", verdict_json(verdict_of(p, e))},
+          // The ranking's group (search.hpp is_safe): null when it does not fit.
+          {"group", e.fits ? nlohmann::json(e.free_memory_pct() > search::safe_margin_pct(p) ? "safe" : "risky")
+                           : nlohmann::json()}};
 }
 
 // "  exports: torchrun, accelerate" or, when none launches the plan, each format with why not.
@@ -243,6 +246,120 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
     << format_number("$%.3f", e.usd_per_million_tokens) << " per million tokens\n";
   o << price_text(p, e);
   return o.str();
+}
+
+namespace {
+
+struct Safety {
+  ErrorStats error;   // count 0: not measured, the default headroom holds
+  std::string scope;  // "arctic on h100-80gb": whose runs measured it
+  int safe = 0, risky = 0;
+  const search::RankedPlan* fastest_risky = nullptr;  // faster than the best safe plan
+  size_t fastest_risky_rank = 0;
+};
+
+Safety safety_of(const std::vector<search::RankedPlan>& ranked) {
+  Safety s;
+  const PlanSpec& plan = ranked.front().plan;
+  s.error = measured_memory_error(plan, measured_accuracy(), &s.scope);
+  if (s.error.count == 0) s.scope = plan.stack.trainer + " on " + plan.cluster.gpu.measured_as();
+  for (const auto& p : ranked) ++(search::is_safe(p) ? s.safe : s.risky);
+  s.fastest_risky = search::fastest_risky_beyond_best_safe(ranked);
+  if (s.fastest_risky != nullptr) s.fastest_risky_rank = static_cast<size_t>(s.fastest_risky - ranked.data()) + 1;
+  return s;
+}
+
+// Under --risky with a risky row 1: the best safe plan and its rank (null: none, or row 1 is safe).
+const search::RankedPlan* safe_below_risky_row_one(const std::vector<search::RankedPlan>& ranked, size_t* rank) {
+  if (search::is_safe(ranked.front())) return nullptr;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    if (search::is_safe(ranked[i])) {
+      *rank = i + 1;
+      return &ranked[i];
+    }
+  }
+  return nullptr;
+}
+
+const search::RankedPlan* best_safe(const std::vector<search::RankedPlan>& ranked) {
+  for (const auto& p : ranked) {
+    if (search::is_safe(p)) return &p;
+  }
+  return nullptr;
+}
+
+double speed_gain_pct(const search::RankedPlan& faster, const search::RankedPlan& slower) {
+  return 100.0 * (faster.estimate.tokens_per_s / slower.estimate.tokens_per_s - 1.0);
+}
+
+}  // namespace
+
+std::string held_against_words(const PlanSpec& plan) {
+  const std::string pct = format_number("%.1f%%", search::safe_margin_pct(plan));
+  return plan.memory_error_pct > 0 ? "a " + pct + " measured error" : "the " + pct + " default headroom";
+}
+
+std::string safety_text(const std::vector<search::RankedPlan>& ranked, search::Ranking ranking) {
+  if (ranked.empty()) return "";
+  const Safety s = safety_of(ranked);
+  const PlanSpec& plan = ranked.front().plan;
+  const std::string pct = format_number("%.1f%%", search::safe_margin_pct(plan));
+  std::string text = "safe: more than " + pct + " of GPU memory free, ";
+  text += s.error.count > 0 ? "the largest memory error measured (" + std::to_string(s.error.count) +
+                                  (s.error.count == 1 ? " run of " : " runs of ") + s.scope + ")"
+                            : "a default headroom: no memory error was measured for " + s.scope +
+                                  " (the largest measured for any trainer on any GPU, rounded up)";
+  text += "; " + std::to_string(s.safe) + " safe, " + std::to_string(s.risky) + " risky (may not fit when it runs)";
+  text += ranking == search::Ranking::kSpeedOnly ? "; --risky: ranked by speed alone\n" : "; safe plans rank first (--risky ranks by speed alone)\n";
+  size_t safe_rank = 0;
+  if (s.safe == 0) {
+    text += "no plan is safe: each leaves at most " + pct + " of GPU memory free (--headroom or more GPUs)\n";
+  } else if (ranking == search::Ranking::kSpeedOnly) {
+    if (const search::RankedPlan* safe = safe_below_risky_row_one(ranked, &safe_rank)) {
+      text += "best safe plan: rank " + std::to_string(safe_rank) + ", " + knobs_text(safe->plan.knobs) + ": " +
+              format_number("%.0f%%", 100.0 * (1.0 - safe->estimate.tokens_per_s / ranked.front().estimate.tokens_per_s)) +
+              " slower than rank 1, " + format_number("%.1f%%", safe->estimate.free_memory_pct()) + " free\n";
+    }
+  } else if (s.fastest_risky != nullptr) {
+    const search::RankedPlan& r = *s.fastest_risky;
+    text += "fastest risky plan: rank " + std::to_string(s.fastest_risky_rank) + ", " + knobs_text(r.plan.knobs) + ": " +
+            format_number("%.0f%%", speed_gain_pct(r, *best_safe(ranked))) + " faster than the best safe plan, " +
+            format_number("%.1f%%", r.estimate.free_memory_pct()) + " free against " + held_against_words(r.plan) + "\n";
+  }
+  return text;
+}
+
+nlohmann::json safety_json(const std::vector<search::RankedPlan>& ranked, search::Ranking ranking) {
+  if (ranked.empty()) return nullptr;
+  const Safety s = safety_of(ranked);
+  nlohmann::json j{{"ranking", ranking == search::Ranking::kSpeedOnly ? "speed_only" : "safe_first"},
+                   {"margin_pct", search::safe_margin_pct(ranked.front().plan)},
+                   {"measured", s.error.count > 0},
+                   {"measured_runs", s.error.count},
+                   {"measured_on", s.scope},
+                   {"safe", s.safe},
+                   {"risky", s.risky},
+                   {"words", safety_text(ranked, ranking)},
+                   {"fastest_risky", nullptr}};
+  size_t safe_rank = 0;
+  const search::RankedPlan* safe =
+      ranking == search::Ranking::kSpeedOnly ? safe_below_risky_row_one(ranked, &safe_rank) : nullptr;
+  j["best_safe"] = nullptr;
+  if (safe != nullptr) {
+    j["best_safe"] = {{"rank", safe_rank},
+                      {"knobs", knobs_text(safe->plan.knobs)},
+                      {"speed_loss_pct", 100.0 * (1.0 - safe->estimate.tokens_per_s / ranked.front().estimate.tokens_per_s)},
+                      {"margin_pct", safe->estimate.free_memory_pct()}};
+  }
+  if (s.fastest_risky != nullptr && ranking == search::Ranking::kSafeFirst) {
+    const search::RankedPlan& r = *s.fastest_risky;
+    j["fastest_risky"] = {{"rank", s.fastest_risky_rank},
+                          {"knobs", knobs_text(r.plan.knobs)},
+                          {"speed_gain_pct", speed_gain_pct(r, *best_safe(ranked))},
+                          {"margin_pct", r.estimate.free_memory_pct()},
+                          {"held_against_pct", search::safe_margin_pct(r.plan)}};
+  }
+  return j;
 }
 
 std::string dollars_text(double usd) { return usd < 100 ? format_number("$%.2f", usd) : "$" + count_text(usd); }

@@ -9,6 +9,7 @@
 #include "planner/config/knobs_json.hpp"
 #include "planner/config/plan_spec.hpp"
 #include "planner/costmodel/estimate.hpp"
+#include "planner/search/search.hpp"
 
 namespace spplan::cli {
 
@@ -18,6 +19,19 @@ nlohmann::json estimate_json(const PlanSpec& plan, const costmodel::Estimate& es
 // max-seq's and fit's "band": the scope, its signed memory error, the published longest runs, the
 // words, and the headroom (share of the device) the band's edge books.
 nlohmann::json band_json(const MemoryBand& band, double edge_headroom);
+// What a plan's free memory is held against, in words: "a 14.8% measured error" or, where none was
+// measured for its trainer and GPU, "the 15% default headroom".
+std::string held_against_words(const PlanSpec& plan);
+// The lines under a ranked table (`ranked` in rank_plans order, all of one model, GPU and trainer):
+// what makes a plan safe there and whether it was measured, how many plans are in each group, and
+// the fastest risky plan beside row 1 with its speed gain and its margin; with kSpeedOnly, where row
+// 1 may be risky, the best safe plan beside it instead.
+std::string safety_text(const std::vector<search::RankedPlan>& ranked, search::Ranking ranking);
+// The same as JSON: {"ranking": "safe_first" | "speed_only", "margin_pct", "measured", "measured_runs",
+// "measured_on", "safe", "risky", "words", "fastest_risky": {"rank", "knobs", "speed_gain_pct",
+// "margin_pct", "held_against_pct"} or null, "best_safe" (--risky with a risky row 1: {"rank", "knobs",
+// "speed_loss_pct", "margin_pct"}) or null}.
+nlohmann::json safety_json(const std::vector<search::RankedPlan>& ranked, search::Ranking ranking);
 // A readable multi-line report of one estimate.
 std::string estimate_text(const PlanSpec& plan, const costmodel::Estimate& estimate);
 // "sp=4 zero=3 opt=cpu params=none ckpt=full tiled=mlp,loss mb=1"

@@ -129,6 +129,7 @@ Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base, bool 
   // Tiling fixed on or off (issue 40: "does my setup without tiling fit?" could not be asked).
   if (args.has("tiled-mlp") || args.has("no-tiled-mlp")) c.tiled_mlp = k.tiled_mlp;
   if (args.has("tiled-loss") || args.has("no-tiled-loss")) c.tiled_loss = k.tiled_loss;
+  if (args.has("risky")) c.ranking = Ranking::kSpeedOnly;
   if (gpus_vary && c.cp.value_or(1) > 1) SPPLAN_RETURN_IF_ERROR(check_pinned_ring_runs(*base, *c.cp));
   SPPLAN_RETURN_IF_ERROR(check_refused_whatever_searched(*base, k, c, gpus_vary));
   return c;
@@ -146,6 +147,9 @@ std::vector<FlagSpec> searched_knob_flag_specs() {
                       : f.name.rfind("no-", 0) == 0 ? "searched: on and off (the flag fixes it off)"
                                                     : "searched: on and off (the flag fixes it on)";
   }
+  specs.push_back({"risky", false,
+                   "rank by speed alone: plans that leave less GPU memory free than the largest measured memory error "
+                   "(they may not fit when they run) may rank first"});
   return specs;
 }
 

@@ -20,7 +20,8 @@ namespace spplan::search {
 // counts than base's (rent), so the layouts at base's count are not all it tries.
 Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base, bool gpus_vary = false);
 
-// knob_flag_specs() with the defaults a search has: the knobs it enumerates say "searched".
+// knob_flag_specs() with the defaults a search has: the knobs it enumerates say "searched"; and
+// --risky, the ranking's switch (KnobConstraints::ranking).
 std::vector<FlagSpec> searched_knob_flag_specs();
 
 // Why a search priced nothing, one line: the trainer's most frequent exclusion (its key, value

@@ -20,7 +20,7 @@ RentOption option_for(const PlanSpec& plan, const std::string& name, const KnobC
   return option;
 }
 
-void mark_cheapest_and_fastest(RentTable* t);
+void mark_cheapest_and_fastest(RentTable* t, Ranking ranking);
 
 // option_for of every plan, on this machine's cores: each option is a search and a longest-sequence
 // search of its own, written to its own slot, so the table is the same on any core count (the
@@ -54,7 +54,7 @@ RentTable rent_options_with_own(const PlanSpec& base, const KnobConstraints& con
   RentOption own = option_for(base, base.cluster.gpu.name, constraints);
   own.own = true;
   table.options.push_back(std::move(own));
-  mark_cheapest_and_fastest(&table);
+  mark_cheapest_and_fastest(&table, constraints.ranking);
   return table;
 }
 
@@ -80,26 +80,34 @@ RentTable rent_options(const PlanSpec& base, const KnobConstraints& constraints,
   }
   RentTable table;
   table.options = price_options(plans, names, constraints);
-  mark_cheapest_and_fastest(&table);
+  mark_cheapest_and_fastest(&table, constraints.ranking);
   return table;
 }
 
 namespace {
 
-void mark_cheapest_and_fastest(RentTable* t) {
+// Under kSafeFirst a safe option beats every risky one for either mark, as plan ranks its rows.
+void mark_cheapest_and_fastest(RentTable* t, Ranking ranking) {
   RentTable& table = *t;
   table.cheapest = table.fastest = -1;
+  const auto safer = [&](const RankedPlan& a, const RankedPlan& b) {
+    return ranking == Ranking::kSafeFirst ? static_cast<int>(is_safe(a)) - static_cast<int>(is_safe(b)) : 0;
+  };
   for (int i = 0; i < static_cast<int>(table.options.size()); ++i) {
     const auto& best = table.options[static_cast<size_t>(i)].best;
     if (!best) continue;
     const auto& e = best->estimate;
-    if (table.cheapest < 0 ||
-        e.usd_per_million_tokens < table.options[static_cast<size_t>(table.cheapest)].best->estimate.usd_per_million_tokens) {
+    if (table.cheapest < 0) {
+      table.cheapest = table.fastest = i;
+      continue;
+    }
+    const RankedPlan& cheapest = *table.options[static_cast<size_t>(table.cheapest)].best;
+    const RankedPlan& fastest = *table.options[static_cast<size_t>(table.fastest)].best;
+    const int vs_cheapest = safer(*best, cheapest), vs_fastest = safer(*best, fastest);
+    if (vs_cheapest > 0 || (vs_cheapest == 0 && e.usd_per_million_tokens < cheapest.estimate.usd_per_million_tokens)) {
       table.cheapest = i;
     }
-    if (table.fastest < 0 || e.tokens_per_s > table.options[static_cast<size_t>(table.fastest)].best->estimate.tokens_per_s) {
-      table.fastest = i;
-    }
+    if (vs_fastest > 0 || (vs_fastest == 0 && e.tokens_per_s > fastest.estimate.tokens_per_s)) table.fastest = i;
   }
 }
 

@@ -40,8 +40,10 @@ struct RentOption {
 
 struct RentTable {
   std::vector<RentOption> options;  // preset order (gpu_presets()), then node shape
-  int cheapest = -1;                // index of the lowest $/Mtok among options that fit; -1: none
-  int fastest = -1;                 // index of the highest tokens/s
+  // Index of the lowest $/Mtok and of the highest tokens/s among options that fit (-1: none); under
+  // Ranking::kSafeFirst among the options whose best plan is safe (is_safe) when there are any.
+  int cheapest = -1;
+  int fastest = -1;
 };
 
 // Every preset x node shape for `base`'s model, seq_len, knob constraints and stack, priced at the

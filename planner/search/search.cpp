@@ -170,12 +170,23 @@ bool inside_measured_error(const RankedPlan& p) {
   return p.plan.memory_error_pct > 0 && p.estimate.free_memory_pct() <= p.plan.memory_error_pct;
 }
 
+double safe_margin_pct(const PlanSpec& plan) {
+  return plan.memory_error_pct > 0 ? plan.memory_error_pct : kUnmeasuredHeadroomPct;
+}
+
+bool is_safe(const RankedPlan& p) { return p.estimate.fits && p.estimate.free_memory_pct() > safe_margin_pct(p.plan); }
+
+const char* group_name(const RankedPlan& p) { return is_safe(p) ? "safe" : "risky"; }
+
 int offload_count(const Knobs& k) {
   return (k.offload_optimizer != OffloadDevice::kNone) + (k.offload_params != OffloadDevice::kNone) +
          (k.act_ckpt == ActCkpt::kOffload);
 }
 
-void rank_plans_by(std::vector<RankedPlan>* plans, const std::function<double(const RankedPlan&)>& tokens_per_s) {
+namespace {
+
+// Speed first, then inside each noise band the preferences: the order of one group.
+void rank_group(std::vector<RankedPlan>* plans, const std::function<double(const RankedPlan&)>& tokens_per_s) {
   std::stable_sort(plans->begin(), plans->end(), [&](const RankedPlan& a, const RankedPlan& b) {
     const double ta = tokens_per_s(a), tb = tokens_per_s(b);
     return ta != tb ? ta > tb : ranks_before(a, b);
@@ -208,8 +219,43 @@ void rank_plans_by(std::vector<RankedPlan>* plans, const std::function<double(co
   }
 }
 
-void rank_plans(std::vector<RankedPlan>* plans) {
-  rank_plans_by(plans, [](const RankedPlan& p) { return p.estimate.tokens_per_s; });
+}  // namespace
+
+void rank_plans_by(std::vector<RankedPlan>* plans, const std::function<double(const RankedPlan&)>& tokens_per_s,
+                   Ranking ranking) {
+  if (ranking == Ranking::kSpeedOnly) return rank_group(plans, tokens_per_s);
+  // A renter copies row 1: a plan that may not fit when it runs is no bargain at any speed, so the
+  // groups are ranked apart and never mix (a noise band does not reach across them).
+  std::vector<RankedPlan> safe, risky;
+  for (RankedPlan& p : *plans) (is_safe(p) ? safe : risky).push_back(std::move(p));
+  rank_group(&safe, tokens_per_s);
+  rank_group(&risky, tokens_per_s);
+  plans->clear();
+  for (RankedPlan& p : safe) plans->push_back(std::move(p));
+  for (RankedPlan& p : risky) plans->push_back(std::move(p));
+}
+
+void rank_plans(std::vector<RankedPlan>* plans, Ranking ranking) {
+  rank_plans_by(plans, [](const RankedPlan& p) { return p.estimate.tokens_per_s; }, ranking);
+}
+
+const RankedPlan* fastest_risky_beyond_best_safe(const std::vector<RankedPlan>& ranked) {
+  const RankedPlan* safe = nullptr;
+  const RankedPlan* risky = nullptr;
+  for (const RankedPlan& p : ranked) {
+    if (is_safe(p)) {
+      if (safe == nullptr) safe = &p;
+    } else if (risky == nullptr || p.estimate.tokens_per_s > risky->estimate.tokens_per_s) {
+      risky = &p;
+    }
+  }
+  if (safe == nullptr || risky == nullptr || risky->estimate.tokens_per_s <= safe->estimate.tokens_per_s) return nullptr;
+  return risky;
+}
+
+std::string ranking_rule(Ranking ranking) {
+  if (ranking == Ranking::kSpeedOnly) return std::string("by ") + kRankingRule + " (--risky: safe or not)";
+  return std::string("safe plans first, then by ") + kRankingRule;
 }
 
 SearchResult search_plans(const PlanSpec& base, bool keep_rejected, const KnobConstraints& constraints) {
@@ -226,7 +272,7 @@ SearchResult search_plans(const PlanSpec& base, bool keep_rejected, const KnobCo
       result.rejected.push_back({k, e.reason(), e.limit, e.over_limit()});
     }
   }
-  rank_plans(&result.feasible);
+  rank_plans(&result.feasible, constraints.ranking);
   return result;
 }
 

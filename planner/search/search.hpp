@@ -43,12 +43,21 @@ std::string limit_name(costmodel::Estimate::Limit limit);
 // The searched knobs a user fixed (`plan --zero 2 --offload-params none`): the searches keep
 // only candidates that agree with every field set. Knobs the searches do not enumerate (precision,
 // grad_accum_steps, sp_comm_dtype, buckets) are fixed on the base plan instead.
+// How the searches order the plans that fit.
+enum class Ranking {
+  kSafeFirst,  // every safe plan (is_safe) before every other; each group ranked as rank_plans_by says
+  kSpeedOnly,  // `--risky`: by speed alone, the memory margin only a preference inside a noise band
+};
+
 struct KnobConstraints {
   std::optional<int64_t> sp, cp, zero_stage, micro_batch, grad_accum_steps;
   std::optional<CpComm> cp_comm;
   std::optional<OffloadDevice> offload_optimizer, offload_params;
   std::optional<ActCkpt> act_ckpt;
   std::optional<bool> tiled_mlp, tiled_loss;
+  // Not a knob: the order the searches rank in (`--risky` asks for kSpeedOnly). Carried here because
+  // every search (plan, fit, rent, the GUI) takes the user's flags through this one struct.
+  Ranking ranking = Ranking::kSafeFirst;
 
   bool allows(const Knobs& k) const;
 };
@@ -65,7 +74,8 @@ std::vector<std::pair<int64_t, int64_t>> sp_cp_pairs(const PlanSpec& base, const
 std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& constraints = {},
                                    std::map<std::string, int64_t>* excluded_by_trainer = nullptr);
 
-// Evaluates every candidate at base.seq_len. `keep_rejected` records why each one failed.
+// Evaluates every candidate at base.seq_len. `keep_rejected` records why each one failed. The plans
+// that fit are ranked by constraints.ranking.
 SearchResult search_plans(const PlanSpec& base, bool keep_rejected, const KnobConstraints& constraints = {});
 
 // True when `a` ranks before `b` (tokens/s desc, then peak memory asc, then $/Mtok asc).
@@ -76,22 +86,48 @@ bool ranks_before(const RankedPlan& a, const RankedPlan& b);
 // micro batch 2 from 1 while doubling the global batch.
 inline constexpr double kRankNoiseBand = 0.02;
 
-// What the ranking says about itself, for reports.
+// The free GPU memory a plan's trainer and GPU have no measured memory error to hold against: the
+// largest error measured for any trainer on any GPU in validation/results (14.8%, liger on
+// h100-80gb, at the time of writing), rounded up. A stack nobody measured is not known to err less
+// than the worst one that was.
+inline constexpr double kUnmeasuredHeadroomPct = 15.0;
+
+// The share of the device (%) a plan must leave free to be safe: the largest memory error measured
+// for its trainer on its GPU (PlanSpec::memory_error_pct), or kUnmeasuredHeadroomPct when none was.
+double safe_margin_pct(const PlanSpec& plan);
+
+// True when the plan fits and leaves more GPU memory free than safe_margin_pct: with a measured
+// error exactly the verdict "fits" (planner/accuracy memory_verdict), not "fits_inside_error".
+bool is_safe(const RankedPlan& p);
+
+// "safe" or "risky": the group a ranked plan is in, as the tables and JSON name it.
+const char* group_name(const RankedPlan& p);
+
+// What the ranking says about itself, for reports: inside each group (safe first, unless --risky).
 inline constexpr const char* kRankingRule =
     "tokens/s; plans within 2% of the leader of their band are ordered by more GPU memory free than the "
     "largest memory error measured for the trainer on the GPU, then a smaller ring (cp), then fewer "
     "offloads, then smaller micro batch, then less GPU memory";
 
-// Sorts best first: by tokens/s, then inside each noise band (every plan within kRankNoiseBand of
+// The whole rule, as `plan` prints it after "ranked ": kRankingRule, with "safe plans first" before
+// it unless `ranking` is kSpeedOnly.
+std::string ranking_rule(Ranking ranking);
+
+// Sorts best first (safe plans first under kSafeFirst, each group alone): by tokens/s, then inside each noise band (every plan within kRankNoiseBand of
 // the band's fastest plan) by what a user prefers when the speed is the same: a plan that fits by
 // more than the planner's measured memory error (PlanSpec::memory_error_pct), a smaller ring, fewer offloads
 // (optimizer, parameters, checkpoints), a smaller micro batch (the global batch is a training
 // choice, not a speed-up), less GPU memory.
-void rank_plans(std::vector<RankedPlan>* plans);
+void rank_plans(std::vector<RankedPlan>* plans, Ranking ranking = Ranking::kSafeFirst);
 
 // The same ranking with another measure of speed (tokens/s from the simulator for
 // `plan --simulate`): the noise band and the preferences apply alike.
-void rank_plans_by(std::vector<RankedPlan>* plans, const std::function<double(const RankedPlan&)>& tokens_per_s);
+void rank_plans_by(std::vector<RankedPlan>* plans, const std::function<double(const RankedPlan&)>& tokens_per_s,
+                   Ranking ranking = Ranking::kSafeFirst);
+
+// The first risky plan faster than the first safe one (both in `ranked`, rank_plans order), what
+// the tables show beside row 1; null when no risky plan is faster or no plan is safe.
+const RankedPlan* fastest_risky_beyond_best_safe(const std::vector<RankedPlan>& ranked);
 
 // True when the plan leaves no more GPU memory free than the largest memory error measured for its
 // trainer on its GPU (PlanSpec::memory_error_pct; never when nothing was measured): it may not fit

@@ -27,8 +27,9 @@ TEST(Search, RankedFeasiblePlansAllFitAndAreOrdered) {
   EXPECT_EQ(r.evaluated, static_cast<int64_t>(r.feasible.size() + r.rejected.size()));
   for (size_t i = 0; i < r.feasible.size(); ++i) {
     EXPECT_TRUE(r.feasible[i].estimate.fits);
-    // Tokens/s never rise by more than the noise band from one plan to the next.
-    if (i > 0) {
+    // Inside a group (safe plans first, then the risky), tokens/s never rise by more than the noise
+    // band from one plan to the next.
+    if (i > 0 && is_safe(r.feasible[i]) == is_safe(r.feasible[i - 1])) {
       EXPECT_LE(r.feasible[i].estimate.tokens_per_s,
                 r.feasible[i - 1].estimate.tokens_per_s / (1.0 - kRankNoiseBand) * (1 + 1e-12));
     }
@@ -165,10 +166,13 @@ TEST(Search, InsideTheBandAPlanBeyondTheMeasuredErrorComesFirst) {
   EXPECT_FALSE(inside_measured_error(plans[1]));
   rank_plans(&plans);
   EXPECT_FLOAT_EQ(plans.front().estimate.tokens_per_s, 990);
-  // Outside the band speed still decides: 3% slower is not a tie.
+  // Outside the band speed decides by --risky only: 3% slower is not a tie there, but safe plans
+  // rank first by default whatever their speed.
   plans = {ranked(1000, 1.0, false, 5), ranked(970, 12.0, true, 5)};
-  rank_plans(&plans);
+  rank_plans(&plans, Ranking::kSpeedOnly);
   EXPECT_FLOAT_EQ(plans.front().estimate.tokens_per_s, 1000);
+  rank_plans(&plans);
+  EXPECT_FLOAT_EQ(plans.front().estimate.tokens_per_s, 970);
   // Both inside the error: the older preferences decide (no offload first).
   plans = {ranked(990, 2.0, true, 5), ranked(1000, 1.0, false, 5)};
   rank_plans(&plans);
