@@ -67,6 +67,7 @@ QString ExportBar::suggestedFileName(const std::string& formatName) {
   if (formatName == "torchtitan") return QStringLiteral("torchtitan.toml");
   if (formatName == "swift") return QStringLiteral("swift.sh");
   if (formatName == "axolotl") return QStringLiteral("axolotl.yaml");
+  if (formatName == "trl") return QStringLiteral("trl.yaml");
   return QStringLiteral("torchrun.sh");
 }
 

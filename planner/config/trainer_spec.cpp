@@ -47,7 +47,7 @@ const std::vector<std::string>& rule_key_names() {
 
 const std::vector<std::string>& launch_format_names() {
   static const std::vector<std::string> kNames{"deepspeed", "accelerate", "arctic", "torchrun", "megatron",
-                                               "torchtitan", "swift", "axolotl"};
+                                               "torchtitan", "swift", "axolotl", "trl"};
   return kNames;
 }
 

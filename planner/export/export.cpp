@@ -171,23 +171,17 @@ int64_t exported_warmup_steps(const OptimizerSpec& o) {
   return scheduler ? std::max<int64_t>(1, o.warmup_steps) : o.warmup_steps;
 }
 
-// Liger-Kernel under the Trainer: --use_liger_kernel applies apply_liger_kernel_to_*'s defaults,
-// the fused RMSNorm, RoPE and SwiGLU with the fused linear cross-entropy (the "liger" record,
-// whose plans tile the loss); the flag picks no subset (liger_kernel_config is a dict no flag
-// fills), so "hf" plans, without Liger, have none. "" when the stack has no Liger.
-std::string liger_flags(const PlanSpec& plan, const std::string& on) {
-  return plan.stack.fused_layer_kernels ? " --use_liger_kernel" + on : "";
-}
-
 // What the user's train.py must do with its sequences for the plan's split. DeepSpeed's Ulysses
 // refuses a sequence that does not divide by sp (deepspeed 0.18.9 ulysses_sp.py) and shards the
 // position ids with the tokens, so every batch carries them (huggingface/trl#6812); torch's context
 // parallel cuts a sequence into 2 x cp chunks for its head-tail balance (torch _context_parallel
 // _HeadTailLoadBalancer; TRL's docs: "the sequence has to divide cp_size * 2") and runs no packing
 // (trl 1.13+ refuses packing under cp). TRL's SFTConfig names each (max_length, pad_to_multiple_of).
+int64_t sequence_multiple(const Knobs& k) { return std::lcm(k.sp, k.cp > 1 ? 2 * k.cp : int64_t{1}); }
+
 std::string sequence_text(const PlanSpec& plan) {
   const Knobs& k = plan.knobs;
-  const int64_t multiple = std::lcm(k.sp, k.cp > 1 ? 2 * k.cp : int64_t{1});
+  const int64_t multiple = sequence_multiple(k);
   std::string note = "# train.py trains sequences of " + std::to_string(plan.seq_len) + " tokens (TRL: --max_length " +
                      std::to_string(plan.seq_len) + ")";
   if (multiple > 1) {
@@ -200,33 +194,63 @@ std::string sequence_text(const PlanSpec& plan) {
   return note;
 }
 
-// The HF Trainer flags that match the DeepSpeed config: with --deepspeed, transformers fills the
-// config's "auto" values from TrainingArguments and refuses a value that differs from its own
-// argument (integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_process): batch
-// sizes, accumulation, AdamW's lr, betas, eps and weight decay, the warm-up, clipping and bf16.
-// Checkpointing: --gradient_checkpointing (non-reentrant in transformers 5.x), its offload through
-// gradient_checkpointing_kwargs (transformers 5.17+: save_on_cpu around each checkpoint), and
-// "--gradient_checkpointing false" for a plan without it, since TRL's SFTConfig checkpoints by
-// default (trl 1.14 base_config.py). `checkpointing`: false where the launcher's own flag says it
-// (ms-swift's). `valued_bools`: a true flag is written with its value (" --bf16 true"), for a
-// parser that declares it Optional[bool] (ms-swift's), where transformers' parser takes the flag alone.
-std::string hf_trainer_flags(const PlanSpec& plan, bool checkpointing = true, bool valued_bools = false) {
-  const std::string on = valued_bools ? " true" : "";
+// The HF Trainer arguments that match the DeepSpeed config, in TrainingArguments' names (TRL's
+// SFTConfig inherits them): with --deepspeed, transformers fills the config's "auto" values from
+// TrainingArguments and refuses a value that differs from its own argument
+// (integrations/deepspeed.py, HfTrainerDeepSpeedConfig.trainer_config_process): batch sizes,
+// accumulation, AdamW's lr, betas, eps and weight decay, the warm-up, clipping and bf16.
+// Checkpointing: gradient_checkpointing (non-reentrant in transformers 5.x), its offload through
+// gradient_checkpointing_kwargs (transformers 5.17+: save_on_cpu around each checkpoint), and false
+// for a plan without it, since TRL's SFTConfig checkpoints by default (trl 1.14 base_config.py).
+// `checkpointing`: false where the launcher's own flag says it (ms-swift's).
+Json hf_trainer_arguments(const PlanSpec& plan, bool checkpointing) {
   const OptimizerSpec& o = plan.optimizer;
   const Knobs& k = plan.knobs;
-  const std::string schedule = export_internal::hf_lr_scheduler_name(o);
-  std::string flags = "--per_device_train_batch_size " + std::to_string(k.micro_batch) +
-                      " --gradient_accumulation_steps " + std::to_string(k.grad_accum_steps) + " --learning_rate " +
-                      format_number(o.lr) + " --adam_beta1 " + format_number(o.adam_beta1) + " --adam_beta2 " +
-                      format_number(o.adam_beta2) + " --adam_epsilon " + format_number(o.adam_eps) + " --weight_decay " +
-                      format_number(o.weight_decay) + " --lr_scheduler_type " + schedule + " --warmup_steps " +
-                      std::to_string(exported_warmup_steps(o)) + " --max_grad_norm " + format_number(o.grad_clip);
+  Json a;
+  a["per_device_train_batch_size"] = k.micro_batch;
+  a["gradient_accumulation_steps"] = k.grad_accum_steps;
+  a["learning_rate"] = o.lr;
+  a["adam_beta1"] = o.adam_beta1;
+  a["adam_beta2"] = o.adam_beta2;
+  a["adam_epsilon"] = o.adam_eps;
+  a["weight_decay"] = o.weight_decay;
+  a["lr_scheduler_type"] = export_internal::hf_lr_scheduler_name(o);
+  a["warmup_steps"] = exported_warmup_steps(o);
+  a["max_grad_norm"] = o.grad_clip;
   // The run's length: transformers fills total_num_steps from it and refuses a written one that differs.
-  if (o.train_steps > 0) flags += " --max_steps " + std::to_string(o.train_steps);
-  if (k.precision == Precision::kBf16) flags += " --bf16" + on;
-  if (checkpointing) flags += k.act_ckpt == ActCkpt::kNone ? " --gradient_checkpointing false" : " --gradient_checkpointing" + on;
-  if (checkpointing && k.act_ckpt == ActCkpt::kOffload) flags += " --gradient_checkpointing_kwargs '{\"offload\": true}'";
-  return flags + liger_flags(plan, on);
+  if (o.train_steps > 0) a["max_steps"] = o.train_steps;
+  if (k.precision == Precision::kBf16) a["bf16"] = true;
+  if (checkpointing) a["gradient_checkpointing"] = k.act_ckpt != ActCkpt::kNone;
+  if (checkpointing && k.act_ckpt == ActCkpt::kOffload) a["gradient_checkpointing_kwargs"] = {{"offload", true}};
+  // Liger-Kernel: --use_liger_kernel applies apply_liger_kernel_to_*'s defaults, the fused RMSNorm,
+  // RoPE and SwiGLU with the fused linear cross-entropy (the "liger" record, whose plans tile the
+  // loss); the flag picks no subset (liger_kernel_config is a dict no flag fills), so plans without
+  // Liger have none.
+  if (plan.stack.fused_layer_kernels) a["use_liger_kernel"] = true;
+  return a;
+}
+
+// One argument as transformers' HfArgumentParser reads it: a true bool as the bare flag (or with
+// its value, `valued_bools`, for a parser that declares it Optional[bool]: ms-swift's), a dict as
+// JSON in single quotes, a float as the shortest text that reads back the same.
+std::string flag_text(const std::string& key, const Json& v, bool valued_bools) {
+  std::string text = " --" + key;
+  if (v.is_boolean()) return text + (v.get<bool>() ? (valued_bools ? " true" : "") : " false");
+  if (v.is_number_float()) return text + " " + format_number(v.get<double>());
+  if (v.is_string()) return text + " " + v.get<std::string>();
+  if (v.is_object()) {
+    std::string dict;
+    for (const auto& [name, value] : v.items()) dict += (dict.empty() ? "" : ", ") + Json(name).dump() + ": " + value.dump();
+    return text + " '{" + dict + "}'";
+  }
+  return text + " " + v.dump();
+}
+
+std::string hf_trainer_flags(const PlanSpec& plan, bool checkpointing = true, bool valued_bools = false) {
+  const Json arguments = hf_trainer_arguments(plan, checkpointing);
+  std::string flags;
+  for (const auto& [key, v] : arguments.items()) flags += flag_text(key, v, valued_bools);
+  return flags.substr(1);
 }
 
 // transformers registers Ulysses only through Accelerate's ParallelismConfig; under torchrun (no
@@ -305,7 +329,8 @@ std::string summary(const PlanSpec& plan, ExportFormat format) {
     << "\n";
   // A config file cannot set the allocator's variable; the scripts set it (alloc_conf_export).
   const bool config_file = format == ExportFormat::kAccelerate || format == ExportFormat::kArctic ||
-                           format == ExportFormat::kAxolotl || format == ExportFormat::kTorchtitan;
+                           format == ExportFormat::kAxolotl || format == ExportFormat::kTorchtitan ||
+                           format == ExportFormat::kTrl;
   if (config_file) {
     o << "# Launch with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True: the memory was priced with the caching\n"
       << "# allocator's expandable segments (without them it strands split segments near the limit).\n";
@@ -512,7 +537,7 @@ Status check_arctic_optimizer(const OptimizerSpec& o) {
 
 const std::vector<std::string>& export_format_names() {
   static const std::vector<std::string> kNames{"deepspeed", "accelerate", "arctic", "torchrun", "megatron",
-                                               "torchtitan", "swift", "axolotl"};
+                                               "torchtitan", "swift", "axolotl", "trl"};
   return kNames;
 }
 
@@ -556,6 +581,7 @@ Result<std::string> export_plan(const PlanSpec& given, ExportFormat format, cons
     case ExportFormat::kTorchtitan: return export_internal::torchtitan_toml(plan);
     case ExportFormat::kSwift: return export_internal::swift_script(plan);
     case ExportFormat::kAxolotl: return export_internal::axolotl_yaml(plan);
+    case ExportFormat::kTrl: return export_internal::trl_yaml(plan);
   }
   return Status::internal("export: unknown format");
 }
@@ -574,6 +600,8 @@ const char* attn_implementation_name(const PlanSpec& plan) { return attn_impleme
 std::string engine_optimizer_flags(const OptimizerSpec& o) { return engine_flags(o); }
 std::string hf_trainer_flags_with_checkpointing(const PlanSpec& plan) { return hf_trainer_flags(plan); }
 std::string sequence_note(const PlanSpec& plan) { return sequence_text(plan); }
+int64_t sequence_padding_multiple(const PlanSpec& plan) { return sequence_multiple(plan.knobs); }
+nlohmann::ordered_json hf_trainer_argument_values(const PlanSpec& plan) { return hf_trainer_arguments(plan, true); }
 std::string hf_trainer_flags_without_checkpointing(const PlanSpec& plan, bool valued_bools) {
   return hf_trainer_flags(plan, false, valued_bools);
 }

@@ -28,6 +28,9 @@
 //   axolotl     an Axolotl YAML: its ring (context_parallel_size, varlen_llama3, heads_k_stride),
 //               the deepspeed export's config inline, TiledMLP's shard count, the Liger plugin for
 //               the tiled loss and the Trainer's optimizer settings (axolotl.cpp).
+//   trl         the YAML of `trl sft --config`: TRL's SFTConfig with the plan's length, padding
+//               multiple, loss (chunked_nll for the tiled loss), checkpointing and its offload,
+//               batch and optimizer, naming the accelerate export beside it (trl.cpp).
 // Ring attention (cp > 1): Accelerate takes ring-only plans (parallelism_config cp_size on FSDP2);
 // DeepSpeed, ArcticTraining and the HF Trainer have no ring attention and refuse them.
 // YAML is written by hand (flat, two-space indent, strings quoted when needed).
@@ -42,9 +45,10 @@
 
 namespace spplan {
 
-enum class ExportFormat { kDeepSpeed, kAccelerate, kArctic, kTorchrun, kMegatron, kTorchtitan, kSwift, kAxolotl };
+enum class ExportFormat { kDeepSpeed, kAccelerate, kArctic, kTorchrun, kMegatron, kTorchtitan, kSwift, kAxolotl, kTrl };
 
-const std::vector<std::string>& export_format_names();  // deepspeed, accelerate, arctic, torchrun, megatron, torchtitan, swift, axolotl
+// deepspeed, accelerate, arctic, torchrun, megatron, torchtitan, swift, axolotl, trl
+const std::vector<std::string>& export_format_names();
 std::string to_string(ExportFormat format);
 
 // The format named `name`; unknown names are an error naming `where` (e.g. "--format"), the value

@@ -29,6 +29,12 @@ std::string engine_optimizer_flags(const OptimizerSpec& optimizer);  // --lr ...
 std::string hf_trainer_flags_with_checkpointing(const PlanSpec& plan);
 // The sequence length, the padding multiple and the batch fields the plan's split needs of train.py.
 std::string sequence_note(const PlanSpec& plan);
+// What every sequence is padded to a multiple of: sp for Ulysses, 2 x cp for the ring's head-tail
+// chunks, their least common multiple for both; 1 without a split.
+int64_t sequence_padding_multiple(const PlanSpec& plan);
+// The HF Trainer's arguments the plan fixes (batch, optimizer, schedule, precision, checkpointing
+// and its offload, Liger), in TrainingArguments' names, in the order the flags are written.
+nlohmann::ordered_json hf_trainer_argument_values(const PlanSpec& plan);
 // Without the checkpointing flags: for ms-swift, whose own --gradient_checkpointing line says it.
 // `valued_bools`: " --bf16 true" where transformers writes " --bf16" (ms-swift declares its bool
 // flags Optional[bool]).
@@ -49,6 +55,9 @@ std::string swift_script(const PlanSpec& plan);
 
 // From axolotl.cpp: Axolotl's YAML. REQUIRES: the plan passes check_plan.
 std::string axolotl_yaml(const PlanSpec& plan);
+
+// From trl.cpp: the `trl sft --config` YAML of TRL's SFTConfig. REQUIRES: the plan passes check_plan.
+std::string trl_yaml(const PlanSpec& plan);
 
 // From torchtitan.cpp. REQUIRES: the plan passes check_plan (its model is one TorchTitan builds).
 std::string torchtitan_toml(const PlanSpec& plan);

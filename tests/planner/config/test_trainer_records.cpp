@@ -211,7 +211,7 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
        "unpinned.toml: key \"refuse[1].before.liger\": \"liger\" is not in [versions]"},
       {"format.toml", "name = \"x\"\nbase = \"hf\"\n[[formats]]\nname = \"nemo\"\n",
        "format.toml: key \"formats[1].name\": value \"nemo\" is not allowed (allowed: deepspeed, accelerate, arctic, "
-       "torchrun, megatron, torchtitan, swift, axolotl)"},
+       "torchrun, megatron, torchtitan, swift, axolotl, trl)"},
       {"program.toml", "name = \"x\"\nbase = \"hf\"\n[[formats]]\nname = \"torchrun\"\n",
        "program.toml: key \"formats[1].program\": missing"},
       {"components.toml", "name = \"x\"\n" + complete_stack +

@@ -52,7 +52,7 @@ PlanSpec two_node_plan() {
 }
 
 // The plan on a trainer whose record lists the format (configs/trainers): kept where its own does;
-// else ArcticTraining for its recipe, Megatron-LM for its script, and for the Hugging Face Trainer's
+// else ArcticTraining for its recipe, Megatron-LM for its script, TRL for its YAML, and for the Hugging Face Trainer's
 // formats "hf", or "liger" when the plan tiles its loss (the Trainer's tiled loss is Liger's).
 PlanSpec launched_by(PlanSpec plan, ExportFormat format) {
   const std::string name = to_string(format);
@@ -64,6 +64,7 @@ PlanSpec launched_by(PlanSpec plan, ExportFormat format) {
     case ExportFormat::kTorchtitan: plan.stack = trainer_stack("torchtitan"); break;
     case ExportFormat::kSwift: plan.stack = trainer_stack("usp"); break;
     case ExportFormat::kAxolotl: plan.stack = trainer_stack("axolotl"); break;
+    case ExportFormat::kTrl: plan.stack = trainer_stack("trl"); break;
     default: plan.stack = trainer_stack(plan.knobs.tiled_loss ? "liger" : "hf");
   }
   return plan;
@@ -428,7 +429,7 @@ TEST(ExportFormatNames, RoundTripAndUnknownIsAClearError) {
   EXPECT_EQ(bad.status().code(), Status::Code::kInvalidInput);
   EXPECT_EQ(bad.status().message(),
             "--format: value \"nemo\" is not a known format (allowed: deepspeed, accelerate, arctic, torchrun, megatron, "
-            "torchtitan, swift, axolotl)");
+            "torchtitan, swift, axolotl, trl)");
 }
 
 TEST(ExportPlan, BadPlansAreErrorsNamingTheKey) {
