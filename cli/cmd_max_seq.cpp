@@ -137,12 +137,12 @@ int cmd_max_seq(int argc, const char* const* argv) {
     if (safe) {
       std::cout << "safe: " << safe->plan.seq_len << " tokens (" << seq_text(safe->plan.seq_len) << ") leave more than "
                 << format_number("%.1f%%", search::safe_margin_pct(*base)) << " of GPU memory free ("
-                << held_against_words(*base) << "); the answer above is "
+                << search::held_against_words(*base) << "); the answer above is "
                 << (best->estimate.free_memory_pct() > search::safe_margin_pct(*base) ? "safe" : "risky: it may not fit when it runs")
                 << "\n";
     } else if (constraints->ranking == search::Ranking::kSafeFirst) {
       std::cout << "safe: no sequence leaves more than " << format_number("%.1f%%", search::safe_margin_pct(*base))
-                << " of GPU memory free (" << held_against_words(*base) << ")\n";
+                << " of GPU memory free (" << search::held_against_words(*base) << ")\n";
     }
     std::cout << "layout: " << search::layout_text(*best) << "\n";
     std::cout << estimate_text(best->plan, best->estimate);

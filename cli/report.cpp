@@ -294,11 +294,6 @@ double speed_gain_pct(const search::RankedPlan& faster, const search::RankedPlan
 
 }  // namespace
 
-std::string held_against_words(const PlanSpec& plan) {
-  const std::string pct = format_number("%.1f%%", search::safe_margin_pct(plan));
-  return plan.memory_error_pct > 0 ? "a " + pct + " measured error" : "the " + pct + " default headroom";
-}
-
 std::string safety_text(const std::vector<search::RankedPlan>& ranked, search::Ranking ranking) {
   if (ranked.empty()) return "";
   const Safety s = safety_of(ranked);
@@ -323,8 +318,7 @@ std::string safety_text(const std::vector<search::RankedPlan>& ranked, search::R
   } else if (s.fastest_risky != nullptr) {
     const search::RankedPlan& r = *s.fastest_risky;
     text += "fastest risky plan: rank " + std::to_string(s.fastest_risky_rank) + ", " + knobs_text(r.plan.knobs) + ": " +
-            format_number("%.0f%%", speed_gain_pct(r, *best_safe(ranked))) + " faster than the best safe plan, " +
-            format_number("%.1f%%", r.estimate.free_memory_pct()) + " free against " + held_against_words(r.plan) + "\n";
+            search::risky_beside_safe_words(r, *best_safe(ranked)) + "\n";
   }
   return text;
 }

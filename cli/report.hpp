@@ -19,9 +19,6 @@ nlohmann::json estimate_json(const PlanSpec& plan, const costmodel::Estimate& es
 // max-seq's and fit's "band": the scope, its signed memory error, the published longest runs, the
 // words, and the headroom (share of the device) the band's edge books.
 nlohmann::json band_json(const MemoryBand& band, double edge_headroom);
-// What a plan's free memory is held against, in words: "a 14.8% measured error" or, where none was
-// measured for its trainer and GPU, "the 15% default headroom".
-std::string held_against_words(const PlanSpec& plan);
 // The lines under a ranked table (`ranked` in rank_plans order, all of one model, GPU and trainer):
 // what makes a plan safe there and whether it was measured, how many plans are in each group, and
 // the fastest risky plan beside row 1 with its speed gain and its margin; with kSpeedOnly, where row

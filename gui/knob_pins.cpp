@@ -1,5 +1,6 @@
 #include "gui/knob_pins.hpp"
 
+#include <QCheckBox>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -57,6 +58,12 @@ KnobPins::KnobPins(QWidget* parent) : QWidget(parent) {
     m_combos[pin.flag] = combo;
     connect(combo, &QComboBox::currentIndexChanged, this, &KnobPins::changed);
   }
+  m_risky = new QCheckBox(tr("speed alone"), this);
+  m_risky->setObjectName(QStringLiteral("pin-risky"));
+  m_risky->setToolTip(tr("--risky: rank by speed alone. Off, every plan that leaves more GPU memory free than the "
+                         "largest measured memory error ranks above every plan inside it (which may not fit when it runs)"));
+  row->addWidget(m_risky);
+  connect(m_risky, &QCheckBox::toggled, this, &KnobPins::changed);
   row->addStretch(1);
 }
 
@@ -73,6 +80,7 @@ std::vector<std::string> KnobPins::flags() const {
       words.push_back(value.toStdString());
     }
   }
+  if (m_risky->isChecked()) words.push_back("--risky");
   return words;
 }
 
@@ -92,6 +100,7 @@ QComboBox* KnobPins::combo(const std::string& flag) const {
 
 void KnobPins::clearPins() {
   for (auto& [flag, combo] : m_combos) combo->setCurrentIndex(0);
+  m_risky->setChecked(false);
 }
 
 std::map<QString, QString> KnobPins::texts() const {
@@ -99,12 +108,14 @@ std::map<QString, QString> KnobPins::texts() const {
   for (const auto& [flag, combo] : m_combos) {
     if (combo->currentText() != kAny) pinned[QString::fromStdString(flag)] = combo->currentText();
   }
+  if (m_risky->isChecked()) pinned[QStringLiteral("risky")] = QStringLiteral("on");
   return pinned;
 }
 
 void KnobPins::setTexts(const std::map<QString, QString>& texts) {
   clearPins();
   for (const auto& [flag, text] : texts) {
+    if (flag == QStringLiteral("risky")) m_risky->setChecked(text == QStringLiteral("on"));
     QComboBox* box = combo(flag.toStdString());
     if (box == nullptr) continue;
     if (const int i = box->findText(text); i >= 0) box->setCurrentIndex(i);

@@ -411,10 +411,12 @@ void MainWindow::updateBanner(int row) {
     const bool amber = verdict.verdict == Verdict::kFitsInsideError;
     m_bannerLabel->setStyleSheet(amber ? "background: #fff1b8; color: #6b4f00; font-weight: bold;"
                                        : "background: #d6f0d6; color: #105010; font-weight: bold;");
-    m_bannerLabel->setText(tr("%1: best plan %2 tokens/s   ·   selected plan %3   ·   %4")
-                               .arg(amber ? tr("Fits inside the measured error") : tr("Fits"),
-                                    QLocale(QLocale::English).toString(tokensPerS, 'f', 0),
-                                    stringOf(verdict.words), maxSeqText));
+    QString text = tr("%1: best plan %2 tokens/s   ·   selected plan %3   ·   %4")
+                       .arg(amber ? tr("Fits inside the measured error") : tr("Fits"),
+                            QLocale(QLocale::English).toString(tokensPerS, 'f', 0), stringOf(verdict.words), maxSeqText);
+    // Safe first, as spplan plan: the faster plan the ranking put below the safe ones, named.
+    if (!m_planModel->riskyNote().isEmpty()) text += tr("   ·   fastest risky plan: %1").arg(m_planModel->riskyNote());
+    m_bannerLabel->setText(text);
   } else {
     m_bannerLabel->setStyleSheet("background: #fde2c8; color: #7a3000; font-weight: bold;");
     m_bannerLabel->setText(tr("Does not fit: %1   ·   %2")

@@ -78,6 +78,14 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     return QVariant::fromValue(column >= PeakGibColumn ? Qt::AlignRight | Qt::AlignVCenter : Qt::AlignCenter);
   }
   if (role == Qt::ForegroundRole && !e.fits) return QBrush(QColor(0xb0, 0x20, 0x20));
+  // Risky rows amber in their group cell, as the banner of a plan inside the measured error.
+  if (role == Qt::BackgroundRole && column == GroupColumn && e.fits && !search::is_safe(row)) {
+    return QBrush(QColor(0xff, 0xf1, 0xb8));
+  }
+  if (role == Qt::ToolTipRole && column == GroupColumn && e.fits) {
+    return tr("%1 GPU memory free, against %2")
+        .arg(QString::number(e.free_memory_pct(), 'f', 1) + "%", QString::fromStdString(search::held_against_words(row.plan)));
+  }
   if (role == Qt::ToolTipRole && !e.fits) return QString::fromStdString(e.reason());
   if (role != Qt::DisplayRole && role != ValueRole) return {};
   const bool text = role == Qt::DisplayRole;
@@ -85,6 +93,9 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     case RankColumn:
       if (!e.fits) return text ? QVariant(QStringLiteral("no fit")) : QVariant(0);
       return static_cast<qlonglong>(m_places[static_cast<size_t>(index.row())] + 1);
+    case GroupColumn:  // safe first: the ranking's groups (search::is_safe)
+      if (!e.fits) return text ? QVariant(QString()) : QVariant(2);
+      return text ? QVariant(QString::fromLatin1(search::group_name(row))) : QVariant(search::is_safe(row) ? 0 : 1);
     case SpColumn: return static_cast<qlonglong>(k.sp);
     case CpColumn:  // the ring degree, with its variant when it is not the ring
       if (text && k.cp > 1 && k.cp_comm == CpComm::kAllGather) return QString::number(k.cp) + QStringLiteral(" ag");
@@ -116,7 +127,13 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
 QString PlanTableModel::headerToolTip(int section) {
   switch (section) {
     case RankColumn:  // the rule `spplan plan` states under its table
-      return tr("Rank among the plans that fit, by %1").arg(QString::fromLatin1(search::kRankingRule));
+      return tr("Rank among the plans that fit: %1")
+          .arg(QString::fromStdString(search::ranking_rule(search::Ranking::kSafeFirst)));
+    case GroupColumn:
+      return tr("safe: more GPU memory free than the largest memory error measured for the trainer on the GPU (%1% "
+                "where none was measured); risky: inside it, so it may not fit when it runs. Safe plans rank first "
+                "unless \"speed alone\" (--risky) is on")
+          .arg(search::kUnmeasuredHeadroomPct, 0, 'f', 0);
     case SpColumn: return tr("Ulysses sequence-parallel degree: GPUs that split each sequence");
     case CpColumn: return tr("Ring-attention (context-parallel) degree: GPUs that pass K/V chunks around a ring; "
                              "GPUs = data parallel × sp × cp");
@@ -149,7 +166,7 @@ QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, in
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const kHeaders[ColumnCount] = {
-      "rank", "sp", "cp", "zero", "offload\noptimizer", "offload\nparams", "act\nckpt", "tiled", "micro\nbatch", "peak\nGiB",
+      "rank", "group", "sp", "cp", "zero", "offload\noptimizer", "offload\nparams", "act\nckpt", "tiled", "micro\nbatch", "peak\nGiB",
       "host GiB\nper node", "step", "tokens/s", "MFU", "$/Mtok", "params", "grads", "optimizer", "activations", "logits",
       "buffers", "overhead", "capacity"};
   if (section < 0 || section >= ColumnCount) return {};
@@ -160,6 +177,11 @@ void PlanTableModel::setBase(const PlanSpec& base, const search::KnobConstraints
   search::SearchResult result = search::search_plans(base, true, constraints);
   m_whyNone = result.evaluated == 0 ? QString::fromStdString(search::no_candidate_status(result, base).message()) : QString();
   m_layoutReason = QString::fromStdString(search::layout_reason(result));
+  m_riskyNote.clear();
+  if (const search::RankedPlan* risky = search::fastest_risky_beyond_best_safe(result.feasible);
+      risky != nullptr && constraints.ranking == search::Ranking::kSafeFirst) {
+    m_riskyNote = QString::fromStdString(search::risky_beside_safe_words(*risky, result.feasible.front()));
+  }
   beginResetModel();
   m_evaluated = static_cast<int>(result.evaluated);
   m_fitCount = static_cast<int>(result.feasible.size());
@@ -233,6 +255,7 @@ void PlanTableModel::clear() {
   m_evaluated = 0;
   m_whyNone.clear();
   m_layoutReason.clear();
+  m_riskyNote.clear();
   endResetModel();
 }
 

@@ -22,7 +22,7 @@ class PlanTableModel : public QAbstractTableModel {
 
  public:
   enum Column {
-    RankColumn, SpColumn, CpColumn, ZeroColumn, OffloadOptimizerColumn, OffloadParamsColumn, CkptColumn,
+    RankColumn, GroupColumn, SpColumn, CpColumn, ZeroColumn, OffloadOptimizerColumn, OffloadParamsColumn, CkptColumn,
     TiledColumn, MicroBatchColumn, PeakGibColumn, HostGibColumn, StepSecondsColumn, TokensPerSecondColumn,
     MfuColumn, UsdPerMtokColumn,
     // Hidden in the table; the memory chart maps them (contiguous, in this order).
@@ -60,6 +60,9 @@ class PlanTableModel : public QAbstractTableModel {
   // Why the leading plan's layout won, against the best of each other layout (search::layout_reason);
   // "" when nothing fits.
   const QString& layoutReason() const { return m_layoutReason; }
+  // Beside a safe row 1, the fastest risky plan when it is faster (search::risky_beside_safe_words:
+  // "24% faster than the best safe plan, 0.4% free against a 14.8% measured error"); "" otherwise.
+  const QString& riskyNote() const { return m_riskyNote; }
   void clear();
 
   bool anyFits() const { return m_fitCount > 0; }
@@ -81,6 +84,7 @@ class PlanTableModel : public QAbstractTableModel {
   int m_evaluated = 0;
   QString m_whyNone;
   QString m_layoutReason;
+  QString m_riskyNote;
 };
 
 }  // namespace spplan::gui

@@ -51,7 +51,11 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
   const Row& r = m_rows[static_cast<size_t>(index.row())];
   const int column = index.column();
   const bool cheapest = index.row() == m_cheapest, fastest = index.row() == m_fastest;
-  // Cheapest green, fastest blue: a renter tells them apart at a glance (issue 45 item 8).
+  // A risky best plan amber in its group cell, as in the plan table.
+  if (role == Qt::BackgroundRole && column == GroupColumn && r.best && !search::is_safe(*r.best)) {
+    return QBrush(QColor(0xff, 0xf1, 0xb8));
+  }
+  // Cheapest green, fastest blue: a renter tells them apart at a glance.
   if (role == Qt::BackgroundRole && cheapest) return QBrush(QColor(0xd6, 0xf0, 0xd6));
   if (role == Qt::BackgroundRole && fastest) return QBrush(QColor(0xd6, 0xe4, 0xf5));
   if (role == Qt::ForegroundRole && !r.best && column < VisibleColumnCount) return QBrush(QColor(0xb0, 0x20, 0x20));
@@ -86,6 +90,9 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
       if (text) return r.max_seq > 0 ? QString::fromStdString(seq_text(r.max_seq)) + maxSeqMargin(r.measured_as) : tr("none");
       return static_cast<qlonglong>(r.max_seq);
     case KnobsColumn: return e ? knobsText(r.best->plan.knobs) : QString();
+    case GroupColumn:  // the best plan's group: a risky one is all this option has (or --risky chose it)
+      if (!r.best) return text ? QVariant(QString()) : QVariant(2);
+      return text ? QVariant(QString::fromLatin1(search::group_name(*r.best))) : QVariant(search::is_safe(*r.best) ? 0 : 1);
     case TrustColumn: return m_trust ? m_trust->shortText(r.measured_as) : QString();
     case MarkColumn: {
       QStringList marks;
@@ -122,6 +129,10 @@ QString RentModel::headerToolTip(int section) {
                                  "meets capacity, so its margin is about that error). The banner's max-seq is for the "
                                  "selected plan's own knobs, so it can be shorter.");
     case KnobsColumn: return tr("The best plan's knobs: Ulysses degree, ZeRO stage, activation checkpointing");
+    case GroupColumn: return tr("The best plan's group: safe leaves more GPU memory free than the largest memory error "
+                                "measured for the trainer on this GPU (%1% where none was measured); risky is inside it "
+                                "and may not fit when it runs. Cheapest and fastest are marked among safe rows first")
+                                 .arg(search::kUnmeasuredHeadroomPct, 0, 'f', 0);
     case TrustColumn: return tr("The planner's measured error on this GPU (validation/results): memory, speed");
     case MarkColumn: return tr("Your GPUs, the cheapest ($/Mtok, green) and the fastest (tokens/s, blue) rows");
     default: return {};
@@ -133,7 +144,7 @@ QVariant RentModel::headerData(int section, Qt::Orientation orientation, int rol
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const kHeaders[ColumnCount] = {"GPU", "nodes", "GPUs", "$/Mtok", "step", "tokens/s",
-                                                    "host GiB\nper node", "max seq (any knobs)", "best knobs", "measured error", "mark", "$/Mtok",
+                                                    "host GiB\nper node", "max seq (any knobs)", "best knobs", "group", "measured error", "mark", "$/Mtok",
                                                     "step s", "max seq k"};
   if (section < 0 || section >= ColumnCount) return {};
   return QString::fromLatin1(kHeaders[section]);

@@ -5,6 +5,7 @@
 
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/trainer_rules.hpp"
+#include "planner/core/parse.hpp"
 
 namespace spplan::search {
 namespace {
@@ -177,6 +178,17 @@ double safe_margin_pct(const PlanSpec& plan) {
 bool is_safe(const RankedPlan& p) { return p.estimate.fits && p.estimate.free_memory_pct() > safe_margin_pct(p.plan); }
 
 const char* group_name(const RankedPlan& p) { return is_safe(p) ? "safe" : "risky"; }
+
+std::string held_against_words(const PlanSpec& plan) {
+  const std::string pct = format_number("%.1f%%", safe_margin_pct(plan));
+  return plan.memory_error_pct > 0 ? "a " + pct + " measured error" : "the " + pct + " default headroom";
+}
+
+std::string risky_beside_safe_words(const RankedPlan& risky, const RankedPlan& safe) {
+  return format_number("%.0f%%", 100.0 * (risky.estimate.tokens_per_s / safe.estimate.tokens_per_s - 1.0)) +
+         " faster than the best safe plan, " + format_number("%.1f%%", risky.estimate.free_memory_pct()) +
+         " free against " + held_against_words(risky.plan);
+}
 
 int offload_count(const Knobs& k) {
   return (k.offload_optimizer != OffloadDevice::kNone) + (k.offload_params != OffloadDevice::kNone) +

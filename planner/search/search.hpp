@@ -103,6 +103,14 @@ bool is_safe(const RankedPlan& p);
 // "safe" or "risky": the group a ranked plan is in, as the tables and JSON name it.
 const char* group_name(const RankedPlan& p);
 
+// What a plan's free memory is held against, in words: "a 14.8% measured error" or, where none was
+// measured for its trainer and GPU, "the 15.0% default headroom".
+std::string held_against_words(const PlanSpec& plan);
+
+// "24% faster than the best safe plan, 0.4% free against a 14.8% measured error": a risky plan
+// beside the safe one it outruns, as the CLI's tables and the GUI's banner say it.
+std::string risky_beside_safe_words(const RankedPlan& risky, const RankedPlan& safe);
+
 // What the ranking says about itself, for reports: inside each group (safe first, unless --risky).
 inline constexpr const char* kRankingRule =
     "tokens/s; plans within 2% of the leader of their band are ordered by more GPU memory free than the "

@@ -56,6 +56,18 @@ def test_same_dict_as_the_command(function, command, flags, args):
     assert function(**flags) == cli_json(command, *args)
 
 
+def test_safe_plans_rank_first_unless_risky():
+    # llama-3.1-8b on 2 x 6 H100s at 128K: the fastest plan leaves 0.4% free against a 14.8% error.
+    case = dict(model="llama-3.1-8b", gpu="h100-80gb", gpus=12, gpus_per_node=6, seq="128k", top=1)
+    safe, risky = spplan.plan(**case), spplan.plan(**case, risky=True)
+    assert safe["plans"][0]["group"] == "safe"
+    assert safe["plans"][0]["verdict"]["verdict"] == "fits"
+    assert safe["safety"]["fastest_risky"]["margin_pct"] < 1
+    assert risky["plans"][0]["group"] == "risky"
+    assert risky["plans"][0]["verdict"]["verdict"] == "fits_inside_error"
+    assert spplan.fit(**{k: v for k, v in case.items() if k != "top"})["best"]["group"] == "safe"
+
+
 def test_fit_that_does_not_fit_is_a_dict_not_an_error():
     result = spplan.fit(model="llama-3.1-70b", gpu="a100-40gb", gpus=1, seq="1M")
     assert result["fits"] is False
@@ -218,7 +230,7 @@ def test_stack_configs_give_what_each_stack_takes(tmp_path):
     spplan.plan(**QWEN, seq="128k", out=arctic_out)
     arctic = spplan.stack_configs(arctic_out)
     assert "sequence_parallel_size: %d" % best["knobs"]["sp"] in arctic["arctic"]
-    assert list(arctic["refused"]) == ["accelerate"]
+    assert list(arctic["refused"]) == ["accelerate", "trl"]
     accelerate = pytest.importorskip("accelerate")
     from accelerate.utils import DeepSpeedSequenceParallelConfig
     parallelism = accelerate.ParallelismConfig(
@@ -241,6 +253,25 @@ def test_stack_configs_of_a_ring_build_accelerates_objects(tmp_path):
     assert parallelism.cp_size == 8 and parallelism.cp_handler.cp_comm_strategy in ("allgather", "alltoall")
     plugin = FullyShardedDataParallelPlugin(**configs["accelerate_fsdp"])
     assert plugin.fsdp_version == 2 and plugin.activation_checkpointing is False  # the Trainer checkpoints
+    # TRL's SFTConfig, built by the Python of TRL's venv (scripts/install-deps.sh; it sees this
+    # package through the main venv's packages), with TRL's chunked loss and the ring's padding.
+    trl_python = os.path.join(os.environ.get("SPPLAN_TOOLS_DIR", os.path.expanduser("~/.cache/spplan/tools")),
+                              "trl", "bin", "python")
+    if not os.access(trl_python, os.X_OK):
+        pytest.skip(f"no TRL venv at {trl_python}")
+    code = ("import json, sys, trl\n"
+            "c = trl.SFTConfig(output_dir=sys.argv[2], use_cpu=True, **json.loads(sys.argv[1]))\n"
+            "print(json.dumps([c.loss_type, c.max_length, c.pad_to_multiple_of, c.gradient_checkpointing_kwargs,"
+            " c.model_init_kwargs]))\n")
+    built = subprocess.run([trl_python, "-c", code, json.dumps(configs["trl"]), str(tmp_path / "trl_out")],
+                           capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-2000:]
+    with open(out, "rb") as f:
+        knobs = tomllib.load(f)["knobs"]
+    assert json.loads(built.stdout.splitlines()[-1]) == [
+        "chunked_nll" if knobs["tiled_loss"] else "nll", 1048576, 16,
+        {"offload": True} if knobs["act_ckpt"] == "offload" else None,
+        {"attn_implementation": "sdpa", "dtype": "bfloat16" if knobs["precision"] == "bf16" else "float32"}]
 
 
 def test_stack_configs_say_which_stack_refuses_a_plan(tmp_path):
