@@ -55,7 +55,6 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -63,6 +62,9 @@ import time
 spplan, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 here = os.path.dirname(os.path.abspath(__file__))
 launch_dir = os.path.join(here, "launch")
+sys.path.insert(0, launch_dir)
+import harness  # noqa: E402  (tests/scripts/launch/harness.py)
+from harness import free_port, last_error, read_records  # noqa: E402
 os.makedirs(work, exist_ok=True)
 LAUNCH_TIMEOUT_S = 180  # one launch: some 40-70 s here (four Python start-ups importing torch)
 SEQ, GPUS = 256, 2
@@ -124,12 +126,6 @@ PLANS = {  # name: (TOML, sp, cp)
 }
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def base_env():
     # Nothing of the caller's Accelerate or parallel settings: a run must get them from the export.
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PARALLELISM_CONFIG_", "ACCELERATE_", "FSDP_"))}
@@ -160,42 +156,6 @@ def export(plan_name, fmt):
         f.write(PLANS[plan_name][0])
     r = subprocess.run([spplan, "export", "--plan", path, "--format", fmt], capture_output=True, text=True)
     return r.returncode, r.stdout, r.stderr.strip()
-
-
-def run(cmd, cwd, env, log):
-    """Runs cmd in its own process group (a timeout ends every rank): (exit code, seconds)."""
-    t0 = time.time()
-    with open(log, "w") as out:
-        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            rc = p.wait(timeout=LAUNCH_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGTERM)
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-            rc = 124
-    return rc, time.time() - t0
-
-
-def last_error(log):
-    """The launch's last error line (the ranks' tracebacks end in it)."""
-    try:
-        lines = open(log, errors="replace").read().splitlines()
-    except OSError:
-        return ""
-    errors = [l for l in lines if re.search(r"(Error|Exception|Timeout)\b.*:", l) and "ChildFailedError" not in l]
-    return (errors[-1] if errors else "\n".join(lines[-3:]))[-400:]
-
-
-def read_records(path):
-    rows = []
-    if os.path.exists(path):
-        with open(path) as f:
-            rows = [json.loads(l) for l in f if l.strip()]
-    return sorted(rows, key=lambda r: r.get("rank", -1))
 
 
 def case_dir(name):
@@ -233,20 +193,13 @@ def check_ranks(case, rows, sp, cp, rc, seconds, log, loss_of=None):
 
 
 def prebuild_ops(env):
-    """DeepSpeed builds its CPU Adam and shared-memory ops on first use; every rank would wait for
-    the build inside the launch's timeout. Built here once (minutes), then loaded in a second."""
-    code = ("from deepspeed.accelerator import get_accelerator as g\n"
-            "for n in ('FusedAdamBuilder', 'ShareMemCommBuilder'):\n"
-            "    b = g().create_op_builder(n)\n"
-            "    b is not None and b.load()\n")
-    t0 = time.time()
-    try:
-        r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=1200)
-        ok, detail = r.returncode == 0, (r.stderr.strip().splitlines() or [""])[-1]
-    except subprocess.TimeoutExpired:
-        ok, detail = False, "timed out after 1200 s"
-    check(f"DeepSpeed's CPU ops built or loaded ({time.time() - t0:.0f} s)", ok, detail)
+    ok, detail, seconds = harness.prebuild_ops(env)
+    check(f"DeepSpeed's CPU ops built or loaded ({seconds:.0f} s)", ok, detail)
     return ok
+
+
+def run(cmd, cwd, env, log):
+    return harness.run(cmd, cwd, env, log, LAUNCH_TIMEOUT_S)
 
 
 def write_model():
@@ -438,25 +391,10 @@ def arctic_assets(d):
     import random
 
     import datasets
-    import torch
-    import transformers
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import AutoConfig, AutoModelForCausalLM, PreTrainedTokenizerFast
 
     datasets.disable_progress_bars()
-    transformers.utils.logging.disable_progress_bar()
-
-    specials = ["<unk>", "<pad>", "<eos>"]
-    words = [f"w{i}" for i in range(MODEL["vocab_size"] - len(specials))]
-    tok = Tokenizer(models.WordLevel(vocab={t: i for i, t in enumerate(specials + words)}, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", eos_token="<eos>")
-    fast.chat_template = "{% for m in messages %}{{ m['role'] }} {{ m['content'] }} <eos> {% endfor %}"
     model_dir, data_dir = os.path.join(d, "model"), os.path.join(d, "data")
-    fast.save_pretrained(model_dir)
-    cfg = {k: v for k, v in MODEL.items() if k != "name"}
-    torch.manual_seed(0)
-    AutoModelForCausalLM.from_config(AutoConfig.for_model("llama", **cfg)).save_pretrained(model_dir)
+    words = harness.write_tiny_model(model_dir, {k: v for k, v in MODEL.items() if k != "name"}, MODEL["vocab_size"])
     rng = random.Random(0)
     datasets.Dataset.from_list([{"user": " ".join(rng.choice(words) for _ in range(40)),
                         "assistant": " ".join(rng.choice(words) for _ in range(60))} for _ in range(64)]).save_to_disk(data_dir)
