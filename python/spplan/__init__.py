@@ -247,6 +247,21 @@ _FSDP_PLUGIN_FIELDS = {"fsdp_version": "fsdp_version", "fsdp_reshard_after_forwa
                        "fsdp_cpu_ram_efficient_loading": "cpu_ram_efficient_loading"}
 
 
+# The `trl sft` YAML's keys that are not SFTConfig's (trl 1.14.2 scripts/sft.py): ScriptArguments'
+# and ModelConfig's, and the launcher's accelerate_config. sft.py passes the model's two to
+# from_pretrained through model_init_kwargs; the placeholders are the caller's own arguments.
+_TRL_LAUNCH_KEYS = ("model_name_or_path", "dataset_name", "accelerate_config")
+_TRL_MODEL_KEYS = ("attn_implementation", "dtype")
+
+
+def _sft_config_kwargs(config):
+    """The trl YAML's SFTConfig fields, the model's loading arguments in model_init_kwargs."""
+    kwargs = {k: v for k, v in config.items() if k not in _TRL_LAUNCH_KEYS + _TRL_MODEL_KEYS}
+    kwargs["model_init_kwargs"] = {**{k: config[k] for k in _TRL_MODEL_KEYS if k in config},
+                                   **(config.get("model_init_kwargs") or {})}
+    return kwargs
+
+
 def _accelerate_kwargs(config):
     """The accelerate YAML's sections as the keyword arguments of the classes they configure."""
     section = config["parallelism_config"]
@@ -271,7 +286,10 @@ def stack_configs(plan):
       ``accelerate.utils.FullyShardedDataParallelPlugin`` (FSDP2, which the ring runs on),
     - ``"deepspeed"``: the DeepSpeed config dict (``TrainingArguments(deepspeed=...)``,
       ``deepspeed.initialize(config=...)``),
-    - ``"arctic"``: ArcticTraining's recipe YAML text.
+    - ``"arctic"``: ArcticTraining's recipe YAML text,
+    - ``"trl"``: keyword arguments of ``trl.SFTConfig`` for a ``trl`` plan (``SFTTrainer(model=...,
+      args=SFTConfig(**...))``): the ``trl sft`` YAML's SFTConfig fields, the model's
+      ``attn_implementation`` and ``dtype`` in ``model_init_kwargs`` (where ``trl sft`` puts them).
 
     Each comes from ``spplan export`` of that plan. A format of another trainer than the plan's (the
     plan file's ``trainer``: ArcticTraining's recipe for an ``hf`` plan), or one that cannot express
@@ -282,7 +300,7 @@ def stack_configs(plan):
 
     path = os.fspath(plan)
     configs = {"refused": {}, "accelerate_sp_handler": None, "accelerate_cp_handler": None, "accelerate_fsdp": None}
-    for fmt in ("deepspeed", "accelerate", "arctic"):
+    for fmt in ("deepspeed", "accelerate", "arctic", "trl"):
         try:
             with warnings.catch_warnings():
                 if fmt != "deepspeed":  # the plan's warnings come once, with the first export
@@ -296,6 +314,8 @@ def stack_configs(plan):
             configs["deepspeed"] = json.loads(text)
         elif fmt == "accelerate":
             configs.update(_accelerate_kwargs(yaml.safe_load(text)))
+        elif fmt == "trl":
+            configs["trl"] = _sft_config_kwargs(yaml.safe_load(text))
         else:
             configs["arctic"] = text
     return configs
