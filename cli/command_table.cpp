@@ -59,7 +59,12 @@ std::vector<Command> build_commands() {
                "Predictions against published runs (published), or against the engine's own runs (engine, "
                "spplan-engine validate).",
                "0 every target met, 1 a target missed, 2 bad input", validate_flag_specs()});
-  c.push_back({"calibrate", "[--out FILE.toml] [--gpu G] [--model M[,M...]]",
+  c.push_back({"check", "--plan P.toml RUNLOG... [--runs FILE[,FILE]] [--json]",
+               "A run's logs (trainer_state.json, ArcticTraining metrics, DeepSpeed, spplan run, torch or nvidia-smi "
+               "memory) against its plan: predicted and measured peak memory, step time and tokens/s with the "
+               "measured band, and what says the run is not the plan (a sequence not split, throughput above peak).",
+               "0 as planned, 1 a finding says the run is not the plan, 2 bad input", check_flag_specs()});
+  c.push_back({"calibrate", "[--out FILE.toml] [--gpu G] [--model M[,M...]] | --from-run --plan P.toml RUNLOG... --out GPU.toml",
                "Measures this machine's kernels and writes a GPU file the planner prices with (spplan-engine "
                "calibrate).",
                "0 written, 2 bad input", {}, true});

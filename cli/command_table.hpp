@@ -51,6 +51,8 @@ std::vector<FlagSpec> max_seq_flag_specs();
 std::vector<FlagSpec> sweep_flag_specs();
 std::vector<FlagSpec> export_flag_specs();
 std::vector<FlagSpec> validate_flag_specs();
+std::vector<FlagSpec> check_flag_specs();              // cmd_check.cpp
+std::vector<FlagSpec> calibrate_from_run_flag_specs();  // cmd_check.cpp
 std::vector<FlagSpec> simulate_flag_specs();  // cmd_simulate.cpp; not in an engine-only build
 
 }  // namespace spplan::cli

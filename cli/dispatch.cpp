@@ -40,6 +40,14 @@ int print_command_help(const std::string& name, const char* program) {
   return kExitOk;
 }
 
+// `calibrate --from-run` keeps a checked run (cmd_check.cpp); calibrate without it measures this machine.
+bool takes_from_run(int argc, const char* const* argv) {
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--from-run") == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int run_command(int argc, const char* const* argv) {
@@ -75,6 +83,8 @@ int run_command(int argc, const char* const* argv) {
   // An engine-only build (SPPLAN_ENGINE_ONLY, a GPU node) leaves out the simulator, which needs Boost.
   if (command == "simulate") return fail(Status::invalid("simulate: the simulator is not built into this spplan"));
 #endif
+  if (command == "check") return cmd_check(sub_argc, sub_argv);
+  if (command == "calibrate" && takes_from_run(argc, argv)) return cmd_calibrate_from_run(sub_argc, sub_argv);
   if (command == "run" || command == "calibrate") return cmd_forward_to_engine(argc, argv);
   return fail(unknown_command(command));
 }

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Writes the real-run fixtures of tests/planner/check/data/ (run by hand, not by the test command):
+
+    ~/.cache/spplan/venv/bin/python tests/planner/check/make_fixtures.py build/spplan WORK_DIR
+
+Each fixture is what a stack wrote during a run on this CPU, trimmed to the keys `spplan check`
+reads and nothing invented:
+  hf_sp2/trainer_state.json        the HF Trainer launched from `spplan export --format accelerate` of
+                                   a Ulysses plan (sp 2, ZeRO 3, two CPU processes), as exported;
+  hf_sp2_dropped/trainer_state.json the same launch with the YAML's parallelism_config removed: the
+                                   ParallelismConfig dropped, the two ranks data parallel;
+  engine_sp2.json, engine_sp2.log.jsonl   spplan run of tiny-llama-4k-cpu (sp 2), --json and --log;
+  engine_sp1_on_sp2.log.jsonl      the same model, length and GPUs run with --sp 1: the split not applied.
+  gpu/                             from the GPU leases' records in validation/gpu/ (no GPU here): the
+                                   engine's --json report of an H100 run as the lease kept it, and the
+                                   H200 runs' max_memory_allocated/reserved written as the lines torch's
+                                   users print and DeepSpeed's see_memory_usage prints (the numbers
+                                   the lease measured; the wording each tool's).
+The training script is tests/scripts/launch/train_hf.py, with the flags the export names plus
+--max_steps 2 --logging_steps 1 --include_num_input_tokens_seen true --save_strategy steps --save_steps 2
+(the Trainer writes trainer_state.json with each checkpoint).
+"""
+import json
+import os
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+
+spplan, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.abspath(os.path.join(here, "..", "..", ".."))
+data = os.path.join(here, "data")
+launch_dir = os.path.join(root, "tests", "scripts", "launch")
+os.makedirs(work, exist_ok=True)
+
+MODEL = {"name": "launch-tiny", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+         "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 176, "vocab_size": 256,
+         "tie_word_embeddings": False, "rope_theta": 10000.0, "rms_norm_eps": 1e-5}
+SEQ = 256
+PLAN = (f'seq_len = {SEQ}\ntrainer = "hf"\n[model]\n' +
+        "".join(f"{k} = {json.dumps(v) if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else v}\n"
+                for k, v in MODEL.items()) +
+        '[gpu]\npreset = "h100-80gb"\n[cluster]\nnum_gpus = 2\n[knobs]\nsp = 2\nzero_stage = 3\nact_ckpt = "none"\n'
+        'precision = "fp32"\n[optimizer]\ntrain_steps = 2\n')
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def env():
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("PARALLELISM_CONFIG_", "ACCELERATE_", "FSDP_"))}
+    e.update({"PATH": os.path.dirname(sys.executable) + os.pathsep + e.get("PATH", ""), "CUDA_VISIBLE_DEVICES": "",
+              "DS_ACCELERATOR": "cpu", "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "WANDB_MODE": "disabled",
+              "TORCH_EXTENSIONS_DIR": os.path.join(work, "torch_extensions"),
+              "PYTHONPATH": os.path.join(launch_dir, "cpu_shim"), "SPPLAN_CPU_SHIM": "1",
+              "SPPLAN_TRAIN_MODEL": os.path.join(work, "model", "config.json"), "SPPLAN_TRAIN_SEQ_LEN": str(SEQ),
+              "MASTER_ADDR": "127.0.0.1"})
+    return e
+
+
+def trainer_flags(yaml_text):
+    lines = yaml_text.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if "HF Trainer script flags" in line:
+            return shlex.split(lines[i + 1].lstrip("#").strip())
+    sys.exit("the accelerate export names no HF Trainer flags")
+
+
+def without_parallelism(yaml_text):
+    """The YAML with its parallelism_config block removed (the ParallelismConfig dropped)."""
+    out, skipping = [], False
+    for line in yaml_text.splitlines():
+        if line.startswith("parallelism_config:"):
+            skipping = True
+            continue
+        if skipping and line.startswith((" ", "\t")):
+            continue
+        skipping = False
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def trim_state(path):
+    """trainer_state.json with the keys check reads (log_history, global_step) and the run's shape."""
+    state = json.load(open(path))
+    keep = {k: state[k] for k in ("global_step", "max_steps", "train_batch_size", "log_history") if k in state}
+    return json.dumps(keep, indent=2) + "\n"
+
+
+def hf_case(name, drop):
+    d = os.path.join(work, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    shutil.copy(os.path.join(launch_dir, "train_hf.py"), os.path.join(d, "train.py"))
+    plan = os.path.join(d, "plan.toml")
+    open(plan, "w").write(PLAN)
+    def export(fmt):
+        return subprocess.run([spplan, "export", "--plan", plan, "--format", fmt], check=True, capture_output=True,
+                              text=True).stdout
+
+    open(os.path.join(d, "ds_config.json"), "w").write(export("deepspeed"))  # the YAML's flags name it
+    text = export("accelerate")
+    flags = trainer_flags(text)
+    open(os.path.join(d, "accelerate.yaml"), "w").write(without_parallelism(text) if drop else text)
+    e = dict(env(), SPPLAN_TRAIN_RECORD=os.path.join(d, "ranks.jsonl"), SPPLAN_TRAIN_OUTPUT=os.path.join(d, "out"))
+    port = str(free_port())
+    cmd = ["accelerate", "launch", "--config_file", "accelerate.yaml", "--main_process_port", port, "train.py", *flags,
+           "--max_steps", "2", "--logging_steps", "1", "--include_num_input_tokens_seen", "true",
+           "--save_strategy", "steps", "--save_steps", "2", "--report_to", "none"]
+    with open(os.path.join(d, "launch.log"), "w") as log:
+        rc = subprocess.run(cmd, cwd=d, env=e, stdout=log, stderr=subprocess.STDOUT, timeout=600).returncode
+    state = os.path.join(d, "out", "checkpoint-2", "trainer_state.json")
+    if rc != 0 or not os.path.exists(state):
+        sys.exit(f"{name}: exit {rc}, no {state}; see {d}/launch.log")
+    os.makedirs(os.path.join(data, name), exist_ok=True)
+    open(os.path.join(data, name, "trainer_state.json"), "w").write(trim_state(state))
+    open(os.path.join(data, name, "plan.toml"), "w").write(PLAN)
+    print(f"{name}: {os.path.join(data, name, 'trainer_state.json')}", flush=True)
+
+
+def engine_case(out_name, flags):
+    d = os.path.join(work, "engine")
+    os.makedirs(d, exist_ok=True)
+    log = os.path.join(d, out_name + ".log.jsonl")
+    report = subprocess.run([spplan, "run", *flags, "--nproc", "2", "--steps", "3", "--json", "--log", log],
+                            cwd=d, check=True, capture_output=True, text=True).stdout
+    return report, open(log).read()
+
+
+def gpu_plan(gpu, trainer, zero):
+    return (f'seq_len = 16384\ntrainer = "{trainer}"\n[model]\npreset = "qwen3-0.6b"\n[gpu]\npreset = "{gpu}"\n'
+            f'[cluster]\nnum_gpus = 1\n[knobs]\nsp = 1\nzero_stage = {zero}\nact_ckpt = "full"\nprecision = "bf16"\n')
+
+
+def gpu_cases():
+    out = os.path.join(data, "gpu")
+    os.makedirs(out, exist_ok=True)
+    h100 = os.path.join(root, "validation", "gpu", "h100-80gb-2026-11-26", "engine_runs.jsonl")
+    row = next(json.loads(l) for l in open(h100) if json.loads(l).get("case") == "q06-16k")
+    open(os.path.join(out, "h100_engine_q06_16k.json"), "w").write(json.dumps(row["result"], indent=1) + "\n")
+    open(os.path.join(out, "h100_engine_q06_16k.plan.toml"), "w").write(gpu_plan("h100-80gb", "engine", 0))
+    h200 = os.path.join(root, "validation", "gpu", "h200-141gb-2026-11-30", "compare_gpu.jsonl")
+    rows = [json.loads(l) for l in open(h200)]
+    engine = next(r for r in rows if r["runner"] == "engine" and r["case"] == "qwen3-0.6b s16k ckpt-full")
+    zero2 = next(r for r in rows if r["runner"] == "ds-zero2" and r["case"] == "qwen3-0.6b s16k ckpt-full")
+    open(os.path.join(out, "h200_engine_q06_16k.memory.log"), "w").write(
+        f"max_memory_allocated: {engine['peak_allocated_bytes']}\nmax_memory_reserved: {engine['peak_reserved_bytes']}\n")
+    open(os.path.join(out, "h200_engine_q06_16k.plan.toml"), "w").write(gpu_plan("h200-141gb", "engine", 0))
+    gib = 1024 ** 3  # see_memory_usage divides by 1024^3, rounds Max_CA to a whole number
+    open(os.path.join(out, "h200_zero2_q06_16k.deepspeed.log"), "w").write(
+        "After step\n"
+        f"MA {round(zero2['peak_allocated_bytes'] / gib, 2)} GB         Max_MA {round(zero2['peak_allocated_bytes'] / gib, 2)} GB"
+        f"         CA {round(zero2['peak_reserved_bytes'] / gib, 2)} GB         Max_CA {round(zero2['peak_reserved_bytes'] / gib)} GB \n")
+    open(os.path.join(out, "h200_zero2_q06_16k.plan.toml"), "w").write(gpu_plan("h200-141gb", "hf", 2))
+
+
+def main():
+    os.makedirs(os.path.join(work, "model"), exist_ok=True)
+    json.dump(dict({k: v for k, v in MODEL.items() if k != "name"}, model_type="llama", architectures=["LlamaForCausalLM"]),
+              open(os.path.join(work, "model", "config.json"), "w"))
+    cases = sys.argv[3:] or ["hf_sp2", "hf_sp2_dropped", "engine", "gpu"]
+    if "gpu" in cases:
+        gpu_cases()
+    if "hf_sp2" in cases:
+        hf_case("hf_sp2", drop=False)
+    if "hf_sp2_dropped" in cases:
+        hf_case("hf_sp2_dropped", drop=True)
+    if "engine" in cases:
+        plan = os.path.join(root, "configs", "plans", "tiny-llama-4k-cpu.toml")
+        report, log = engine_case("engine_sp2", ["--plan", plan])
+        open(os.path.join(data, "engine_sp2.json"), "w").write(report)
+        open(os.path.join(data, "engine_sp2.log.jsonl"), "w").write(log)
+        _, log = engine_case("engine_sp1", ["--model", "tiny-llama", "--seq", "4k", "--sp", "1", "--zero", "0",
+                                            "--act-ckpt", "none", "--precision", "fp32"])
+        open(os.path.join(data, "engine_sp1_on_sp2.log.jsonl"), "w").write(log)
+
+
+main()
