@@ -31,14 +31,32 @@ void print_table(const std::vector<search::RankedPlan>& plans, size_t top) {
   // The knobs column as wide as its longest entry (a ring, a grad-accum count), so the numbers align.
   int width = 58;
   for (size_t i = 0; i < rows; ++i) width = std::max(width, static_cast<int>(knobs_text(plans[i].plan.knobs).size()));
-  std::printf("%-4s %-5s %-*s %9s %6s %10s %12s %7s %9s\n", "rank", "group", width, "knobs", "mem GiB", "free",
-              "step s", "tokens/s", "MFU", "$/Mtok");
+  std::printf("%-4s %-5s %-*s %6s %9s %6s %10s %12s %7s %9s\n", "rank", "group", width, "knobs", "gbatch", "mem GiB",
+              "free", "step s", "tokens/s", "MFU", "$/Mtok");
   for (size_t i = 0; i < rows; ++i) {
     const auto& e = plans[i].estimate;
-    std::printf("%-4zu %-5s %-*s %9.1f %5.1f%% %10.3f %12.0f %6.1f%% %9.3f\n", i + 1, search::group_name(plans[i]), width,
-                knobs_text(plans[i].plan.knobs).c_str(), e.memory.needed_bytes() / kGiB, e.free_memory_pct(),
-                e.time.step_time_s, e.tokens_per_s, 100 * e.mfu, e.usd_per_million_tokens);
+    std::printf("%-4zu %-5s %-*s %6lld %9.1f %5.1f%% %10.3f %12.0f %6.1f%% %9.3f\n", i + 1, search::group_name(plans[i]),
+                width, knobs_text(plans[i].plan.knobs).c_str(), static_cast<long long>(search::global_batch(plans[i].plan)),
+                e.memory.needed_bytes() / kGiB, e.free_memory_pct(), e.time.step_time_s, e.tokens_per_s, 100 * e.mfu,
+                e.usd_per_million_tokens);
   }
+}
+
+// What the gbatch column holds: the recipe's global batch on every plan, and what it left out; or,
+// without --global-batch, each plan's own at the accumulation given.
+std::string global_batch_text(const search::SearchResult& result, const search::KnobConstraints& c, const PlanSpec& base) {
+  if (!c.global_batch) {
+    return "gbatch: sequences per optimizer step, micro batch x accumulation (" + std::to_string(base.knobs.grad_accum_steps) +
+           (base.knobs.grad_accum_steps == 1 ? ", the default" : "") +
+           ") x dp, so it moves with the layout; --global-batch N keeps the recipe's on every plan";
+  }
+  int64_t left_out = 0;
+  for (const auto& [reason, count] : result.excluded_by_trainer) {
+    if (reason.rfind("--global-batch:", 0) == 0) left_out += count;
+  }
+  return "gbatch: " + std::to_string(*c.global_batch) + " sequences per optimizer step on every plan (--global-batch)" +
+         (left_out > 0 ? "; " + std::to_string(left_out) + " knob sets left out: their layout's dp does not divide it"
+                       : std::string());
 }
 
 void print_rejections(const search::SearchResult& result) {
@@ -136,6 +154,7 @@ int cmd_plan(int argc, const char* const* argv) {
   print_table(result.feasible, static_cast<size_t>(top));
   std::cout << "ranked " << search::ranking_rule(constraints->ranking) << "\n";
   std::cout << safety_text(result.feasible, constraints->ranking);
+  std::cout << global_batch_text(result, *constraints, *base) << "\n";
   std::cout << "why this layout: " << search::layout_reason(result) << "\n";
   if (args->has("show-rejected")) print_rejections(result);
   std::cout << "\nbest plan:\n" << estimate_text(result.feasible.front().plan, result.feasible.front().estimate);

@@ -147,6 +147,7 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"encoders_frozen", p.encoders_frozen()},
           {"optimizer", optimizer_json(p.optimizer)},
           {"dp", p.dp()},
+          {"global_batch", search::global_batch(p)},  // sequences per optimizer step: micro batch x accumulation x dp
           {"fits", e.fits},
           {"reason", e.reason()},
           {"memory", memory},

@@ -1,6 +1,7 @@
 #include "planner/search/knob_constraints.hpp"
 
 #include <algorithm>
+#include <string>
 
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/plan_rules.hpp"
@@ -77,6 +78,23 @@ Status check_pinned_ring_runs(const PlanSpec& base, int64_t cp) {
   return check_trainer_runs(ring, flag_where);
 }
 
+// A global batch that no layout's dp divides leaves nothing to search: said as its own line, with
+// the data-parallel degrees the layouts have (rent varies the count, so each count decides there).
+Status check_some_layout_divides(const PlanSpec& base, const KnobConstraints& c, bool gpus_vary) {
+  if (gpus_vary) return Status::ok();
+  std::vector<int64_t> dps;
+  for (const auto& [sp, cp] : sp_cp_pairs(base, c)) {
+    const int64_t dp = base.cluster.num_gpus / (sp * cp);
+    if (*c.global_batch % dp == 0) return Status::ok();
+    if (std::find(dps.begin(), dps.end(), dp) == dps.end()) dps.push_back(dp);
+  }
+  std::sort(dps.begin(), dps.end());
+  std::string allowed;
+  for (int64_t dp : dps) allowed += (allowed.empty() ? "" : ", ") + std::to_string(dp);
+  return Status::invalid("--global-batch: value " + std::to_string(*c.global_batch) + " is not a multiple of the dp of any layout on " +
+                         std::to_string(base.cluster.num_gpus) + " GPUs (allowed: a multiple of one of dp " + allowed + ")");
+}
+
 }  // namespace
 
 Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base, bool gpus_vary) {
@@ -130,6 +148,10 @@ Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base, bool 
   if (args.has("tiled-mlp") || args.has("no-tiled-mlp")) c.tiled_mlp = k.tiled_mlp;
   if (args.has("tiled-loss") || args.has("no-tiled-loss")) c.tiled_loss = k.tiled_loss;
   if (args.has("risky")) c.ranking = Ranking::kSpeedOnly;
+  if (auto v = args.get("global-batch")) {
+    SPPLAN_ASSIGN_OR_RETURN(c.global_batch, parse_int("--global-batch", *v, 1, kMaxGlobalBatch));
+    SPPLAN_RETURN_IF_ERROR(check_some_layout_divides(*base, c, gpus_vary));
+  }
   if (gpus_vary && c.cp.value_or(1) > 1) SPPLAN_RETURN_IF_ERROR(check_pinned_ring_runs(*base, *c.cp));
   SPPLAN_RETURN_IF_ERROR(check_refused_whatever_searched(*base, k, c, gpus_vary));
   return c;
@@ -147,6 +169,11 @@ std::vector<FlagSpec> searched_knob_flag_specs() {
                       : f.name.rfind("no-", 0) == 0 ? "searched: on and off (the flag fixes it off)"
                                                     : "searched: on and off (the flag fixes it on)";
   }
+  specs.push_back({"global-batch", true,
+                   "sequences per optimizer step, the recipe's: every plan keeps micro batch x accumulation x dp equal to it "
+                   "(a layout whose dp does not divide it is left out)",
+                   "an integer 1.." + std::to_string(kMaxGlobalBatch),
+                   "none: accumulation as --grad-accum (1), so each plan's global batch is micro batch x dp (shown)"});
   specs.push_back({"risky", false,
                    "rank by speed alone: plans that leave less GPU memory free than the largest measured memory error "
                    "(they may not fit when they run) may rank first"});

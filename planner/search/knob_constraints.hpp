@@ -20,8 +20,12 @@ namespace spplan::search {
 // counts than base's (rent), so the layouts at base's count are not all it tries.
 Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base, bool gpus_vary = false);
 
-// knob_flag_specs() with the defaults a search has: the knobs it enumerates say "searched"; and
-// --risky, the ranking's switch (KnobConstraints::ranking).
+// The largest --global-batch: 2^20 sequences per step, far past any published recipe.
+inline constexpr int64_t kMaxGlobalBatch = int64_t{1} << 20;
+
+// knob_flag_specs() with the defaults a search has: the knobs it enumerates say "searched"; then
+// --global-batch (KnobConstraints::global_batch) and --risky, the ranking's switch
+// (KnobConstraints::ranking).
 std::vector<FlagSpec> searched_knob_flag_specs();
 
 // Why a search priced nothing, one line: the trainer's most frequent exclusion (its key, value

@@ -22,24 +22,37 @@ std::string no_format_reason(const PlanSpec& plan) {
   return "no format of trainer \"" + plan.stack.trainer + "\" launches it: " + reasons;
 }
 
-// The (micro batch, accumulation) pairs to try: micro batches 1, 2 and 4, and each larger one's
-// tokens per step again as micro batch 1 with that many accumulation steps (the same global batch
-// at a fraction of the activations: issue 40, ArcticTraining's recipes pack micro batch 1). A value
-// the user fixed is kept.
-std::vector<std::pair<int64_t, int64_t>> batch_pairs(const PlanSpec& base, const KnobConstraints& constraints) {
+// The (micro batch, accumulation) pairs to try on a layout of `dp` data-parallel ranks. Without a
+// global batch: micro batches 1, 2 and 4 at the base plan's accumulation, so no two plans differ
+// only in accumulation (which changes the optimisation, not only the speed). With one: each micro
+// batch that divides its share per rank, the accumulation making up the rest; none when dp does
+// not divide it. A value the user fixed is kept.
+std::vector<std::pair<int64_t, int64_t>> batch_pairs(const PlanSpec& base, const KnobConstraints& constraints, int64_t dp) {
   std::vector<std::pair<int64_t, int64_t>> out;
-  const int64_t fixed_accum = constraints.grad_accum_steps.value_or(0);
   const std::vector<int64_t> micro_batches =
       constraints.micro_batch ? std::vector<int64_t>{*constraints.micro_batch} : std::vector<int64_t>{1, 2, 4};
+  if (!constraints.global_batch) {
+    const int64_t accumulation = constraints.grad_accum_steps.value_or(base.knobs.grad_accum_steps);
+    for (int64_t mb : micro_batches) out.emplace_back(mb, accumulation);
+    return out;
+  }
+  if (*constraints.global_batch % dp != 0) return out;
+  const int64_t per_rank = *constraints.global_batch / dp;
   for (int64_t mb : micro_batches) {
-    if (fixed_accum > 0) {
-      out.emplace_back(mb, fixed_accum);
-    } else {
-      out.emplace_back(mb, base.knobs.grad_accum_steps);
-      if (mb > 1 && !constraints.micro_batch) out.emplace_back(1, mb * base.knobs.grad_accum_steps);
-    }
+    if (per_rank % mb != 0) continue;
+    const int64_t accumulation = per_rank / mb;
+    if (constraints.grad_accum_steps && *constraints.grad_accum_steps != accumulation) continue;
+    out.emplace_back(mb, accumulation);
   }
   return out;
+}
+
+// Why a layout trains no plan of the global batch, as the excluded counts say it.
+std::string global_batch_reason(const KnobConstraints& constraints) {
+  return "--global-batch: value " + std::to_string(*constraints.global_batch) +
+         " is not micro batch x accumulation x dp for the layout's dp (GPUs / (sp x cp))" +
+         (constraints.micro_batch || constraints.grad_accum_steps ? " with the micro batch and accumulation fixed" : "") +
+         " (allowed: a multiple of dp)";
 }
 
 }  // namespace
@@ -74,6 +87,8 @@ std::string limit_name(costmodel::Estimate::Limit limit) {
   }
   return "";
 }
+
+int64_t global_batch(const PlanSpec& plan) { return plan.knobs.micro_batch * plan.knobs.grad_accum_steps * plan.dp(); }
 
 PlanSpec with_knobs(const PlanSpec& base, const Knobs& knobs) {
   PlanSpec plan = base;
@@ -111,13 +126,16 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& 
                                    std::map<std::string, int64_t>* excluded_by_trainer) {
   std::vector<Knobs> out;
   const bool has_nvme = base.cluster.gpu.nvme_GBps_per_node > 0;
-  const std::vector<std::pair<int64_t, int64_t>> batches = batch_pairs(base, constraints);
   Exclusions excluded;
+  int64_t left_out_by_global_batch = 0;  // layouts' knob sets (at micro batch 1) the global batch leaves out
   PlanSpec plan = base;  // each candidate's knobs in turn: no copy of the plan per candidate
   for (const auto& [sp, cp] : sp_cp_pairs(base, constraints)) {
     // One ring variant a layout: the one asked for, else the trainer's (trainer_rules.hpp).
     plan.knobs.sp = sp;
     plan.knobs.cp = cp;
+    std::vector<std::pair<int64_t, int64_t>> batches = batch_pairs(base, constraints, base.cluster.num_gpus / (sp * cp));
+    const bool batch_left_out = batches.empty();
+    if (batch_left_out) batches = {{1, 1}};  // to count the knob sets the layout would have had
     const CpComm cp_comm = constraints.cp_comm.value_or(searched_cp_comm(plan));
     for (int64_t zero = 0; zero <= 3; ++zero) {
       for (OffloadDevice opt : {OffloadDevice::kNone, OffloadDevice::kCpu, OffloadDevice::kNvme}) {
@@ -138,6 +156,18 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& 
                 k.tiled_loss = (tiling & 2) != 0;
                 k.micro_batch = micro_batch;
                 k.grad_accum_steps = accumulation;
+                if (batch_left_out) {  // counted where it would have been a candidate
+                  KnobConstraints unbatched = constraints;
+                  unbatched.micro_batch.reset();
+                  unbatched.grad_accum_steps.reset();
+                  if (!unbatched.allows(k)) continue;
+                  plan.knobs = k;
+                  settle_layout_attention(&plan);
+                  if (check_plan_shape(plan, key_name).is_ok() && trainer_runs(plan) && some_format_launches(plan)) {
+                    ++left_out_by_global_batch;
+                  }
+                  continue;
+                }
                 if (!constraints.allows(k)) continue;
                 plan.knobs = k;
                 settle_layout_attention(&plan);
@@ -155,7 +185,10 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& 
       }
     }
   }
-  if (excluded_by_trainer != nullptr) excluded.write(excluded_by_trainer);
+  if (excluded_by_trainer != nullptr) {
+    excluded.write(excluded_by_trainer);
+    if (left_out_by_global_batch > 0) (*excluded_by_trainer)[global_batch_reason(constraints)] += left_out_by_global_batch;
+  }
   return out;
 }
 
@@ -185,7 +218,8 @@ std::string held_against_words(const PlanSpec& plan) {
 }
 
 std::string risky_beside_safe_words(const RankedPlan& risky, const RankedPlan& safe) {
-  return format_number("%.0f%%", 100.0 * (risky.estimate.tokens_per_s / safe.estimate.tokens_per_s - 1.0)) +
+  const double gain_pct = 100.0 * (risky.estimate.tokens_per_s / safe.estimate.tokens_per_s - 1.0);
+  return format_number(gain_pct < 10 ? "%.1f%%" : "%.0f%%", gain_pct) +
          " faster than the best safe plan, " + format_number("%.1f%%", risky.estimate.free_memory_pct()) +
          " free against " + held_against_words(risky.plan);
 }
@@ -385,7 +419,9 @@ std::optional<RankedPlan> max_seq_searched(const PlanSpec& base, int64_t granula
   for (const Knobs& k : candidate_knobs(plan, constraints)) {
     // A longer sequence never comes from a bigger micro batch or more accumulation.
     if (k.micro_batch != 1 && !constraints.micro_batch) continue;
-    if (k.grad_accum_steps != base.knobs.grad_accum_steps && !constraints.grad_accum_steps) continue;
+    if (k.grad_accum_steps != base.knobs.grad_accum_steps && !constraints.grad_accum_steps && !constraints.global_batch) {
+      continue;
+    }
     plan.knobs = k;
     settle_layout_attention(&plan);
     const int64_t unit = sequence_unit(plan, granularity);

@@ -55,6 +55,11 @@ struct KnobConstraints {
   std::optional<OffloadDevice> offload_optimizer, offload_params;
   std::optional<ActCkpt> act_ckpt;
   std::optional<bool> tiled_mlp, tiled_loss;
+  // Sequences per optimizer step every plan trains (`--global-batch N`): micro batch x accumulation
+  // x dp = N, so the search changes the speed, never the recipe; a layout whose dp does not divide
+  // it is left out (counted). Unset: accumulation stays the base plan's (1 unless --grad-accum), and
+  // each plan's global batch is micro batch x accumulation x dp.
+  std::optional<int64_t> global_batch;
   // Not a knob: the order the searches rank in (`--risky` asks for kSpeedOnly). Carried here because
   // every search (plan, fit, rent, the GUI) takes the user's flags through this one struct.
   Ranking ranking = Ranking::kSafeFirst;
@@ -68,9 +73,11 @@ std::vector<std::pair<int64_t, int64_t>> sp_cp_pairs(const PlanSpec& base, const
 
 // Every knob combination worth trying for `base` ((sp, cp) over the valid pairs, the ring variant
 // only unless cp_comm is fixed (the all-gather variant is never faster and holds more), ZeRO 0-3, offloads,
-// checkpointing, tiling, micro batch 1/2/4 and the same global batches as micro batch 1 with
-// accumulation) that `constraints` allow; combinations the plan rules forbid, the trainer does not
-// run or none of its formats launches are left out (counted in excluded_by_trainer by reason).
+// checkpointing, tiling, and micro batch 1/2/4 at the base plan's accumulation, or with a global
+// batch every (micro batch, accumulation) pair of 1/2/4 that makes it on the layout's dp) that
+// `constraints` allow; combinations the plan rules forbid, the trainer does not run, none of its
+// formats launches or the global batch does not divide are left out (counted in
+// excluded_by_trainer by reason).
 std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& constraints = {},
                                    std::map<std::string, int64_t>* excluded_by_trainer = nullptr);
 
@@ -168,6 +175,9 @@ int64_t max_seq_fixed(const PlanSpec& base, int64_t granularity);
 // multiple with 2 x sp x cp (the zigzag split, check_context_parallel), and with sp when the
 // trainer does not pad (trainer_rules.hpp sequence_padded).
 int64_t sequence_unit(const PlanSpec& plan, int64_t granularity);
+
+// Sequences per optimizer step: micro batch x accumulation x dp.
+int64_t global_batch(const PlanSpec& plan);
 
 // The plan with `knobs` and the attention kernel of their layout on its trainer.
 PlanSpec with_knobs(const PlanSpec& base, const Knobs& knobs);

@@ -170,7 +170,7 @@ TEST(Cli, PlanWritesAPlanThatEstimateAgreesWith) {
 // The ranked table's numbers stay in their columns when a row's knobs run long (a grad-accum count):
 // the header and every row are as long as each other.
 TEST(Cli, PlanTableAlignsRowsWithLongKnobs) {
-  const CliRun r = run_spplan("plan --model qwen3-8b --gpu b200 --gpus 16 --seq 1M --trainer usp");
+  const CliRun r = run_spplan("plan --model qwen3-8b --gpu b200 --gpus 16 --seq 1M --trainer usp --global-batch 32");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::istringstream lines(r.out);
   std::string line, header;
