@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Wheels of the peers bench/engine/compare_gpu.py runs beside the engine, for a GPU node that has
-# no package index (docs/gpu-node.md): Liger-Kernel, DeepSpeed, and what DeepSpeed needs that
-# such a node's image lacks. scripts/gpu-measure.sh installs whatever lies in DIR before its stages.
+# Wheels of the peers bench/engine/compare_gpu.py runs beside the engine and of TRL for
+# bench/engine/trl_gpu.py, for a GPU node that has no package index (docs/gpu-node.md):
+# Liger-Kernel, DeepSpeed, TRL, and what they need that such a node's image lacks. scripts/gpu-measure.sh installs whatever lies in DIR before its stages.
 #
 # - Liger-Kernel is a pure-Python wheel on PyPI (it needs torch and triton: the node has both).
 # - DeepSpeed ships only a source distribution: it is built here into a pure-Python wheel with
@@ -29,9 +29,12 @@ if ! [[ "$node_py" =~ ^3\.[0-9]+$ ]]; then
 fi
 
 deepspeed=deepspeed==0.18.9
+# TRL and what it imports that the device image lacks (datasets, dill, multiprocess), for
+# bench/engine/trl_gpu.py: the releases install-deps.sh runs the CPU launch of --format trl with.
 pure=(liger-kernel==0.8.5 hjson==3.1.0 pydantic==2.14.4 annotated-types==0.8.0 typing-inspection==0.4.5
-      typing-extensions==4.16.0)
-compiled=(pydantic-core==2.50.5)  # pydantic 2.14.4 requires exactly this one
+      typing-extensions==4.16.0 trl==1.14.2 datasets==5.2.0 dill==0.4.1)
+compiled=(pydantic-core==2.50.5  # pydantic 2.14.4 requires exactly this one
+          multiprocess==0.70.19)  # one wheel per Python version (py312-none-any)
 
 . scripts/lib/torch-python.sh
 if ! spplan_find_torch; then

@@ -19,6 +19,10 @@
 #              warm-ups): throughput against the GPU's peaks, occupancy, launch shape  ncu_kernels.csv
 #   slack      the caching allocator's slack near this GPU's limit: qwen3-0.6b steps at the
 #              max-seq with and without the slack allowance, between, and past (stage_slack) slack.jsonl
+#   trl        bench/engine/trl_gpu.py: TRL's `trl sft` of spplan's --format trl exports (qwen3-0.6b,
+#              and qwen3-4b without --quick): 16K with the chunked loss and the full logits, max-seq
+#              with and without expandable segments; peak allocated/reserved and step time beside
+#              the trl record's prediction (needs the trl and datasets wheels)         trl_gpu.jsonl
 # and summary.txt (the device, software versions, one line per stage).
 #
 # Usage: OUT=DIR scripts/gpu-measure.sh [--quick] [--shard I/N] [--deadline S] [--pack FILE] [STAGE...]
@@ -69,8 +73,8 @@ while [ $# -gt 0 ]; do
     --shard) shard=$(value_of --shard "I/N, e.g. 0/3" "${@:2}") || exit 2; shift ;;
     --deadline) deadline=$(value_of --deadline "whole seconds, e.g. 480" "${@:2}") || exit 2; shift ;;
     --pack) pack=$(value_of --pack "a file name ending in .tar.gz" "${@:2}") || exit 2; shift ;;
-    build | kernels | calibrate | validate | compare | longest_peers | runs | longest | profile | slack) stages+=("$1") ;;
-    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --lease, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, longest_peers, runs, longest, profile, slack)" >&2; exit 2 ;;
+    build | kernels | calibrate | validate | compare | longest_peers | runs | longest | profile | slack | trl) stages+=("$1") ;;
+    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --lease, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, longest_peers, runs, longest, profile, slack, trl)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -93,7 +97,7 @@ if [ "$lease" = 1 ]; then
   [ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate compare slack)
   [ -z "$deadline" ] && deadline=480
 fi
-[ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare longest_peers runs longest profile slack)
+[ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare longest_peers runs longest profile slack trl)
 spplan=build-gpu/spplan
 . scripts/lib/torch-python.sh
 spplan_find_torch >/dev/null 2>&1 || true
@@ -335,6 +339,19 @@ print(lo, hi, " ".join(str(n) for n in sorted({lo, k((lo + hi) // 2), hi, k(hi) 
     run_case slack.jsonl "q06-slack-$n" 300 2 "qwen3-0.6b --seq $n ${knobs[*]}" \
       "{\"max_seq\": $max, \"max_seq_without_allocator_slack\": $bare, \"expect\": \"$expect\"}"
   done
+}
+
+# The stack most users run, on this GPU: TRL's own launch of the trl record's plans.
+stage_trl() {
+  local preset q=()
+  preset=$(device_preset) || { note "trl: no GPU preset for this device (H100 and H200 known)"; return 1; }
+  [ "$quick" = 1 ] && q=(--quick)
+  "$python" bench/engine/trl_gpu.py --spplan "$spplan" --gpu "$preset" "${q[@]}" --out "$out/trl_gpu.jsonl" \
+    --work "${TMPDIR:-/tmp}/spplan-trl-gpu" >"$out/trl_gpu.txt" 2>&1
+  local rc=$?
+  tail -n 8 "$out/trl_gpu.txt"
+  note "trl: exit $rc (trl_gpu.txt, trl_gpu.jsonl)"
+  return "$rc"
 }
 
 # Where a kernel misses its bandwidth, the first question is why: memory throughput against the

@@ -72,10 +72,10 @@ def prebuild_ops(env):
     return ok, detail, time.time() - t0
 
 
-def write_tiny_model(model_dir, config, vocab_size):
-    """A Llama of `config` (transformers' key names) with random weights (seed 0) and a word-level
-    tokenizer of vocab_size tokens ("w0", "w1", ... after <unk>, <pad>, <eos>) with a chat template:
-    the words a data set may use."""
+def write_tiny_model(model_dir, config, vocab_size, model_type="llama"):
+    """A model of `model_type` and `config` (transformers' key names) with random weights (seed 0)
+    and a word-level tokenizer of vocab_size tokens ("w0", "w1", ... after <unk>, <pad>, <eos>) with
+    a chat template: the words a data set may use."""
     import torch
     import transformers
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -90,5 +90,5 @@ def write_tiny_model(model_dir, config, vocab_size):
     fast.chat_template = "{% for m in messages %}{{ m['role'] }} {{ m['content'] }} <eos> {% endfor %}"
     fast.save_pretrained(model_dir)
     torch.manual_seed(0)
-    AutoModelForCausalLM.from_config(AutoConfig.for_model("llama", **config)).save_pretrained(model_dir)
+    AutoModelForCausalLM.from_config(AutoConfig.for_model(model_type, **config)).save_pretrained(model_dir)
     return words

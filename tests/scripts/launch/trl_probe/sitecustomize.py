@@ -5,7 +5,9 @@ set), TRL's SFTTrainer is observed, not changed: each call of the chunked loss's
 (trl 1.14.2 trainer/sft_trainer.py `_chunk`, looked up by name when the loss checkpoints it) is
 counted with its rows, the first decoder layer's input length recorded on every call, and when
 train() ends the rank appends one JSON line: the loss type and SFTConfig values the trainer ran
-with, the chunk rows, the shards, the loss, the groups (train_hf.describe_run) and any error."""
+with, the chunk rows, the shards, the loss, the groups (train_hf.describe_run) and any error; on a
+GPU also the caching allocator's peak allocated and reserved bytes and each optimizer step's time
+(the device synchronized at its ends), which bench/engine/trl_gpu.py reads."""
 import os
 import runpy
 import sys
@@ -48,8 +50,32 @@ if os.environ.get("SPPLAN_TRL_RECORD") and os.environ.get("LOCAL_RANK") is not N
     sft.SFTTrainer.compute_loss = compute_loss
     _train = sft.SFTTrainer.train
 
+    import torch
+    from transformers import TrainerCallback
+
+    class _StepTimes(TrainerCallback):
+        """Each optimizer step's seconds, the device synchronized at both ends."""
+
+        def __init__(self):
+            self.t0 = None
+
+        def _sync(self):
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+
+        def on_step_begin(self, args, state, control, **kwargs):
+            self._sync()
+            self.t0 = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self._sync()
+            _row.setdefault("step_times_s", []).append(time.perf_counter() - self.t0)
+
     def train(self, *args, **kwargs):
         t0 = time.time()
+        self.add_callback(_StepTimes())
+        if torch.cuda.is_available():
+            torch.cuda.reset_peak_memory_stats()
         a = self.args
         _row.update(loss_type=a.loss_type, chunk_size=sft._CHUNKED_LM_HEAD_CHUNK_SIZE, max_length=a.max_length,
                     pad_to_multiple_of=a.pad_to_multiple_of, packing=a.packing, bf16=a.bf16,
@@ -65,7 +91,11 @@ if os.environ.get("SPPLAN_TRL_RECORD") and os.environ.get("LOCAL_RANK") is not N
             _row["error"] = f"{type(e).__name__}: {e}"[:2000]
             raise
         finally:
-            _row.update(describe_run(self), seconds=round(time.time() - t0, 2))
+            _row.update(describe_run(self), seconds=round(time.time() - t0, 2),
+                        alloc_conf=os.environ.get("PYTORCH_CUDA_ALLOC_CONF"))
+            if torch.cuda.is_available():
+                _row.update(peak_allocated_bytes=torch.cuda.max_memory_allocated(),
+                            peak_reserved_bytes=torch.cuda.max_memory_reserved())
             with open(os.environ["SPPLAN_TRL_RECORD"], "a") as f:  # one short line per rank
                 f.write(json.dumps(_row) + "\n")
 
