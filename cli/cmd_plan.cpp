@@ -141,9 +141,13 @@ int cmd_plan(int argc, const char* const* argv) {
     print_json(std::move(j));
     return result.feasible.empty() ? kExitNoFit : kExitOk;
   }
-  std::printf("%s on %lldx %s at %lld tokens: %zu of %lld knob sets fit\n", base->model.name.c_str(),
+  // The trainer prices and shapes every row: named, and said when it is the default nobody chose.
+  const std::string trainer = "trainer " + base->stack.trainer +
+                              (args->has("trainer") ? std::string() : " (the default; --trainer names yours)");
+  std::printf("%s on %lldx %s at %lld tokens, %s: %zu of %lld knob sets fit\n", base->model.name.c_str(),
               static_cast<long long>(base->cluster.num_gpus), base->cluster.gpu.name.c_str(),
-              static_cast<long long>(base->seq_len), result.feasible.size(), static_cast<long long>(result.evaluated));
+              static_cast<long long>(base->seq_len), trainer.c_str(), result.feasible.size(),
+              static_cast<long long>(result.evaluated));
   if (result.feasible.empty()) {
     std::cout << "nothing fits; why:\n";
     print_rejections(result);

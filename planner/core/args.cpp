@@ -1,5 +1,7 @@
 #include "planner/core/args.hpp"
 
+#include <algorithm>
+
 #include "planner/core/parse.hpp"
 #include "planner/core/suggest.hpp"
 
@@ -7,6 +9,28 @@ namespace spplan {
 namespace {
 
 bool is_flag(std::string_view token) { return token.rfind("--", 0) == 0; }
+
+// What other tools call these flags, which edit distance cannot find: DeepSpeed's and
+// ArcticTraining's sequence_parallel_size, yunchang's ulysses_degree and ring_degree, Megatron's
+// --context-parallel-size, the HF Trainer's gradient_accumulation_steps. The flag suggested, when
+// the command has it; "" otherwise.
+std::string alias_of(const std::string& name, const std::vector<FlagSpec>& specs) {
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"sp-size", "sp"},          {"sequence-parallel-size", "sp"}, {"ulysses-degree", "sp"}, {"ulysses-size", "sp"},
+      {"cp-size", "cp"},          {"context-parallel-size", "cp"},  {"ring-degree", "cp"},    {"ring-size", "cp"},
+      {"zero-stage", "zero"},     {"num-gpus", "gpus"},             {"seq-len", "seq"},       {"sequence-length", "seq"},
+      {"max-length", "seq"},      {"micro-batch-size", "micro-batch"}, {"global-batch-size", "global-batch"},
+      {"gradient-accumulation-steps", "grad-accum"}};
+  std::string key = name;
+  std::replace(key.begin(), key.end(), '_', '-');
+  for (const auto& [alias, flag] : kAliases) {
+    if (key != alias) continue;
+    for (const FlagSpec& s : specs) {
+      if (s.name == flag) return flag;
+    }
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -37,7 +61,9 @@ Result<Args> Args::parse(int argc, const char* const* argv, int first, const std
       if (s.name == name) spec = &s;
     }
     if (spec == nullptr) {
-      return Status::invalid("--" + name + ": unknown flag" + did_you_mean("--" + name, allowed, "", "") +
+      const std::string alias = alias_of(name, specs);
+      return Status::invalid("--" + name + ": unknown flag" +
+                             (alias.empty() ? did_you_mean("--" + name, allowed, "", "") : "; did you mean --" + alias + "?") +
                              " (allowed: " + join(allowed) + ")");
     }
     if (args.values_.count(name)) return Status::invalid("--" + name + ": given twice (allowed: once)");
