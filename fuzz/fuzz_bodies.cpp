@@ -14,6 +14,8 @@
 #include "cli/commands.hpp"
 #include "cli/report.hpp"
 #include "cli/validate_published.hpp"
+#include "planner/check/run_check.hpp"
+#include "planner/check/run_log.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
 
@@ -126,6 +128,26 @@ void cli_args(std::string_view bytes) {
   std::filesystem::current_path(cwd);
 }
 
+// Every reader through the format detection, as `spplan check` reads a file; what reads is held
+// against a Ulysses plan (sp 2), so the findings' arithmetic sees whatever numbers a log holds.
+void run_log(std::string_view bytes) {
+  const auto run = check::read_run_log_text("run.log", bytes);
+  require_one_line(run.status());
+  if (!run.ok()) return;
+  static const auto plan = load_plan(write_input(
+      "seq_len = 4096\n[model]\npreset = \"tiny-llama\"\n[gpu]\npreset = \"h100-80gb\"\n[cluster]\nnum_gpus = 2\n"
+      "[knobs]\nsp = 2\nzero_stage = 0\nact_ckpt = \"none\"\nprecision = \"fp32\"\n",
+      "check-plan.toml"));
+  if (!plan.ok()) {  // the plan is the body's own: it must load
+    std::cerr << "fuzz: run_log: " << plan.status().message() << "\n";
+    std::abort();
+  }
+  const check::CheckReport report = check::check_run(*plan, *run, check::Band{});
+  for (const check::Finding& f : report.findings) {
+    if (f.words.find('\n') != std::string::npos) std::abort();
+  }
+}
+
 const std::vector<Target>& targets() {
   static const std::vector<Target> kTargets{
       {"model_toml", model_toml, {"configs/models", "tests/planner/config/data"}, ".toml"},
@@ -136,6 +158,9 @@ const std::vector<Target>& targets() {
       {"validation_csv", validation_csv, {"validation", "tests/cli/data"}, ".csv"},
       {"seq_len", seq_len, {"fuzz/seeds/seq_len"}, ""},
       {"cli_args", cli_args, {"fuzz/seeds/cli"}, ""},
+      {"run_log", run_log, {"tests/planner/check/data", "tests/planner/check/data/gpu",
+                            "tests/planner/check/data/gpu/h100-2026-11-26", "tests/planner/check/data/hf_sp2",
+                            "tests/planner/check/data/hf_sp2_dropped"}, ""},
   };
   return kTargets;
 }

@@ -241,7 +241,8 @@ std::string band_words(const ErrorStats& all, const ErrorStats& yours, const std
   std::string text = "measured error " + num("%.1f", all.mean_abs_pct) + "%, max " + num("%.1f", all.max_abs_pct) + "% (" +
                      std::to_string(all.count) + " runs of " + scope;
   if (yours.count > 0) {
-    text += "; " + std::to_string(yours.count) + " of your runs: " + num("%.1f", yours.mean_abs_pct) + "%";
+    text += "; " + std::to_string(yours.count) + " of your runs: " + num("%.1f", yours.mean_abs_pct) + "%, max " +
+            num("%.1f", yours.max_abs_pct) + "%";
   }
   return text + ")";
 }

@@ -46,7 +46,8 @@ struct CheckReport {
 // REQUIRES: check_plan(plan) is ok.
 CheckReport check_run(const PlanSpec& plan, const RunMeasurements& run, const Band& band);
 
-// "measured error 4.1% (29 runs of h100-80gb; 3 of your runs: 2.2%)", "not validated (no run of hf on a100-80gb)".
+// "measured error 3.8%, max 14.8% (29 runs of h100-80gb; 3 of your runs: 2.2%, max 4.0%)", "not validated (no
+// run of hf on a100-80gb)".
 std::string band_words(const ErrorStats& all, const ErrorStats& yours, const std::string& scope);
 
 }  // namespace spplan::check

@@ -11,9 +11,9 @@ reads and nothing invented:
                                    ParallelismConfig dropped, the two ranks data parallel;
   engine_sp2.json, engine_sp2.log.jsonl   spplan run of tiny-llama-4k-cpu (sp 2), --json and --log;
   engine_sp1_on_sp2.log.jsonl      the same model, length and GPUs run with --sp 1: the split not applied.
-  gpu/                             from the GPU leases' records in validation/gpu/ (no GPU here): the
-                                   engine's --json report of an H100 run as the lease kept it, and the
-                                   H200 runs' max_memory_allocated/reserved written as the lines torch's
+  gpu/h100-2026-11-26/              each engine run of that lease that ran, its --json report as kept;
+  gpu/                             from the H200 lease's records in validation/gpu/ (no GPU here): its
+                                   runs' max_memory_allocated/reserved written as the lines torch's
                                    users print and DeepSpeed's see_memory_usage prints (the numbers
                                    the lease measured; the wording each tool's).
 The training script is tests/scripts/launch/train_hf.py, with the flags the export names plus
@@ -132,18 +132,33 @@ def engine_case(out_name, flags):
     return report, open(log).read()
 
 
-def gpu_plan(gpu, trainer, zero):
-    return (f'seq_len = 16384\ntrainer = "{trainer}"\n[model]\npreset = "qwen3-0.6b"\n[gpu]\npreset = "{gpu}"\n'
-            f'[cluster]\nnum_gpus = 1\n[knobs]\nsp = 1\nzero_stage = {zero}\nact_ckpt = "full"\nprecision = "bf16"\n')
+def gpu_plan(gpu, trainer, zero, seq=16384, act_ckpt="full", precision="bf16", tiled_loss=False):
+    tiled = "tiled_loss = true\n" if tiled_loss else ""
+    return (f'seq_len = {seq}\ntrainer = "{trainer}"\n[model]\npreset = "qwen3-0.6b"\n[gpu]\npreset = "{gpu}"\n'
+            f'[cluster]\nnum_gpus = 1\n[knobs]\nsp = 1\nzero_stage = {zero}\nact_ckpt = "{act_ckpt}"\n'
+            f'precision = "{precision}"\n{tiled}')
+
+
+def h100_lease(out):
+    """Every engine run of the H100 lease of 26 November that ran: its --json report and its plan."""
+    lease = os.path.join(out, "h100-2026-11-26")
+    os.makedirs(lease, exist_ok=True)
+    path = os.path.join(root, "validation", "gpu", "h100-80gb-2026-11-26", "engine_runs.jsonl")
+    for row in map(json.loads, open(path)):
+        if row["exit"] != 0:
+            continue
+        words = row["flags"].split()
+        flag = lambda name: words[words.index(name) + 1]
+        seq = int(flag("--seq").rstrip("k")) * 1024
+        open(os.path.join(lease, row["case"] + ".json"), "w").write(json.dumps(row["result"], indent=1) + "\n")
+        open(os.path.join(lease, row["case"] + ".plan.toml"), "w").write(
+            gpu_plan("h100-80gb", "engine", 0, seq, flag("--act-ckpt"), flag("--precision"), "--tiled-loss" in words))
 
 
 def gpu_cases():
     out = os.path.join(data, "gpu")
     os.makedirs(out, exist_ok=True)
-    h100 = os.path.join(root, "validation", "gpu", "h100-80gb-2026-11-26", "engine_runs.jsonl")
-    row = next(json.loads(l) for l in open(h100) if json.loads(l).get("case") == "q06-16k")
-    open(os.path.join(out, "h100_engine_q06_16k.json"), "w").write(json.dumps(row["result"], indent=1) + "\n")
-    open(os.path.join(out, "h100_engine_q06_16k.plan.toml"), "w").write(gpu_plan("h100-80gb", "engine", 0))
+    h100_lease(out)
     h200 = os.path.join(root, "validation", "gpu", "h200-141gb-2026-11-30", "compare_gpu.jsonl")
     rows = [json.loads(l) for l in open(h200)]
     engine = next(r for r in rows if r["runner"] == "engine" and r["case"] == "qwen3-0.6b s16k ckpt-full")

@@ -43,7 +43,7 @@ TEST(RealRuns, RunsAsPlannedCheckClean) {
       {kPlans + "/tiny-llama-4k-cpu.toml", kData + "/engine_sp2.json"},
       {kPlans + "/tiny-llama-4k-cpu.toml", kData + "/engine_sp2.log.jsonl"},
       {kData + "/hf_sp2/plan.toml", kData + "/hf_sp2/trainer_state.json"},
-      {kData + "/gpu/h100_engine_q06_16k.plan.toml", kData + "/gpu/h100_engine_q06_16k.json"},
+      {kData + "/gpu/h100-2026-11-26/q06-16k.plan.toml", kData + "/gpu/h100-2026-11-26/q06-16k.json"},
       {kData + "/gpu/h200_engine_q06_16k.plan.toml", kData + "/gpu/h200_engine_q06_16k.memory.log"},
       {kData + "/gpu/h200_zero2_q06_16k.plan.toml", kData + "/gpu/h200_zero2_q06_16k.deepspeed.log"},
   };
@@ -55,8 +55,8 @@ TEST(RealRuns, RunsAsPlannedCheckClean) {
 }
 
 TEST(RealRuns, TheGpuRunsPeakMemoryIsInsideTheMeasuredBand) {
-  for (const std::string name : {"h100_engine_q06_16k", "h200_engine_q06_16k"}) {
-    const std::string log = kData + "/gpu/" + name + (name[1] == '1' ? ".json" : ".memory.log");
+  for (const std::string name : {"h100-2026-11-26/q06-16k", "h200_engine_q06_16k"}) {
+    const std::string log = kData + "/gpu/" + name + (name[0] == 'h' && name[1] == '1' ? ".json" : ".memory.log");
     const Checked c = check(kData + "/gpu/" + name + ".plan.toml", log);
     ASSERT_FALSE(c.report.comparisons.empty()) << name;
     EXPECT_EQ(c.report.comparisons[0].quantity, "peak_memory");

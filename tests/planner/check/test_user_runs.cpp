@@ -23,12 +23,12 @@ TEST(UserRuns, TheRunsFileSitsBesideTheGpuFile) {
 TEST(UserRuns, EachCheckedRunIsARowTheBandCounts) {
   const ScratchDir dir("user_runs");
   const std::string data = SPPLAN_TEST_DATA_DIR;
-  auto plan = load_plan(data + "/gpu/h100_engine_q06_16k.plan.toml");
+  auto plan = load_plan(data + "/gpu/h100-2026-11-26/q06-16k.plan.toml");
   ASSERT_TRUE(plan.ok()) << plan.status().message();
-  auto run = read_run_log(data + "/gpu/h100_engine_q06_16k.json");
+  auto run = read_run_log(data + "/gpu/h100-2026-11-26/q06-16k.json");
   ASSERT_TRUE(run.ok()) << run.status().message();
   const CheckReport report = check_run(*plan, *run, Band{});
-  const nlohmann::json row = run_row(*plan, report, {"h100_engine_q06_16k.json"});
+  const nlohmann::json row = run_row(*plan, report, {"q06-16k.json"});
   EXPECT_EQ(row["gpu"], "h100-80gb");
   EXPECT_EQ(row["trainer"], "engine");
   ASSERT_TRUE(row.contains("memory") && row.contains("step_time_s"));
