@@ -427,31 +427,49 @@ Status check_enough_tokens(const TokenSource& data, int64_t seq_len) {
                          std::to_string(seq_len + 1) + " tokens, or a shorter --seq)");
 }
 
+namespace {
+
+// Where the documents of a window's first `tokens` positions start (0 first): token t starts one
+// when token t - 1 is the EOS. Every rank derives the same list from the whole window.
+std::vector<int64_t> doc_starts_of(const std::vector<int64_t>& window, int64_t tokens, int64_t eos_id) {
+  const auto seq_len = static_cast<int64_t>(window.size()) - 1;
+  std::vector<int64_t> starts{0};
+  for (int64_t t = 1; t < tokens; ++t) {
+    if (t - 1 < seq_len && window[static_cast<size_t>(t - 1)] == eos_id) starts.push_back(t);
+  }
+  return starts;
+}
+
+// Position t's position within its document.
+int64_t position_in_document(const std::vector<int64_t>& starts, int64_t t) {
+  return t - *(std::upper_bound(starts.begin(), starts.end(), t) - 1);
+}
+
+// The label of position i of the window: the next token, ignored where token i is the EOS (the
+// next token starts another document).
+int64_t label_at(const std::vector<int64_t>& window, int64_t i, int64_t eos_id) {
+  const bool crosses = eos_id != kNoEos && window[static_cast<size_t>(i)] == eos_id;
+  return crosses ? kIgnoreLabel : window[static_cast<size_t>(i + 1)];
+}
+
+}  // namespace
+
 Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t eos_id, int64_t cp,
                int64_t cp_rank) {
-  if (cp > 1) return zigzag_shard_of(window, sp, sp_rank, cp, cp_rank);
+  if (cp > 1) return zigzag_shard_of(window, sp, sp_rank, cp, cp_rank, eos_id);
   const auto seq_len = static_cast<int64_t>(window.size()) - 1;
   const int64_t local = (seq_len + sp - 1) / sp;  // padded to a multiple of sp
   Shard s;
   s.first_position = sp_rank * local;
   for (int64_t i = s.first_position; i < s.first_position + local; ++i) {
     const bool real = i < seq_len;
-    const int64_t input = real ? window[static_cast<size_t>(i)] : 0;
-    const bool crosses = real && eos_id != kNoEos && input == eos_id;  // the label starts the next document
-    s.inputs.push_back(input);
-    s.labels.push_back(real && !crosses ? window[static_cast<size_t>(i + 1)] : kIgnoreLabel);
+    s.inputs.push_back(real ? window[static_cast<size_t>(i)] : 0);
+    s.labels.push_back(real ? label_at(window, i, eos_id) : kIgnoreLabel);
   }
   if (eos_id == kNoEos) return s;
-  // Every rank derives the same boundaries from the whole window: token t starts a document when
-  // token t - 1 is the EOS.
-  s.doc_starts.push_back(0);
-  for (int64_t t = 1; t < local * sp; ++t) {
-    if (t - 1 < seq_len && window[static_cast<size_t>(t - 1)] == eos_id) s.doc_starts.push_back(t);
-  }
-  size_t doc = 0;
+  s.doc_starts = doc_starts_of(window, local * sp, eos_id);  // the padding extends the last document
   for (int64_t t = s.first_position; t < s.first_position + local; ++t) {
-    while (doc + 1 < s.doc_starts.size() && s.doc_starts[doc + 1] <= t) ++doc;
-    s.positions.push_back(t - s.doc_starts[doc]);
+    s.positions.push_back(position_in_document(s.doc_starts, t));
   }
   return s;
 }
@@ -465,15 +483,22 @@ std::vector<int64_t> zigzag_positions(int64_t seq_len, int64_t sp, int64_t sp_ra
   return {ring_rank.begin() + sp_rank * local, ring_rank.begin() + (sp_rank + 1) * local};
 }
 
-Shard zigzag_shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t cp, int64_t cp_rank) {
+Shard zigzag_shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t cp, int64_t cp_rank,
+                      int64_t eos_id) {
   const auto seq_len = static_cast<int64_t>(window.size()) - 1;
   Shard s;
-  s.positions = zigzag_positions(seq_len, sp, sp_rank, cp, cp_rank);
-  s.first_position = s.positions.front();
-  for (const int64_t i : s.positions) {
+  const std::vector<int64_t> global = zigzag_positions(seq_len, sp, sp_rank, cp, cp_rank);
+  s.first_position = global.front();
+  for (const int64_t i : global) {
     s.inputs.push_back(window[static_cast<size_t>(i)]);
-    s.labels.push_back(window[static_cast<size_t>(i + 1)]);
+    s.labels.push_back(label_at(window, i, eos_id));
   }
+  if (eos_id == kNoEos) {
+    s.positions = global;
+    return s;
+  }
+  s.doc_starts = doc_starts_of(window, seq_len, eos_id);
+  for (const int64_t t : global) s.positions.push_back(position_in_document(s.doc_starts, t));
   return s;
 }
 

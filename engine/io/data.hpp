@@ -115,7 +115,7 @@ struct Shard {
   std::vector<int64_t> positions;
   std::vector<int64_t> doc_starts;
 };
-// cp > 1: zigzag_shard_of(window, sp, sp_rank, cp, cp_rank) (eos_id must be kNoEos).
+// cp > 1: zigzag_shard_of(window, sp, sp_rank, cp, cp_rank, eos_id).
 Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t eos_id = kNoEos,
                int64_t cp = 1, int64_t cp_rank = 0);
 
@@ -126,9 +126,13 @@ Shard shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, 
 std::vector<int64_t> zigzag_positions(int64_t seq_len, int64_t sp, int64_t sp_rank, int64_t cp, int64_t cp_rank);
 
 // shard_of for cp > 1: the tokens at zigzag_positions, labels shifted on the whole sequence first;
-// `positions` holds the global positions (RoPE's), `first_position` the first of them. No packed
-// documents (the engine refuses --eos-id with cp > 1). REQUIRES: as zigzag_positions.
-Shard zigzag_shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t cp, int64_t cp_rank);
+// `positions` holds the global positions (RoPE's), `first_position` the first of them. With an EOS
+// id the whole packed sequence is zigzagged as it is (not each document: ring_attention.hpp), and
+// as shard_of: `positions` holds each token's position within its document, `doc_starts` the
+// documents' starts in the whole sequence, labels after an EOS are ignored. REQUIRES: as
+// zigzag_positions.
+Shard zigzag_shard_of(const std::vector<int64_t>& window, int64_t sp, int64_t sp_rank, int64_t cp, int64_t cp_rank,
+                      int64_t eos_id = kNoEos);
 
 // Which sequence a rank reads. A step's global batch is dp * micro_batch * grad_accum consecutive
 // sequences starting at `first_sequence`; micro step m of DP group g takes micro_batch of them.

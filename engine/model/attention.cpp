@@ -109,16 +109,18 @@ at::Tensor document_causal_attention(const at::Tensor& q, const at::Tensor& k, c
 at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const DocStarts& starts, int64_t window) {
   const int64_t P = comm.sp();
-  // With a ring (cp > 1) the rank's tokens are 2 zigzag chunks; no packed documents and no window
-  // (both refused).
-  if (P == 1) return comm.cp() > 1 ? ring_causal_attention(comm, q, k, v) : document_causal_attention(q, k, v, starts, window);
+  // With a ring (cp > 1) the rank's tokens are 2 zigzag chunks, masked per document in each block
+  // when packed (ring_attention.hpp); no window (refused).
+  if (P == 1) {
+    return comm.cp() > 1 ? ring_causal_attention(comm, q, k, v, starts) : document_causal_attention(q, k, v, starts, window);
+  }
   const int64_t hq = q.size(2) / P, hkv = std::max<int64_t>(k.size(2) / P, 1);  // heads per rank after the exchange
   const at::Tensor all_tokens = qkv_to_heads(comm, q, k, v);  // [b, s, hq + 2 hkv, d]
   const at::Tensor qh = all_tokens.narrow(2, 0, hq), kh = all_tokens.narrow(2, hq, hkv),
                    vh = all_tokens.narrow(2, hq + hkv, hkv);
   // Ulysses x ring: the SP group's exchange gave this CP rank's 2 zigzag chunks, h/P heads.
   const at::Tensor out =
-      comm.cp() > 1 ? ring_causal_attention(comm, qh, kh, vh) : document_causal_attention(qh, kh, vh, starts, window);
+      comm.cp() > 1 ? ring_causal_attention(comm, qh, kh, vh, starts) : document_causal_attention(qh, kh, vh, starts, window);
   return heads_to_seq(comm, out);  // [b, s/P, h, d]
 }
 

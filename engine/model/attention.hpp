@@ -21,6 +21,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "engine/parallel/comm.hpp"
+#include "engine/parallel/ring_attention.hpp"
 #include "planner/config/trainer_spec.hpp"
 
 namespace spplan::engine {
@@ -42,8 +43,8 @@ GqaPath choose_gqa_path(int64_t backend_native, int64_t backend_expanded);
 at::Tensor expand_kv_heads(const at::Tensor& kv, int64_t heads);
 
 // Packed documents: per batch row, where each document of the full sequence starts (0 first).
-// Empty: the row is one causal sequence.
-using DocStarts = std::vector<std::vector<int64_t>>;
+// Empty: the row is one causal sequence. The ring's type (parallel/ring_attention.hpp).
+using DocStarts = RingDocStarts;
 
 // Causal attention inside each document only (block-diagonal causal): each document's rows run
 // through causal_attention alone (windowed_causal_attention with a window), so no s x s tensor exists. The outputs are
@@ -61,8 +62,9 @@ at::Tensor windowed_causal_attention(const at::Tensor& q, const at::Tensor& k, c
 // replicated P/h_kv times when h_kv < P. With a ring (comm.cp() > 1) the rank holds its share of
 // its CP rank's 2 zigzag chunks; the exchange gathers those chunks, and ring attention
 // (parallel/ring_attention.hpp) over the CP group replaces the local attention (Ulysses x ring;
-// with sp 1, ring attention alone). A `window` (> 0) windows the local attention (each rank holds
-// the whole sequence for its heads). REQUIRES: no `starts` and no window when cp > 1.
+// with sp 1, ring attention alone), per document in each block when `starts` has any. A `window`
+// (> 0) windows the local attention (each rank holds the whole sequence for its heads).
+// REQUIRES: no window when cp > 1.
 at::Tensor sp_causal_attention(Comm& comm, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                const DocStarts& starts = {}, int64_t window = 0);
 

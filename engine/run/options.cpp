@@ -346,18 +346,13 @@ Status check_no_nvme(const RunOptions& o) {
   return Status::ok();
 }
 
-// Ring attention (parallel/ring_attention.hpp) passes K/V around the ring; its zigzag split keeps
-// each rank's tokens in two chunks, so packed documents (attention per document) do not run with it.
+// Ring attention (parallel/ring_attention.hpp) passes K/V around the ring (packed documents too:
+// each block masked per document).
 Status check_ring(const RunOptions& o) {
   const Knobs& k = o.plan.knobs;
   if (k.cp == 1) return Status::ok();
   if (k.cp_comm != CpComm::kRing) {
     return not_yet(o, "cp_comm", quoted(to_string(k.cp_comm)), "ring");
-  }
-  if (o.plan.packed_documents) {
-    return Status::invalid("--eos-id: value " + std::to_string(o.eos_id) + " is not implemented yet in the engine with " +
-                           o.where("cp") + " " + std::to_string(k.cp) +
-                           " (packed documents need sp only; allowed now: no --eos-id, or cp 1)");
   }
   return Status::ok();
 }

@@ -63,6 +63,34 @@ TEST(EngineData, ZigzagShardShiftsLabelsOnTheWholeSequence) {
   EXPECT_EQ(shard_of(window, 1, 0, kNoEos, 2, 1).first_position, 2);
 }
 
+// Packed documents on a ring: the whole packed sequence is zigzagged as it is; each rank's tokens
+// keep their positions within their documents, and every rank knows all documents' starts.
+TEST(EngineData, ZigzagShardOfPackedDocumentsRestartsPositionsPerDocument) {
+  // seq 8, EOS = 1: documents [10 11 1] [12 13 14 15 1] (positions 0-2, 3-7), then the last label.
+  const std::vector<int64_t> window{10, 11, 1, 12, 13, 14, 15, 1, 16};
+  struct Row {
+    int64_t sp, sp_rank, cp_rank;
+    std::vector<int64_t> inputs, labels, positions;
+  };
+  const std::vector<Row> table = {
+      // cp 2, chunks of 2: rank 0 holds global 0-1 and 6-7, rank 1 holds 2-5.
+      {1, 0, 0, {10, 11, 15, 1}, {11, 1, 1, kIgnoreLabel}, {0, 1, 3, 4}},
+      {1, 0, 1, {1, 12, 13, 14}, {kIgnoreLabel, 13, 14, 15}, {2, 0, 1, 2}},
+      // sp 2 x cp 2: CP rank 1's 4 tokens split contiguously over its two SP ranks.
+      {2, 0, 1, {1, 12}, {kIgnoreLabel, 13}, {2, 0}},
+      {2, 1, 1, {13, 14}, {14, 15}, {1, 2}},
+  };
+  for (const Row& r : table) {
+    const Shard s = shard_of(window, r.sp, r.sp_rank, /*eos_id=*/1, /*cp=*/2, r.cp_rank);
+    const std::string name = "sp " + std::to_string(r.sp) + " rank " + std::to_string(r.sp_rank) + " cp rank " +
+                             std::to_string(r.cp_rank);
+    EXPECT_EQ(s.inputs, r.inputs) << name;
+    EXPECT_EQ(s.labels, r.labels) << name;
+    EXPECT_EQ(s.positions, r.positions) << name;
+    EXPECT_EQ(s.doc_starts, (std::vector<int64_t>{0, 3})) << name;
+  }
+}
+
 TEST(EngineData, GlobalBatchIsTheSameForDataParallelMicroBatchAndAccumulation) {
   // Step starting at sequence 8 with a global batch of 2.
   EXPECT_EQ(sequence_index(8, 0, 2, 1, 1, 0), 9);  // dp 2: group 1

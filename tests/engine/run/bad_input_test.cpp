@@ -70,9 +70,6 @@ const std::vector<BadCase>& cases() {
       {flags({"--cp", "2"}), "--cp: value 2 with sp 1 does not divide 1 GPUs into dp x sp x cp (allowed cp: 1)"},
       {{"--model", "tiny-llama", "--seq", "4098", "--sp", "1", "--cp", "2", "--nproc", "2"},
        "--seq: value 4098 is not divisible by 2 x sp x cp = 4 (the zigzag split of ring attention; allowed: a multiple of 4)"},
-      {{"--model", "tiny-llama", "--seq", "4096", "--sp", "1", "--cp", "2", "--nproc", "2", "--eos-id", "0"},
-       "--eos-id: value 0 is not implemented yet in the engine with --cp 2 (packed documents need sp only; allowed "
-       "now: no --eos-id, or cp 1)"},
       {{"--model", "tiny-llama", "--seq", "4096", "--sp", "1", "--cp", "2", "--nproc", "2", "--cp-comm", "allgather"},
        "--cp-comm: value \"allgather\" is not implemented yet in the engine (allowed now: ring)"},
       {flags({"--save-every", "2"}), "--save-every: value 2 needs --save DIR"},
