@@ -9,8 +9,12 @@ reads and nothing invented:
                                    a Ulysses plan (sp 2, ZeRO 3, two CPU processes), as exported;
   hf_sp2_dropped/trainer_state.json the same launch with the YAML's parallelism_config removed: the
                                    ParallelismConfig dropped, the two ranks data parallel;
+  arctic_sp2/metrics.jsonl         ArcticTraining launched from `spplan export --format arctic` of that
+                                   plan on trainer arctic (its metrics file, train_log_metrics_path);
   engine_sp2.json, engine_sp2.log.jsonl   spplan run of tiny-llama-4k-cpu (sp 2), --json and --log;
-  engine_sp1_on_sp2.log.jsonl      the same model, length and GPUs run with --sp 1: the split not applied.
+  engine_sp1_on_sp2.log.jsonl      the same model, length and GPUs run with --sp 1: the split not applied
+                                   (for ring_cp2_cpu.toml too: a ring plan launched without cp);
+  engine_cp2.json                  spplan run of ring_cp2_cpu.toml (the ring, cp 2).
   gpu/h100-2026-11-26/              each engine run of that lease that ran, its --json report as kept;
   gpu/                             from the H200 lease's records in validation/gpu/ (no GPU here): its
                                    runs' max_memory_allocated/reserved written as the lines torch's
@@ -92,6 +96,12 @@ def trim_state(path):
     return json.dumps(keep, indent=2) + "\n"
 
 
+def deepspeed_lines(log_path):
+    """The lines of a launch log that DeepSpeed's timers and memory reports printed."""
+    keep = [l for l in open(log_path, errors="replace") if "time (ms) |" in l or "Max_MA" in l or "MaxMemAllocated=" in l]
+    return "".join(keep)
+
+
 def hf_case(name, drop):
     d = os.path.join(work, name)
     shutil.rmtree(d, ignore_errors=True)
@@ -103,7 +113,10 @@ def hf_case(name, drop):
         return subprocess.run([spplan, "export", "--plan", plan, "--format", fmt], check=True, capture_output=True,
                               text=True).stdout
 
-    open(os.path.join(d, "ds_config.json"), "w").write(export("deepspeed"))  # the YAML's flags name it
+    # The YAML's flags name it; DeepSpeed's wall-clock timers on, printed every step (its logs' format).
+    ds = json.loads(export("deepspeed"))
+    ds.update(wall_clock_breakdown=True, steps_per_print=1)
+    open(os.path.join(d, "ds_config.json"), "w").write(json.dumps(ds, indent=1))
     text = export("accelerate")
     flags = trainer_flags(text)
     open(os.path.join(d, "accelerate.yaml"), "w").write(without_parallelism(text) if drop else text)
@@ -120,7 +133,52 @@ def hf_case(name, drop):
     os.makedirs(os.path.join(data, name), exist_ok=True)
     open(os.path.join(data, name, "trainer_state.json"), "w").write(trim_state(state))
     open(os.path.join(data, name, "plan.toml"), "w").write(PLAN)
+    open(os.path.join(data, name, "deepspeed.log"), "w").write(deepspeed_lines(os.path.join(d, "launch.log")))
     print(f"{name}: {os.path.join(data, name, 'trainer_state.json')}", flush=True)
+
+
+def arctic_case(name):
+    """ArcticTraining from `spplan export --format arctic` of the same plan on trainer arctic, its
+    placeholders filled as tests/scripts/launch_test.py fills them; its metrics file kept."""
+    import random
+    import re
+
+    import datasets
+
+    sys.path.insert(0, launch_dir)
+    import harness  # tests/scripts/launch/harness.py: a tiny model with a word-level tokenizer
+
+    d = os.path.join(work, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    plan_text = PLAN.replace('trainer = "hf"', 'trainer = "arctic"')
+    plan = os.path.join(d, "plan.toml")
+    open(plan, "w").write(plan_text)
+    text = subprocess.run([spplan, "export", "--plan", plan, "--format", "arctic"], check=True, capture_output=True,
+                          text=True).stdout
+    model_dir, data_dir = os.path.join(d, "model"), os.path.join(d, "data")
+    words = harness.write_tiny_model(model_dir, {k: v for k, v in MODEL.items() if k != "name"}, MODEL["vocab_size"])
+    rng = random.Random(0)
+    datasets.Dataset.from_list([{"user": " ".join(rng.choice(words) for _ in range(40)),
+                                 "assistant": " ".join(rng.choice(words) for _ in range(60))}
+                                for _ in range(64)]).save_to_disk(data_dir)
+    text = re.sub(r"^  name_or_path: .*$", "  name_or_path: " + model_dir, text, flags=re.M)
+    text = re.sub(r"^  sources:\n    - .*$", "  sources:\n    - " + data_dir, text, flags=re.M)
+    text = text.replace("\ndata:\n", f"\ndata:\n  cache_dir: {d}/data_cache\n  num_proc: 1\n  dl_num_workers: 1\n", 1)
+    metrics = os.path.join(d, "metrics.jsonl")
+    text += f"logger:\n  output_dir: {d}/logs\ntrain_log_metrics_path: {metrics}\n"
+    open(os.path.join(d, "recipe.yml"), "w").write(text)
+    shutil.copy(os.path.join(launch_dir, "arctic_probe.py"), os.path.join(d, "train.py"))
+    e = dict(env(), SPPLAN_TRAIN_RECORD=os.path.join(d, "ranks.jsonl"))
+    cmd = ["arctic_training", "recipe.yml", "--num_gpus", "2", "--master_port", str(free_port())]
+    with open(os.path.join(d, "launch.log"), "w") as log:
+        rc = subprocess.run(cmd, cwd=d, env=e, stdout=log, stderr=subprocess.STDOUT, timeout=600).returncode
+    if rc != 0 or not os.path.exists(metrics):
+        sys.exit(f"{name}: exit {rc}, no {metrics}; see {d}/launch.log")
+    os.makedirs(os.path.join(data, name), exist_ok=True)
+    shutil.copy(metrics, os.path.join(data, name, "metrics.jsonl"))
+    open(os.path.join(data, name, "plan.toml"), "w").write(plan_text)
+    print(f"{name}: {os.path.join(data, name, 'metrics.jsonl')}", flush=True)
 
 
 def engine_case(out_name, flags):
@@ -178,13 +236,15 @@ def main():
     os.makedirs(os.path.join(work, "model"), exist_ok=True)
     json.dump(dict({k: v for k, v in MODEL.items() if k != "name"}, model_type="llama", architectures=["LlamaForCausalLM"]),
               open(os.path.join(work, "model", "config.json"), "w"))
-    cases = sys.argv[3:] or ["hf_sp2", "hf_sp2_dropped", "engine", "gpu"]
+    cases = sys.argv[3:] or ["hf_sp2", "hf_sp2_dropped", "arctic_sp2", "engine", "gpu"]
     if "gpu" in cases:
         gpu_cases()
     if "hf_sp2" in cases:
         hf_case("hf_sp2", drop=False)
     if "hf_sp2_dropped" in cases:
         hf_case("hf_sp2_dropped", drop=True)
+    if "arctic_sp2" in cases:
+        arctic_case("arctic_sp2")
     if "engine" in cases:
         plan = os.path.join(root, "configs", "plans", "tiny-llama-4k-cpu.toml")
         report, log = engine_case("engine_sp2", ["--plan", plan])
@@ -193,6 +253,8 @@ def main():
         _, log = engine_case("engine_sp1", ["--model", "tiny-llama", "--seq", "4k", "--sp", "1", "--zero", "0",
                                             "--act-ckpt", "none", "--precision", "fp32"])
         open(os.path.join(data, "engine_sp1_on_sp2.log.jsonl"), "w").write(log)
+        report, _ = engine_case("engine_cp2", ["--plan", os.path.join(data, "ring_cp2_cpu.toml")])
+        open(os.path.join(data, "engine_cp2.json"), "w").write(report)
 
 
 main()

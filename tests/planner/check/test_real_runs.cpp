@@ -43,6 +43,9 @@ TEST(RealRuns, RunsAsPlannedCheckClean) {
       {kPlans + "/tiny-llama-4k-cpu.toml", kData + "/engine_sp2.json"},
       {kPlans + "/tiny-llama-4k-cpu.toml", kData + "/engine_sp2.log.jsonl"},
       {kData + "/hf_sp2/plan.toml", kData + "/hf_sp2/trainer_state.json"},
+      {kData + "/hf_sp2/plan.toml", kData + "/hf_sp2/deepspeed.log"},
+      {kData + "/arctic_sp2/plan.toml", kData + "/arctic_sp2/metrics.jsonl"},
+      {kData + "/ring_cp2_cpu.toml", kData + "/engine_cp2.json"},
       {kData + "/gpu/h100-2026-11-26/q06-16k.plan.toml", kData + "/gpu/h100-2026-11-26/q06-16k.json"},
       {kData + "/gpu/h200_engine_q06_16k.plan.toml", kData + "/gpu/h200_engine_q06_16k.memory.log"},
       {kData + "/gpu/h200_zero2_q06_16k.plan.toml", kData + "/gpu/h200_zero2_q06_16k.deepspeed.log"},
@@ -70,14 +73,32 @@ TEST(RealRuns, RunsBrokenOnPurposeAreNotSplit) {
   } cases[] = {
       // The HF Trainer launched from the accelerate export with its parallelism_config removed.
       {kData + "/hf_sp2/plan.toml", kData + "/hf_sp2_dropped/trainer_state.json"},
-      // spplan run of the same model and GPUs with --sp 1.
+      // spplan run of the same model and GPUs with --sp 1: against the Ulysses plan, and against the
+      // ring plan (a ring launched without cp).
       {kPlans + "/tiny-llama-4k-cpu.toml", kData + "/engine_sp1_on_sp2.log.jsonl"},
+      {kData + "/ring_cp2_cpu.toml", kData + "/engine_sp1_on_sp2.log.jsonl"},
   };
   for (const auto& c : cases) {
     const Checked checked = check(c.plan, c.log);
     EXPECT_FALSE(checked.report.as_planned()) << c.log;
     EXPECT_THAT(checked.ids, ::testing::Contains("not_split")) << c.log;
   }
+}
+
+TEST(RealRuns, TheLogsOfOneRunAreReadTogether) {
+  // The dropped launch's DeepSpeed log (its step times) and its trainer_state.json (its tokens).
+  auto plan = load_plan(kData + "/hf_sp2/plan.toml");
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  RunMeasurements run;
+  for (const char* log : {"/hf_sp2_dropped/deepspeed.log", "/hf_sp2_dropped/trainer_state.json"}) {
+    auto one = read_run_log(kData + log);
+    ASSERT_TRUE(one.ok()) << one.status().message();
+    merge_into(&run, *one);
+  }
+  EXPECT_EQ(run.formats, (std::vector<std::string>{"deepspeed-log", "hf-trainer-state"}));
+  EXPECT_EQ(run.step_times_s.size(), 2u);  // DeepSpeed's two steps, not the Trainer's mean
+  EXPECT_TRUE(run.tokens_seen.has_value());
+  EXPECT_FALSE(check_run(*plan, run, Band{}).as_planned());
 }
 
 TEST(RealRuns, AKilledRunsStepLinesAloneShowTheUnsplitMemory) {
