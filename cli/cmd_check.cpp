@@ -21,8 +21,9 @@ constexpr int kExitNotThePlan = 1;
 
 FlagSpec plan_flag() { return {"plan", true, "the plan the run was launched from", "a plan TOML file", "required"}; }
 FlagSpec runs_flag() {
-  return {"runs", true, "your own runs (calibrate --from-run wrote them), counted in the measured band",
-          "runs files (.runs.json), separated by commas", "none: the shipped validation runs only"};
+  return {"runs", true, "your own runs (calibrate --from-run wrote them), counted in the measured band; SPPLAN_RUNS "
+                        "(files separated by \":\") adds them to every command's verdicts",
+          "runs files (.runs.json), separated by commas", "SPPLAN_RUNS's, else the shipped validation runs only"};
 }
 
 struct CheckedRun {
@@ -146,7 +147,8 @@ std::vector<FlagSpec> calibrate_from_run_flag_specs() {
 int cmd_check(int argc, const char* const* argv) {
   auto args = Args::parse(argc, argv, 1, check_flag_specs());
   if (!args.ok()) return fail(args.status());
-  const std::vector<std::string> runs = args->has("runs") ? comma_list(*args->get("runs")) : std::vector<std::string>{};
+  std::vector<std::string> runs = args->has("runs") ? comma_list(*args->get("runs")) : std::vector<std::string>{};
+  for (const std::string& f : check::runs_files_from_environment()) runs.push_back(f);
   auto c = checked_run(*args, runs);
   if (!c.ok()) return fail(c.status());
   if (args->has("json")) {

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <optional>
 
+#include "planner/check/user_runs.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/optimizer_spec.hpp"
 #include "planner/config/plan_rules.hpp"
@@ -71,6 +72,13 @@ const MeasuredAccuracy* measured_accuracy() {
   // Read once: every report of the process holds its plans against the same runs. Absent (an
   // installed binary without the source tree's results): the verdicts say nothing was measured.
   static const std::optional<MeasuredAccuracy> table = []() -> std::optional<MeasuredAccuracy> {
+    // The user's own runs (SPPLAN_RUNS, planner/check/user_runs.hpp) beside the shipped ones.
+    if (std::vector<std::string> all = check::runs_files_from_environment(); !all.empty()) {
+      const std::vector<std::string> shipped = check::shipped_results();
+      all.insert(all.begin(), shipped.begin(), shipped.end());
+      if (auto with_yours = MeasuredAccuracy::load(all); with_yours.ok()) return std::move(*with_yours);
+      else warn(std::string(check::kRunsVariable) + ": " + with_yours.status().message() + "; your runs are not counted");
+    }
     auto loaded = MeasuredAccuracy::load_dir(MeasuredAccuracy::default_dir());
     if (!loaded.ok()) return std::nullopt;
     return std::move(*loaded);
@@ -79,7 +87,9 @@ const MeasuredAccuracy* measured_accuracy() {
 }
 
 MemoryVerdict verdict_of(const PlanSpec& plan, const costmodel::Estimate& estimate) {
-  return plan_verdict(plan, estimate, measured_accuracy());
+  MemoryVerdict verdict = plan_verdict(plan, estimate, measured_accuracy());
+  verdict.words += check::your_runs_words(plan, check::runs_files_from_environment());
+  return verdict;
 }
 
 Result<PlanSpec> plan_from_flags(const Args& args, bool with_seq) {

@@ -1,6 +1,8 @@
 #include "planner/check/user_runs.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,7 +13,6 @@
 #include "planner/core/path_info.hpp"
 
 namespace spplan::check {
-namespace {
 
 std::vector<std::string> shipped_results() {
   std::vector<std::string> files;
@@ -22,6 +23,8 @@ std::vector<std::string> shipped_results() {
   std::sort(files.begin(), files.end());
   return files;
 }
+
+namespace {
 
 ErrorStats speed_of(const MeasuredAccuracy& table, const PlanSpec& plan) {
   const std::string& gpu = plan.cluster.gpu.measured_as();
@@ -37,6 +40,31 @@ std::string file_text(const std::string& path) {
 }
 
 }  // namespace
+
+std::vector<std::string> runs_files_from_environment() {
+  std::vector<std::string> files;
+  const char* value = std::getenv(kRunsVariable);
+  const std::string text = value != nullptr ? value : "";
+  for (size_t begin = 0; begin < text.size();) {
+    const size_t end = std::min(text.find(':', begin), text.size());
+    if (end > begin) files.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return files;
+}
+
+std::string your_runs_words(const PlanSpec& plan, const std::vector<std::string>& runs_files) {
+  if (runs_files.empty()) return "";
+  auto yours = MeasuredAccuracy::load(runs_files);
+  if (!yours.ok()) return "";
+  std::string scope = plan.stack.trainer + " on " + plan.cluster.gpu.measured_as();
+  const ErrorStats e = yours->memory_error(plan.cluster.gpu.measured_as(), plan.stack.trainer, &scope);
+  if (e.count == 0) return "";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "; %d of your runs (%s): measured error %.1f%%, max %.1f%%", e.count, kRunsVariable,
+                e.mean_abs_pct, e.max_abs_pct);
+  return buf;
+}
 
 std::string runs_file_beside(const std::string& gpu_file) {
   const std::filesystem::path p(gpu_file);

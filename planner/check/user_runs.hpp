@@ -29,6 +29,20 @@ nlohmann::json run_row(const PlanSpec& plan, const CheckReport& report, const st
 // file, so a failure leaves the old one). Fails naming the file when it is not a runs file.
 Status append_run(const std::string& path, const nlohmann::json& row);
 
+// SPPLAN_RUNS: the user's runs files, separated by ":", which every command's verdicts and bands
+// count beside the shipped validation results (cli/common.cpp measured_accuracy), so a plan's
+// verdict cites them. Empty when the variable is unset or empty.
+inline constexpr const char* kRunsVariable = "SPPLAN_RUNS";
+std::vector<std::string> runs_files_from_environment();
+
+// The shipped validation results files (MeasuredAccuracy::default_dir), sorted; none when absent.
+std::vector<std::string> shipped_results();
+
+// "; 3 of your runs (SPPLAN_RUNS): measured error 2.2%, max 4.0%" for the runs of `runs_files` in
+// the plan's scope (its trainer on its GPU, else its GPU), "" when none of them is there or a file
+// cannot be read (the caller that loads them reports that).
+std::string your_runs_words(const PlanSpec& plan, const std::vector<std::string>& runs_files);
+
 // The band a check of `plan` holds its numbers against: every shipped results file
 // (MeasuredAccuracy::default_dir) and each of `runs_files` together, and the runs files alone.
 // A runs file that cannot be read fails in one line; a missing shipped folder counts nothing.

@@ -114,6 +114,17 @@ TEST(CliCheck, TheH100LeasesRunsKeptReproduceItsMeasuredBand) {
   EXPECT_EQ(band["your_memory"]["count"], 6);
   EXPECT_LT(band["your_memory"]["max_abs_pct"].get<double>(), 0.05);
   EXPECT_NE(band["speed_words"].get<std::string>().find("6 of your runs: 7.9%, max 22.2%"), std::string::npos) << band;
+  // SPPLAN_RUNS: a plan's verdict counts them and cites them.
+  const std::string estimate =
+      "estimate --model qwen3-0.6b --gpu h100-80gb --gpus 1 --seq 16k --sp 1 --trainer engine --act-ckpt full --precision bf16";
+  const auto cited = run_spplan(estimate, "SPPLAN_RUNS=" + dir.path() + "/lease-h100.runs.json");
+  ASSERT_EQ(cited.exit_code, 0) << cited.err;
+  EXPECT_NE(cited.out.find("; 6 of your runs (SPPLAN_RUNS): measured error 0.0%, max 0.0%\n"), std::string::npos) << cited.out;
+  const auto missing = run_spplan(estimate, "SPPLAN_RUNS=" + dir.path() + "/absent.runs.json");
+  EXPECT_EQ(missing.exit_code, 0);
+  EXPECT_EQ(missing.err, "spplan: warning: SPPLAN_RUNS: " + dir.path() +
+                             "/absent.runs.json: cannot open (no such file); your runs are not counted\n");
+  EXPECT_EQ(missing.out.find("of your runs"), std::string::npos);
 }
 
 TEST(CliCheck, ARunThatIsNotThePlanIsNotKept) {
