@@ -144,6 +144,15 @@ std::vector<FlagSpec> calibrate_from_run_flag_specs() {
           json_flag_spec()};
 }
 
+int print_calibrate_from_run_help() {
+  const Command command{"calibrate", "--from-run --plan P.toml RUNLOG... --out GPU.toml [--json]",
+                        "Checks a run of your stack against its plan (as spplan check) and, when it is as planned, keeps it "
+                        "as a measured row in GPU.runs.json beside --out, which check --runs and SPPLAN_RUNS count.",
+                        "0 kept, 1 the run is not the plan (not kept), 2 bad input", calibrate_from_run_flag_specs()};
+  std::cout << command_help(command);
+  return kExitOk;
+}
+
 int cmd_check(int argc, const char* const* argv) {
   auto args = Args::parse(argc, argv, 1, check_flag_specs());
   if (!args.ok()) return fail(args.status());

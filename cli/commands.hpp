@@ -17,5 +17,6 @@ int cmd_validate(int argc, const char* const* argv);
 int cmd_forward_to_engine(int argc, const char* const* argv);  // run, calibrate
 int cmd_check(int argc, const char* const* argv);
 int cmd_calibrate_from_run(int argc, const char* const* argv);  // calibrate --from-run (cmd_check.cpp)
+int print_calibrate_from_run_help();  // `calibrate --from-run --help`: its flags (the engine's calibrate has its own)
 
 }  // namespace spplan::cli

@@ -66,6 +66,7 @@ int run_command(int argc, const char* const* argv) {
   if (command == "help") return print_command_help(argv[2], argv[0]);
   // `validate engine --help` is the engine's, like the rest of `validate engine`.
   const bool engine_validate = command == "validate" && argc > 2 && std::string(argv[2]) == "engine";
+  if (command == "calibrate" && takes_from_run(argc, argv) && asks_for_help(argc, argv)) return print_calibrate_from_run_help();
   if (!engine_validate && asks_for_help(argc, argv)) return print_command_help(command, argv[0]);
   const int sub_argc = argc - 1;
   const char* const* sub_argv = argv + 1;

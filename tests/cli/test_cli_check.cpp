@@ -137,6 +137,13 @@ TEST(CliCheck, ARunThatIsNotThePlanIsNotKept) {
   EXPECT_FALSE(std::filesystem::exists(dir.path() + "/my-cpu.runs.json"));
 }
 
+TEST(CliCheck, CalibrateFromRunHasItsOwnHelp) {
+  const auto r = run_spplan("calibrate --from-run --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("usage: spplan calibrate --from-run --plan P.toml RUNLOG... --out GPU.toml [--json]\n", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("exit codes: 0 kept, 1 the run is not the plan (not kept), 2 bad input"), std::string::npos);
+}
+
 TEST(CliCheck, TheRunsFileIsNeverOneOfTheInputs) {
   const ScratchDir dir("cli_check_inputs");
   const std::string log = dir.path() + "/x.runs.json";
