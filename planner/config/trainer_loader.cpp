@@ -248,6 +248,18 @@ Status read_layouts(const std::string& path, const toml::node& node, std::array<
     size_t attention = 0;
     SPPLAN_RETURN_IF_ERROR(r.read_choice("attention", &attention, true, attention_kernel_names()));
     rec.attention = static_cast<AttentionKernel>(attention);
+    r.mark_read("also_attention");
+    if (const toml::node* also = l->get("also_attention")) {
+      SPPLAN_ASSIGN_OR_RETURN(const std::vector<std::string> list, string_list(path, where + ".also_attention", *also));
+      for (const std::string& a : list) {
+        const int64_t ai = index_in(attention_kernel_names(), a);
+        if (ai < 0 || static_cast<AttentionKernel>(ai) == rec.attention) {
+          return bad(path, where + ".also_attention", "value \"" + printable(a) + "\" is not allowed (allowed: " +
+                                                          join(attention_kernel_names()) + ", other than attention)");
+        }
+        rec.also_attention.push_back(static_cast<AttentionKernel>(ai));
+      }
+    }
     const auto layout = static_cast<Layout>(i);
     const bool ulysses = layout == Layout::kUlysses || layout == Layout::kUlyssesRing;
     const bool ring = layout == Layout::kRing || layout == Layout::kUlyssesRing;

@@ -544,6 +544,13 @@ void settle_layout_attention(PlanSpec* plan) {
   plan->stack.attention = plan->model.attention_sinks ? AttentionKernel::kFlex : layout_attention(*plan);
 }
 
+std::vector<AttentionKernel> searched_attention(const PlanSpec& plan) {
+  std::vector<AttentionKernel> kernels{plan.stack.attention};
+  if (plan.attention_named || plan.knobs.precision == Precision::kFp32 || plan.model.attention_sinks) return kernels;
+  for (AttentionKernel k : layout_record(plan).also_attention) kernels.push_back(k);
+  return kernels;
+}
+
 CpComm searched_cp_comm(const PlanSpec& plan) {
   const std::vector<CpComm>& runs = layout_record(plan).cp_comm;
   if (runs.empty() || std::find(runs.begin(), runs.end(), CpComm::kRing) != runs.end()) return CpComm::kRing;

@@ -63,6 +63,9 @@ AttentionKernel layout_attention(const PlanSpec& plan);
 // Sets plan->stack.attention to layout_attention unless the user named the kernel
 // (plan->attention_named).
 void settle_layout_attention(PlanSpec* plan);
+// The kernels the search prices a settled plan with: its own alone when it was named (or settled by
+// precision or attention sinks), else its layout's default and the layout's also_attention.
+std::vector<AttentionKernel> searched_attention(const PlanSpec& plan);
 
 // The ring variant the search tries for the plan's layout when none is asked for: the ring where
 // the trainer runs it (at least as fast and as small as the all-gather: its K/V hide behind the

@@ -220,7 +220,10 @@ struct Refusal {
 
 struct LayoutRecord {
   bool runs = false;
-  AttentionKernel attention = AttentionKernel::kFlash2;
+  AttentionKernel attention = AttentionKernel::kFlash2;  // what its plans run unless the search finds another faster
+  // The other kernels the trainer runs on this layout (`also_attention`), which the search prices
+  // too: the layout's default must not decide between layouts by its kernel alone.
+  std::vector<AttentionKernel> also_attention;
   bool pads = true;               // Ulysses pads a sequence sp does not divide (else it must divide)
   std::vector<CpComm> cp_comm;    // the ring variants it has (ring layouts only)
   // The optimizer holds a gradient and state for a trainable parameter the step never runs (a

@@ -56,20 +56,37 @@ std::string layout_text(const RankedPlan& r) {
   return groups + ": " + traffic;
 }
 
+namespace {
+
+// The best plan of layout family `f` in `feasible` (ranked: the first of a family is its best).
+const RankedPlan* best_of(const std::vector<RankedPlan>& feasible, Family f) {
+  for (const RankedPlan& p : feasible) {
+    if (family_of(p.plan.knobs) == f) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 std::string layout_reason(const SearchResult& result) {
   if (result.feasible.empty()) return "";
   const RankedPlan& best = result.feasible.front();
   const Family won = family_of(best.plan.knobs);
-  std::string out = layout_text(best) + " (" + format_number("%.0f", best.estimate.tokens_per_s) + " tokens/s)";
-  for (Family f : {Family::kUlysses, Family::kRing, Family::kHybrid}) {
+  const std::vector<Family> rivals_of{Family::kUlysses, Family::kRing, Family::kHybrid};
+  // Where the layouts' best plans run different attention kernels, the kernel is part of why: each
+  // is named (a trainer may run FlashAttention under Ulysses and SDPA under its ring).
+  const bool kernels_differ = std::any_of(rivals_of.begin(), rivals_of.end(), [&](Family f) {
+    const RankedPlan* rival = best_of(result.feasible, f);
+    return f != won && rival != nullptr && rival->plan.stack.attention != best.plan.stack.attention;
+  });
+  const auto on_kernel = [&](const RankedPlan& p, const char* joint) {
+    return kernels_differ ? joint + std::string("on ") + to_string(p.plan.stack.attention) : std::string();
+  };
+  std::string out = layout_text(best) + " (" + format_number("%.0f", best.estimate.tokens_per_s) + " tokens/s" +
+                    on_kernel(best, " ") + ")";
+  for (Family f : rivals_of) {
     if (f == won) continue;
-    const RankedPlan* rival = nullptr;  // feasible is ranked: the first of a family is its best
-    for (const RankedPlan& p : result.feasible) {
-      if (family_of(p.plan.knobs) == f) {
-        rival = &p;
-        break;
-      }
-    }
+    const RankedPlan* rival = best_of(result.feasible, f);
     out += "; ";
     out += family_name(f);
     if (rival == nullptr) {
@@ -80,7 +97,8 @@ std::string layout_reason(const SearchResult& result) {
       out += priced ? ": none fits among the plans searched" : ": none the trainer and the plan rules allow";
     } else {
       out += ": best " + format_number("%.0f", rival->estimate.tokens_per_s) + " tokens/s (sp " +
-             std::to_string(rival->plan.knobs.sp) + ", cp " + std::to_string(rival->plan.knobs.cp) + ")";
+             std::to_string(rival->plan.knobs.sp) + ", cp " + std::to_string(rival->plan.knobs.cp) + on_kernel(*rival, ", ") +
+             ")";
       // Inside the noise band the ranking's preferences decided, not the speed.
       const double best_tps = best.estimate.tokens_per_s;
       if (rival->estimate.tokens_per_s >= best_tps * (1.0 - kRankNoiseBand)) {

@@ -304,17 +304,52 @@ std::string ranking_rule(Ranking ranking) {
   return std::string("safe plans first, then by ") + kRankingRule;
 }
 
+namespace {
+
+// The kernels one knob set is priced with (its plan settled): each the trainer runs on the plan's
+// layout (searched_attention) that the plan rules, the trainer and one of its formats take. The
+// settled kernel is first; candidate_knobs checked it.
+std::vector<AttentionKernel> kernels_to_price(PlanSpec* plan) {
+  const AttentionKernel settled = plan->stack.attention;
+  std::vector<AttentionKernel> out{settled};
+  for (AttentionKernel kernel : searched_attention(*plan)) {
+    if (kernel == settled) continue;
+    plan->stack.attention = kernel;
+    if (check_plan_shape(*plan, key_name).is_ok() && trainer_runs(*plan) && some_format_launches(*plan)) {
+      out.push_back(kernel);
+    }
+  }
+  plan->stack.attention = settled;
+  return out;
+}
+
+// One knob set's plan on the kernel that serves it best (it fits, then ranks_before), or its
+// settled kernel's estimate when none fits: a table row is a knob set, never two kernels of one.
+RankedPlan best_kernel_plan(PlanSpec* plan) {
+  std::optional<RankedPlan> best;
+  for (AttentionKernel kernel : kernels_to_price(plan)) {
+    plan->stack.attention = kernel;
+    RankedPlan candidate{*plan, costmodel::estimate(*plan)};
+    const bool better = !best || (candidate.estimate.fits && (!best->estimate.fits || ranks_before(candidate, *best)));
+    if (better) best = std::move(candidate);
+  }
+  return std::move(*best);
+}
+
+}  // namespace
+
 SearchResult search_plans(const PlanSpec& base, bool keep_rejected, const KnobConstraints& constraints) {
   SearchResult result;
   PlanSpec plan = base;
   for (const Knobs& k : candidate_knobs(base, constraints, keep_rejected ? &result.excluded_by_trainer : nullptr)) {
     plan.knobs = k;
     settle_layout_attention(&plan);
-    costmodel::Estimate e = costmodel::estimate(plan);
-    ++result.evaluated;
-    if (e.fits) {
-      result.feasible.push_back({plan, std::move(e)});
+    RankedPlan priced = best_kernel_plan(&plan);
+    ++result.evaluated;  // knob sets, each on its best kernel
+    if (priced.estimate.fits) {
+      result.feasible.push_back(std::move(priced));
     } else if (keep_rejected) {
+      const costmodel::Estimate& e = priced.estimate;
       result.rejected.push_back({k, e.reason(), e.limit, e.over_limit()});
     }
   }
@@ -329,7 +364,10 @@ bool some_plan_fits(PlanSpec plan, int64_t gpus, const KnobConstraints& constrai
   for (const Knobs& k : candidate_knobs(plan, constraints)) {
     plan.knobs = k;
     settle_layout_attention(&plan);
-    if (costmodel::estimate(plan).fits) return true;
+    for (AttentionKernel kernel : kernels_to_price(&plan)) {
+      plan.stack.attention = kernel;
+      if (costmodel::estimate(plan).fits) return true;
+    }
   }
   return false;
 }
@@ -425,16 +463,19 @@ std::optional<RankedPlan> max_seq_searched(const PlanSpec& base, int64_t granula
     plan.knobs = k;
     settle_layout_attention(&plan);
     const int64_t unit = sequence_unit(plan, granularity);
-    const int64_t first = best ? (best->plan.seq_len + granularity + unit - 1) / unit * unit : unit;
-    if (first > kMaxSearchedSeqLen) continue;
-    plan.seq_len = first;
-    if (!costmodel::estimate(plan).fits) continue;  // cannot beat the current best
-    const int64_t seq = max_seq_fixed(plan, unit);
-    plan.seq_len = seq;
-    RankedPlan candidate{plan, costmodel::estimate(plan)};
-    if (!best || seq > best->plan.seq_len ||
-        (seq == best->plan.seq_len && ranks_before(candidate, *best))) {
-      best = std::move(candidate);
+    for (AttentionKernel kernel : kernels_to_price(&plan)) {
+      plan.stack.attention = kernel;
+      const int64_t first = best ? (best->plan.seq_len + granularity + unit - 1) / unit * unit : unit;
+      if (first > kMaxSearchedSeqLen) continue;
+      plan.seq_len = first;
+      if (!costmodel::estimate(plan).fits) continue;  // cannot beat the current best
+      const int64_t seq = max_seq_fixed(plan, unit);
+      plan.seq_len = seq;
+      RankedPlan candidate{plan, costmodel::estimate(plan)};
+      if (!best || seq > best->plan.seq_len ||
+          (seq == best->plan.seq_len && ranks_before(candidate, *best))) {
+        best = std::move(candidate);
+      }
     }
   }
   return best;

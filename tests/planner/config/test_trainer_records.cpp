@@ -225,6 +225,11 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
        "contradiction.toml: key \"layouts.ring\": the trainer runs it, but every format refuses it"},
       {"no_comm.toml", "name = \"x\"\nbase = \"hf\"\n[layouts.none]\nattention = \"flash2\"\n[layouts.ring]\nattention = \"sdpa\"\n",
        "no_comm.toml: key \"layouts.ring.cp_comm\": missing (required under a ring layout"},
+      {"also_unknown.toml", "name = \"x\"\nbase = \"hf\"\n[layouts.none]\nattention = \"flash2\"\nalso_attention = [\"xformers\"]\n",
+       "also_unknown.toml: key \"layouts.none.also_attention\": value \"xformers\" is not allowed (allowed: flash2, sdpa, "
+       "flash3, flex, other than attention)"},
+      {"also_default.toml", "name = \"x\"\nbase = \"hf\"\n[layouts.none]\nattention = \"sdpa\"\nalso_attention = [\"sdpa\"]\n",
+       "also_default.toml: key \"layouts.none.also_attention\": value \"sdpa\" is not allowed"},
       {"loop.toml", "name = \"x\"\nbase = \"LOOP\"\n", "makes a chain of more than 8 bases (a loop?)"},
       {"models_key.toml", "name = \"x\"\nbase = \"torchtitan\"\n[[models]]\nname = \"llama3\"\nflavor = \"8B\"\n",
        "models_key.toml: key \"models[1].num_hidden_layers\": missing"},
