@@ -4,6 +4,7 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QSpinBox>
 
 #include "planner/config/stack_flags.hpp"
 #include "planner/core/args.hpp"
@@ -58,6 +59,18 @@ KnobPins::KnobPins(QWidget* parent) : QWidget(parent) {
     m_combos[pin.flag] = combo;
     connect(combo, &QComboBox::currentIndexChanged, this, &KnobPins::changed);
   }
+  auto* batchLabel = new QLabel(tr("batch"), this);
+  m_globalBatch = new QSpinBox(this);
+  m_globalBatch->setObjectName(QStringLiteral("pin-global-batch"));
+  m_globalBatch->setRange(0, static_cast<int>(search::kMaxGlobalBatch));
+  m_globalBatch->setSpecialValueText(kAny);
+  m_globalBatch->setToolTip(tr("--global-batch: sequences per optimizer step, your recipe's; every plan keeps micro "
+                               "batch × accumulation × dp equal to it. \"any\": accumulation 1, so each plan's moves "
+                               "with its layout"));
+  batchLabel->setBuddy(m_globalBatch);
+  row->addWidget(batchLabel);
+  row->addWidget(m_globalBatch);
+  connect(m_globalBatch, &QSpinBox::valueChanged, this, &KnobPins::changed);
   m_risky = new QCheckBox(tr("speed alone"), this);
   m_risky->setObjectName(QStringLiteral("pin-risky"));
   m_risky->setToolTip(tr("--risky: rank by speed alone. Off, every plan that leaves more GPU memory free than the "
@@ -80,6 +93,10 @@ std::vector<std::string> KnobPins::flags() const {
       words.push_back(value.toStdString());
     }
   }
+  if (m_globalBatch->value() > 0) {
+    words.push_back("--global-batch");
+    words.push_back(std::to_string(m_globalBatch->value()));
+  }
   if (m_risky->isChecked()) words.push_back("--risky");
   return words;
 }
@@ -101,6 +118,7 @@ QComboBox* KnobPins::combo(const std::string& flag) const {
 void KnobPins::clearPins() {
   for (auto& [flag, combo] : m_combos) combo->setCurrentIndex(0);
   m_risky->setChecked(false);
+  m_globalBatch->setValue(0);
 }
 
 std::map<QString, QString> KnobPins::texts() const {
@@ -109,6 +127,7 @@ std::map<QString, QString> KnobPins::texts() const {
     if (combo->currentText() != kAny) pinned[QString::fromStdString(flag)] = combo->currentText();
   }
   if (m_risky->isChecked()) pinned[QStringLiteral("risky")] = QStringLiteral("on");
+  if (m_globalBatch->value() > 0) pinned[QStringLiteral("global-batch")] = QString::number(m_globalBatch->value());
   return pinned;
 }
 
@@ -116,6 +135,7 @@ void KnobPins::setTexts(const std::map<QString, QString>& texts) {
   clearPins();
   for (const auto& [flag, text] : texts) {
     if (flag == QStringLiteral("risky")) m_risky->setChecked(text == QStringLiteral("on"));
+    if (flag == QStringLiteral("global-batch")) m_globalBatch->setValue(text.toInt());
     QComboBox* box = combo(flag.toStdString());
     if (box == nullptr) continue;
     if (const int i = box->findText(text); i >= 0) box->setCurrentIndex(i);

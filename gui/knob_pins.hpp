@@ -16,6 +16,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QSpinBox;
 
 namespace spplan::gui {
 
@@ -29,13 +30,15 @@ class KnobPins : public QWidget {
   // does, with the stack's flags beside them: a named --attention stays named); the CLI's message
   // when a pin cannot hold there.
   Result<search::KnobConstraints> constraints(PlanSpec* base, const std::vector<std::string>& stackFlags = {}) const;
-  // The flags the pins stand for: {"--sp", "4", "--no-tiled-mlp"}, and "--risky" when the ranking
-  // is by speed alone; none when nothing is pinned.
+  // The flags the pins stand for: {"--sp", "4", "--no-tiled-mlp"}, "--global-batch N" when one is
+  // set and "--risky" when the ranking is by speed alone; none when nothing is pinned.
   std::vector<std::string> flags() const;
   // The combo of a flag ("sp", "zero", "tiled-mlp", ...); null for another name.
   QComboBox* combo(const std::string& flag) const;
   // The switch of --risky: rank by speed alone, safe or not (off: safe plans first).
   QCheckBox* riskyBox() const { return m_risky; }
+  // --global-batch N: sequences per optimizer step every plan trains; 0 (shown "each plan's"): not given.
+  QSpinBox* globalBatchSpin() const { return m_globalBatch; }
   // Every pin back to "any".
   void clearPins();
   // The pinned knobs by flag ("zero": "3"; none for "any"), and back (a saved session: a flag or a
@@ -49,6 +52,7 @@ class KnobPins : public QWidget {
  private:
   std::map<std::string, QComboBox*> m_combos;  // by flag name
   QCheckBox* m_risky = nullptr;
+  QSpinBox* m_globalBatch = nullptr;
 };
 
 }  // namespace spplan::gui

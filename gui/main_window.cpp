@@ -43,6 +43,7 @@ namespace spplan::gui {
 namespace {
 
 constexpr int kDebounceMs = 150;
+constexpr int kPlanRowsShown = 10;  // plan rows the table shows whole at 1280 x 800
 constexpr int64_t kMaxSeqGranularity = 1024;  // as `spplan max-seq`: whole k-tokens
 
 QString stringOf(const std::string& s) { return QString::fromStdString(s); }
@@ -109,6 +110,13 @@ MainWindow::MainWindow(QWidget* parent)
 
   m_table = newTable(m_planModel, PlanTableModel::VisibleColumnCount, central);
   m_table->setAccessibleName(tr("Ranked plans"));
+  // Ten plans visible at 1280 x 800, the leading ones a renter compares: compact rows and the
+  // table's height for them; the tabs below (the charts) take what is left.
+  const int rowPx = m_table->fontMetrics().height() + 6;
+  m_table->verticalHeader()->setMinimumSectionSize(rowPx);
+  m_table->verticalHeader()->setDefaultSectionSize(rowPx);
+  m_table->setMinimumHeight(m_table->horizontalHeader()->sizeHint().height() + kPlanRowsShown * rowPx +
+                            2 * m_table->frameWidth());
   // A header click sorts (PlanTableModel::sort); the search's ranking first.
   m_table->horizontalHeader()->setSortIndicator(PlanTableModel::RankColumn, Qt::AscendingOrder);
   m_table->setSortingEnabled(true);
@@ -134,8 +142,8 @@ MainWindow::MainWindow(QWidget* parent)
   m_tabs = new PlanTabs(m_planModel, m_trust ? &*m_trust : nullptr, central);
   connect(m_tabs, &PlanTabs::message, this, &MainWindow::showMessage);
   split->addWidget(m_tabs);
-  split->setStretchFactor(0, 4);
-  split->setStretchFactor(1, 6);
+  split->setStretchFactor(0, 0);  // the table keeps its ten rows; the charts give way
+  split->setStretchFactor(1, 1);
   layout->addWidget(split, 1);
   setCentralWidget(central);
   addShortcuts();

@@ -5,9 +5,12 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <cmath>
 
 #include "gui/charts.hpp"
 #include "gui/image_export.hpp"
@@ -35,6 +38,39 @@ QTableView* newTable(QAbstractItemModel* model, int visibleColumns, QWidget* par
   return table;
 }
 
+// A tab's page inside a scroll area that fits it to the space there is: the pages' smallest sizes
+// (the run panel's inputs, the timeline's lanes) no longer hold the window taller than the plan
+// table's ten rows leave at 1280 x 800; below their smallest they scroll.
+QScrollArea* scrolled(QWidget* page) {
+  auto* area = new QScrollArea;
+  area->setWidget(page);
+  area->setWidgetResizable(true);
+  area->setFrameShape(QFrame::NoFrame);
+  return area;
+}
+
+// What to rent's order: the column's number (RentModel::ValueRole), its words for text columns;
+// an option where nothing fits (NaN) last whichever way the column sorts.
+class RentSortProxy : public QSortFilterProxyModel {
+ public:
+  using QSortFilterProxyModel::QSortFilterProxyModel;
+
+ protected:
+  bool lessThan(const QModelIndex& a, const QModelIndex& b) const override {
+    const QVariant x = a.data(RentModel::ValueRole), y = b.data(RentModel::ValueRole);
+    if (x.typeId() == QMetaType::QString || y.typeId() == QMetaType::QString) return x.toString() < y.toString();
+    const double u = x.toDouble(), v = y.toDouble();
+    const bool u_missing = std::isnan(u), v_missing = std::isnan(v);
+    if (u_missing || v_missing) {
+      if (u_missing == v_missing) return false;
+      // Descending reverses lessThan's order: invert it there, so the missing stay last.
+      const bool a_first = v_missing;
+      return sortOrder() == Qt::AscendingOrder ? a_first : !a_first;
+    }
+    return u < v;
+  }
+};
+
 }  // namespace
 
 const char* PlanTabs::tabFileName(int tab) {
@@ -50,12 +86,12 @@ PlanTabs::PlanTabs(PlanTableModel* plans, const TrustTable* trust, QWidget* pare
       m_rentModel(new RentModel(this)),
       m_scalingModel(new SpScalingModel(this)) {
   m_rentModel->setTrust(trust);
-  addTab(buildMemoryTab(), tr("&Memory"));
-  addTab(buildTimelineTab(), tr("Step t&imeline"));
-  addTab(buildRentTab(), tr("What to &rent"));
-  addTab(buildScalingTab(), tr("S&P scaling"));
+  addTab(scrolled(buildMemoryTab()), tr("&Memory"));
+  addTab(scrolled(buildTimelineTab()), tr("Step t&imeline"));
+  addTab(scrolled(buildRentTab()), tr("What to &rent"));
+  addTab(scrolled(buildScalingTab()), tr("S&P scaling"));
   m_runPanel = new RunPanel(this);
-  addTab(m_runPanel, tr("Run i&t"));
+  addTab(scrolled(m_runPanel), tr("Run i&t"));
   connect(this, &QTabWidget::currentChanged, this, [this](int index) {
     if (index == RentTab) updateRent();
   });
@@ -111,8 +147,14 @@ QWidget* PlanTabs::buildRentTab() {
   tabLayout->addWidget(note);
   auto* rent = new QSplitter(Qt::Horizontal, tab);
   tabLayout->addWidget(rent, 1);
-  QTableView* table = newTable(m_rentModel, RentModel::VisibleColumnCount, rent);
+  auto* sorted = new RentSortProxy(tab);
+  sorted->setSourceModel(m_rentModel);
+  QTableView* table = newTable(sorted, RentModel::VisibleColumnCount, rent);
+  // What a renter compares first: the price of the tokens; any header click sorts by its column.
+  table->setSortingEnabled(true);
+  table->sortByColumn(RentModel::UsdPerMtokColumn, Qt::AscendingOrder);
   table->setMinimumWidth(640);
+  m_rentTable = table;
   rent->addWidget(table);
   auto* right = new QWidget(rent);
   auto* layout = new QVBoxLayout(right);

@@ -10,6 +10,7 @@
 #include "planner/search/search.hpp"
 
 class QLabel;
+class QTableView;
 
 namespace spplan::gui {
 
@@ -42,6 +43,9 @@ class PlanTabs : public QTabWidget {
 
   SeqSweepModel* sweepModel() const { return m_sweepModel; }
   RentModel* rentModel() const { return m_rentModel; }
+  // What to rent's table: sorted by $ per million tokens until a header click sorts by another
+  // column (through a proxy: the model's rows, which the chart maps, keep their order).
+  QTableView* rentTable() const { return m_rentTable; }
   QString hostMemoryLine() const;  // the Memory tab's host and NVMe line for the selected plan
   SpScalingModel* scalingModel() const { return m_scalingModel; }
   StepTimelineView* timeline() const { return m_timeline; }
@@ -68,6 +72,7 @@ class PlanTabs : public QTabWidget {
   MemoryChartView* m_memoryChart = nullptr;
   StepTimelineView* m_timeline = nullptr;
   RentChartView* m_rentChart = nullptr;
+  QTableView* m_rentTable = nullptr;
   QLabel* m_scalingTrustLabel = nullptr;
   QLabel* m_hostLabel = nullptr;  // the Memory tab's host and NVMe line
   RunPanel* m_runPanel = nullptr;

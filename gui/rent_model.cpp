@@ -143,8 +143,8 @@ QVariant RentModel::headerData(int section, Qt::Orientation orientation, int rol
   if (role == Qt::ToolTipRole && orientation == Qt::Horizontal) return headerToolTip(section);
   if (role != Qt::DisplayRole) return {};
   if (orientation == Qt::Vertical) return section + 1;
-  static const char* const kHeaders[ColumnCount] = {"GPU", "nodes", "GPUs", "$/Mtok", "step", "tokens/s",
-                                                    "host GiB\nper node", "max seq (any knobs)", "best knobs", "group", "measured error", "mark", "$/Mtok",
+  static const char* const kHeaders[ColumnCount] = {"GPU", "nodes", "GPUs", "group", "$/Mtok", "step", "tokens/s",
+                                                    "host GiB\nper node", "max seq (any knobs)", "best knobs", "measured error", "mark", "$/Mtok",
                                                     "step s", "max seq k"};
   if (section < 0 || section >= ColumnCount) return {};
   return QString::fromLatin1(kHeaders[section]);

@@ -28,8 +28,8 @@ class RentModel : public QAbstractTableModel {
 
  public:
   enum Column {
-    GpuColumn, NodesColumn, GpusColumn, UsdPerMtokColumn, StepSecondsColumn, TokensPerSecondColumn,
-    HostGibColumn, MaxSeqColumn, KnobsColumn, GroupColumn, TrustColumn, MarkColumn,
+    GpuColumn, NodesColumn, GpusColumn, GroupColumn, UsdPerMtokColumn, StepSecondsColumn, TokensPerSecondColumn,
+    HostGibColumn, MaxSeqColumn, KnobsColumn, TrustColumn, MarkColumn,
     // Hidden: numbers for the chart's mapper (0 where nothing fits), in the chart's metric order.
     ChartUsdPerMtokColumn, ChartStepSecondsColumn, ChartMaxSeqKiloColumn,
     ColumnCount

@@ -54,7 +54,8 @@ double tickStep(double span, int target) {
 
 StepTimelineView::StepTimelineView(QWidget* parent) : QWidget(parent) {
   setFocusPolicy(Qt::StrongFocus);  // keyboard zoom
-  setMinimumHeight(240);
+  // Its lanes at their smallest: the tabs give way to the plan table's ten rows at 1280 x 800.
+  setMinimumHeight(150);
   setAccessibleName(tr("Step timeline"));
 }
 
