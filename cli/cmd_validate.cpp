@@ -1,5 +1,5 @@
 // spplan validate published FILE.csv [--json]   predictions against publications (exit 1 on a miss)
-// spplan validate engine [--json] [--quick | --long | --ring | --moe] [--calibration FILE] [--gpu G]   against the engine's runs (spplan-engine)
+// spplan validate engine [--json] [--quick | --long | --ring | --moe | --window | --packed] [--calibration FILE] [--gpu G]   against the engine's runs (spplan-engine)
 #include <iostream>
 #include <string>
 

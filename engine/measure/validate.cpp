@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -66,7 +67,7 @@ int bad_input(const std::string& message) {
 }
 
 struct Flags {
-  bool json = false, quick = false, long_cases = false, ring = false, moe = false, window = false;
+  bool json = false, quick = false, long_cases = false, ring = false, moe = false, window = false, packed = false;
   std::string calibration, gpu;
   int64_t shard = 0, shards = 1;  // --shard I/N: the cases whose index is I modulo N
 };
@@ -98,10 +99,11 @@ Result<Flags> parse_flags(int argc, char** argv) {
   f.ring = args->has("ring");
   f.moe = args->has("moe");
   f.window = args->has("window");
+  f.packed = args->has("packed");
   std::string lists;  // the case lists asked for: "--long and --quick"
   for (const auto& [given, name] :
        {std::pair{f.long_cases, "--long"}, {f.quick, "--quick"}, {f.ring, "--ring"}, {f.moe, "--moe"},
-        {f.window, "--window"}}) {
+        {f.window, "--window"}, {f.packed, "--packed"}}) {
     if (given) lists += (lists.empty() ? "" : " and ") + std::string(name);
   }
   if (lists.find(" and ") != std::string::npos) {
@@ -240,6 +242,42 @@ Result<nlohmann::json> run_case(const ValidateCase& c, int64_t steps, const Mach
   return row;
 }
 
+// The packed cases' token file, in a temporary folder removed with it: every step's sequences plus
+// the last label, so that no window wraps around.
+class PackedData {
+ public:
+  static Result<std::unique_ptr<PackedData>> make(std::vector<ValidateCase>* cases, int64_t steps) {
+    auto d = std::unique_ptr<PackedData>(new PackedData);
+    for (ValidateCase& c : *cases) {
+      if (c.doc_tokens == 0) continue;
+      if (d->dir_.empty()) {
+        char tmpl[] = "/tmp/spplan-validate-packed-XXXXXX";
+        if (::mkdtemp(tmpl) == nullptr) return Status::internal("spplan-engine validate engine: cannot make a temporary folder");
+        d->dir_ = tmpl;
+      }
+      c.data = d->dir_ + "/docs-" + std::to_string(c.doc_tokens) + "-s" + std::to_string(c.seq) + ".u16.bin";
+      SPPLAN_RETURN_IF_ERROR(write_packed_data(c.data, steps * c.world * c.seq + 1, c.doc_tokens));  // dp <= world
+    }
+    return d;
+  }
+  ~PackedData() {
+    if (dir_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+ private:
+  PackedData() = default;
+  std::string dir_;
+};
+
+// What a packed case's prediction compares: the run's documents beside the costmodel's plan,
+// which knows only that documents are packed (PlanSpec::packed_documents), not their lengths.
+void add_packed_note(nlohmann::json* row, const ValidateCase& c) {
+  (*row)["documents"] = {{"tokens_each", c.doc_tokens}, {"per_sequence", c.seq / c.doc_tokens}};
+  (*row)["priced_as"] = "PlanSpec::packed_documents without the documents' lengths";
+}
+
 }  // namespace
 
 std::vector<FlagSpec> validate_flag_specs() {
@@ -254,6 +292,9 @@ std::vector<FlagSpec> validate_flag_specs() {
           {"moe", false,
            "CPU: only the mixture-of-experts cases (tiny-qwen3-moe and tiny-glm-moe; about 4 minutes on 2 cores)"},
           {"window", false, "CPU: only the sliding-window cases (tiny-mistral; about 2 minutes on 2 cores)"},
+          {"packed", false,
+           "CPU: only the packed-document cases (--eos-id: documents of 1024 tokens on a ring, Ulysses x ring and "
+           "Ulysses; about 3 minutes on 2 cores)"},
           {"calibration", true, "price the cases on this calibrated GPU file instead of calibrating first",
            "a GPU TOML file written by spplan calibrate", "spplan calibrate runs first"},
           {"gpu", true, "on a CUDA device: the preset the \"preset d %\" columns price with",
@@ -286,8 +327,12 @@ int validate_main(int argc, char** argv, const ValidateDevice& device) {
   }
   m.calibrated = *calibrated;
 
-  if (cuda && (flags->long_cases || flags->ring || flags->moe || flags->window)) {
-    const std::string flag = flags->long_cases ? "--long" : flags->ring ? "--ring" : flags->moe ? "--moe" : "--window";
+  if (cuda && (flags->long_cases || flags->ring || flags->moe || flags->window || flags->packed)) {
+    const std::string flag = flags->long_cases ? "--long"
+                             : flags->ring     ? "--ring"
+                             : flags->moe      ? "--moe"
+                             : flags->window   ? "--window"
+                                               : "--packed";
     return bad_input("spplan-engine validate engine: " + flag + ": these cases are the CPU's (allowed: " + flag +
                      " without a CUDA device)");
   }
@@ -296,6 +341,7 @@ int validate_main(int argc, char** argv, const ValidateDevice& device) {
                                     : flags->ring       ? cpu_ring_cases()
                                     : flags->moe        ? cpu_moe_cases()
                                     : flags->window     ? cpu_window_cases()
+                                    : flags->packed     ? cpu_packed_cases()
                                                         : cpu_cases(flags->quick);
   if (cuda) {
     for (const ValidateCase& plan : gpu_boundary_plans(device.cuda_gpus, flags->quick)) {
@@ -311,10 +357,16 @@ int validate_main(int argc, char** argv, const ValidateDevice& device) {
   }
   cases = shard;
   const int64_t steps = cuda ? 4 : (flags->quick ? 2 : 3);
+  auto data = PackedData::make(&cases, steps);
+  if (!data.ok()) {
+    std::cerr << data.status().message() << "\n";
+    return 1;
+  }
   nlohmann::json rows = nlohmann::json::array();
   for (const ValidateCase& c : cases) {
     auto row = run_case(c, steps, m, self);
     if (!row.ok()) return bad_input(row.status().message());
+    if (c.doc_tokens > 0) add_packed_note(&*row, c);
     rows.push_back(*row);
     if (!flags->json) std::cerr << "validate engine: " << (*row)["case"].get<std::string>() << " done\n";
   }

@@ -1,4 +1,5 @@
-// `spplan-engine validate engine [--json] [--quick | --long] [--calibration FILE.toml] [--gpu PRESET|FILE.toml]
+// `spplan-engine validate engine [--json] [--quick | --long | --ring | --moe | --window | --packed]
+// [--calibration FILE.toml] [--gpu PRESET|FILE.toml]
 // [--shard I/N]`:
 // the costmodel's predictions against the engine's measured runs on this machine (DESIGN.md
 // `spplan validate engine`). Each case (validate_cases.hpp) runs `spplan-engine run ... --json` as
@@ -9,6 +10,9 @@
 //   spec (the d % columns) and with the GPU preset (--gpu, else the preset that matches the device;
 //   the "preset d %" columns); then the boundary cases: the planner's max-seq on the calibrated
 //   spec must run, and 1.1x of it must stop with the engine's out-of-memory report.
+// - --packed (CPU): packed documents (validate_cases.hpp cpu_packed_cases), each on a token file
+//   of documents written to a temporary folder for the run; a row names its documents and what
+//   the costmodel priced ("priced_as").
 // - --long (CPU): the long-sequence memory-only cases instead (validate_cases.hpp long_cpu_cases:
 //   one step each, memory compared, the time columns "-" and out of the time errors).
 // --shard I/N runs every N-th case from the I-th (a GPU lease with a per-command time limit runs the

@@ -1,5 +1,8 @@
 #include "engine/measure/validate_cases.hpp"
 
+#include <cstdint>
+#include <cstdio>
+
 #include "engine/run/options.hpp"
 #include "engine/run/predict.hpp"
 #include "planner/search/search.hpp"
@@ -67,6 +70,33 @@ std::vector<ValidateCase> cpu_window_cases() {
   return {tiny_window(4096, 1, 1, none), tiny_window(8192, 2, 2, full + Knobs{"--tiled-loss"}),
           tiny_window(16384, 2, 2, full + Knobs{"--precision", "bf16"}),
           tiny_window(8192, 1, 1, full + Knobs{"--tiled-mlp", "--tiled-loss"})};
+}
+
+// Packed documents (the engine's --eos-id; ring_attention.hpp's pieces on a ring, one causal call a
+// document under Ulysses): the costmodel prices them by PlanSpec::packed_documents.
+std::vector<ValidateCase> cpu_packed_cases() {
+  const Knobs knobs = {"--act-ckpt", "full", "--tiled-mlp", "--tiled-loss", "--eos-id", std::to_string(kPackedEosId)};
+  auto cp = [](const char* degree) { return Knobs{"--cp", degree}; };
+  std::vector<ValidateCase> cases = {tiny(8192, 1, 2, cp("2") + knobs), tiny(8192, 2, 2, knobs),
+                                     tiny(8192, 2, 4, cp("2") + knobs), tiny(8192, 4, 4, knobs)};
+  for (ValidateCase& c : cases) c.doc_tokens = 1024;
+  return cases;
+}
+
+Status write_packed_data(const std::string& path, int64_t tokens, int64_t doc_tokens) {
+  std::string bytes;
+  bytes.reserve(static_cast<size_t>(2 * tokens));
+  uint32_t state = 1;
+  for (int64_t i = 0; i < tokens; ++i) {
+    state = state * 1664525u + 1013904223u;  // Numerical Recipes' LCG: the same file everywhere
+    const auto id = static_cast<uint16_t>((i + 1) % doc_tokens == 0 ? kPackedEosId : (state >> 16) % kPackedEosId);
+    bytes += {static_cast<char>(id & 0xff), static_cast<char>(id >> 8)};
+  }
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  const bool written = f != nullptr && std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  if (f != nullptr && std::fclose(f) != 0) return Status::internal(path + ": cannot write the packed cases' tokens");
+  if (!written) return Status::internal(path + ": cannot write the packed cases' tokens");
+  return Status::ok();
 }
 
 namespace {
@@ -187,6 +217,7 @@ std::string case_name(const ValidateCase& c) {
     const bool has_value = i + 1 < c.knobs.size() && c.knobs[i + 1].rfind("--", 0) != 0;
     if (has_value) name += "-" + c.knobs[++i];
   }
+  if (c.doc_tokens > 0) name += " docs-" + std::to_string(c.doc_tokens);
   if (c.expect == ValidateCase::Expect::kFitsAtBoundary) name += " (max-seq)";
   if (c.expect == ValidateCase::Expect::kOomPastBoundary) name += " (1.1x max-seq)";
   return name;
@@ -195,6 +226,7 @@ std::string case_name(const ValidateCase& c) {
 std::vector<std::string> run_args(const ValidateCase& c, int64_t steps) {
   std::vector<std::string> args = {"run", "--model", c.model, "--seq", std::to_string(c.seq), "--sp", std::to_string(c.sp)};
   args.insert(args.end(), c.knobs.begin(), c.knobs.end());
+  if (!c.data.empty()) args.insert(args.end(), {"--data", c.data});
   for (const std::string& a : {std::string("--nproc"), std::to_string(c.world), std::string("--steps"),
                                std::to_string(steps), std::string("--seed"), std::string("1"), std::string("--json")}) {
     args.push_back(a);

@@ -26,7 +26,15 @@ struct ValidateCase {
   Expect expect = Expect::kRuns;
   // One step, memory only: the step time is neither compared nor reported (long_cpu_cases).
   bool memory_only = false;
+  // Packed documents (cpu_packed_cases): every document this many tokens, ended by kPackedEosId
+  // (the knobs name --eos-id); 0: none. `data` is the token file the run reads (--data), which
+  // write_packed_data writes before the case runs.
+  int64_t doc_tokens = 0;
+  std::string data;
 };
+
+// The EOS id of the packed cases' token files: below every tiny model's vocab (256 and more).
+inline constexpr int64_t kPackedEosId = 255;
 
 std::vector<ValidateCase> cpu_cases(bool quick);
 // `validate engine --ring` (CPU), also part of the full list: ring, Ulysses x ring and Ulysses at
@@ -38,6 +46,14 @@ std::vector<ValidateCase> cpu_moe_cases();
 // `validate engine --window` (CPU), also part of the full list: tiny-mistral's sliding window in
 // masked blocks, untiled at sp 1, checkpointed at sp 2, and in bf16.
 std::vector<ValidateCase> cpu_window_cases();
+// `validate engine --packed` (CPU): packed documents of 1024 tokens each (8 a sequence), on a ring,
+// on Ulysses x ring and on Ulysses beside them at equal degree and knobs (tiny-llama 8K,
+// checkpointed and tiled as the ring cases): cp 2 and sp 2; sp 2 x cp 2 and sp 4.
+std::vector<ValidateCase> cpu_packed_cases();
+// A u16 token file at `path` for a packed case: `tokens` ids, a document of `doc_tokens` ended
+// by kPackedEosId, then the next; the other ids a fixed sequence below the EOS id. Fails (internal)
+// naming the file when it cannot be written.
+Status write_packed_data(const std::string& path, int64_t tokens, int64_t doc_tokens);
 // `validate engine --long` (CPU): memory-only cases where per-token terms dominate (issue 22):
 // micro-llama at 64K tokens with checkpoint offload, TiledMLP, the tiled loss, ZeRO 1 and 3 and
 // optimizer / parameter offload at sp 1, 2 and 4.

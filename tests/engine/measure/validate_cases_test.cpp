@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <set>
 
+#include "engine/io/data.hpp"
 #include "engine/run/options.hpp"
 #include "engine/run/predict.hpp"
 #include "planner/config/loaders.hpp"
@@ -115,10 +116,40 @@ TEST(ValidateCases, MixturesOfExpertsHaveCases) {
                                         "tiny-qwen3-moe s8k sp2 w4 act-ckpt-full zero-3 reduce-bucket-262144 tiled-loss"}));
 }
 
+// --packed: each ring case beside its Ulysses case at equal degree and knobs, all with documents
+// (--eos-id and a token file); the run reads the file the case names, and the file holds documents
+// of the case's length.
+TEST(ValidateCases, PackedDocumentsRunOnARingUlyssesTimesRingAndUlysses) {
+  const std::vector<ValidateCase> packed = cpu_packed_cases();
+  std::set<std::string> names;
+  for (ValidateCase c : packed) {
+    EXPECT_TRUE(has(c, "--eos-id", std::to_string(kPackedEosId))) << case_name(c);
+    EXPECT_EQ(c.doc_tokens, 1024) << case_name(c);
+    names.insert(case_name(c));
+    c.data = "docs.u16.bin";
+    const std::vector<std::string> args = run_args(c, 3);
+    const auto data = std::find(args.begin(), args.end(), "--data");
+    ASSERT_NE(data, args.end()) << case_name(c);
+    EXPECT_EQ(data[1], "docs.u16.bin");
+  }
+  EXPECT_EQ(names, (std::set<std::string>{
+                       "tiny-llama s8k sp1 w2 cp-2 act-ckpt-full tiled-mlp tiled-loss eos-id-255 docs-1024",
+                       "tiny-llama s8k sp2 act-ckpt-full tiled-mlp tiled-loss eos-id-255 docs-1024",
+                       "tiny-llama s8k sp2 w4 cp-2 act-ckpt-full tiled-mlp tiled-loss eos-id-255 docs-1024",
+                       "tiny-llama s8k sp4 act-ckpt-full tiled-mlp tiled-loss eos-id-255 docs-1024"}));
+  const std::string path = testing::fresh_dir("packed_cases") + "/docs.u16.bin";
+  ASSERT_TRUE(write_packed_data(path, 2 * 8 + 1, 8).is_ok());
+  auto source = TokenSource::open({path}, 4096, kPackedEosId);
+  ASSERT_TRUE(source.ok()) << source.status().message();
+  const std::vector<int64_t> w = source->window_at(0, 16);
+  for (size_t i = 0; i < w.size(); ++i) EXPECT_EQ(w[i] == kPackedEosId, (i + 1) % 8 == 0) << i;
+  EXPECT_FALSE(write_packed_data(testing::fresh_dir("packed_cases_missing") + "/no/such/docs.u16.bin", 9, 8).is_ok());
+}
+
 TEST(ValidateCases, EveryCaseIsARunTheEngineAccepts) {
   for (int64_t gpus : {1, 8}) {
     for (const auto& list : {gpu_cases(gpus, false), gpu_boundary_plans(gpus, false), cpu_cases(false), cpu_cases(true),
-                             long_cpu_cases()}) {
+                             long_cpu_cases(), cpu_packed_cases()}) {
       for (ValidateCase c : list) {
         if (c.seq == 0) c.seq = 8192;  // a boundary plan's placeholder
         const Status s = check(c);

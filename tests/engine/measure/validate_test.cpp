@@ -149,7 +149,7 @@ TEST(EngineValidate, BadFlagsExit2NamingThem) {
   const RunResult unknown = run_engine({"validate", "engine", "--fast"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("spplan-engine validate engine: --fast: unknown flag (allowed: --json, --quick, "
-                             "--long, --ring, --moe, --window, --calibration, --gpu, --shard)"),
+                             "--long, --ring, --moe, --window, --packed, --calibration, --gpu, --shard)"),
             std::string::npos)
       << unknown.err;
   const RunResult stray = run_engine({"validate", "engine", "quick"});
@@ -171,6 +171,11 @@ TEST(EngineValidate, BadFlagsExit2NamingThem) {
   EXPECT_NE(ring.err.find("spplan-engine validate engine: --quick and --ring: choose one (allowed: one case list)"),
             std::string::npos)
       << ring.err;
+  const RunResult packed = run_engine({"validate", "engine", "--packed", "--ring"});
+  EXPECT_EQ(packed.exit_code, 2);
+  EXPECT_NE(packed.err.find("spplan-engine validate engine: --ring and --packed: choose one (allowed: one case list)"),
+            std::string::npos)
+      << packed.err;
   const RunResult gpu = run_engine({"validate", "engine", "--gpu", "h100-80gb"});
   EXPECT_EQ(gpu.exit_code, 2);
   EXPECT_NE(gpu.err.find("--gpu h100-80gb: there is no CUDA device"), std::string::npos) << gpu.err;
