@@ -33,9 +33,13 @@ import subprocess
 import sys
 
 spplan, work = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+# --check: the test command's run (tests/planner/check/check_launch_test.sh): the runs are made again
+# into WORK_DIR/data, nothing in the source tree is written, and `spplan check` must pass each run
+# launched as planned and call each broken one "not split".
+checking = "--check" in sys.argv[3:]
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", "..", ".."))
-data = os.path.join(here, "data")
+data = os.path.join(work, "data") if checking else os.path.join(here, "data")
 launch_dir = os.path.join(root, "tests", "scripts", "launch")
 os.makedirs(work, exist_ok=True)
 
@@ -236,7 +240,11 @@ def main():
     os.makedirs(os.path.join(work, "model"), exist_ok=True)
     json.dump(dict({k: v for k, v in MODEL.items() if k != "name"}, model_type="llama", architectures=["LlamaForCausalLM"]),
               open(os.path.join(work, "model", "config.json"), "w"))
-    cases = sys.argv[3:] or ["hf_sp2", "hf_sp2_dropped", "arctic_sp2", "engine", "gpu"]
+    os.makedirs(data, exist_ok=True)
+    if checking:  # the ring plan the engine case runs
+        shutil.copy(os.path.join(here, "data", "ring_cp2_cpu.toml"), os.path.join(data, "ring_cp2_cpu.toml"))
+    cases = [c for c in sys.argv[3:] if c != "--check"] or (["hf_sp2", "hf_sp2_dropped", "arctic_sp2", "engine"] if checking
+                                                           else ["hf_sp2", "hf_sp2_dropped", "arctic_sp2", "engine", "gpu"])
     if "gpu" in cases:
         gpu_cases()
     if "hf_sp2" in cases:
@@ -255,6 +263,32 @@ def main():
         open(os.path.join(data, "engine_sp1_on_sp2.log.jsonl"), "w").write(log)
         report, _ = engine_case("engine_cp2", ["--plan", os.path.join(data, "ring_cp2_cpu.toml")])
         open(os.path.join(data, "engine_cp2.json"), "w").write(report)
+    if checking:
+        sys.exit(check_all(cases))
+
+
+def check_all(cases):
+    """spplan check on each run made: (plan, logs, expected exit, a word the output must hold)."""
+    cpu_plan = os.path.join(root, "configs", "plans", "tiny-llama-4k-cpu.toml")
+    ring_plan = os.path.join(data, "ring_cp2_cpu.toml")
+    expected = {
+        "hf_sp2": [("hf_sp2/plan.toml", ["hf_sp2/trainer_state.json", "hf_sp2/deepspeed.log"], 0, "as planned")],
+        "hf_sp2_dropped": [("hf_sp2_dropped/plan.toml", ["hf_sp2_dropped/trainer_state.json"], 1, "not_split")],
+        "arctic_sp2": [("arctic_sp2/plan.toml", ["arctic_sp2/metrics.jsonl"], 0, "as planned")],
+        "engine": [(cpu_plan, ["engine_sp2.json"], 0, "as planned"), (cpu_plan, ["engine_sp2.log.jsonl"], 0, "as planned"),
+                   (cpu_plan, ["engine_sp1_on_sp2.log.jsonl"], 1, "not_split"), (ring_plan, ["engine_cp2.json"], 0, "as planned"),
+                   (ring_plan, ["engine_sp1_on_sp2.log.jsonl"], 1, "not_split")],
+    }
+    failed = 0
+    for case in cases:
+        for plan, logs, code, word in expected.get(case, []):
+            r = subprocess.run([spplan, "check", "--plan", os.path.join(data, plan), *[os.path.join(data, l) for l in logs]],
+                               capture_output=True, text=True)
+            ok = r.returncode == code and word in r.stdout
+            failed += not ok
+            print(("ok   " if ok else "FAIL ") + f"{case}: check {' '.join(logs)}: exit {r.returncode}, want {code} and "
+                  f"\"{word}\"" + ("" if ok else f"\n{r.stdout}{r.stderr}"), flush=True)
+    return 1 if failed else 0
 
 
 main()
