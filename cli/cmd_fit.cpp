@@ -10,6 +10,7 @@
 #include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/plan_rules.hpp"
+#include "planner/core/parse.hpp"
 #include "planner/search/explain.hpp"
 #include "planner/search/search.hpp"
 
@@ -87,6 +88,10 @@ int cmd_fit(int argc, const char* const* argv) {
   // Fitting or not, the answer names the smallest count: on fewer GPUs the same run costs less.
   const std::optional<int64_t> needed =
       search::smallest_fitting_gpus(*base, fits ? base->cluster.num_gpus : kMaxSuggestedGpus, *constraints);
+  // Safe first: the smallest count whose best plan is safe, beside the smallest that fits at all.
+  std::optional<int64_t> safe_needed;
+  const bool safe_first = constraints->ranking == search::Ranking::kSafeFirst;
+  if (safe_first) safe_needed = search::smallest_fitting_gpus(search::with_safe_headroom(*base), kMaxSuggestedGpus, *constraints);
   if (args->has("json")) {
     nlohmann::json j{{"fits", fits}, {"feasible_plans", result.feasible.size()}};
     j["safety"] = safety_json(result.feasible, constraints->ranking);
@@ -95,6 +100,7 @@ int cmd_fit(int argc, const char* const* argv) {
       j["why"] = search::layout_reason(result);
     }
     j["smallest_gpus_that_fit"] = needed ? nlohmann::json(*needed) : nlohmann::json(nullptr);
+    j["smallest_gpus_safe"] = safe_needed ? nlohmann::json(*safe_needed) : nlohmann::json(nullptr);
     if (!needed) j["why_no_count_fits"] = count_bound(*base, kMaxSuggestedGpus, *constraints);
     j["conservative"] = args->has("conservative");
     j["band"] = band_json(band, at_edge.memory_headroom);
@@ -117,6 +123,12 @@ int cmd_fit(int argc, const char* const* argv) {
       std::cout << "nothing up to " << kMaxSuggestedGpus << " GPUs fits: " << count_bound(*base, kMaxSuggestedGpus, *constraints)
                 << "\n";
     }
+  }
+  if (!args->has("json") && safe_first) {
+    std::cout << "smallest safe count: " << (safe_needed ? gpus_words(*safe_needed)
+                                          : "no count up to " + std::to_string(kMaxSuggestedGpus) + " GPUs has a safe plan")
+              << " (more than " << format_number("%.1f%%", search::safe_margin_pct(*base)) << " of GPU memory free, "
+              << search::held_against_words(*base) << ")\n";
   }
   if (!args->has("json")) {
     std::cout << "band: " << band.words()

@@ -70,11 +70,7 @@ int cmd_max_seq(int argc, const char* const* argv) {
   // leaves almost nothing free; this one leaves more than the measured error (--risky: not searched).
   std::optional<search::RankedPlan> safe;
   if (constraints->ranking == search::Ranking::kSafeFirst) {
-    PlanSpec at_safe = conservative ? at_edge : *base;
-    // A hair above the margin: the headroom lets a plan leave exactly that share free, which is not safe.
-    constexpr double kAboveTheMarginFraction = 1e-6;
-    at_safe.memory_headroom = std::max(at_safe.memory_headroom, search::safe_margin_pct(*base) / 100.0 + kAboveTheMarginFraction);
-    safe = longest(at_safe);
+    safe = longest(search::with_safe_headroom(conservative ? at_edge : *base));
   }
   if (!best) {  // nothing fits, or nothing was priced: the trainer runs or launches no knob set here
     search::SearchResult excluded;

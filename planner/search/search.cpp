@@ -210,6 +210,14 @@ double safe_margin_pct(const PlanSpec& plan) {
 
 bool is_safe(const RankedPlan& p) { return p.estimate.fits && p.estimate.free_memory_pct() > safe_margin_pct(p.plan); }
 
+PlanSpec with_safe_headroom(const PlanSpec& plan) {
+  // Above, not at: a plan leaving exactly the headroom free fits, yet exactly the margin is not safe.
+  constexpr double kAboveTheMarginFraction = 1e-6;
+  PlanSpec safe = plan;
+  safe.memory_headroom = std::max(plan.memory_headroom, safe_margin_pct(plan) / 100.0 + kAboveTheMarginFraction);
+  return safe;
+}
+
 const char* group_name(const RankedPlan& p) { return is_safe(p) ? "safe" : "risky"; }
 
 std::string held_against_words(const PlanSpec& plan) {

@@ -107,6 +107,10 @@ double safe_margin_pct(const PlanSpec& plan);
 // error exactly the verdict "fits" (planner/accuracy memory_verdict), not "fits_inside_error".
 bool is_safe(const RankedPlan& p);
 
+// `plan` asking every plan to be safe: its headroom (PlanSpec::memory_headroom) a hair above
+// safe_margin_pct, or the one it had when larger. What max-seq's and fit's safe answers search.
+PlanSpec with_safe_headroom(const PlanSpec& plan);
+
 // "safe" or "risky": the group a ranked plan is in, as the tables and JSON name it.
 const char* group_name(const RankedPlan& p);
 

@@ -73,6 +73,25 @@ TEST(CliSafeFirst, FitNamesTheGroupOfItsBestPlan) {
   EXPECT_EQ(fit["safety"]["ranking"], "speed_only");
 }
 
+// qwen3-32b at 1M on H100s: 4 GPUs fit, only inside the measured error; 8 are the smallest count
+// with a safe plan, said beside the smallest that fits.
+TEST(CliSafeFirst, FitSaysTheSmallestCountWithASafePlan) {
+  const CliRun j = run_spplan("fit --model qwen3-32b --gpu h100-80gb --gpus 64 --seq 1M --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto fit = nlohmann::json::parse(j.out);
+  EXPECT_EQ(fit["smallest_gpus_that_fit"], 4);
+  EXPECT_EQ(fit["smallest_gpus_safe"], 8);
+  const CliRun four = run_spplan("fit --model qwen3-32b --gpu h100-80gb --gpus 4 --seq 1M");
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  EXPECT_NE(four.out.find(" tokens/s, risky)\n"), std::string::npos) << four.out;
+  EXPECT_NE(four.out.find("\nsmallest safe count: 8 GPUs (more than 14.8% of GPU memory free, a 14.8% measured error)\n"),
+            std::string::npos)
+      << four.out;
+  EXPECT_EQ(nlohmann::json::parse(run_spplan("fit --model qwen3-32b --gpu h100-80gb --gpus 4 --seq 1M --risky --json").out)
+                ["smallest_gpus_safe"],
+            nullptr);  // --risky: not searched
+}
+
 // max-seq's answer is an edge (its plan leaves almost nothing free): the longest safe sequence is
 // said beside it.
 TEST(CliSafeFirst, MaxSeqSaysTheLongestSafeSequence) {
