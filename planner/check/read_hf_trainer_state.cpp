@@ -34,10 +34,12 @@ Result<RunMeasurements> read_hf_trainer_state(const std::string& where, const nl
     if (!entry.is_object()) {
       return Status::invalid(where + ": key \"log_history[" + std::to_string(i) + "]\": not an object " + kAllowed);
     }
-    const auto step = number_at(entry, "step");
+    // A step count beyond any run's (1e12) is no count: converting it to an integer would overflow.
+    std::optional<double> step = number_at(entry, "step");
+    if (step && !(*step >= 0 && *step <= 1e12)) step.reset();
     if (auto loss = number_at(entry, "loss")) run.train_loss = loss;
     if (auto eval = number_at(entry, "eval_loss")) run.eval_loss = eval;
-    if (auto tokens = number_at(entry, "num_input_tokens_seen"); tokens && step && *step > 0) {
+    if (auto tokens = number_at(entry, "num_input_tokens_seen"); tokens && step && *step >= 1) {
       run.tokens_seen = tokens;
       run.steps = static_cast<int64_t>(*step);
     }
@@ -45,7 +47,7 @@ Result<RunMeasurements> read_hf_trainer_state(const std::string& where, const nl
     const auto runtime = number_at(entry, "train_runtime");
     if (!runtime) continue;
     // The last entry: the whole train() call, its first step's warm-up included.
-    if (step && *step > 0 && *runtime > 0) run.step_times_s = {*runtime / *step};
+    if (step && *step >= 1 && *runtime > 0) run.step_times_s = {*runtime / *step};
     if (auto tps = number_at(entry, "train_tokens_per_second")) run.tokens_per_s = tps;
     if (auto peak = gpu_peak_bytes(entry, init.is_null() ? entry : init)) run.peak_allocated_bytes = peak;
   }

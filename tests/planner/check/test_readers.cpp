@@ -96,6 +96,18 @@ TEST(HfTrainerState, TokensRuntimeEvalAndTheMemoryTrackersDeltas) {
   EXPECT_DOUBLE_EQ(*run.peak_allocated_bytes, 1230);
 }
 
+TEST(HfTrainerState, AStepBeyondAnyRunsIsNoCount) {
+  // 1e300 steps once reached a cast to int64_t (undefined behaviour; fuzz/regressions/run_log).
+  for (const char* step : {"1e300", "-3", "0.5"}) {
+    auto state = parse_json_value("s.json", std::string(R"({"log_history": [{"num_input_tokens_seen": 512, "step": )") + step +
+                                                 R"(, "train_runtime": 2.0}]})");
+    ASSERT_TRUE(state.ok()) << state.status().message();
+    const RunMeasurements run = lines_of(read_hf_trainer_state("s.json", *state));
+    EXPECT_FALSE(run.steps.has_value()) << step;
+    EXPECT_TRUE(run.step_times_s.empty()) << step;
+  }
+}
+
 TEST(EngineLog, StepEventsAndTheSummary) {
   auto lines = parse_json_lines("run.jsonl",
                                 "{\"event\": \"step\", \"step\": 1, \"loss\": 8.3, \"step_time_s\": 4.0, \"peak_memory_bytes\": 100}\n"
