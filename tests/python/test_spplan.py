@@ -68,6 +68,12 @@ def test_safe_plans_rank_first_unless_risky():
     assert spplan.fit(**{k: v for k, v in case.items() if k != "top"})["best"]["group"] == "safe"
 
 
+def test_global_batch_holds_for_every_plan():
+    plans = spplan.plan(model="llama-3.1-8b", gpu="h100-80gb", gpus=8, seq="128k", top=10, global_batch=16)["plans"]
+    assert plans and all(p["global_batch"] == 16 for p in plans)
+    assert all(p["knobs"]["grad_accum_steps"] == 1 for p in spplan.plan(**QWEN, seq="128k", top=10)["plans"])
+
+
 def test_fit_that_does_not_fit_is_a_dict_not_an_error():
     result = spplan.fit(model="llama-3.1-70b", gpu="a100-40gb", gpus=1, seq="1M")
     assert result["fits"] is False
