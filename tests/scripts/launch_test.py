@@ -68,15 +68,8 @@ from harness import free_port, last_error, read_records  # noqa: E402
 os.makedirs(work, exist_ok=True)
 LAUNCH_TIMEOUT_S = 180  # one launch: some 40-70 s here (four Python start-ups importing torch)
 SEQ, GPUS = 256, 2
-failed = 0
+check = harness.Checks()
 summary = []  # (case, status, detail)
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok else ": " + detail), flush=True)
-    failed += not ok
-    return ok
 
 
 def importable(module):
@@ -514,13 +507,13 @@ def engine_case(case, plan_name, nodes, reference_losses=None):
 
 def run_case(case, fn, *args):
     """One case: its summary row is FAIL when any of its checks failed, else its own result."""
-    before = failed
+    before = check.failed
     result = fn(case, *args)
     value = None
     if isinstance(result, tuple) and isinstance(result[1], list):  # (detail, what a later case compares with)
         result, value = result
     status, detail = result if isinstance(result, tuple) else ("ok", result or "")
-    summary.append((case, "FAIL" if failed > before else status, detail))
+    summary.append((case, "FAIL" if check.failed > before else status, detail))
     return value
 
 
@@ -545,4 +538,4 @@ print("\n%-22s %-8s %s" % ("case", "result", "what the ranks did"))
 for case, status, detail in summary:
     print("%-22s %-8s %s" % (case, status, detail))
 print(f"\nlogs: {work}/<case>/launch.log, records: {work}/<case>/ranks.jsonl")
-sys.exit(1 if failed else 0)
+sys.exit(1 if check.failed else 0)

@@ -46,20 +46,13 @@ SEQ, GPUS, CHUNK = 1024, 2, 256  # CHUNK: trl 1.14.2's _CHUNKED_LM_HEAD_CHUNK_SI
 MODEL = {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 2,
          "head_dim": 16, "intermediate_size": 176, "vocab_size": 256, "tie_word_embeddings": False,
          "rope_theta": 10000.0, "rms_norm_eps": 1e-5, "max_position_embeddings": 4096}
-failed = 0
+check = harness.Checks()
 
 try:
     import trl
 except ImportError:
     print(f"{sys.executable} cannot import trl (scripts/install-deps.sh makes its venv): skipped")
     sys.exit(77)
-
-
-def check(name, ok, detail=""):
-    global failed
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok else ": " + detail), flush=True)
-    failed += not ok
-    return ok
 
 
 def plan_toml(knobs):
@@ -216,4 +209,4 @@ def ring_case():
 print(f"trl {trl.__version__} ({trl.__file__})", flush=True)
 ulysses_case()
 ring_case()
-sys.exit(1 if failed else 0)
+sys.exit(1 if check.failed else 0)

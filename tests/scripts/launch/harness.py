@@ -12,6 +12,18 @@ import sys
 import time
 
 
+class Checks:
+    """Named checks, printed as they run ("ok   NAME", or "FAIL NAME: DETAIL") and counted."""
+
+    def __init__(self):
+        self.failed = 0
+
+    def __call__(self, name, ok, detail=""):
+        print(("ok   " if ok else "FAIL ") + name + ("" if ok else ": " + detail), flush=True)
+        self.failed += not ok
+        return ok
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
