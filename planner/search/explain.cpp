@@ -99,9 +99,12 @@ std::string layout_reason(const SearchResult& result) {
       out += ": best " + format_number("%.0f", rival->estimate.tokens_per_s) + " tokens/s (sp " +
              std::to_string(rival->plan.knobs.sp) + ", cp " + std::to_string(rival->plan.knobs.cp) + on_kernel(*rival, ", ") +
              ")";
-      // Inside the noise band the ranking's preferences decided, not the speed.
+      // A family whose best is risky ranks after every safe plan, whatever its speed.
       const double best_tps = best.estimate.tokens_per_s;
-      if (rival->estimate.tokens_per_s >= best_tps * (1.0 - kRankNoiseBand)) {
+      if (is_safe(best) && !is_safe(*rival)) {
+        out += ", risky: none leaves more GPU memory free than the measured error, so it ranks after the safe plans";
+      } else if (rival->estimate.tokens_per_s >= best_tps * (1.0 - kRankNoiseBand)) {
+        // Inside the noise band the ranking's preferences decided, not the speed.
         out += format_number(", within %.0f%%: ranked by ring size, offloads, micro batch, memory", 100 * kRankNoiseBand);
       }
     }

@@ -10,6 +10,7 @@
 
 #include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/search/explain.hpp"
 #include "planner/search/search.hpp"
 
 namespace spplan::search {
@@ -65,6 +66,24 @@ TEST(SafeFirst, TheFastestRiskyPlanIsShownOnlyWhenItIsFaster) {
   EXPECT_EQ(fastest_risky_beyond_best_safe(plans), nullptr);
   plans = {plan_at(900, 2, 10), plan_at(800, 3, 10)};  // no safe plan to show it beside
   EXPECT_EQ(fastest_risky_beyond_best_safe(plans), nullptr);
+}
+
+// Why this layout says when the other layout's best is risky: it ranks after the safe plans for
+// that, not for its speed.
+TEST(SafeFirst, WhyThisLayoutSaysARivalIsRisky) {
+  SearchResult r;
+  r.feasible = {plan_at(900, 30, 10), plan_at(1500, 2, 10)};
+  for (RankedPlan& p : r.feasible) {
+    p.plan.cluster.gpu = *load_gpu("h100-80gb");
+    p.plan.cluster.num_gpus = 4;
+  }
+  r.feasible[0].plan.knobs.sp = 4;  // Ulysses, safe
+  r.feasible[1].plan.knobs.cp = 4;  // a ring, faster and risky
+  rank_plans(&r.feasible);
+  EXPECT_NE(layout_reason(r).find("ring only: best 1500 tokens/s (sp 1, cp 4), risky: none leaves more GPU memory free "
+                                  "than the measured error, so it ranks after the safe plans"),
+            std::string::npos)
+      << layout_reason(r);
 }
 
 // The property: on 200 random (model, GPU, count, sequence, trainer) cases whose trainer and GPU
