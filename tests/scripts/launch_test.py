@@ -64,7 +64,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 launch_dir = os.path.join(here, "launch")
 sys.path.insert(0, launch_dir)
 import harness  # noqa: E402  (tests/scripts/launch/harness.py)
-from harness import free_port, last_error, read_records  # noqa: E402
+from harness import free_port, last_error, read_records, trainer_flags  # noqa: E402
 os.makedirs(work, exist_ok=True)
 LAUNCH_TIMEOUT_S = 180  # one launch: some 40-70 s here (four Python start-ups importing torch)
 SEQ, GPUS = 256, 2
@@ -251,15 +251,6 @@ def torchrun_case(case, plan_name, extra_env=None, extra_args=()):
         check(f"{case}: activation checkpoints kept and offloaded (gradient_checkpointing_kwargs offload)",
               got == {(True, True)}, f"(checkpointing, offload) per rank: {got}")
     return detail
-
-
-def trainer_flags(yaml_text):
-    """The HF Trainer flags an accelerate export names in its comment, or None."""
-    lines = yaml_text.splitlines()
-    for i, line in enumerate(lines[:-1]):
-        if "HF Trainer script flags" in line and lines[i + 1].startswith("#"):
-            return shlex.split(lines[i + 1].lstrip("#").strip())
-    return None
 
 
 def accelerate_case(case, plan_name):

@@ -26,9 +26,7 @@ The training script is tests/scripts/launch/train_hf.py, with the flags the expo
 """
 import json
 import os
-import shlex
 import shutil
-import socket
 import subprocess
 import sys
 
@@ -41,6 +39,8 @@ here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", "..", ".."))
 data = os.path.join(work, "data") if checking else os.path.join(here, "data")
 launch_dir = os.path.join(root, "tests", "scripts", "launch")
+sys.path.insert(0, launch_dir)
+import harness  # noqa: E402  (tests/scripts/launch/harness.py: the launch tests' shared parts)
 os.makedirs(work, exist_ok=True)
 
 MODEL = {"name": "launch-tiny", "num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
@@ -54,12 +54,6 @@ PLAN = (f'seq_len = {SEQ}\ntrainer = "hf"\n[model]\n' +
         'precision = "fp32"\n[optimizer]\ntrain_steps = 2\n')
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def env():
     e = {k: v for k, v in os.environ.items() if not k.startswith(("PARALLELISM_CONFIG_", "ACCELERATE_", "FSDP_"))}
     e.update({"PATH": os.path.dirname(sys.executable) + os.pathsep + e.get("PATH", ""), "CUDA_VISIBLE_DEVICES": "",
@@ -69,14 +63,6 @@ def env():
               "SPPLAN_TRAIN_MODEL": os.path.join(work, "model", "config.json"), "SPPLAN_TRAIN_SEQ_LEN": str(SEQ),
               "MASTER_ADDR": "127.0.0.1"})
     return e
-
-
-def trainer_flags(yaml_text):
-    lines = yaml_text.splitlines()
-    for i, line in enumerate(lines[:-1]):
-        if "HF Trainer script flags" in line:
-            return shlex.split(lines[i + 1].lstrip("#").strip())
-    sys.exit("the accelerate export names no HF Trainer flags")
 
 
 def without_parallelism(yaml_text):
@@ -122,10 +108,12 @@ def hf_case(name, drop):
     ds.update(wall_clock_breakdown=True, steps_per_print=1)
     open(os.path.join(d, "ds_config.json"), "w").write(json.dumps(ds, indent=1))
     text = export("accelerate")
-    flags = trainer_flags(text)
+    flags = harness.trainer_flags(text)
+    if flags is None:
+        sys.exit("the accelerate export names no HF Trainer flags")
     open(os.path.join(d, "accelerate.yaml"), "w").write(without_parallelism(text) if drop else text)
     e = dict(env(), SPPLAN_TRAIN_RECORD=os.path.join(d, "ranks.jsonl"), SPPLAN_TRAIN_OUTPUT=os.path.join(d, "out"))
-    port = str(free_port())
+    port = str(harness.free_port())
     cmd = ["accelerate", "launch", "--config_file", "accelerate.yaml", "--main_process_port", port, "train.py", *flags,
            "--max_steps", "2", "--logging_steps", "1", "--include_num_input_tokens_seen", "true",
            "--save_strategy", "steps", "--save_steps", "2", "--report_to", "none"]
@@ -149,9 +137,6 @@ def arctic_case(name):
 
     import datasets
 
-    sys.path.insert(0, launch_dir)
-    import harness  # tests/scripts/launch/harness.py: a tiny model with a word-level tokenizer
-
     d = os.path.join(work, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -174,7 +159,7 @@ def arctic_case(name):
     open(os.path.join(d, "recipe.yml"), "w").write(text)
     shutil.copy(os.path.join(launch_dir, "arctic_probe.py"), os.path.join(d, "train.py"))
     e = dict(env(), SPPLAN_TRAIN_RECORD=os.path.join(d, "ranks.jsonl"))
-    cmd = ["arctic_training", "recipe.yml", "--num_gpus", "2", "--master_port", str(free_port())]
+    cmd = ["arctic_training", "recipe.yml", "--num_gpus", "2", "--master_port", str(harness.free_port())]
     with open(os.path.join(d, "launch.log"), "w") as log:
         rc = subprocess.run(cmd, cwd=d, env=e, stdout=log, stderr=subprocess.STDOUT, timeout=600).returncode
     if rc != 0 or not os.path.exists(metrics):

@@ -5,6 +5,7 @@ nothing is downloaded."""
 import json
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -46,6 +47,15 @@ def run(cmd, cwd, env, log, timeout_s):
                 p.wait()
             rc = 124
     return rc, time.time() - t0
+
+
+def trainer_flags(yaml_text):
+    """The HF Trainer flags an accelerate export names in its comment, or None."""
+    lines = yaml_text.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if "HF Trainer script flags" in line and lines[i + 1].startswith("#"):
+            return shlex.split(lines[i + 1].lstrip("#").strip())
+    return None
 
 
 def last_error(log):
