@@ -42,7 +42,8 @@ TEST(CliRecipe, GlobalBatchHoldsForEveryPlanAndItsExport) {
 TEST(CliRecipe, WithoutItAccumulationStaysOneAndEachGlobalBatchIsShown) {
   const CliRun r = run_spplan(std::string("plan ") + kCase + "--top 50 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const auto& p : nlohmann::json::parse(r.out)["plans"]) {
+  const nlohmann::json j = nlohmann::json::parse(r.out);  // held: a range over a temporary's member dangles
+  for (const auto& p : j["plans"]) {
     EXPECT_EQ(p["knobs"]["grad_accum_steps"], 1);
     EXPECT_EQ(p["global_batch"].get<int>(), p["knobs"]["micro_batch"].get<int>() * p["dp"].get<int>());
   }
