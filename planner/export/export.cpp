@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <iomanip>
 #include <numeric>
 #include <sstream>
@@ -115,8 +117,24 @@ Json deepspeed_json(const PlanSpec& plan) {
   return j;
 }
 
-// YAML scalars: plain when unambiguous, else a JSON string (valid YAML double-quoted). Floats in
-// decimal form: PyYAML reads "1e-05" as a string.
+// A float as YAML text that reads back as the same double: decimal where 12 places hold it exactly
+// (0.00001), else scientific with a dot and a signed exponent ("1.0e-15"), the one exponent form
+// YAML 1.1's float pattern takes (PyYAML reads "1e-05" as a string). Decimal alone wrote an epsilon
+// of 1e-15 as 0.0.
+std::string yaml_float(double x) {
+  std::ostringstream fixed;
+  fixed << std::fixed << std::setprecision(12) << x;
+  std::string s = fixed.str();
+  while (s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
+  if (std::strtod(s.c_str(), nullptr) == x || !std::isfinite(x)) return s;
+  char buffer[64];  // the shortest scientific text that reads back as x ("1e-15"), then its dot
+  const auto written = std::to_chars(buffer, buffer + sizeof buffer, x, std::chars_format::scientific);
+  std::string t(buffer, written.ptr);
+  if (t.find('.') == std::string::npos) t.insert(t.find('e'), ".0");
+  return t;
+}
+
+// YAML scalars: plain when unambiguous, else a JSON string (valid YAML double-quoted).
 std::string yaml_scalar(const Json& v) {
   if (v.is_string()) {
     const std::string s = v.get<std::string>();
@@ -125,13 +143,7 @@ std::string yaml_scalar(const Json& v) {
     for (const char* word : {"true", "false", "yes", "no", "on", "off", "null", "y", "n"}) plain = plain && s != word;
     return plain ? s : v.dump();
   }
-  if (v.is_number_float()) {
-    std::ostringstream o;
-    o << std::fixed << std::setprecision(12) << v.get<double>();
-    std::string s = o.str();
-    while (s.back() == '0' && s[s.size() - 2] != '.') s.pop_back();
-    return s;
-  }
+  if (v.is_number_float()) return yaml_float(v.get<double>());
   return v.dump();  // integers, booleans, null
 }
 

@@ -86,6 +86,19 @@ TEST(ExportTrl, TheOptimizerIsTheTrainerFlagsOwn) {
   EXPECT_THAT(*accelerate, HasSubstr(" --max_steps 12 "));
 }
 
+// A float the YAML cannot hold in 12 decimal places is written so that it reads back the same (YAML
+// 1.1's float form: a dot and a signed exponent), where 1e-15 was written 0.0.
+TEST(ExportTrl, FloatsReadBackAsThemselves) {
+  PlanSpec p = trl_ring_plan();
+  p.optimizer.adam_eps = 1e-15;
+  p.optimizer.lr = 1.2345e-9;
+  const auto text = export_plan(p, ExportFormat::kTrl);
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_THAT(*text, HasSubstr("\nadam_epsilon: 1.0e-15\n"));
+  EXPECT_THAT(*text, HasSubstr("\nlearning_rate: 1.2345e-09\n"));
+  EXPECT_THAT(*text, HasSubstr("\nadam_beta2: 0.95\n"));  // 12 places hold it: decimal as before
+}
+
 // Only the trl record launches it; what TRL's CLI cannot do is refused by that record.
 TEST(ExportTrl, OnlyTheTrlRecordAndWhatItsCliCanDo) {
   PlanSpec hf = trl_ring_plan();
