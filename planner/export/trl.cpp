@@ -39,10 +39,11 @@ std::string trl_head(const PlanSpec& plan) {
   head += "# Launch, in that folder (on each node): trl sft --config THIS.yaml\n";
   head += "# Placeholders: model_name_or_path (a Hub id or a local model folder), dataset_name (a Hub data set or a\n"
           "# local folder of JSON Lines).\n";
-  head += k.tiled_loss ? "# loss_type chunked_nll: TRL's loss, lm_head and cross-entropy in chunks of 256 tokens, recomputed in the\n"
-                         "# backward (the plan's tiled loss).\n"
-                       : "# loss_type nll: the full logits, as the plan priced them (TRL's default is chunked_nll: re-plan with\n"
-                         "# --tiled-loss for it).\n";
+  head += k.tiled_loss ? "# loss_type chunked_nll: TRL's loss, lm_head and cross-entropy in chunks of " +
+                             std::to_string(plan.stack.tiled_loss_chunk_tokens) +
+                             " tokens, recomputed in the\n# backward (the plan's tiled loss).\n"
+                       : std::string("# loss_type nll: the full logits, as the plan priced them (TRL's default is chunked_nll: "
+                                     "re-plan with\n# --tiled-loss for it).\n");
   if (k.sp > 1) head += "# Under Ulysses TRL's collator adds the position_ids DeepSpeed shards with the tokens.\n";
   if (k.cp > 1) head += "# No packing under the ring: TRL refuses it with cp_size > 1.\n";
   return head;
