@@ -25,7 +25,7 @@ import warnings
 
 from . import _spplan
 
-__all__ = ["estimate", "plan", "fit", "rent", "max_seq", "sweep", "simulate", "export", "stack_configs",
+__all__ = ["estimate", "plan", "fit", "rent", "max_seq", "sweep", "simulate", "export", "check", "stack_configs",
            "model_presets", "gpu_presets", "trainer_presets"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
@@ -162,10 +162,11 @@ def _caller_stacklevel():
     return level
 
 
-def _run(command, flags, json_output=True):
-    """Runs `spplan COMMAND` in process: its stdout, after raising its error and warnings."""
+def _run(command, flags, json_output=True, operands=()):
+    """Runs `spplan COMMAND` in process: its stdout, after raising its error and warnings.
+    `operands`: paths after the flags (check's run logs)."""
     with _Files() as files:
-        argv = _argv(command, flags, files)
+        argv = _argv(command, flags, files) + [os.fspath(o) for o in operands]
         if json_output:
             argv.append("--json")
         # Bytes, as the operating system takes paths: a folder named in Latin-1 reaches Python as a
@@ -179,7 +180,7 @@ def _run(command, flags, json_output=True):
               for line in lines if not line.startswith("spplan: warning: ")]
     if exit_code == 2:
         raise ValueError(errors[0] if errors else f"spplan {command}: bad input")
-    if exit_code not in (0, 1):  # 1: nothing fits, which the JSON says
+    if exit_code not in (0, 1):  # 1: nothing fits, or a run that is not its plan: the JSON says
         raise RuntimeError(errors[0] if errors else f"spplan {command}: exit code {exit_code}")
     return out
 
@@ -216,6 +217,17 @@ def simulate(**flags):
     return _json_command("simulate", flags)
 
 
+def check(plan, *logs, **flags):
+    """`spplan check --plan PLAN LOG...`: the logs of a run (the HF Trainer's or TRL's
+    trainer_state.json, ArcticTraining's metrics, DeepSpeed's log, `spplan run`'s report or log,
+    torch's memory lines, nvidia-smi's CSV) held against the plan it was launched from, as the
+    parsed --json report: predicted, measured, comparisons, band, findings and as_planned (False
+    when a finding says the run is not the plan: a result, not an error)."""
+    if not logs:
+        raise ValueError("check: no run log given (allowed: one or more log files after the plan)")
+    return json.loads(_run("check", dict(flags, plan=plan), operands=logs))
+
+
 def export(**flags):
     """The export as text (DeepSpeed JSON, Accelerate YAML, ArcticTraining YAML, a torchrun line);
     with ``out=PATH`` it is written there and "" is returned."""
@@ -227,7 +239,7 @@ def _attach_help(function, command):
 
 
 for _function, _command in [(estimate, "estimate"), (plan, "plan"), (fit, "fit"), (rent, "rent"),
-                            (max_seq, "max-seq"), (sweep, "sweep"), (export, "export")]:
+                            (max_seq, "max-seq"), (sweep, "sweep"), (export, "export"), (check, "check")]:
     _attach_help(_function, _command)
 if "simulate" in _FLAGS:
     _attach_help(simulate, "simulate")

@@ -294,6 +294,24 @@ def test_stack_configs_say_which_stack_refuses_a_plan(tmp_path):
     assert configs["deepspeed"]["train_micro_batch_size_per_gpu"] == 2
 
 
+CHECK_DATA = os.path.join(os.path.dirname(__file__), "..", "planner", "check", "data")
+
+
+def test_check_holds_a_run_against_its_plan():
+    # Real runs on this CPU (tests/planner/check/make_fixtures.py): the HF Trainer from the accelerate
+    # export as planned, and with its parallelism_config dropped (the two ranks data parallel).
+    data = lambda *p: os.path.join(CHECK_DATA, *p)
+    ok = spplan.check(data("hf_sp2", "plan.toml"), data("hf_sp2", "trainer_state.json"), data("hf_sp2", "deepspeed.log"))
+    assert ok["as_planned"] is True
+    dropped = spplan.check(data("hf_sp2_dropped", "plan.toml"), data("hf_sp2_dropped", "trainer_state.json"))
+    assert dropped["as_planned"] is False
+    assert any(f["id"] == "not_split" and f["not_the_plan"] for f in dropped["findings"])
+    with pytest.raises(ValueError, match="^check: no run log given"):
+        spplan.check(data("hf_sp2", "plan.toml"))
+    with pytest.raises(ValueError):  # the command's own one line for a file it cannot read
+        spplan.check(data("hf_sp2", "plan.toml"), data("hf_sp2", "no_such_log.json"))
+
+
 def test_whole_floats_are_whole_numbers_and_json_is_not_a_keyword():
     # Issue 45: gpus=8.0 was refused where seq=1e9 was taken; json=True leaked "--json: given twice".
     assert spplan.estimate(**dict(QWEN, gpus=4.0), seq=1.31072e5, sp=4.0) == spplan.estimate(**QWEN, seq="128k", sp=4)
