@@ -1,5 +1,6 @@
 #include "cli/completion.hpp"
 
+#include <algorithm>
 #include <regex>
 #include <set>
 
@@ -79,7 +80,14 @@ std::string bash_completion(const std::vector<Command>& commands,
   for (const Command& c : commands) {
     names.push_back(c.name);
     const auto extra = extra_flags.find(c.name);
-    const std::vector<FlagSpec>& flags = extra != extra_flags.end() ? extra->second : c.flags;
+    std::vector<FlagSpec> flags = extra != extra_flags.end() ? extra->second : c.flags;
+    // calibrate --from-run keeps a checked run with flags of its own (cmd_check.cpp), in every build.
+    if (c.name == "calibrate") {
+      for (const FlagSpec& f : calibrate_from_run_flag_specs()) {
+        const auto same = [&](const FlagSpec& g) { return g.name == f.name; };
+        if (std::none_of(flags.begin(), flags.end(), same)) flags.push_back(f);
+      }
+    }
     script += command_function(c.name, flags);
     dispatch += "    " + c.name + ") _spplan_" + identifier(c.name) + " ;;\n";
   }

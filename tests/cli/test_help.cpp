@@ -113,7 +113,12 @@ TEST(Completion, OffersCommandsFlagsAndValueWords) {
                            "--gpus) :; return ;;", "--headroom) :; return ;;"}) {
     EXPECT_NE(script.find(text), std::string::npos) << text;
   }
-  // Numeric flags offer no file names (issue 45 item 9).
+  // calibrate's --from-run flags are offered beside the engine's calibrate flags, engine or not.
+  const size_t calibrate = script.find("_spplan_calibrate()");
+  ASSERT_NE(calibrate, std::string::npos);
+  EXPECT_NE(script.find("--from-run", calibrate), std::string::npos);
+  EXPECT_LT(script.find("--from-run", calibrate), script.find("\n}\n", calibrate));
+  // Numeric flags offer no file names.
   EXPECT_EQ(script.find("--seq) _spplan_files"), std::string::npos);
   EXPECT_EQ(script.find("--lr) _spplan_files"), std::string::npos);
 }
