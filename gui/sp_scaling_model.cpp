@@ -27,8 +27,11 @@ namespace {
 // Face Trainer (a ring alone, through Accelerate), else spplan-engine (every layout); nullopt when
 // none does (e.g. ZeRO-3 without checkpointing past Accelerate's ring, which the engine refuses).
 // Each runs the attention kernel its layout runs on that trainer (hf's ring: SDPA), as the CLI's
-// estimate of the plan does, unless the user named one. The encoders stay as the plan holds them
-// (frozen or trained): the same model trained at every degree, whichever trainer runs it.
+// estimate of the plan does, unless the user named one; on the plan's own trainer, the plan's kernel
+// wherever the layout runs it too (the search may have kept another than the layout's default:
+// SDPA under hf's Ulysses on an H100), so the chart at the plan's degrees is the plan's row. The
+// encoders stay as the plan holds them (frozen or trained): the same model trained at every degree,
+// whichever trainer runs it.
 std::optional<PlanSpec> runnable_at(const PlanSpec& plan, int64_t sp, int64_t cp) {
   PlanSpec at = plan;
   at.knobs.sp = sp;
@@ -39,6 +42,10 @@ std::optional<PlanSpec> runnable_at(const PlanSpec& plan, int64_t sp, int64_t cp
       at.stack.freezes_encoders = plan.stack.freezes_encoders;
     }
     settle_layout_attention(&at);
+    const std::vector<AttentionKernel> runs = searched_attention(at);
+    if (*trainer == 0 && std::find(runs.begin(), runs.end(), plan.stack.attention) != runs.end()) {
+      at.stack.attention = plan.stack.attention;
+    }
     if (check_plan(at, flag_where)) return at;  // estimate() requires a valid plan
   }
   return std::nullopt;

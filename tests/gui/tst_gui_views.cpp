@@ -406,6 +406,32 @@ class TestGuiViews : public QObject {
     QVERIFY(plans.headerData(spplan::gui::PlanTableModel::TiledColumn, Qt::Horizontal, Qt::ToolTipRole).toString().contains("tiled MLP"));
   }
 
+  // An hf plan on an H100 runs SDPA under Ulysses (the search keeps each knob set's best kernel,
+  // FlashAttention 2 being the layout's default): the chart at the plan's own degrees is its row.
+  void spScalingAtThePlansDegreesIsThePlansRow() {
+    spplan::PlanSpec base = knownBase();
+    base.stack = spplan::trainer_stack("hf");
+    const auto plans = spplan::search::search_plans(base, false).feasible;
+    const auto ulysses = std::find_if(plans.begin(), plans.end(), [](const spplan::search::RankedPlan& p) {
+      return p.plan.knobs.sp > 1 && p.plan.knobs.cp == 1;
+    });
+    QVERIFY(ulysses != plans.end());
+    QCOMPARE(ulysses->plan.stack.attention, spplan::AttentionKernel::kSdpa);
+    SpScalingModel model;
+    model.setPlan(ulysses->plan);
+    bool seen = false;
+    for (int r = 0; r < model.rowCount(); ++r) {
+      if (model.index(r, SpScalingModel::SpColumn).data().toLongLong() != ulysses->plan.knobs.sp ||
+          model.index(r, SpScalingModel::CpColumn).data().toLongLong() != 1) {
+        continue;
+      }
+      QCOMPARE(model.index(r, SpScalingModel::TokensPerSecondColumn).data(SpScalingModel::ValueRole).toDouble(),
+               ulysses->estimate.tokens_per_s);
+      seen = true;
+    }
+    QVERIFY(seen);
+  }
+
   void spScalingIsTheEstimateAtEachSp() {
     SpScalingModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
