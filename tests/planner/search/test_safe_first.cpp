@@ -12,20 +12,15 @@
 #include "planner/config/loaders.hpp"
 #include "planner/search/explain.hpp"
 #include "planner/search/search.hpp"
+#include "tests/planner/search/ranked_plans.hpp"
 
 namespace spplan::search {
 namespace {
 
+using testing_ranked::ranked;
+
 // A plan of `tokens_per_s` that leaves `free_pct` of the device free, held against `error_pct`.
-RankedPlan plan_at(double tokens_per_s, double free_pct, double error_pct) {
-  RankedPlan p;
-  p.plan.memory_error_pct = error_pct;
-  p.estimate.fits = true;
-  p.estimate.tokens_per_s = tokens_per_s;
-  p.estimate.capacity_bytes = 100e9;
-  p.estimate.memory.params_bytes = (100.0 - free_pct) * 1e9;
-  return p;
-}
+RankedPlan plan_at(double tokens_per_s, double free_pct, double error_pct) { return ranked(tokens_per_s, free_pct, error_pct); }
 
 std::vector<double> speeds(const std::vector<RankedPlan>& plans) {
   std::vector<double> out;

@@ -8,6 +8,7 @@
 #include "planner/config/loaders.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/trainer_rules.hpp"
+#include "tests/planner/search/ranked_plans.hpp"
 
 namespace spplan::search {
 namespace {
@@ -140,17 +141,9 @@ TEST(Search, TiesWithinTheNoiseBandGoToFewerOffloadsAndSmallerBatches) {
   EXPECT_EQ(r.feasible.front().plan.knobs.micro_batch, 1);
 }
 
-// A plan of `tokens_per_s` that leaves `free_pct` of the device free, optimizer offloaded or not,
-// its memory held against a measured error of `error_pct`.
+// A hand-made plan: tokens/s, % free, optimizer offloaded, the measured error it is held against.
 RankedPlan ranked(double tokens_per_s, double free_pct, bool offload_optimizer, double error_pct) {
-  RankedPlan p;
-  p.plan.knobs.offload_optimizer = offload_optimizer ? OffloadDevice::kCpu : OffloadDevice::kNone;
-  p.plan.memory_error_pct = error_pct;
-  p.estimate.fits = true;
-  p.estimate.tokens_per_s = tokens_per_s;
-  p.estimate.capacity_bytes = 100e9;
-  p.estimate.memory.params_bytes = (100.0 - free_pct) * 1e9;
-  return p;
+  return testing_ranked::ranked(tokens_per_s, free_pct, error_pct, offload_optimizer);
 }
 
 // Issue 45: inside a noise band, a plan that fits by less than the largest measured memory error
