@@ -123,13 +123,12 @@ def run_case(args, case):
                            capture_output=True, text=True)
         if r.returncode != 0:
             return dict(row, error=f"export {fmt}: {r.stderr.strip()}")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PARALLELISM_CONFIG_", "ACCELERATE_", "FSDP_"))}
+    env = harness.launch_env()
     env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
     if expandable:
         env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"  # what the trl YAML's first lines ask
     record = os.path.join(d, "ranks.jsonl")
-    env.update(PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""), HF_HUB_OFFLINE="1",
-               HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1", WANDB_MODE="disabled",
+    env.update(PATH=os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),
                HF_DATASETS_CACHE=os.path.join(d, "datasets_cache"), SPPLAN_TRL_RECORD=record,
                PYTHONPATH=os.pathsep.join(p for p in (os.path.join(LAUNCH, "trl_probe"), env.get("PYTHONPATH")) if p))
     if args.smoke:

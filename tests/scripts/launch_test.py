@@ -120,13 +120,10 @@ PLANS = {  # name: (TOML, sp, cp)
 
 
 def base_env():
-    # Nothing of the caller's Accelerate or parallel settings: a run must get them from the export.
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PARALLELISM_CONFIG_", "ACCELERATE_", "FSDP_"))}
+    env = harness.launch_env()
     env.update({
         "PATH": os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),  # torchrun, accelerate, deepspeed
         "CUDA_VISIBLE_DEVICES": "", "DS_ACCELERATOR": "cpu", "OMP_NUM_THREADS": "1",
-        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled",
-        "TOKENIZERS_PARALLELISM": "false",
         # DeepSpeed's JIT ops, built once per work folder: a shared ~/.cache/torch_extensions is
         # rebuilt (minutes) whenever a Python with another ninja on PATH built it last.
         "TORCH_EXTENSIONS_DIR": os.path.join(work, "torch_extensions"),
@@ -137,7 +134,7 @@ def base_env():
         "SPPLAN_TRAIN_TIMEOUT_S": str(LAUNCH_TIMEOUT_S - 30),
         "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()),
     })
-    for key in ("SPPLAN_TRAIN_ATTN", "LOCAL_RANK", "RANK", "WORLD_SIZE", "DS_SKIP_CUDA_CHECK"):
+    for key in ("SPPLAN_TRAIN_ATTN", "DS_SKIP_CUDA_CHECK"):
         env.pop(key, None)
     return env
 

@@ -99,14 +99,11 @@ def assets(d):
 
 
 def base_env(d):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PARALLELISM_CONFIG_", "ACCELERATE_", "FSDP_"))}
-    for key in ("LOCAL_RANK", "RANK", "WORLD_SIZE"):
-        env.pop(key, None)
+    env = harness.launch_env()
     env.update({
         "PATH": os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", ""),  # trl, accelerate
         "CUDA_VISIBLE_DEVICES": "", "DS_ACCELERATOR": "cpu", "OMP_NUM_THREADS": "1",
-        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "WANDB_MODE": "disabled",
-        "TOKENIZERS_PARALLELISM": "false", "HF_DATASETS_CACHE": os.path.join(d, "datasets_cache"),
+        "HF_DATASETS_CACHE": os.path.join(d, "datasets_cache"),
         "TORCH_EXTENSIONS_DIR": os.path.join(work, "torch_extensions"),
         "PYTHONPATH": os.pathsep.join(p for p in (os.path.join(launch_dir, "trl_probe"), env.get("PYTHONPATH")) if p),
         "SPPLAN_CPU_SHIM": "1", "SPPLAN_TRL_RECORD": os.path.join(d, "ranks.jsonl"),

@@ -25,6 +25,17 @@ class Checks:
         return ok
 
 
+def launch_env():
+    """This process's environment without the caller's Accelerate or parallel settings (a run must
+    get them from the export) or a launcher's rank, offline (nothing is downloaded)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PARALLELISM_CONFIG_", "ACCELERATE_", "FSDP_"))}
+    for key in ("LOCAL_RANK", "RANK", "WORLD_SIZE"):
+        env.pop(key, None)
+    env.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+                "WANDB_MODE": "disabled", "TOKENIZERS_PARALLELISM": "false"})
+    return env
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
