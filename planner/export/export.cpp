@@ -244,7 +244,7 @@ Json hf_trainer_arguments(const PlanSpec& plan, bool checkpointing) {
 
 // One argument as transformers' HfArgumentParser reads it: a true bool as the bare flag (or with
 // its value, `valued_bools`, for a parser that declares it Optional[bool]: ms-swift's), a dict as
-// JSON in single quotes, a float as the shortest text that reads back the same.
+// JSON in single quotes, a float as format_number writes it (the flags' text before this list).
 std::string flag_text(const std::string& key, const Json& v, bool valued_bools) {
   std::string text = " --" + key;
   if (v.is_boolean()) return text + (v.get<bool>() ? (valued_bools ? " true" : "") : " false");
