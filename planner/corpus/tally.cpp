@@ -1,0 +1,33 @@
+#include "planner/corpus/tally.hpp"
+
+#include <algorithm>
+
+namespace spplan::corpus {
+
+Status LengthTally::add(int64_t length, int64_t count, const std::string& where) {
+  // Checked before the sums are made, by subtraction and division: length x count alone can reach
+  // 2^71, past int64_t.
+  if (count > kMaxDocuments - documents_) {
+    return Status::invalid(where + ": the documents add up to more than " + std::to_string(kMaxDocuments) +
+                           " (allowed: at most 2^31 documents in a corpus)");
+  }
+  if (count > (kMaxCorpusTokens - tokens_) / length) {
+    return Status::invalid(where + ": the tokens add up to more than " + std::to_string(kMaxCorpusTokens) +
+                           " (allowed: at most 2^50 tokens in a corpus)");
+  }
+  documents_ += count;
+  tokens_ += length * count;
+  counts_[length] += count;
+  return Status::ok();
+}
+
+Corpus LengthTally::take() {
+  Corpus corpus;
+  corpus.length_counts.assign(counts_.begin(), counts_.end());
+  std::sort(corpus.length_counts.begin(), corpus.length_counts.end());
+  counts_.clear();
+  documents_ = tokens_ = 0;
+  return corpus;
+}
+
+}  // namespace spplan::corpus
