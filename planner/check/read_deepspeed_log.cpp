@@ -15,8 +15,11 @@
 namespace spplan::check {
 namespace {
 
-void take_max(std::optional<double>* into, std::optional<double> v) {
-  if (v && *v >= 0 && (!*into || *v > **into)) *into = v;
+// The larger into `*into`, and every value into `*samples`.
+void take_max(std::optional<double>* into, std::optional<double> v, std::vector<double>* samples) {
+  if (!v || *v < 0) return;
+  samples->push_back(*v);
+  if (!*into || *v > **into) *into = v;
 }
 
 // The step of a timer line: fwd + bwd + step, in seconds; nullopt when it is a microstep line or
@@ -37,6 +40,7 @@ std::optional<double> timer_step_s(std::string_view line) {
 Result<RunMeasurements> read_deepspeed_log(const std::string& where, std::string_view text) {
   RunMeasurements run;
   run.formats = {"deepspeed-log"};
+  std::vector<double> allocated, reserved;
   for (std::string_view line : text_lines(text)) {
     if (line.find("time (ms)") != std::string_view::npos) {
       if (auto s = timer_step_s(line); s && *s > 0) run.step_times_s.push_back(*s);
@@ -44,11 +48,19 @@ Result<RunMeasurements> read_deepspeed_log(const std::string& where, std::string
     if (line.find("Max_MA") != std::string_view::npos) {
       std::optional<double> max_ma = number_after(line, "Max_MA");
       std::optional<double> max_ca = number_after(line, "Max_CA");
-      take_max(&run.peak_allocated_bytes, max_ma ? std::optional<double>(*max_ma * kGiB) : std::nullopt);
-      take_max(&run.peak_reserved_bytes, max_ca ? std::optional<double>(*max_ca * kGiB) : std::nullopt);
+      take_max(&run.peak_allocated_bytes, max_ma ? std::optional<double>(*max_ma * kGiB) : std::nullopt, &allocated);
+      take_max(&run.peak_reserved_bytes, max_ca ? std::optional<double>(*max_ca * kGiB) : std::nullopt, &reserved);
     }
-    if (auto max_alloc = number_after(line, "MaxMemAllocated=")) take_max(&run.peak_allocated_bytes, *max_alloc * kGiB);
+    if (auto max_alloc = number_after(line, "MaxMemAllocated=")) {
+      take_max(&run.peak_allocated_bytes, *max_alloc * kGiB, &allocated);
+    }
   }
+  // The samples of the peak check compares: the allocator's when the lines give it.
+  const bool by_allocated = !allocated.empty();
+  run.memory_samples_bytes = by_allocated ? allocated : reserved;
+  run.memory_samples_of = run.memory_samples_bytes.empty() ? MemoryMeasure::kNone
+                          : by_allocated                   ? MemoryMeasure::kAllocated
+                                                           : MemoryMeasure::kReserved;
   if (run.step_times_s.empty() && !run.peak_allocated_bytes && !run.peak_reserved_bytes) {
     return Status::invalid(where + ": a DeepSpeed log without a timer line (\"time (ms) | fwd: .. | bwd: .. | step: ..\") "
                            "or a memory line (\"Max_MA .. GB\") (allowed: a log of a run with wall_clock_breakdown "

@@ -56,8 +56,10 @@ Result<RunMeasurements> read_engine_log(const std::string& where, const std::vec
     } else if (*event == "step") {
       if (auto t = number_at(line, "step_time_s"); t && *t > 0) run.step_times_s.push_back(*t);
       if (auto loss = number_at(line, "loss")) run.train_loss = loss;
-      if (auto peak = number_at(line, "peak_memory_bytes"); peak && (!run.peak_allocated_bytes || *peak > *run.peak_allocated_bytes)) {
-        run.peak_allocated_bytes = peak;
+      if (auto peak = number_at(line, "peak_memory_bytes")) {
+        run.memory_samples_bytes.push_back(*peak);  // the allocator peak each step line reports
+        run.memory_samples_of = MemoryMeasure::kAllocated;
+        if (!run.peak_allocated_bytes || *peak > *run.peak_allocated_bytes) run.peak_allocated_bytes = peak;
       }
     } else if (*event == "eval") {
       if (auto eval = number_at(line, "eval_loss")) run.eval_loss = eval;

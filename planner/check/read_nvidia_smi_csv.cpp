@@ -43,6 +43,7 @@ int used_column(std::string_view header, double* unit) {
 Result<RunMeasurements> read_nvidia_smi_csv(const std::string& where, std::string_view text) {
   RunMeasurements run;
   run.formats = {"nvidia-smi-csv"};
+  run.memory_samples_of = MemoryMeasure::kDevice;  // every row a sample (with -l N, one per GPU per N s)
   int column = -1;
   double unit = kMiB;
   const std::vector<std::string_view> lines = text_lines(text);
@@ -69,6 +70,7 @@ Result<RunMeasurements> read_nvidia_smi_csv(const std::string& where, std::strin
                              "\" is not a number (allowed: \"40123 MiB\" or 40123)");
     }
     const double bytes = *used * row_unit;
+    run.memory_samples_bytes.push_back(bytes);
     if (!run.device_used_bytes || bytes > *run.device_used_bytes) run.device_used_bytes = bytes;
   }
   if (!run.device_used_bytes) return Status::invalid(where + ": a header and no rows (allowed: at least one sample)");

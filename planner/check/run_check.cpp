@@ -53,13 +53,14 @@ void memory_findings(const PlanSpec& plan, const RunMeasurements& run, const Ban
   Comparison c{"peak_memory", "", 0, 0};
   double unsplit = 0;
   const auto one = unsplit_estimate(plan);
-  if (run.peak_allocated_bytes) {
+  const MemoryMeasure measure = compared_memory(run);  // merge_into keeps the samples of this peak
+  if (measure == MemoryMeasure::kAllocated) {
     c.measured_as = "allocator peak (max_memory_allocated)";
     c.measured = *run.peak_allocated_bytes;
     c.predicted = allocated_bytes(e);
     if (one) unsplit = allocated_bytes(*one);
-  } else if (run.device_used_bytes || run.peak_reserved_bytes) {
-    const bool device = run.device_used_bytes.has_value();
+  } else if (measure != MemoryMeasure::kNone) {
+    const bool device = measure == MemoryMeasure::kDevice;
     c.measured_as = device ? "device (nvidia-smi memory.used)" : "allocator reserved (max_memory_reserved)";
     c.measured = device ? *run.device_used_bytes : *run.peak_reserved_bytes;
     c.predicted = e.memory.needed_bytes();

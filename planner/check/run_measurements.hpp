@@ -10,6 +10,9 @@
 
 namespace spplan::check {
 
+// Which of the three peaks below a memory number measures.
+enum class MemoryMeasure { kNone, kAllocated, kReserved, kDevice };
+
 struct RunMeasurements {
   // The formats read ("hf-trainer-state", "nvidia-smi-csv", ...), one per log, in order.
   std::vector<std::string> formats;
@@ -19,6 +22,11 @@ struct RunMeasurements {
   std::optional<double> peak_allocated_bytes;
   std::optional<double> peak_reserved_bytes;
   std::optional<double> device_used_bytes;
+  // The memory a log sampled over the run, bytes, in the log's order (nvidia-smi's rows, each torch
+  // or DeepSpeed memory line, the engine's step lines), and which peak they sample; empty when no
+  // log holds a series. The lines rarely say when they were written, so a sample has no time.
+  std::vector<double> memory_samples_bytes;
+  MemoryMeasure memory_samples_of = MemoryMeasure::kNone;
   // Seconds per optimizer step, each logged step in order (a first step with its warm-up included).
   std::vector<double> step_times_s;
   std::optional<double> tokens_per_s;    // whole run, every rank
@@ -36,8 +44,13 @@ struct RunMeasurements {
 // selection, allocator growth); nullopt when no step was timed.
 std::optional<double> steady_step_time_s(const RunMeasurements& run);
 
+// The peak `spplan check` compares with the plan: the allocator's when a log gives it, else the
+// device's, else the reserved pool's; kNone when no log gives a peak.
+MemoryMeasure compared_memory(const RunMeasurements& run);
+
 // `more` into `*run`: a field `more` has replaces an empty one; peaks take the larger; step times
-// from the first log that has any.
+// from the first log that has any; memory samples from the first log whose samples are of the
+// compared peak (compared_memory of the merged run), else from the first that has any.
 void merge_into(RunMeasurements* run, const RunMeasurements& more);
 
 }  // namespace spplan::check
