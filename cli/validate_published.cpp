@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include "planner/config/loaders.hpp"
@@ -14,6 +16,7 @@
 #include "planner/core/units.hpp"
 #include "planner/costmodel/estimate.hpp"
 #include "planner/costmodel/memory.hpp"
+#include "planner/corpus/corpus.hpp"
 #include "planner/search/search.hpp"
 
 namespace spplan::cli {
@@ -34,9 +37,11 @@ const std::vector<std::string> kColumns{"id", "model", "gpu", "num_gpus", "sp", 
 // else "allocated"); `cp` and `cp_comm`, the ring's degree and how it moves K/V (default 1 and the
 // trainer's variant, the ring where it runs it: GPUs = dp x sp x cp); `not_expressed`, why no
 // trainer spplan knows runs what the row ran (another stack, LoRA, an attention-only benchmark):
-// such a row is listed with its reason and not predicted.
-const std::vector<std::string> kOptionalColumns{"trainer",  "attention", "precision",    "note", "throughput",
-                                                "memory",   "cp",        "cp_comm", "not_expressed"};
+// such a row is listed with its reason and not predicted; `lengths`, the lengths file of the corpus
+// the run packed into its sequences (a path from the CSV's folder; docs/lengths.md), and its
+// `packing` (default bfd): attention is then priced per document, as the run computed it.
+const std::vector<std::string> kOptionalColumns{"trainer", "attention", "precision", "note",    "throughput",   "memory",
+                                                "cp",      "cp_comm",   "lengths",   "packing", "not_expressed"};
 
 // The cell of an optional column, or "" when the file has no such column.
 std::string optional_cell(const Row& r, const std::string& key) {
@@ -47,7 +52,46 @@ std::string optional_cell(const Row& r, const std::string& key) {
 // "file.csv:3: column \"sp\"": where a cell's value came from.
 std::string column(const std::string& where, const std::string& key) { return where + ": column \"" + key + "\""; }
 
-Result<PlanSpec> plan_of(const std::string& where, const Row& r) {
+// The row's corpus packed at its seq_len into p->documents: nothing when the row names no lengths
+// file. The file's path is taken from the CSV's folder, so that the validation reads the same
+// corpus wherever it runs from. Returns what the packing left, for the row's report.
+Result<std::optional<corpus::PackedCorpus>> pack_row_corpus(const std::string& csv_path, const std::string& where,
+                                                           const Row& r, PlanSpec* p) {
+  const std::string lengths = optional_cell(r, "lengths"), packing = optional_cell(r, "packing");
+  if (lengths.empty()) {
+    if (!packing.empty()) {
+      return Status::invalid(column(where, "packing") + ": value \"" + packing +
+                             "\" needs a corpus (allowed: with a lengths file in column \"lengths\")");
+    }
+    return std::optional<corpus::PackedCorpus>();
+  }
+  corpus::Packing how = corpus::Packing::kBfd;
+  if (!packing.empty()) {
+    SPPLAN_ASSIGN_OR_RETURN(how, corpus::parse_packing(column(where, "packing"), packing));
+  }
+  const std::string file = (std::filesystem::path(csv_path).parent_path() / lengths).string();
+  auto c = corpus::read_lengths_file(file);
+  if (!c.ok()) return c.status().with_context(column(where, "lengths"));
+  corpus::PackedCorpus packed = corpus::pack(*c, p->seq_len, how);
+  p->documents = packed.pieces;
+  p->packed_documents = how != corpus::Packing::kNone;
+  return std::optional<corpus::PackedCorpus>(std::move(packed));
+}
+
+// The row's report of its corpus: the file, the packing and what it made of the documents.
+nlohmann::json corpus_json(const Row& r, const PlanSpec& p, const corpus::PackedCorpus& packed) {
+  const double slots = static_cast<double>(packed.pieces.sequences) * static_cast<double>(p.seq_len);
+  const std::string packing = optional_cell(r, "packing");
+  return {{"lengths", optional_cell(r, "lengths")},
+          {"packing", packing.empty() ? "bfd" : packing},
+          {"sequences", packed.pieces.sequences},
+          {"real_tokens", packed.pieces.real_tokens()},
+          {"padding_pct", slots > 0 ? 100.0 * packed.padding_tokens / slots : 0.0}};
+}
+
+// The row's plan; *packed, what its corpus's packing left (empty without a lengths file).
+Result<PlanSpec> plan_of(const std::string& csv_path, const std::string& where, const Row& r,
+                         std::optional<corpus::PackedCorpus>* packed) {
   PlanSpec p;
   auto col = [&](const char* key) { return column(where, key); };
   auto model = load_model(r.at("model"), "");
@@ -93,6 +137,8 @@ Result<PlanSpec> plan_of(const std::string& where, const Row& r) {
   }
   // Unnamed, the ring variant is the trainer's (axolotl's ring is an all-gather), as the search's.
   if (optional_cell(r, "cp_comm").empty()) p.knobs.cp_comm = searched_cp_comm(p);
+  // Before the rules, which refuse a kernel that cannot run packed documents apart.
+  SPPLAN_ASSIGN_OR_RETURN(*packed, pack_row_corpus(csv_path, where, r, &p));
   // The kernel first: the trainer's rules read it (a ring on hf runs SDPA only).
   SPPLAN_RETURN_IF_ERROR(settle_attention(&p, !optional_cell(r, "attention").empty(),
                                           [&](const std::string& key) { return col(key.c_str()); }));
@@ -279,7 +325,8 @@ Result<ValidationReport> validate_published(const std::string& path) {
       not_expressed_lines += r["id"] + " " + r["model"] + ": " + why + "\n";
       continue;
     }
-    SPPLAN_ASSIGN_OR_RETURN(const PlanSpec p, plan_of(where, r));
+    std::optional<corpus::PackedCorpus> packed;
+    SPPLAN_ASSIGN_OR_RETURN(const PlanSpec p, plan_of(path, where, r, &packed));
     SPPLAN_ASSIGN_OR_RETURN(const Published published, published_of(where, r));
     inconsistent += published.throughput_consistent ? 0 : 1;
     const costmodel::Estimate e = costmodel::estimate(p);
@@ -292,6 +339,7 @@ Result<ValidationReport> validate_published(const std::string& path) {
                        {"seq_len", p.seq_len},
                        {"predicted_fits", e.fits},
                        {"note", optional_cell(r, "note")}};
+    if (packed) row["corpus"] = corpus_json(r, p, *packed);
 
     const bool published_fits = published.fits;
     ++verdicts;

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "planner/config/loaders.hpp"
+#include "planner/config/plan_rules.hpp"
+#include "planner/config/trainer_rules.hpp"
 #include "planner/costmodel/estimate.hpp"
 
 namespace spplan::cli {
@@ -105,6 +108,42 @@ TEST(ValidatePublished, RingColumnsAndRowsNoTrainerExpresses) {
       << report->table;
 }
 
+// `lengths` and `packing` price a row over the documents its run packed: corpus.lengths.csv's
+// two 4096-token and four 2048-token documents fill two 8192-token sequences by best-fit
+// decreasing (4096 + 4096, then 4 x 2048), no padding; the same row without them is one document.
+TEST(ValidatePublished, CorpusColumnsPriceTheRowPerDocument) {
+  const auto report = validate_published(kData + "/corpus_columns.csv");
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  ASSERT_EQ(report->rows.size(), 2u);
+  PlanSpec p;
+  p.model = *load_model("qwen2.5-7b");
+  p.cluster.gpu = *load_gpu("a100-80gb");
+  p.cluster.num_gpus = 4;
+  p.seq_len = 8192;
+  p.knobs.sp = 4;
+  p.knobs.zero_stage = 3;
+  p.knobs.offload_optimizer = p.knobs.offload_params = OffloadDevice::kNone;
+  p.knobs.act_ckpt = ActCkpt::kFull;
+  p.knobs.sp_comm_dtype = CommDtype::kBf16;
+  p.stack = *load_trainer("usp", "trainer");
+  p.knobs.cp_comm = searched_cp_comm(p);
+  ASSERT_TRUE(settle_attention(&p, false, [](const std::string& key) { return key; }).ok());
+  const double unpacked = costmodel::estimate(p).tokens_per_s;
+  p.documents.length_counts = {{2048, 4}, {4096, 2}};
+  p.documents.sequences = 2;
+  p.packed_documents = true;
+  const auto& packed = report->rows[0];
+  EXPECT_DOUBLE_EQ(packed["tokens_per_s"]["predicted"].get<double>(), costmodel::estimate(p).tokens_per_s);
+  EXPECT_EQ(packed["corpus"]["lengths"], "corpus.lengths.csv");
+  EXPECT_EQ(packed["corpus"]["packing"], "bfd");
+  EXPECT_EQ(packed["corpus"]["sequences"].get<int64_t>(), 2);
+  EXPECT_DOUBLE_EQ(packed["corpus"]["padding_pct"].get<double>(), 0.0);
+  const auto& plain = report->rows[1];
+  EXPECT_FALSE(plain.contains("corpus"));
+  EXPECT_DOUBLE_EQ(plain["tokens_per_s"]["predicted"].get<double>(), unpacked);
+  EXPECT_GT(packed["tokens_per_s"]["predicted"].get<double>(), unpacked);  // less attention a sequence
+}
+
 TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
   const struct {
     std::string file, expected;
@@ -124,6 +163,10 @@ TEST(ValidatePublished, BadFilesNameFileLineAndColumn) {
       {"bad_throughput.csv", "bad_throughput.csv:2: column \"throughput\": value \"dubious\" is not allowed (allowed: consistent, inconsistent)"},
       {"bad_cp_comm.csv", "bad_cp_comm.csv:2: column \"cp_comm\": value \"zigzag\" is not allowed (allowed: ring, allgather)"},
       {"bad_model.csv", "bad_model.csv:2: column \"model\": value \"gpt-9\" is not a preset or a file (allowed presets: "},
+      {"bad_packing.csv", "bad_packing.csv:2: column \"packing\": value \"sorted\" is not allowed (allowed: wrapped, bfd, none)"},
+      {"packing_without_lengths.csv", "packing_without_lengths.csv:2: column \"packing\": value \"bfd\" needs a corpus (allowed: with a lengths file in column \"lengths\")"},
+      // The lengths file is taken from the CSV's folder, and its reader names it.
+      {"missing_lengths.csv", "missing_lengths.csv:2: column \"lengths\": " + kData + "/no_such.lengths.csv: cannot open"},
   };
   for (const auto& c : cases) {
     const auto report = validate_published(kData + "/" + c.file);
@@ -157,6 +200,13 @@ TEST(ValidatePublished, ShippedRingResultsFileIsTodaysReport) {
   const nlohmann::json shipped = expect_shipped_report_is_todays("cp_visible.csv", "cp.json");
   ASSERT_TRUE(shipped.is_object());
   EXPECT_EQ(shipped["summary"]["not_expressed"].size(), 17u);
+  // ms-swift's Ulysses example packs LongAlpaca-12k into 65536-token rows: priced per document over
+  // validation/corpora/longalpaca-12k.qwen2.5.lengths.csv it is within the throughput target.
+  ASSERT_EQ(shipped["rows"].size(), 1u);
+  const nlohmann::json& row = shipped["rows"][0];
+  EXPECT_EQ(row["id"], "5");
+  EXPECT_EQ(row["corpus"]["packing"], "bfd");
+  EXPECT_LT(std::fabs(row["tokens_per_s"]["delta_pct"].get<double>()), kThroughputTargetPct);
 }
 
 // Issue 43's H200 lease (validation/gpu_h200_measured.csv, from validation/gpu/h200-141gb-2026-11-30):
