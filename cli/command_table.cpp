@@ -68,6 +68,10 @@ std::vector<Command> build_commands() {
                "Measures this machine's kernels and writes a GPU file the planner prices with (spplan-engine "
                "calibrate).",
                "0 written, 2 bad input", {}, true});
+  c.push_back({"lengths", "DATA... --eos-id N [--out FILE] [--json]",
+               "Counts the documents of token files (scripts/tokenize.py's *.u16.bin / *.u32.bin, each document ended by "
+               "the EOS id) and writes their lengths as the lengths file plan --lengths reads (docs/lengths.md).",
+               "0 written, 2 bad input", lengths_flag_specs()});
   return c;
 }
 

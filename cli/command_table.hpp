@@ -52,6 +52,7 @@ std::vector<FlagSpec> sweep_flag_specs();
 std::vector<FlagSpec> export_flag_specs();
 std::vector<FlagSpec> validate_flag_specs();
 std::vector<FlagSpec> check_flag_specs();              // cmd_check.cpp
+std::vector<FlagSpec> lengths_flag_specs();            // cmd_lengths.cpp
 std::vector<FlagSpec> calibrate_from_run_flag_specs();  // cmd_check.cpp
 std::vector<FlagSpec> simulate_flag_specs();  // cmd_simulate.cpp; not in an engine-only build
 

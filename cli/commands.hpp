@@ -16,6 +16,7 @@ int cmd_export(int argc, const char* const* argv);
 int cmd_validate(int argc, const char* const* argv);
 int cmd_forward_to_engine(int argc, const char* const* argv);  // run, calibrate
 int cmd_check(int argc, const char* const* argv);
+int cmd_lengths(int argc, const char* const* argv);
 int cmd_calibrate_from_run(int argc, const char* const* argv);  // calibrate --from-run (cmd_check.cpp)
 int print_calibrate_from_run_help();  // `calibrate --from-run --help`: its flags (the engine's calibrate has its own)
 

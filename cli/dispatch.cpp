@@ -85,6 +85,7 @@ int run_command(int argc, const char* const* argv) {
   if (command == "simulate") return fail(Status::invalid("simulate: the simulator is not built into this spplan"));
 #endif
   if (command == "check") return cmd_check(sub_argc, sub_argv);
+  if (command == "lengths") return cmd_lengths(sub_argc, sub_argv);
   if (command == "calibrate" && takes_from_run(argc, argv)) return cmd_calibrate_from_run(sub_argc, sub_argv);
   if (command == "run" || command == "calibrate") return cmd_forward_to_engine(argc, argv);
   return fail(unknown_command(command));

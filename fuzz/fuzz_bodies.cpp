@@ -18,6 +18,7 @@
 #include "planner/check/run_log.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/corpus/corpus.hpp"
 
 namespace spplan::fuzz {
 namespace {
@@ -148,6 +149,31 @@ void run_log(std::string_view bytes) {
   }
 }
 
+// A lengths file as plan --lengths reads it, then packed by every packing at a short and a long
+// sequence, each result held to what a packing keeps: no piece past seq_len, the pieces ascending,
+// real tokens and padding filling the sequences exactly, no token lost but those none cuts.
+// wrapped draws every document, so it packs only corpora of up to 10^5 (a fuzzed count reaches 2^31).
+void lengths_file(std::string_view bytes) {
+  const auto corpus = corpus::read_lengths_text("lengths.csv", bytes);
+  require_one_line(corpus.status());
+  if (!corpus.ok()) return;
+  for (const int64_t seq_len : {int64_t{7}, int64_t{1} << 20}) {
+    for (const std::string& name : corpus::packing_names()) {
+      const corpus::Packing packing = *corpus::parse_packing("--packing", name);
+      if (packing == corpus::Packing::kWrapped && corpus->documents() > 100'000) continue;
+      const corpus::PackedCorpus p = corpus::pack(*corpus, seq_len, packing);
+      int64_t previous = 0;
+      for (const auto& [length, count] : p.pieces.length_counts) {
+        if (length <= previous || length > seq_len || count < 1) std::abort();
+        previous = length;
+      }
+      const double real = p.pieces.real_tokens(), filled = static_cast<double>(p.pieces.sequences) * static_cast<double>(seq_len);
+      if (real + p.padding_tokens != filled || p.padding_tokens < 0) std::abort();  // sums of whole numbers below 2^53
+      if (real + p.tokens_cut != corpus->tokens()) std::abort();
+    }
+  }
+}
+
 const std::vector<Target>& targets() {
   static const std::vector<Target> kTargets{
       {"model_toml", model_toml, {"configs/models", "tests/planner/config/data"}, ".toml"},
@@ -161,6 +187,7 @@ const std::vector<Target>& targets() {
       {"run_log", run_log, {"tests/planner/check/data", "tests/planner/check/data/gpu",
                             "tests/planner/check/data/gpu/h100-2026-11-26", "tests/planner/check/data/hf_sp2",
                             "tests/planner/check/data/hf_sp2_dropped", "tests/planner/check/data/arctic_sp2"}, ""},
+      {"lengths_file", lengths_file, {"fuzz/seeds/lengths_file"}, ""},
   };
   return kTargets;
 }

@@ -33,5 +33,6 @@ void validation_csv(std::string_view bytes);  // validate_published
 void seq_len(std::string_view bytes);         // parse_seq_len, parse_int, parse_double
 void cli_args(std::string_view bytes);        // the spplan front end; one argument per line
 void run_log(std::string_view bytes);         // spplan check: a run log of any format, then held against a plan
+void lengths_file(std::string_view bytes);    // a lengths file (CSV or JSON), then packed every way
 
 }  // namespace spplan::fuzz

@@ -309,7 +309,7 @@ TEST(Cli, BadInputTable) {
       {"export --plan /nonexistent/plan.toml --format deepspeed", "spplan: /nonexistent/plan.toml: cannot open (no such file)"},
       {"validate published /nonexistent.csv", "spplan: /nonexistent.csv: cannot open (no such file)"},
       {"frobnicate", "spplan: command \"frobnicate\" is not known (allowed: "},
-      {"", "spplan: command: missing (allowed: estimate, plan, fit, rent, max-seq, sweep, export, simulate, run, validate, check, calibrate; see spplan --help)"},
+      {"", "spplan: command: missing (allowed: estimate, plan, fit, rent, max-seq, sweep, export, simulate, run, validate, check, calibrate, lengths; see spplan --help)"},
       // A stray word was silently ignored; a flag after a flag that wants a value was taken as the value.
       {std::string("estimate ") + kBase + "--seq 128k --sp 4 extra",
        "spplan: estimate: unexpected argument \"extra\" (allowed: flags only)"},
