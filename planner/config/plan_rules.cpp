@@ -165,6 +165,19 @@ Status check_attention_sinks(const PlanSpec& plan, const WhereFn& where) {
   return Status::ok();
 }
 
+// Documents packed into a sequence on a stack whose kernel takes their boundaries as cumulative
+// lengths (PackedAttention::kVarlen): SDPA has no such entry, and transformers then builds the
+// documents' block-diagonal mask densely, [s, s] booleans, with the causal skip off (masking_utils.py
+// create_causal_mask with find_packed_sequence_indices, transformers 5.24.0): every pair computed
+// over a mask of s^2 bytes, not priced.
+Status check_packed_attention(const PlanSpec& plan, const WhereFn& where) {
+  if (!plan.packed_documents || plan.documents.empty() || plan.stack.attention != AttentionKernel::kSdpa) return Status::ok();
+  const PackedAttention mode = plan.knobs.cp > 1 ? plan.stack.ring_packed_attention : plan.stack.packed_attention;
+  if (mode != PackedAttention::kVarlen) return Status::ok();
+  return Status::invalid(where("attention") + ": value \"sdpa\" with packed documents, which trainer \"" +
+                         plan.stack.trainer + "\" runs through a dense [s, s] document mask, not priced (allowed: flash2, flash3 or flex)");
+}
+
 Status check_plan_shape(const PlanSpec& plan, const WhereFn& where) {
   const Knobs& k = plan.knobs;
   const ModelSpec& m = plan.model;
@@ -174,6 +187,7 @@ Status check_plan_shape(const PlanSpec& plan, const WhereFn& where) {
   }
   SPPLAN_RETURN_IF_ERROR(check_sliding_window(plan, where));
   SPPLAN_RETURN_IF_ERROR(check_attention_sinks(plan, where));
+  SPPLAN_RETURN_IF_ERROR(check_packed_attention(plan, where));
   if (k.sp < 1 || k.sp > plan.cluster.num_gpus || plan.cluster.num_gpus % k.sp != 0 || !sp_fits_heads(m, k.sp)) {
     return Status::invalid(where("sp") + ": value " + std::to_string(k.sp) + " is not valid for " + m.name + " (" +
                            std::to_string(m.num_attention_heads) + " heads, " + std::to_string(m.num_key_value_heads) +

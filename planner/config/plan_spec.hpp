@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "planner/config/cluster_spec.hpp"
+#include "planner/config/document_pieces.hpp"
 #include "planner/config/knobs.hpp"
 #include "planner/config/model_spec.hpp"
 #include "planner/config/optimizer_spec.hpp"
@@ -36,15 +37,21 @@ struct PlanSpec {
   // (trainer_rules.hpp settle_layout_attention) does not replace it.
   bool attention_named = false;
   // Documents packed into each sequence, positions restarting and attention masked at their ends
-  // (the engine's --eos-id; not a plan-file key): the costmodel prices the position ids.
+  // (the engine's --eos-id, plan --lengths with a packing; not a plan-file key): the costmodel
+  // prices the position ids.
   bool packed_documents = false;
+  // What the sequences hold, as a packing of the user's corpus cut it (plan --lengths; the
+  // engine's --data with --eos-id): attention is priced per document where the trainer's record
+  // says how it runs them (TrainingStack::packed_attention), and an epoch is pieces.sequences
+  // sequences. Empty: each sequence one document of seq_len tokens.
+  DocumentPieces documents;
   // The share of device memory a plan must leave free (--headroom PCT / 100; not a plan-file key):
   // a renter's margin beyond the planner's own, 0 to 0.5.
   double memory_headroom = 0;
   // The largest GPU-memory error the planner measured for this plan's trainer on its GPU, % of the
   // device (planner/accuracy hold_against_measured; not a plan-file key; 0: nothing measured). Inside
   // a noise band the searches rank a plan that leaves more memory free than this before one that
-  // leaves less: the one that may not fit when it runs (issue 45).
+  // leaves less: the one that may not fit when it runs.
   double memory_error_pct = 0;
 
   // Data-parallel degree: GPUs = dp x sp x cp.

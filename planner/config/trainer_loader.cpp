@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <mutex>
 #include <set>
+#include <utility>
 
 #include "planner/config/loaders.hpp"
 #include "planner/config/preset_path.hpp"
@@ -78,6 +79,13 @@ Status read_stack(const std::string& path, const toml::table& table, bool comple
   for (const StackFlag& f : kStackFlags) SPPLAN_RETURN_IF_ERROR(r.read_bool(f.key, &(s->*f.value), complete));
   // Optional even without a base: a record written before it was a fact keeps the whole allowance.
   SPPLAN_RETURN_IF_ERROR(r.read_bool("expandable_segments", &s->expandable_segments, false));
+  // Optional: a record that does not state them was not read for packed documents.
+  for (auto [key, mode] : {std::pair{"packed_attention", &s->packed_attention},
+                           std::pair{"ring_packed_attention", &s->ring_packed_attention}}) {
+    size_t index = static_cast<size_t>(*mode);
+    SPPLAN_RETURN_IF_ERROR(r.read_choice(key, &index, false, packed_attention_names()));
+    *mode = static_cast<PackedAttention>(index);
+  }
   // A chunk size belongs to a loss that recomputes its chunks, and that loss needs one.
   SPPLAN_RETURN_IF_ERROR(r.read_int("tiled_loss_chunk_tokens", &s->tiled_loss_chunk_tokens, false, 0, 1 << 20));
   if (s->tiled_loss_recomputes_chunks != (s->tiled_loss_chunk_tokens > 0)) {

@@ -10,6 +10,12 @@ const std::vector<std::string>& attention_kernel_names() {
 }
 std::string to_string(AttentionKernel kernel) { return attention_kernel_names()[static_cast<size_t>(kernel)]; }
 
+const std::vector<std::string>& packed_attention_names() {
+  static const std::vector<std::string> kNames{"unread", "varlen", "per_document"};
+  return kNames;
+}
+std::string to_string(PackedAttention mode) { return packed_attention_names()[static_cast<size_t>(mode)]; }
+
 const std::vector<std::string>& layout_names() {
   static const std::vector<std::string> kNames{"none", "ulysses", "ring", "ulysses_ring"};
   return kNames;

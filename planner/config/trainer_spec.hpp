@@ -37,6 +37,18 @@ enum class AttentionKernel { kFlash2, kSdpa, kFlash3, kFlex };
 const std::vector<std::string>& attention_kernel_names();  // "flash2", "sdpa", "flash3", "flex"
 std::string to_string(AttentionKernel kernel);
 
+// How a stack's attention runs over documents packed into one sequence (positions restarting at
+// each document):
+//   kUnread       nobody read it for the record: priced as one document a sequence (the slowest
+//                 it can be with a causal kernel), and said;
+//   kVarlen       the documents' boundaries reach the kernel as cumulative lengths (FlashAttention's
+//                 flash_attn_varlen_func): one call computes each document's causal pairs;
+//   kPerDocument  one kernel call per document, and on a ring per document's part of a chunk pair
+//                 (the engine's attention): the same pairs, each call's fixed cost besides.
+enum class PackedAttention { kUnread, kVarlen, kPerDocument };
+const std::vector<std::string>& packed_attention_names();  // "unread", "varlen", "per_document"
+std::string to_string(PackedAttention mode);
+
 // How a plan splits each sequence: not at all, over heads (Ulysses, sp > 1), in ring blocks (cp >
 // 1), or both.
 enum class Layout { kNone, kUlysses, kRing, kUlyssesRing };
@@ -157,6 +169,11 @@ struct TrainingStack {
   // integrations/moe.py): the loop's index_add_ keeps each slot's weighted output besides
   // (memory_activations.cpp moe_routing_saved_per_token).
   bool moe_expert_loop = false;
+  // Its attention over packed documents (above), without a ring and on a ring (cp > 1): a ring is
+  // often another library's (ring-flash-attn, torch's context_parallel) with its own rules.
+  // Optional in a record: absent, not read.
+  PackedAttention packed_attention = PackedAttention::kUnread;
+  PackedAttention ring_packed_attention = PackedAttention::kUnread;
   // A multimodal model's encoders (ModelSpec::encoder_params) are frozen in full training: their
   // weights are held (ZeRO-3 partitions them with the rest) but take no gradients, optimizer state
   // or optimizer step (ms-swift's freeze_vit and freeze_aligner, true by default), where transformers

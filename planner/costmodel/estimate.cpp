@@ -16,6 +16,7 @@
 #include "planner/costmodel/estimate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "planner/core/parse.hpp"
@@ -23,6 +24,7 @@
 #include "planner/costmodel/compute.hpp"
 #include "planner/costmodel/host_cpu.hpp"
 #include "planner/costmodel/memory.hpp"
+#include "planner/costmodel/packed_attention.hpp"
 #include "planner/costmodel/software_facts.hpp"
 
 namespace spplan::costmodel {
@@ -85,7 +87,7 @@ TimeBreakdown time_breakdown(const StepCosts& c) {
 }
 
 // FLOPs the whole cluster executes per step, recompute included (matmuls 2 per MAC, causal
-// attention counted as executed: half the square, backward 2x the forward as the model FLOPs
+// attention counted as executed: half the square of each document, backward 2x the forward as the model FLOPs
 // convention counts it). `with_recompute` false gives the MFU numerator.
 double model_flops_per_step(const PlanSpec& p, bool with_recompute) {
   const ParamCounts c = param_counts(p.model);
@@ -94,11 +96,29 @@ double model_flops_per_step(const PlanSpec& p, bool with_recompute) {
   // A mixture's token runs through its k experts and the router only (ParamCounts::mlp_active).
   const double matmul_params = c.layers_active + c.embedding;  // + lm_head
   const double dense_fwd = 2.0 * matmul_params * s;
-  const double attention_fwd =
-      p.model.num_hidden_layers * layer_attention_fwd_flops(p.model, s, p.model.num_attention_heads, 1.0);
+  // Attention over the sequence's documents when it holds several (packed_attention.hpp).
+  const double heads = static_cast<double>(p.model.num_attention_heads), d = static_cast<double>(p.model.head_dim);
+  const double attention_fwd = p.model.num_hidden_layers * mean_over_attention_layers(p.model, [&](double window) {
+                                 return attention_pairs_fwd_flops(sequence_causal_pairs(p, s, window), heads, d, 1.0);
+                               });
   const bool recompute = with_recompute && p.knobs.act_ckpt != ActCkpt::kNone;
   const double passes = 3.0 + (recompute ? 1.0 : 0.0);  // fwd + bwd (2x) + recompute
   return sequences * passes * (dense_fwd + attention_fwd);
+}
+
+// Over the plan's documents: the real tokens' share of the step's, and an epoch of their sequences
+// (whole steps: the last one runs at full length, padded or not).
+void set_epoch(const PlanSpec& p, double usd_per_s, Estimate* e) {
+  e->attention_per_document = prices_documents(p);
+  if (p.documents.empty()) {
+    e->real_tokens_per_s = e->tokens_per_s;
+    return;
+  }
+  const double seqs = static_cast<double>(p.documents.sequences);
+  e->real_tokens_per_s = e->tokens_per_s * p.documents.real_tokens() / (seqs * static_cast<double>(p.seq_len));
+  e->epoch_steps = std::ceil(seqs * static_cast<double>(p.seq_len) / e->tokens_per_step);
+  e->epoch_s = e->epoch_steps * e->time.step_time_s;
+  e->usd_per_epoch = e->epoch_s * usd_per_s;
 }
 
 // "GPU memory: needs 81.2 GiB at loss backward, has 79.6 GiB" (snprintf: this runs per rejected plan).
@@ -130,6 +150,7 @@ Estimate estimate(const PlanSpec& p) {
   e.mfu = model_flops_per_step(p, false) / (e.time.step_time_s * gpus * p.cluster.gpu.bf16_tflops * kTera);
   const double usd_per_s = gpus * p.cluster.gpu.price_per_gpu_hour / kSecondsPerHour;
   e.usd_per_million_tokens = usd_per_s / e.tokens_per_s * 1e6;
+  set_epoch(p, usd_per_s, &e);
 
   e.attention_tensor_elements = local_tokens(p) * static_cast<double>(p.model.q_dim());
   const double need = e.memory.needed_bytes();

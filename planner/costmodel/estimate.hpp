@@ -38,6 +38,15 @@ struct Estimate {
   double tflops_per_gpu = 0;
   double mfu = 0;                  // model FLOPs (no recompute) / (peak * time)
   double usd_per_million_tokens = 0;
+  // Tokens/s less the padding (PlanSpec::documents; without documents every token is real), and one
+  // epoch of the documents' sequences: optimizer steps (whole), seconds and price; 0 without them.
+  double real_tokens_per_s = 0;
+  double epoch_steps = 0;
+  double epoch_s = 0;
+  double usd_per_epoch = 0;
+  // Attention priced per document (packed_attention.hpp prices_documents); false with documents
+  // when the trainer's record does not say how it runs them: priced as one document a sequence.
+  bool attention_per_document = false;
   bool fits = false;
   // kKernelIndexRange: the attention kernel cannot address a tensor this large (FlashAttention 2's
   // 32-bit offsets, software_facts.hpp), whatever memory is free.

@@ -12,6 +12,7 @@
 #include "planner/costmodel/host_cpu.hpp"
 #include "planner/costmodel/layer_kernels.hpp"
 #include "planner/costmodel/memory.hpp"
+#include "planner/costmodel/packed_attention.hpp"
 #include "planner/costmodel/ring.hpp"
 #include "planner/costmodel/software_facts.hpp"
 
@@ -68,17 +69,27 @@ int64_t attention_calls(const PlanSpec& p, const Shape& x) {
 }
 
 // Forward FLOPs of one attention call: the rank's nh/sp heads over the pairs its queries attend
-// to on the slowest rank (ring.hpp ring_rank_attention_work; the whole sequence when cp == 1),
-// `extra_keys` more for each of its rows under a causal mask and `bias_extra` more for each pair
-// under a bias, averaged over the windowed and full layers, in the layer's calls.
+// to on the slowest rank (packed_attention.hpp slowest_rank_attention_work: the ring's shard, the
+// whole sequence when cp == 1, or the documents'), `extra_keys` more for each of its rows under a
+// causal mask and `bias_extra` more for each pair under a bias, averaged over the windowed and full
+// layers, in the layer's calls.
 double attention_block_flops(const PlanSpec& p, const Shape& x, double extra_keys, double bias_extra) {
   const ModelSpec& m = p.model;
   const double heads = static_cast<double>(m.num_attention_heads) / x.sp;
   const double pairs = mean_over_attention_layers(m, [&](double window) {
-    return attention_cost_pairs(ring_rank_attention_work(p, x.S, window), extra_keys, bias_extra);
+    return attention_cost_pairs(slowest_rank_attention_work(p, x.S, window), extra_keys, bias_extra);
   });
   return attention_pairs_fwd_flops(pairs, heads, static_cast<double>(m.head_dim), x.b) /
          static_cast<double>(attention_calls(p, x));
+}
+
+// Calls beyond the layer's blocks that a stack calling its kernel once a document makes over the
+// micro batch (packed_attention.hpp per_document_calls), each only its fixed cost more: the FLOPs
+// are the blocks' already.
+double extra_attention_calls(const PlanSpec& p, const Shape& x, int64_t blocks) {
+  const double calls =
+      x.b * mean_over_attention_layers(p.model, [&](double window) { return per_document_calls(p, x.S, window); });
+  return std::max(0.0, calls - static_cast<double>(blocks));
 }
 
 // A mixture runs its experts one after another (transformers' expert loop), each on its share of
@@ -143,7 +154,8 @@ LayerPassCosts forward_pass(const PlanSpec& p, const Shape& x) {
   c.a2a_qkv_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * (x.q + 2 * x.kv_a2a), x.sp);
   c.attention_blocks = attention_calls(p, x);
   const double block_flops = attention_block_flops(p, x, g.attention_causal_extra_keys, g.attention_bias_extra_pairs);
-  c.attention_s = c.attention_blocks * attention_fwd_time_s(g, p.stack.attention, block_flops, x.a);
+  c.attention_s = c.attention_blocks * attention_fwd_time_s(g, p.stack.attention, block_flops, x.a) +
+                  extra_attention_calls(p, x, c.attention_blocks) * attention_fwd_time_s(g, p.stack.attention, 0, x.a);
   set_ring_comm(ring_forward_comm(p), &c);
   set_ring_merge(g, ring_forward_merge(p), x, &c);
   c.a2a_out_s = collective_time_s(p.cluster, Collective::kAllToAll, x.a * x.s * x.q, x.sp);
@@ -167,7 +179,8 @@ LayerPassCosts backward_pass(const PlanSpec& p, const Shape& x, const LayerPassC
   c.out_proj_s = gemm_bwd_time_s(g, x.s, x.h, x.q, x.a);
   const double block_flops =
       attention_block_flops(p, x, g.attention_bwd_causal_extra_keys, g.attention_bwd_bias_extra_pairs);
-  c.attention_s = c.attention_blocks * attention_bwd_time_s(g, p.stack.attention, block_flops, x.a);
+  c.attention_s = c.attention_blocks * attention_bwd_time_s(g, p.stack.attention, block_flops, x.a) +
+                  extra_attention_calls(p, x, c.attention_blocks) * attention_bwd_time_s(g, p.stack.attention, 0, x.a);
   set_ring_comm(ring_backward_comm(p), &c);
   set_ring_merge(g, ring_backward_merge(p), x, &c);
   c.mlp_s = p.knobs.tiled_mlp ? fwd.mlp_s + fwd.mlp_tiles * mlp_bwd_s(g, mlp_tile(x, fwd.mlp_tiles)) : mlp_bwd_s(g, x);
