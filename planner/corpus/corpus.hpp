@@ -20,6 +20,10 @@ namespace spplan::corpus {
 inline constexpr int64_t kMaxDocumentTokens = int64_t{1} << 40;  // one document
 inline constexpr int64_t kMaxDocuments = int64_t{1} << 31;       // documents of a corpus
 inline constexpr int64_t kMaxCorpusTokens = int64_t{1} << 50;    // tokens of a corpus
+// Distinct lengths of a corpus: the histogram's entries, what its memory (and wrapped's) grows
+// with. A corpus's lengths thin out past 10^5 tokens; 1 GiB of distinct numbers would be 10^8
+// entries, gigabytes of histogram.
+inline constexpr int64_t kMaxDistinctLengths = int64_t{1} << 24;
 // A lengths file is read whole; a larger one is refused (a histogram, "length,count", is small).
 inline constexpr int64_t kMaxLengthsFileBytes = int64_t{1} << 30;
 

@@ -15,6 +15,10 @@ Status LengthTally::add(int64_t length, int64_t count, const std::string& where)
     return Status::invalid(where + ": the tokens add up to more than " + std::to_string(kMaxCorpusTokens) +
                            " (allowed: at most 2^50 tokens in a corpus)");
   }
+  if (counts_.size() >= static_cast<size_t>(kMaxDistinctLengths) && counts_.count(length) == 0) {
+    return Status::invalid(where + ": more than " + std::to_string(kMaxDistinctLengths) +
+                           " distinct lengths (allowed: at most 2^24 in a corpus; round the lengths, e.g. to 64 tokens)");
+  }
   documents_ += count;
   tokens_ += length * count;
   counts_[length] += count;

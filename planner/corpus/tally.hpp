@@ -16,7 +16,8 @@ class LengthTally {
  public:
   // Adds `count` documents of `length` tokens. REQUIRES: 1 <= length <= kMaxDocumentTokens and
   // 1 <= count <= kMaxDocuments (the readers check each value first, with its own message). Fails,
-  // `where` prefixing the message, when the documents or their tokens pass the corpus's bounds.
+  // `where` prefixing the message, when the documents, their tokens or the distinct lengths pass
+  // the corpus's bounds.
   Status add(int64_t length, int64_t count, const std::string& where);
   int64_t documents() const { return documents_; }
   // The histogram, ascending; the tally is left empty.
