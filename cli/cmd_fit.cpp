@@ -1,11 +1,13 @@
-// spplan fit --model M --gpu G --gpus N --seq S [knobs to fix] [--json]: exit 0 when some plan
+// spplan fit --model M --gpu G --gpus N --seq S [--lengths FILE] [knobs to fix] [--json]: exit 0 when some plan
 // fits, 1 when none does, 2 on bad input; either way the smallest GPU count of that GPU that fits.
 #include <iostream>
+#include <optional>
 
 #include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/constraints.hpp"
+#include "cli/corpus_flags.hpp"
 #include "cli/report.hpp"
 #include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/knob_flags.hpp"
@@ -65,7 +67,8 @@ Status check_ring_splits_sequence(const PlanSpec& base, const search::KnobConstr
 }  // namespace
 
 std::vector<FlagSpec> fit_flag_specs() {
-  return with(with(cluster_flag_specs(true), search::searched_knob_flag_specs()), {conservative_flag_spec(), json_flag_spec()});
+  return with(with(with(cluster_flag_specs(true), corpus_flag_specs()), search::searched_knob_flag_specs()),
+              {conservative_flag_spec(), json_flag_spec()});
 }
 
 int cmd_fit(int argc, const char* const* argv) {
@@ -73,6 +76,9 @@ int cmd_fit(int argc, const char* const* argv) {
   if (!args.ok()) return fail(args.status());
   auto base = plan_from_flags(*args, true);
   if (!base.ok()) return fail(base.status());
+  const auto corpus = corpus_options(*args);
+  if (!corpus.ok()) return fail(corpus.status());
+  const std::optional<corpus::PackedCorpus> packed = apply_corpus(*corpus, &*base);
   const auto constraints = search::read_constraints(*args, &*base);
   if (!constraints.ok()) return fail(constraints.status());
   if (const Status s = check_ring_splits_sequence(*base, *constraints); !s) return fail(s);
@@ -110,6 +116,11 @@ int cmd_fit(int argc, const char* const* argv) {
     const auto& best = result.feasible.front();
     std::cout << "fits: yes (" << result.feasible.size() << " plans; best " << knobs_text(best.plan.knobs) << ", "
               << static_cast<long long>(best.estimate.tokens_per_s) << " tokens/s, " << search::group_name(best) << ")\n";
+    if (packed) {
+      std::cout << corpus_text(*corpus, *base, *packed) << "\n";
+      std::cout << "epoch: " << duration_text(best.estimate.epoch_s) << ", " << dollars_text(best.estimate.usd_per_epoch) << " ("
+                << count_text(best.estimate.real_tokens_per_s) << " real tokens/s)\n";
+    }
     std::cout << safety_text(result.feasible, constraints->ranking);
     std::cout << "why this layout: " << search::layout_reason(result) << "\n";
     if (needed && *needed < base->cluster.num_gpus) {

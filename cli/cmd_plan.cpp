@@ -1,14 +1,18 @@
 // spplan plan --model M --gpu G --gpus N --seq S [knobs to fix] [--top K] [--out FILE.toml]
-//             [--simulate] [--show-rejected] [--json]
+//             [--lengths FILE [--packing P] [--epochs N]] [--simulate] [--show-rejected] [--json]
+// With --lengths and no --seq the sequence length is searched beside the knobs.
 // Exit 0 with a ranked list, 1 when no knob set fits (then why, per limit, with counts), 2 bad input.
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/constraints.hpp"
+#include "cli/corpus_flags.hpp"
 #include "cli/report.hpp"
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/optimizer_spec.hpp"
@@ -18,6 +22,7 @@
 #include "planner/core/parse.hpp"
 #include "planner/search/explain.hpp"
 #include "planner/search/search.hpp"
+#include "planner/search/seq_search.hpp"
 
 #ifdef SPPLAN_HAVE_SIMULATOR
 #include "simulator/simulate.hpp"
@@ -26,19 +31,59 @@
 namespace spplan::cli {
 namespace {
 
-void print_table(const std::vector<search::RankedPlan>& plans, size_t top) {
+// With a corpus the last columns are its: real (non-padding) tokens/s and an epoch's time and price.
+void print_table(const std::vector<search::RankedPlan>& plans, size_t top, bool corpus) {
   const size_t rows = std::min(top, plans.size());
   // The knobs column as wide as its longest entry (a ring, a grad-accum count), so the numbers align.
   int width = 58;
   for (size_t i = 0; i < rows; ++i) width = std::max(width, static_cast<int>(knobs_text(plans[i].plan.knobs).size()));
-  std::printf("%-4s %-5s %-*s %6s %9s %6s %10s %12s %7s %9s\n", "rank", "group", width, "knobs", "gbatch", "mem GiB",
-              "free", "step s", "tokens/s", "MFU", "$/Mtok");
+  std::printf("%-4s %-5s %-*s %6s %9s %6s %10s %12s %7s", "rank", "group", width, "knobs", "gbatch", "mem GiB", "free",
+              "step s", corpus ? "real tok/s" : "tokens/s", "MFU");
+  if (corpus) {
+    std::printf(" %12s %10s\n", "epoch", "$/epoch");
+  } else {
+    std::printf(" %9s\n", "$/Mtok");
+  }
   for (size_t i = 0; i < rows; ++i) {
     const auto& e = plans[i].estimate;
-    std::printf("%-4zu %-5s %-*s %6lld %9.1f %5.1f%% %10.3f %12.0f %6.1f%% %9.3f\n", i + 1, search::group_name(plans[i]),
-                width, knobs_text(plans[i].plan.knobs).c_str(), static_cast<long long>(search::global_batch(plans[i].plan)),
-                e.memory.needed_bytes() / kGiB, e.free_memory_pct(), e.time.step_time_s, e.tokens_per_s, 100 * e.mfu,
-                e.usd_per_million_tokens);
+    std::printf("%-4zu %-5s %-*s %6lld %9.1f %5.1f%% %10.3f %12.0f %6.1f%%", i + 1, search::group_name(plans[i]), width,
+                knobs_text(plans[i].plan.knobs).c_str(), static_cast<long long>(search::global_batch(plans[i].plan)),
+                e.memory.needed_bytes() / kGiB, e.free_memory_pct(), e.time.step_time_s,
+                corpus ? e.real_tokens_per_s : e.tokens_per_s, 100 * e.mfu);
+    if (corpus) {
+      std::printf(" %12s %10s\n", duration_text(e.epoch_s).c_str(), dollars_text(e.usd_per_epoch).c_str());
+    } else {
+      std::printf(" %9.3f\n", e.usd_per_million_tokens);
+    }
+  }
+}
+
+// The lengths a corpus's search tried, each with its first-ranked plan (plan --lengths, no --seq).
+void print_seq_search(const search::SeqSearch& s, const corpus::Corpus& c) {
+  int width = 58;  // as the plan table's knobs column
+  for (const search::SeqChoice& ch : s.choices) {
+    if (!ch.result.feasible.empty()) {
+      width = std::max(width, static_cast<int>(knobs_text(ch.result.feasible.front().plan.knobs).size()));
+    }
+  }
+  std::printf("%-9s %9s %10s %8s  %-*s %12s %10s\n", "seq", "whole", "sequences", "padding", width, "first-ranked knobs",
+              "epoch", "$/epoch");
+  for (size_t i = 0; i < s.choices.size(); ++i) {
+    const search::SeqChoice& ch = s.choices[i];
+    const double slots = static_cast<double>(ch.packed.pieces.sequences) * static_cast<double>(ch.seq_len);
+    const std::string whole = format_number("%.1f%%", 100.0 * static_cast<double>(ch.documents_whole) /
+                                                          static_cast<double>(c.documents()));
+    const std::string padding = format_number("%.1f%%", slots > 0 ? 100.0 * ch.packed.padding_tokens / slots : 0.0);
+    if (ch.result.feasible.empty()) {
+      std::printf("%-9lld %9s %10lld %8s  %-*s\n", static_cast<long long>(ch.seq_len), whole.c_str(),
+                  static_cast<long long>(ch.packed.pieces.sequences), padding.c_str(), width, "nothing fits");
+      continue;
+    }
+    const auto& best = ch.result.feasible.front();
+    std::printf("%-9lld %9s %10lld %8s  %-*s %12s %10s%s\n", static_cast<long long>(ch.seq_len), whole.c_str(),
+                static_cast<long long>(ch.packed.pieces.sequences), padding.c_str(), width, knobs_text(best.plan.knobs).c_str(),
+                duration_text(best.estimate.epoch_s).c_str(), dollars_text(best.estimate.usd_per_epoch).c_str(),
+                static_cast<int>(i) == s.best ? "  <- chosen" : "");
   }
 }
 
@@ -59,6 +104,47 @@ std::string global_batch_text(const search::SearchResult& result, const search::
                        : std::string());
 }
 
+// What the longest length tried, which keeps every document whole, costs beside the chosen one:
+// "seq 191488 also keeps the 24 longest documents whole: +6 min 3 s, +$1.21 an epoch"; nothing when
+// it is the chosen one or does not fit.
+std::string longer_seq_text(const search::SeqSearch& s, const corpus::Corpus& c) {
+  if (s.best < 0 || static_cast<size_t>(s.best) + 1 == s.choices.size()) return "";
+  const search::SeqChoice &chosen = s.choices[static_cast<size_t>(s.best)], &longest = s.choices.back();
+  if (longest.result.feasible.empty() || chosen.result.feasible.empty()) return "";
+  const auto &a = chosen.result.feasible.front().estimate, &b = longest.result.feasible.front().estimate;
+  const int64_t more = longest.documents_whole - chosen.documents_whole;
+  const std::string sign = b.epoch_s >= a.epoch_s ? "+" : "-";
+  return "seq " + std::to_string(longest.seq_len) + " also keeps the " + count_text(static_cast<double>(more)) +
+         " longest of the " + count_text(static_cast<double>(c.documents())) + " documents whole: " + sign +
+         duration_text(std::abs(b.epoch_s - a.epoch_s)) + ", " + sign + dollars_text(std::abs(b.usd_per_epoch - a.usd_per_epoch)) +
+         " an epoch\n";
+}
+
+// Lengths are tried in multiples of 1024 tokens: every zigzag split of up to 512 ranks (2 chunks a
+// rank) divides them, and FlashAttention's 128-token tiles.
+constexpr int64_t kSearchedSeqMultiple = 1024;
+
+// Each length tried, with its first-ranked plan's knobs, epoch and price; null when --seq was given.
+nlohmann::json seq_search_json(const std::optional<search::SeqSearch>& seqs) {
+  if (!seqs) return nullptr;
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t i = 0; i < seqs->choices.size(); ++i) {
+    const search::SeqChoice& ch = seqs->choices[i];
+    nlohmann::json row{{"seq", ch.seq_len}, {"sequences", ch.packed.pieces.sequences},
+                       {"padding_tokens", ch.packed.padding_tokens}, {"tokens_cut", ch.packed.tokens_cut},
+                       {"documents_whole", ch.documents_whole}, {"chosen", static_cast<int>(i) == seqs->best}};
+    if (!ch.result.feasible.empty()) {
+      const auto& best = ch.result.feasible.front();
+      row["knobs"] = knobs_json(best.plan.knobs);
+      row["epoch_s"] = best.estimate.epoch_s;
+      row["usd_per_epoch"] = best.estimate.usd_per_epoch;
+      row["real_tokens_per_s"] = best.estimate.real_tokens_per_s;
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 void print_rejections(const search::SearchResult& result) {
   for (const std::string& line : rejection_lines(result)) std::printf("  %s\n", line.c_str());
 }
@@ -66,7 +152,12 @@ void print_rejections(const search::SearchResult& result) {
 }  // namespace
 
 std::vector<FlagSpec> plan_flag_specs() {
-  return with(with(with(cluster_flag_specs(true), search::searched_knob_flag_specs()), optimizer_flag_specs(fine_tuning_recipe())),
+  std::vector<FlagSpec> cluster = cluster_flag_specs(true);
+  for (FlagSpec& f : cluster) {
+    if (f.name == "seq") f.default_value = "required, or searched with --lengths";
+  }
+  return with(with(with(with(cluster, corpus_flag_specs()), search::searched_knob_flag_specs()),
+                   optimizer_flag_specs(fine_tuning_recipe())),
               {{"top", true, "how many ranked plans to list", "an integer 1..1000", "5"},
                {"out", true, "write the best plan as a plan file (what simulate, export and run read)",
                 "a .toml path (not an input file)", "none written"},
@@ -78,10 +169,23 @@ std::vector<FlagSpec> plan_flag_specs() {
 int cmd_plan(int argc, const char* const* argv) {
   auto args = parse_flags(argc, argv, plan_flag_specs());
   if (!args.ok()) return fail(args.status());
-  auto base = plan_from_flags(*args, true);
+  const auto corpus = corpus_options(*args);
+  if (!corpus.ok()) return fail(corpus.status());
+  // A corpus without --seq: the length is searched too (search/seq_search.hpp).
+  const bool seq_searched = corpus->corpus && !args->get("seq");
+  auto base = plan_from_flags(*args, !seq_searched);
   if (!base.ok()) return fail(base.status());
+  std::optional<corpus::PackedCorpus> packed;
+  if (!seq_searched) packed = apply_corpus(*corpus, &*base);
   const auto constraints = search::read_constraints(*args, &*base);
   if (!constraints.ok()) return fail(constraints.status());
+  std::optional<search::SeqSearch> seqs;
+  if (seq_searched) {
+    seqs = search::search_seq_lengths(*base, *corpus->corpus, corpus->packing, *constraints, kSearchedSeqMultiple);
+    // None fits at any length: the longest tried is searched below, for its rejections.
+    base->seq_len = seqs->best >= 0 ? seqs->choices[static_cast<size_t>(seqs->best)].seq_len : seqs->choices.back().seq_len;
+    packed = apply_corpus(*corpus, &*base);
+  }
   int64_t top = 5;
   if (auto v = args->get("top")) {
     auto parsed = parse_int("--top", *v, 1, 1000);
@@ -133,7 +237,8 @@ int cmd_plan(int argc, const char* const* argv) {
       }
       plans.push_back(plan);
     }
-    nlohmann::json j{{"plans", plans}, {"evaluated", result.evaluated}, {"feasible", result.feasible.size()},
+    nlohmann::json j{{"plans", plans}, {"seq", base->seq_len}, {"seq_search", seq_search_json(seqs)},
+                     {"evaluated", result.evaluated}, {"feasible", result.feasible.size()},
                      {"rejected", result.rejected.size()}, {"rejections", rejections_json(result)},
                      {"why", search::layout_reason(result)},
                      {"ranking", search::ranking_rule(constraints->ranking)},
@@ -148,6 +253,13 @@ int cmd_plan(int argc, const char* const* argv) {
               static_cast<long long>(base->cluster.num_gpus), base->cluster.gpu.name.c_str(),
               static_cast<long long>(base->seq_len), trainer.c_str(), result.feasible.size(),
               static_cast<long long>(result.evaluated));
+  if (packed) std::cout << corpus_text(*corpus, *base, *packed) << "\n";
+  if (seqs) {
+    std::cout << "sequence lengths tried (" << corpus::to_string(corpus->packing)
+              << " packing; whole: the corpus's documents no longer than the sequence):\n";
+    print_seq_search(*seqs, *corpus->corpus);
+    std::cout << longer_seq_text(*seqs, *corpus->corpus);
+  }
   if (result.feasible.empty()) {
     std::cout << "nothing fits; why:\n";
     print_rejections(result);
@@ -155,7 +267,7 @@ int cmd_plan(int argc, const char* const* argv) {
     if (auto out = args->get("out")) std::cout << "nothing fits: " << *out << " not written\n";
     return kExitNoFit;
   }
-  print_table(result.feasible, static_cast<size_t>(top));
+  print_table(result.feasible, static_cast<size_t>(top), packed.has_value());
   std::cout << "ranked " << search::ranking_rule(constraints->ranking) << "\n";
   std::cout << safety_text(result.feasible, constraints->ranking);
   std::cout << global_batch_text(result, *constraints, *base) << "\n";
@@ -169,6 +281,11 @@ int cmd_plan(int argc, const char* const* argv) {
               << format_number("%.0f tokens/s", best.estimate.tokens_per_step / step_s) << "; the estimate above: "
               << format_number("%.3f s", best.estimate.time.step_time_s) << "); the leading "
               << simulated_step_s.size() << " plans are ranked by it\n";
+  }
+  if (packed && corpus->epochs > 1 && result.feasible.front().estimate.fits) {
+    const auto& e = result.feasible.front().estimate;
+    std::cout << "  " << corpus->epochs << " epochs: " << duration_text(e.epoch_s * static_cast<double>(corpus->epochs)) << ", "
+              << dollars_text(e.usd_per_epoch * static_cast<double>(corpus->epochs)) << "\n";
   }
   if (auto out = args->get("out")) std::cout << "wrote " << *out << "\n";
   return kExitOk;

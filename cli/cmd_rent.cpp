@@ -13,6 +13,7 @@
 #include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/corpus_flags.hpp"
 #include "cli/constraints.hpp"
 #include "cli/report.hpp"
 #include "planner/config/knob_flags.hpp"
@@ -65,6 +66,7 @@ std::vector<FlagSpec> rent_flag_specs() {
                    "each preset's list price"});
   specs.push_back({"tokens", true, "a training budget in tokens: how long it runs and what it costs on each option",
                    "a number of tokens >= 1, e.g. 2e9", "not shown"});
+  for (const FlagSpec& f : corpus_flag_specs()) specs.push_back(f);
   specs.push_back(json_flag_spec());
   return specs;
 }
@@ -120,10 +122,20 @@ Result<std::map<std::string, double>> parse_price_list(const std::string& text) 
   return prices;
 }
 
-// A budget of `tokens` on the option's best plan: {"tokens", "seconds", "usd"}.
-nlohmann::json budget_json(double tokens, const search::RentOption& o) {
+// What the budget columns price: `tokens` (--tokens), or `epochs` of the corpus (--lengths).
+struct Budget {
+  double tokens = 0;
+  int64_t epochs = 0;
+  bool asked() const { return tokens > 0 || epochs > 0; }
+};
+
+// The budget on the option's best plan: {"tokens", "seconds", "usd"} (tokens: the corpus's real
+// tokens times the epochs).
+nlohmann::json budget_json(const Budget& budget, const search::RentOption& o) {
   const costmodel::Estimate& e = o.best->estimate;
-  const double seconds = tokens / e.tokens_per_s;
+  const double epochs = static_cast<double>(budget.epochs);
+  const double seconds = budget.tokens > 0 ? budget.tokens / e.tokens_per_s : epochs * e.epoch_s;
+  const double tokens = budget.tokens > 0 ? budget.tokens : epochs * o.best->plan.documents.real_tokens();
   const double usd = seconds / 3600.0 * static_cast<double>(o.gpus) * o.best->plan.cluster.gpu.price_per_gpu_hour;
   return {{"tokens", tokens}, {"seconds", seconds}, {"usd", usd}};
 }
@@ -155,6 +167,8 @@ int cmd_rent(int argc, const char* const* argv) {
   auto seq_len = parse_seq_len("--seq", *seq);
   if (!seq_len.ok()) return fail(seq_len.status());
   base.seq_len = *seq_len;
+  const auto corpus = corpus_options(*args);
+  if (!corpus.ok()) return fail(corpus.status());
   if (auto v = args->get("trainer")) {
     auto trainer = load_trainer(*v, "--trainer");
     if (!trainer.ok()) return fail(trainer.status());
@@ -163,6 +177,7 @@ int cmd_rent(int argc, const char* const* argv) {
   if (const Status stack = apply_stack_flags(*args, &base.stack); !stack) return fail(stack);
   if (const Status headroom = apply_headroom_flag(*args, &base); !headroom) return fail(headroom);
   base.cluster.num_gpus = 1;  // read_constraints checks a fixed --sp against a count; rent varies it
+  apply_corpus(*corpus, &base);  // the corpus packed at --seq: every option prices the same sequences
   if (args->has("sp")) {
     return fail(Status::invalid("--sp: not allowed with rent (the GPU count varies by option; allowed: the other knobs)"));
   }
@@ -187,12 +202,14 @@ int cmd_rent(int argc, const char* const* argv) {
     if (!prices.ok()) return fail(prices.status());
     shapes.price_per_gpu_hour = *prices;
   }
-  double tokens = 0;  // the budget; 0: none asked
+  Budget budget;  // none asked unless --tokens or --lengths
   if (auto v = args->get("tokens")) {
-    auto budget = parse_double("--tokens", *v, 1.0);
-    if (!budget.ok()) return fail(budget.status());
-    tokens = *budget;
+    if (corpus->corpus) return fail(Status::invalid("--tokens: with --lengths the budget is the corpus's epochs (allowed: one of them)"));
+    auto tokens = parse_double("--tokens", *v, 1.0);
+    if (!tokens.ok()) return fail(tokens.status());
+    budget.tokens = *tokens;
   }
+  if (corpus->corpus) budget.epochs = corpus->epochs;
   const search::RentTable table = search::rent_options(base, *constraints, shapes);
   const std::string node_counts = join_ints(shapes.nodes);
   if (args->has("json")) {
@@ -201,7 +218,7 @@ int cmd_rent(int argc, const char* const* argv) {
       nlohmann::json j{{"gpu", o.gpu}, {"nodes", o.nodes}, {"gpus", o.gpus}, {"fits", o.best.has_value()},
                        {"max_seq", o.max_seq}};
       if (o.best) j["best"] = estimate_json(o.best->plan, o.best->estimate);
-      if (o.best && tokens > 0) j["budget"] = budget_json(tokens, o);
+      if (o.best && budget.asked()) j["budget"] = budget_json(budget, o);
       options.push_back(j);
     }
     nlohmann::json j{{"options", options}};
@@ -217,7 +234,11 @@ int cmd_rent(int argc, const char* const* argv) {
               shapes.nodes.size() == 1 && shapes.nodes[0] == 1 ? "" : "s");
   std::printf("%-12s %5s %5s %8s %9s %12s %12s %8s", "gpu", "nodes", "GPUs", "$/GPU-h", "$/Mtok", "step",
               "tokens/s", "max seq");
-  if (tokens > 0) std::printf(" %12s %10s", "budget time", "budget $");
+  if (budget.epochs > 0) {
+    std::printf(" %12s %10s", budget.epochs == 1 ? "epoch" : (std::to_string(budget.epochs) + " epochs").c_str(), "$");
+  } else if (budget.asked()) {
+    std::printf(" %12s %10s", "budget time", "budget $");
+  }
   std::printf(" %-5s  %s\n", "group", "best knobs");
   for (int i = 0; i < static_cast<int>(table.options.size()); ++i) {
     const auto& o = table.options[static_cast<size_t>(i)];
@@ -228,8 +249,8 @@ int cmd_rent(int argc, const char* const* argv) {
       std::printf("%-12s %5lld %5lld %8.2f %9.3f %12s %12s %8s", o.gpu.c_str(), static_cast<long long>(o.nodes),
                   static_cast<long long>(o.gpus), o.best->plan.cluster.gpu.price_per_gpu_hour, e.usd_per_million_tokens,
                   duration_text(e.time.step_time_s).c_str(), count_text(e.tokens_per_s).c_str(), max_seq.c_str());
-      if (tokens > 0) {
-        const nlohmann::json b = budget_json(tokens, o);
+      if (budget.asked()) {
+        const nlohmann::json b = budget_json(budget, o);
         std::printf(" %12s %10s", duration_text(b["seconds"].get<double>()).c_str(),
                     dollars_text(b["usd"].get<double>()).c_str());
       }
@@ -237,7 +258,7 @@ int cmd_rent(int argc, const char* const* argv) {
     } else {
       std::printf("%-12s %5lld %5lld %8s %9s %12s %12s %8s%s  does not fit\n", o.gpu.c_str(),
                   static_cast<long long>(o.nodes), static_cast<long long>(o.gpus), "-", "-", "-", "-", max_seq.c_str(),
-                  tokens > 0 ? "            -          -" : "");
+                  budget.asked() ? "            -          -" : "");
     }
   }
   if (table.cheapest < 0) {

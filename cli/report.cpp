@@ -36,6 +36,25 @@ std::string price_text(const PlanSpec& p, const costmodel::Estimate& e) {
   return text;
 }
 
+// "  corpus: 1,210 sequences an epoch, 98.1% of their tokens real: 10,230 real tokens/s;
+//   epoch: 412 steps, 2 h 10 min, $38.20" (nothing without documents).
+std::string corpus_lines(const PlanSpec& p, const costmodel::Estimate& e) {
+  if (p.documents.empty()) return "";
+  const double slots = static_cast<double>(p.documents.sequences) * static_cast<double>(p.seq_len);
+  std::string text = "  corpus: " + std::to_string(p.documents.sequences) + " sequences an epoch, " +
+                     format_number("%.1f%%", 100.0 * p.documents.real_tokens() / slots) + " of their tokens real: " +
+                     format_number("%.0f real tokens/s", e.real_tokens_per_s) + "; attention " +
+                     (e.attention_per_document ? "per document"
+                                               : "priced as one document a sequence (trainer \"" + p.stack.trainer +
+                                                     "\"'s packed attention was not read)") +
+                     "\n";
+  if (e.fits) {
+    text += "  epoch: " + format_number("%.0f steps, ", e.epoch_steps) + duration_text(e.epoch_s) + ", " +
+            dollars_text(e.usd_per_epoch) + "\n";
+  }
+  return text;
+}
+
 // {"verdict": "fits" | "fits_inside_error" | "does_not_fit", "margin_pct", "memory_error_max_pct"
 // (null: not measured), "measured_runs", "measured_on", "words"}.
 nlohmann::json verdict_json(const MemoryVerdict& v) {
@@ -110,6 +129,18 @@ nlohmann::json band_json(const MemoryBand& band, double edge_headroom) {
   return j;
 }
 
+// What a plan over a corpus (PlanSpec::documents) answers: null without one.
+nlohmann::json corpus_json(const PlanSpec& p, const costmodel::Estimate& e) {
+  if (p.documents.empty()) return nullptr;
+  return {{"sequences", p.documents.sequences},
+          {"real_tokens", p.documents.real_tokens()},
+          {"real_tokens_per_s", e.real_tokens_per_s},
+          {"attention", e.attention_per_document ? "per document" : "as one document a sequence (the trainer's packed attention not read)"},
+          {"epoch_steps", e.epoch_steps},
+          {"epoch_s", e.epoch_s},
+          {"usd_per_epoch", e.usd_per_epoch}};
+}
+
 nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
   const auto& m = e.memory;
   nlohmann::json memory = {
@@ -169,6 +200,7 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
           {"tflops_per_gpu", e.tflops_per_gpu},
           {"mfu", e.mfu},
           {"usd_per_million_tokens", e.usd_per_million_tokens},
+          {"corpus", corpus_json(p, e)},
           {"price_per_gpu_hour", p.cluster.gpu.price_per_gpu_hour},
           {"usd_per_hour", cluster_usd_per_hour(p)},
           {"run", run_json(p, e)},
@@ -246,6 +278,7 @@ std::string estimate_text(const PlanSpec& p, const costmodel::Estimate& e) {
     << format_number("%.1f TFLOPs/GPU", e.tflops_per_gpu) << ", MFU " << format_number("%.1f%%", 100 * e.mfu) << ", "
     << format_number("$%.3f", e.usd_per_million_tokens) << " per million tokens\n";
   o << price_text(p, e);
+  o << corpus_lines(p, e);
   return o.str();
 }
 

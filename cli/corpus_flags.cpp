@@ -1,0 +1,64 @@
+#include "cli/corpus_flags.hpp"
+
+#include "planner/core/parse.hpp"
+
+namespace spplan::cli {
+
+std::vector<FlagSpec> corpus_flag_specs() {
+  return {{"lengths", true, "the corpus's document lengths in tokens (spplan lengths writes them; docs/lengths.md)",
+           "a CSV or JSON lengths file", "one document a sequence"},
+          {"packing", true, "how documents fill each sequence: concatenated and cut (wrapped), best-fit decreasing bins (bfd), "
+                            "or one document a sequence, padded (none)",
+           join(corpus::packing_names()), "bfd"},
+          {"epochs", true, "epochs to price (with --lengths)", "an integer 1..1000", "1"}};
+}
+
+Result<CorpusOptions> corpus_options(const Args& args) {
+  CorpusOptions o;
+  const auto lengths = args.get("lengths");
+  for (const char* flag : {"packing", "epochs"}) {
+    if (!lengths && args.get(flag)) {
+      return Status::invalid(std::string("--") + flag + ": needs --lengths (allowed: with a corpus's lengths file)");
+    }
+  }
+  if (!lengths) return o;
+  o.path = *lengths;
+  SPPLAN_ASSIGN_OR_RETURN(corpus::Corpus c, corpus::read_lengths_file(*lengths));
+  o.corpus = std::move(c);
+  if (auto v = args.get("packing")) {
+    SPPLAN_ASSIGN_OR_RETURN(const size_t p, parse_choice("--packing", *v, corpus::packing_names()));
+    o.packing = static_cast<corpus::Packing>(p);
+  }
+  if (auto v = args.get("epochs")) {
+    SPPLAN_ASSIGN_OR_RETURN(o.epochs, parse_int("--epochs", *v, 1, 1000));
+  }
+  return o;
+}
+
+std::optional<corpus::PackedCorpus> apply_corpus(const CorpusOptions& o, PlanSpec* plan) {
+  if (!o.corpus) return std::nullopt;
+  corpus::PackedCorpus packed = corpus::pack(*o.corpus, plan->seq_len, o.packing);
+  plan->documents = packed.pieces;
+  plan->packed_documents = o.packing != corpus::Packing::kNone;
+  return packed;
+}
+
+std::string corpus_text(const CorpusOptions& o, const PlanSpec& plan, const corpus::PackedCorpus& packed) {
+  const corpus::Corpus& c = *o.corpus;
+  const double slots = static_cast<double>(packed.pieces.sequences) * static_cast<double>(plan.seq_len);
+  std::string text = "corpus: " + count_text(static_cast<double>(c.documents())) + " documents (" + o.path + "), " +
+                     count_text(c.tokens()) + " tokens, longest " + count_text(static_cast<double>(c.longest())) + "; packed " +
+                     corpus::to_string(o.packing) + " into " + count_text(static_cast<double>(packed.pieces.sequences)) + " sequences of " +
+                     std::to_string(plan.seq_len) + " tokens: " +
+                     format_number("%.1f%% padding", slots > 0 ? 100.0 * packed.padding_tokens / slots : 0.0);
+  int64_t longer = 0;
+  for (const auto& [length, count] : c.length_counts) longer += length > plan.seq_len ? count : 0;
+  if (longer > 0) {
+    text += "; " + std::to_string(longer) + " documents longer than the sequence " +
+            (o.packing == corpus::Packing::kNone ? "cut at its end, " + count_text(packed.tokens_cut) + " tokens not trained"
+                                                 : std::string("cut into pieces, each trained apart"));
+  }
+  return text;
+}
+
+}  // namespace spplan::cli
