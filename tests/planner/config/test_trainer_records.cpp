@@ -249,6 +249,8 @@ TEST(TrainerRecords, BadRecordsAreOneLineNamingFileAndKey) {
        "false (allowed: a chunk of 1 to 1048576 tokens with a loss that recomputes its chunks, else 0 or absent)"},
       {"no_chunk.toml", "name = \"x\"\nbase = \"hf\"\n[stack]\ntiled_loss_recomputes_chunks = true\n",
        "no_chunk.toml: key \"stack.tiled_loss_chunk_tokens\": value 0 does not go with tiled_loss_recomputes_chunks = true"},
+      {"packed.toml", "name = \"x\"\nbase = \"hf\"\n[stack]\npacked_attention = \"masked\"\n",
+       "packed.toml: key \"stack.packed_attention\": value \"masked\" is not allowed (allowed: unread, varlen, per_document)"},
       {"models_table.toml", "name = \"x\"\nbase = \"torchtitan\"\nmodels = 3\n",
        "models_table.toml: key \"models\": value 3 is not allowed (allowed: [[models]] tables)"},
   };
@@ -297,7 +299,32 @@ TEST(TrainerRecords, OnlyTheEngineRunsWithExpandableSegments) {
   }
 }
 
-// Issue 41: TorchTitan builds its models by name ([[models]]): a plan of another model is refused
+// How each record's attention runs packed documents, without a ring and on one: read where the
+// record cites the code, inherited from a base (trl, liger from hf), else not read.
+TEST(TrainerRecords, EachRecordSaysHowItsAttentionRunsPackedDocuments) {
+  const struct {
+    const char* name;
+    PackedAttention alone, ring;
+  } cases[] = {
+      {"engine", PackedAttention::kPerDocument, PackedAttention::kPerDocument},
+      {"hf", PackedAttention::kVarlen, PackedAttention::kUnread},
+      {"trl", PackedAttention::kVarlen, PackedAttention::kUnread},
+      {"liger", PackedAttention::kVarlen, PackedAttention::kUnread},
+      {"arctic", PackedAttention::kVarlen, PackedAttention::kUnread},
+      {"usp", PackedAttention::kVarlen, PackedAttention::kVarlen},
+      {"axolotl", PackedAttention::kVarlen, PackedAttention::kVarlen},
+      {"megatron", PackedAttention::kUnread, PackedAttention::kUnread},
+      {"torchtitan", PackedAttention::kUnread, PackedAttention::kUnread},
+  };
+  for (const auto& c : cases) {
+    const auto stack = load_trainer(c.name);
+    ASSERT_TRUE(stack.ok()) << c.name << ": " << stack.status().message();
+    EXPECT_EQ(stack->packed_attention, c.alone) << c.name;
+    EXPECT_EQ(stack->ring_packed_attention, c.ring) << c.name;
+  }
+}
+
+// TorchTitan builds its models by name ([[models]]): a plan of another model is refused
 // with the flavours it builds, and the search never returns one.
 TEST(TrainerRecords, TorchtitanRunsOnlyTheModelsItBuilds) {
   PlanSpec p = plan_on("torchtitan", 1, 4);
