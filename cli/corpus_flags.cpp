@@ -58,7 +58,10 @@ std::string corpus_text(const CorpusOptions& o, const PlanSpec& plan, const corp
             (o.packing == corpus::Packing::kNone ? "cut at its end, " + count_text(packed.tokens_cut) + " tokens not trained"
                                                  : std::string("cut into pieces, each trained apart"));
   }
-  return text;
+  // verl's dynamic context parallel picks a degree per micro batch by its longest sequence; none
+  // of the stacks with a record does (Megatron lists it on its roadmap; its record pins
+  // megatron_core 0.16.1), so one layout serves every sequence.
+  return text + "; every sequence runs the plan's layout (no trainer record runs a layout per micro batch by length)";
 }
 
 }  // namespace spplan::cli
