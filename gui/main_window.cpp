@@ -20,6 +20,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "gui/check_view.hpp"
 #include "gui/export_bar.hpp"
 #include "gui/knob_pins.hpp"
 #include "gui/optimizer_inputs.hpp"
@@ -232,6 +233,10 @@ void MainWindow::addShortcuts() {
   connect(new QShortcut(QKeySequence(Qt::Key_F5), this), &QShortcut::activated, this, &MainWindow::recomputeNow);
   connect(new QShortcut(QKeySequence::Open, this), &QShortcut::activated, this, &MainWindow::openModelConfig);
   connect(new QShortcut(QKeySequence::Save, this), &QShortcut::activated, this, &MainWindow::savePlan);
+  connect(new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_L), this), &QShortcut::activated, this, [this] {
+    m_tabs->setCurrentIndex(PlanTabs::CheckTab);
+    m_tabs->checkView()->chooseLogs();
+  });
   connect(new QShortcut(QKeySequence::Quit, this), &QShortcut::activated, this, &QWidget::close);
 }
 

@@ -5,8 +5,9 @@
 // planner or simulator libraries; inputs are parsed with the CLI's functions and errors use the
 // CLI's words.
 //
-// Keyboard: Alt+letter moves to an input (underlined in its label), Ctrl+1..5 the tabs, F5
-// recomputes, Ctrl+O opens a model config, Ctrl+S saves the plan, Ctrl+R runs it, Ctrl+. stops.
+// Keyboard: Alt+letter moves to an input (underlined in its label), Ctrl+1..6 the tabs, F5
+// recomputes, Ctrl+O opens a model config, Ctrl+S saves the plan, Ctrl+R runs it, Ctrl+. stops,
+// Ctrl+L opens a run's logs to check against the selected plan (the Check a run tab).
 #pragma once
 
 #include <QMainWindow>
@@ -47,8 +48,8 @@ class MainWindow : public QMainWindow {
   // Restores the inputs QSettings saved; false when there is no saved session.
   bool restoreSession();
   SessionState sessionState() const;
-  // Writes one PNG per tab (planner.png, timeline.png, rent.png, sp-scaling.png, run.png) of the
-  // window as it is now into `dir`.
+  // Writes one PNG per tab (planner.png, timeline.png, rent.png, sp-scaling.png, run.png,
+  // check.png) of the window as it is now into `dir`.
   Status saveScreenshots(const QString& dir);
 
   PlanTableModel* planModel() const { return m_planModel; }

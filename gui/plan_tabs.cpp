@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "gui/charts.hpp"
+#include "gui/check_view.hpp"
 #include "gui/image_export.hpp"
 #include "gui/plan_table_model.hpp"
 #include "gui/rent_chart_view.hpp"
@@ -74,7 +75,7 @@ class RentSortProxy : public QSortFilterProxyModel {
 }  // namespace
 
 const char* PlanTabs::tabFileName(int tab) {
-  static const char* const kNames[TabCount] = {"planner", "timeline", "rent", "sp-scaling", "run"};
+  static const char* const kNames[TabCount] = {"planner", "timeline", "rent", "sp-scaling", "run", "check"};
   return kNames[tab];
 }
 
@@ -92,6 +93,9 @@ PlanTabs::PlanTabs(PlanTableModel* plans, const TrustTable* trust, QWidget* pare
   addTab(scrolled(buildScalingTab()), tr("S&P scaling"));
   m_runPanel = new RunPanel(this);
   addTab(scrolled(m_runPanel), tr("Run i&t"));
+  m_checkView = new CheckView(this);
+  connect(m_checkView, &CheckView::message, this, &PlanTabs::message);
+  addTab(scrolled(m_checkView), tr("Chec&k a run"));
   connect(this, &QTabWidget::currentChanged, this, [this](int index) {
     if (index == RentTab) updateRent();
   });
@@ -220,6 +224,7 @@ void PlanTabs::setSelected(int row, const std::string& gpu) {
     m_scalingModel->clear();
     m_timeline->clear();
     m_runPanel->setPlan(nullptr, {});
+    m_checkView->setSelectedPlan(nullptr);
     m_scalingTrustLabel->clear();
     m_hostLabel->clear();
     return;
@@ -235,6 +240,7 @@ void PlanTabs::setSelected(int row, const std::string& gpu) {
   // The panel runs spplan-engine: its own measured accuracy on this GPU says the most, when known.
   const QString engine = m_trust ? m_trust->trainerText(gpu, "engine") : QString();
   m_runPanel->setPlan(&selected, engine.isEmpty() ? tr("Measured error on %1: %2.").arg(gpuName, trust) : engine + ".");
+  m_checkView->setSelectedPlan(&selected.plan);  // the row's PlanSpec, as the table shows it
 }
 
 }  // namespace spplan::gui

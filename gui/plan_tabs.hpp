@@ -1,7 +1,8 @@
 // PlanTabs: the tabs about the selected plan under the plan table. Memory (peak by category from
 // PlanTableModel's row, peak against sequence length), Step timeline (the simulator), What to rent
 // (every GPU preset and node shape; computed when the tab is shown, since it runs 15 searches),
-// SP scaling, and Run it. Each chart has a "Save image…" button; outcomes go to message().
+// SP scaling, Run it, and Check a run (a run's logs against the selected plan, CheckView). Each
+// chart has a "Save image…" button; outcomes go to message().
 #pragma once
 
 #include <QTabWidget>
@@ -14,6 +15,7 @@ class QTableView;
 
 namespace spplan::gui {
 
+class CheckView;
 class MemoryChartView;
 class PlanTableModel;
 class RentChartView;
@@ -28,8 +30,8 @@ class PlanTabs : public QTabWidget {
   Q_OBJECT
 
  public:
-  enum Tab { MemoryTab, TimelineTab, RentTab, ScalingTab, RunTab, TabCount };
-  static const char* tabFileName(int tab);  // "planner", "timeline", "rent", "sp-scaling", "run"
+  enum Tab { MemoryTab, TimelineTab, RentTab, ScalingTab, RunTab, CheckTab, TabCount };
+  static const char* tabFileName(int tab);  // "planner", "timeline", "rent", "sp-scaling", "run", "check"
 
   // `plans` feeds the memory chart; `trust` (may be null: accuracy unknown) is not owned.
   PlanTabs(PlanTableModel* plans, const TrustTable* trust, QWidget* parent = nullptr);
@@ -50,6 +52,7 @@ class PlanTabs : public QTabWidget {
   SpScalingModel* scalingModel() const { return m_scalingModel; }
   StepTimelineView* timeline() const { return m_timeline; }
   RunPanel* runPanel() const { return m_runPanel; }
+  CheckView* checkView() const { return m_checkView; }
 
  Q_SIGNALS:
   void message(const QString& text, bool ok);
@@ -76,6 +79,7 @@ class PlanTabs : public QTabWidget {
   QLabel* m_scalingTrustLabel = nullptr;
   QLabel* m_hostLabel = nullptr;  // the Memory tab's host and NVMe line
   RunPanel* m_runPanel = nullptr;
+  CheckView* m_checkView = nullptr;
 };
 
 }  // namespace spplan::gui
