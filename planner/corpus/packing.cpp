@@ -3,10 +3,13 @@
 // on_seq_length_overflow="split", which SFTConfig calls packing_strategy="bfd_split"); what differs
 // is said at each packing and in docs/lengths.md.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <random>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "planner/corpus/corpus.hpp"
 
@@ -25,12 +28,39 @@ class PieceTally {
   std::map<int64_t, int64_t> counts_;
 };
 
+// The costmodel walks the pieces' lengths in every estimate, and a search makes thousands: a
+// million-document corpus has some 150,000 distinct piece lengths, 1.5 s a search. Past
+// kMaxPricedLengths the lengths above kExactLengths share bins 1/1024 wide, each priced at its
+// pieces' root-mean-square length (rounded to a token), which keeps their sum of squares, the
+// attention, within 0.1% and their tokens within 0.05%; the padding is counted before.
+constexpr size_t kMaxPricedLengths = 4096;
+constexpr int64_t kExactLengths = 1024;
+
+std::vector<std::pair<int64_t, int64_t>> binned(std::vector<std::pair<int64_t, int64_t>> lengths) {
+  if (lengths.size() <= kMaxPricedLengths) return lengths;
+  std::vector<std::pair<int64_t, int64_t>> out;
+  size_t i = 0;
+  for (; i < lengths.size() && lengths[i].first <= kExactLengths; ++i) out.push_back(lengths[i]);
+  while (i < lengths.size()) {
+    const double start = static_cast<double>(lengths[i].first), end = start * (1.0 + 1.0 / kExactLengths);
+    double squares = 0, count = 0;
+    for (; i < lengths.size() && static_cast<double>(lengths[i].first) < end; ++i) {
+      const double n = static_cast<double>(lengths[i].first), c = static_cast<double>(lengths[i].second);
+      squares += n * n * c;
+      count += c;
+    }
+    out.emplace_back(std::llround(std::sqrt(squares / count)), static_cast<int64_t>(count));
+  }
+  return out;
+}
+
 PackedCorpus packed(PieceTally* pieces, int64_t sequences, int64_t seq_len, double tokens_cut) {
   PackedCorpus p;
   p.pieces.length_counts = pieces->take();
   p.pieces.sequences = sequences;
   p.tokens_cut = tokens_cut;
   p.padding_tokens = static_cast<double>(sequences) * static_cast<double>(seq_len) - p.pieces.real_tokens();
+  p.pieces.length_counts = binned(std::move(p.pieces.length_counts));
   return p;
 }
 
