@@ -46,4 +46,10 @@ Result<RunMeasurements> read_torch_memory_lines(const std::string& where, std::s
 // nvidia-smi manual (--help-query-gpu) of driver 550.
 Result<RunMeasurements> read_nvidia_smi_csv(const std::string& where, std::string_view text);
 
+// torch.cuda.memory._dump_snapshot's pickle (read without Python: pickle_value.hpp), of the busiest
+// device: reserved at the snapshot (the segments' total_size) or the trace's most, and with
+// _record_memory_history's trace, the allocator's peak and its level after each alloc/free_completed
+// (at most 4096 samples). Read from torch 2.15.0 (torch/cuda/memory.py, torch/cuda/_memory_viz.py).
+Result<RunMeasurements> read_torch_snapshot(const std::string& where, std::string_view bytes);
+
 }  // namespace spplan::check

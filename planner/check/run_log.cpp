@@ -35,10 +35,11 @@ Result<RunMeasurements> read_json_lines(const std::string& where, std::string_vi
 }  // namespace
 
 Result<RunMeasurements> read_run_log_text(const std::string& where, std::string_view text) {
-  // pickle's protocol 2 and later open with the PROTO opcode, 0x80 (Python's pickletools).
-  if (!text.empty() && static_cast<unsigned char>(text.front()) == 0x80) {
-    return Status::invalid(where + ": a PyTorch memory snapshot (a pickle, torch.cuda.memory._dump_snapshot) is not "
-                           "read (allowed: print torch.cuda.max_memory_allocated() and max_memory_reserved() instead)");
+  // pickle's protocol 2 and later open with the PROTO opcode, 0x80 (Python's pickletools); a memory
+  // snapshot is such a pickle. Any other binary file (a NUL near its start) is no log either.
+  if (!text.empty() && static_cast<unsigned char>(text.front()) == 0x80) return read_torch_snapshot(where, text);
+  if (text.substr(0, 4096).find('\0') != std::string_view::npos) {
+    return Status::invalid(where + ": a binary file, not a run log (allowed: " + std::string(kRunLogFormats) + ")");
   }
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos) return Status::invalid(where + ": empty (allowed: " + std::string(kRunLogFormats) + ")");

@@ -18,11 +18,12 @@ inline constexpr int64_t kMaxRunLogBytes = 256LL << 20;
 inline constexpr const char* kRunLogFormats =
     "an HF Trainer or TRL trainer_state.json, ArcticTraining's metrics JSON Lines, a DeepSpeed log, "
     "spplan run --json or --log, torch.cuda.max_memory_allocated/reserved lines, "
-    "nvidia-smi --query-gpu=memory.used --format=csv (with its header)";
+    "nvidia-smi --query-gpu=memory.used --format=csv (with its header), "
+    "a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot's pickle)";
 
 // The log at `path`. Fails in one line naming the file: not a readable regular file, larger than
-// kMaxRunLogBytes, a PyTorch memory snapshot (a pickle: binary, not read), a format none of the
-// readers knows, or what that format's reader refuses.
+// kMaxRunLogBytes, another binary file, a format none of the readers knows, or what that format's
+// reader refuses.
 Result<RunMeasurements> read_run_log(const std::string& path);
 // The same on text already read; `where` names it in messages.
 Result<RunMeasurements> read_run_log_text(const std::string& where, std::string_view text);

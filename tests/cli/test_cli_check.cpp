@@ -33,6 +33,19 @@ TEST(CliCheck, AsPlannedExitsZeroAndNotThePlanExitsOne) {
   EXPECT_NE(broken.out.find("the run is not the plan\n"), std::string::npos);
 }
 
+// A PyTorch memory snapshot (a pickle, the synthetic one of test_torch_snapshot.cpp: its trace's
+// allocator peak 21 MiB) read by check and held against the plan beside it.
+TEST(CliCheck, ReadsAMemorySnapshot) {
+  const std::string snapshot = kData + "/torch_snapshot/traced.pickle";
+  const auto r = run_spplan("check --plan " + kSp2Plan + " " + snapshot);
+  ASSERT_NE(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.out.find(snapshot + " (torch-memory-snapshot)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[allocator peak (max_memory_allocated)]"), std::string::npos) << r.out;
+  const auto j = nlohmann::json::parse(run_spplan("check --plan " + kSp2Plan + " " + snapshot + " --json").out);
+  EXPECT_EQ(j["formats"], nlohmann::json::array({"torch-memory-snapshot"}));
+  EXPECT_EQ(j["measured"]["peak_memory_bytes"], 21 << 20) << j["measured"];
+}
+
 TEST(CliCheck, JsonNamesPredictedMeasuredAndFindings) {
   const auto r = run_spplan("check --plan " + kCpuPlan + " " + kData + "/engine_sp1_on_sp2.log.jsonl --json");
   ASSERT_EQ(r.exit_code, 1) << r.err;
@@ -57,13 +70,13 @@ TEST(CliCheck, BadInputIsOneLineAndExitTwo) {
        "spplan: RUNLOG: missing (required: one or more logs of the run: an HF Trainer or TRL trainer_state.json, "
        "ArcticTraining's metrics JSON Lines, a DeepSpeed log, spplan run --json or --log, "
        "torch.cuda.max_memory_allocated/reserved lines, nvidia-smi --query-gpu=memory.used --format=csv (with its "
-       "header))\n"},
+       "header), a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot's pickle))\n"},
       {"check " + notes, "spplan: --plan: missing (required: a plan TOML file, the one the run was launched from)\n"},
       {"check --plan " + kSp2Plan + " " + notes,
        "spplan: " + notes + ": not a run log spplan reads (allowed: an HF Trainer or TRL trainer_state.json, "
        "ArcticTraining's metrics JSON Lines, a DeepSpeed log, spplan run --json or --log, "
        "torch.cuda.max_memory_allocated/reserved lines, nvidia-smi --query-gpu=memory.used --format=csv (with its "
-       "header))\n"},
+       "header), a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot's pickle))\n"},
       {"check --plan " + kSp2Plan + " " + dir.path() + "/absent.json",
        "spplan: " + dir.path() + "/absent.json: cannot open (no such file)\n"},
       {"check --plan " + kSp2Plan + " " + kData + "/hf_sp2/trainer_state.json --runs " + notes,

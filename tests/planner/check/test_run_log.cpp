@@ -53,9 +53,9 @@ TEST(RunLog, BadFilesAreRefusedInOneLineNamingTheFile) {
       {"notes.txt", "loss went down\n", "not a run log spplan reads" + formats},
       {"other.json", "{\"hello\": 1}\n", "not a run log spplan reads" + formats},
       {"lines.jsonl", "{\"a\": 1}\n{\"b\": 2}\n", "not a run log spplan reads" + formats},
-      {"snapshot.pickle", std::string("\x80\x04\x95", 3) + "rest",
-       "a PyTorch memory snapshot (a pickle, torch.cuda.memory._dump_snapshot) is not read (allowed: print "
-       "torch.cuda.max_memory_allocated() and max_memory_reserved() instead)"},
+      {"snapshot.pickle", std::string("\x80\x04\x95", 3) + "rest",  // a pickle, cut inside its FRAME's length
+       "byte 2: truncated: the opcode needs 8 more bytes, 4 are left (allowed: a whole pickle)"},
+      {"a.out", std::string("\x7f" "ELF\x02\x01\x01\x00", 8) + "rest", "a binary file, not a run log" + formats},
       {"cut.json", "{\n  \"log_history\": [\n", "not valid JSON at byte 22 (allowed: a JSON log)"},
       {"cut.jsonl", "{\"iter\": 1}\n{\"iter\": \n", "line 2: not valid JSON at byte 10 (allowed: a JSON log)"},
       {"array.jsonl", "{\"iter\": 1}\n[1]\n", "line 2: a JSON array (allowed: one JSON object a line)"},
