@@ -186,7 +186,8 @@ const std::vector<Target>& targets() {
       {"cli_args", cli_args, {"fuzz/seeds/cli"}, ""},
       {"run_log", run_log, {"tests/planner/check/data", "tests/planner/check/data/gpu",
                             "tests/planner/check/data/gpu/h100-2026-11-26", "tests/planner/check/data/hf_sp2",
-                            "tests/planner/check/data/hf_sp2_dropped", "tests/planner/check/data/arctic_sp2"}, ""},
+                            "tests/planner/check/data/hf_sp2_dropped", "tests/planner/check/data/arctic_sp2",
+                            "tests/planner/check/data/torch_snapshot"}, ""},
       {"lengths_file", lengths_file, {"fuzz/seeds/lengths_file"}, ""},
   };
   return kTargets;

@@ -111,7 +111,10 @@ class Parser {
   }
 
   Result<ValueId> make(Kind kind, int64_t number) {
-    if (doc_.nodes_.size() >= kMaxValues) return malformed("more than " + std::to_string(kMaxValues) + " values");
+    if (doc_.nodes_.size() >= kMaxValues) {
+      return fail(op_at_, "more than " + std::to_string(kMaxValues) + " values",
+                  "fewer: torch.cuda.memory._record_memory_history(max_entries=...) keeps fewer trace entries");
+    }
     doc_.nodes_.push_back({kind, 0, number});
     return static_cast<ValueId>(doc_.nodes_.size() - 1);
   }
