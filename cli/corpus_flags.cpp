@@ -1,6 +1,7 @@
 #include "cli/corpus_flags.hpp"
 
 #include "planner/core/parse.hpp"
+#include "planner/corpus/plan_documents.hpp"
 
 namespace spplan::cli {
 
@@ -37,10 +38,7 @@ Result<CorpusOptions> corpus_options(const Args& args) {
 
 std::optional<corpus::PackedCorpus> apply_corpus(const CorpusOptions& o, PlanSpec* plan) {
   if (!o.corpus) return std::nullopt;
-  corpus::PackedCorpus packed = corpus::pack(*o.corpus, plan->seq_len, o.packing);
-  plan->documents = packed.pieces;
-  plan->packed_documents = o.packing != corpus::Packing::kNone;
-  return packed;
+  return corpus::pack_into_plan(*o.corpus, o.packing, plan);  // the GUI's Corpus input takes the same step
 }
 
 std::string corpus_text(const CorpusOptions& o, const PlanSpec& plan, const corpus::PackedCorpus& packed) {
