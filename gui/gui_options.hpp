@@ -1,5 +1,5 @@
 // The command line of spplan-gui (DESIGN.md): [--model M --gpu G --gpus N --gpus-per-node K --seq S]
-// [--screenshot FILE.png] [--screenshots DIR] (DIR: one PNG per tab, the README's pictures). Values are checked with the CLI's own parse and load functions, so a
+// [--lengths FILE [--packing P]] [--screenshot FILE.png] [--screenshots DIR] (DIR: one PNG per tab, the README's pictures). Values are checked with the CLI's own parse and load functions, so a
 // bad value gets the CLI's message; main() prints it on one line and exits 2.
 #pragma once
 
@@ -18,9 +18,11 @@ struct GuiOptions {
   std::string gpus = "8";
   std::optional<std::string> gpusPerNode;  // unset: the GPU preset's
   std::string seq = "128k";
+  std::optional<std::string> lengths;  // the corpus's lengths file (the Corpus input); unset: none
+  std::optional<std::string> packing;  // with lengths; unset: bfd
   std::optional<std::string> screenshotPath;
   std::optional<std::string> screenshotsDir;
-  bool inputsGiven = false;  // any of --model .. --seq: otherwise the saved session is restored
+  bool inputsGiven = false;  // any of --model .. --packing: otherwise the saved session is restored
 };
 
 // argv as main() receives it; arguments not starting with "--" are left to Qt (-platform ...).

@@ -1,4 +1,5 @@
-// spplan-gui [--model M --gpu G --gpus N --gpus-per-node K --seq S] [--screenshot FILE.png]
+// spplan-gui [--model M --gpu G --gpus N --gpus-per-node K --seq S] [--lengths FILE [--packing P]]
+//            [--screenshot FILE.png]
 //            [--screenshots DIR] | --help | -h | --version
 // Without input flags the last session's inputs come back (QSettings). With --screenshot: fill
 // the inputs, compute, render the 1280x800 window to FILE.png, exit 0; with --screenshots: one

@@ -21,6 +21,8 @@
 #include <QVBoxLayout>
 
 #include "gui/check_view.hpp"
+#include "gui/corpus_inputs.hpp"
+#include "gui/corpus_model.hpp"
 #include "gui/export_bar.hpp"
 #include "gui/knob_pins.hpp"
 #include "gui/optimizer_inputs.hpp"
@@ -37,6 +39,7 @@
 #include "planner/config/stack_flags.hpp"
 #include "planner/config/trainer_rules.hpp"
 #include "planner/core/parse.hpp"
+#include "planner/corpus/plan_documents.hpp"
 #include "planner/costmodel/priced_model.hpp"
 #include "planner/search/search.hpp"
 
@@ -91,6 +94,9 @@ MainWindow::MainWindow(QWidget* parent)
   m_pins = new KnobPins(central);
   connect(m_pins, &KnobPins::changed, this, &MainWindow::scheduleRecompute);
   layout->addWidget(m_pins);
+  m_corpus = new CorpusInputs(central);
+  connect(m_corpus, &CorpusInputs::changed, this, &MainWindow::scheduleRecompute);
+  layout->addWidget(m_corpus);
   m_statusLabel = new QLabel(central);
   m_statusLabel->setWordWrap(true);
   m_statusLabel->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -118,6 +124,7 @@ MainWindow::MainWindow(QWidget* parent)
   m_table->verticalHeader()->setDefaultSectionSize(rowPx);
   m_table->setMinimumHeight(m_table->horizontalHeader()->sizeHint().height() + kPlanRowsShown * rowPx +
                             2 * m_table->frameWidth());
+  showCorpusColumns(false);
   // A header click sorts (PlanTableModel::sort); the search's ranking first.
   m_table->horizontalHeader()->setSortIndicator(PlanTableModel::RankColumn, Qt::AscendingOrder);
   m_table->setSortingEnabled(true);
@@ -251,6 +258,8 @@ void MainWindow::setInputs(const GuiOptions& options) {
     }
   }
   m_seqEdit->setText(stringOf(options.seq));
+  if (options.packing) m_corpus->packingCombo()->setCurrentText(stringOf(*options.packing));
+  m_corpus->setPath(options.lengths ? stringOf(*options.lengths) : QString());
   scheduleRecompute();
 }
 
@@ -270,6 +279,7 @@ bool MainWindow::restoreSession() {
   m_optimizer->setTexts(s.optimizer);
   m_pins->setTexts(s.pins);
   m_stack->setTexts(s.stack);
+  m_corpus->setTexts(s.corpus);
   scheduleRecompute();
   return true;
 }
@@ -278,7 +288,7 @@ SessionState MainWindow::sessionState() const {
   return {m_modelCombo->currentText().trimmed(), m_gpuCombo->currentText().trimmed(), m_gpusSpin->value(),
           m_perNodeSpin->value(), m_seqEdit->text().trimmed(), m_trainerCombo->currentText(),
           m_priceEdit->text().trimmed(), m_headroomEdit->text().trimmed(), m_optimizer->texts(),
-          m_pins->texts(), m_stack->texts()};
+          m_pins->texts(), m_stack->texts(), m_corpus->texts()};
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
@@ -298,6 +308,8 @@ void MainWindow::onGpuChanged(const QString& text) {
 }
 
 Result<PlanSpec> MainWindow::baseFromInputs() const {
+  // As cmd_plan: the lengths file is read (corpus_options) before the plan's flags.
+  SPPLAN_RETURN_IF_ERROR(m_corpus->status());
   // The order and the words of cli/common.cpp's plan_from_flags().
   PlanSpec plan;
   SPPLAN_ASSIGN_OR_RETURN(plan.model, load_model(m_modelCombo->currentText().trimmed().toStdString()));
@@ -331,6 +343,10 @@ void MainWindow::recomputeNow() {
     showError(stringOf(base.status().message()));
     return;
   }
+  // As cmd_plan's apply_corpus, before the knob flags are read: at the sequence length as typed.
+  std::optional<corpus::PackedCorpus> packed;
+  const corpus::Corpus* lengths = m_corpus->corpus();
+  if (lengths != nullptr) packed = corpus::pack_into_plan(*lengths, m_corpus->packing(), &*base);
   m_stack->setModel(base->model.has_encoders(), record_of(*base).facts.freezes_encoders);
   // As spplan plan's knob flags, with the stack's (a named kernel stays named).
   const Result<search::KnobConstraints> pinned = m_pins->constraints(&*base, m_stack->flags());
@@ -345,6 +361,12 @@ void MainWindow::recomputeNow() {
     return;
   }
   m_tabs->setBase(*base, *pinned);
+  if (packed) {
+    m_tabs->corpusModel()->setCorpus(*lengths, m_corpus->packing(), base->seq_len, *packed);
+  } else {
+    m_tabs->corpusModel()->clear();
+  }
+  showCorpusColumns(packed.has_value());
   m_selectedRow = -1;  // row numbers now name new plans
   m_statusLabel->setStyleSheet("color: #444;");
   const QLocale english(QLocale::English);  // one number format on the screen: 131,072
@@ -380,6 +402,7 @@ void MainWindow::showError(const QString& message) {
   m_selectedRow = -1;
   m_planModel->clear();
   m_tabs->setBase(std::nullopt);
+  m_tabs->corpusModel()->clear();
   selectRow(-1);
   m_statusLabel->setStyleSheet("color: #c00000; font-weight: bold;");
   m_statusLabel->setText(message);
@@ -414,7 +437,9 @@ void MainWindow::updateBanner(int row) {
   const int64_t maxSeq = search::max_seq_fixed(selected.plan, kMaxSeqGranularity);
   const QString maxSeqText = maxSeq > 0 ? tr("longest sequence with the selected plan's knobs: %1 tokens").arg(QString::fromStdString(seq_text(maxSeq)))
                                         : tr("the selected plan's knobs fit no sequence length");
-  const QModelIndex best = m_planModel->index(0, PlanTableModel::TokensPerSecondColumn);
+  const bool hasCorpus = m_planModel->hasCorpus();
+  const QModelIndex best =
+      m_planModel->index(0, hasCorpus ? PlanTableModel::RealTokensPerSecondColumn : PlanTableModel::TokensPerSecondColumn);
   if (m_planModel->anyFits()) {
     // The selected plan's margin against the measured memory error of its trainer on its GPU:
     // green beyond it, amber inside it (planner/accuracy/memory_verdict.hpp, as the CLI's verdict).
@@ -424,9 +449,11 @@ void MainWindow::updateBanner(int row) {
     const bool amber = verdict.verdict == Verdict::kFitsInsideError;
     m_bannerLabel->setStyleSheet(amber ? "background: #fff1b8; color: #6b4f00; font-weight: bold;"
                                        : "background: #d6f0d6; color: #105010; font-weight: bold;");
-    QString text = tr("%1: best plan %2 tokens/s   ·   selected plan %3   ·   %4")
+    QString text = tr("%1: best plan %2 %3   ·   selected plan %4   ·   %5")
                        .arg(amber ? tr("Fits inside the measured error") : tr("Fits"),
-                            QLocale(QLocale::English).toString(tokensPerS, 'f', 0), stringOf(verdict.words), maxSeqText);
+                            QLocale(QLocale::English).toString(tokensPerS, 'f', 0),
+                            hasCorpus ? tr("real tokens/s") : tr("tokens/s"), stringOf(verdict.words), maxSeqText);
+    if (hasCorpus && selected.estimate.fits) text += QStringLiteral("   ·   ") + epochText(selected.estimate);
     // Safe first, as spplan plan: the faster plan the ranking put below the safe ones, named.
     if (!m_planModel->riskyNote().isEmpty()) text += tr("   ·   fastest risky plan: %1").arg(m_planModel->riskyNote());
     m_bannerLabel->setText(text);
@@ -434,6 +461,26 @@ void MainWindow::updateBanner(int row) {
     m_bannerLabel->setStyleSheet("background: #fde2c8; color: #7a3000; font-weight: bold;");
     m_bannerLabel->setText(tr("Does not fit: %1   ·   %2")
                                .arg(stringOf(m_planModel->planAt(0).estimate.reason()), maxSeqText));
+  }
+}
+
+QString MainWindow::epochText(const costmodel::Estimate& e) const {
+  // The CLI's words (cmd_plan: "epoch: ...", then "3 epochs: ..." past one).
+  const auto priced = [](double seconds, double usd) {
+    return QString::fromStdString(duration_text(seconds)) + ", " + dollarsText(usd);
+  };
+  QString text = tr("epoch: %1").arg(priced(e.epoch_s, e.usd_per_epoch));
+  if (const int epochs = m_corpus->epochs(); epochs > 1) {
+    text += tr("; %1 epochs: %2").arg(epochs).arg(priced(e.epoch_s * epochs, e.usd_per_epoch * epochs));
+  }
+  return text;
+}
+
+void MainWindow::showCorpusColumns(bool corpus) {
+  m_table->setColumnHidden(PlanTableModel::TokensPerSecondColumn, corpus);
+  m_table->setColumnHidden(PlanTableModel::UsdPerMtokColumn, corpus);
+  for (int c : {PlanTableModel::RealTokensPerSecondColumn, PlanTableModel::EpochColumn, PlanTableModel::UsdPerEpochColumn}) {
+    m_table->setColumnHidden(c, !corpus);
   }
 }
 

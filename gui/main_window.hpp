@@ -1,11 +1,13 @@
 // MainWindow: inputs (model, GPU, GPUs, GPUs per node, sequence length, trainer; below them the
-// optimizer settings, OptimizerInputs) on top, a fits
+// optimizer settings, OptimizerInputs, and the corpus, CorpusInputs) on top, a fits
 // banner with the planner's measured accuracy for the GPU, the ranked plan table with the export
-// buttons, and PlanTabs for the selected plan. Every number shown comes from a model over the
+// buttons, and PlanTabs for the selected plan. With a corpus each plan holds its documents packed
+// at the sequence length as typed (corpus::pack_into_plan, the step `spplan plan --lengths` takes),
+// the table shows real tokens/s and the epoch, and the banner the selected plan's epochs. Every number shown comes from a model over the
 // planner or simulator libraries; inputs are parsed with the CLI's functions and errors use the
 // CLI's words.
 //
-// Keyboard: Alt+letter moves to an input (underlined in its label), Ctrl+1..6 the tabs, F5
+// Keyboard: Alt+letter moves to an input (underlined in its label), Ctrl+1..7 the tabs, F5
 // recomputes, Ctrl+O opens a model config, Ctrl+S saves the plan, Ctrl+R runs it, Ctrl+. stops,
 // Ctrl+L opens a run's logs to check against the selected plan (the Check a run tab).
 #pragma once
@@ -16,6 +18,7 @@
 #include "gui/gui_options.hpp"
 #include "gui/trust.hpp"
 #include "planner/config/plan_spec.hpp"
+#include "planner/costmodel/estimate.hpp"
 
 class QComboBox;
 class QLabel;
@@ -27,6 +30,7 @@ class QTimer;
 
 namespace spplan::gui {
 
+class CorpusInputs;
 class ExportBar;
 class KnobPins;
 class OptimizerInputs;
@@ -49,7 +53,7 @@ class MainWindow : public QMainWindow {
   bool restoreSession();
   SessionState sessionState() const;
   // Writes one PNG per tab (planner.png, timeline.png, rent.png, sp-scaling.png, run.png,
-  // check.png) of the window as it is now into `dir`.
+  // check.png, corpus.png) of the window as it is now into `dir`.
   Status saveScreenshots(const QString& dir);
 
   PlanTableModel* planModel() const { return m_planModel; }
@@ -66,6 +70,7 @@ class MainWindow : public QMainWindow {
   QLineEdit* priceEdit() const { return m_priceEdit; }
   QLineEdit* headroomEdit() const { return m_headroomEdit; }
   OptimizerInputs* optimizerInputs() const { return m_optimizer; }
+  CorpusInputs* corpusInputs() const { return m_corpus; }
   KnobPins* knobPins() const { return m_pins; }
   StackChoices* stackChoices() const { return m_stack; }
   // Writes the selected plan as "Save plan…" does (the plan TOML `spplan plan --out` writes).
@@ -88,6 +93,8 @@ class MainWindow : public QMainWindow {
   void showError(const QString& message);
   void selectRow(int row);
   void updateBanner(int row);
+  QString epochText(const costmodel::Estimate& e) const;  // "epoch: 2 h 55 min, $21.12; 3 epochs: ..."
+  void showCorpusColumns(bool corpus);  // real tokens/s and the epoch, or tokens/s and $/Mtok
   void showPricedModel(const PlanSpec& plan);  // the model line: RoPE, encoders, window, mixture
   void onGpuChanged(const QString& text);
   void openModelConfig();
@@ -108,6 +115,7 @@ class MainWindow : public QMainWindow {
   QLineEdit* m_priceEdit = nullptr;     // --price-per-gpu-hour; empty: the GPU file's
   QLineEdit* m_headroomEdit = nullptr;  // --headroom PCT; empty: 0
   OptimizerInputs* m_optimizer = nullptr;
+  CorpusInputs* m_corpus = nullptr;
   KnobPins* m_pins = nullptr;
   StackChoices* m_stack = nullptr;  // --attention, --freeze-encoders / --train-encoders
   QPushButton* m_openButton = nullptr;

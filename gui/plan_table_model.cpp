@@ -42,6 +42,10 @@ double memoryGib(const costmodel::Estimate& e, int column) {
 
 }  // namespace
 
+QString dollarsText(double usd) {
+  return usd < 100 ? QStringLiteral("$") + QString::number(usd, 'f', 2) : QStringLiteral("$") + QString::fromStdString(count_text(usd));
+}
+
 QString hostMemoryText(const costmodel::Estimate& e) {
   QString text = QString::number(gib(e.host.total_bytes()), 'f', 0) + " / " + QString::number(gib(e.host_capacity_bytes), 'f', 0);
   if (e.host.nvme_bytes > 0) text += " + " + QString::fromStdString(count_text(gib(e.host.nvme_bytes))) + " NVMe";
@@ -119,6 +123,11 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
     case MfuColumn: return text ? QVariant(QString::number(100 * e.mfu, 'f', 1) + "%") : QVariant(e.mfu);
     case UsdPerMtokColumn:
       return text ? QVariant(significantText(e.usd_per_million_tokens, 3)) : QVariant(e.usd_per_million_tokens);
+    // The CLI's formats (cli/cmd_plan.cpp print_table): whole tokens, a duration, dollars.
+    case RealTokensPerSecondColumn:
+      return text ? QVariant(QString::fromStdString(count_text(e.real_tokens_per_s))) : QVariant(e.real_tokens_per_s);
+    case EpochColumn: return text ? QVariant(QString::fromStdString(duration_text(e.epoch_s))) : QVariant(e.epoch_s);
+    case UsdPerEpochColumn: return text ? QVariant(dollarsText(e.usd_per_epoch)) : QVariant(e.usd_per_epoch);
     default:
       return memoryGib(e, column);  // numbers in both roles: the chart mappers read DisplayRole
   }
@@ -155,6 +164,11 @@ QString PlanTableModel::headerToolTip(int section) {
     case TokensPerSecondColumn: return tr("Predicted trained tokens per second, whole cluster");
     case MfuColumn: return tr("Model FLOPs utilisation: model FLOPs (no recompute) / (GPUs × bf16 peak × step time)");
     case UsdPerMtokColumn: return tr("US dollars per million trained tokens at the GPU's list price");
+    case RealTokensPerSecondColumn:
+      return tr("Predicted tokens per second of the corpus's documents, whole cluster: the padding the packing leaves "
+                "not counted");
+    case EpochColumn: return tr("Predicted time of one epoch: the optimizer steps the packed corpus's sequences take");
+    case UsdPerEpochColumn: return tr("US dollars per epoch at the GPU's list price (or the price typed)");
     case OverheadGibColumn: return tr("Memory the framework does not see: CUDA context, NCCL buffers, GEMM workspaces, "
                                       "allocator fragmentation");
     default: return {};
@@ -167,7 +181,7 @@ QVariant PlanTableModel::headerData(int section, Qt::Orientation orientation, in
   if (orientation == Qt::Vertical) return section + 1;
   static const char* const kHeaders[ColumnCount] = {
       "rank", "group", "sp", "cp", "zero", "offload\noptimizer", "offload\nparams", "act\nckpt", "tiled", "micro\nbatch", "peak\nGiB",
-      "host GiB\nper node", "step", "tokens/s", "MFU", "$/Mtok", "params", "grads", "optimizer", "activations", "logits",
+      "host GiB\nper node", "step", "tokens/s", "MFU", "$/Mtok", "real\ntokens/s", "epoch", "$/epoch", "params", "grads", "optimizer", "activations", "logits",
       "buffers", "overhead", "capacity"};
   if (section < 0 || section >= ColumnCount) return {};
   return QString::fromLatin1(kHeaders[section]);
@@ -183,6 +197,7 @@ void PlanTableModel::setBase(const PlanSpec& base, const search::KnobConstraints
     m_riskyNote = QString::fromStdString(search::risky_beside_safe_words(*risky, result.feasible.front()));
   }
   beginResetModel();
+  m_hasCorpus = !base.documents.empty();
   m_evaluated = static_cast<int>(result.evaluated);
   m_fitCount = static_cast<int>(result.feasible.size());
   m_rows = std::move(result.feasible);
@@ -251,6 +266,7 @@ void PlanTableModel::applySort() {
 void PlanTableModel::clear() {
   beginResetModel();
   m_rows.clear();
+  m_hasCorpus = false;
   m_fitCount = 0;
   m_evaluated = 0;
   m_whyNone.clear();

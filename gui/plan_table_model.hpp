@@ -1,6 +1,6 @@
 // PlanTableModel: the ranked plans of one search, one row per plan. The single source of numbers
 // for the plan table (visible columns) and the memory chart (the hidden GiB-by-category columns,
-// read through a QVBarModelMapper). When nothing fits, the rows are the closest failing plans.
+// read through a QVBarModelMapper); with a corpus, its real tokens/s and epoch. When nothing fits, the rows are the closest failing plans.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -11,6 +11,9 @@
 
 namespace spplan::gui {
 
+// "$21.12", "$1,234": cli/report.cpp dollars_text's format, which the GUI cannot link (it builds on
+// the libraries only), so that the table, the banner and the CLI print one price alike.
+QString dollarsText(double usd);
 // A plan's host memory per node against what it may use of the RAM, and the NVMe it fills when it
 // swaps there: "412 / 1710", "96 / 1710 + 1,530 NVMe" (GiB). The plan table's and What to rent's.
 QString hostMemoryText(const costmodel::Estimate& e);
@@ -25,6 +28,9 @@ class PlanTableModel : public QAbstractTableModel {
     RankColumn, GroupColumn, SpColumn, CpColumn, ZeroColumn, OffloadOptimizerColumn, OffloadParamsColumn, CkptColumn,
     TiledColumn, MicroBatchColumn, PeakGibColumn, HostGibColumn, StepSecondsColumn, TokensPerSecondColumn,
     MfuColumn, UsdPerMtokColumn,
+    // With a corpus (the base's documents) MainWindow shows these in place of tokens/s and $/Mtok,
+    // as `spplan plan --lengths` does: real (non-padding) tokens/s, an epoch's time and its price.
+    RealTokensPerSecondColumn, EpochColumn, UsdPerEpochColumn,
     // Hidden in the table; the memory chart maps them (contiguous, in this order).
     ParamsGibColumn, GradsGibColumn, OptimizerGibColumn, ActivationsGibColumn, LogitsGibColumn,
     BuffersGibColumn, OverheadGibColumn, CapacityGibColumn,
@@ -65,6 +71,8 @@ class PlanTableModel : public QAbstractTableModel {
   const QString& riskyNote() const { return m_riskyNote; }
   void clear();
 
+  // Whether the last search's base held a corpus's documents (the epoch columns mean something).
+  bool hasCorpus() const { return m_hasCorpus; }
   bool anyFits() const { return m_fitCount > 0; }
   int fitCount() const { return m_fitCount; }
   int evaluated() const { return m_evaluated; }
@@ -80,6 +88,7 @@ class PlanTableModel : public QAbstractTableModel {
   std::vector<size_t> m_places;
   int m_sortColumn = RankColumn;
   Qt::SortOrder m_sortOrder = Qt::AscendingOrder;
+  bool m_hasCorpus = false;
   int m_fitCount = 0;
   int m_evaluated = 0;
   QString m_whyNone;

@@ -14,6 +14,8 @@
 
 #include "gui/charts.hpp"
 #include "gui/check_view.hpp"
+#include "gui/corpus_chart_view.hpp"
+#include "gui/corpus_model.hpp"
 #include "gui/image_export.hpp"
 #include "gui/plan_table_model.hpp"
 #include "gui/rent_chart_view.hpp"
@@ -75,7 +77,7 @@ class RentSortProxy : public QSortFilterProxyModel {
 }  // namespace
 
 const char* PlanTabs::tabFileName(int tab) {
-  static const char* const kNames[TabCount] = {"planner", "timeline", "rent", "sp-scaling", "run", "check"};
+  static const char* const kNames[TabCount] = {"planner", "timeline", "rent", "sp-scaling", "run", "check", "corpus"};
   return kNames[tab];
 }
 
@@ -85,7 +87,8 @@ PlanTabs::PlanTabs(PlanTableModel* plans, const TrustTable* trust, QWidget* pare
       m_trust(trust),
       m_sweepModel(new SeqSweepModel(this)),
       m_rentModel(new RentModel(this)),
-      m_scalingModel(new SpScalingModel(this)) {
+      m_scalingModel(new SpScalingModel(this)),
+      m_corpusModel(new CorpusModel(this)) {
   m_rentModel->setTrust(trust);
   addTab(scrolled(buildMemoryTab()), tr("&Memory"));
   addTab(scrolled(buildTimelineTab()), tr("Step t&imeline"));
@@ -96,6 +99,9 @@ PlanTabs::PlanTabs(PlanTableModel* plans, const TrustTable* trust, QWidget* pare
   m_checkView = new CheckView(this);
   connect(m_checkView, &CheckView::message, this, &PlanTabs::message);
   addTab(scrolled(m_checkView), tr("Chec&k a run"));
+  m_corpusChart = new CorpusChartView(m_corpusModel, this);
+  addTab(scrolled(withImageExport(m_corpusChart, "corpus", [this](const QString& text, bool ok) { Q_EMIT message(text, ok); })),
+         tr("C&orpus"));
   connect(this, &QTabWidget::currentChanged, this, [this](int index) {
     if (index == RentTab) updateRent();
   });

@@ -1,7 +1,8 @@
 // PlanTabs: the tabs about the selected plan under the plan table. Memory (peak by category from
 // PlanTableModel's row, peak against sequence length), Step timeline (the simulator), What to rent
 // (every GPU preset and node shape; computed when the tab is shown, since it runs 15 searches),
-// SP scaling, Run it, and Check a run (a run's logs against the selected plan, CheckView). Each
+// SP scaling, Run it, Check a run (a run's logs against the selected plan, CheckView) and Corpus (the
+// corpus's document lengths against the plan's sequence length, CorpusModel). Each
 // chart has a "Save image…" button; outcomes go to message().
 #pragma once
 
@@ -16,6 +17,8 @@ class QTableView;
 namespace spplan::gui {
 
 class CheckView;
+class CorpusChartView;
+class CorpusModel;
 class MemoryChartView;
 class PlanTableModel;
 class RentChartView;
@@ -30,8 +33,9 @@ class PlanTabs : public QTabWidget {
   Q_OBJECT
 
  public:
-  enum Tab { MemoryTab, TimelineTab, RentTab, ScalingTab, RunTab, CheckTab, TabCount };
-  static const char* tabFileName(int tab);  // "planner", "timeline", "rent", "sp-scaling", "run", "check"
+  enum Tab { MemoryTab, TimelineTab, RentTab, ScalingTab, RunTab, CheckTab, CorpusTab, TabCount };
+  // "planner", "timeline", "rent", "sp-scaling", "run", "check", "corpus"
+  static const char* tabFileName(int tab);
 
   // `plans` feeds the memory chart; `trust` (may be null: accuracy unknown) is not owned.
   PlanTabs(PlanTableModel* plans, const TrustTable* trust, QWidget* parent = nullptr);
@@ -53,6 +57,9 @@ class PlanTabs : public QTabWidget {
   StepTimelineView* timeline() const { return m_timeline; }
   RunPanel* runPanel() const { return m_runPanel; }
   CheckView* checkView() const { return m_checkView; }
+  // The Corpus tab's model (MainWindow sets it on each re-plan) and its chart.
+  CorpusModel* corpusModel() const { return m_corpusModel; }
+  CorpusChartView* corpusChart() const { return m_corpusChart; }
 
  Q_SIGNALS:
   void message(const QString& text, bool ok);
@@ -80,6 +87,8 @@ class PlanTabs : public QTabWidget {
   QLabel* m_hostLabel = nullptr;  // the Memory tab's host and NVMe line
   RunPanel* m_runPanel = nullptr;
   CheckView* m_checkView = nullptr;
+  CorpusModel* m_corpusModel;
+  CorpusChartView* m_corpusChart = nullptr;
 };
 
 }  // namespace spplan::gui

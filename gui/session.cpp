@@ -26,6 +26,10 @@ void saveSession(QSettings& settings, const SessionState& state) {
   settings.remove("");  // a choice set back to the trainer's is not kept
   for (const auto& [name, text] : state.stack) settings.setValue(name, text);
   settings.endGroup();
+  settings.beginGroup("corpus");
+  settings.remove("");  // a corpus cleared is not kept
+  for (const auto& [flag, text] : state.corpus) settings.setValue(flag, text);
+  settings.endGroup();
   settings.endGroup();
 }
 
@@ -48,6 +52,9 @@ SessionState loadSession(QSettings& settings) {
   settings.endGroup();
   settings.beginGroup("stack");
   for (const QString& name : settings.childKeys()) state.stack[name] = settings.value(name).toString();
+  settings.endGroup();
+  settings.beginGroup("corpus");
+  for (const QString& flag : settings.childKeys()) state.corpus[flag] = settings.value(flag).toString();
   settings.endGroup();
   settings.endGroup();
   return state;

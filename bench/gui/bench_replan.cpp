@@ -2,10 +2,14 @@
 // typing): MainWindow::recomputeNow() for Llama-3.1-8B on 256 H100s at 16M tokens (the search, the
 // selected plan's sweep, SP scaling, simulated step and banner), with the Memory tab in front and
 // with What to rent in front (it re-searches every preset and node shape then), against the search
-// alone (search::search_plans, what `spplan plan` runs) in the same process.
+// alone (search::search_plans, what `spplan plan` runs) in the same process. Then the re-plan with a
+// corpus set (validation/corpora/longalpaca-12k.qwen2.5.lengths.csv, bfd: each re-plan packs it at the
+// sequence length and prices every plan per document, and the Corpus tab bins it), against the same
+// re-plan without it, for qwen2.5-7b on 4 x a100-80gb (usp) at 64k: `spplan plan --lengths`'s example.
 // Prints the medians and their ratio; nothing here passes or fails.
 // Run: QT_QPA_PLATFORM=offscreen build/bench/gui/bench_gui_replan [REPEATS]
 #include <QApplication>
+#include <QComboBox>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +17,7 @@
 #include <functional>
 #include <vector>
 
+#include "gui/corpus_inputs.hpp"
 #include "gui/gui_options.hpp"
 #include "gui/main_window.hpp"
 #include "gui/plan_table_model.hpp"
@@ -74,5 +79,26 @@ int main(int argc, char** argv) {
               replanRent, rentShown);
   std::printf("the search alone (search_plans, %d knob sets): %.1f ms; re-plan / search = %.2f\n",
               window.planModel()->evaluated(), search, replan / search);
+
+  // With and without the corpus, the Memory tab in front, in one window.
+  window.tabs()->setCurrentIndex(spplan::gui::PlanTabs::MemoryTab);
+  options.model = "qwen2.5-7b";
+  options.gpu = "a100-80gb";
+  options.gpus = "4";
+  options.seq = "64k";
+  window.setInputs(options);
+  window.trainerCombo()->setCurrentText("usp");
+  window.recomputeNow();
+  const double plain = median_ms(repeats, [&] { window.recomputeNow(); });
+  window.corpusInputs()->setPath(SPPLAN_SOURCE_DIR_DEFAULT "/validation/corpora/longalpaca-12k.qwen2.5.lengths.csv");
+  if (!window.corpusInputs()->status()) {
+    std::printf("corpus: %s\n", window.corpusInputs()->status().message().c_str());
+    return 1;
+  }
+  window.recomputeNow();
+  const double withCorpus = median_ms(repeats, [&] { window.recomputeNow(); });
+  std::printf("GUI re-plan, qwen2.5-7b on 4 x a100-80gb (usp) at 64k: %.1f ms; with longalpaca-12k's 11,998 documents "
+              "(bfd): %.1f ms; with / without = %.2f\n",
+              plain, withCorpus, withCorpus / plain);
   return 0;
 }

@@ -25,6 +25,7 @@
 #include "planner/accuracy/memory_verdict.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/knobs_json.hpp"
+#include "planner/corpus/corpus.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/core/parse.hpp"
 #include "planner/costmodel/priced_model.hpp"
@@ -570,7 +571,13 @@ class TestGui : public QObject {
     const struct { QStringList args; std::string message; } cases[] = {
         {{"--gpus", "abc"}, spplan::parse_int("--gpus", "abc", 1, 1 << 24).status().message()},
         {{"--seq", "12x"}, spplan::parse_seq_len("--seq", "12x").status().message()},
-        {{"--bogus"}, "--bogus: unknown flag (allowed: --model, --gpu, --gpus, --gpus-per-node, --seq, --screenshot, --screenshots)"},
+        {{"--bogus"}, "--bogus: unknown flag (allowed: --model, --gpu, --gpus, --gpus-per-node, --seq, --lengths, --packing, "
+                      "--screenshot, --screenshots)"},
+        // The corpus flags in `spplan plan`'s words (cli/corpus_flags.cpp).
+        {{"--lengths", "/nonexistent/lengths.csv"}, spplan::corpus::read_lengths_file("/nonexistent/lengths.csv").status().message()},
+        {{"--lengths", SPPLAN_SOURCE_DIR "/validation/corpora/longalpaca-12k.qwen2.5.lengths.csv", "--packing", "zip"},
+         spplan::corpus::parse_packing("--packing", "zip").status().message()},
+        {{"--packing", "bfd"}, "--packing: needs --lengths (allowed: with a corpus's lengths file)"},
     };
     for (const auto& c : cases) {
       QProcess process;

@@ -752,7 +752,7 @@ class TestGuiViews : public QObject {
                                                    "64k", "--screenshots", dir.path()});
     QVERIFY(process.waitForFinished(120000));
     QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
-    for (const char* name : {"planner", "timeline", "rent", "sp-scaling", "run", "check"}) {
+    for (const char* name : {"planner", "timeline", "rent", "sp-scaling", "run", "check", "corpus"}) {
       const QImage image(dir.filePath(QString::fromLatin1(name) + ".png"));
       QCOMPARE(image.size(), QSize(1280, 800));
     }
