@@ -17,7 +17,7 @@ set(_allowed_model    "engine/device" "engine/io" "engine/parallel" "planner/cor
 set(_allowed_run      "engine/device" "engine/io" "engine/parallel" "engine/model"
                       "planner/core" "planner/config" "planner/costmodel")
 set(_allowed_measure  "engine/device" "engine/io" "engine/parallel" "engine/model" "engine/run"
-                      "planner/core" "planner/config" "planner/search")
+                      "planner/core" "planner/config" "planner/search" "planner/corpus")
 set(_allowed_main     "engine/device" "engine/io" "engine/parallel" "engine/model" "engine/run" "engine/measure"
                       "planner/core" "planner/config")
 set(_rooms device io parallel model run measure)

@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "engine/io/checkpoint_io.hpp"  // fnv1a64
+#include "planner/core/parse.hpp"
 #include "planner/core/path_info.hpp"
 #include "planner/core/utf8_text.hpp"
 
@@ -228,16 +229,6 @@ std::string corpus_kind(const std::string& path, const MappedFile& file) {
     return c == '{' ? "JSON" : "";
   }
   return "";
-}
-
-// `text` quoted for a POSIX shell when it holds anything beyond a plain path's characters.
-std::string shell_word(const std::string& text) {
-  const bool plain = !text.empty() && text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                             "0123456789_./+:=,-") == std::string::npos;
-  if (plain) return text;
-  std::string quoted = "'";
-  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
 }
 
 // scripts/tokenize.py beside this executable's source tree (build/ is a folder of the checkout),

@@ -22,6 +22,7 @@
 #include "engine/run/options.hpp"
 #include "planner/config/json_file.hpp"
 #include "planner/config/loaders.hpp"
+#include "planner/corpus/token_documents.hpp"
 
 namespace spplan::engine {
 namespace {
@@ -155,6 +156,16 @@ int64_t case_threads(const ValidateCase& c) {
   return std::max<int64_t>(1, cores / c.world);
 }
 
+// A packed case's documents, counted from the token file its run reads and cut as the run cuts
+// its stream, one sequence after another (corpus::Packing::kWrapped; the file's documents are of
+// one length, so the order wrapped shuffles them into is the file's), so that attention is priced
+// per document (costmodel/packed_attention.hpp).
+Status price_documents(const ValidateCase& c, PlanSpec* plan) {
+  SPPLAN_ASSIGN_OR_RETURN(const corpus::TokenDocuments docs, corpus::count_token_documents({c.data}, kPackedEosId));
+  plan->documents = corpus::pack(docs.corpus, plan->seq_len, corpus::Packing::kWrapped).pieces;
+  return Status::ok();
+}
+
 // `shared`: the case's ranks share this CPU, each on OMP_NUM_THREADS = cores / ranks (run_case).
 Result<Prediction> predict_case(const ValidateCase& c, const GpuSpec& machine, bool shared) {
   const std::vector<std::string> args = run_args(c, 1);
@@ -163,6 +174,7 @@ Result<Prediction> predict_case(const ValidateCase& c, const GpuSpec& machine, b
   auto opts = parse_run_options(static_cast<int>(argv.size()), argv.data(), 2);
   if (!opts.ok()) return Status::invalid(case_name(c) + ": " + opts.status().message());
   if (auto s = check_run_options(&*opts, c.world); !s) return Status::invalid(case_name(c) + ": " + s.message());
+  if (c.doc_tokens > 0) SPPLAN_RETURN_IF_ERROR(price_documents(c, &opts->plan));
   // The ranks share this CPU by the rule `spplan run` and `spplan plan` price it with
   // (costmodel/host_cpu.hpp), at the threads run_case gives each.
   return predict(opts->plan, Pricing{machine, true, shared ? case_threads(c) : 0});
@@ -271,11 +283,11 @@ class PackedData {
   std::string dir_;
 };
 
-// What a packed case's prediction compares: the run's documents beside the costmodel's plan,
-// which knows only that documents are packed (PlanSpec::packed_documents), not their lengths.
+// What a packed case's prediction compares: the run's documents, which the plan holds too
+// (price_documents).
 void add_packed_note(nlohmann::json* row, const ValidateCase& c) {
   (*row)["documents"] = {{"tokens_each", c.doc_tokens}, {"per_sequence", c.seq / c.doc_tokens}};
-  (*row)["priced_as"] = "PlanSpec::packed_documents without the documents' lengths";
+  (*row)["priced_as"] = "PlanSpec::documents counted from the case's token file, attention per document";
 }
 
 }  // namespace

@@ -73,7 +73,7 @@ std::vector<ValidateCase> cpu_window_cases() {
 }
 
 // Packed documents (the engine's --eos-id; ring_attention.hpp's pieces on a ring, one causal call a
-// document under Ulysses): the costmodel prices them by PlanSpec::packed_documents.
+// document under Ulysses): priced per document, counted from the case's token file (validate.cpp).
 std::vector<ValidateCase> cpu_packed_cases() {
   const Knobs knobs = {"--act-ckpt", "full", "--tiled-mlp", "--tiled-loss", "--eos-id", std::to_string(kPackedEosId)};
   auto cp = [](const char* degree) { return Knobs{"--cp", degree}; };

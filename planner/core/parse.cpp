@@ -131,6 +131,15 @@ std::string join_ints(const std::vector<int64_t>& items, std::string_view sep) {
   return join(strings, sep);
 }
 
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                             "0123456789_./+:=,-") == std::string::npos;
+  if (plain) return text;
+  std::string quoted = "'";
+  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
 std::string count_text(double count) {
   std::string digits = format_number("%.0f", count);
   const int first = digits[0] == '-' ? 1 : 0;

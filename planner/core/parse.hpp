@@ -40,6 +40,9 @@ std::string format_number(const char* format, double value);
 // for a negative or non-finite one.
 std::string duration_text(double seconds);
 // "3,577": a count with thousands separators, rounded; the CLI's tables and the GUI's alike.
+// `text` quoted for a POSIX shell when it holds more than a plain path's characters: the commands
+// a message tells the user to run (scripts/tokenize.py ...), pasted as they are.
+std::string shell_word(const std::string& text);
 std::string count_text(double count);
 // "685K", "5.09M": a sequence length in the --seq forms (K = 1024, M = 1024^2), 3 significant
 // digits; the CLI's tables and the GUI's both print lengths so.

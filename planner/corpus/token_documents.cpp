@@ -31,16 +31,6 @@ std::string corpus_kind(const std::string& path) {
   return "";
 }
 
-// `text` quoted for a POSIX shell when it holds more than a plain path's characters.
-std::string shell_word(const std::string& text) {
-  const bool plain = !text.empty() && text.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                             "0123456789_./+:=,-") == std::string::npos;
-  if (plain) return text;
-  std::string quoted = "'";
-  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 // Bytes a token id takes in `path`, told by its name; a name no token file has is refused.
 Result<int> token_width(const std::string& path) {
   if (ends_with(path, ".u16.bin")) return 2;

@@ -360,3 +360,17 @@ def test_a_model_folder_named_in_latin1_is_read_and_named_with_its_byte_shown(tm
     with pytest.raises(ValueError) as raised:
         spplan.estimate(model=os.path.join(folder, "missing.toml"), gpu="h100-80gb", gpus=4, seq="8k", sp=1)
     assert "mod\\xe8le" in str(raised.value)
+
+
+def test_a_corpus_prices_its_epoch_and_searches_the_length(tmp_path):
+    lengths = tmp_path / "lengths.csv"
+    lengths.write_text("length,count\n2000,900\n30000,100\n")
+    at_length = spplan.plan(**QWEN, seq="32k", trainer="usp", lengths=str(lengths), top=1)
+    assert at_length == cli_json("plan", "--model", "qwen3-4b", "--gpu", "h100-80gb", "--gpus", "4", "--seq", "32k",
+                                 "--trainer", "usp", "--lengths", str(lengths), "--top", "1")
+    corpus = at_length["plans"][0]["corpus"]
+    assert corpus["real_tokens"] == 4.8e6 and corpus["attention"] == "per document" and corpus["epoch_s"] > 0
+    searched = spplan.plan(**QWEN, trainer="usp", lengths=str(lengths), top=1)
+    assert [row["seq"] for row in searched["seq_search"] if row["chosen"]] == [searched["seq"]]
+    with pytest.raises(ValueError, match="--packing: needs --lengths"):
+        spplan.plan(**QWEN, seq="32k", packing="bfd")
