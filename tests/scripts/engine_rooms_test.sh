@@ -25,7 +25,7 @@ cases=(
   "model/model.cpp|#include \"engine/run/train.hpp\"|engine/model/model.cpp: includes \"engine/run/train.hpp\": room model may include engine/device, engine/io, engine/parallel, planner/core, planner/config"
   "run/train.cpp|#include \"engine/measure/calibrate.hpp\"|engine/run/train.cpp: includes \"engine/measure/calibrate.hpp\": room run may include engine/device, engine/io, engine/parallel, engine/model, planner/core, planner/config, planner/costmodel"
   "run/worker.cpp|#include \"planner/search/search.hpp\"|engine/run/worker.cpp: includes \"planner/search/search.hpp\": room run may include engine/device, engine/io, engine/parallel, engine/model, planner/core, planner/config, planner/costmodel"
-  "measure/validate.cpp|#include \"simulator/simulate.hpp\"|engine/measure/validate.cpp: includes \"simulator/simulate.hpp\": room measure may include engine/device, engine/io, engine/parallel, engine/model, engine/run, planner/core, planner/config, planner/search"
+  "measure/validate.cpp|#include \"simulator/simulate.hpp\"|engine/measure/validate.cpp: includes \"simulator/simulate.hpp\": room measure may include engine/device, engine/io, engine/parallel, engine/model, engine/run, planner/core, planner/config, planner/search, planner/corpus"
   "model/cuda/common.cuh|#include \"engine/run/options.hpp\"|engine/model/cuda/common.cuh: includes \"engine/run/options.hpp\": room model may include engine/device, engine/io, engine/parallel, planner/core, planner/config"
   "stray.cpp|// a source outside the rooms|engine/stray.cpp: not in a room (allowed: device, io, parallel, model, run, measure, or main.cpp)"
 )
