@@ -18,6 +18,13 @@ with ratios to the engine measured in the same run; --out writes one JSON object
   bench/engine/compare_gpu.py --spplan build-gpu/spplan --out gpu-out/compare_gpu.jsonl
 
 --smoke: tiny-llama at 256 tokens on the CPU, 2 steps: checks the whole path in seconds (ctest).
+
+--zero-sweep: DeepSpeed ZeRO 3 against ZeRO 2 only (no engine run), qwen3-0.6b and qwen3-1.7b (the
+same 28 layers, hidden 1024 and 2048) at 4K, 16K and 64K, 3 steps, the loss in chunks of 4096 rows;
+each row counts the forwards of the modules that hold parameters in its last step, so that ZeRO 3's
+cost per module gather can be fitted against the per-module GPU work. --zero-sweep --smoke: the
+same on tiny-llama at 256 and 512 tokens on the CPU, 2 steps.
+
 Random weights and synthetic tokens everywhere: the step's work does not depend on the values.
 """
 import argparse
@@ -47,6 +54,11 @@ SMOKE_CASES = [("tiny-llama", 256, "full", False)]
 # --one (a short lease's single comparison, issue 43): qwen3-0.6b at 16K with full checkpointing,
 # the engine beside HF and DeepSpeed ZeRO 2 and 3, and with the tiled loss beside HF + Liger.
 ONE_CASES = [GPU_CASES[0], GPU_CASES[6]]
+# --zero-sweep: the cheapest first, so that a lease's deadline cuts the dearest cases.
+ZERO_CASES = [(model, seq, "full", False) for model in ("qwen3-0.6b", "qwen3-1.7b") for seq in (4096, 16384, 65536)]
+ZERO_SMOKE_CASES = [("tiny-llama", 256, "full", False), ("tiny-llama", 512, "full", False)]
+ZERO_RUNNERS = ["ds-zero2", "ds-zero3"]
+LOSS_CHUNK_ROWS = 4096
 
 
 def load_model_toml(name):
@@ -86,6 +98,65 @@ def ds_config(stage):
             "optimizer": {"type": "AdamW", "params": {"lr": 1e-5, "weight_decay": 0.01}}}
 
 
+def chunked_loss_model(lm, chunk_rows):
+    """lm wrapped so that its forward(input_ids) returns the next-token loss computed in chunks.
+
+    At 64K tokens the full logits (64K x 151936, which transformers' loss upcasts to fp32, plus the
+    log-softmax and its gradient) do not fit on 141 GB, so the decoder's hidden states go through
+    lm_head and an fp32 cross-entropy chunk_rows rows at a time, each chunk under a non-reentrant
+    checkpoint so that only its input is kept for backward: the kind of thing TRL 1.14.2's
+    chunked_nll does. Both ZeRO runners compute it alike, so it cancels in their difference. The
+    wrapper, not the model, goes to deepspeed.initialize: DeepSpeed's forward (and its ZeRO 3
+    hooks, which sit on every submodule) then runs the whole step.
+    """
+    import torch
+    import torch.nn.functional as F
+    from torch.utils.checkpoint import checkpoint
+
+    def chunk_loss_sum(hidden, targets):
+        logits = lm.lm_head(hidden).float()
+        return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.reshape(-1), reduction="sum")
+
+    class ChunkedLoss(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lm = lm
+
+        def forward(self, input_ids):
+            hidden = self.lm.model(input_ids=input_ids).last_hidden_state[:, :-1]  # [1, s-1, h]
+            targets = input_ids[:, 1:]  # [1, s-1]: the next token
+            total = 0.0
+            for i in range(0, targets.shape[1], chunk_rows):
+                total = total + checkpoint(chunk_loss_sum, hidden[:, i:i + chunk_rows],
+                                           targets[:, i:i + chunk_rows], use_reentrant=False)
+            return total / targets.numel()
+
+    return ChunkedLoss()
+
+
+def count_param_module_forwards(model):
+    """(how many modules hold parameters directly, a counter of their forwards while counter["on"]).
+
+    A forward pre-hook on each such module counts every call of its forward, the checkpoint's
+    recompute in backward included: ZeRO 3 gathers a module's parameters at each of these forwards
+    and again for its backward, ZeRO 2 not at all, so the count is what ZeRO 3's per-module cost
+    multiplies. (Its hooks run for every such module, but DeepSpeed 0.18.9 keeps a parameter of
+    fewer than stage3_param_persistence_threshold = 1e5 elements whole, so the RMSNorms' fetch
+    moves nothing.) Counted the same under both runners: the hooks go on before
+    deepspeed.initialize.
+    """
+    counter = {"on": False, "n": 0}
+
+    def hook(module, inputs):
+        if counter["on"]:
+            counter["n"] += 1
+
+    held = [m for m in model.modules() if next(m.parameters(recurse=False), None) is not None]
+    for m in held:
+        m.register_forward_pre_hook(hook)
+    return len(held), counter
+
+
 def worker(args):
     """One runner and one case in this process; prints one JSON object."""
     import torch
@@ -103,6 +174,10 @@ def worker(args):
     if args.act_ckpt == "full":
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.train()
+    forwards = {"on": False, "n": 0}  # counted in the sweep only: the other runs time no extra hooks
+    if args.zero_sweep:
+        param_modules, forwards = count_param_module_forwards(model)
+        model = chunked_loss_model(model, LOSS_CHUNK_ROWS)
     ids = torch.randint(0, m["vocab_size"], (1, args.seq), device=device)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
     if args.runner.startswith("ds-zero"):
@@ -118,7 +193,7 @@ def worker(args):
                                                config=ds_config(int(args.runner[-1])))
 
         def step():
-            loss = engine(input_ids=ids, labels=ids).loss
+            loss = engine(ids) if args.zero_sweep else engine(input_ids=ids, labels=ids).loss
             engine.backward(loss)
             engine.step()
             return loss
@@ -136,7 +211,8 @@ def worker(args):
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats()
     times = []
-    for _ in range(args.steps):
+    for i in range(args.steps):
+        forwards["on"], forwards["n"] = i == args.steps - 1, 0  # the last step's forwards only
         sync()
         t0 = time.perf_counter()
         loss = step()
@@ -144,6 +220,9 @@ def worker(args):
         times.append(time.perf_counter() - t0)
     out = {"step_time_s": sum(times[1:]) / len(times[1:]) if len(times) > 1 else times[0],
            "loss": float(loss.detach().float().cpu())}
+    if args.zero_sweep:  # "loss" names the loss in the sweep's rows; its value goes here
+        out = {"step_time_s": out["step_time_s"], "loss_value": out["loss"],
+               "param_module_forwards": forwards["n"], "param_modules": param_modules}
     if device.type == "cuda":
         out["peak_allocated_bytes"] = torch.cuda.max_memory_allocated()
         out["peak_reserved_bytes"] = torch.cuda.max_memory_reserved()
@@ -190,6 +269,7 @@ def run_peer(args, runner, case, env):
     model, seq, ckpt, _ = case
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", runner, "--model", model, "--seq", str(seq),
            "--act-ckpt", ckpt, "--steps", str(args.steps)] + (["--smoke"] if args.smoke else [])
+    cmd += ["--zero-sweep"] if args.zero_sweep else []
     if env.get("SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT"):  # the cap the engine runs under, for the peer too
         cmd += ["--memory-limit", env["SPPLAN_ENGINE_DEVICE_MEMORY_LIMIT"]]
     obj, rc, err = run_json(cmd, env, args.timeout)
@@ -238,15 +318,17 @@ def versions():
     return v
 
 
-def main():
+def parse_args():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--spplan", default=os.path.join(REPO, "build", "spplan"), help="the spplan binary")
     ap.add_argument("--out", help="JSONL file: one object per case and runner")
-    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--steps", type=int, help="steps a run, the first a warm-up (default 4; --zero-sweep 3)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per run")
     ap.add_argument("--quick", action="store_true", help="the first 3 GPU cases")
     ap.add_argument("--one", action="store_true",
                     help="qwen3-0.6b 16K only: beside HF and DeepSpeed ZeRO 2 / 3, and tiled beside HF + Liger")
+    ap.add_argument("--zero-sweep", action="store_true",
+                    help="DeepSpeed ZeRO 3 against ZeRO 2, qwen3-0.6b and -1.7b at 4K/16K/64K, chunked loss")
     ap.add_argument("--shard", default="0/1", help="I/N: every N-th case from the I-th (a lease's per-command limit)")
     ap.add_argument("--smoke", action="store_true", help="tiny-llama on the CPU, 2 steps (a test of this script)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
@@ -255,47 +337,86 @@ def main():
     ap.add_argument("--act-ckpt", help=argparse.SUPPRESS)
     ap.add_argument("--memory-limit", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.zero_sweep and (args.one or args.quick):
+        ap.error("--zero-sweep: cannot be combined with --one or --quick (the sweep has its own cases)")
+    try:
+        args.shard_i, args.shard_n = (int(x) for x in args.shard.split("/"))
+        assert 0 <= args.shard_i < args.shard_n
+    except (ValueError, AssertionError):
+        ap.error("--shard: value %r is not valid (allowed: I/N with 0 <= I < N, e.g. 0/3)" % args.shard)
+    if args.smoke:
+        args.steps = 2
+    elif args.steps is None:
+        args.steps = 3 if args.zero_sweep else 4
+    return args
+
+
+def cases_for(args):
+    if args.zero_sweep:
+        cases = ZERO_SMOKE_CASES if args.smoke else ZERO_CASES
+    else:
+        cases = SMOKE_CASES if args.smoke else ONE_CASES if args.one else GPU_CASES[:3] if args.quick else GPU_CASES
+    return cases[args.shard_i::args.shard_n]
+
+
+def case_name(case):
+    model, seq, ckpt, tiled = case
+    if seq < 1024:
+        return "%s s%d ckpt-%s" % (model, seq, ckpt)
+    return "%s s%dk ckpt-%s%s" % (model, seq // 1024, ckpt, " tiled-loss" if tiled else "")
+
+
+def case_rows(args, case, env):
+    """[(runner, row)] for one case, the runner the ratios are against first."""
+    if args.zero_sweep:
+        return [(r, run_peer(args, r, case, env)) for r in ZERO_RUNNERS]
+    eng = run_engine(args, case, env)
+    return [("engine", eng)] + [(r, run_peer(args, r, case, env)) for r in runners_for(case)]
+
+
+def sweep_fields(args):
+    """What the sweep's rows carry beside the common schema."""
+    return {"loss": "chunked-%d" % LOSS_CHUNK_ROWS, "sweep": "zero"} if args.zero_sweep else {}
+
+
+def main():
+    args = parse_args()
     if args.worker:
         args.runner = args.worker
         return worker(args)
-    if not importable("transformers"):
-        print("compare_gpu: SKIP: %s cannot import transformers" % sys.executable)
-        return 77
-    if args.smoke:
-        args.steps = 2
+    for module in ["transformers"] + (["deepspeed"] if args.zero_sweep else []):
+        if not importable(module):
+            print("compare_gpu: SKIP: %s cannot import %s" % (sys.executable, module))
+            return 77
     env = dict(os.environ)
     if args.smoke:
         env["OMP_NUM_THREADS"] = env.get("OMP_NUM_THREADS", "1")
-    cases = SMOKE_CASES if args.smoke else ONE_CASES if args.one else GPU_CASES[:3] if args.quick else GPU_CASES
-    try:
-        shard, shards = (int(x) for x in args.shard.split("/"))
-        assert 0 <= shard < shards
-    except (ValueError, AssertionError):
-        ap.error("--shard: value %r is not valid (allowed: I/N with 0 <= I < N, e.g. 0/3)" % args.shard)
-    cases = cases[shard::shards]
     meta = versions()
+    base = "zero2" if args.zero_sweep else "engine"
     print("compare_gpu: " + ", ".join("%s %s" % kv for kv in meta.items()))
     print("%-28s %-9s %9s %9s %8s %8s %8s %8s" % ("case", "runner", "step s", "alloc GiB", "resv GiB",
-                                                 "t/engine", "m/engine", "note"))
+                                                 "t/" + base, "m/" + base, "note"))
     out = open(args.out, "w") if args.out else None
     failures = 0
-    for case in cases:
-        name = "%s s%dk ckpt-%s%s" % (case[0], case[1] // 1024, case[2], " tiled-loss" if case[3] else "")
-        if case[1] < 1024:
-            name = "%s s%d ckpt-%s" % (case[0], case[1], case[2])
-        eng = run_engine(args, case, env)
-        rows = [("engine", eng)] + [(r, run_peer(args, r, case, env)) for r in runners_for(case)]
+    for case in cases_for(args):
+        name = case_name(case)
+        rows = case_rows(args, case, env)
+        first = rows[0][1]
         for runner, row in rows:
             note = "oom" if row.get("oom") else ("error: " + row["error"][-60:]) if "error" in row else ""
+            if "param_module_forwards" in row:
+                note = "%d forwards of %d modules" % (row["param_module_forwards"], row["param_modules"])
             failures += "error" in row
             print("%-28s %-9s %9s %9s %8s %8s %8s %s" % (
                 name, runner, "%.4f" % row["step_time_s"] if "step_time_s" in row else "-",
                 gib(row.get("peak_allocated_bytes")), gib(row.get("peak_reserved_bytes")),
-                ratio(row.get("step_time_s"), eng.get("step_time_s")),
-                ratio(row.get("peak_allocated_bytes"), eng.get("peak_allocated_bytes")), note))
+                ratio(row.get("step_time_s"), first.get("step_time_s")),
+                ratio(row.get("peak_allocated_bytes"), first.get("peak_allocated_bytes")), note))
             if out:
                 out.write(json.dumps(dict(row, case=name, runner=runner, model=case[0], seq=case[1],
-                                          act_ckpt=case[2], tiled_loss=case[3], versions=meta)) + "\n")
+                                          act_ckpt=case[2], tiled_loss=case[3], versions=meta,
+                                          **sweep_fields(args))) + "\n")
+                out.flush()  # a lease's deadline may cut the run: keep what was measured
     if out:
         out.close()
     # An out-of-memory is a result (HF is expected to run out where the engine fits); an error is not.
