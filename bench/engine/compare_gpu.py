@@ -25,6 +25,9 @@ each row counts the forwards of the modules that hold parameters in its last ste
 cost per module gather can be fitted against the per-module GPU work. --zero-sweep --smoke: the
 same on tiny-llama at 256 and 512 tokens on the CPU, 2 steps.
 
+--deadline S (a lease's command limit): no case starts once S seconds have passed; rows are
+written as each run ends.
+
 Random weights and synthetic tokens everywhere: the step's work does not depend on the values.
 """
 import argparse
@@ -35,6 +38,9 @@ import subprocess
 import sys
 import time
 import tomllib
+
+from zero_sweep import (LOSS_CHUNK_ROWS, ZERO_CASES, ZERO_RUNNERS, ZERO_SMOKE_CASES, chunked_loss_model,
+                        count_param_module_forwards, sweep_fields)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -51,14 +57,10 @@ GPU_CASES = [
     ("qwen3-1.7b", 32768, "full", True),
 ]
 SMOKE_CASES = [("tiny-llama", 256, "full", False)]
-# --one (a short lease's single comparison, issue 43): qwen3-0.6b at 16K with full checkpointing,
+# --one (a short lease's single comparison): qwen3-0.6b at 16K with full checkpointing,
 # the engine beside HF and DeepSpeed ZeRO 2 and 3, and with the tiled loss beside HF + Liger.
 ONE_CASES = [GPU_CASES[0], GPU_CASES[6]]
 # --zero-sweep: the cheapest first, so that a lease's deadline cuts the dearest cases.
-ZERO_CASES = [(model, seq, "full", False) for model in ("qwen3-0.6b", "qwen3-1.7b") for seq in (4096, 16384, 65536)]
-ZERO_SMOKE_CASES = [("tiny-llama", 256, "full", False), ("tiny-llama", 512, "full", False)]
-ZERO_RUNNERS = ["ds-zero2", "ds-zero3"]
-LOSS_CHUNK_ROWS = 4096
 
 
 def load_model_toml(name):
@@ -96,65 +98,6 @@ def ds_config(stage):
     return {"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 1, "bf16": {"enabled": True},
             "zero_optimization": {"stage": stage},
             "optimizer": {"type": "AdamW", "params": {"lr": 1e-5, "weight_decay": 0.01}}}
-
-
-def chunked_loss_model(lm, chunk_rows):
-    """lm wrapped so that its forward(input_ids) returns the next-token loss computed in chunks.
-
-    At 64K tokens the full logits (64K x 151936, which transformers' loss upcasts to fp32, plus the
-    log-softmax and its gradient) do not fit on 141 GB, so the decoder's hidden states go through
-    lm_head and an fp32 cross-entropy chunk_rows rows at a time, each chunk under a non-reentrant
-    checkpoint so that only its input is kept for backward: the kind of thing TRL 1.14.2's
-    chunked_nll does. Both ZeRO runners compute it alike, so it cancels in their difference. The
-    wrapper, not the model, goes to deepspeed.initialize: DeepSpeed's forward (and its ZeRO 3
-    hooks, which sit on every submodule) then runs the whole step.
-    """
-    import torch
-    import torch.nn.functional as F
-    from torch.utils.checkpoint import checkpoint
-
-    def chunk_loss_sum(hidden, targets):
-        logits = lm.lm_head(hidden).float()
-        return F.cross_entropy(logits.view(-1, logits.shape[-1]), targets.reshape(-1), reduction="sum")
-
-    class ChunkedLoss(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lm = lm
-
-        def forward(self, input_ids):
-            hidden = self.lm.model(input_ids=input_ids).last_hidden_state[:, :-1]  # [1, s-1, h]
-            targets = input_ids[:, 1:]  # [1, s-1]: the next token
-            total = 0.0
-            for i in range(0, targets.shape[1], chunk_rows):
-                total = total + checkpoint(chunk_loss_sum, hidden[:, i:i + chunk_rows],
-                                           targets[:, i:i + chunk_rows], use_reentrant=False)
-            return total / targets.numel()
-
-    return ChunkedLoss()
-
-
-def count_param_module_forwards(model):
-    """(how many modules hold parameters directly, a counter of their forwards while counter["on"]).
-
-    A forward pre-hook on each such module counts every call of its forward, the checkpoint's
-    recompute in backward included: ZeRO 3 gathers a module's parameters at each of these forwards
-    and again for its backward, ZeRO 2 not at all, so the count is what ZeRO 3's per-module cost
-    multiplies. (Its hooks run for every such module, but DeepSpeed 0.18.9 keeps a parameter of
-    fewer than stage3_param_persistence_threshold = 1e5 elements whole, so the RMSNorms' fetch
-    moves nothing.) Counted the same under both runners: the hooks go on before
-    deepspeed.initialize.
-    """
-    counter = {"on": False, "n": 0}
-
-    def hook(module, inputs):
-        if counter["on"]:
-            counter["n"] += 1
-
-    held = [m for m in model.modules() if next(m.parameters(recurse=False), None) is not None]
-    for m in held:
-        m.register_forward_pre_hook(hook)
-    return len(held), counter
 
 
 def worker(args):
@@ -324,6 +267,7 @@ def parse_args():
     ap.add_argument("--out", help="JSONL file: one object per case and runner")
     ap.add_argument("--steps", type=int, help="steps a run, the first a warm-up (default 4; --zero-sweep 3)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per run")
+    ap.add_argument("--deadline", type=int, help="seconds from now after which no case starts (a lease's limit)")
     ap.add_argument("--quick", action="store_true", help="the first 3 GPU cases")
     ap.add_argument("--one", action="store_true",
                     help="qwen3-0.6b 16K only: beside HF and DeepSpeed ZeRO 2 / 3, and tiled beside HF + Liger")
@@ -374,11 +318,6 @@ def case_rows(args, case, env):
     return [("engine", eng)] + [(r, run_peer(args, r, case, env)) for r in runners_for(case)]
 
 
-def sweep_fields(args):
-    """What the sweep's rows carry beside the common schema."""
-    return {"loss": "chunked-%d" % LOSS_CHUNK_ROWS, "sweep": "zero"} if args.zero_sweep else {}
-
-
 def main():
     args = parse_args()
     if args.worker:
@@ -398,8 +337,12 @@ def main():
                                                  "t/" + base, "m/" + base, "note"))
     out = open(args.out, "w") if args.out else None
     failures = 0
+    start = time.monotonic()
     for case in cases_for(args):
         name = case_name(case)
+        if args.deadline is not None and time.monotonic() - start >= args.deadline:
+            print("%-28s not run (--deadline %d s passed)" % (name, args.deadline))
+            continue
         rows = case_rows(args, case, env)
         first = rows[0][1]
         for runner, row in rows:
