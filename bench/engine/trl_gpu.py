@@ -15,6 +15,10 @@ Cases (GPU): qwen3-0.6b and qwen3-4b, each at 16K and near `spplan max-seq --tra
 same knobs on this GPU (the edge answer, so a run shows which side of it the GPU is); at 16K TRL's
 chunked loss against the full logits (loss_type nll); at the edge with and without expandable
 segments. --quick: qwen3-0.6b only. Attention is SDPA: a GPU node's image has no flash-attn.
+Last, qwen3-0.6b at 16K once more with torch's memory history recorded (the probe dumps it) and
+nvidia-smi sampling memory.used: `spplan check` reads both against the case's plan, and --keep
+copies the plan, the snapshot, the samples and check's report to a folder (real inputs for check's
+readers, which are otherwise tested on files made in torch's and nvidia-smi's shapes).
 
   bench/engine/trl_gpu.py --spplan build-gpu/spplan --gpu h200-141gb --out gpu-out/trl_gpu.jsonl
 
@@ -29,6 +33,8 @@ import random
 import shutil
 import subprocess
 import sys
+import time
+from typing import NamedTuple
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -65,15 +71,23 @@ def edge_length(args, model, granularity=1024):
     return j["max_seq"] // granularity * granularity
 
 
+class Case(NamedTuple):
+    model: str
+    seq: int
+    chunked: bool  # TRL's chunked_nll, else the full logits (nll)
+    expandable: bool  # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+    snapshot: bool = False  # memory history and nvidia-smi samples, read by spplan check
+
+
 def cases(args):
     if args.smoke:
-        return [("tiny", 512, True, True), ("tiny", 512, False, True)]
+        return [Case("tiny", 512, True, True), Case("tiny", 512, False, True), Case("tiny", 512, True, True, True)]
     out = []
     for model in ["qwen3-0.6b"] + ([] if args.quick else ["qwen3-4b"]):
         edge = edge_length(args, model)
-        out += [(model, 16384, True, True), (model, 16384, False, True), (model, edge, True, True),
-                (model, edge, True, False)]
-    return out
+        out += [Case(model, 16384, True, True), Case(model, 16384, False, True), Case(model, edge, True, True),
+                Case(model, edge, True, False)]
+    return out + [Case("qwen3-0.6b", 16384, True, True, True)]
 
 
 def model_folder(args, model):
@@ -104,10 +118,54 @@ def data_folder(args, seq, vocab_size):
     return d
 
 
+def case_name(case):
+    length = f"{case.seq // 1024}k" if case.seq % 1024 == 0 else str(case.seq)
+    return (f"{case.model}-{length}-{'chunked' if case.chunked else 'nll'}"
+            f"{'' if case.expandable else '-noexpandable'}{'-snapshot' if case.snapshot else ''}")
+
+
+class NvidiaSmi:
+    """nvidia-smi sampling memory.used every 200 ms into a CSV while a run lasts (none without it;
+    SPPLAN_NVIDIA_SMI names a stand-in, as the CPU smoke test does)."""
+
+    def __init__(self, path):
+        self.path, self.proc = path, None
+        tool = shutil.which(os.environ.get("SPPLAN_NVIDIA_SMI", "nvidia-smi"))
+        if tool:
+            self.file = open(path, "w")
+            self.proc = subprocess.Popen([tool, "--query-gpu=timestamp,memory.used,memory.total",
+                                          "--format=csv", "-lms", "200"], stdout=self.file,
+                                         stderr=subprocess.DEVNULL)
+
+    def stop(self):
+        if self.proc is None:
+            return None
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        self.file.close()
+        return self.path
+
+
+def check_run(args, plan, logs, keep_dir):
+    """spplan check of the run's logs against its plan: exit code and report, copied with them."""
+    r = subprocess.run([args.spplan, "check", "--plan", plan, *logs, "--json"], capture_output=True, text=True)
+    found = {"check_exit": r.returncode, "check_stderr": r.stderr.strip()[-300:]}
+    try:
+        found["check"] = json.loads(r.stdout)
+    except ValueError:
+        found["check_stdout"] = r.stdout[-300:]
+    if keep_dir:
+        os.makedirs(keep_dir, exist_ok=True)
+        for f in [plan, *logs]:
+            shutil.copy(f, keep_dir)
+        with open(os.path.join(keep_dir, "check.json"), "w") as f:
+            json.dump(found, f, indent=1)
+    return found
+
+
 def run_case(args, case):
-    model, seq, chunked, expandable = case
-    length = f"{seq // 1024}k" if seq % 1024 == 0 else str(seq)
-    name = f"{model}-{length}-{'chunked' if chunked else 'nll'}{'' if expandable else '-noexpandable'}"
+    model, seq, chunked, expandable = case.model, case.seq, case.chunked, case.expandable
+    name = case_name(case)
     d = os.path.join(args.work, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -116,7 +174,7 @@ def run_case(args, case):
                           "--tiled-loss" if chunked else "--no-tiled-loss", "--train-steps", str(STEPS), "--out", plan)
     best = (planned.get("plans") or [{}])[0]
     row = {"case": name, "model": model, "seq": seq, "loss": "chunked_nll" if chunked else "nll",
-           "expandable_segments": expandable, "predicted_peak_gib": (best.get("memory") or {}).get("total_gib"),
+           "expandable_segments": expandable, "memory_history": case.snapshot, "predicted_peak_gib": (best.get("memory") or {}).get("total_gib"),
            "predicted_step_time_s": best.get("step_time_s"), "predicted_fits": best.get("fits")}
     for fmt, file in (("trl", "trl.yaml"), ("accelerate", "accelerate.yaml"), ("deepspeed", "ds_config.json")):
         r = subprocess.run([args.spplan, "export", "--plan", plan, "--format", fmt, "--out", os.path.join(d, file)],
@@ -139,7 +197,16 @@ def run_case(args, case):
            data_folder(args, seq, vocab), "--output_dir", os.path.join(d, "out"), "--report_to", "none",
            "--save_strategy", "no", "--main_process_port", str(harness.free_port())]
     log = os.path.join(d, "launch.log")
+    snapshot = os.path.join(d, "memory_snapshot.pickle")
+    if case.snapshot:
+        env["SPPLAN_TRL_SNAPSHOT"] = snapshot
+        smi = NvidiaSmi(os.path.join(d, "nvidia_smi.csv"))
     rc, seconds = harness.run(cmd, d, env, log, args.timeout)
+    if case.snapshot:
+        logs = [f for f in (snapshot, smi.stop()) if f and os.path.exists(f)]
+        row["snapshot_logs"] = [os.path.basename(f) for f in logs]
+        if logs:
+            row.update(check_run(args, plan, logs, args.keep))
     ranks = harness.read_records(record)
     got = ranks[0] if ranks else {}
     times = got.get("step_times_s") or []
@@ -164,7 +231,10 @@ def main():
     ap.add_argument("--timeout", type=int, default=RUN_TIMEOUT_S, help="seconds per launch")
     ap.add_argument("--quick", action="store_true", help="qwen3-0.6b only")
     ap.add_argument("--smoke", action="store_true", help="a tiny Llama on the CPU (a test of this script)")
+    ap.add_argument("--keep", help="folder for the snapshot case's plan, logs and spplan check report")
+    ap.add_argument("--deadline", type=int, help="seconds from now after which no case starts (a lease's limit)")
     args = ap.parse_args()
+    start = time.monotonic()
     try:
         import trl  # noqa: F401
     except ImportError:
@@ -183,7 +253,10 @@ def main():
     out = open(args.out, "w") if args.out else None
     failures = 0
     for case in cases(args):
-        row = run_case(args, case)
+        if args.deadline is not None and time.monotonic() - start >= args.deadline:
+            row = {"case": case_name(case), "not_run": f"--deadline {args.deadline} s passed"}
+        else:
+            row = run_case(args, case)
         failures += bool(row.get("error")) and not row.get("oom")
         print(json.dumps(row), flush=True)
         if out:

@@ -7,7 +7,9 @@ counted with its rows, the first decoder layer's input length recorded on every 
 train() ends the rank appends one JSON line: the loss type and SFTConfig values the trainer ran
 with, the chunk rows, the shards, the loss, the groups (train_hf.describe_run) and any error; on a
 GPU also the caching allocator's peak allocated and reserved bytes and each optimizer step's time
-(the device synchronized at its ends), which bench/engine/trl_gpu.py reads."""
+(the device synchronized at its ends), which bench/engine/trl_gpu.py reads. With SPPLAN_TRL_SNAPSHOT
+set to a file name, a GPU rank also records the caching allocator's history through train() and
+dumps it there (torch.cuda.memory._dump_snapshot's pickle, what `spplan check` reads)."""
 import os
 import runpy
 import sys
@@ -71,11 +73,22 @@ if os.environ.get("SPPLAN_TRL_RECORD") and os.environ.get("LOCAL_RANK") is not N
             self._sync()
             _row.setdefault("step_times_s", []).append(time.perf_counter() - self.t0)
 
+    # The snapshot's history: no stack frames (context None keeps each event to its action, address
+    # and size, so the step time stays near an unrecorded run's) and the last 100,000 events, a few
+    # MB, which hold a few steps of a 0.6B model's allocations, each step's peak among them.
+    _SNAPSHOT_EVENTS = 100_000
+
+    def _snapshot_path():
+        return os.environ.get("SPPLAN_TRL_SNAPSHOT") if torch.cuda.is_available() else None
+
     def train(self, *args, **kwargs):
         t0 = time.time()
         self.add_callback(_StepTimes())
         if torch.cuda.is_available():
             torch.cuda.reset_peak_memory_stats()
+        if _snapshot_path():
+            # Keyword arguments that torch 2.1 to 2.15 all take (torch/cuda/memory.py).
+            torch.cuda.memory._record_memory_history(enabled="all", context=None, max_entries=_SNAPSHOT_EVENTS)
         a = self.args
         _row.update(loss_type=a.loss_type, chunk_size=sft._CHUNKED_LM_HEAD_CHUNK_SIZE, max_length=a.max_length,
                     pad_to_multiple_of=a.pad_to_multiple_of, packing=a.packing, bf16=a.bf16,
@@ -96,6 +109,10 @@ if os.environ.get("SPPLAN_TRL_RECORD") and os.environ.get("LOCAL_RANK") is not N
             if torch.cuda.is_available():
                 _row.update(peak_allocated_bytes=torch.cuda.max_memory_allocated(),
                             peak_reserved_bytes=torch.cuda.max_memory_reserved())
+            if _snapshot_path():
+                torch.cuda.memory._dump_snapshot(_snapshot_path())
+                torch.cuda.memory._record_memory_history(enabled=None)
+                _row["snapshot"] = _snapshot_path()
             with open(os.environ["SPPLAN_TRL_RECORD"], "a") as f:  # one short line per rank
                 f.write(json.dumps(_row) + "\n")
 
