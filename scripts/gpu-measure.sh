@@ -11,7 +11,7 @@
 #                                                                                      compare_gpu.jsonl
 #   longest_peers  bench/engine/longest_gpu.py: the engine's and HF + Liger's longest sequence with
 #              the same knobs under one memory cap (qwen3-0.6b, 16 GiB)                longest_peers.jsonl
-#   runs       the engine cases of validation's gpu_h100_measured.csv again, plus issue 9's
+#   runs       the engine cases of validation's gpu_h100_measured.csv again, plus the fit
 #              boundary, fp32 GQA, bf16 tiled loss and a run past the device (exit 3)  engine_runs.jsonl
 #   longest    qwen3-0.6b and 1.7b at the max-seq of ALST's recipe on this GPU and at 1.1x (exit 3),
 #              on a 2-layer cut of each (stage_longest says why)                      longest.jsonl
@@ -22,7 +22,12 @@
 #   trl        bench/engine/trl_gpu.py: TRL's `trl sft` of spplan's --format trl exports (qwen3-0.6b,
 #              and qwen3-4b without --quick): 16K with the chunked loss and the full logits, max-seq
 #              with and without expandable segments; peak allocated/reserved and step time beside
-#              the trl record's prediction (needs the trl and datasets wheels)         trl_gpu.jsonl
+#              the trl record's prediction (needs the trl and datasets wheels); last, one 16K run
+#              with torch's memory history on and nvidia-smi sampling, read by `spplan check`
+#              (real inputs for check's readers)                 trl_gpu.jsonl, trl_snapshot/
+#   zero_sweep bench/engine/compare_gpu.py --zero-sweep: DeepSpeed ZeRO 3 against ZeRO 2 on one GPU,
+#              qwen3-0.6b and 1.7b at 4K, 16K and 64K, with the parameter gathers counted: ZeRO 3's
+#              per-module host cost as a function of module length          zero_sweep.jsonl
 # and summary.txt (the device, software versions, one line per stage).
 #
 # Usage: OUT=DIR scripts/gpu-measure.sh [--quick] [--shard I/N] [--deadline S] [--pack FILE] [STAGE...]
@@ -38,10 +43,14 @@
 #        started (what was started finishes), so a lease's command limit ends the script, not a kill.
 #        --pack FILE: after every stage and run case, OUT as a .tar.gz in FILE: what a lease copies
 #        back holds everything measured up to a kill.
-#        --lease: one command of a short GPU lease (issue 43: 15 minutes in all, 10 a command): with
-#        no STAGE, build kernels calibrate compare slack; the kernels stage runs the fused kernels'
-#        tests and bench only, compare one case (compare_gpu.py --one, 240 s a run); --deadline 480
-#        unless given.
+#        --lease: one command of a short GPU lease (15 minutes of device time in all, machine start
+#        included; 10 minutes a command): with no STAGE, what no lease has measured yet, most needed
+#        first: build trl zero_sweep kernels (the 26 and 30 November leases measured the engine,
+#        calibrate, compare and slack). Under --lease trl runs --quick and zero_sweep's and trl's
+#        runs are cut at 170 s each, and neither starts a case past the deadline; the kernels stage
+#        runs the fused kernels' tests and bench only; compare runs one case (compare_gpu.py --one,
+#        240 s a run). --deadline 420 unless given, so a run started just before it still ends
+#        inside a 10-minute command.
 # Needs third_party_bundle/ where the node has no toml++ / nlohmann-json / Eigen
 # (scripts/bundle-headers.sh, run where they are installed). The wheels in third_party_bundle/whl
 # (scripts/bundle-wheels.sh: Liger-Kernel, DeepSpeed; SPPLAN_WHEELS names another folder) are
@@ -73,8 +82,8 @@ while [ $# -gt 0 ]; do
     --shard) shard=$(value_of --shard "I/N, e.g. 0/3" "${@:2}") || exit 2; shift ;;
     --deadline) deadline=$(value_of --deadline "whole seconds, e.g. 480" "${@:2}") || exit 2; shift ;;
     --pack) pack=$(value_of --pack "a file name ending in .tar.gz" "${@:2}") || exit 2; shift ;;
-    build | kernels | calibrate | validate | compare | longest_peers | runs | longest | profile | slack | trl) stages+=("$1") ;;
-    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --lease, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, longest_peers, runs, longest, profile, slack, trl)" >&2; exit 2 ;;
+    build | kernels | calibrate | validate | compare | longest_peers | runs | longest | profile | slack | trl | zero_sweep) stages+=("$1") ;;
+    *) echo "gpu-measure: unknown argument '$1' (allowed: --quick, --lease, --shard I/N, --deadline S, --pack FILE, build, kernels, calibrate, validate, compare, longest_peers, runs, longest, profile, slack, trl, zero_sweep)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -90,14 +99,16 @@ if [ -n "$pack" ] && [[ "$pack" != *.tar.gz ]]; then
   echo "gpu-measure: --pack: value '$pack' is not valid (allowed: a file name ending in .tar.gz)" >&2
   exit 2
 fi
+lease_run_s=""
 if [ "$lease" = 1 ]; then
-  # What a lease most needs first, so a deadline cuts the least of it; calibrate (about 80 s on the
-  # H200, the costmodel's rates) before compare, whose peers' runs are the unbounded ones
-  # (DeepSpeed builds its fused Adam on its first run): the order the 30 November lease ran.
-  [ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate compare slack)
-  [ -z "$deadline" ] && deadline=480
+  # What a lease most needs first, so a deadline cuts the least of it: the HF / TRL stack most users
+  # run, where the planner's held-out errors are largest, then ZeRO 3's unpriced host cost, then the
+  # kernels (30 s) whose bandwidth is still short of the target.
+  [ ${#stages[@]} -eq 0 ] && stages=(build trl zero_sweep kernels)
+  [ -z "$deadline" ] && deadline=420
+  lease_run_s=170
 fi
-[ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare longest_peers runs longest profile slack trl)
+[ ${#stages[@]} -eq 0 ] && stages=(build kernels calibrate validate compare longest_peers runs longest profile slack trl zero_sweep)
 spplan=build-gpu/spplan
 . scripts/lib/torch-python.sh
 spplan_find_torch >/dev/null 2>&1 || true
@@ -310,7 +321,7 @@ device_preset() {
   esac
 }
 
-# The caching allocator's slack near the limit (issue 43). The costmodel counts 5 % of the memory a
+# The caching allocator's slack near the limit. The costmodel counts 5 % of the memory a
 # step frees as slack (allocator_fragmentation, from runs not short of memory); on the H100 a 37K
 # qwen3-0.6b step ran where that allowance said it would not: near the limit the allocator reused
 # its cached blocks and kept 0.34 GiB, not 3.3 (docs/accuracy.md). `spplan max-seq` gives the
@@ -343,15 +354,37 @@ print(lo, hi, " ".join(str(n) for n in sorted({lo, k((lo + hi) // 2), hi, k(hi) 
 
 # The stack most users run, on this GPU: TRL's own launch of the trl record's plans.
 stage_trl() {
-  local preset q=()
+  local preset flags=()
   preset=$(device_preset) || { note "trl: no GPU preset for this device (H100 and H200 known)"; return 1; }
-  [ "$quick" = 1 ] && q=(--quick)
-  "$python" bench/engine/trl_gpu.py --spplan "$spplan" --gpu "$preset" "${q[@]}" --out "$out/trl_gpu.jsonl" \
-    --work "${TMPDIR:-/tmp}/spplan-trl-gpu" >"$out/trl_gpu.txt" 2>&1
+  { [ "$quick" = 1 ] || [ "$lease" = 1 ]; } && flags+=(--quick)
+  # shellcheck disable=SC2207  # whole words: the flags python_limits prints
+  flags+=($(python_limits))
+  "$python" bench/engine/trl_gpu.py --spplan "$spplan" --gpu "$preset" "${flags[@]}" --out "$out/trl_gpu.jsonl" \
+    --keep "$out/trl_snapshot" --work "${TMPDIR:-/tmp}/spplan-trl-gpu" >"$out/trl_gpu.txt" 2>&1
   local rc=$?
   tail -n 8 "$out/trl_gpu.txt"
-  note "trl: exit $rc (trl_gpu.txt, trl_gpu.jsonl)"
+  note "trl: exit $rc (trl_gpu.txt, trl_gpu.jsonl, trl_snapshot/)"
   return "$rc"
+}
+
+# DeepSpeed ZeRO 3 against ZeRO 2 on this GPU at three lengths and two model widths.
+stage_zero_sweep() {
+  local flags=(--zero-sweep --spplan "$spplan" --out "$out/zero_sweep.jsonl")
+  # shellcheck disable=SC2207  # whole words: the flags python_limits prints
+  flags+=($(python_limits))
+  "$python" bench/engine/compare_gpu.py "${flags[@]}" >"$out/zero_sweep.txt" 2>&1
+  local rc=$?
+  cat "$out/zero_sweep.txt"
+  note "zero_sweep: exit $rc (zero_sweep.txt, zero_sweep.jsonl)"
+  return "$rc"
+}
+
+# What a Python stage that runs many cases is told of the lease: --timeout, each run's limit, and
+# --deadline, the seconds left before the script's own deadline (it starts no case past it).
+python_limits() {
+  [ -n "$lease_run_s" ] && printf -- '--timeout %s ' "$lease_run_s"
+  [ -n "$deadline" ] && printf -- '--deadline %s ' "$((deadline > SECONDS ? deadline - SECONDS : 0))"
+  return 0
 }
 
 # Where a kernel misses its bandwidth, the first question is why: memory throughput against the
