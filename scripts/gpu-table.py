@@ -324,7 +324,9 @@ def trl_lines(d, spplan, preset):
     yield ("TRL's SFTTrainer (`trl sft` of spplan's trl export, bench/engine/trl_gpu.py). Memory: the trl record's "
            "allocated peak now (`spplan estimate --json` memory.allocated_gib, CUDA context, NCCL and allocator slack "
            "left out) against torch's max_memory_allocated; reserved is max_memory_reserved, shown, not compared; "
-           "'then' is the plan's total (allocated_gib plus that overhead) on the day of the lease.")
+           "'then' is the plan's total (allocated_gib plus that overhead) on the day of the lease. A case run with "
+           "torch's memory history on (-snapshot, for spplan check) has its step time shown in brackets and left out "
+           "of the step-time error: recording every allocation slows the host side of a step.")
     yield ""
     yield ("| case | allocated GiB | reserved GiB | predicted GiB | d % | then GiB | step s | predicted s | d % "
            "| fits (planner) | ran | verdict | loss TRL ran |")
@@ -348,18 +350,21 @@ def trl_lines(d, spplan, preset):
             a, v, t = (number(r, k, path) for k in ("peak_allocated_bytes", "peak_reserved_bytes", "step_time_s"))
             dm, dt = pct(p["memory"]["allocated_gib"], a / GIB), pct(p["step_time_s"], t)
             mem.append(abs(dm))
-            times.append(abs(dt))
+            recorded = bool(r.get("memory_history"))
+            if not recorded:
+                times.append(abs(dt))
             rows = ", ".join(str(n) for n in r.get("chunk_rows") or [])
             ran_loss = str(need(r, "loss_type_ran", path)) + (" (%s rows a chunk)" % rows if rows else "")
-            measured = ("%.2f" % (a / GIB), "%.2f" % (v / GIB), "%+.1f" % dm, "%.3f" % t, "%+.1f" % dt, ran_loss)
+            step, err = ("(%.3f)" % t, "-") if recorded else ("%.3f" % t, "%+.1f" % dt)
+            measured = ("%.2f" % (a / GIB), "%.2f" % (v / GIB), "%+.1f" % dm, step, err, ran_loss)
         a, v, dm, t, dt, ran_loss = measured
         yield "| %s | %s | %s | %.2f | %s | %s | %s | %.3f | %s | %s | %s | %s | %s |" % (
             case, a, v, p["memory"]["allocated_gib"], dm, "%.2f" % then if isinstance(then, (int, float)) else "-", t,
             p["step_time_s"], dt, "yes" if p["fits"] else "no", ran, {True: "right", False: "wrong", None: "-"}[right], ran_loss)
-    if mem:
+    if times:
         yield ""
-        yield "Memory: mean |d| %.1f %%, max %.1f %%. Step time: mean |d| %.1f %%, max %.1f %% (%d runs). Fit verdicts: %d of %d right." % (
-            sum(mem) / len(mem), max(mem), sum(times) / len(times), max(times), len(mem),
+        yield "Memory: mean |d| %.1f %%, max %.1f %% (%d runs). Step time: mean |d| %.1f %%, max %.1f %% (%d runs). Fit verdicts: %d of %d right." % (
+            sum(mem) / len(mem), max(mem), len(mem), sum(times) / len(times), max(times), len(times),
             sum(1 for v in verdicts if v), sum(1 for v in verdicts if v is not None))
 
 

@@ -95,6 +95,9 @@ pm, pt = p["memory"]["allocated_gib"], p["step_time_s"]
 print("| qwen3-0.6b-16k-chunked | 12.50 | 14.00 | %.2f | %+.1f | 13.19 | 0.712 | %.3f | %+.1f | %s | yes | %s | chunked_nll (256 rows a chunk) |" % (
     pm, 100 * (pm - 12.5) / 12.5, pt, 100 * (pt - 0.712) / 0.712, "yes" if p["fits"] else "no", "right" if p["fits"] else "wrong"))')
 grep -qxF -- "$trl_row" "$tmp/new.md" || fail "new stages: no TRL row: $trl_row"
+# The case run with torch's memory history on: its time in brackets, no time error.
+grep -qE '^\| qwen3-0.6b-16k-chunked-snapshot \| 12.50 \| 14.00 \| [0-9.]+ \| [-+][0-9.]+ \| 13.19 \| \(0.900\) \| [0-9.]+ \| - \| ' "$tmp/new.md" ||
+  fail "new stages: the snapshot case's step time is not set apart"
 grep -qE '^\| qwen3-4b-192k-chunked-noexpandable \| - \| - \| [0-9.]+ \| - \| 141.00 \| - \| [0-9.]+ \| - \| (yes|no) \| out of memory \| (right|wrong) \| - \|$' "$tmp/new.md" ||
   fail "new stages: no TRL out-of-memory row"
 z2=$(est --model qwen3-0.6b --seq 16384 --zero 2 --tiled-loss | python3 -c 'import json, sys; print(json.load(sys.stdin)["step_time_s"])')
