@@ -1,6 +1,7 @@
 #include "cli/corpus_flags.hpp"
 
 #include "planner/core/parse.hpp"
+#include "planner/corpus/corpus_text.hpp"
 #include "planner/corpus/plan_documents.hpp"
 
 namespace spplan::cli {
@@ -42,20 +43,9 @@ std::optional<corpus::PackedCorpus> apply_corpus(const CorpusOptions& o, PlanSpe
 }
 
 std::string corpus_text(const CorpusOptions& o, const PlanSpec& plan, const corpus::PackedCorpus& packed) {
-  const corpus::Corpus& c = *o.corpus;
-  const double slots = static_cast<double>(packed.pieces.sequences) * static_cast<double>(plan.seq_len);
-  std::string text = "corpus: " + count_text(static_cast<double>(c.documents())) + " documents (" + o.path + "), " +
-                     count_text(c.tokens()) + " tokens, longest " + count_text(static_cast<double>(c.longest())) + "; packed " +
-                     corpus::to_string(o.packing) + " into " + count_text(static_cast<double>(packed.pieces.sequences)) + " sequences of " +
-                     std::to_string(plan.seq_len) + " tokens: " +
-                     format_number("%.1f%% padding", slots > 0 ? 100.0 * packed.padding_tokens / slots : 0.0);
-  int64_t longer = 0;
-  for (const auto& [length, count] : c.length_counts) longer += length > plan.seq_len ? count : 0;
-  if (longer > 0) {
-    text += "; " + std::to_string(longer) + " documents longer than the sequence " +
-            (o.packing == corpus::Packing::kNone ? "cut at its end, " + count_text(packed.tokens_cut) + " tokens not trained"
-                                                 : std::string("cut into pieces, each trained apart"));
-  }
+  const std::string longer = corpus::longer_text(*o.corpus, o.packing, plan.seq_len, packed);
+  std::string text = "corpus: " + corpus::packed_text(*o.corpus, o.packing, plan.seq_len, packed, o.path) +
+                     (longer.empty() ? "" : "; " + longer);
   // verl's dynamic context parallel picks a degree per micro batch by its longest sequence; none
   // of the stacks with a record does (Megatron lists it on its roadmap; its record pins
   // megatron_core 0.16.1), so one layout serves every sequence.

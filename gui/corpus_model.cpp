@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "planner/core/parse.hpp"
+#include "planner/corpus/corpus_text.hpp"
 
 namespace spplan::gui {
 namespace {
@@ -51,15 +52,14 @@ void CorpusModel::setCorpus(const corpus::Corpus& c, corpus::Packing packing, in
   beginResetModel();
   m_bins.clear();
   m_seqLen = seq_len;
-  m_packing = packing;
-  m_packed = packed;
+  m_summary = QString::fromStdString(corpus::packed_text(c, packing, seq_len, packed));
+  m_longerText = QString::fromStdString(corpus::longer_text(c, packing, seq_len, packed));
   m_documents = c.documents();
-  m_tokens = c.tokens();
-  m_longest = c.longest();
+  const int64_t longest = c.longest();
   m_longer = 0;
   // The bins' edges, each once (below 8 tokens several k share one), to past the longest.
   std::vector<int64_t> edges;
-  for (int k = 0; edges.empty() || edges.back() <= m_longest; ++k) {
+  for (int k = 0; edges.empty() || edges.back() <= longest; ++k) {
     if (edges.empty() || binEdge(k) > edges.back()) edges.push_back(binEdge(k));
   }
   size_t bin = 0;  // the bin of the length at hand: lengths ascend, so each bin is passed once
@@ -81,33 +81,15 @@ void CorpusModel::clear() {
   m_bins.clear();
   m_seqLen = 0;
   m_documents = 0;
-  m_tokens = 0;
-  m_longest = 0;
   m_longer = 0;
-  m_packed = {};
+  m_summary.clear();
+  m_longerText.clear();
   endResetModel();
-}
-
-QString CorpusModel::summaryText() const {
-  if (!hasCorpus()) return {};
-  const double slots = static_cast<double>(m_packed.pieces.sequences) * static_cast<double>(m_seqLen);
-  return tr("%1 documents, %2 tokens, longest %3; packed %4 into %5 sequences of %6 tokens: %7% padding")
-      .arg(countText(static_cast<double>(m_documents)), countText(m_tokens), countText(static_cast<double>(m_longest)),
-           QString::fromStdString(corpus::to_string(m_packing)), countText(static_cast<double>(m_packed.pieces.sequences)),
-           countText(static_cast<double>(m_seqLen)),
-           QString::number(slots > 0 ? 100.0 * m_packed.padding_tokens / slots : 0.0, 'f', 1));
 }
 
 QString CorpusModel::longerText() const {
   if (!hasCorpus()) return {};
-  if (m_longer == 0) return tr("no document is longer than the sequence");
-  const double pct = 100.0 * static_cast<double>(m_longer) / static_cast<double>(m_documents);
-  // The CLI's words for each packing (cli/corpus_flags.cpp corpus_text).
-  const QString what = m_packing == corpus::Packing::kNone
-                           ? tr("cut at its end, %1 tokens not trained").arg(countText(m_packed.tokens_cut))
-                           : tr("cut into pieces, each trained apart");
-  return tr("%1 documents (%2%) longer than the sequence: %3")
-      .arg(countText(static_cast<double>(m_longer)), QString::number(pct, pct < 1 ? 'g' : 'f', pct < 1 ? 2 : 1), what);
+  return m_longer == 0 ? tr("no document is longer than the sequence") : m_longerText;
 }
 
 }  // namespace spplan::gui

@@ -37,12 +37,12 @@ class CorpusModel : public QAbstractTableModel {
   int64_t seqLen() const { return m_seqLen; }  // 0 without a corpus
   int64_t documents() const { return m_documents; }
   int64_t longerDocuments() const { return m_longer; }  // documents longer than the sequence
-  // "11,998 documents, 115,408,568 tokens, longest 76,620; packed bfd into 1,774 sequences of 65,536
-  // tokens: 0.7% padding" (the CLI's corpus line, its numbers).
-  QString summaryText() const;
-  // "5 documents (0.04%) longer than the sequence: cut into pieces, each trained apart", or with
-  // packing none "... cut at its end, 12,345 tokens not trained"; "no document is longer than the
-  // sequence" when none is.
+  // "11,998 documents, 115,408,568 tokens, longest 76,620; packed bfd into 1,774 sequences of 65536
+  // tokens: 0.7% padding": the CLI's corpus line (corpus::packed_text).
+  QString summaryText() const { return m_summary; }
+  // "5 documents (0.042%) longer than the sequence: cut into pieces, each trained apart", or with
+  // packing none "...: cut at the sequence's end, 12,345 tokens not trained" (corpus::longer_text);
+  // "no document is longer than the sequence" when none is; empty without a corpus.
   QString longerText() const;
 
  private:
@@ -54,11 +54,8 @@ class CorpusModel : public QAbstractTableModel {
   std::vector<Bin> m_bins;
   int64_t m_seqLen = 0;
   int64_t m_documents = 0;
-  double m_tokens = 0;
-  int64_t m_longest = 0;
   int64_t m_longer = 0;
-  corpus::Packing m_packing = corpus::Packing::kBfd;
-  corpus::PackedCorpus m_packed;
+  QString m_summary, m_longerText;  // the CLI's words, made when the corpus is set
 };
 
 }  // namespace spplan::gui

@@ -117,7 +117,7 @@ class TestGuiCorpus : public QObject {
     QCOMPARE(value(model, last, CorpusModel::HighColumn), 108.0);
     QCOMPARE(value(model, last, CorpusModel::TokensColumn), 100.0);
     QCOMPARE(model.longerDocuments(), int64_t{1});
-    QCOMPARE(model.longerText(), QStringLiteral("1 documents (25.0%) longer than the sequence: cut into pieces, each trained apart"));
+    QCOMPARE(model.longerText(), QStringLiteral("1 document (25.0%) longer than the sequence: cut into pieces, each trained apart"));
     model.clear();
     QCOMPARE(model.rowCount(), 0);
     QVERIFY(!model.hasCorpus());
@@ -217,7 +217,7 @@ class TestGuiCorpus : public QObject {
     checkBins(*window.tabs()->corpusModel(), c);
     // 2 x (40,000 - 16,384) = 47,232 tokens past the sequence's end.
     QVERIFY2(window.tabs()->corpusChart()->sequenceLineName().contains(
-                 "2 documents (4.8%) longer than the sequence: cut at its end, 47,232 tokens not trained"),
+                 "2 documents (4.8%) longer than the sequence: cut at the sequence's end, 47,232 tokens not trained"),
              qPrintable(window.tabs()->corpusChart()->sequenceLineName()));
     QCOMPARE(window.tabs()->corpusChart()->sequenceLineX(), 16384.0);
     window.seqEdit()->setText("48k");
