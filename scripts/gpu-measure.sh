@@ -45,7 +45,7 @@
 #        back holds everything measured up to a kill.
 #        --lease: one command of a short GPU lease (15 minutes of device time in all, machine start
 #        included; 10 minutes a command): with no STAGE, what no lease has measured yet, most needed
-#        first: build trl zero_sweep kernels (the 26 and 30 November leases measured the engine,
+#        first: build trl zero_sweep kernels profile (the 26 and 30 November leases measured the engine,
 #        calibrate, compare and slack). Under --lease trl runs --quick and zero_sweep's and trl's
 #        runs are cut at 170 s each, and neither starts a case past the deadline; the kernels stage
 #        runs the fused kernels' tests and bench only; compare runs one case (compare_gpu.py --one,
@@ -103,8 +103,8 @@ lease_run_s=""
 if [ "$lease" = 1 ]; then
   # What a lease most needs first, so a deadline cuts the least of it: the HF / TRL stack most users
   # run, where the planner's held-out errors are largest, then ZeRO 3's unpriced host cost, then the
-  # kernels (30 s) whose bandwidth is still short of the target.
-  [ ${#stages[@]} -eq 0 ] && stages=(build trl zero_sweep kernels)
+  # kernels (30 s) whose bandwidth is still short of the target and why (profile: ncu, a few minutes).
+  [ ${#stages[@]} -eq 0 ] && stages=(build trl zero_sweep kernels profile)
   [ -z "$deadline" ] && deadline=420
   lease_run_s=170
 fi
@@ -392,7 +392,7 @@ python_limits() {
 stage_profile() {
   local bench=build-gpu/bench/engine/bench_fused_kernels k rc=0
   if ! command -v ncu >/dev/null; then
-    note "profile: no ncu (Nsight Compute) on this node"
+    note "profile: no ncu (Nsight Compute) on this node; the kernels stage's bench times (kernels.txt) are each kernel's bandwidth, without the why"
     return 1
   fi
   [ -x "$bench" ] || { note "profile: $bench not built"; return 1; }

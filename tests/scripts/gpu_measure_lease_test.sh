@@ -58,11 +58,11 @@ rm -f "$tmp/calls"
 PATH="$tmp/bin:$PATH" SPPLAN_WHEELS="$tmp/none" OUT="$tmp/lease" TMPDIR="$tmp" \
   bash "$repo/scripts/gpu-measure.sh" --lease >"$tmp/stdout" 2>&1 || true
 summary=$tmp/lease/summary.txt
-head -n1 "$summary" | grep -qx "lease: build trl zero_sweep kernels, deadline 420 s" ||
+head -n1 "$summary" | grep -qx "lease: build trl zero_sweep kernels profile, deadline 420 s" ||
   fail "the default lease's first line: $(head -n1 "$summary")"
-order=$(grep -oE '^(build: ok|trl: exit|zero_sweep: exit|kernels: build-gpu/engine_tiling_unit_tests not built)' "$summary" |
+order=$(grep -oE '^(build: ok|trl: exit|zero_sweep: exit|kernels: build-gpu/engine_tiling_unit_tests not built|profile: no ncu)' "$summary" |
   cut -d: -f1 | tr '\n' ' ')
-[ "$order" = "build trl zero_sweep kernels " ] || fail "the default lease ran '$order': $(cat "$summary")"
+[ "$order" = "build trl zero_sweep kernels profile " ] || fail "the default lease ran '$order': $(cat "$summary")"
 python3 - "$tmp/calls" "$tmp" <<'PY' || fail "trl and the sweep were not told the lease's limits: $(cat "$tmp/calls")"
 import sys
 calls = [l.split() for l in open(sys.argv[1]) if l.startswith(("trl ", "compare "))]
@@ -111,7 +111,7 @@ for l in open(sys.argv[1]):
 # A deadline that has passed starts nothing: each stage says so.
 PATH="$tmp/bin:$PATH" SPPLAN_WHEELS="$tmp/none" OUT="$tmp/out2" \
   bash "$repo/scripts/gpu-measure.sh" --lease --deadline 0 >/dev/null 2>&1 && fail "a lease that ran nothing exited 0"
-[ "$(grep -c 'not started (--deadline 0 s passed)' "$tmp/out2/summary.txt")" = 4 ] ||
+[ "$(grep -c 'not started (--deadline 0 s passed)' "$tmp/out2/summary.txt")" = 5 ] ||
   fail "deadline 0: $(cat "$tmp/out2/summary.txt")"
-echo "gpu_measure_lease_test: the default lease's 4 stages in order, trl and the sweep within its limits;" \
+echo "gpu_measure_lease_test: the default lease's 5 stages in order, trl and the sweep within its limits;" \
   "the 30 November stages in order; slack at $want(max-seq $lo, $hi without slack)"
