@@ -48,20 +48,39 @@ const char* const kNotSplitCause =
     "ulysses_sequence_parallel_size a no-op, full-length activations on every rank; an HF Trainer run whose "
     "ParallelismConfig was dropped; a ring plan launched without cp)";
 
+// What measured the compared peak, in words. A memory snapshot read alone measured it from its own
+// records (the trace's running sum of allocations, its segments), not from torch's peak counters;
+// read with other logs, the peak is the largest any of them gave.
+std::string measured_as(MemoryMeasure measure, const RunMeasurements& run) {
+  const bool snapshot_only = run.formats == std::vector<std::string>{"torch-memory-snapshot"};
+  switch (measure) {
+    case MemoryMeasure::kAllocated:
+      return snapshot_only ? "allocator peak (memory snapshot: its trace's largest allocated)"
+                           : "allocator peak (max_memory_allocated)";
+    case MemoryMeasure::kReserved:
+      return snapshot_only ? "allocator reserved (memory snapshot: its segments at their largest)"
+                           : "allocator reserved (max_memory_reserved)";
+    case MemoryMeasure::kDevice:
+      return "device (nvidia-smi memory.used)";
+    case MemoryMeasure::kNone:
+      break;
+  }
+  return "";
+}
+
 void memory_findings(const PlanSpec& plan, const RunMeasurements& run, const Band& band, const costmodel::Estimate& e,
                      CheckReport* report) {
   Comparison c{"peak_memory", "", 0, 0};
   double unsplit = 0;
   const auto one = unsplit_estimate(plan);
   const MemoryMeasure measure = compared_memory(run);  // merge_into keeps the samples of this peak
+  c.measured_as = measured_as(measure, run);
   if (measure == MemoryMeasure::kAllocated) {
-    c.measured_as = "allocator peak (max_memory_allocated)";
     c.measured = *run.peak_allocated_bytes;
     c.predicted = allocated_bytes(e);
     if (one) unsplit = allocated_bytes(*one);
   } else if (measure != MemoryMeasure::kNone) {
     const bool device = measure == MemoryMeasure::kDevice;
-    c.measured_as = device ? "device (nvidia-smi memory.used)" : "allocator reserved (max_memory_reserved)";
     c.measured = device ? *run.device_used_bytes : *run.peak_reserved_bytes;
     c.predicted = e.memory.needed_bytes();
     if (one) unsplit = one->memory.needed_bytes();

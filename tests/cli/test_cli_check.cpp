@@ -40,7 +40,7 @@ TEST(CliCheck, ReadsAMemorySnapshot) {
   const auto r = run_spplan("check --plan " + kSp2Plan + " " + snapshot);
   ASSERT_NE(r.exit_code, 2) << r.err;
   EXPECT_NE(r.out.find(snapshot + " (torch-memory-snapshot)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("[allocator peak (max_memory_allocated)]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[allocator peak (memory snapshot: its trace's largest allocated)]"), std::string::npos) << r.out;
   const auto j = nlohmann::json::parse(run_spplan("check --plan " + kSp2Plan + " " + snapshot + " --json").out);
   EXPECT_EQ(j["formats"], nlohmann::json::array({"torch-memory-snapshot"}));
   EXPECT_EQ(j["measured"]["peak_memory_bytes"], 21 << 20) << j["measured"];

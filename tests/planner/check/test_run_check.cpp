@@ -93,6 +93,35 @@ TEST(RunCheck, AStepFarFromThePlanNamesTheLikelyTerm) {
   EXPECT_EQ(report.comparisons[0].quantity, "step_time");
 }
 
+// The compared peak says what measured it: a snapshot read alone measured it from its own records.
+TEST(RunCheck, TheMemoryComparisonSaysWhatMeasuredIt) {
+  const PlanSpec sp2 = plan_at(std::string(SPPLAN_TEST_DATA_DIR) + "/hf_sp2/plan.toml");
+  RunMeasurements run;
+  run.peak_allocated_bytes = allocated(sp2);
+  const struct {
+    std::vector<std::string> formats;
+    bool reserved_only;
+    const char* words;
+  } cases[] = {
+      {{"torch-memory-lines"}, false, "allocator peak (max_memory_allocated)"},
+      {{"torch-memory-snapshot"}, false, "allocator peak (memory snapshot: its trace's largest allocated)"},
+      {{"torch-memory-snapshot", "nvidia-smi-csv"}, false, "allocator peak (max_memory_allocated)"},
+      {{"torch-memory-snapshot"}, true, "allocator reserved (memory snapshot: its segments at their largest)"},
+      {{"deepspeed-log"}, true, "allocator reserved (max_memory_reserved)"},
+  };
+  for (const auto& x : cases) {
+    RunMeasurements r = run;
+    r.formats = x.formats;
+    if (x.reserved_only) {
+      r.peak_allocated_bytes.reset();
+      r.peak_reserved_bytes = allocated(sp2);
+    }
+    const CheckReport report = check_run(sp2, r, Band{});
+    ASSERT_EQ(report.comparisons.size(), 1u) << x.words;
+    EXPECT_EQ(report.comparisons[0].measured_as, x.words);
+  }
+}
+
 TEST(RunCheck, TheBandSaysHowManyRunsAndHowManyAreYours) {
   ErrorStats all{29, 3.84, 14.8, 14.8, 3.1}, yours{};
   EXPECT_EQ(band_words(all, yours, "h100-80gb"), "measured error 3.8%, max 14.8% (29 runs of h100-80gb)");
