@@ -158,7 +158,7 @@ nlohmann::json estimate_json(const PlanSpec& p, const costmodel::Estimate& e) {
       {"peak_phase", m.peak_phase},
       {"peak", peak_json(m)}};
   const auto& t = e.time;
-  // Each of the trainer's formats: null when it launches this plan, else why not (issue 40: a
+  // Each of the trainer's formats: null when it launches this plan, else why not (so that a
   // knob set no format launches says so).
   nlohmann::json exports = nlohmann::json::object();
   for (const auto& [format, why] : format_verdicts(p)) exports[format] = why.empty() ? nlohmann::json() : nlohmann::json(why);

@@ -13,7 +13,7 @@
 
 namespace spplan::cli {
 
-// Targets of issue 2.
+// What spplan holds itself to against published runs.
 inline constexpr double kMemoryTargetPct = 10.0;
 inline constexpr double kThroughputTargetPct = 20.0;
 inline constexpr double kMaxSeqLowRatio = 0.8, kMaxSeqHighRatio = 1.25;

@@ -66,7 +66,7 @@ def summary(report):
 
 
 def ring_pair_rows(report):
-    """The ring against Ulysses at equal degree (issue 41), where the report has such pairs."""
+    """The ring against Ulysses at equal degree (measured and predicted), where the report has such pairs."""
     pairs = report.get("ring_vs_ulysses", [])
     if not pairs:
         return []

@@ -197,14 +197,14 @@ PY
     # Its dependencies first, ArcticTraining last: pip reports a conflict with an installed
     # package's declared pins ("ERROR: ... arctic-training 0.8.0 requires transformers<5.0.0") after
     # any install that resolves dependencies, not after a --no-deps one. The conflict is known and
-    # meant (above); a newcomer should not read it as a failure (issue 45 item 12).
+    # meant (above); a newcomer should not read it as a failure.
     "$SPPLAN_VENV/bin/pip" install -q -c "$held" "${arctic_deps[@]}"
     "$SPPLAN_VENV/bin/pip" install -q --no-deps "$arctic_pin"
     rm -f "$held"
   fi
 fi
 
-# The ring stacks' own config readers (issue 41; tests/scripts/export_check_tools.sh): each tool in a
+# The ring stacks' own config readers (tests/scripts/export_check_tools.sh): each tool in a
 # venv of its own under SPPLAN_TOOLS_DIR, whose .pth file puts the main venv's packages (torch,
 # transformers) behind its own, so nothing large is installed twice and the main venv is not
 # touched. The tools pin other releases of what the main venv holds (TorchTitan 0.2.2 nothing that

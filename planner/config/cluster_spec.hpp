@@ -37,7 +37,8 @@ struct GpuSpec {
   double sdpa_attention_bwd_efficiency = 0.3;
   // The same rates for fp32 operands, as fractions of fp32_tflops. A GPU's fp32 GEMM runs on other
   // units than its bf16 tensor cores, and a CPU that emulates bf16 (or has bf16 units) runs bf16 and
-  // fp32 at unrelated rates, so one efficiency cannot serve both (issue 28). 0 (a file without
+  // fp32 at unrelated rates, so one efficiency cannot serve both (an AVX2 EPYC's bf16 GEMMs
+  // ran at 1/12 of its fp32 rate: validation/engine/cpu-amd-epyc-zen3-avx2-*). 0 (a file without
   // them): the bf16 efficiencies above.
   double fp32_matmul_efficiency = 0;
   double fp32_attention_efficiency = 0;
@@ -45,7 +46,7 @@ struct GpuSpec {
   // A GEMM's backward: the input gradient dY @ W and the weight gradient dY^T @ X, together. They
   // read their operands in other layouts than the forward X @ W^T, and some kernels run those at
   // other rates: PyTorch's bf16 GEMM on a CPU without bf16 units runs dY @ W at 1.3-2.5 GFLOP/s
-  // against 15-30 for the other two (AVX2 AMD EPYC, tiny-llama's shapes, issue 28). Measured by
+  // against 15-30 for the other two (a 2-vCPU AVX2 AMD EPYC, tiny-llama's shapes). Measured by
   // `spplan calibrate`; 0 (a file without them): the forward's fractions above, per dtype.
   double matmul_bwd_efficiency = 0;
   double fp32_matmul_bwd_efficiency = 0;
@@ -55,7 +56,7 @@ struct GpuSpec {
   double elementwise_efficiency = 1.0;
   // The same for kernels on fp32 tensors. A GPU moves bytes at one rate whatever they hold, but a
   // CPU without bf16 units converts every bf16 element to fp32 and back, so its bf16 kernels are
-  // bound by those instructions, not by memory (issue 28). Measured by `spplan calibrate` on a CPU;
+  // bound by those instructions, not by memory (as on an AVX2 EPYC). Measured by `spplan calibrate` on a CPU;
   // 0 (a file without it): elementwise_efficiency.
   double fp32_elementwise_efficiency = 0;
   // Fixed cost of one GEMM / one attention call beyond its FLOPs at the rates above: launch, the
@@ -108,8 +109,8 @@ struct GpuSpec {
   // max(1, host_threads / ranks) threads a rank (worker.cpp), and GEMMs do not speed up with
   // threads as attention and elementwise kernels do, nor all alike (AMD EPYC Zen 3, 2 threads:
   // fp32 GEMM 1.68-1.92x, bf16 GEMM forward 1.45x, its emulated backward 1.0x; SDPA 1.94x,
-  // elementwise 1.85-2.2x; issue 28), so the engine's predictions share the rates by each
-  // (engine/run/predict.cpp host_share).
+  // elementwise 1.85-2.2x; validation/engine/cpu-amd-epyc-zen3-avx2-*), so the engine's
+  // predictions share the rates by each (engine/run/predict.cpp host_share).
   double host_threads = 0;
   double matmul_thread_speedup = 0;
   double matmul_bwd_thread_speedup = 0;

@@ -75,7 +75,7 @@ struct TrainingStack {
   bool loop_holds_logits = true;
   // With act_ckpt offload, how many layer inputs stay on the GPU, and whether those are inputs of
   // running layers only (copies made inside the layer's forward and backward: at the loss, where no
-  // layer runs, none is on the device; issue 28) or kept whether a layer runs or not (DeepSpeed's
+  // layer runs, none is on the device, as measured) or kept whether a layer runs or not (DeepSpeed's
   // offload context, keep_last_count).
   int64_t offloaded_checkpoints_on_device = 1;
   bool offloaded_checkpoints_only_while_running = true;

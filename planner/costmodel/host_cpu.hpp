@@ -1,7 +1,7 @@
 // A CPU as the costmodel's accelerator: what `spplan calibrate` measures on one (a GpuSpec with no
 // CUDA context and no NCCL buffers) and how the ranks that share it divide it. `spplan plan`,
 // `estimate`, the simulator, `spplan run` and `validate engine` price a CPU plan through as_priced
-// alone, so that a plan and the run of it agree on a rank's threads (issue 44: `plan` gave every
+// alone, so that a plan and the run of it agree on a rank's threads (before, `plan` gave every
 // rank the whole CPU, 0.78 s a step against the run's 1.58 s prediction).
 //
 // The rule for R ranks on one CPU of T hardware threads: each rank runs t = max(1, T / R) threads

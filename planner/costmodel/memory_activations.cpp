@@ -1,7 +1,7 @@
 // Activation, Ulysses and loss memory of one rank (bytes). Per-token terms follow the tensors the
 // Hugging Face Llama/Qwen layer keeps for backward (MEMORY-FACTS 8.2, 8.3, 8.4, 7.1, 7.2).
 //
-// The ALST stack at its longest sequences (issue 22; docs/accuracy.md "Per-token memory of the ALST stack"
+// The ALST stack at its longest sequences (docs/accuracy.md "Per-token memory of the ALST stack"
 // has the term-by-term table): the peak is the backward of a layer, not the loss. With checkpoint
 // offload one layer input is on the device (ArcticTraining's CheckpointFunctionWithCPUOffload);
 // the reentrant checkpoint recomputes the layer and holds its output and incoming gradient
@@ -36,7 +36,7 @@ double mlp_tile_tokens(const PlanSpec& p) {
 bool fused_layer_kernels(const PlanSpec& p) { return p.knobs.tiled_loss && !loss_recomputes_chunks(p); }
 
 // What a mixture's routing saves per token besides its experts' SwiGLU (transformers'
-// Qwen3MoeSparseMoeBlock and MixtralSparseMoeBlock, issue 42's research): for each of the k (token,
+// Qwen3MoeSparseMoeBlock and MixtralSparseMoeBlock, read in transformers 5.24): for each of the k (token,
 // expert) slots the gathered input the expert's gate and up keep and the expert's output the
 // routing-weight multiply keeps; the router's fp32 softmax over the E experts; the top-k's int64
 // indices and fp32 weights. Run as a loop over the experts (TrainingStack::moe_expert_loop), each
@@ -85,7 +85,7 @@ double mlp_saved_per_token(const PlanSpec& p) {
 // one fp32 reciprocal RMS per token besides: HF's `hidden_states * torch.rsqrt(variance + eps)`
 // saves the [tokens, 1] rsqrt for the multiplication's backward (modeling_llama.py LlamaRMSNorm),
 // Liger its RSTD row vector (LIGER ops/rms_norm.py, rms_norm_forward); 1/h of a tensor, but
-// measured in the engine's tiny models (issue 28).
+// measured in the engine's tiny models (`validate engine` on a CPU).
 double norm_saved_per_token(const PlanSpec& p, bool input_kept) {
   const double a = act_bytes(p), h = p.model.hidden_size;
   const double input = input_kept ? 0.0 : a;
@@ -315,7 +315,7 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   // ulysses_sp.py TiledMLP.backward) recomputes one shard at a time, so the shard's saved tensors
   // and gradients are transient, plus x_grad = zeros_like(x) for all tokens; its shards run the
   // eager SwiGLU (4 saved, 3 gradients) unless the stack keeps the fused one there (the engine:
-  // 3 saved, gate|up and the product down_proj keeps, and 1 gradient; issue 28 measured the
+  // 3 saved, gate|up and the product down_proj keeps, and 1 gradient; `validate engine` measured the
   // eager count 2 MiB over the engine's peak at 16K tokens, sp 4).
   const bool fused_swiglu = fused_layer_kernels(p) && (!p.knobs.tiled_mlp || p.stack.tiled_mlp_fused_swiglu);
   // gpt-oss's clamped SwiGLU: the down input's, the product's two factors', the sigmoid's and the
@@ -330,7 +330,7 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   // down_proj's backward node makes its weight gradient beside its input gradient, and
   // AccumulateGrad adds it into .grad only after the node returns (torch/csrc/autograd/functions/
   // accumulate_grad.h: `variable_grad += new_grad` when .grad exists), so one h x i gradient is
-  // alive at this moment (measured in the engine's MLP backward, issue 28); a mixture's experts run
+  // alive at this moment (measured in the engine's MLP backward on a CPU); a mixture's experts run
   // one after another, so one expert's.
   // (GLM-4.5's shared expert is one more, of its own width.)
   const double expert_width = std::max(m.moe_intermediate_size, m.shared_expert_intermediate_size);
@@ -354,7 +354,7 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
   // (kv_width_after_a2a <= q: Ulysses needs sp | heads). The engine exchanges the three in one
   // block: its receive buffer, and a send copy unless the micro-batch is 1 (then the gradient,
   // [b, s, heads, d], already is the send layout: ulysses.cpp). Measured in the engine at 16K
-  // tokens, sp 4: the gradient block and the receive block (issue 22).
+  // tokens, sp 4: the gradient block and the receive block (the engine's memory meter).
   const double block = ulysses_block_bytes(p);
   const double copies = !p.stack.ulysses_one_exchange ? (p.knobs.sp > 1 ? 2 * a * q * s : 0.0)
                                                       : (p.knobs.micro_batch > 1 ? 2 : 1) * block;
@@ -369,7 +369,7 @@ LayerBackwardMoments layer_backward_moments(const PlanSpec& p) {
 // in the input dtype: blocks of 256 queries x 512 keys from 768 queries on (64 from 192, else 32;
 // flash_attention_backward_kernel_impl), capped by the lengths. Alive for the kernel's call only,
 // beside dq, dk, dv. One thread: 1 MiB; measured 1.15-1.18 MiB above the other terms at 16K and
-// 64K tokens (issue 22). Its forward's block buffers (one block and a q x d accumulator per thread)
+// 64K tokens (`validate engine --long`). Its forward's block buffers (one block and a q x d accumulator per thread)
 // are freed before the layer's forward ends, where the forward peaks: not priced.
 double cpu_flash_backward_scratch_bytes(const PlanSpec& p) {
   if (!p.stack.cpu_flash_attention) return 0.0;

@@ -364,7 +364,7 @@ std::string accelerate_yaml(const PlanSpec& plan) {
   j["debug"] = false;
   j["deepspeed_config"] = {{"deepspeed_config_file", kDsConfigFile}, {"zero3_init_flag", k.zero_stage == 3}};
   // `accelerate launch` on each node (what the comment below asks): the standard launcher. Without
-  // it Accelerate starts DeepSpeed's pdsh launcher with --hostfile None (issue 40).
+  // it Accelerate starts DeepSpeed's pdsh launcher (its default) with --hostfile None.
   if (plan.cluster.num_nodes() > 1) j["deepspeed_config"]["deepspeed_multinode_launcher"] = "standard";
   j["distributed_type"] = "DEEPSPEED";
   j["machine_rank"] = 0;

@@ -144,7 +144,7 @@ Result<KnobConstraints> read_constraints(const Args& args, PlanSpec* base, bool 
   if (args.has("offload-optimizer")) c.offload_optimizer = k.offload_optimizer;
   if (args.has("offload-params")) c.offload_params = k.offload_params;
   if (args.has("act-ckpt")) c.act_ckpt = k.act_ckpt;
-  // Tiling fixed on or off (issue 40: "does my setup without tiling fit?" could not be asked).
+  // Tiling fixed on or off (fixed on only, "does my setup without tiling fit?" could not be asked).
   if (args.has("tiled-mlp") || args.has("no-tiled-mlp")) c.tiled_mlp = k.tiled_mlp;
   if (args.has("tiled-loss") || args.has("no-tiled-loss")) c.tiled_loss = k.tiled_loss;
   if (args.has("risky")) c.ranking = Ranking::kSpeedOnly;

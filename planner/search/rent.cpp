@@ -25,7 +25,7 @@ void mark_cheapest_and_fastest(RentTable* t, Ranking ranking);
 // option_for of every plan, on this machine's cores: each option is a search and a longest-sequence
 // search of its own, written to its own slot, so the table is the same on any core count (the
 // costmodel reads only its inputs; the trainer records' cache is locked). A GUI re-plan with What
-// to rent in front took 287 ms pricing them one after another (issue 45 item 12).
+// to rent in front took 287 ms pricing them one after another, too slow to follow typing.
 std::vector<RentOption> price_options(const std::vector<PlanSpec>& plans, const std::vector<std::string>& names,
                                       const KnobConstraints& constraints) {
   std::vector<RentOption> options(plans.size());

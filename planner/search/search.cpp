@@ -172,7 +172,7 @@ std::vector<Knobs> candidate_knobs(const PlanSpec& base, const KnobConstraints& 
                 plan.knobs = k;
                 settle_layout_attention(&plan);
                 if (!check_plan_shape(plan, key_name).is_ok()) continue;  // no trainer runs it
-                // Only what the trainer runs and one of its formats launches (issue 40).
+                // Only what the trainer runs and one of its formats launches: a plan is what its stack runs.
                 if (trainer_runs(plan) && some_format_launches(plan)) {
                   out.push_back(k);
                 } else if (excluded_by_trainer != nullptr) {
@@ -246,7 +246,7 @@ void rank_group(std::vector<RankedPlan>* plans, const std::function<double(const
     return ta != tb ? ta > tb : ranks_before(a, b);
   });
   const auto preferred = [](const RankedPlan& a, const RankedPlan& b) {
-    // A plan that may not fit when it runs is no bargain at the same speed (issue 45: a plan at
+    // A plan that may not fit when it runs is no bargain at the same speed (once, a plan at
     // 79.3 of 79.6 GiB ranked first, the planner's largest measured error 14.8%).
     const bool ra = inside_measured_error(a), rb = inside_measured_error(b);
     if (ra != rb) return rb;

@@ -153,7 +153,7 @@ def _argv(command, flags, files):
 
 def _caller_stacklevel():
     """The ``stacklevel`` that points a warning raised in ``_run`` at the first frame outside this
-    package: the user's line, however many of the package's functions lie between (issue 45: a fixed
+    package: the user's line, however many of the package's functions lie between (once, a fixed
     level pointed ``export`` and ``stack_configs`` warnings at ``sys:1``)."""
     level, frame = 2, sys._getframe(2)  # level 1 is _run, 2 its caller
     while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == _HERE:
