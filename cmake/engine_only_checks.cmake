@@ -1,4 +1,4 @@
-# What the engine-only build of a GPU node checks besides `spplan run` (issue 26): the engine's
+# What the engine-only build of a GPU node checks besides `spplan run` (first, on a lent GPU): the engine's
 # LibTorch unit tests, whose FusedCuda.* cases test the fused CUDA kernels against their ATen
 # references, and bench_fused_kernels (their bandwidth against HBM's). The node has no GoogleTest
 # package: scripts/bundle-headers.sh copies Debian's googletest sources into SPPLAN_BUNDLE_DIR,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The longest sequence the engine and Hugging Face + Liger each train on one GPU, same knobs, one cap.
 
-Issue 26 asks the engine for at least its strongest peer's longest sequence. Both runners use the
+The engine should train at least its strongest peer's longest sequence. Both runners use the
 knobs a hand-written HF loop has: bf16, full activation checkpointing and the fused loss (the
 engine's --tiled-loss, Liger's fused linear cross-entropy); no ZeRO, no offload (the engine's ALST
 recipe with offload is gpu-measure.sh's `longest` stage). On a whole H100 that length is a few

@@ -34,7 +34,7 @@ bool kernel_takes_gqa(const at::Tensor& q, bool biased) {
 }
 
 BlockOut block_forward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, bool causal, const at::Tensor& bias) {
-  if (q.is_cuda()) {  // compiled, not run on the build machines (no GPU): GPU issue 26 measures it
+  if (q.is_cuda()) {  // compiled, not run on the build machines (no GPU): a lent GPU's run measures it
     if (q.scalar_type() == at::kFloat || bias.defined()) {  // the flash kernel runs bf16/fp16 and no mask
       auto r = at::_scaled_dot_product_efficient_attention(q, k, v, optional(efficient_bias(bias, q)),
                                                            /*compute_log_sumexp=*/true, 0.0, causal);

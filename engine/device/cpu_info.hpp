@@ -1,8 +1,8 @@
 // What a report says about the CPU its times belong to: the model name and cores from
 // /proc/cpuinfo, and the vector units that decide its GEMM and bf16 rates. A cloud VM's model name
 // is often only "AMD EPYC" or "Intel Xeon Processor", which covers CPUs from AVX2-only (bf16
-// emulated at under a hundredth of the fp32 rate) to AMX (bf16 faster than fp32): issue 28's two
-// CPUs had the same kind of name and step times 2x apart in bf16.
+// emulated at under a hundredth of the fp32 rate) to AMX (bf16 faster than fp32): two "AMD EPYC"
+// VMs, one AVX2-only and one with AVX512-BF16, had step times 2x apart in bf16.
 #pragma once
 
 #include <string>

@@ -210,7 +210,7 @@ uint64_t read_id(const unsigned char* p, int width) {
 
 // What a file that is a corpus, not tokens, is: "JSON lines" for *.jsonl, and so on; "" for a file
 // the engine reads. Named by the ending, and a text file whose first non-blank byte opens a JSON
-// object is JSON too: read as bytes it would train on the markup (issue 29).
+// object is JSON too: read as bytes it would train on the markup, silently.
 std::string corpus_kind(const std::string& path, const MappedFile& file) {
   static const struct {
     const char* ending;

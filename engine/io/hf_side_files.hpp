@@ -2,7 +2,7 @@
 // every checkpoint to --export-hf: config.json (bos/eos ids, max_position_embeddings and every key
 // the engine does not read), generation_config.json and the tokenizer's files.
 //
-// Why carry them: a run resumed from a checkpoint has no --init-from folder (issue 29: the export
+// Why carry them: a run resumed from a checkpoint has no --init-from folder (without them the export
 // after --resume lost bos_token_id and eos_token_id and had max_position_embeddings set to the
 // training length). The checkpoint stores each file as a blob "hf.NAME" (checkpoint_io.hpp), so
 // resuming on another machine, without the original folder, still exports the same folder.

@@ -132,7 +132,7 @@ std::vector<KernelSample> pooled(const std::vector<NamedSamples>& named) {
 std::string range(int64_t first, int64_t last) { return std::to_string(first) + "-" + std::to_string(last); }
 
 // How far two sweeps of a kernel class (attention, GEMMs) may differ and still agree, and how many
-// calibrate makes at most (kernel_fit.hpp agreed_sweep; issue 28): within the 11 % four attention
+// calibrate makes at most (kernel_fit.hpp agreed_sweep; a 2-vCPU VM): within the 11 % four attention
 // calibrations of one hour agreed, outside the 25-30 % a loaded sweep was off.
 constexpr double kSweepAgreement = 0.10;
 constexpr int kMaxSweeps = 3;
@@ -205,7 +205,7 @@ std::vector<GemmDtype> gemm_dtypes(Calibration* c) {
 
 // A dtype's forward and backward GEMM fits on the current threads, swept `max_sweeps` times at most
 // until two sweeps agree (as attention: the fp32 GEMM fits of four calibrations on one 2-vCPU VM
-// spread from 0.11 to 0.16 TFLOP/s, issue 28).
+// spread from 0.11 to 0.16 TFLOP/s).
 Result<SweepFits> gemm_fits(const std::vector<ModelSpec>& models, const GemmDtype& k, c10::Device device,
                             const ProbeScale& scale, const std::string& what, int max_sweeps,
                             std::vector<std::string>* warnings) {
@@ -230,7 +230,7 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
                                   range(scale.gemm_tokens_first, scale.gemm_tokens_last) + " tokens";
   // Each dtype's forward and backward: the dtype the engine runs here until two sweeps agree, the
   // other twice, compared (a plan may train in either; swept once, a CPU's emulated bf16 rate read
-  // 0.076 and 2.51 TFLOP/s on one machine unsaid, issue 44).
+  // 0.076 and 2.51 TFLOP/s on one machine unsaid).
   for (const GemmDtype& k : gemm_dtypes(&c)) {
     SPPLAN_ASSIGN_OR_RETURN(const SweepFits fits, gemm_fits(models, k, device, scale, k.name + " GEMM",
                                                             k.dtype == act ? kMaxSweeps : kCheckSweeps, &c.warnings));
@@ -247,7 +247,7 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
   for (const at::ScalarType dtype : {at::kBFloat16, at::kFloat}) {
     // Both dtypes over the same sequences: the CPU flash kernel's rate rises with the sequence
     // (cpu_scale), and a bf16 sweep that stopped at 512 tokens priced the engine's 8K bf16 attention
-    // 2x slow where bf16 is emulated (issue 28). Such a CPU reaches the budget at 2K tokens.
+    // 2x slow where bf16 is emulated (an AVX2 EPYC). Such a CPU reaches the budget at 2K tokens.
     const bool bf16 = dtype == at::kBFloat16;
     std::string backend;
     std::vector<AttentionTimes> points;  // the last sweep's, for the table by length
@@ -328,7 +328,7 @@ Result<Calibration> measure_kernels(c10::Device device, const std::vector<ModelS
   if (!c.cuda) {
     // Last: it installs the kernel clock, whose per-op callbacks stay on. The separate kernels'
     // pooled fit is still printed; the keys are the class as the engine's layer runs it, in each
-    // dtype (a CPU without bf16 units converts every bf16 element: issue 28).
+    // dtype (a CPU without bf16 units converts every bf16 element to fp32 and back).
     c.elementwise.push_back(c.elementwise_pooled);
     auto layer_fit = [&](Precision precision) -> Result<FittedKernel> {
       const std::string what = "the engine's elementwise class in one " + models.front().name +
@@ -385,7 +385,7 @@ GpuSpec cpu_base(const Calibration& c, double a2a_GBps, double latency_s, int64_
 
 // A GEMM's thread speedup (its rate on all threads over one) above the thread count, or below a
 // half, is no machine's: one of its two measurements was taken while something else ran (a 5.85x
-// speedup on 2 threads was written once, issue 44). The one-thread fit is dropped with a warning,
+// speedup on 2 threads was written once). The one-thread fit is dropped with a warning,
 // and the speedup is then taken as not measured (host_share's fallback).
 constexpr double kSpeedupSlack = 1 + kSweepAgreement;
 void drop_impossible_speedup(const std::string& what, const FittedKernel& all, std::optional<FittedKernel>* one,

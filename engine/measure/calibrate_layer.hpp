@@ -15,7 +15,7 @@
 // the elementwise class's seconds: each sample is (the bytes elementwise_work counts for that plan,
 // the median of its calls' class seconds), over sequences doubling from the scale's first. Once
 // per precision: per byte the costmodel counts, a bf16 class need not run at the fp32 class's rate
-// (a CPU without bf16 units converts every element; the AVX2 AMD EPYC of issue 28: 9.2-10.5
+// (a CPU without bf16 units converts every element; a 2-vCPU AVX2 AMD EPYC Zen 3: 9.2-10.5
 // against 10.6-14.1 GB/s).
 #pragma once
 

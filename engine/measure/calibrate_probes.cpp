@@ -107,7 +107,8 @@ ProbeScale cuda_scale() {
   ProbeScale s;
   s.gemm_tokens_first = 512, s.gemm_tokens_last = 16384;
   // Attention from 1K to 64K tokens: a ring's blocks are S / cp long, and its short blocks' rate
-  // against one long call is what the table by length shows (issue 43). A call of 0.2 s ends the
+  // against one long call is what the table by length shows (the H200 lease of 30 November,
+  // validation/gpu/h200-141gb-2026-11-30/calibrate.log). A call of 0.2 s ends the
   // sweep: bf16 reaches 64K (a 16-head causal forward and backward there is about 0.15 s on an
   // H100-class GPU), fp32's memory-efficient kernel stops near 16K.
   s.attn_seq_first = 1024, s.attn_seq_last = 65536;

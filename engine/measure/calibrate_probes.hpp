@@ -29,7 +29,7 @@ struct ProbeScale {
   // quarter of this to the size where they take this, so that the sweep covers the token counts
   // the engine's ranks run (a CPU's fp32 step mix rises from 50 GFLOP/s at 64 tokens to 117 at 512
   // and falls to about 100 at 4096 as the head's output outgrows the cache; a line through the small
-  // sizes priced it 15-90 % fast, issue 28) on a device that runs the dtype at speed, and the first
+  // sizes priced it 15-90 % fast on an AVX2 EPYC) on a device that runs the dtype at speed, and the first
   // sizes where it is emulated.
   double gemm_target_s = 0.05;
   // Attention's own: its rate rises with the sequence (a blockwise causal kernel computes whole
@@ -52,7 +52,7 @@ ProbeScale cuda_scale();
 // inputs): the forward x . W^T, or the backward as autograd runs it (the input gradient dY . W and
 // the weight gradient X^T . dY of one torch::autograd::grad call: other layouts, and on some
 // kernels other rates than the forward's, e.g. PyTorch's bf16 GEMM on a CPU without bf16 units,
-// whose dY . W runs at a tenth of the forward's rate and on one thread; issue 28). Each sample is
+// whose dY . W runs at a tenth of the forward's rate and on one thread on an AVX2 EPYC). Each sample is
 // one call of every linear (QKV, O, MLP gate+up, down, LM head) at `tokens` tokens, their times
 // summed in the step's proportions (each layer's linears num_hidden_layers times, the head once):
 // the shapes' rates differ (that emulated bf16 backward runs the MLP's and the head's at 60 % of
@@ -72,7 +72,7 @@ std::vector<KernelSample> gemm_samples(const std::vector<ModelSpec>& models, c10
 // device hand them over: on a CPU as views of one packed [1, s, heads + 2 kv_heads, d] buffer, as
 // the Ulysses exchange receives them (its multi-rank runs), where LibTorch's bf16 CPU flash backward
 // runs 1.4x slower than on separate tensors (AMD EPYC Zen 3, one thread, 4K-8K tokens: 4.4-4.7
-// against 6.3 GFLOP/s; fp32 alike either way; issue 28); on a GPU as three tensors, as a one-GPU
+// against 6.3 GFLOP/s; fp32 alike either way); on a GPU as three tensors, as a one-GPU
 // run (sp 1) has them. The causal calls size the sweep. Forward work: 4 h d FLOPs a pair (2
 // matmuls of 2 d), s^2 pairs non-causal and s^2 / 2 counted causal; backward work: 2.5x the
 // forward's, timed as (forward + backward) - forward. Each point is the median of its calls

@@ -5,7 +5,7 @@
 // a comment beside it naming the measurement: which kernels, which sizes, the fit and its residual.
 // Mapping (each fit is kernel_fit.hpp's line; efficiency = fitted asymptotic rate / peak):
 //   matmul_efficiency        bf16 GEMM rate / bf16_tflops
-//   fp32_matmul_efficiency   fp32 GEMM rate / fp32_tflops (each dtype its own: issue 28)
+//   fp32_matmul_efficiency   fp32 GEMM rate / fp32_tflops (each dtype its own: CPUs differ)
 //   matmul_bwd_efficiency, fp32_matmul_bwd_efficiency   the same GEMMs' backward (input and
 //                            weight gradients as autograd runs them) / the dtype's peak
 //   host_threads, matmul_thread_speedup, matmul_bwd_thread_speedup, bf16_matmul_thread_speedup,
@@ -79,7 +79,7 @@ struct Calibration {
   std::vector<std::string> unfitted;      // a printed-only kernel whose own fit failed, and why
   // A rate whose sweeps never agreed (each sweep's rate named), or a thread speedup no machine can
   // have: printed and written into the file's comments, so a calibration taken on a busy machine
-  // says so instead of jumping unsaid (issue 44).
+  // says so instead of jumping unsaid (bf16 GEMMs once read 0.076, then 2.51 TFLOP/s).
   std::vector<std::string> warnings;
   // The elementwise_efficiency key: on a GPU all their points pooled (bf16); on a CPU the engine's
   // own bf16 layer (calibrate_layer.hpp).

@@ -95,7 +95,7 @@ struct SweepFits {
   }
 };
 
-// One sweep's rates move with whatever else shares the machine (issue 28: on a shared 2-vCPU VM one
+// One sweep's rates move with whatever else shares the machine (on a shared 2-vCPU VM one
 // whole attention sweep ran 25-30 % slow while four other calibrations that hour agreed within
 // 11 %). So a sweep is repeated until two sweeps' forward and backward rates each agree within
 // `tolerance` (relative), at most `max_sweeps` times. Of the two that agree the faster is kept

@@ -16,7 +16,7 @@ ValidateCase tiny(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
   return {"tiny-llama", seq, sp, world, std::move(knobs), ValidateCase::Expect::kRuns};
 }
 
-// The mixtures of experts (issue 42): tiny-llama's attention with q/k norms and 8 experts, 2 a
+// The mixtures of experts (Qwen3-MoE, GLM-4.5): tiny-llama's attention with q/k norms and 8 experts, 2 a
 // token; GLM-4.5's with a dense first layer, a shared expert and a grouped sigmoid router.
 ValidateCase tiny_moe(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
   return {"tiny-qwen3-moe", seq, sp, world, std::move(knobs), ValidateCase::Expect::kRuns};
@@ -24,7 +24,7 @@ ValidateCase tiny_moe(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
 ValidateCase tiny_glm(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
   return {"tiny-glm-moe", seq, sp, world, std::move(knobs), ValidateCase::Expect::kRuns};
 }
-// A sliding window (issue 42): tiny-llama's shapes, every layer over its last 1024 tokens.
+// A sliding window (Mistral's): tiny-llama's shapes, every layer over its last 1024 tokens.
 ValidateCase tiny_window(int64_t seq, int64_t sp, int64_t world, Knobs knobs) {
   return {"tiny-mistral", seq, sp, world, std::move(knobs), ValidateCase::Expect::kRuns};
 }
@@ -42,8 +42,8 @@ Knobs operator+(Knobs a, const Knobs& b) {
 
 }  // namespace
 
-// Ring attention (cp) and Ulysses x ring (issue 24), each beside Ulysses at the same degree and
-// knobs (issue 41: the report sets their step times side by side, ring_pairs): cp 2 against sp 2,
+// Ring attention (cp) and Ulysses x ring (USP, arXiv 2405.07719), each beside Ulysses at the same
+// degree and knobs (the report sets their step times side by side, ring_pairs): cp 2 against sp 2,
 // cp 4 and sp 2 x cp 2 against sp 4. Checkpointed and tiled, so the peak is a layer's backward,
 // where the ring's K/V, dK/dV and dq buffers are alive.
 std::vector<ValidateCase> cpu_ring_cases() {
@@ -139,7 +139,7 @@ std::vector<ValidateCase> cpu_cases(bool quick) {
   return cases;
 }
 
-// ---- long sequences, memory only (issue 22 item 3) -------------------------------------------
+// ---- long sequences, memory only (`validate engine --long`) ----------------------------------
 //
 // The regime ALST runs in, where the per-token terms (checkpoints, the recomputed layer, the
 // tiled MLP's shard, the loss's chunk, the all-to-all copies) outweigh the model states: at 64K

@@ -54,7 +54,7 @@ std::vector<ValidateCase> cpu_packed_cases();
 // by kPackedEosId, then the next; the other ids a fixed sequence below the EOS id. Fails (internal)
 // naming the file when it cannot be written.
 Status write_packed_data(const std::string& path, int64_t tokens, int64_t doc_tokens);
-// `validate engine --long` (CPU): memory-only cases where per-token terms dominate (issue 22):
+// `validate engine --long` (CPU): memory-only cases where per-token terms dominate (ALST's regime):
 // micro-llama at 64K tokens with checkpoint offload, TiledMLP, the tiled loss, ZeRO 1 and 3 and
 // optimizer / parameter offload at sp 1, 2 and 4.
 std::vector<ValidateCase> long_cpu_cases();

@@ -31,7 +31,7 @@ struct Errors {
 
 // A ring (or Ulysses x ring) case beside the Ulysses case of the same degree, model, sequence and
 // knobs: the step-time ratio ring / Ulysses measured and predicted, and how far the prediction is
-// (issue 41: within 10 %).
+// (the target: within 10 %).
 struct RingPair {
   std::string ring, ulysses;
   double measured_ratio = 0, predicted_ratio = 0, error_pct = 0;
@@ -56,7 +56,7 @@ void print_table(const nlohmann::json& rows, const CaseSummary& sum, const Machi
 // The rates the cases were priced with (the calibrated spec's peaks times its efficiencies): TFLOP/s
 // of the GEMM and the attention forward and backward in fp32 and bf16, GB/s of memory and of the
 // elementwise class. A prediction is only as good as its calibration, and one calibration made on
-// a loaded machine moves every row (issue 28): the report keeps what it priced with.
+// a loaded machine moves every row (once by 25 %): the report keeps what it priced with.
 nlohmann::json priced_rates(const GpuSpec& spec);
 
 // The --json object (its "priced_with": priced_rates of the calibrated spec).

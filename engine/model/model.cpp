@@ -208,7 +208,7 @@ std::pair<at::Tensor, at::Tensor> Model::rotated_qk(const LayerParams& L, const 
   const double eps = spec_.rms_norm_eps;
   // One GEMM for q|k; the norms and RoPE make new tensors of both, so the GEMM's output is freed
   // when this returns, as HF frees q_proj's and k_proj's outputs once rotated (held through
-  // attention it cost (nh + nkv) d elements a token at the Ulysses exchange, issue 22).
+  // attention it cost (nh + nkv) d elements a token at the Ulysses exchange, as measured).
   const at::Tensor qk = at::linear(normed, L.wqkv.narrow(0, 0, qk_rows),
                                    L.bqkv.defined() ? L.bqkv.narrow(0, 0, qk_rows) : at::Tensor());  // [b, n, (nh + nkv) d]
   at::Tensor q = qk.narrow(2, 0, nh * d).view({b, n, nh, d});
@@ -245,7 +245,7 @@ at::Tensor Model::attention(const LayerParams& L, const at::Tensor& normed, cons
   // Two GEMMs over the stacked weight, q|k and v, as Hugging Face's separate projections hold
   // them: attention saves v for its backward, and were v a view of one [b, n, (nh + 2 nkv) d]
   // output, that whole output (its q and k parts already rotated into new tensors) would stay
-  // alive with it, (nh + nkv) d elements a token more than HF keeps (issue 28).
+  // alive with it, (nh + nkv) d elements a token more than HF keeps (measured at the peak).
   const at::Tensor v = at::linear(normed, L.wqkv.narrow(0, qk_rows, nkv * d),
                                   L.bqkv.defined() ? L.bqkv.narrow(0, qk_rows, nkv * d) : at::Tensor())
                            .view({b, n, nkv, d});

@@ -99,7 +99,7 @@ class Model {
   // The attention of a layer from its normalised input: [b, n, heads, d], o_proj's input. Its q,
   // k and v are freed when it returns, before the MLP runs, as they are when HF's attention
   // module returns (held to the end of the layer they cost a block of [tokens, q + 2 kv] through
-  // the MLP's recompute, issue 22).
+  // the MLP's recompute, as measured).
   at::Tensor attention(const LayerParams& L, const at::Tensor& normed, const at::Tensor& cos, const at::Tensor& sin,
                        const DocStarts& docs) const;
   // The layer's q and k [b, n, heads, d] after their norms (Qwen3) and RoPE.

@@ -361,7 +361,7 @@ Status check_ring(const RunOptions& o) {
 
 Status check_run_options(RunOptions* o, int64_t world) {
   // A plan is priced for its GPU count: another world size is another data parallelism, another
-  // global batch and memory than the plan says (issue 29).
+  // global batch and memory than the plan says (`--nproc 3` on a 2-GPU plan once ran dp 3, unsaid).
   if (!o->plan_path.empty() && o->plan.cluster.num_gpus != world) {
     return Status::invalid("--nproc: value " + std::to_string(world) + " differs from " + o->plan_path +
                            ": key \"cluster.num_gpus\" " + std::to_string(o->plan.cluster.num_gpus) +

@@ -1,5 +1,5 @@
 // What a checkpoint carries of the run besides its tensors, and how a resume continues it
-// (issue 44: a --resume without --lr-schedule and --train-steps used to train at a constant rate).
+// (once, a --resume without --lr-schedule and --train-steps trained at a constant rate).
 //
 // Saved (checkpoint_io.hpp TrainingSettings): the optimizer (lr, warm-up, schedule and its horizon,
 // min_lr, weight decay and its grouping, clipping, AdamW's betas and eps), the sequence length and

@@ -67,7 +67,7 @@ std::string watch_progress_line(const StepStats& st, const StepWatch& w);
 // "1h 02m", "3m 05s", "12s".
 std::string duration_text(double seconds);
 
-// The run's own settings, for its report: what produced the numbers (issue 29).
+// The run's own settings, for its report: what produced the numbers, so a result can be rerun.
 nlohmann::json run_settings(const RunOptions& o);
 
 }  // namespace spplan::engine

@@ -1,4 +1,4 @@
-// A run's paths before its first step (issue 44: --log onto the --data file emptied the corpus,
+// A run's paths before its first step (each once happened: --log onto the --data file emptied the corpus,
 // --export-hf onto the --init-from folder overwrote the base model, a --save that was a file
 // failed only after the last step).
 //

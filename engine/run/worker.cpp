@@ -56,7 +56,7 @@ int64_t set_threads(int64_t local_world) {
 }
 
 // Text read as bytes trains on ids 0-255: right for a byte-level model, silently wrong for one
-// whose --init-from folder carries a tokenizer (issue 44).
+// whose --init-from folder carries a tokenizer (its ids are not bytes).
 Status check_text_with_tokenizer(const RunOptions& o) {
   if (o.init_from.empty() || look_at(o.init_from + "/tokenizer.json").kind != PathKind::kFile) return Status::ok();
   const std::pair<const char*, const std::vector<std::string>*> lists[] = {{"--data", &o.data_paths},
