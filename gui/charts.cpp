@@ -164,7 +164,7 @@ void SeqChartView::refresh() {
     return;
   }
   auto value = [this](int row, int column) { return m_model->data(m_model->index(row, column)).toDouble(); };
-  // Past 4M tokens the axis counts M ("16M", not "16384k": issue 45 item 5), binary as --seq's suffixes.
+  // Past 4M tokens the axis counts M ("16M", not the unreadable "16384k"), binary as --seq's suffixes.
   const bool mega = value(rows - 1, SeqSweepModel::SeqKiloColumn) >= 4096;
   const int xColumn = mega ? SeqSweepModel::SeqMegaColumn : SeqSweepModel::SeqKiloColumn;
   for (QVXYModelMapper* mapper : m_mappers) mapper->setXColumn(xColumn);

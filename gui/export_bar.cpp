@@ -45,7 +45,7 @@ void ExportBar::setPlan(const PlanSpec* plan) {
     }
     // Greyed before a file is asked for when the format cannot express the plan (a ring in
     // DeepSpeed's config, a knob the trainer's launcher has no flag for): the reason is
-    // export_plan()'s own message, as `spplan export` prints it (issue 45 item 8).
+    // export_plan()'s own message, as `spplan export` prints it, before any file is asked for.
     const Result<std::string> text = export_plan(*m_plan, *parse_export_format(names[i]));
     b->setEnabled(text.ok());
     if (!text.ok()) b->setToolTip(QString::fromStdString(text.status().message()));

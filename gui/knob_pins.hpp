@@ -1,7 +1,7 @@
 // KnobPins: the knobs a user fixes before the search (sp, cp, ZeRO, offloads, checkpointing,
 // tiling), each "any" or a value, as `spplan plan --sp 4 --zero 3 --no-tiled-mlp` fixes them. The
 // choices become those flags and are read by the CLI's own reader (search::read_constraints), so a
-// pin the model or the cluster refuses gets the CLI's message (issue 45 item 8).
+// pin the model or the cluster refuses gets the CLI's message, not a GUI-only one.
 #pragma once
 
 #include <QString>

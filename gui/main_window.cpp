@@ -381,7 +381,7 @@ void MainWindow::recomputeNow() {
                              .arg(english.toString(base->cluster.gpu.price_per_gpu_hour, 'f', 2))
                              .arg(m_planModel->fitCount())
                              .arg(m_planModel->evaluated()));
-  // What `spplan plan` prints under its table: why the leading layout won (issue 45 item 8).
+  // What `spplan plan` prints under its table: why the leading layout won, as the CLI says it.
   if (!m_planModel->layoutReason().isEmpty()) {
     m_statusLabel->setText(m_statusLabel->text() + tr("\nwhy this layout: %1").arg(m_planModel->layoutReason()));
   }

@@ -118,7 +118,7 @@ QVariant PlanTableModel::data(const QModelIndex& index, int role) const {
       return text ? QVariant(e.time.step_time_s < 60 ? QString::number(e.time.step_time_s, 'f', 3) + " s"
                                                     : QString::fromStdString(duration_text(e.time.step_time_s)))
                   : QVariant(e.time.step_time_s);
-    case TokensPerSecondColumn:  // 6,332: the status line's format (issue 45 item 5)
+    case TokensPerSecondColumn:  // 6,332: the status line's format (one number format across a screen)
       return text ? QVariant(QString::fromStdString(count_text(e.tokens_per_s))) : QVariant(e.tokens_per_s);
     case MfuColumn: return text ? QVariant(QString::number(100 * e.mfu, 'f', 1) + "%") : QVariant(e.mfu);
     case UsdPerMtokColumn:

@@ -127,7 +127,7 @@ QWidget* PlanTabs::buildMemoryTab() {
 QWidget* PlanTabs::buildTimelineTab() {
   const auto report = [this](const QString& text, bool ok) { Q_EMIT message(text, ok); };
   m_timeline = new StepTimelineView(this);
-  // The trace `spplan simulate --trace` writes, for Perfetto's own zoom and search (issue 45 item 7).
+  // The trace `spplan simulate --trace` writes, for Perfetto's own zoom and search: a picture is not a tool.
   auto* trace = new QPushButton(tr("Export Perfetto trace…"), this);
   trace->setObjectName("export-trace");
   trace->setToolTip(tr("Chrome trace-event JSON of the simulated step, as spplan simulate --trace writes it; open it in "

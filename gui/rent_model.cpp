@@ -77,7 +77,7 @@ QVariant RentModel::data(const QModelIndex& index, int role) const {
     case UsdPerMtokColumn:  // three significant digits: a small model's $0.000412 is not "0.000"
       if (e && text) return significantText(e->usd_per_million_tokens, 3);
       return number(e ? e->usd_per_million_tokens : 0, 3);
-    case StepSecondsColumn:  // "11 h 35 min", as the plan table (issue 45 item 5)
+    case StepSecondsColumn:  // "11 h 35 min", as the plan table, not a count of seconds
       if (e && text) return QString::fromStdString(duration_text(e->time.step_time_s));
       return number(e ? e->time.step_time_s : 0, 3);
     case TokensPerSecondColumn:  // 12,716: separators as on the rest of the screen

@@ -2,7 +2,7 @@
 // the three layouts of SpScalingModel (Ulysses, ring, Ulysses x ring) against the degree sp x cp
 // on a log2 axis, with the GPU's capacity; points over capacity are drawn red, as in the Memory tab.
 // Each layout's legend names the trainers its rows are priced on (a ring the plan's trainer cannot
-// run is priced on another: issue 45 item 6). The memory axis is framed on the capacity, up to
+// run is priced on another, a 1.8x move by itself). The memory axis is framed on the capacity, up to
 // kMemoryFrame x capacity: a layout needing thousands of GiB at degree 1 would flatten the region
 // that decides what fits; points above run off the top, red on the tokens line as well.
 #pragma once

@@ -87,7 +87,7 @@ QVariant SpScalingModel::data(const QModelIndex& index, int role) const {
       return text ? QVariant(QString::fromStdString(count_text(e.tokens_per_s))) : QVariant(e.tokens_per_s);
     case PeakGibColumn: return number(gib(e.memory.needed_bytes()), 1);
     case CapacityGibColumn: return number(gib(e.capacity_bytes), 1);
-    case StepSecondsColumn:  // "8 h 53 min", as the plan table (issue 45 item 5)
+    case StepSecondsColumn:  // "8 h 53 min", as the plan table, not a count of seconds
       return text ? QVariant(QString::fromStdString(duration_text(e.time.step_time_s))) : QVariant(e.time.step_time_s);
     case FitsColumn:
       if (!text) return e.fits;

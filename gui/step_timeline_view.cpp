@@ -92,7 +92,7 @@ void StepTimelineView::clear() {
 QString StepTimelineView::exposedText() const {
   if (!m_result) return {};
   const sim::ExposedComm& x = m_result->exposed_comm_s;
-  // Durations as people read them ("8 h 54 min", "16.087 s"), as the plan table (issue 45 item 5).
+  // Durations as people read them ("8 h 54 min", "16.087 s", not "28149.939 s"), as the plan table.
   // A long accumulation is drawn as its first, one steady and its last micro step: said after the rest.
   const QString folded = m_result->folded.count > 0
                              ? QString::fromStdString(" · " + sim::folded_text(m_result->folded))
