@@ -106,7 +106,7 @@ TEST(Cli, VerdictHoldsTheMarginAgainstTheMeasuredErrorAndHeadroomBuysRoom) {
   EXPECT_EQ(bad.err.rfind("spplan: --headroom: value \"60\"", 0), 0u) << bad.err;
 }
 
-// Issue 45: plan --simulate printed what plan prints; it now shows the simulated step it ranked by.
+// plan --simulate once printed what plan prints; it now shows the simulated step it ranked by.
 TEST(Cli, PlanSimulatePrintsTheSimulatedStep) {
   const std::string args = std::string("plan ") + kBase + "--seq 128k --top 3 --simulate";
   const CliRun text = run_spplan(args), json = run_spplan(args + " --json");
@@ -188,7 +188,7 @@ TEST(Cli, PlanTableAlignsRowsWithLongKnobs) {
   for (const std::string& row : rows) EXPECT_EQ(row.size(), header.size()) << row;
 }
 
-// Issue 45 item 9: plan takes AdamW's betas and eps; the plan file and its exports carry them.
+// plan takes AdamW's betas and eps; the plan file and its exports carry them.
 TEST(Cli, PlanTakesTheBetasAndEveryExportStatesThem) {
   const std::string out = testing::TempDir() + "/betas.toml";
   const CliRun r = run_spplan(std::string("plan ") + kBase + "--seq 128k --adam-beta2 0.999 --adam-eps 1e-6 --out " + out);
@@ -227,7 +227,7 @@ TEST(Cli, MaxSeqStatesItsMargin) {
       << r.out;
 }
 
-// The measured band (issue 45 item 10): max-seq says how far its answer may be long, and
+// The measured band (against ALST's longest runs): max-seq says how far its answer may be long, and
 // --conservative answers at that edge: the same search with the measured under-prediction booked.
 TEST(Cli, MaxSeqCarriesTheMeasuredBandAndAnswersAtItsEdge) {
   const std::string args = std::string("max-seq ") + kBase + "--sp 4 --tiled-loss --attention flash3";
@@ -317,14 +317,14 @@ TEST(Cli, BadInputTable) {
        "spplan: --out: missing value, found the flag \"--json\" (allowed: --out VALUE or --out=VALUE)"},
       {std::string("estimate ") + kBase + "--seq 2000000000000 --sp 4",
        "spplan: --seq: value \"2000000000000\" is too long (allowed: at most 1000000000000 tokens)"},
-      // A typo gets the name it most likely meant (issue 45).
+      // A typo gets the name it most likely meant.
       {"plna", "spplan: command \"plna\" is not known; did you mean \"plan\"? (allowed: estimate, plan, "},
       {std::string("estimate ") + kBase + "--seq 1k --sp 4 --zreo 3", "spplan: --zreo: unknown flag; did you mean --zero? (allowed: "},
       {"estimate --model qwen3-4 --gpu h100-80gb --gpus 4 --seq 1k --sp 4",
        "spplan: --model: value \"qwen3-4\" is not a preset or a file; did you mean \"qwen3-4b\"? (allowed presets: "},
       {std::string("estimate ") + kBase + "--seq 1k --sp 4 --trainer lieger",
        "spplan: --trainer: value \"lieger\" is not a preset or a file; did you mean \"liger\"? (allowed presets: "},
-      // An exponent is a decimal count, without a binary suffix (issue 45).
+      // An exponent is a decimal count, without a binary suffix.
       {std::string("estimate ") + kBase + "--seq 1e6k --sp 4",
        "spplan: --seq: value \"1e6k\" is not a sequence length (allowed: "},
       {"estimate --model qwen3-4b --gpu h100-80gb --gpus 8 --gpus-per-node 3 --seq 1k --sp 2",
@@ -339,7 +339,7 @@ TEST(Cli, BadInputTable) {
        "spplan: --attention: value \"flash3\" with layout ring is not run by trainer \"hf\" (torch's context_parallel "
        "runs scaled_dot_product_attention only, and the Trainer refuses another attn_implementation under cp; allowed: "
        "sdpa)"},
-      // gpt-oss's attention sinks (issue 42): flex only, and no sequence split.
+      // gpt-oss's attention sinks: flex only, and no sequence split.
       {"estimate --model gpt-oss-20b --gpu h100-80gb --gpus 8 --seq 16k --sp 1 --trainer hf --attention flash2",
        "spplan: --attention: value \"flash2\" with gpt-oss-20b's attention sinks, which it does not train (allowed: flex; "
        "flash2 and flash3 run the Hub's vllm-flash-attn3, whose backward leaves the sinks frozen, and sdpa has none)"},
@@ -350,7 +350,7 @@ TEST(Cli, BadInputTable) {
        "rank's heads, and torch's context parallel runs SDPA only)"},
       {std::string("plan ") + kBase + "--seq 1k --sp 3",
        "spplan: --sp: value 3 is not valid for qwen3-4b (32 heads, 8 kv heads) on 4 GPUs (allowed sp: 1, 2, 4)"},
-      // The optimizer flags of plan and estimate (issue 23): typos in a recipe are refused, not trained.
+      // The optimizer flags of plan and estimate: typos in a recipe are refused, not trained.
       {std::string("estimate ") + kBase + "--seq 1k --sp 4 --lr 2",
        "spplan: --lr: value \"2\" is not allowed (allowed: a number from 1e-15 to 1)"},
       {std::string("plan ") + kBase + "--seq 1k --train-steps 1000000001",
@@ -478,7 +478,7 @@ TEST(Cli, OutputThatIsAnInputIsRefused) {
       {"simulate --plan " + plan + " --trace " + plan, "spplan: --trace: " + plan + " is the --plan file "},
       {"plan --model " + model + " --gpu h100-80gb --gpus 4 --seq 1k --out " + model,
        "spplan: --out: " + model + " is the --model file "},
-      // A symbolic link to the input is the input (issue 44: every path resolved).
+      // A symbolic link to the input is the input (every path is resolved).
       {"export --plan " + plan + " --format deepspeed --out " + plan + ".link",
        "spplan: --out: " + plan + ".link is the --plan file "},
   };
@@ -542,14 +542,14 @@ TEST(Cli, ValidatePublishedPrintsTheTable) {
   ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["rows"].size(), 14u);
-  // Every fit / OOM verdict of the visible rows is right (issue 2 target), and peak memory within
-  // 10% on every row that reports it (issue 11, with the HF blog rows read as their note says).
+  // Every fit / OOM verdict of the visible rows is right (spplan's target), and peak memory within
+  // 10% on every row that reports it (with the HF blog rows read as their note says).
   EXPECT_EQ(j["summary"]["fit_verdict_misses"].get<int>(), 0);
   EXPECT_LE(j["summary"]["memory_pct"]["max_abs"].get<double>(), 10.0);
   EXPECT_EQ(j["summary"]["throughput_inconsistent_rows"].get<int>(), 4);
 }
 
-// The runs on one H100 (validation/gpu_h100_measured.csv): the issue 11 target, step time within
+// The runs on one H100 (validation/gpu_h100_measured.csv): the target, step time within
 // 10% on average with the preset. A costmodel change that breaks it must say why.
 TEST(Cli, ValidateGpuRowsStepTimeWithinTenPercentOnAverage) {
   const CliRun r = run_spplan(std::string("validate published ") + SPPLAN_SOURCE_DIR + "/validation/gpu_h100_measured.csv --json");
@@ -577,8 +577,8 @@ const char* kNoFitPlan =
     "seq_len = 1048576\n[model]\npreset = \"llama-3.1-70b\"\n[gpu]\npreset = \"h100-80gb\"\n[cluster]\nnum_gpus = 1\n"
     "[knobs]\nsp = 1\nzero_stage = 0\n";
 
-// `plan` with nothing feasible: exit 1 and why, per limit, with counts, in text and JSON (issue 27:
-// exit 0, and "rejected 1842 knob sets: GPU memory:" with nothing after the colon).
+// `plan` with nothing feasible: exit 1 and why, per limit, with counts, in text and JSON (it once
+// exited 0, and "rejected 1842 knob sets: GPU memory:" with nothing after the colon).
 TEST(Cli, PlanWithNothingFeasibleExitsOneAndSaysWhyPerLimit) {
   const std::string args = "plan --model llama-3.1-70b --gpu h100-80gb --gpus 1 --seq 1M";
   const CliRun text = run_spplan(args);
@@ -628,7 +628,7 @@ TEST(Cli, EstimateFp32RunsSdpa) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["attention"], "sdpa");
 }
 
-// issue 27: `fit --gpus 8 --seq 1M` for Llama-3.1-8B said 8 where 2 fit.
+// `fit --gpus 8 --seq 1M` for Llama-3.1-8B once said 8 where 2 fit.
 TEST(Cli, FitSmallestCountIsTheSmallest) {
   const CliRun r = run_spplan("fit --model llama-3.1-8b --gpu h100-80gb --gpus 8 --seq 1M --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -907,7 +907,7 @@ TEST(Cli, FitNamesTheHeadCountBound) {
       << no_ring.out;
 }
 
-// max-seq --sp P fixes sp only: the other knobs are searched (issue 27: 228K instead of 4.0M).
+// max-seq --sp P fixes sp only: the other knobs are searched (fixing them all gave 228K, not 4.0M).
 TEST(Cli, MaxSeqSpFixesOnlySp) {
   const CliRun sp_only = run_spplan(std::string("max-seq ") + kBase + "--sp 4 --json");
   ASSERT_EQ(sp_only.exit_code, 0) << sp_only.err;
@@ -920,7 +920,7 @@ TEST(Cli, MaxSeqSpFixesOnlySp) {
   EXPECT_GT(j["max_seq"].get<long>(), nlohmann::json::parse(defaults.out)["max_seq"].get<long>());
 }
 
-// simulate and export of a plan that does not fit say so on stderr (issue 27: exit 0, no word).
+// simulate and export of a plan that does not fit say so on stderr (once: exit 0, no word).
 TEST(Cli, SimulateAndExportWarnWhenThePlanDoesNotFit) {
   const std::string plan = write_plan("no_fit.toml", kNoFitPlan);
   const CliRun e = run_spplan("export --plan " + plan + " --format deepspeed");
@@ -965,7 +965,7 @@ TEST(Cli, RentNamesTheCheapestOption) {
   EXPECT_NE(text.out.find("\ncheapest: "), std::string::npos) << text.out;
 }
 
-// The renter's node counts, own price and token budget (issue 45 item 4): the h100 rows at 2.1 $
+// The renter's node counts, own price and token budget: the h100 rows at 2.1 $
 // per GPU-hour, each option's budget time = tokens / tokens/s and its cost = that x GPUs x price.
 TEST(Cli, RentTakesNodeCountsPricesAndABudget) {
   const CliRun r = run_spplan("rent --model qwen3-4b --seq 32k --nodes 1,8 --price h100-80gb=2.1 --tokens 2e9 --json");
@@ -994,7 +994,7 @@ TEST(Cli, RentTakesNodeCountsPricesAndABudget) {
 }
 
 // A plan leaves 10% of the node's RAM (at least 8 GiB) to the OS, page cache and pinned-memory
-// limits (issue 27: host memory was planned to 1899.9 of 1900 GiB).
+// limits (host memory was once planned to 1899.9 of 1900 GiB).
 TEST(Cli, HostMemoryKeepsHeadroomForTheOs) {
   const CliRun r = run_spplan(std::string("estimate ") + kBase + "--seq 32k --sp 4 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -1016,7 +1016,7 @@ TEST(Cli, MaxSeqNamesTheHostLimitWhenItBinds) {
 }
 
 // --simulate re-ranks with the same noise band and preferences: a 0.03% difference no longer
-// flips the order the estimate gave (issue 27: mb=2 over mb=1, reversed by --simulate).
+// flips the order the estimate gave (once mb=2 over mb=1, reversed by --simulate).
 TEST(Cli, PlanSimulateKeepsTheRankingRule) {
   const std::string args = std::string("plan ") + kBase + "--seq 128k --top 1 --json";
   const CliRun estimated = run_spplan(args), simulated = run_spplan(args + " --simulate");
@@ -1067,7 +1067,7 @@ TEST(Cli, RingAttentionEndToEnd) {
   EXPECT_TRUE(hop_on_comm) << sim.out.substr(0, 2000);
 }
 
-// A window shorter than the sequence is printed with the plan; Axolotl's ring runs it (issue 42),
+// A window shorter than the sequence is printed with the plan; Axolotl's ring runs it,
 // over shards longer than the window, and refuses shards within it in one line.
 TEST(Cli, AxolotlsRingPlansAWindowedModel) {
   const std::string model = std::string("--model ") + SPPLAN_SOURCE_DIR + "/tests/planner/config/data/mistral_v01.json";

@@ -1,6 +1,6 @@
 // Every `spplan` command that takes a path, given one that cannot be looked at (a name too long,
 // a symbolic link loop, a folder), and numbers beyond their type on the command line: one line,
-// exit 2, nothing on stdout (issue 20: `plan --model <300 characters>` aborted with exit 134).
+// exit 2, nothing on stdout (`plan --model <300 characters>` once aborted with exit 134).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -82,7 +82,7 @@ TEST_F(CliPaths, InputPathsThatCannotBeLookedAtAreOneLine) {
   }
 }
 
-// `--model FOLDER` (issue 40): a Hugging Face model folder is its config.json, named as the Hub
+// `--model FOLDER` (like run's --init-from): a Hugging Face model folder is its config.json, named as the Hub
 // names it; the cache's snapshots/<hash>/ layout says which model it is.
 TEST_F(CliPaths, ModelFolderIsItsConfigJson) {
   const std::string snapshot = dir_ + "/hub/models--Qwen--Qwen3-4B/snapshots/0123456789abcdef0123456789abcdef01234567";

@@ -80,7 +80,7 @@ TEST(ValidatePublished, OptionalColumnsPriceTheRowAsItRan) {
   EXPECT_NE(report->table.find("~|"), std::string::npos) << report->table;
 }
 
-// Issue 41: `cp` and `cp_comm` price a ring row as it ran (GPUs = dp x sp x cp); a row with a
+// `cp` and `cp_comm` price a ring row as it ran (GPUs = dp x sp x cp); a row with a
 // `not_expressed` reason is listed with it and predicted nothing, however free its other cells.
 TEST(ValidatePublished, RingColumnsAndRowsNoTrainerExpresses) {
   const auto report = validate_published(kData + "/ring_columns.csv");
@@ -195,7 +195,8 @@ TEST(ValidatePublished, ShippedResultsFileIsTodaysReport) {
   expect_shipped_report_is_todays("published_visible.csv", "published.json");
 }
 
-// The ring rows of other stacks (validation/cp_visible.csv, issues 41 and 42): 17 of 18 not expressed.
+// The ring rows of other stacks (validation/cp_visible.csv: TorchTitan, ms-swift, yunchang and
+// prime-rl's published runs): 17 of 18 not expressed.
 TEST(ValidatePublished, ShippedRingResultsFileIsTodaysReport) {
   const nlohmann::json shipped = expect_shipped_report_is_todays("cp_visible.csv", "cp.json");
   ASSERT_TRUE(shipped.is_object());
@@ -209,7 +210,7 @@ TEST(ValidatePublished, ShippedRingResultsFileIsTodaysReport) {
   EXPECT_LT(std::fabs(row["tokens_per_s"]["delta_pct"].get<double>()), kThroughputTargetPct);
 }
 
-// Issue 43's H200 lease (validation/gpu_h200_measured.csv, from validation/gpu/h200-141gb-2026-11-30):
+// The H200 lease of 30 November (validation/gpu_h200_measured.csv, from validation/gpu/h200-141gb-2026-11-30):
 // the engine, HF, DeepSpeed ZeRO 2 and 3 and HF + Liger at 16K, and three engine steps at the
 // device's limit, every fit verdict right (two of those at the limit read wrong while the planner
 // counted the whole slack allowance there).

@@ -124,7 +124,7 @@ class TestGui : public QObject {
   }
 
   // Host memory per node beside what the plan may use, and the NVMe it fills when it swaps there
-  // (issue 45 item 3): the plan table, What to rent and the Memory tab's line.
+  // (often what decides what to rent): the plan table, What to rent and the Memory tab's line.
   void hostMemoryShowsNvmeWhenThePlanSwapsThere() {
     spplan::costmodel::Estimate e;
     e.host.optimizer_bytes = 96.0 * 1024 * 1024 * 1024;
@@ -166,9 +166,10 @@ class TestGui : public QObject {
     }
   }
 
-  // The engine near the device's limit (issue 43's H200 lease: qwen3-0.6b ran 73,728 tokens): the
-  // table shows what the step needs, which fits, not the peak with the whole slack allowance a run
-  // reserves when memory is plentiful (145.9 GiB of 140.4), and its categories add up to it.
+  // The engine near the device's limit (the H200 lease of 30 November: qwen3-0.6b ran 73,728
+  // tokens, validation/gpu/h200-141gb-2026-11-30): the table shows what the step needs, which fits,
+  // not the peak with the whole slack allowance a run reserves when memory is plentiful (145.9 GiB
+  // of 140.4), and its categories add up to it.
   void engineNearTheLimitShowsWhatItNeeds() {
     spplan::PlanSpec base = knownBase();
     base.model = *spplan::load_model("qwen3-0.6b");
@@ -230,7 +231,7 @@ class TestGui : public QObject {
     QTRY_VERIFY(window.planModel()->rowCount() > 0);
   }
 
-  // Issue 45: the GUI's best plan, saved and exported, is the CLI's for the same inputs, optimizer
+  // The GUI's best plan, saved and exported, is the CLI's for the same inputs, optimizer
   // settings included (the cited recipe, then the same plan with an edited learning rate).
   void savedPlanAndExportsEqualTheClis() {
     spplan::gui::MainWindow window;
@@ -324,7 +325,7 @@ class TestGui : public QObject {
     QVERIFY(window.bannerLabel()->styleSheet().contains(QStringLiteral("#d6f0d6")));
   }
 
-  // Issue 45: the price and the headroom are inputs, read by the CLI's flag parsers: the price
+  // The price and the headroom are inputs, read by the CLI's flag parsers: the price
   // moves every $ figure and the status line; the headroom leaves memory free; bad values get the
   // CLI's words and clear the results.
   void priceAndHeadroomFieldsAreTheClisFlags() {
@@ -355,7 +356,7 @@ class TestGui : public QObject {
     QCOMPARE(window.planModel()->rowCount(), 0);
   }
 
-  // Issue 45 item 8: a cluster the CLI refuses gets the CLI's words here too (it said "Does not
+  // A cluster the CLI refuses gets the CLI's words here too (it once said "Does not
   // fit: no valid knob set"), and the results go.
   void partNodeClusterShowsTheClisMessage() {
     spplan::gui::MainWindow window;
@@ -374,7 +375,7 @@ class TestGui : public QObject {
     QCOMPARE(window.planModel()->rowCount(), 0);
   }
 
-  // Issue 45 item 8: pinned knobs are the CLI's knob flags: every ranked plan keeps them and the
+  // Pinned knobs are the CLI's knob flags: every ranked plan keeps them and the
   // best is spplan plan's best with those flags; a pin the cluster refuses, or one that leaves
   // nothing to price, gets the CLI's line and clears the results.
   void pinnedKnobsAreTheClisFlags() {
@@ -420,7 +421,7 @@ class TestGui : public QObject {
     QVERIFY(window.planModel()->fitCount() > 0);
   }
 
-  // Issue 45 item 8: the ranking rule (rank column's tooltip) and why the layout won (the status
+  // The ranking rule (rank column's tooltip) and why the layout won (the status
   // line), as spplan plan prints them.
   void rankingRuleAndWhyThisLayoutAreShown() {
     spplan::gui::MainWindow window;

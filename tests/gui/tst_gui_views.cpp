@@ -90,7 +90,7 @@ class TestGuiViews : public QObject {
         QStringLiteral("all-to-all %1 s").arg(expected.exposed_comm_s.a2a_s, 0, 'f', 3)));
     QVERIFY(view.exposedText().contains(QStringLiteral("ZeRO %1 s").arg(expected.exposed_comm_s.zero_s, 0, 'f', 3)));
     // The memory lane's labels: the capacity line named with its value, the peak in words, never
-    // the op id (issue 29: "gather.m0.rec.L30").
+    // the op id (such as "gather.m0.rec.L30").
     QCOMPARE(view.capacityLabel(), QStringLiteral("capacity %1 GiB").arg(best.estimate.capacity_bytes / spplan::kGiB, 0, 'f', 1));
     QCOMPARE(view.peakWhere(), QString::fromStdString(spplan::sim::op_in_words(expected.peak_op)));
     QVERIFY2(view.peakLabel().startsWith(QStringLiteral("peak %1 GiB: ").arg(expected.peak_memory_bytes / spplan::kGiB, 0, 'f', 1)),
@@ -102,7 +102,7 @@ class TestGuiViews : public QObject {
                qPrintable(view.peakLabel()));
     }
     QVERIFY(view.exposedText().endsWith(view.peakWhere()));
-    // Durations and axis labels people read (issue 45 item 5: "28149.939 s", "1e+04 s").
+    // Durations and axis labels people read (not "28149.939 s" or "1e+04 s").
     QVERIFY2(view.exposedText().startsWith(
                  QStringLiteral("step %1 simulated").arg(QString::fromStdString(spplan::duration_text(expected.step_time_s)))),
              qPrintable(view.exposedText()));
@@ -123,7 +123,7 @@ class TestGuiViews : public QObject {
     QCOMPARE(view.viewSpanS(), expected.step_time_s);
   }
 
-  // Issue 45 item 7: the timeline is a tool: phase marks, a tooltip per box in words, a Perfetto
+  // The timeline is a tool, not a picture: phase marks, a tooltip per box in words, a Perfetto
   // trace as spplan simulate --trace writes it, lane names unclipped.
   void timelineMarksPhasesNamesBoxesAndExportsTheTrace() {
     const auto best = bestPlan();
@@ -167,7 +167,7 @@ class TestGuiViews : public QObject {
     QCOMPARE(trace.readAll().toStdString(), spplan::sim::chrome_trace_json(*view.result()));
   }
 
-  // Issue 45 item 5: the peak-vs-sequence axis counts M past 4M tokens ("16M", not "16384k").
+  // The peak-vs-sequence axis counts M past 4M tokens ("16M", not "16384k").
   void seqChartCountsMillionsPastFourM() {
     auto plan = bestPlan().plan;
     SeqSweepModel model;
@@ -374,7 +374,7 @@ class TestGuiViews : public QObject {
     const qlonglong ownMaxSeq = model.index(own, RentModel::MaxSeqColumn).data(RentModel::ValueRole).toLongLong();
     QCOMPARE(model.index(own, RentModel::MaxSeqColumn).data().toString(),
              QString::fromStdString(spplan::seq_text(ownMaxSeq)) + QStringLiteral(" ±%1%").arg(margin, 0, 'f', 0));
-    // Durations as people read them (issue 45 item 5), and a preset extending another (a800-80gb
+    // Durations as people read them (h and min), and a preset extending another (a800-80gb
     // on a100-80gb) shows the measured error of the one it is measured as.
     const double step = model.index(own, RentModel::StepSecondsColumn).data(RentModel::ValueRole).toDouble();
     QCOMPARE(model.index(own, RentModel::StepSecondsColumn).data().toString(), QString::fromStdString(spplan::duration_text(step)));
@@ -566,7 +566,7 @@ class TestGuiViews : public QObject {
     QCOMPARE(bar.exportTo("yaml", dir.filePath("y")).message(), spplan::parse_export_format("yaml", "--format").status().message());
   }
 
-  // Issue 45 item 8: a format that cannot express the plan is greyed before any file is asked
+  // A format that cannot express the plan is greyed before any file is asked
   // for, its tooltip export_plan()'s own reason; with no plan every button is.
   void exportButtonsGreyWhatCannotExpressThePlan() {
     const auto best = bestPlan();
@@ -620,7 +620,7 @@ class TestGuiViews : public QObject {
              dir.filePath("t.jpg") + ": unknown image format (allowed: a path ending in .png or .svg)");
   }
 
-  // Issue 45 item 6: each layout's line names the trainer it is priced on, and the memory axis is
+  // Each layout's line names the trainer it is priced on, and the memory axis is
   // framed on the capacity, not on a degree-1 layout's thousand GiB.
   void spScalingChartSaysItsTrainersAndFramesCapacity() {
     auto plan = bestPlan().plan;
@@ -655,7 +655,7 @@ class TestGuiViews : public QObject {
       window.setInputs(knownOptions());
       window.seqEdit()->setText("256k");
       window.gpusSpin()->setValue(8);
-      // The renter's price, headroom and optimizer come back too (issue 45).
+      // The renter's price, headroom and optimizer come back too.
       window.priceEdit()->setText("2.5");
       window.headroomEdit()->setText("10");
       window.optimizerInputs()->field("lr")->setText("2e-5");
@@ -686,7 +686,7 @@ class TestGuiViews : public QObject {
     QVERIFY(!fresh.restoreSession());
   }
 
-  // The Memory tab says the selected plan's host memory per node beside the GPU's (issue 45 item 3).
+  // The Memory tab says the selected plan's host memory per node beside the GPU's.
   void memoryTabShowsTheSelectedPlansHostMemory() {
     MainWindow window;
     window.setInputs(knownOptions());

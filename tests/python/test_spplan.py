@@ -313,7 +313,7 @@ def test_check_holds_a_run_against_its_plan():
 
 
 def test_whole_floats_are_whole_numbers_and_json_is_not_a_keyword():
-    # Issue 45: gpus=8.0 was refused where seq=1e9 was taken; json=True leaked "--json: given twice".
+    # gpus=8.0 was once refused where seq=1e9 was taken; json=True leaked "--json: given twice".
     assert spplan.estimate(**dict(QWEN, gpus=4.0), seq=1.31072e5, sp=4.0) == spplan.estimate(**QWEN, seq="128k", sp=4)
     with pytest.raises(ValueError, match=r"^json: not a keyword of spplan.plan \(allowed: leave it out"):
         spplan.plan(**QWEN, seq="8k", json=True)
@@ -333,7 +333,7 @@ def test_a_plan_that_does_not_fit_warns(tmp_path):
         spplan.stack_configs(plan_file)
     fits = [w for w in caught if "does not fit" in str(w.message)]
     assert len(fits) == 3
-    # Each points at the line here that called, not at "sys:1" or the package (issue 45).
+    # Each points at the line here that called, not at "sys:1" or the package.
     assert all(w.filename == __file__ for w in fits), [(w.filename, w.lineno) for w in fits]
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""spplan export --format axolotl, read by Axolotl 0.19.0 itself (issue 41).
+"""spplan export --format axolotl, read by Axolotl 0.19.0 itself.
 
 Usage: export_check_axolotl.py SPPLAN_BINARY WORK_DIR, with a Python that imports axolotl
 (scripts/install-deps.sh gives it its own venv over the main one). For a few plans on the axolotl
@@ -173,7 +173,7 @@ for name, (model, gpus, seq, knobs, optimizer) in PLANS.items():
     except Exception as e:
         check(f"{name}: exported and read", False, f"{type(e).__name__}: {str(e)[:600]}")
 
-# A sliding window over the ring (issue 42): the planner prices Axolotl's ring as windowed where a
+# A sliding window over the ring: the planner prices Axolotl's ring as windowed where a
 # rank's shard is longer than the window (the record's ring_sliding_window and
 # ring_window_past_shard_only). Axolotl's own ring forward, handed the shard its own split gives a
 # rank, must pass the window on there, and pass none over a shard within the window, which the

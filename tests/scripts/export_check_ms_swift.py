@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""spplan export --format swift, read by ms-swift 4.6.0 itself (issue 41).
+"""spplan export --format swift, read by ms-swift 4.6.0 itself.
 
 Usage: export_check_swift.py SPPLAN_BINARY WORK_DIR, with a Python that imports swift
 (scripts/install-deps.sh gives it its own venv over the main one). For a few plans on the usp

@@ -58,7 +58,7 @@ PLANS = {
                       'act_ckpt = "full"\nmicro_batch = 2\ngrad_accum_steps = 4\n', 16, 2, 4, 4, 2, True),
     "fp32_sp2": (PRESETS + "[cluster]\nnum_gpus = 2\n[knobs]\nsp = 2\nzero_stage = 1\nprecision = \"fp32\"\n",
                  2, 1, 1, 2, 1, False),
-    # A mixture of experts (issue 42): the same formats, the model's own config.json for ArcticTraining.
+    # A mixture of experts: the same formats, the model's own config.json for ArcticTraining.
     "moe_qwen3_30b": (presets("qwen3-30b-a3b") + "[cluster]\nnum_gpus = 8\n[knobs]\nsp = 8\nzero_stage = 3\n"
                       'offload_optimizer = "cpu"\nact_ckpt = "full"\ntiled_loss = true\n', 8, 1, 1, 8, 3, True),
     # GLM-4.5's mixture (a shared expert, a dense first layer): the HF Trainer's untiled loss (Liger refuses it).

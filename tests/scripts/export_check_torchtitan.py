@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""spplan export --format torchtitan, read by TorchTitan 0.2.2 itself (issue 41).
+"""spplan export --format torchtitan, read by TorchTitan 0.2.2 itself.
 
 Usage: export_check_torchtitan.py SPPLAN_BINARY WORK_DIR, with a Python that imports torchtitan
 (scripts/install-deps.sh gives it its own venv over the main one). For a few plans on the

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """spplan export, launched (DESIGN.md "Exports": each format launches, as it is, the job the plan
-describes; issue 40, item 3).
+describes).
 
 Usage: launch_test.py SPPLAN_BINARY WORK_DIR. For small plans of a tiny Llama (2 layers, hidden 64,
 4 heads, 2 KV heads, vocab 256) at 256 tokens on 2 GPUs, each export is started as its launcher
@@ -90,7 +90,7 @@ MODEL = {"name": "launch-tiny", "num_hidden_layers": 2, "hidden_size": 64, "num_
          "tie_word_embeddings": False, "rope_theta": 10000.0, "rms_norm_eps": 1e-5}
 
 
-# A tiny GLM-4.5 (issue 42): its mixture (4 experts, 2 a token, a shared expert, layer 0 dense),
+# A tiny GLM-4.5: its mixture (4 experts, 2 a token, a shared expert, layer 0 dense),
 # sigmoid router and partial RoPE come with model_type glm4_moe in the plan; train.py builds
 # transformers' Glm4MoeForCausalLM from the config.json write_model writes beside.
 MODEL_GLM = dict(MODEL, name="launch-tiny-glm", model_type="glm4_moe", attention_bias=True, num_experts=4,

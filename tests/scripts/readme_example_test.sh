@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # README.md's worked example is this build's output: the block between "<!-- example: begin -->"
 # and "<!-- example: end -->" holds "$ spplan ARGS..." and what `spplan ARGS...` prints. A costmodel
-# or report change that moves a number fails here until the README is rerun (issue 45 item 13:
+# or report change that moves a number fails here until the README is rerun (so that
 # the landing page shows real output).
 # Usage: readme_example_test.sh REPO_ROOT SPPLAN
 set -euo pipefail

@@ -111,7 +111,7 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run("--tokenizer", small, "--eos-id", "1", "--line-docs", "--out", at("lines.u16.bin"), txt)
     check("--line-docs and an explicit .u16.bin name", r.returncode == 0 and ids_of(at("lines.u16.bin"), "H") == [3, 2, 1], r.stderr)
 
-    # Issue 44: what Hugging Face datasets' to_json writes is JSON Lines in a .json file.
+    # What Hugging Face datasets' to_json writes is JSON Lines in a .json file.
     three = [{"text": "hello"}, {"text": "world foo"}, {"text": "foo hello"}]
     want3 = [2, 1, 3, 4, 1, 4, 2, 1]
     cases = [

@@ -69,7 +69,7 @@ TEST(TimelineSvg, RowPerResourceAndMemoryCurve) {
   EXPECT_LT(svg.size(), 400000u);  // tiny boxes are merged
 }
 
-// Issue 45 item 12: the memory panel has a GiB scale and the capacity line, the peak is named in
+// The memory panel has a GiB scale and the capacity line, the peak is named in
 // words (not "gather.m0.bwd.L30"), and a title is character data however the model is named.
 TEST(TimelineSvg, MemoryPanelHasAScaleTheCapacityAndThePeakInWords) {
   const SimResult r = offload_plan_result();

@@ -13,7 +13,7 @@ TEST(CpuBf16, EmulatedOnlyWellBelowTheFp32Rate) {
     bool emulated;
   };
   const Row rows[] = {
-      {0.33e9, 153e9, true},   // AVX2-only AMD EPYC: the scalar fallback (issue 15)
+      {0.33e9, 153e9, true},   // AVX2-only AMD EPYC: the scalar fallback (measured on one)
       {30e9, 153e9, true},     // under a quarter
       {40e9, 153e9, false},    // AVX-512 without BF16: oneDNN converts, near the fp32 rate
       {300e9, 150e9, false},   // AVX512-BF16 / AMX: faster than fp32

@@ -72,7 +72,7 @@ TEST(EngineCheckpoint, DamagedNewestFallsBackToThePrevious) {
       {"missing manifest", [](const std::string& d) { std::filesystem::remove(d + "/manifest.json"); },
        "manifest.json: missing (the checkpoint is incomplete)"},
       // Floats beyond int64_t where whole numbers belong: nlohmann's get<int64_t>() of them was an
-      // undefined cast (issue 20); refused as damage instead.
+      // undefined cast (UBSan: float-cast-overflow); refused as damage instead.
       {"step 1e28", [](const std::string& d) { replace_in(d + "/manifest.json", "\"step\": 2", "\"step\": 1e28"); },
        "manifest is missing step, next_sequence, seed or model (the checkpoint is corrupted)"},
       {"bytes -1e300", [](const std::string& d) { replace_in(d + "/manifest.json", "\"bytes\": 12", "\"bytes\": -1e300"); },
@@ -187,7 +187,7 @@ TEST(EngineCheckpoint, ConvertOnlyAcceptsTheFinishedStep) {
   EXPECT_TRUE(check_resume(ck, m, 4, true).is_ok());
 }
 
-// The run's settings (issue 44) round-trip through the manifest exactly; a damaged settings key is
+// The run's settings (optimizer, schedule) round-trip through the manifest exactly; a damaged settings key is
 // one line naming it, and --resume-or-init tells a checkpoint folder from an empty one.
 TEST(EngineCheckpoint, SettingsRoundTripAndADamagedOneIsNamed) {
   const std::string dir = testing::fresh_dir("ckpt_settings");

@@ -140,7 +140,7 @@ TEST(EngineHfWeights, BrokenFoldersAreBadInputNamingFileAndTensor) {
        "\"mistral\", \"qwen2\", \"qwen3\", \"qwen3_moe\", \"mixtral\", \"glm4_moe\")"},
       {folder("o_bias", {}, with(R"("attention_bias": true)")), {},
        "config.json: key \"attention_bias\": value true is not implemented in the engine (allowed: false)"},
-      // The engine windows every layer or none (issue 42): Qwen2's max_window_layers leaves layer 0 full.
+      // The engine windows every layer or none: Qwen2's max_window_layers leaves layer 0 full.
       {folder("window", {}, with(R"("sliding_window": 128, "max_window_layers": 1)")), {},
        "(a 128-token window on 1 of 2 layers) is not run by trainer \"engine\" (its layers all window or none"},
       {good, {"--resume", good}, "--init-from: not allowed with --resume"},
@@ -304,7 +304,7 @@ TEST(EngineHfWeights, PackedDocumentsEqualEachDocumentAlone) {
   EXPECT_GT(rel(unmasked["losses"][0].get<double>(), ref["loss"]), 1e-4);  // the masks and positions matter
 }
 
-// Weight decay as the Hugging Face Trainer groups the parameters (issue 44): a Qwen2 with q/k/v
+// Weight decay as the Hugging Face Trainer groups the parameters: a Qwen2 with q/k/v
 // biases trained 3 steps at lr 1e-2 and weight decay 0.5 gives transformers' losses under AdamW
 // with the Trainer's own groups (no decay on biases and norms), and with --weight-decay-all the
 // losses of AdamW decaying everything; the two runs differ, so the grouping is what is tested.
@@ -345,16 +345,16 @@ TEST(EngineHfWeights, SmallLlamaMatchesTransformers) { check_against_transformer
 TEST(EngineHfWeights, SmallQwen3MatchesTransformers) { check_against_transformers({"qwen3", "default", "v5", true}); }
 TEST(EngineHfWeights, SmallQwen2WithBiasesMatchesTransformers) { check_against_transformers({"qwen2", "default", "v4", true}); }
 TEST(EngineHfWeights, SmallMistralMatchesTransformers) { check_against_transformers({"mistral", "default", "v5", false}); }
-// A sliding window of 48 of the 256 tokens (issue 42): the engine's masked blocks of 48 queries
+// A sliding window of 48 of the 256 tokens: the engine's masked blocks of 48 queries
 // (the last 16 rows), at sp 1, 2 and 4 (each rank the whole sequence for its heads) and ZeRO 3.
 TEST(EngineHfWeights, SmallMistralWithASlidingWindowMatchesTransformers) {
   check_against_transformers({"mistral", "default", "v5", true, false, 48});
 }
-// Mixtures of experts (issue 42): routing, the experts' loop and (with --router-logits) the
+// Mixtures of experts: routing, the experts' loop and (with --router-logits) the
 // load-balancing loss, whose pooled counts the engine sums over a sequence's ranks.
 TEST(EngineHfWeights, SmallQwen3MoeMatchesTransformers) { check_against_transformers({"qwen3_moe", "default", "v5", true}); }
 TEST(EngineHfWeights, SmallMixtralMatchesTransformers) { check_against_transformers({"mixtral", "default", "v5", false}); }
-// GLM-4.5 (issue 42): its dense first layer, shared expert, grouped sigmoid router with its
+// GLM-4.5: its dense first layer, shared expert, grouped sigmoid router with its
 // correction bias and scaling, partial RoPE after q/k norms, q/k/v biases.
 TEST(EngineHfWeights, SmallGlm4MoeMatchesTransformers) { check_against_transformers({"glm4_moe", "default", "v5", true}); }
 TEST(EngineHfWeights, LoadBalancingLossMatchesTransformers) {

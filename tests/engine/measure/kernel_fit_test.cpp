@@ -108,7 +108,7 @@ struct ScriptedSweeps {
   }
 };
 
-// Issue 28: one slow sweep (a loaded machine) is outvoted by two that agree; the faster of the
+// One slow sweep (a loaded machine) is outvoted by two that agree; the faster of the
 // agreeing pair is kept; with none agreeing, the fastest; at most max_sweeps are made.
 // A blockwise causal kernel whose rows each compute 256 keys past their diagonal (half of a
 // 512-key tile), at the full calls' line (0.1 ms fixed, 150 GFLOP/s), 8 heads of 32: the extra

@@ -74,7 +74,7 @@ TEST(ValidateCases, RingAndUlyssesTimesRingHaveACaseEach) {
   }
   EXPECT_TRUE(ring && hybrid);
   EXPECT_EQ(case_name(cpu_cases(false).back()), "tiny-llama s8k sp4 act-ckpt-full tiled-mlp tiled-loss");
-  // --ring (issue 41): every ring case has its Ulysses case of the same degree and knobs.
+  // --ring: every ring case has its Ulysses case of the same degree and knobs.
   const std::vector<ValidateCase> pairs = cpu_ring_cases();
   int rings = 0;
   for (const ValidateCase& c : pairs) {
@@ -91,7 +91,7 @@ TEST(ValidateCases, RingAndUlyssesTimesRingHaveACaseEach) {
   EXPECT_EQ(case_name(on8.back()), "qwen3-1.7b s32k sp4 w8 act-ckpt-full precision-bf16 cp-2");
 }
 
-// A sliding window (issue 42) runs in the full list at sp 1 and 2, and in bf16; one case peaks at
+// A sliding window runs in the full list at sp 1 and 2, and in bf16; one case peaks at
 // the attention's backward (checkpointed, tiled MLP and loss, sp 1), where the window's blocks
 // add their band and gradients.
 TEST(ValidateCases, SlidingWindowsHaveCases) {
@@ -106,7 +106,7 @@ TEST(ValidateCases, SlidingWindowsHaveCases) {
                                            "tiny-mistral s8k sp1 act-ckpt-full tiled-mlp tiled-loss"}));
 }
 
-// A mixture of experts (issue 42) runs untiled and sharded by ZeRO 3, at sp 1 and 2.
+// A mixture of experts runs untiled and sharded by ZeRO 3, at sp 1 and 2.
 TEST(ValidateCases, MixturesOfExpertsHaveCases) {
   std::set<std::string> moe;
   for (const ValidateCase& c : cpu_cases(false)) {
@@ -160,7 +160,7 @@ TEST(ValidateCases, EveryCaseIsARunTheEngineAccepts) {
   EXPECT_EQ(case_name(gpu_cases(8, false)[1]), "qwen3-0.6b s16k sp8 act-ckpt-full precision-bf16");
 }
 
-// --long (issue 22 item 3): memory-only cases at 64K tokens and more, at sp 1, 2 and 4, with every
+// --long (the regime ALST runs in): memory-only cases at 64K tokens and more, at sp 1, 2 and 4, with every
 // ALST feature somewhere; the default lists have no memory-only case.
 TEST(ValidateCases, TheLongListIsMemoryOnlyAtLongSequencesWithTheAlstFeatures) {
   std::set<int64_t> sps;

@@ -31,7 +31,7 @@ nlohmann::json layout_row(const std::string& name, int64_t sp, const std::vector
   return r;
 }
 
-// Issue 41: each ring case set beside the Ulysses case of its degree, model, length and knobs; a
+// Each ring case set beside the Ulysses case of its degree, model, length and knobs; a
 // row of other knobs, another degree or no step time pairs with nothing.
 TEST(ValidateReport, RingCasesPairWithUlyssesAtTheirDegree) {
   const std::vector<std::string> tiled = {"--act-ckpt", "full", "--tiled-loss"};
@@ -92,7 +92,7 @@ TEST(ValidateReport, AMemoryOnlyRowPrintsDashesForTime) {
   EXPECT_NE(out.find("time 10.0 %"), std::string::npos) << out;  // the timed row alone
 }
 
-// The report keeps the rates it priced with (issue 28: one calibration made on a loaded machine moved
+// The report keeps the rates it priced with (once, one calibration made on a loaded machine moved
 // every row by 25 %): peak times efficiency per class and dtype, in the JSON and above the table.
 TEST(ValidateReport, SaysTheRatesItPricedWith) {
   Machines m;

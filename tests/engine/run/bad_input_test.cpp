@@ -84,7 +84,7 @@ const std::vector<BadCase>& cases() {
        "--data: the files hold 3 tokens, fewer than one sequence of 4096 plus its last label (allowed: at least 4097 "
        "tokens, or a shorter --seq)"},
       {flags({"--data", "$D/ckpt"}), "--data: $D/ckpt: cannot open (a directory; allowed: a file)"},
-      // Paths std::filesystem's throwing calls aborted on (issue 20): a name too long for the file system.
+      // Paths std::filesystem's throwing calls aborted on (found by fuzzing): a name too long for the file system.
       {flags({"--data", std::string(300, 'x')}), "--data: " + std::string(300, 'x') + ": cannot open (File name too long)"},
       {flags({"--init-from", std::string(300, 'x')}),
        "--init-from: " + std::string(300, 'x') + ": cannot open (File name too long)"},
@@ -109,8 +109,8 @@ const std::vector<BadCase>& cases() {
       {{"--plan", "$D/none.toml", "--nproc", "1"}, "none.toml: cannot open"},
       {{"--plan", "$D/zero3.toml", "--nproc", "2"}, "zero3.toml: key \"knobs.act_ckpt\": value \"none\" with zero_stage 3 is not run by trainer \"engine\""},
       {{"--plan", "$D/zero3.toml", "--model", "tiny-llama", "--nproc", "2"}, "--model: not allowed with --plan"},
-      // Issue 29: silent mistakes refused. A corpus is not tokens: the message names the script.
-      // The command printed runs as printed (issue 44): the model folder's tokenizer and its EOS.
+      // Silent mistakes refused. A corpus is not tokens: the message names the script.
+      // The command printed runs as printed (once it lacked --eos-token): the folder's tokenizer and its EOS.
       {flags({"--data", "$D/corpus.jsonl"}),
        "--data: $D/corpus.jsonl: JSON lines, not token ids (allowed: *.u16.bin / *.u32.bin; make one with "},
       {flags({"--data", "$D/corpus.jsonl"}), "tokenize.py --tokenizer YOUR_MODEL_FOLDER --out $D/corpus $D/corpus.jsonl)"},
@@ -129,7 +129,7 @@ const std::vector<BadCase>& cases() {
       {flags({"--eval-every", "2"}), "--eval-every: value 2 needs --eval-data FILE"},
       {flags({"--shuffle"}), "--shuffle: needs --data FILE"},
       {flags({"--log", "$D"}), "--log: $D: a folder (allowed: a file path, new or existing)"},
-      // Issue 44: every output checked before the first step; an input is never an output.
+      // Every output checked before the first step; an input is never an output.
       {flags({"--save", "$D/bad.bin"}), "--save: $D/bad.bin: a file (allowed: a folder, new or existing)"},
       {flags({"--export-hf", "$D"}), "--export-hf: $D holds \""},
       {flags({"--data", "$D/ok.u16.bin", "--log", "$D/ok.u16.bin"}),

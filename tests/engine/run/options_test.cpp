@@ -37,7 +37,7 @@ TEST(EngineOptions, PlanFileKnobsAndFlagOverrides) {
   ASSERT_TRUE(o.ok()) << o.status().message();
   EXPECT_EQ(o->plan.knobs.sp, 2);
   EXPECT_EQ(o->plan.knobs.act_ckpt, ActCkpt::kFull);
-  RunOptions four = *o;  // the plan is priced for 2 GPUs: 4 ranks is another plan (issue 29)
+  RunOptions four = *o;  // the plan is priced for 2 GPUs: 4 ranks is another plan (another dp)
   EXPECT_EQ(check_run_options(&four, 4).message(),
             "--nproc: value 4 differs from " + plan + ": key \"cluster.num_gpus\" 2 (allowed: 2, or a plan made for 4 "
             "GPUs: spplan plan --gpus 4)");
@@ -55,7 +55,7 @@ TEST(EngineOptions, BucketedBf16GradientReductionIsAccepted) {
 
 // Every knob set the planner searches for `--trainer engine` (the engine's record) is one `spplan
 // run --plan` accepts: the record refuses what the engine does not run, so a plan it prices is one
-// it can launch (issue 40). Fixed cases: dense and GQA models, one node and two, short and long.
+// it can launch. Fixed cases: dense and GQA models, one node and two, short and long.
 TEST(EngineOptions, RunAcceptsEverySearchedEnginePlan) {
   struct Case {
     const char* model;

@@ -85,7 +85,7 @@ GpuSpec cpu_spec(double bf16_tflops) {
   return cpu;
 }
 
-// One CPU price (issue 44): the engine prices its run with the rule `spplan plan` and `estimate`
+// One CPU price, not two: the engine prices its run with the rule `spplan plan` and `estimate`
 // use (costmodel/host_cpu.hpp as_priced): a calibrated CPU spec is divided between the ranks at the
 // threads each runs, so the run's prediction is the planner's for the same plan; a GPU preset a
 // CPU run is compared with is not divided.

@@ -1,5 +1,5 @@
 // engine/run/resume_settings.hpp: what a resume takes from the checkpoint, what it refuses, and what
-// it says (issue 44). LibTorch-free: options parsed as `run` parses them, checkpoints as values.
+// it says. LibTorch-free: options parsed as `run` parses them, checkpoints as values.
 #include "engine/run/resume_settings.hpp"
 
 #include <gtest/gtest.h>

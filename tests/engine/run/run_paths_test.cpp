@@ -1,5 +1,5 @@
 // engine/run/run_paths.hpp: which flags are inputs and which outputs, and the checks before the
-// first step (issue 44). LibTorch-free; the end-to-end refusals are in safety_test.cpp.
+// first step (no input is ever an output). LibTorch-free; the end-to-end refusals are in safety_test.cpp.
 #include "engine/run/run_paths.hpp"
 
 #include <filesystem>

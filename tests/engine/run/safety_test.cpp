@@ -1,4 +1,4 @@
-// Issue 44: a run never destroys a user's files or silently trains something else. Real processes
+// A run never destroys a user's files or silently trains something else. Real processes
 // of tiny-llama: every input/output pair refused with the input byte-for-byte unchanged, outputs
 // checked before the first step, a kill during --save or --export-hf leaving the previous checkpoint
 // and model whole, and a resume continuing the whole run (schedule, weight-decay groups, data
@@ -120,7 +120,7 @@ TEST(EngineSafety, NoInputIsEverAnOutput) {
   EXPECT_EQ(snapshot(in.dir), before) << "an input changed";
 }
 
-// A bad output is refused before the first step, not after the last (issue 44: --save onto a file
+// A bad output is refused before the first step, not after the last (once, --save onto a file
 // trained every step, then failed).
 TEST(EngineSafety, OutputsAreCheckedBeforeTheFirstStep) {
   const std::string dir = fresh_dir("safety_outputs");
@@ -173,7 +173,7 @@ TEST(EngineSafety, AKillDuringSaveOrExportLeavesThePreviousOnesWhole) {
 }
 
 // A resume continues the schedule, the weight-decay grouping and AdamW's settings of the run it
-// resumes without being told them again (issue 44: it trained at a constant 1e-3), and refuses a
+// resumes without being told them again (it once trained at a constant 1e-3), and refuses a
 // flag that contradicts them with both values.
 TEST(EngineSafety, ResumeContinuesTheScheduleAndTheOptimizer) {
   const std::string dir = fresh_dir("safety_schedule");
@@ -253,7 +253,7 @@ TEST(EngineSafety, TheLogHasEachStepOnceAndOneCommandStartsAndRestarts) {
   EXPECT_EQ(steps, (std::vector<int64_t>{1, 2, 3, 4}));
 }
 
-// Small things of issue 44: a try of a longer schedule is not refused for its default warm-up; the
+// Small things a long run needs: a try of a longer schedule is not refused for its default warm-up; the
 // evaluation covers every sequence of --eval-data and is in --json; text beside a tokenizer is
 // refused with a command that makes token ids; a --seq past max_position_embeddings is said.
 TEST(EngineSafety, SmallerMends) {

@@ -1,4 +1,4 @@
-// Watching a run (issue 29): the --log JSON lines, the lines on stderr (data passes, resume,
+// Watching a run for hours: the --log JSON lines, the lines on stderr (data passes, resume,
 // checkpoint, eval, ETA, MFU), a clean stop on SIGTERM, resume refusing other data, and the
 // Hugging Face export after --resume. Real processes of tiny-llama at seq 256.
 #include <filesystem>

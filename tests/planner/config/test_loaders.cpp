@@ -185,7 +185,7 @@ TEST(LoadModel, BadFilesGiveOneLineNamingFileKeyValueAndAllowed) {
 }
 
 // Models the costmodel cannot price are refused naming the key, never priced as a dense SwiGLU
-// decoder (issue 27: a Mixtral read as a 7B had about 6.6x too few parameters).
+// decoder (a Mixtral once read as a dense 7B had about 6.6x too few parameters).
 TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
   const struct {
     std::string file, expected;
@@ -226,7 +226,7 @@ TEST(LoadModel, ArchitecturesSpplanCannotPriceAreRefusedNamingTheKey) {
   EXPECT_EQ(mistral->sliding_window, 4096);
 }
 
-// Windowed and full-attention layers in one model (issue 42): transformers' layer_types (Gemma 3's
+// Windowed and full-attention layers in one model: transformers' layer_types (Gemma 3's
 // five windowed layers to one full), Gemma 3's older sliding_window_pattern; its four norms a layer
 // and q/k norms; gpt-oss's alternating layers, sinks and biased experts. Layer types that
 // contradict the model are one line.
@@ -238,7 +238,7 @@ TEST(LoadModel, LayerTypesMixWindowedAndFullLayers) {
   EXPECT_EQ(gemma3->windowed_layers(), 29);
   EXPECT_TRUE(gemma3->sandwich_norms);
   EXPECT_TRUE(gemma3->qk_norm);
-  // gpt-oss (issue 42): every other layer windowed at 128 (the first), a sink per head, 32 experts
+  // gpt-oss: every other layer windowed at 128 (the first), a sink per head, 32 experts
   // as wide as intermediate_size with biases, 4 a token, the SwiGLU clamped at swiglu_limit; the
   // preset is the same model.
   const auto oss = load_model(kData + "/gpt_oss_20b.json");
@@ -297,7 +297,7 @@ TEST(LoadModel, LayerTypesMixWindowedAndFullLayers) {
   std::filesystem::remove_all(dir);
 }
 
-// GLM-4.5's mixture (issue 42): n_routed_experts with a shared expert, dense first layers, a
+// GLM-4.5's mixture: n_routed_experts with a shared expert, dense first layers, a
 // sigmoid router and RoPE on half of each head, read from its config.json (the preset is the same
 // model); what contradicts the model is one line.
 TEST(LoadModel, GlmMixtureIsReadWithItsSharedExpertAndDenseFirstLayers) {
@@ -369,7 +369,7 @@ TEST(LoadModel, GlmMixtureIsReadWithItsSharedExpertAndDenseFirstLayers) {
   std::filesystem::remove_all(dir);
 }
 
-// Mixtures of experts every layer of which routes over one set of SwiGLU experts are read (issue 42):
+// Mixtures of experts every layer of which routes over one set of SwiGLU experts are read:
 // Mixtral's num_local_experts (experts intermediate_size wide), Qwen3-MoE's num_experts with
 // moe_intermediate_size; what the costmodel does not price, and keys that contradict, are one line.
 TEST(LoadModel, MixturesOfExpertsAreReadAndTheirBadKeysRefused) {
@@ -507,7 +507,7 @@ TEST(Plan, RoundTripsThroughToml) {
   p.knobs.act_ckpt = ActCkpt::kOffload;
   p.knobs.tiled_loss = true;  // Liger's fused linear cross-entropy
   p.stack = trainer_stack("liger");  // the stack travels with the plan
-  p.cluster.gpu.matmul_bwd_efficiency = 0.125;  // a calibrated CPU's keys travel too (issue 28)
+  p.cluster.gpu.matmul_bwd_efficiency = 0.125;  // a calibrated CPU's keys travel too (per dtype)
   p.cluster.gpu.fp32_matmul_bwd_efficiency = 0.875;
   p.cluster.gpu.fp32_elementwise_efficiency = 0.5;
   p.optimizer.lr = 3e-4;
@@ -537,7 +537,7 @@ TEST(Plan, RoundTripsThroughToml) {
   EXPECT_EQ(back->cluster.gpu.fp32_elementwise_efficiency, 0.5);
 }
 
-// A plan file keeps everything the costmodel prices: a mixture's experts (written since issue 42's
+// A plan file keeps everything the costmodel prices: a mixture's experts (written since mixtures'
 // plans read back as dense models without them), its load-balancing logits, a model's windowed and
 // full layers and Gemma's norms.
 TEST(Plan, ModelArchitectureRoundTrips) {
@@ -606,7 +606,7 @@ TEST(Plan, EngineTrainerAndAttentionRoundTrip) {
   EXPECT_EQ(plan_to_toml(*back), plan_to_toml(p));
 }
 
-// Issue 45: a GPU that is a preset with one change names the preset and writes only the change.
+// A GPU that is a preset with one change (an H100 with 96 GB) names the preset and writes only the change.
 TEST(LoadGpu, AFileExtendsAPresetWithBase) {
   const std::string path = testing::TempDir() + "/h100-96.toml";
   std::ofstream(path) << "base = \"h100-80gb\"\nmemory_gib = 96\nprice_per_gpu_hour = 2.1\n";

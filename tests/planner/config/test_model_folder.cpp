@@ -1,4 +1,4 @@
-// A Hugging Face model folder where a model belongs (issue 40): it loads as its config.json, a
+// A Hugging Face model folder where a model belongs (every HF user has one): it loads as its config.json, a
 // folder without one is one line, and a config.json's model is named by model_name.hpp's rule.
 #include <unistd.h>
 

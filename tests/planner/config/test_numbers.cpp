@@ -1,4 +1,4 @@
-// Whole numbers and paths in every config reader (issue 20): a float where a whole number belongs
+// Whole numbers and paths in every config reader (found by fuzzing): a float where a whole number belongs
 // (1e28, 131e072), NaN, infinities, negative zero and over-long or looping paths are bad input with
 // one line, and never converted out of range (UBSan's float-cast-overflow, before the fix).
 #include <unistd.h>

@@ -52,7 +52,7 @@ TEST(CheckPlan, RejectsInvalidCombinationsWithFlagNames) {
 }
 
 // What `spplan run` refuses is a plan rule of trainer "engine", so `plan --trainer engine` never
-// ranks a plan the engine will not run (issue 27: 144 of 936 plans were ZeRO-3 without
+// ranks a plan the engine will not run (before the rule, 144 of 936 plans were ZeRO-3 without
 // checkpointing, 288 used NVMe). Other trainers run all three.
 TEST(CheckPlan, TrainerEngineRefusesWhatSpplanRunRefuses) {
   PlanSpec p;
@@ -85,7 +85,7 @@ TEST(CheckPlan, TrainerEngineRefusesWhatSpplanRunRefuses) {
 }
 
 // A count above one node is whole nodes: 8 GPUs of 3 per node would be priced as 3 nodes and
-// launched as 3 x 2 or 2 x 4 (issue 27).
+// launched as 3 x 2 or 2 x 4 (12 GPUs at 8 a node were once exported as 2 x 6).
 TEST(CheckPlan, GpuCountAboveOneNodeIsWholeNodes) {
   PlanSpec p;
   p.model = heads(32, 8);

@@ -1,4 +1,4 @@
-// The renter's price and headroom, as the CLI's flags and the GUI's fields give them (issue 45):
+// The renter's price and headroom, as the CLI's flags and the GUI's fields give them:
 // one reader, the same values taken and the same words for the others.
 #include <gtest/gtest.h>
 

@@ -169,7 +169,7 @@ TEST(LoadModel, Qwen2BiasesAndMistralWindows) {
 }
 
 // A window at least as long as the sequence is full causal attention. A shorter one runs where the
-// stack hands it to a FlashAttention kernel (issue 42); the engine's full causal attention, SDPA's
+// stack hands it to a FlashAttention kernel; the engine's full causal attention, SDPA's
 // dense mask and a ring that windows each block at its own positions are refused, each with one line.
 TEST(PlanRules, ASequenceLongerThanTheWindowRunsWhereTheWindowIsRun) {
   PlanSpec plan;

@@ -27,7 +27,7 @@ TEST(ParseSeqLen, RejectsWithOneLineNamingFlagValueAndAllowed) {
       {"-5", "--seq: value \"-5\" is not a whole positive number of tokens (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
       {"1.3", "--seq: value \"1.3\" is not a whole positive number of tokens (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
       {"1000000000001", "--seq: value \"1000000000001\" is too long (allowed: at most 1000000000000 tokens)"},
-      // An exponent is a decimal count and takes no binary suffix (issue 45).
+      // An exponent is a decimal count and takes no binary suffix.
       {"1e3k", "--seq: value \"1e3k\" is not a sequence length (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
       {"1.5e-3", "--seq: value \"1.5e-3\" is not a whole positive number of tokens (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
       {"1e400", "--seq: value \"1e400\" is not a sequence length (allowed: a positive token count: 131072, 1.5e7 (decimal), 128k or 1.5M (k = 1024, M = 1024^2))"},
@@ -45,7 +45,7 @@ TEST(DurationText, ReadsAsAPersonReadsIt) {
   EXPECT_EQ(duration_text(0.4234), "0.42 s");
   EXPECT_EQ(duration_text(28.14), "28.1 s");
   EXPECT_EQ(duration_text(725), "12 min 5 s");
-  EXPECT_EQ(duration_text(28149.939), "7 h 49 min");  // a step the GUI showed as "28149.939" (issue 45)
+  EXPECT_EQ(duration_text(28149.939), "7 h 49 min");  // a step the GUI once showed as "28149.939"
   EXPECT_EQ(duration_text(3 * 86400 + 4 * 3600 + 100), "3 d 4 h");
   EXPECT_EQ(duration_text(-1), "-");
 }
@@ -82,7 +82,7 @@ TEST(ParseDouble, EnforcesAFiniteRange) {
 }
 
 // Numbers beyond their type, NaN, infinities and negative zero: refused with the one-line message
-// or read as the value they are, never converted out of range (issue 20).
+// or read as the value they are, never converted out of range (that is undefined behaviour).
 TEST(ParseInt, NumbersBeyondTheTypeAreRefusedBeforeConverting) {
   for (const char* text : {"1e28", "9223372036854775808", "-9223372036854775809", "99999999999999999999", "nan",
                            "inf", "-inf", "4.0", "0x10", " 4", "4 "}) {

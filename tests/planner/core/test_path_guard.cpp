@@ -1,4 +1,4 @@
-// check_outputs_apart: no output is, lies inside or holds an input (issue 44: --log onto the data
+// check_outputs_apart: no output is, lies inside or holds an input (each once happened: --log onto the data
 // file emptied the corpus; --export-hf onto --init-from overwrote the base model).
 #include "planner/core/path_guard.hpp"
 

@@ -1,5 +1,5 @@
 // look_at / check_readable_file / check_folder: paths a user types that std::filesystem's throwing
-// overloads would abort on (issue 20) are answered with one line.
+// overloads would abort on (as `plan --model <300 characters>` did) are answered with one line.
 #include "planner/core/path_info.hpp"
 
 #include <unistd.h>

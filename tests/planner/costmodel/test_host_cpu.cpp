@@ -1,5 +1,5 @@
 // costmodel/host_cpu.hpp: ranks that share one CPU, priced by one rule for `spplan plan`, the
-// simulator, `spplan run` and `validate engine` (issue 44: `plan` gave each rank the whole CPU).
+// simulator, `spplan run` and `validate engine` (before, `plan` gave each rank the whole CPU).
 #include "planner/costmodel/host_cpu.hpp"
 
 #include <gtest/gtest.h>
@@ -75,7 +75,7 @@ TEST(HostShare, ARankRunsItsGemmAtTheRateOfItsThreads) {
   EXPECT_NEAR(two.hbm_GBps, 20, 1e-12);
 }
 
-// Each GEMM class shares by its own measured speedup (issue 28, the same EPYC: the emulated bf16
+// Each GEMM class shares by its own measured speedup (on the same EPYC: the emulated bf16
 // backward ran at one thread's rate on two, 1.02x; the bf16 forward 1.83x): two ranks of one thread
 // each get the bf16 backward's whole measured rate, the bf16 forward's 1/1.83, and a class with no
 // speedup of its own the fp32 forward's (1.68). The bf16 peak takes the largest share, so every

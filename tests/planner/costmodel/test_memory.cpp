@@ -325,7 +325,7 @@ TEST(Loss, ALossOnTheLogitsDtypeKeepsTwoBytesALogit) {
 
 // The lm_head's weight gradient (ZeRO >= 2: a full transient) is allocated by the head's backward,
 // after the cross-entropy's backward has freed its [s, V] tensors: the loss backward's moment is the
-// larger of the two, not their sum (issue 28: the sum priced the engine's ZeRO 2/3 rows 2-4 % high).
+// larger of the two, not their sum (the sum priced `validate engine`'s ZeRO 2/3 rows 2-4 % high).
 // A tiled loss made that gradient in its forward (loss_saved_bytes): nothing on top.
 TEST(Loss, TheHeadsWeightGradientComesAfterTheCrossEntropysTensorsAreFreed) {
   PlanSpec p = llama8b(8, 8, 8 * 32768);
@@ -349,7 +349,7 @@ TEST(Loss, TheHeadsWeightGradientComesAfterTheCrossEntropysTensorsAreFreed) {
 }
 
 // act_ckpt offload through ArcticTraining's or the engine's copies keeps only the running layer's
-// input on the device: the loss, where no layer runs, holds none (issue 28: the engine's loss
+// input on the device: the loss, where no layer runs, holds none (measured: the engine's loss
 // moment was one checkpoint below the price); the last layer's forward and backward hold one.
 // DeepSpeed's offload context (the hf stacks) keeps its stash at the loss too.
 TEST(Checkpoints, OffloadedOnesAreOnTheDeviceOnlyWhileTheirLayerRuns) {
@@ -373,7 +373,7 @@ TEST(Checkpoints, OffloadedOnesAreOnTheDeviceOnlyWhileTheirLayerRuns) {
 
 // TiledMLP's shards: ArcticTraining runs the eager SwiGLU there (4 saved i-wide tensors and 3
 // gradients a token), the engine keeps its fused one (3 saved, 1 gradient: its backward overwrites
-// the saved gate|up), issue 28. Shards of ceil(32768 / ceil(32768 / 4096)) = 4096 tokens.
+// the saved gate|up), measured. Shards of ceil(32768 / ceil(32768 / 4096)) = 4096 tokens.
 TEST(Activations, TiledMlpShardsRunTheStacksSwiGlu) {
   PlanSpec p = llama8b(8, 8, 8 * 32768);
   p.knobs.tiled_mlp = p.knobs.tiled_loss = true;
@@ -382,7 +382,7 @@ TEST(Activations, TiledMlpShardsRunTheStacksSwiGlu) {
   EXPECT_DOUBLE_EQ(arctic - layer_backward_moments(p).mlp, (7.0 - 4.0) * 2 * 14336 * 4096);
 }
 
-// Issue 28, measured in the engine: what lives all step besides the layers (the token ids and HF's
+// Measured in the engine (`validate engine`): what lives all step besides the layers (the token ids and HF's
 // RoPE tables), and down_proj's weight gradient beside its input gradient below ZeRO 2.
 TEST(Activations, TokenIdsRopeTablesAndTheDownProjGradient) {
   PlanSpec p = llama8b(8, 8, 8 * 32768);
@@ -483,7 +483,7 @@ TEST(OptimizerStep, TheEngineUpcastsItsWholePartitionDeepSpeedOneSubGroup) {
 // Below ZeRO 2 with an fp32 reduction of bf16 gradients (sp > 1, sp_comm_dtype fp32): DeepSpeed keeps
 // its bucket and makes its converted copy during the backward; the engine reduces after the
 // backward, one converted bucket at a time (train.cpp all_reduce_grads), so neither is alive at the
-// backward and the copy is priced after it. Measured in issue 28's bf16 case (s8k sp 2, ZeRO 0):
+// backward and the copy is priced after it. Measured in `validate engine`'s bf16 case (s8k sp 2, ZeRO 0):
 // the peak held no buffer.
 TEST(ReduceBuffers, TheEngineReducesAfterTheBackwardOneConvertedBucketAtATime) {
   PlanSpec p = llama8b(8, 8, 8 * 32768);

@@ -119,7 +119,7 @@ TEST(Ring, MergesPricedAsTheirMemoryTraffic) {
 
 // Inside one node, at equal degree and the same causal FLOPs, the ring pays what Ulysses does not:
 // the merges and the hops a short block cannot hide. Ulysses's all-to-alls are cheaper there
-// (issue 41: EasyContext #37 measured Ulysses about 15% faster on 8 A100s).
+// (jzhang38/EasyContext#37 measured Ulysses about 15% faster on 8 A100s).
 TEST(Ring, SlowerThanUlyssesInsideANodeAtShortSequences) {
   const double ring = estimate(ring_plan(8, 1, 8, 32768)).time.step_time_s;
   const double ulysses = estimate(ring_plan(8, 8, 1, 32768)).time.step_time_s;
@@ -212,7 +212,7 @@ TEST(Ring, ZigzagBlocksShareTheCausalWork) {
   EXPECT_NEAR(step_costs(ring).forward.attention_s - 4 * fixed, step_costs(uly).forward.attention_s - fixed, 1e-12);
 }
 
-// Issue 41: short blocks. On the H100 a backward call costs 0.33 ms beyond its FLOPs (measured), so
+// Short blocks. On the H100 a backward call costs 0.33 ms beyond its FLOPs (measured), so
 // a ring of 8 over 32K tokens (4K-token blocks) pays 7 of them more than Ulysses' one long call.
 TEST(Ring, EachBlockPaysTheKernelsFixedCost) {
   PlanSpec ring = ring_plan(8, 1, 8, 1 << 15);

@@ -186,7 +186,7 @@ TEST(Compute, Fp32RatesHaveTheirOwnEfficiency) {
 }
 
 // A GEMM's backward is its two products (input and weight gradients) at the dtype's backward
-// fraction when the spec has one (a CPU calibration: issue 28), else at its forward's.
+// fraction when the spec has one (a CPU calibration writes it), else at its forward's.
 TEST(Compute, GemmBackwardRunsAtItsOwnRateWhenMeasured) {
   GpuSpec g = *load_gpu("h100-80gb");  // no backward keys
   const double flops = 2.0 * 8192 * 8192 * 8192;

@@ -306,7 +306,7 @@ TEST(ExportTorchrun, NamesWithNewlinesStayInsideTheComment) {
 
 // The plan's [optimizer] reaches every format: DeepSpeed's optimizer, scheduler and
 // gradient_clipping, ArcticTraining's optimizer and scheduler, train.py's and the engine's flags.
-// The plan's memory assumes the caching allocator's expandable segments (issue 43's lease measured
+// The plan's memory assumes the caching allocator's expandable segments (the H200 lease of 30 November measured
 // what they give back at the limit): every script turns them on unless the user set the variable,
 // and every config file, which cannot set it, says to launch with it.
 TEST(ExportAllocator, EveryLaunchAsksForExpandableSegments) {
@@ -370,7 +370,7 @@ TEST(ExportOptimizer, EveryFormatCarriesThePlansSettings) {
                             "--adam-eps 1e-08\n"));
 }
 
-// Issue 45 item 9: AdamW's betas and eps are the plan's (plan --adam-beta2 0.999 for a stack's
+// AdamW's betas and eps are the plan's (plan --adam-beta2 0.999 for a stack's
 // own default), in every format that has them; ArcticTraining has no eps and refuses another.
 TEST(ExportOptimizer, BetasAndEpsAreThePlans) {
   PlanSpec p = two_node_plan();
@@ -454,7 +454,7 @@ TEST(ExportPlan, RoundTripThroughAPlanFile) {
 }
 
 // transformers refuses a DeepSpeed value that differs from its TrainingArguments: the HF Trainer
-// command lines pass the batch sizes, betas, eps and bf16 the JSON fixes (issue 27).
+// command lines pass the batch sizes, betas, eps and bf16 the JSON fixes (or the job stops at start-up).
 TEST(ExportHfTrainer, CommandLinesMatchTheDeepSpeedConfig) {
   PlanSpec p = two_node_plan();  // micro batch 2 x 4 accumulation steps
   const auto ds = nlohmann::json::parse(exported(p, ExportFormat::kDeepSpeed));

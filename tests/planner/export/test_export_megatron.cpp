@@ -86,7 +86,7 @@ TEST(ExportMegatron, EveryPresetCarriesItsNormEpsilon) {
   }
 }
 
-// A mixture is refused by Megatron-LM's record, naming the model and its experts (issue 42).
+// A mixture is refused by Megatron-LM's record, naming the model and its experts.
 TEST(ExportMegatron, AMixtureOfExpertsIsRefusedWithOneLine) {
   const PlanSpec p = plan_of("mixtral-8x7b", 4096);
   const auto text = export_plan(p, ExportFormat::kMegatron);

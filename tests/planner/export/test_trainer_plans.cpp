@@ -1,4 +1,4 @@
-// Issue 40's property: for every trainer, every plan that `plan`, `fit` and `max-seq` return exports
+// A property: for every trainer, every plan that `plan`, `fit` and `max-seq` return exports
 // to at least one of the trainer's launching formats (a plan is what its stack runs). Random
 // (model, GPU, count, sequence) cases from a fixed seed: the same cases on every run.
 #include <gtest/gtest.h>

@@ -120,7 +120,7 @@ TEST(Fit, SmallestClusterForAModelThatNeedsSeveralGpus) {
 }
 
 // Inside the noise band of the fastest plan, the first is what a user prefers: fewest offloads,
-// then the smallest micro batch (issue 27: params=cpu ranked first on a 0.000 s exposed cost, and
+// then the smallest micro batch (before, params=cpu ranked first on a 0.000 s exposed cost, and
 // mb=2 beat mb=1 on 0.03% while doubling the global batch).
 TEST(Search, TiesWithinTheNoiseBandGoToFewerOffloadsAndSmallerBatches) {
   const SearchResult r = search_plans(base("qwen3-4b", 4, 131072), false);
@@ -146,7 +146,7 @@ RankedPlan ranked(double tokens_per_s, double free_pct, bool offload_optimizer, 
   return testing_ranked::ranked(tokens_per_s, free_pct, error_pct, offload_optimizer);
 }
 
-// Issue 45: inside a noise band, a plan that fits by less than the largest measured memory error
+// Inside a noise band, a plan that fits by less than the largest measured memory error
 // (it may not fit when it runs) ranks after one that fits by more, whatever else it saves.
 TEST(Search, InsideTheBandAPlanBeyondTheMeasuredErrorComesFirst) {
   // Nothing measured: the faster plan without an offload first, though it leaves 1% free.
@@ -214,7 +214,7 @@ TEST(Search, TrainerEngineCandidatesAreWhatTheEngineRuns) {
   EXPECT_FALSE(r.excluded_by_trainer.empty());
 }
 
-// The smallest count is the smallest, whatever count was asked about (issue 27: fit on 8 GPUs said
+// The smallest count is the smallest, whatever count was asked about (once, fit on 8 GPUs said
 // 8 where 2 fit).
 TEST(Fit, SmallestCountIsTheSmallestEvenWhenTheAskedCountFits) {
   const PlanSpec p = base("llama-3.1-8b", 8, 1 << 20);
@@ -249,7 +249,7 @@ TEST(MaxSeq, SearchGoesBeyond64MAndFlagsTheCap) {
   }
 }
 
-// gpt-oss (issue 42): its attention sinks train under flex_attention only, and at sp 1 and cp 1
+// gpt-oss: its attention sinks train under flex_attention only, and at sp 1 and cp 1
 // (plan_rules.cpp check_attention_sinks), so the HF Trainer's plans are data parallel with flex;
 // the engine, which has no sinks, refuses the model.
 TEST(Search, GptOssPlansOnTheHfTrainerWithFlexWithoutASequenceSplit) {
@@ -266,7 +266,7 @@ TEST(Search, GptOssPlansOnTheHfTrainerWithFlexWithoutASequenceSplit) {
   EXPECT_TRUE(search_plans(p, false).feasible.empty());
 }
 
-// GLM-4.5-Air (issue 42): the HF Trainer and ArcticTraining run transformers' Glm4MoeForCausalLM
+// GLM-4.5-Air: the HF Trainer and ArcticTraining run transformers' Glm4MoeForCausalLM
 // with Ulysses, the engine its own GLM layer; trainers whose kernels for it spplan has not read
 // (Liger's) or whose models are their own (TorchTitan's) refuse it in one line naming the model.
 TEST(Search, GlmAirPlansOnTheHfStacksAndTheEngineLigerRefusesIt) {
