@@ -16,9 +16,14 @@ namespace {
 // Calibrate runs on LibTorch's slowest kernels here: ATEN_CPU_CAPABILITY=default turns off every
 // vectorised CPU kernel, so this test takes the same path on AVX2-only and AVX-512 machines, and
 // the time bound holds where bf16 is emulated (a 2048^3 bf16 GEMM alone took 50 s on one).
+// ONEDNN_MAX_CPU_ISA=AVX2 holds oneDNN to the same ISA: on a CPU with AMX, torch 2.15.0's CPU
+// flash attention packs bf16 blocks for oneDNN's AMX GEMM whatever ATEN_CPU_CAPABILITY says, and
+// the default build of that packing throws ("pack_vnni2 is only supported when avx512 is
+// supported": an AMX Xeon, 3 December 2026); with oneDNN held below AMX it does not pack.
 TEST(EngineCalibrate, WritesAGpuSpecThatLoadGpuAcceptsWithPositiveRates) {
   const std::string path = fresh_dir("calibrate") + "/cpu-host.toml";
-  const RunResult r = run_engine({"calibrate", "--out", path}, {{"ATEN_CPU_CAPABILITY", "default"}}, 600);
+  const RunResult r =
+      run_engine({"calibrate", "--out", path}, {{"ATEN_CPU_CAPABILITY", "default"}, {"ONEDNN_MAX_CPU_ISA", "AVX2"}}, 600);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // The work is bounded by calibrate's design, not by the clock: each sweep stops once a call
   // takes its target, and a fit is swept at most 3 times (calibrate.cpp kMaxSweeps). A CPU-time
