@@ -207,6 +207,9 @@ Status read_run_flags(const Args& args, RunOptions* o) {
     SPPLAN_ASSIGN_OR_RETURN(o->eos_id, parse_int("--eos-id", *v, 0, int64_t{1} << 32));  // vocab: data.cpp
   }
   o->plan.packed_documents = args.has("eos-id");  // positions and attention per document: priced
+  // A plan made for a corpus keeps its documents ([documents]), but this run trains on --data (or
+  // random tokens, one document a sequence): its prediction is of what it runs, not of the corpus.
+  o->plan.documents = {};
   o->save_dir = args.get("save").value_or("");
   o->resume_dir = args.get("resume").value_or("");
   o->init_from = args.get("init-from").value_or("");

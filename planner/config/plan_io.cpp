@@ -10,6 +10,7 @@
 #include "planner/config/knob_flags.hpp"
 #include "planner/config/loaders.hpp"
 #include "planner/config/optimizer_spec.hpp"
+#include "planner/config/plan_documents_toml.hpp"
 #include "planner/config/rope_scaling.hpp"
 #include "planner/config/plan_rules.hpp"
 #include "planner/config/preset_path.hpp"
@@ -205,7 +206,7 @@ Result<PlanSpec> load_plan(const std::string& path) {
   plan.stack.attention = static_cast<AttentionKernel>(attention);
   // Absent: the trainer's (TrainingStack::freezes_encoders); written for a model with encoders.
   SPPLAN_RETURN_IF_ERROR(top.read_bool("freeze_encoders", &plan.stack.freezes_encoders, false));
-  for (const char* key : {"model", "gpu", "cluster", "knobs", "optimizer"}) top.mark_read(key);
+  for (const char* key : {"model", "gpu", "cluster", "knobs", "optimizer", "documents"}) top.mark_read(key);
   SPPLAN_RETURN_IF_ERROR(top.check_no_unknown_keys());
 
   SPPLAN_ASSIGN_OR_RETURN(plan.model, read_part<ModelSpec>(path, root, "model", load_model, model_from_table));
@@ -229,6 +230,7 @@ Result<PlanSpec> load_plan(const std::string& path) {
     SPPLAN_RETURN_IF_ERROR(read_optimizer(path, *node->as_table(), &plan.optimizer));
     for (const auto& [key, value] : *node->as_table()) plan.optimizer_keys_in_file.emplace_back(key.str());
   }
+  SPPLAN_RETURN_IF_ERROR(read_documents_table(path, root, &plan));
   // Unnamed (a plan written by hand), the ring variant is the trainer's, as the search's.
   if (!knobs->contains("cp_comm")) plan.knobs.cp_comm = searched_cp_comm(plan);
   // The kernel first: the trainer's rules read it (a ring on hf runs SDPA only).
@@ -333,7 +335,7 @@ std::string plan_to_toml(const PlanSpec& plan) {
     << "\ngrad_clip = " << opt.grad_clip << "\n";
   if (opt.train_steps > 0) o << "train_steps = " << opt.train_steps << "\n";
   o << "adam_beta1 = " << opt.adam_beta1 << "\nadam_beta2 = " << opt.adam_beta2 << "\nadam_eps = " << opt.adam_eps << "\n";
-  return o.str();
+  return o.str() + documents_toml(plan);
 }
 
 std::string plan_file_key(const std::string& key) {

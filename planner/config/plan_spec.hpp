@@ -37,13 +37,14 @@ struct PlanSpec {
   // (trainer_rules.hpp settle_layout_attention) does not replace it.
   bool attention_named = false;
   // Documents packed into each sequence, positions restarting and attention masked at their ends
-  // (the engine's --eos-id, plan --lengths with a packing; not a plan-file key): the costmodel
-  // prices the position ids.
+  // (the engine's --eos-id, plan --lengths with a packing; a plan file's documents.packed): the
+  // costmodel prices the position ids.
   bool packed_documents = false;
   // What the sequences hold, as a packing of the user's corpus cut it (plan --lengths; the
   // engine's --data with --eos-id): attention is priced per document where the trainer's record
   // says how it runs them (TrainingStack::packed_attention), and an epoch is pieces.sequences
-  // sequences. Empty: each sequence one document of seq_len tokens.
+  // sequences. Empty: each sequence one document of seq_len tokens. A plan file keeps them in its
+  // [documents] table (plan_documents_toml.hpp).
   DocumentPieces documents;
   // The share of device memory a plan must leave free (--headroom PCT / 100; not a plan-file key):
   // a renter's margin beyond the planner's own, 0 to 0.5.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -13,6 +14,9 @@ namespace {
 
 using spplan::cli_test::run_spplan;
 using spplan::testing_scratch::ScratchDir;
+
+// A run's log to check a plan against: HF's trainer_state.json of the check tests' data.
+const std::string kRunLog = std::string(SPPLAN_SOURCE_DIR) + "/tests/planner/check/data/hf_sp2/trainer_state.json";
 
 // 1,000 documents: 900 of 2,000 tokens and 100 of 30,000 (the long tail), 4.8M tokens.
 std::string write_lengths(const ScratchDir& dir) {
@@ -83,6 +87,34 @@ TEST(CliCorpus, FitRentAndEstimatePriceTheCorpus) {
   const auto estimate = run_spplan("estimate " + kCluster + " --seq 32k --sp 4 --lengths " + lengths + " --json");
   ASSERT_EQ(estimate.exit_code, 0) << estimate.err;
   EXPECT_EQ(nlohmann::json::parse(estimate.out)["corpus"]["attention"], "per document");
+}
+
+// A plan made for a corpus and saved keeps its documents: checking a run against the file predicts
+// the step plan printed (attention per document), not one document a sequence's longer step.
+TEST(CliCorpus, APlanFileKeepsTheDocumentsItWasPricedOver) {
+  const ScratchDir dir("cli_corpus_plan_file");
+  const std::string plan = dir.path() + "/plan.toml";
+  const auto r = run_spplan("plan " + kCluster + " --seq 32k --lengths " + write_lengths(dir) + " --top 1 --out " + plan +
+                            " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const double planned = nlohmann::json::parse(r.out)["plans"][0]["step_time_s"].get<double>();
+  const auto predicted_step = [](const std::string& plan_file) {
+    const auto c = run_spplan("check --plan " + plan_file + " " + kRunLog + " --json");
+    EXPECT_NE(c.exit_code, 2) << c.err;
+    const nlohmann::json report = nlohmann::json::parse(c.out);  // named: a range-for keeps no temporary alive
+    for (const auto& row : report["comparisons"]) {
+      if (row["quantity"] == "step_time") return row["predicted"].get<double>();
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(predicted_step(plan), planned);
+  // The same file without its [documents] table prices each sequence as one document: slower.
+  std::ifstream in(plan);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t table = text.find("\n# What the sequences hold");
+  ASSERT_NE(table, std::string::npos) << text;
+  std::ofstream(dir.path() + "/one_document.toml") << text.substr(0, table);
+  EXPECT_GT(predicted_step(dir.path() + "/one_document.toml"), planned * 1.05);
 }
 
 TEST(CliCorpus, BadCorpusFlagsAreOneLineAndExit2) {

@@ -2,6 +2,7 @@
 #include "engine/run/options.hpp"
 
 #include <fstream>
+#include <iterator>
 
 #include <gtest/gtest.h>
 
@@ -44,6 +45,21 @@ TEST(EngineOptions, PlanFileKnobsAndFlagOverrides) {
   EXPECT_TRUE(check_run_options(&*o, 2).is_ok());
   EXPECT_EQ(o->where("act_ckpt"), "--act-ckpt");
   EXPECT_EQ(o->where("zero_stage"), plan + ": key \"knobs.zero_stage\"");
+}
+
+// A plan made for a corpus keeps its documents, but a run trains on its --data (or random tokens):
+// its prediction prices what it runs, so the corpus's documents are dropped. (This plan's SDPA
+// refuses packed documents on its trainer, so the corpus here is one document a sequence.)
+TEST(EngineOptions, APlanFilesDocumentsAreNotTheRunsData) {
+  const std::string base = std::string(SPPLAN_CONFIGS_DIR) + "/plans/tiny-llama-4k-cpu.toml";
+  std::ifstream in(base);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string plan = testing::fresh_dir("options_documents") + "/plan.toml";
+  std::ofstream(plan) << text << "\n[documents]\npacked = false\nsequences = 4\npieces = [[1000, 3], [4096, 1]]\n";
+  auto o = parse({"--plan", plan, "--nproc", "2"});
+  ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_TRUE(o->plan.documents.empty());
+  EXPECT_FALSE(o->plan.packed_documents);
 }
 
 TEST(EngineOptions, BucketedBf16GradientReductionIsAccepted) {

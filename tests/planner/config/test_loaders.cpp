@@ -728,7 +728,7 @@ TEST(Plan, UnknownTopLevelKeyListsEveryTable) {
   ASSERT_TRUE(write_file_atomically(path, "seq_len = 1024\n[modle]\npreset = \"qwen3-4b\"\n").is_ok());
   const auto plan = load_plan(path);
   ASSERT_FALSE(plan.ok());
-  EXPECT_NE(plan.status().message().find("key \"modle\": unknown key (allowed: seq_len, trainer, attention, freeze_encoders, model, gpu, cluster, knobs, optimizer; closest: \"model\")"),
+  EXPECT_NE(plan.status().message().find("key \"modle\": unknown key (allowed: seq_len, trainer, attention, freeze_encoders, model, gpu, cluster, knobs, optimizer, documents; closest: \"model\")"),
             std::string::npos)
       << plan.status().message();
 }
