@@ -174,7 +174,8 @@ def run_case(args, case):
                           "--tiled-loss" if chunked else "--no-tiled-loss", "--train-steps", str(STEPS), "--out", plan)
     best = (planned.get("plans") or [{}])[0]
     row = {"case": name, "model": model, "seq": seq, "loss": "chunked_nll" if chunked else "nll",
-           "expandable_segments": expandable, "memory_history": case.snapshot, "predicted_peak_gib": (best.get("memory") or {}).get("total_gib"),
+           "expandable_segments": expandable, "memory_history": case.snapshot,
+           "predicted_peak_gib": (best.get("memory") or {}).get("total_gib"),
            "predicted_step_time_s": best.get("step_time_s"), "predicted_fits": best.get("fits")}
     for fmt, file in (("trl", "trl.yaml"), ("accelerate", "accelerate.yaml"), ("deepspeed", "ds_config.json")):
         r = subprocess.run([args.spplan, "export", "--plan", plan, "--format", fmt, "--out", os.path.join(d, file)],
