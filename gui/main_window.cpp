@@ -124,6 +124,11 @@ MainWindow::MainWindow(QWidget* parent)
   m_table->verticalHeader()->setDefaultSectionSize(rowPx);
   m_table->setMinimumHeight(m_table->horizontalHeader()->sizeHint().height() + kPlanRowsShown * rowPx +
                             2 * m_table->frameWidth());
+  // Durations ("33 min 33 s", "11 h 35 min") are the widest cells: their columns take their text's
+  // width, the others share what is left (an even share cut an epoch to "31 min 5...").
+  for (int c : {PlanTableModel::StepSecondsColumn, PlanTableModel::EpochColumn}) {
+    m_table->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  }
   showCorpusColumns(false);
   // A header click sorts (PlanTableModel::sort); the search's ranking first.
   m_table->horizontalHeader()->setSortIndicator(PlanTableModel::RankColumn, Qt::AscendingOrder);

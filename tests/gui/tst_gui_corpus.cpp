@@ -198,6 +198,35 @@ class TestGuiCorpus : public QObject {
     QCOMPARE(window.tabs()->corpusChart()->sequenceLineX(), 0.0);
   }
 
+  // At 1280 x 800 with a corpus the table has 16 columns; the durations ("33 min 37 s") are its
+  // widest cells and stay whole (an even share of the width cut them to "31 min 5...").
+  void durationsStayWholeAt1280x800() {
+    MainWindow window;
+    GuiOptions options;  // docs/gui.md's corpus screenshot: epochs of "31 min 54 s"
+    options.model = "qwen2.5-7b";
+    options.gpu = "h100-80gb";
+    options.gpus = "8";
+    options.seq = "32k";
+    window.setInputs(options);
+    window.corpusInputs()->setPath(kLongAlpaca);
+    window.resize(1280, 800);
+    window.show();
+    window.recomputeNow();
+    QCoreApplication::processEvents();
+    QTableView* table = window.planTable();
+    const PlanTableModel& model = *window.planModel();
+    QVERIFY(model.rowCount() > 0);
+    // A cell draws its text inside a margin on each side (QCommonStyle: the focus frame's plus one).
+    const int margins = 2 * (table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, table) + 1);
+    for (int c : {PlanTableModel::StepSecondsColumn, PlanTableModel::EpochColumn}) {
+      for (int r = 0; r < std::min(model.rowCount(), 10); ++r) {
+        const QString text = model.index(r, c).data().toString();
+        QVERIFY2(table->fontMetrics().horizontalAdvance(text) + margins <= table->columnWidth(c),
+                 qPrintable(QStringLiteral("%1 in %2 px").arg(text).arg(table->columnWidth(c))));
+      }
+    }
+  }
+
   // A corpus written here, at 16k with packing none: the longer documents are cut at the
   // sequence's end, the plan's documents are not packed, and the line moves with the length typed.
   void packingNoneAndTheTypedLength() {
