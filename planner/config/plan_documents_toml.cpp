@@ -83,7 +83,7 @@ std::string documents_toml(const PlanSpec& plan) {
     << "[documents]\npacked = " << (plan.packed_documents ? "true" : "false") << "\nsequences = " << plan.documents.sequences
     << "\npieces = [";
   for (size_t i = 0; i < plan.documents.length_counts.size(); ++i) {
-    o << (i == 0 ? "" : ", ") << (i % 8 == 0 && i > 0 ? "\n  " : "") << "[" << plan.documents.length_counts[i].first << ", "
+    o << (i == 0 ? "" : i % 8 == 0 ? ",\n  " : ", ") << "[" << plan.documents.length_counts[i].first << ", "
       << plan.documents.length_counts[i].second << "]";
   }
   o << "]\n";
