@@ -55,8 +55,8 @@ void CorpusModel::setCorpus(const corpus::Corpus& c, corpus::Packing packing, in
   m_summary = QString::fromStdString(corpus::packed_text(c, packing, seq_len, packed));
   m_longerText = QString::fromStdString(corpus::longer_text(c, packing, seq_len, packed));
   m_documents = c.documents();
+  m_longer = m_documents - c.documents_within(seq_len);
   const int64_t longest = c.longest();
-  m_longer = 0;
   // The bins' edges, each once (below 8 tokens several k share one), to past the longest.
   std::vector<int64_t> edges;
   for (int k = 0; edges.empty() || edges.back() <= longest; ++k) {
@@ -64,7 +64,6 @@ void CorpusModel::setCorpus(const corpus::Corpus& c, corpus::Packing packing, in
   }
   size_t bin = 0;  // the bin of the length at hand: lengths ascend, so each bin is passed once
   for (const auto& [length, count] : c.length_counts) {
-    m_longer += length > seq_len ? count : 0;
     while (edges[bin + 1] <= length) {
       ++bin;
       if (!m_bins.empty()) m_bins.push_back({edges[bin], edges[bin + 1]});  // empty until a length lands

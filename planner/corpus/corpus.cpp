@@ -9,6 +9,12 @@
 
 namespace spplan::corpus {
 
+int64_t Corpus::documents_within(int64_t seq_len) const {
+  int64_t n = 0;
+  for (const auto& [length, count] : length_counts) n += length <= seq_len ? count : 0;
+  return n;
+}
+
 int64_t Corpus::documents() const {
   int64_t n = 0;
   for (const auto& [length, count] : length_counts) n += count;

@@ -34,6 +34,8 @@ struct Corpus {
   int64_t documents() const;
   double tokens() const;
   int64_t longest() const;  // 0 when empty
+  // Documents of at most seq_len tokens: those a sequence of that length holds whole.
+  int64_t documents_within(int64_t seq_len) const;
   // The length below which `q` (0..1) of the documents lie (q = 1: the longest): the shortest
   // length L with at least ceil(q x documents) documents of length <= L (the nearest rank), so
   // that it is a length the corpus holds; q = 0 gives the shortest. 0 when empty.

@@ -17,9 +17,8 @@ std::string packed_text(const Corpus& corpus, Packing packing, int64_t seq_len, 
 }
 
 std::string longer_text(const Corpus& corpus, Packing packing, int64_t seq_len, const PackedCorpus& packed) {
-  int64_t longer = 0;
-  for (const auto& [length, count] : corpus.length_counts) longer += length > seq_len ? count : 0;
-  if (longer == 0 || corpus.documents() == 0) return "";
+  const int64_t longer = corpus.documents() - corpus.documents_within(seq_len);
+  if (longer == 0) return "";
   const double pct = 100.0 * static_cast<double>(longer) / static_cast<double>(corpus.documents());
   // Two significant digits below 1% (0.042%), one decimal above: a rare long document still shows.
   return documents_text(static_cast<double>(longer)) + " (" + format_number(pct < 1 ? "%.2g%%" : "%.1f%%", pct) +

@@ -8,12 +8,6 @@ namespace {
 
 int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
-int64_t documents_within(const corpus::Corpus& c, int64_t seq_len) {
-  int64_t n = 0;
-  for (const auto& [length, count] : c.length_counts) n += length <= seq_len ? count : 0;
-  return n;
-}
-
 }  // namespace
 
 std::vector<int64_t> candidate_seq_lengths(const corpus::Corpus& c, int64_t multiple) {
@@ -41,7 +35,7 @@ SeqSearch search_seq_lengths(const PlanSpec& base, const corpus::Corpus& c, corp
     plan.documents = choice.packed.pieces;
     plan.packed_documents = packing != corpus::Packing::kNone;
     choice.result = search_plans(plan, false, constraints);
-    choice.documents_whole = documents_within(c, seq_len);
+    choice.documents_whole = c.documents_within(seq_len);
     out.choices.push_back(std::move(choice));
   }
   // Of the lengths that keep kWholeShare of the documents whole, the one with the most real tokens

@@ -1,5 +1,5 @@
-// The corpus's own queries (documents, tokens, longest, the nearest-rank quantile) and the
-// packings' names.
+// The corpus's own queries (documents, tokens, longest, documents within a length, the nearest-rank
+// quantile) and the packings' names.
 #include <gtest/gtest.h>
 
 #include "planner/corpus/corpus.hpp"
@@ -13,6 +13,9 @@ TEST(Corpus, CountsTokensAndLongest) {
   EXPECT_EQ(c.documents(), 4);
   EXPECT_EQ(c.tokens(), 13);
   EXPECT_EQ(c.longest(), 5);
+  EXPECT_EQ(c.documents_within(3), 3);  // 2, 3, 3: a length equal to the sequence fits whole
+  EXPECT_EQ(c.documents_within(1), 0);
+  EXPECT_EQ(c.documents_within(5), 4);
   const Corpus empty;
   EXPECT_EQ(empty.documents(), 0);
   EXPECT_EQ(empty.longest(), 0);
