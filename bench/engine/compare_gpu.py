@@ -60,7 +60,6 @@ SMOKE_CASES = [("tiny-llama", 256, "full", False)]
 # --one (a short lease's single comparison): qwen3-0.6b at 16K with full checkpointing,
 # the engine beside HF and DeepSpeed ZeRO 2 and 3, and with the tiled loss beside HF + Liger.
 ONE_CASES = [GPU_CASES[0], GPU_CASES[6]]
-# --zero-sweep: the cheapest first, so that a lease's deadline cuts the dearest cases.
 
 
 def load_model_toml(name):

@@ -7,6 +7,7 @@ gather and release each module's weights, pass after pass. Three lengths at two 
 the same 28 layers give two per-module GPU works at one module count, so a per-gather host cost
 can be told from what long modules hide.
 """
+# The cheapest first, so that a lease's deadline cuts the dearest cases.
 ZERO_CASES = [(model, seq, "full", False) for model in ("qwen3-0.6b", "qwen3-1.7b") for seq in (4096, 16384, 65536)]
 ZERO_SMOKE_CASES = [("tiny-llama", 256, "full", False), ("tiny-llama", 512, "full", False)]
 ZERO_RUNNERS = ["ds-zero2", "ds-zero3"]
